@@ -1,0 +1,31 @@
+"""neuromark: benchmarks for neuromorphic computing.
+
+The import stays light: heavy dependencies (torch, snntorch, tonic, loadgen, dwave) are
+imported by the modules that need them. ``Benchmark`` is resolved lazily.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from neuromark.results import Results, Score
+    from neuromark.runner import Benchmark
+
+__all__ = ["Benchmark", "Results", "Score", "__version__"]
+
+_LAZY = {
+    "Benchmark": "neuromark.runner",
+    "Results": "neuromark.results",
+    "Score": "neuromark.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'neuromark' has no attribute {name!r}")

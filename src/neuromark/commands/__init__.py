@@ -1,0 +1,1 @@
+"""CLI verbs; every module defines ``register(subparsers)`` and is picked up automatically."""

@@ -1,0 +1,19 @@
+"""``neuromark validate CONFIG...``: check configs without running them."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("validate", help="check configs without running them")
+    parser.add_argument("configs", nargs="+", metavar="CONFIG")
+    parser.set_defaults(func=_validate)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from neuromark.suite import validate_configs
+
+    for config in validate_configs(args.configs):
+        print(f"ok: {config.path} (task {config.data['task']})")
+    return 0

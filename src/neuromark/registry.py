@@ -1,0 +1,120 @@
+"""One generic registry with lazy entries, plus the project's named registries.
+
+Entries are either objects or lazy ``"module:attribute"`` strings, resolved on first use so
+that ``import neuromark`` stays light. Third-party packages add entries through the
+``neuromark.plugins`` entry-point group; an entry point named ``<registry>.<name>`` (for
+example ``metrics.my_metric = "mypkg.metrics:MyMetric"``) lands in that registry.
+
+Example:
+    >>> from neuromark.registry import metrics
+    >>> metrics.get("footprint")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, TypeVar
+
+from neuromark.errors import UnknownNameError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A named collection of objects of one kind, with close-match suggestions on misses."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, T | str] = {}
+        self._plugins_loaded = False
+
+    def register(self, name: str, obj: T | str | None = None) -> Any:
+        """Register ``obj`` (or a lazy ``"module:attr"``) under ``name``; usable as decorator."""
+        if obj is not None:
+            self._entries[name] = obj
+            return obj
+
+        def decorator(target: T) -> T:
+            self._entries[name] = target
+            return target
+
+        return decorator
+
+    def _load_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="neuromark.plugins"):
+            registry_name, _, entry_name = ep.name.partition(".")
+            if registry_name == self.kind and entry_name:
+                self._entries.setdefault(entry_name, ep.value)
+
+    def names(self) -> list[str]:
+        """All registered names, sorted."""
+        self._load_plugins()
+        return sorted(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        self._load_plugins()
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def get(self, name: str) -> T:
+        """Return the entry ``name``; unknown names raise with close-match suggestions."""
+        self._load_plugins()
+        if name not in self._entries:
+            close = difflib.get_close_matches(name, self._entries, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            known = ", ".join(sorted(self._entries)) or "none"
+            raise UnknownNameError(f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} "
+                                   f"{name!r}{hint} (known: {known})")
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            module_name, _, attr = entry.partition(":")
+            entry = getattr(importlib.import_module(module_name), attr)
+            self._entries[name] = entry
+        return entry  # type: ignore[return-value]
+
+
+#: Tasks: objects following :class:`neuromark.suite.Task` (``validate`` and ``run``).
+tasks: Registry[Callable[..., Any]] = Registry("tasks")
+metrics: Registry[type] = Registry("metrics")
+models: Registry[Any] = Registry("models")
+datasets: Registry[type] = Registry("datasets")
+solvers: Registry[Any] = Registry("solvers")
+meters: Registry[Any] = Registry("meters")
+
+for _name, _target in {
+    "footprint": "neuromark.metrics.static:Footprint",
+    "parameter_count": "neuromark.metrics.static:ParameterCount",
+    "connection_sparsity": "neuromark.metrics.static:ConnectionSparsity",
+    "classification_accuracy": "neuromark.metrics.correctness:ClassificationAccuracy",
+    "MSE": "neuromark.metrics.correctness:MSE",
+    "sMAPE": "neuromark.metrics.correctness:SMAPE",
+    "r2": "neuromark.metrics.correctness:R2",
+    "activation_sparsity": "neuromark.metrics.complexity:ActivationSparsity",
+    "synaptic_operations": "neuromark.metrics.complexity:SynapticOperations",
+    "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
+}.items():
+    metrics.register(_name, _target)
+
+for _name, _target in {
+    "torch": "neuromark.models.torch_model:TorchModel",
+    "snntorch": "neuromark.models.snntorch_model:SNNTorchModel",
+}.items():
+    models.register(_name, _target)
+
+# Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
+for _name, _target in {
+    "mackey_glass": "neuromark.tasks.mackey_glass:TASK",
+    "classification": "neuromark.tasks.classification:TASK",
+    "system": "neuromark.system.run:TASK",
+    "qubo": "neuromark.system.qubo.sweep:TASK",
+}.items():
+    tasks.register(_name, _target)

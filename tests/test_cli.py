@@ -1,0 +1,34 @@
+"""CLI verbs: list, validate, errors with exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from neuromark.cli import main
+
+
+def test_list_shows_registries(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "metrics:" in out and "synaptic_operations" in out
+
+
+def test_validate_unknown_task(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("task: mackey_glas\n")
+    assert main(["validate", str(cfg)]) == 1
+    err = capsys.readouterr().err
+    assert "c.yaml:1" in err and "did you mean 'mackey_glass'" in err
+
+
+def test_missing_config_file(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nope.yaml")]) == 1
+    assert "config file not found" in capsys.readouterr().err
+
+
+def test_import_is_light():
+    code = ("import sys, neuromark; bad = [m for m in ('torch', 'snntorch', 'tonic', "
+            "'mlperf_loadgen', 'dimod') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
