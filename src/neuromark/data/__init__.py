@@ -1,0 +1,1 @@
+"""Data sets (one module per data set), the event dtype, downloads with checksum checks."""

@@ -1,0 +1,323 @@
+"""Reading and writing spike data sets in the Heidelberg (SHD/SSC) HDF5 layout.
+
+The layout of Cramer et al. (2020), "The Heidelberg spiking data sets for the systematic
+evaluation of spiking neural networks", IEEE TNNLS, https://doi.org/10.1109/TNNLS.2020.3044364::
+
+    spikes/times            (N,) variable-length float16, seconds, sorted in each sample
+    spikes/units            (N,) variable-length uint16, channel 0..699
+    labels                  (N,) uint16 class index
+    extra/speaker           (N,) uint16 speaker id
+    extra/keys              (n_classes,) class names as bytes
+    extra/meta_info/gender, age, body_height   per-speaker arrays (indexed by speaker id)
+
+``read_shd_file`` loads a whole file into flat arrays (one concatenation, no per-sample
+Python loop on the hot path) and checks it; every error names the file and the sample.
+``write_shd_file`` writes the same layout (readable by ``tonic.datasets.SHD``), atomically
+and byte-for-byte deterministically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from neuromark.data.events import make_events
+from neuromark.errors import DataError
+
+#: Number of cochlea channels in SHD/SSC.
+SHD_CHANNELS = 700
+#: Largest finite float16 value; spike times (s) must stay below it.
+_FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
+@dataclass
+class SpikeSamples:
+    """All samples of one spike file as flat arrays.
+
+    Attributes:
+        times: (S,) float64 spike times in seconds, all samples concatenated.
+        units: (S,) uint16 channel indices.
+        offsets: (N+1,) int64; sample ``i`` is ``times[offsets[i]:offsets[i+1]]``.
+        labels: (N,) int64 class indices.
+        speakers: (N,) int64 speaker ids, or None when the file has none.
+        keys: class names (``extra/keys``), possibly empty.
+        meta_info: ``extra/meta_info`` arrays by name.
+        channels: number of channels the units were checked against.
+        path: the file read, or None.
+    """
+
+    times: np.ndarray
+    units: np.ndarray
+    offsets: np.ndarray
+    labels: np.ndarray
+    speakers: np.ndarray | None = None
+    keys: list[str] = field(default_factory=list)
+    meta_info: dict[str, np.ndarray] = field(default_factory=dict)
+    channels: int = SHD_CHANNELS
+    path: Path | None = None
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+    @property
+    def name(self) -> str:
+        return str(self.path) if self.path else "<memory>"
+
+    def spikes(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """(times in s, units) of sample ``index``."""
+        start, stop = self.offsets[index], self.offsets[index + 1]
+        return self.times[start:stop], self.units[start:stop]
+
+    def events(self, index: int) -> np.ndarray:
+        """Sample ``index`` as an :data:`~neuromark.data.events.EVENT_DTYPE` array (t in µs)."""
+        return make_events(*self.spikes(index))
+
+    def counts(self) -> np.ndarray:
+        """(N,) number of spikes per sample."""
+        return np.diff(self.offsets)
+
+    def sample_of(self, flat_index: int | np.ndarray) -> Any:
+        """The sample index holding the spike at position ``flat_index`` of the flat arrays."""
+        return np.searchsorted(self.offsets, flat_index, side="right") - 1
+
+    def subset(self, indices: ArrayLike) -> SpikeSamples:
+        """A new SpikeSamples holding only ``indices`` (in that order)."""
+        idx = np.asarray(indices, dtype=np.int64)
+        counts = self.counts()[idx]
+        offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        take = (np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx])
+                if idx.size else np.zeros(0, dtype=np.int64))
+        return SpikeSamples(self.times[take], self.units[take], offsets, self.labels[idx],
+                            None if self.speakers is None else self.speakers[idx], list(self.keys),
+                            dict(self.meta_info), self.channels, self.path)
+
+
+def _decode(values: Any) -> list[str]:
+    return [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in np.asarray(values).ravel()]
+
+
+def _read_dataset(handle: Any, key: str, path: Path) -> np.ndarray:
+    """Read ``handle[key]`` fully; a missing or unreadable dataset names the file and sample."""
+    if key not in handle:
+        raise DataError(f"{path}: missing dataset {key!r}; not an SHD-layout file (expected "
+                        "spikes/times, spikes/units, labels)")
+    dataset = handle[key]
+    try:
+        return dataset[()]
+    except (OSError, RuntimeError, ValueError) as exc:
+        # Find the first unreadable sample so that the message can name it.
+        for i in range(dataset.shape[0] if dataset.shape else 0):
+            try:
+                dataset[i]
+            except (OSError, RuntimeError, ValueError):
+                raise DataError(f"{path}: {key}: sample {i} is unreadable (corrupt or truncated "
+                                f"file): {exc}") from exc
+        raise DataError(f"{path}: {key}: unreadable (corrupt or truncated file): {exc}") from exc
+
+
+def _flatten(times_obj: np.ndarray, units_obj: np.ndarray, name: str
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if times_obj.ndim != 1 or units_obj.ndim != 1:
+        raise DataError(f"{name}: spikes/times and spikes/units must be 1-D (one entry per "
+                        f"sample), got shapes {times_obj.shape} and {units_obj.shape}")
+    if times_obj.shape[0] != units_obj.shape[0]:
+        raise DataError(f"{name}: spikes/times has {times_obj.shape[0]} samples but spikes/units "
+                        f"has {units_obj.shape[0]}")
+    n_times = np.fromiter((len(t) for t in times_obj), dtype=np.int64, count=times_obj.shape[0])
+    n_units = np.fromiter((len(u) for u in units_obj), dtype=np.int64, count=units_obj.shape[0])
+    bad = np.flatnonzero(n_times != n_units)
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{name}: sample {i}: spikes/times has {n_times[i]} entries but "
+                        f"spikes/units has {n_units[i]} ({bad.size} sample(s) mismatched)")
+    offsets = np.zeros(n_times.shape[0] + 1, dtype=np.int64)
+    np.cumsum(n_times, out=offsets[1:])
+    if times_obj.shape[0]:
+        times = np.concatenate(list(times_obj)).astype(np.float64, copy=False)
+        units = np.concatenate(list(units_obj))
+    else:
+        times, units = np.zeros(0), np.zeros(0, dtype=np.uint16)
+    return times, units, offsets
+
+
+def check_samples(samples: SpikeSamples) -> None:
+    """Check units < channels, finite non-negative times, and label/speaker counts.
+
+    Raises :class:`DataError` naming the file and the first offending sample.
+    """
+    name, n = samples.name, len(samples)
+    if samples.offsets.shape[0] != n + 1:
+        raise DataError(f"{name}: labels has {n} entries but spikes has "
+                        f"{samples.offsets.shape[0] - 1} samples")
+    if samples.speakers is not None and samples.speakers.shape[0] != n:
+        raise DataError(f"{name}: extra/speaker has {samples.speakers.shape[0]} entries but "
+                        f"labels has {n}")
+    if samples.units.size:
+        if not np.issubdtype(samples.units.dtype, np.integer):
+            raise DataError(f"{name}: spikes/units must be integers, got {samples.units.dtype}")
+        bad = np.flatnonzero((samples.units >= samples.channels) | (samples.units < 0))
+        if bad.size:
+            i = int(samples.sample_of(bad[0]))
+            raise DataError(f"{name}: sample {i}: unit {int(samples.units[bad[0]])} is out of range "
+                            f"0..{samples.channels - 1} ({bad.size} spike(s) out of range)")
+    if samples.times.size:
+        bad = np.flatnonzero(~np.isfinite(samples.times) | (samples.times < 0))
+        if bad.size:
+            i = int(samples.sample_of(bad[0]))
+            raise DataError(f"{name}: sample {i}: spike time {samples.times[bad[0]]!r} s is negative "
+                            "or not finite")
+    if n and (samples.labels < 0).any():
+        i = int(np.flatnonzero(samples.labels < 0)[0])
+        raise DataError(f"{name}: sample {i}: negative label {int(samples.labels[i])}")
+
+
+def read_shd_file(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS) -> SpikeSamples:
+    """Read and check a whole SHD-layout HDF5 file.
+
+    Args:
+        path: the ``.h5`` file (e.g. ``shd_train.h5``, ``ssc_valid.h5``, or our own corpus).
+        channels: units must be below this (700 for SHD/SSC).
+
+    Raises:
+        DataError: not HDF5, truncated or corrupt, missing datasets, mismatched lengths,
+            units >= channels, negative or non-finite times (naming the file and sample).
+    """
+    import h5py
+
+    file = Path(path)
+    if not file.is_file():
+        raise DataError(f"{file}: no such file")
+    try:
+        handle = h5py.File(file, "r")
+    except OSError as exc:
+        raise DataError(f"{file}: not a readable HDF5 file (corrupt or truncated?): {exc}") from exc
+    with handle:
+        times_obj = _read_dataset(handle, "spikes/times", file)
+        units_obj = _read_dataset(handle, "spikes/units", file)
+        labels = _read_dataset(handle, "labels", file)
+        speakers = _read_dataset(handle, "extra/speaker", file) if "extra/speaker" in handle else None
+        keys = _decode(_read_dataset(handle, "extra/keys", file)) if "extra/keys" in handle else []
+        meta: dict[str, np.ndarray] = {}
+        if "extra/meta_info" in handle:
+            for key in handle["extra/meta_info"]:
+                meta[key] = _read_dataset(handle, f"extra/meta_info/{key}", file)
+    times, units, offsets = _flatten(np.asarray(times_obj, dtype=object).reshape(-1)
+                                     if times_obj.dtype == object else times_obj,
+                                     np.asarray(units_obj, dtype=object).reshape(-1)
+                                     if units_obj.dtype == object else units_obj, str(file))
+    samples = SpikeSamples(
+        times=times, units=units, offsets=offsets,
+        labels=np.asarray(labels).reshape(-1).astype(np.int64),
+        speakers=None if speakers is None else np.asarray(speakers).reshape(-1).astype(np.int64),
+        keys=keys, meta_info=meta, channels=channels, path=file)
+    check_samples(samples)
+    return samples
+
+
+def _as_h5_array(values: Any) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind == "U":
+        arr = np.char.encode(arr, "utf-8")
+    return arr
+
+
+def write_shd_file(
+    path: str | os.PathLike[str],
+    times: Sequence[ArrayLike],
+    units: Sequence[ArrayLike],
+    labels: ArrayLike,
+    speakers: ArrayLike | None = None,
+    keys: Sequence[str] | None = None,
+    meta_info: Mapping[str, ArrayLike] | None = None,
+    *,
+    channels: int = SHD_CHANNELS,
+    attrs: Mapping[str, Any] | None = None,
+    compression: str | None = None,
+) -> Path:
+    """Write spike samples in the exact SHD layout (atomically, deterministically).
+
+    Args:
+        path: output ``.h5`` file.
+        times: per sample, spike times in seconds (stored as float16, as in SHD).
+        units: per sample, channel indices (stored as uint16), same lengths as ``times``.
+        labels: (N,) class indices.
+        speakers: (N,) speaker ids (default all 0).
+        keys: class names, written to ``extra/keys`` as UTF-8 bytes (default: none).
+        meta_info: per-speaker arrays for ``extra/meta_info`` (e.g. gender, age, body_height);
+            strings are stored as UTF-8 bytes.
+        channels: units must be below this.
+        attrs: optional root attributes (e.g. provenance of a synthesised corpus).
+        compression: optional h5py compression of the datasets (``"gzip"``); SHD uses none.
+
+    Each sample is sorted by (time, unit) after rounding to float16, so readers that assume
+    sorted times (tonic's ``ToFrame``) see every spike. Returns the path written.
+
+    Raises:
+        DataError: mismatched lengths, units out of range, negative/non-finite times or
+            times beyond the float16 range, naming the sample.
+    """
+    import h5py
+
+    target = Path(path)
+    n = len(times)
+    label_arr = np.asarray(labels).reshape(-1)
+    if len(units) != n or label_arr.shape[0] != n:
+        raise DataError(f"{target}: {n} times arrays, {len(units)} units arrays and "
+                        f"{label_arr.shape[0]} labels; all must be equal")
+    speaker_arr = np.zeros(n, dtype=np.uint16) if speakers is None else np.asarray(speakers).reshape(-1)
+    if speaker_arr.shape[0] != n:
+        raise DataError(f"{target}: {speaker_arr.shape[0]} speakers for {n} samples")
+    times16 = np.empty(n, dtype=object)
+    units16 = np.empty(n, dtype=object)
+    for i, (t, u) in enumerate(zip(times, units)):
+        t64 = np.asarray(t, dtype=np.float64).reshape(-1)
+        u64 = np.asarray(u).reshape(-1)
+        if t64.shape != u64.shape:
+            raise DataError(f"{target}: sample {i}: {t64.size} times but {u64.size} units")
+        if t64.size and (not np.isfinite(t64).all() or t64.min() < 0 or t64.max() > _FLOAT16_MAX):
+            raise DataError(f"{target}: sample {i}: spike times must be finite, >= 0 and "
+                            f"<= {_FLOAT16_MAX} s (float16)")
+        if u64.size and (u64.min() < 0 or u64.max() >= channels):
+            raise DataError(f"{target}: sample {i}: units must be in 0..{channels - 1}, got "
+                            f"{u64.min()}..{u64.max()}")
+        t16 = t64.astype(np.float16)
+        u16 = u64.astype(np.uint16)
+        order = np.lexsort((u16, t16))
+        times16[i], units16[i] = t16[order], u16[order]
+    if n and (label_arr < 0).any():
+        raise DataError(f"{target}: sample {int(np.flatnonzero(label_arr < 0)[0])}: negative label")
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    opts: dict[str, Any] = {"track_times": False}
+    if compression:
+        opts["compression"] = compression
+    try:
+        with h5py.File(tmp, "w", track_order=False) as handle:
+            spikes = handle.create_group("spikes")
+            spikes.create_dataset("times", data=times16, dtype=h5py.vlen_dtype(np.float16), **opts)
+            spikes.create_dataset("units", data=units16, dtype=h5py.vlen_dtype(np.uint16), **opts)
+            handle.create_dataset("labels", data=label_arr.astype(np.uint16), **opts)
+            extra = handle.create_group("extra")
+            extra.create_dataset("speaker", data=speaker_arr.astype(np.uint16), **opts)
+            extra.create_dataset("keys", data=_as_h5_array(list(keys or [])).astype("S")
+                                 if keys else np.zeros(0, dtype="S1"), track_times=False)
+            meta = extra.create_group("meta_info")
+            for name in sorted(meta_info or {}):
+                meta.create_dataset(name, data=_as_h5_array(meta_info[name]), track_times=False)
+            for key, value in (attrs or {}).items():
+                handle.attrs[key] = value
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
