@@ -1,0 +1,1 @@
+"""System track: MLPerf LoadGen scenarios, timing, power meters, the ASC benchmark."""

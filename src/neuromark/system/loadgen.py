@@ -1,0 +1,234 @@
+"""MLPerf LoadGen wrappers: settings from YAML, the SUT and sample-library roles, one test run.
+
+We use the real LoadGen (PyPI ``mlcommons-loadgen``, import ``mlperf_loadgen``); see
+https://github.com/mlcommons/inference/tree/master/loadgen. Roles are kept apart as in
+MLPerf: a :class:`SampleLibrary` owns the data (loading is untimed), a
+:class:`SystemUnderTest` answers ``issue(sample_indices) -> responses``, and LoadGen
+schedules queries for one of four scenarios (SingleStream, MultiStream, Server, Offline)
+in PerformanceOnly or AccuracyOnly mode. This module never imports models, data or metrics.
+
+Every response is a contiguous numpy array of the SUT's declared ``response_dtype``; it is
+kept alive until ``QuerySamplesComplete`` returns (LoadGen reads the buffer by address and
+crashes on a freed one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from neuromark.config import StrictModel
+from neuromark.errors import ConfigError, ModelOutputError, require
+from neuromark.system.loadgen_log import summarize
+
+Scenario = Literal["SingleStream", "MultiStream", "Server", "Offline"]
+Mode = Literal["PerformanceOnly", "AccuracyOnly"]
+
+
+class Seeds(StrictModel):
+    """LoadGen's four random seeds (MLPerf publishes official values each round)."""
+
+    qsl_rng_seed: int = Field(0, ge=0)
+    sample_index_rng_seed: int = Field(0, ge=0)
+    schedule_rng_seed: int = Field(0, ge=0)
+    accuracy_log_rng_seed: int = Field(0, ge=0)
+
+
+class LoadGenSettings(StrictModel):
+    """Requested LoadGen settings (YAML ``loadgen:`` section); times in seconds.
+
+    ``expected_latency_s`` sets the single/multi-stream expected latency (LoadGen
+    pre-generates ``min_duration / expected_latency`` queries, so set it near the real
+    latency); ``target_qps`` is the Server target or the Offline expected QPS;
+    ``latency_bound_s`` is the Server latency bound; ``target_latency_percentile`` applies
+    to the scenario in use.
+    """
+
+    scenario: Scenario = "SingleStream"
+    mode: Mode = "PerformanceOnly"
+    min_query_count: int = Field(100, ge=1)
+    max_query_count: int = Field(0, ge=0, description="0 = no limit")
+    min_duration_s: float = Field(1.0, ge=0)
+    max_duration_s: float = Field(0.0, ge=0, description="0 = no limit")
+    target_latency_percentile: float | None = Field(None, gt=0, lt=1)
+    expected_latency_s: float | None = Field(None, gt=0)
+    target_qps: float | None = Field(None, gt=0)
+    latency_bound_s: float | None = Field(None, gt=0)
+    samples_per_query: int | None = Field(None, ge=1)
+    performance_sample_count: int | None = Field(None, ge=1)
+    seeds: Seeds = Seeds()
+
+    @model_validator(mode="after")
+    def _check(self) -> LoadGenSettings:
+        if self.max_duration_s and self.max_duration_s < self.min_duration_s:
+            raise ValueError(f"max_duration_s ({self.max_duration_s}) < min_duration_s "
+                             f"({self.min_duration_s})")
+        if self.max_query_count and self.max_query_count < self.min_query_count:
+            raise ValueError(f"max_query_count ({self.max_query_count}) < min_query_count "
+                             f"({self.min_query_count})")
+        if self.scenario == "Server" and self.target_qps is None:
+            raise ValueError("the Server scenario needs target_qps")
+        return self
+
+
+def to_test_settings(settings: LoadGenSettings, lg: Any) -> Any:
+    """Build ``mlperf_loadgen.TestSettings`` from our settings."""
+    ts = lg.TestSettings()
+    ts.scenario = getattr(lg.TestScenario, settings.scenario)
+    ts.mode = getattr(lg.TestMode, settings.mode)
+    ts.min_query_count = settings.min_query_count
+    ts.max_query_count = settings.max_query_count
+    ts.min_duration_ms = round(settings.min_duration_s * 1e3)
+    ts.max_duration_ms = round(settings.max_duration_s * 1e3)
+    for name, value in settings.seeds.model_dump().items():
+        setattr(ts, name, value)
+    if settings.expected_latency_s is not None:
+        ns = max(1, round(settings.expected_latency_s * 1e9))
+        ts.single_stream_expected_latency_ns = ns
+        ts.multi_stream_expected_latency_ns = ns
+    if settings.target_latency_percentile is not None:
+        p = settings.target_latency_percentile
+        ts.single_stream_target_latency_percentile = p
+        ts.multi_stream_target_latency_percentile = p
+        ts.server_target_latency_percentile = p
+    if settings.target_qps is not None:
+        ts.server_target_qps = settings.target_qps
+        ts.offline_expected_qps = settings.target_qps
+    if settings.latency_bound_s is not None:
+        ts.server_target_latency_ns = max(1, round(settings.latency_bound_s * 1e9))
+    if settings.samples_per_query is not None:
+        ts.multi_stream_samples_per_query = settings.samples_per_query
+    if settings.performance_sample_count is not None:
+        ts.performance_sample_count_override = settings.performance_sample_count
+    return ts
+
+
+@runtime_checkable
+class SampleLibrary(Protocol):
+    """Owns the samples; ``load``/``unload`` are called by LoadGen outside timed regions."""
+
+    name: str
+    total_count: int
+    performance_count: int
+
+    def load(self, indices: Sequence[int]) -> None: ...
+
+    def unload(self, indices: Sequence[int]) -> None: ...
+
+
+@runtime_checkable
+class SystemUnderTest(Protocol):
+    """``issue(sample_indices) -> responses``: one numpy array of ``response_dtype`` per index."""
+
+    name: str
+    response_dtype: str
+
+    def issue(self, sample_indices: Sequence[int]) -> Sequence[np.ndarray]: ...
+
+
+class SUTFailure(ModelOutputError):
+    """The SUT raised or answered badly during a LoadGen test; names the sample and logs."""
+
+
+@dataclass
+class LoadGenRun:
+    """Outcome of one LoadGen test: the parsed figures and where the raw logs are."""
+
+    log_dir: Path
+    summary: dict[str, Any]
+    requested: dict[str, Any]
+    response_dtype: str
+    queries: int = 0
+    samples: int = 0
+    failure: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _Bridge:
+    """The Python callbacks LoadGen calls; keeps the issue path short (see bench/)."""
+
+    def __init__(self, sut: SystemUnderTest, lg: Any) -> None:
+        self.sut = sut
+        self.lg = lg
+        self.dtype = np.dtype(sut.response_dtype)
+        self.failure: str | None = None
+        self.queries = 0
+        self.samples = 0
+
+    def issue_query(self, query_samples: list[Any]) -> None:
+        lg = self.lg
+        self.queries += 1
+        if self.failure is not None:  # drain the rest of the test quickly
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(q.id, 0, 0) for q in query_samples])
+            return
+        try:
+            indices = [q.index for q in query_samples]
+            outs = self.sut.issue(indices)
+            if len(outs) != len(indices):
+                raise SUTFailure(f"SUT {self.sut.name!r} returned {len(outs)} responses for "
+                                 f"{len(indices)} samples (sample indices {indices[:8]})")
+            dtype = self.dtype
+            responses = []
+            for q, out in zip(query_samples, outs):
+                if not isinstance(out, np.ndarray) or out.dtype != dtype:
+                    got = out.dtype.str if isinstance(out, np.ndarray) else type(out).__name__
+                    raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {q.index} has "
+                                     f"dtype {got}, expected the declared {dtype.str}")
+                if not out.flags.c_contiguous:
+                    raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {q.index} is "
+                                     "not C-contiguous")
+                responses.append(lg.QuerySampleResponse(q.id, out.ctypes.data, out.nbytes))
+            self.samples += len(indices)
+            lg.QuerySamplesComplete(responses)  # ``outs`` stays referenced until this returns
+        except Exception as exc:  # noqa: BLE001 - reported after the test, with the logs
+            where = [q.index for q in query_samples][:8]
+            self.failure = (str(exc) if isinstance(exc, SUTFailure) else
+                            f"SUT {self.sut.name!r} raised {type(exc).__name__} on sample "
+                            f"indices {where}: {exc}")
+            lg.QuerySamplesComplete([lg.QuerySampleResponse(q.id, 0, 0) for q in query_samples])
+
+    def flush(self) -> None:
+        pass
+
+
+def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSettings,
+             log_dir: str | Path, *, raise_on_failure: bool = True) -> LoadGenRun:
+    """Run one LoadGen test and parse its logs (written to ``log_dir``, kept on failure).
+
+    Raises :class:`SUTFailure` (after LoadGen has finished and written its logs) when the
+    SUT raised, answered with the wrong count or dtype; the message names the sample and
+    the log folder.
+    """
+    lg = require("mlperf_loadgen", "system")
+    if library.performance_count < 1 or library.performance_count > library.total_count:
+        raise ConfigError(f"sample library {library.name!r}: performance_count "
+                          f"{library.performance_count} must be in 1..{library.total_count}")
+    log_dir = Path(log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    bridge = _Bridge(sut, lg)
+    out = lg.LogOutputSettings()
+    out.outdir = str(log_dir)
+    out.copy_summary_to_stdout = False
+    log_settings = lg.LogSettings()
+    log_settings.log_output = out
+    log_settings.enable_trace = False
+    sut_handle = lg.ConstructSUT(bridge.issue_query, bridge.flush)
+    qsl_handle = lg.ConstructQSL(library.total_count, library.performance_count,
+                                 library.load, library.unload)
+    try:
+        lg.StartTestWithLogSettings(sut_handle, qsl_handle, to_test_settings(settings, lg),
+                                    log_settings)
+    finally:
+        lg.DestroyQSL(qsl_handle)
+        lg.DestroySUT(sut_handle)
+    run = LoadGenRun(log_dir=log_dir, summary=summarize(log_dir), requested=settings.model_dump(),
+                     response_dtype=bridge.dtype.str, queries=bridge.queries,
+                     samples=bridge.samples, failure=bridge.failure)
+    if bridge.failure and raise_on_failure:
+        raise SUTFailure(f"{bridge.failure}; LoadGen logs kept in {log_dir}")
+    return run

@@ -1,0 +1,1 @@
+"""Power meters on the shared monotonic clock: RAPL, NVML, CSV traces, null."""

@@ -1,0 +1,101 @@
+"""A meter that polls cumulative energy counters in a background thread (RAPL, NVML)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import DataError
+from neuromark.system.power.protocol import count_samples, counter_energy
+from neuromark.system.timing import now_s
+
+
+class CounterMeter:
+    """Base class: subclasses implement ``read_j() -> {domain: cumulative J}`` (unwrapped)
+    and set ``name``, ``domains`` and ``components``. Samples at ``interval_s`` plus at
+    ``start``, ``stop`` and every ``mark``."""
+
+    name = "counter"
+    domains: list[str]
+    components: list[str]
+
+    def __init__(self, interval_s: float = 0.01) -> None:
+        if interval_s <= 0:
+            raise DataError(f"meter interval_s must be > 0, got {interval_s}")
+        self.interval_s = interval_s
+        self.t: list[float] = []
+        self.e: list[dict[str, float]] = []
+        self.marks: list[tuple[str, float]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def read_j(self) -> dict[str, float]:
+        raise NotImplementedError
+
+    def _sample(self) -> float:
+        with self._lock:
+            values = self.read_j()
+            t = now_s()
+            self.t.append(t)
+            self.e.append(values)
+        return t
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._sample()
+
+    def start(self) -> None:
+        self._sample()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._poll, name=f"{self.name}-meter", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._sample()
+
+    def mark(self, label: str) -> float:
+        t = self._sample()
+        self.marks.append((label, t))
+        return t
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            t = np.asarray(self.t)
+            e = np.asarray([sum(v.values()) for v in self.e])
+        return t, e
+
+    def energy(self, t0: float, t1: float) -> float:
+        """Energy (J) summed over domains in ``[t0, t1]`` (monotonic-clock seconds)."""
+        t, e = self._arrays()
+        return counter_energy(t, e, t0, t1, f"{self.name} meter")
+
+    def energy_by_domain(self, t0: float, t1: float) -> dict[str, float]:
+        with self._lock:
+            t = np.asarray(self.t)
+            rows = list(self.e)
+        return {d: counter_energy(t, np.asarray([r[d] for r in rows]), t0, t1, f"{self.name}:{d}")
+                for d in self.domains}
+
+    def samples_in(self, t0: float, t1: float) -> int:
+        return count_samples(np.asarray(self.t), t0, t1)
+
+    def timeline(self) -> dict[str, Any]:
+        """Times (s) and mean power (W) between consecutive samples (at interval midpoints)."""
+        t, e = self._arrays()
+        if t.size < 2:
+            return {"t_s": [], "power_w": [], "marks": self.marks}
+        dt = np.diff(t)
+        ok = dt > 0
+        mid = (0.5 * (t[1:] + t[:-1]))[ok]
+        return {"t_s": mid.tolist(), "power_w": (np.diff(e)[ok] / dt[ok]).tolist(), "marks": self.marks}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"name": self.name, "measured": True, "reason": "", "domains": self.domains,
+                "components": self.components, "sample_rate_hz": 1.0 / self.interval_s}

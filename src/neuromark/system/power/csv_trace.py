@@ -1,0 +1,133 @@
+"""Power traces logged by external instruments (multimeters, USB power monitors) as CSV.
+
+Format: a header row, then one row per reading, with columns either ``t_s,power_w`` or
+``t_s,voltage_v,current_a`` (power = V × I), and optionally ``mark`` (a label on the rows
+where the instrument saw a sync mark, e.g. a GPIO edge). ``t_s`` must increase strictly.
+
+Alignment with the host's monotonic clock: ``host_t = t_s + offset_s``, with ``offset_s``
+given, or found from sync marks: the mean of ``host_time(label) - trace_time(label)``
+over the labels marked both by :meth:`CsvTraceMeter.mark` on the host and in the trace.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import DataError
+from neuromark.system.power.protocol import count_samples, integrate_power
+from neuromark.system.timing import now_s
+
+
+def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+    """``(t_s, power_w, marks)`` of a CSV trace; bad rows raise :class:`DataError` with the line."""
+    file = Path(path)
+    if not file.is_file():
+        raise DataError(f"power trace not found: {file}")
+    with file.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        cols = [c.strip() for c in (reader.fieldnames or [])]
+        reader.fieldnames = cols
+        if "t_s" not in cols or not ("power_w" in cols or {"voltage_v", "current_a"} <= set(cols)):
+            raise DataError(f"{file}: expected columns t_s,power_w or t_s,voltage_v,current_a "
+                            f"(optionally mark), got {','.join(cols) or 'no header'}")
+        use_power = "power_w" in cols
+        t, p, marks = [], [], {}
+        for row in reader:
+            line = reader.line_num
+            try:
+                ti = float(row["t_s"])
+                pi = (float(row["power_w"]) if use_power
+                      else float(row["voltage_v"]) * float(row["current_a"]))
+            except (TypeError, ValueError):
+                raise DataError(f"{file}:{line}: not a number in {dict(row)}") from None
+            if not (np.isfinite(ti) and np.isfinite(pi)):
+                raise DataError(f"{file}:{line}: non-finite value in {dict(row)}")
+            if t and ti <= t[-1]:
+                raise DataError(f"{file}:{line}: time is non-monotonic (t_s={ti} after {t[-1]}); "
+                                "t_s must increase strictly")
+            label = (row.get("mark") or "").strip()
+            if label:
+                marks[label] = ti
+            t.append(ti)
+            p.append(pi)
+    if len(t) < 2:
+        raise DataError(f"{file}: needs at least 2 readings, found {len(t)}")
+    return np.asarray(t), np.asarray(p), marks
+
+
+class CsvTraceMeter:
+    """A meter over a recorded CSV trace; ``energy``/``timeline`` use host-clock seconds.
+
+    Args:
+        path: the CSV file (read when ``stop`` is called, or at once when it exists).
+        offset_s: ``host_t = t_s + offset_s``; None means align by sync marks (or 0 when the
+            trace has none, i.e. the trace is already on the host clock).
+    """
+
+    name = "csv"
+
+    def __init__(self, path: str | Path, offset_s: float | None = None,
+                 components: list[str] | None = None) -> None:
+        self.path = Path(path)
+        self.offset_s = offset_s
+        self.components = components or ["as wired to the instrument"]
+        self.host_marks: dict[str, float] = {}
+        self._trace: tuple[np.ndarray, np.ndarray, dict[str, float]] | None = None
+        self.aligned_by = "offset"
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._load()
+
+    def mark(self, label: str) -> float:
+        t = now_s()
+        self.host_marks[label] = t
+        return t
+
+    def _load(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._trace is None:
+            self._trace = read_trace(self.path)
+        t, p, marks = self._trace
+        return t + self.offset(), p
+
+    def offset(self) -> float:
+        """The trace-to-host offset (s)."""
+        if self.offset_s is not None:
+            return self.offset_s
+        if self._trace is None:
+            self._trace = read_trace(self.path)
+        marks = self._trace[2]
+        common = sorted(set(marks) & set(self.host_marks))
+        if not marks:
+            self.aligned_by = "none (trace on host clock)"
+            return 0.0
+        if not common:
+            raise DataError(f"{self.path}: sync marks {sorted(marks)} in the trace but none of them "
+                            f"was marked on the host ({sorted(self.host_marks) or 'no host marks'})")
+        self.aligned_by = f"sync marks {common}"
+        return float(np.mean([self.host_marks[k] - marks[k] for k in common]))
+
+    def energy(self, t0: float, t1: float) -> float:
+        t, p = self._load()
+        return integrate_power(t, p, t0, t1, str(self.path))
+
+    def samples_in(self, t0: float, t1: float) -> int:
+        return count_samples(self._load()[0], t0, t1)
+
+    def timeline(self) -> dict[str, Any]:
+        t, p = self._load()
+        return {"t_s": t.tolist(), "power_w": p.tolist(),
+                "marks": sorted(self.host_marks.items(), key=lambda kv: kv[1])}
+
+    def metadata(self) -> dict[str, Any]:
+        t, _ = self._load()
+        rate = (t.size - 1) / (t[-1] - t[0])
+        return {"name": self.name, "measured": True, "reason": "", "file": str(self.path),
+                "components": self.components, "sample_rate_hz": float(rate),
+                "offset_s": self.offset(), "aligned_by": self.aligned_by}
