@@ -1,0 +1,9 @@
+"""QUBO solvers: the :class:`Solver` protocol, neuromark's tabu search, D-Wave baselines.
+
+Registered in :data:`neuromark.registry.solvers` as ``neuromark-tabu``, ``dwave-tabu`` and
+``dwave-sa`` (lazy), so configs name them.
+"""
+
+from neuromark.system.qubo.solvers.base import Solver, SolveResult, allowed_overrun, check_timeout
+
+__all__ = ["Solver", "SolveResult", "allowed_overrun", "check_timeout"]

@@ -1,0 +1,181 @@
+"""neuromark's own QUBO solver: wall-clock simulated annealing in numba, over both cores.
+
+General QUBO (any symmetric Q), no MIS-specific moves: Metropolis one-flip sweeps with
+incremental local fields (:mod:`.sa_kernel`), a geometric inverse-temperature schedule, a
+greedy descent at the end of every anneal, and ``workers`` independent anneals in parallel
+threads (the kernels release the GIL).
+
+Two schedules:
+
+- **fixed timeout** (no ``target``): the schedule position is the elapsed fraction of the
+  time budget, so one anneal per worker spans exactly the budget on any machine and load;
+- **time to solution** (``target`` given): anneals of 64, 128, 256, ... sweeps (restarts
+  with doubling lengths, an anytime schedule), stopping as soon as the target cost is reached.
+
+The kernels are compiled (or loaded from numba's disk cache) in :meth:`Annealer.prepare`,
+i.e. while the workload is loaded into the SUT, before the clock starts.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
+from neuromark.system.qubo.solvers.common import CSR, SharedBest, csr_arrays, rng_state, usable_cores, warm_up
+
+
+def default_beta_range(Q: Any) -> tuple[float, float]:
+    """(hot, cold) inverse temperatures from the flip-delta scale of Q.
+
+    With the nonzero terms ``t = {|Q_ii|} U {2|Q_ij|}``: cold accepts the smallest uphill term
+    with probability 1% (``ln(100) / min t``); hot accepts the median term with probability
+    1/2 (``ln(2) / median t``). Same spirit as dwave-samplers' default range, but the median
+    instead of the largest possible delta keeps the hot phase short on dense rows.
+    """
+    csr = Q.tocsr()
+    terms = np.abs(csr.data.copy())
+    coo = csr.tocoo()
+    terms[coo.row != coo.col] *= 2.0
+    terms = terms[terms > 0]
+    if terms.size == 0:
+        return 1.0, 1.0
+    return math.log(2.0) / float(np.median(terms)), math.log(100.0) / float(terms.min())
+
+
+class Annealer:
+    """Simulated annealing on the wall clock (see module docstring).
+
+    Args:
+        workers: parallel independent anneals ("auto": 2 when 2+ cores and the timeout is
+            at least ``parallel_from_s``).
+        beta_range: (hot, cold) inverse temperatures; default :func:`default_beta_range`.
+        first_sweeps: length of the first anneal in time-to-solution mode (then doubled).
+        chunk_s: target duration of one kernel call between clock checks, seconds.
+    """
+
+    name = "neuromark-sa"
+
+    def __init__(self, workers: int | str = "auto", beta_range: tuple[float, float] | None = None,
+                 first_sweeps: int = 64, chunk_s: float = 2e-4, parallel_from_s: float = 0.004
+                 ) -> None:
+        self.workers = workers
+        self.beta_range = beta_range
+        self.first_sweeps = first_sweeps
+        self.chunk_s = chunk_s
+        self.parallel_from_s = parallel_from_s
+        self._prepared: tuple[int, CSR, tuple[float, float], Any] | None = None
+
+    def prepare(self, Q: Any) -> None:
+        """Validate Q, build the CSR arrays, choose the betas, compile the kernels (untimed)."""
+        if self._prepared is not None and self._prepared[0] == id(Q):
+            return
+        arrays = csr_arrays(Q)
+        import scipy.sparse as sp
+
+        betas = self.beta_range or default_beta_range(sp.csr_matrix(Q))
+        warm_up()
+        self._prepared = (id(Q), arrays, betas, Q)
+
+    def _n_workers(self, timeout_s: float) -> int:
+        if self.workers != "auto":
+            return max(1, int(self.workers))
+        return 2 if usable_cores() >= 2 and timeout_s >= self.parallel_from_s else 1
+
+    def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
+              ) -> SolveResult:
+        """Anneal until ``timeout_s`` seconds have passed or the ``target`` cost is reached."""
+        timeout_s = check_timeout(timeout_s)
+        start = time.perf_counter()
+        self.prepare(Q)
+        _, arrays, betas, _ = self._prepared  # type: ignore[misc]
+        shared = SharedBest(start, target)
+        n_workers = self._n_workers(timeout_s)
+        kwargs = dict(arrays=arrays, betas=betas, deadline=start + timeout_s, shared=shared,
+                      seed=seed, first_sweeps=self.first_sweeps, chunk_s=self.chunk_s)
+        if n_workers == 1:
+            outs = [_worker(worker=0, **kwargs)]
+        else:
+            with ThreadPoolExecutor(n_workers) as pool:
+                futures = [pool.submit(_worker, worker=w, **kwargs) for w in range(n_workers)]
+                outs = [f.result() for f in futures]
+        best = min(outs, key=lambda o: o[1])
+        info = {"workers": n_workers, "sweeps": int(sum(o[2] for o in outs)),
+                "anneals": int(sum(o[3] for o in outs)), "beta_range": list(betas),
+                "schedule": "time" if target is None else "doubling"}
+        return SolveResult(x=best[0].copy(), cost=float(best[1]), trace=shared.trace, info=info)
+
+
+def _worker(*, arrays: CSR, betas: tuple[float, float], deadline: float, shared: SharedBest,
+            seed: int, worker: int, first_sweeps: int, chunk_s: float
+            ) -> tuple[np.ndarray, float, int, int]:
+    """One worker: chained anneals until the deadline, the target, or a peer's success."""
+    from neuromark.system.qubo.solvers import sa_kernel as sk
+    from neuromark.system.qubo.solvers import tabu_kernel as tk
+
+    indptr, indices, data = arrays
+    n = len(indptr) - 1
+    b0, b1 = betas
+    x = np.zeros(n, dtype=np.int8)
+    h, diag = np.zeros(n), np.zeros(n)
+    cur = tk.local_fields(indptr, indices, data, x, h, diag)
+    best_x = x.copy()
+    costs = np.array([cur, cur])
+    st = np.zeros(7, dtype=np.int64)
+    st[tk.RNG] = rng_state(seed, worker)
+    target = shared.target
+    by_time = not np.isfinite(target)
+    shared.offer(cur, time.perf_counter())
+    sweeps_done, anneals, length = 0, 0, first_sweeps
+    sweep_s = 0.0  # measured seconds per sweep
+    while not shared.done:
+        # One anneal: position p in [0, 1] runs over the time left (fixed timeout) or over
+        # ``length`` sweeps (time to solution).
+        t_begin = time.perf_counter()
+        span = deadline - t_begin
+        if span <= 0:
+            break
+        anneals += 1
+        p, k, done_in_anneal = 0.0, 1, 0
+        while p < 1.0 and not shared.done:
+            now = time.perf_counter()
+            if now >= deadline:
+                break
+            if by_time:  # the clock says where in the schedule we are
+                p = (now - t_begin) / span
+                dp = k * sweep_s / span if sweep_s else 1.0 / 1e4
+            else:
+                dp = k / length
+            q = min(1.0, p + dp)
+            beta_a = b0 * (b1 / b0) ** p
+            beta_b = b0 * (b1 / b0) ** (q - (q - p) / max(k, 1))
+            reached = sk.anneal(indptr, indices, data, diag, x, h, best_x, costs, st,
+                                beta_a, beta_b, k, target)
+            after = time.perf_counter()
+            sweeps_done += k
+            done_in_anneal += k
+            measured = (after - now) / k
+            sweep_s = measured if sweep_s == 0.0 else 0.7 * sweep_s + 0.3 * measured
+            shared.offer(costs[1], after)
+            if reached:
+                break
+            p = q
+            left = deadline - after
+            k = int(max(1, min(chunk_s, 0.5 * left) / max(sweep_s, 1e-9)))
+            if not by_time:
+                k = min(k, max(1, int(round((1.0 - p) * length))))
+        sk.descend(indptr, indices, data, diag, x, h, costs)
+        if costs[0] < costs[1] - 1e-9:
+            costs[1] = costs[0]
+            best_x[:] = x
+        shared.offer(costs[1], time.perf_counter())
+        if not by_time:
+            length *= 2
+        # The next anneal starts from scratch (hot phase randomises anyway).
+        x[:] = 0
+        costs[0] = tk.local_fields(indptr, indices, data, x, h, diag)
+    return best_x, float(costs[1]), sweeps_done, anneals

@@ -1,0 +1,81 @@
+"""Pieces shared by neuromark's numba solvers: CSR arrays, the shared best, kernel warm-up."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import require
+
+CSR = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def csr_arrays(Q: Any) -> CSR:
+    """(indptr int64, indices int64, data float64) of Q after validation."""
+    from neuromark.system.qubo.workloads import check_qubo
+
+    csr = check_qubo(Q)
+    return csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csr.data.astype(np.float64)
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def rng_state(seed: int, worker: int) -> int:
+    """A non-zero xorshift64* state for (seed, worker)."""
+    mix = np.random.SeedSequence([int(seed), int(worker)]).generate_state(1, dtype=np.uint64)[0]
+    return int(mix >> np.uint64(1)) | 1
+
+
+class SharedBest:
+    """Best cost across worker threads, its trace ``[(t_s, cost)]`` and the stop flag."""
+
+    def __init__(self, start: float, target: float | None) -> None:
+        self.start = start
+        self.target = -np.inf if target is None else float(target)
+        self.best = np.inf
+        self.trace: list[tuple[float, float]] = []
+        self.done = False
+        self.lock = threading.Lock()
+
+    def offer(self, cost: float, now: float) -> None:
+        with self.lock:
+            if cost < self.best:
+                self.best = float(cost)
+                self.trace.append((now - self.start, float(cost)))
+            if cost <= self.target + 1e-9:
+                self.done = True
+
+
+_WARM = False
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's on-disk cache) every kernel on a 3-variable QUBO."""
+    global _WARM
+    if _WARM:
+        return
+    require("numba", "qubo")
+    from neuromark.system.qubo.solvers import sa_kernel as sk
+    from neuromark.system.qubo.solvers import tabu_kernel as tk
+
+    indptr = np.array([0, 2, 5, 7], dtype=np.int64)
+    indices = np.array([0, 1, 0, 1, 2, 1, 2], dtype=np.int64)
+    data = np.array([-1.0, 2.0, 2.0, -1.0, 2.0, 2.0, -1.0])
+    x = np.zeros(3, dtype=np.int8)
+    h, diag = np.zeros(3), np.zeros(3)
+    cur = tk.local_fields(indptr, indices, data, x, h, diag)
+    st = np.array([0, 0, 0, 1, 1, 2, 1], dtype=np.int64)
+    costs = np.array([cur, cur])
+    tk.tabu_run(indptr, indices, data, diag, x, h, np.zeros(3, dtype=np.int64), x.copy(),
+                costs, st, 10, -np.inf)
+    sk.anneal(indptr, indices, data, diag, x, h, x.copy(), costs, st, 0.1, 1.0, 2, -np.inf)
+    sk.descend(indptr, indices, data, diag, x, h, costs)
+    _WARM = True

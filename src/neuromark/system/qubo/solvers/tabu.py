@@ -1,0 +1,127 @@
+"""neuromark's tabu search for QUBO: numba one-flip tabu, multi-start over threads.
+
+General QUBO (any symmetric Q), no MIS-specific moves. The numba kernels
+(:mod:`.tabu_kernel`) release the GIL, so ``workers`` independent searches run in parallel
+threads; the driver runs them in short chunks, checking the wall clock between chunks, so
+that it returns within the timeout. Compiling the kernels (cached on disk by numba) happens
+in :meth:`TabuSearch.prepare`, i.e. while the workload is loaded into the SUT, before the
+clock starts.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
+from neuromark.system.qubo.solvers.common import CSR, SharedBest, csr_arrays, rng_state, usable_cores, warm_up
+
+
+class TabuSearch:
+    """One-flip tabu search with perturbed restarts (see :mod:`.tabu_kernel`).
+
+    Args:
+        workers: parallel independent searches ("auto": 2 when 2+ cores and the timeout is at
+            least ``parallel_from_s``).
+        tenure: tabu tenure base (default min(20, n // 4) + 1, as in Palubeckis' MST2).
+        stall: iterations without improvement before a restart (default max(2000, 10 n)).
+        perturb: variables flipped at a restart (default max(2, n // 50)).
+        chunk_s: target duration of one kernel call between clock checks, in seconds.
+    """
+
+    name = "neuromark-tabu"
+
+    def __init__(self, workers: int | str = "auto", tenure: int | None = None,
+                 stall: int | None = None, perturb: int | None = None, chunk_s: float = 2e-4,
+                 parallel_from_s: float = 0.005) -> None:
+        self.workers = workers
+        self.tenure = tenure
+        self.stall = stall
+        self.perturb = perturb
+        self.chunk_s = chunk_s
+        self.parallel_from_s = parallel_from_s
+        self._prepared: tuple[int, CSR, Any] | None = None
+
+    def prepare(self, Q: Any) -> None:
+        """Convert Q to int64 CSR arrays and compile/warm the kernels (untimed)."""
+        if self._prepared is not None and self._prepared[0] == id(Q):
+            return
+        arrays = csr_arrays(Q)
+        warm_up()
+        self._prepared = (id(Q), arrays, Q)
+
+    def _n_workers(self, timeout_s: float) -> int:
+        if self.workers != "auto":
+            return max(1, int(self.workers))
+        return 2 if usable_cores() >= 2 and timeout_s >= self.parallel_from_s else 1
+
+    def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
+              ) -> SolveResult:
+        """Search until ``timeout_s`` seconds have passed or ``target`` cost is reached."""
+        timeout_s = check_timeout(timeout_s)
+        start = time.perf_counter()
+        self.prepare(Q)  # no-op when loaded already
+        _, (indptr, indices, data), _ = self._prepared  # type: ignore[misc]
+        n = len(indptr) - 1
+        deadline = start + timeout_s
+        n_workers = self._n_workers(timeout_s)
+        shared = SharedBest(start, target)
+        args = (indptr, indices, data, deadline, shared)
+        settings = dict(tenure=self.tenure or min(20, n // 4) + 1,
+                        stall=self.stall or max(2000, 10 * n),
+                        perturb=self.perturb or max(2, n // 50))
+        if n_workers == 1:
+            outs = [_search(*args, seed=seed, worker=0, chunk_s=self.chunk_s, **settings)]
+        else:
+            with ThreadPoolExecutor(n_workers) as pool:
+                futures = [pool.submit(_search, *args, seed=seed, worker=w, chunk_s=self.chunk_s,
+                                       **settings) for w in range(n_workers)]
+                outs = [f.result() for f in futures]
+        best = min(outs, key=lambda o: o[1])
+        info = {"workers": n_workers, "iterations": int(sum(o[2] for o in outs)),
+                "restarts": int(sum(o[3] for o in outs)), **settings}
+        return SolveResult(x=best[0].copy(), cost=float(best[1]), trace=shared.trace, info=info)
+
+
+def _search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, deadline: float,
+            shared: SharedBest, *, seed: int, worker: int, chunk_s: float, tenure: int, stall: int,
+            perturb: int) -> tuple[np.ndarray, float, int, int]:
+    """One worker: chunks of the kernel until the deadline, target or a peer's success."""
+    from neuromark.system.qubo.solvers import tabu_kernel as tk
+
+    n = len(indptr) - 1
+    x = np.zeros(n, dtype=np.int8)
+    if worker > 0:  # worker 0 starts from all-zeros, the others from random points
+        x = (np.random.default_rng([int(seed), worker]).random(n) < 0.5).astype(np.int8)
+    h = np.zeros(n)
+    diag = np.zeros(n)
+    tabu = np.zeros(n, dtype=np.int64)
+    cur = tk.local_fields(indptr, indices, data, x, h, diag)
+    best_x = x.copy()
+    costs = np.array([cur, cur])
+    st = np.zeros(7, dtype=np.int64)
+    st[tk.RNG] = rng_state(seed, worker)
+    st[tk.TENURE], st[tk.STALL], st[tk.PERTURB] = tenure, stall, perturb
+    target = shared.target
+    shared.offer(cur, time.perf_counter())
+    chunk = 16
+    while not shared.done:
+        now = time.perf_counter()
+        left = deadline - now
+        if left <= 0:
+            break
+        reached = tk.tabu_run(indptr, indices, data, diag, x, h, tabu, best_x, costs, st,
+                              chunk, target)
+        after = time.perf_counter()
+        shared.offer(costs[1], after)
+        if reached:
+            break
+        # Aim each chunk at chunk_s, and never past the remaining time.
+        per_iter = max((after - now) / chunk, 1e-9)
+        want = min(chunk_s, (deadline - after) * 0.5)
+        chunk = int(min(max(want / per_iter, 1), chunk * 4))
+    return best_x, float(costs[1]), int(st[tk.IT]), int(st[tk.RESTARTS])
+
