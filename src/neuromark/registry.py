@@ -118,3 +118,12 @@ for _name, _target in {
     "qubo": "neuromark.system.qubo.sweep:TASK",
 }.items():
     tasks.register(_name, _target)
+
+# QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.
+for _name, _target in {
+    "neuromark-sa": "neuromark.system.qubo.solvers.anneal:Annealer",
+    "neuromark-tabu": "neuromark.system.qubo.solvers.tabu:TabuSearch",
+    "dwave-tabu": "neuromark.system.qubo.solvers.dwave:DWaveTabu",
+    "dwave-sa": "neuromark.system.qubo.solvers.dwave:DWaveSA",
+}.items():
+    solvers.register(_name, _target)
