@@ -1,0 +1,109 @@
+"""Reference CPU pipeline for acoustic scene classification (NeuroBench system track, ASC).
+
+Like the paper's Arduino baseline: Mel-filterbank energies (:mod:`neuromark.processors.mel`)
+into a small CNN of two conv layers, each with batch norm, ReLU and 2×2 max pooling, then
+a linear classifier over the 4 scenes. ``quantize_int8`` gives the int8 variant through
+PyTorch's eager-mode post-training static quantization (``torch.ao.quantization``: fuse,
+prepare, calibrate, convert; https://pytorch.org/docs/stable/quantization.html).
+
+Input: MFE of shape (batch, 1, n_mels, frames), e.g. (B, 1, 40, 63) for 1 s at 8 kHz.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+
+class AscCNN(nn.Module):
+    """conv(1→c1, 3×3)-BN-ReLU-maxpool2 → conv(c1→c2, 3×3)-BN-ReLU-maxpool2 → linear."""
+
+    def __init__(self, n_mels: int = 40, frames: int = 63, n_classes: int = 4,
+                 channels: tuple[int, int] = (8, 16)) -> None:
+        super().__init__()
+        c1, c2 = channels
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv1 = nn.Conv2d(1, c1, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c1)
+        self.relu1 = nn.ReLU()
+        self.pool1 = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(c1, c2, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c2)
+        self.relu2 = nn.ReLU()
+        self.pool2 = nn.MaxPool2d(2)
+        self.flatten = nn.Flatten()
+        self.fc = nn.Linear(c2 * (n_mels // 4) * (frames // 4), n_classes)
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, 1, n_mels, frames) MFE -> (B, n_classes) logits."""
+        x = self.quant(x)
+        x = self.pool1(self.relu1(self.bn1(self.conv1(x))))
+        x = self.pool2(self.relu2(self.bn2(self.conv2(x))))
+        return self.dequant(self.fc(self.flatten(x)))
+
+
+@dataclass(frozen=True)
+class TrainRecipe:
+    """Adam, cross-entropy, a fixed number of epochs; features are standardised beforehand."""
+
+    epochs: int = 20
+    lr: float = 1e-3
+    batch_size: int = 64
+    weight_decay: float = 1e-4
+    seed: int = 0
+
+
+def train(model: AscCNN, features: torch.Tensor, labels: torch.Tensor,
+          recipe: TrainRecipe = TrainRecipe()) -> list[float]:
+    """Train in place on (N, 1, n_mels, frames) features and (N,) int labels; returns the
+    mean loss of each epoch. Shuffling uses a seeded ``torch.Generator``."""
+    gen = torch.Generator().manual_seed(recipe.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    model.train()
+    for _ in range(recipe.epochs):
+        order = torch.randperm(len(labels), generator=gen)
+        total = 0.0
+        for start in range(0, len(order), recipe.batch_size):
+            idx = order[start:start + recipe.batch_size]
+            opt.zero_grad()
+            loss = loss_fn(model(features[idx]), labels[idx])
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(idx)
+        losses.append(total / len(order))
+    model.eval()
+    return losses
+
+
+def quantize_int8(model: AscCNN, calibration: Iterable[torch.Tensor], engine: str | None = None) -> nn.Module:
+    """An int8 copy of ``model`` (eager post-training static quantization): conv+BN+ReLU and
+    the classifier run in int8; ``calibration`` batches set the activation ranges."""
+    import copy
+
+    engine = engine or ("qnnpack" if torch.backends.cpu.get_cpu_capability() == "NONE" else "x86")
+    if engine not in torch.backends.quantized.supported_engines:
+        engine = torch.backends.quantized.supported_engines[-1]
+    torch.backends.quantized.engine = engine
+    q = copy.deepcopy(model).eval()
+    torch.ao.quantization.fuse_modules(q, [["conv1", "bn1", "relu1"], ["conv2", "bn2", "relu2"]],
+                                       inplace=True)
+    q.qconfig = torch.ao.quantization.get_default_qconfig(engine)
+    torch.ao.quantization.prepare(q, inplace=True)
+    with torch.inference_mode():
+        for batch in calibration:
+            q(batch)
+    torch.ao.quantization.convert(q, inplace=True)
+    return q
+
+
+def build(seed: int = 0, **kwargs: Any) -> AscCNN:
+    """A seeded, untrained :class:`AscCNN` in eval mode."""
+    torch.manual_seed(seed)
+    return AscCNN(**kwargs).eval()

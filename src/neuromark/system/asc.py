@@ -1,0 +1,121 @@
+"""The ASC system benchmark: MFE pre-processing + CNN inference as a LoadGen SUT.
+
+Pre-processing (:class:`~neuromark.processors.mel.MelFilterbankEnergies`, then feature
+standardisation) and inference (:class:`~neuromark.baselines.asc_cnn.AscCNN`, float32 or
+int8) are timed separately per 1-s sample at batch size 1 under
+``torch.inference_mode()`` with ``torch.set_num_threads(threads)``.
+
+Samples come from the TAU 2020 Mobile test split (:class:`~neuromark.data.dcase_asc.DcaseASC`)
+or, for offline smoke runs, from :func:`synthetic_audio`: class ``k`` is a tone at
+``SYNTH_TONES_HZ[k]`` in white noise, so a quickly trained model can separate them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import ConfigError
+from neuromark.system.sut import InMemoryLibrary, StagedSUT
+
+SYNTH_TONES_HZ = (300.0, 700.0, 1500.0, 3000.0)
+
+
+def synthetic_audio(n: int, sample_rate: int = 8000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` one-second clips (n, sample_rate) float32 and labels (n,) cycling 0..3."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(sample_rate) / sample_rate
+    labels = np.arange(n) % len(SYNTH_TONES_HZ)
+    phase = rng.uniform(0, 2 * np.pi, size=n)
+    tones = np.sin(2 * np.pi * np.asarray(SYNTH_TONES_HZ)[labels, None] * t[None, :] + phase[:, None])
+    audio = 0.3 * tones + 0.3 * rng.standard_normal((n, sample_rate))
+    return audio.astype(np.float32), labels.astype(np.int64)
+
+
+@dataclass
+class AscPipeline:
+    """The pieces of the ASC SUT; ``labels[i]`` is the class of library sample ``i``."""
+
+    library: InMemoryLibrary
+    sut: StagedSUT
+    labels: np.ndarray
+    model: Any
+    info: dict[str, Any]
+
+
+def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int8: bool,
+                   threads: int, weights: str | None, warmup: int, n_mels: int = 40,
+                   config_dir: Path | None = None) -> AscPipeline:
+    """Build the MFE + CNN SUT over ``data`` ("synthetic" or a TAU 2020 root folder)."""
+    import torch
+
+    from neuromark.baselines.asc_cnn import TrainRecipe, build, quantize_int8, train
+    from neuromark.processors.mel import MelFilterbankEnergies
+
+    torch.set_num_threads(threads)
+    mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels)
+    frames = mfe.frames(8000)
+    info: dict[str, Any] = {"data": data, "threads": threads, "int8": int8, "n_mels": n_mels,
+                            "frames": frames, "sample_rate_hz": 8000}
+    if data == "synthetic":
+        test_audio, test_labels = synthetic_audio(samples, seed=seed + 1)
+        fetch = test_audio.__getitem__
+        train_audio, train_labels = synthetic_audio(max(64, samples), seed=seed)
+    else:
+        from neuromark.data.dcase_asc import DcaseASC
+
+        root = Path(data)
+        if not root.is_absolute() and config_dir is not None and (config_dir / root).exists():
+            root = config_dir / root
+        test = DcaseASC(root, "test")
+        count = min(samples, len(test)) if samples else len(test)
+        test_labels = np.asarray([test[i][1] for i in range(count)])
+        fetch = lambda i: test[i][0]  # noqa: E731
+        train_audio = train_labels = None
+        if train_epochs:
+            train_set = DcaseASC(root, "train")
+            pairs = [train_set[i] for i in range(len(train_set))]
+            train_audio = np.stack([a for a, _ in pairs])
+            train_labels = np.asarray([y for _, y in pairs])
+        samples = count
+    model = build(seed, n_mels=n_mels, frames=frames)
+    mean, std = 0.0, 1.0
+    if train_audio is not None:
+        feats = mfe.features(train_audio)[:, None]
+        mean, std = float(feats.mean()), float(feats.std()) or 1.0
+        if train_epochs:
+            losses = train(model, (feats - mean) / std, torch.as_tensor(train_labels),
+                           TrainRecipe(epochs=train_epochs, seed=seed))
+            info["train_loss"] = losses
+    if weights:
+        path = Path(weights)
+        if not path.is_file():
+            raise ConfigError(f"sut.weights: no such file {path}")
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model.load_state_dict(state["model"] if "model" in state else state)
+        mean, std = float(state.get("mean", mean)), float(state.get("std", std))
+    info["weights"] = weights or ("trained on synthetic data" if data == "synthetic" and train_epochs
+                                  else "trained" if train_epochs else "untrained (seeded random)")
+    info["feature_norm"] = {"mean": mean, "std": std}
+    if int8:
+        calib = (mfe.features(train_audio[:32])[:, None] - mean) / std if train_audio is not None \
+            else torch.randn(32, 1, n_mels, frames)
+        model = quantize_int8(model, [calib])
+        info["engine"] = torch.backends.quantized.engine
+
+    def preprocess(audio: np.ndarray) -> Any:
+        with torch.inference_mode():
+            return ((mfe.features(audio) - mean) / std)[None, None]
+
+    def infer(features: Any) -> Any:
+        with torch.inference_mode():
+            return model(features)[0]
+
+    library = InMemoryLibrary("asc-synthetic" if data == "synthetic" else "asc-tau2020-test",
+                              fetch, samples)
+    sut = StagedSUT("asc-mfe-cnn" + ("-int8" if int8 else ""), library, preprocess, infer,
+                    response_dtype="<f4", warmup=0)
+    return AscPipeline(library, sut, np.asarray(test_labels), model, info)

@@ -1,0 +1,116 @@
+"""The ``system`` task end to end: every scenario from the CLI on toy SUTs, the ASC
+pipeline (synthetic and TAU fixture data), accuracy mode, power windows, bad configs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from neuromark.cli import main
+from neuromark.config import parse_yaml
+from neuromark.errors import ConfigError
+from neuromark.system.run import TASK
+from neuromark.system.timing import now_s
+
+pytest.importorskip("mlperf_loadgen")
+
+FAST = ("  min_query_count: 32\n  min_duration_s: 0\n  expected_latency_s: 0.001\n"
+        "  target_qps: 500\n  latency_bound_s: 0.1\n")
+
+
+def write_config(tmp_path, body, name="cfg.yaml"):
+    path = tmp_path / name
+    path.write_text(body)
+    return path
+
+
+def run_cli(tmp_path, config, capsys):
+    out = tmp_path / "out"
+    code = main(["system", "run", str(config), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    results = [json.loads(p.read_text()) for p in out.glob("*.json")]
+    assert len(results) == 1
+    return out, results[0], captured.out
+
+
+@pytest.mark.parametrize("scenario", ["SingleStream", "MultiStream", "Server", "Offline"])
+def test_cli_runs_every_scenario_on_sleep_sut(tmp_path, capsys, scenario):
+    config = write_config(tmp_path, f"task: system\nname: toy\nsut:\n  kind: sleep\n  sleep_s: 0.0005\n"
+                                    f"  samples: 8\ntiming:\n  warmup: 2\nloadgen:\n  scenario: {scenario}\n"
+                                    + FAST + "  samples_per_query: 2\n")
+    out, res, stdout = run_cli(tmp_path, config, capsys)
+    lg = res["details"]["loadgen"]["PerformanceOnly"]
+    assert lg["scenario"] == scenario
+    assert lg["requested"]["scenario"] == scenario and "min_query_count" in lg["effective"]
+    assert (out / "cfg/loadgen/performanceonly/mlperf_log_detail.txt").is_file()
+    # the sleeping SUT's own mean is at least its sleep time
+    assert res["scores"]["inference_latency"]["value"] >= 0.5
+    assert res["scores"]["energy_per_inference"]["value"] == "not measured"
+    assert "energy not measured: no power meter configured" in res["details"]["flags"]
+    assert (out / "report.md").is_file() and "toy" in stdout
+
+
+def test_asc_synthetic_singlestream_with_accuracy(tmp_path, capsys):
+    config = write_config(tmp_path, "task: system\nsut:\n  kind: asc_cnn\n  samples: 8\n  train_epochs: 2\n"
+                                    "accuracy: true\ntiming:\n  warmup: 1\nloadgen:\n" + FAST)
+    out, res, _ = run_cli(tmp_path, config, capsys)
+    scores = res["scores"]
+    for stage in ("preprocess", "inference", "total"):
+        assert scores[f"{stage}_latency"]["unit"] == "ms" and scores[f"{stage}_latency"]["error"] >= 0
+    assert res["details"]["timing"]["preprocess"]["n"] == res["details"]["loadgen"]["PerformanceOnly"][
+        "query_count"]
+    assert 0 <= scores["classification_accuracy"]["value"] <= 1
+    assert res["details"]["loadgen"]["AccuracyOnly"]["response_dtype"] == "<f4"
+    assert (out / "cfg/loadgen/accuracyonly/mlperf_log_accuracy.json").is_file()
+    assert (out / "cfg/latency.png").is_file()
+    assert len(res["details"]["raw_timings_ns"]["inference"]) == res["details"]["timing"]["inference"]["n"]
+
+
+def test_asc_on_tau_fixture(tmp_path, capsys):
+    from tests.test_system_asc import write_tau_fixture
+
+    write_tau_fixture(tmp_path / "tau")
+    config = write_config(tmp_path, "task: system\nsut:\n  kind: asc_cnn\n  data: tau\n  samples: 100\n"
+                                    "accuracy: true\nloadgen:\n" + FAST)
+    _, res, _ = run_cli(tmp_path, config, capsys)
+    assert res["details"]["sut"]["data"] == "tau"
+    assert res["scores"]["classification_accuracy"]["value"] in (0.0, 0.25, 0.5, 0.75, 1.0)  # 4 test slices
+    assert any("untrained" in f for f in res["details"]["flags"])
+
+
+def test_csv_meter_power_windows(tmp_path):
+    t = np.arange(now_s() - 1.0, now_s() + 120.0, 0.001)
+    lines = "t_s,power_w\n" + "\n".join(f"{v:.6f},3.0" for v in t)
+    (tmp_path / "trace.csv").write_text(lines)
+    text = ("task: system\nsut:\n  kind: asc_cnn\n  samples: 4\nloadgen:\n" + FAST +
+            "power:\n  meter: csv\n  csv: trace.csv\n  offset_s: 0\n  idle_s: 0.2\n  active_s: 0.2\n")
+    config = parse_yaml(text, tmp_path / "p.yaml")
+    res = TASK.run(config, tmp_path / "out")[0]
+    inf = res.details["power"]["active"]["inference"]
+    assert res["idle_power"] == pytest.approx(3.0)
+    assert res["inference_dynamic_power"] == pytest.approx(0.0, abs=1e-9)
+    assert inf["energy_per_inference_j"] == pytest.approx(3.0 * res.details["timing"]["inference"]["mean_s"])
+    assert inf["meter_samples"] >= 190
+    assert (tmp_path / "out/power.png").is_file()
+
+
+@pytest.mark.parametrize("body, message", [
+    ("sut:\n  kind: quantum\n", r"sut: Input tag 'quantum' found using 'kind' does not match"),
+    ("sut:\n  kind: null\naccuracy: true\n", r"accuracy: SUT kind 'null' has no labels"),
+    ("sut:\n  kind: sleep\n  sleep_s: -1\n", r"sut.sleep.sleep_s: Input should be greater than or equal"),
+    ("sut:\n  kind: null\npower:\n  meter: csv\n", r"power.csv: the csv meter needs the trace file path"),
+    ("sut:\n  kind: null\nloadgen:\n  min_duration_s: -2\n", r"c.yaml:5: loadgen.min_duration_s"),
+])
+def test_bad_system_configs(tmp_path, body, message):
+    config = parse_yaml("task: system\n" + body.replace("kind: null", 'kind: "null"'), tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match=message):
+        TASK.validate(config)
+
+
+def test_system_run_refuses_other_tasks(tmp_path, capsys):
+    config = write_config(tmp_path, "task: mackey_glass\n")
+    assert main(["system", "run", str(config)]) == 1
+    assert "needs task: system" in capsys.readouterr().err
