@@ -21,7 +21,7 @@ def as_solution(x: Any, n: int, who: str = "solution") -> np.ndarray:
                                f"{np.shape(x)}")
     if arr.size and not np.all((arr == 0) | (arr == 1)):
         bad = int(np.flatnonzero((arr != 0) & (arr != 1))[0])
-        raise ModelOutputError(f"{who}: entries must be 0 or 1; x[{bad}] = {arr[bad]!r}")
+        raise ModelOutputError(f"{who}: entries must be 0 or 1; x[{bad}] = {arr[bad].item()!r}")
     return arr.astype(np.int8)
 
 

@@ -1,0 +1,116 @@
+"""``neuromark qubo``: QUBO maximum-independent-set sweeps and the BKS table.
+
+- ``neuromark qubo run CONFIG [--out DIR]``: run (or resume) a sweep;
+- ``neuromark qubo bks [--sizes ...] [--densities ...] [--seeds ...] [--budget S]``:
+  recompute best-known solutions (exact below ``--exact-max`` nodes, long runs above),
+  replacing a row only by a better cost;
+- ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("qubo", help="QUBO maximum-independent-set benchmark",
+                                   description=__doc__.split("\n\n", 1)[1],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="qubo_command", metavar="ACTION", required=True)
+
+    run = sub.add_parser("run", help="run or resume a QUBO sweep config")
+    run.add_argument("config", type=Path, metavar="CONFIG")
+    run.add_argument("--out", type=Path, default=None,
+                     help="output folder; rerun with the same folder to resume "
+                          "(default: results/qubo-<config stem>)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_run)
+
+    bks = sub.add_parser("bks", help="recompute best-known solutions")
+    bks.add_argument("--sizes", type=int, nargs="+", default=[10, 25, 50, 100, 250, 500, 1000])
+    bks.add_argument("--densities", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25])
+    bks.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    bks.add_argument("--budget", type=float, default=5.0,
+                     help="seconds of solver time per workload above --exact-max (default 5)")
+    bks.add_argument("--exact-max", type=int, default=100,
+                     help="largest size solved exactly (default 100)")
+    bks.add_argument("--solver-seed", type=int, default=0)
+    bks.add_argument("--table", type=Path, default=None,
+                     help="BKS CSV to update (default: the shipped table)")
+    bks.set_defaults(func=_bks)
+
+    cmp_ = sub.add_parser("compare", help="compare our BKS table with another one")
+    cmp_.add_argument("reference", type=Path, nargs="?",
+                      default=Path("../shared/reference/qubo_mis_bks.csv"))
+    cmp_.add_argument("--table", type=Path, default=None)
+    cmp_.set_defaults(func=_compare)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from neuromark.config import load_config
+    from neuromark.report.markdown import format_table, write_report
+    from neuromark.system.qubo.sweep import TASK
+
+    config = load_config(args.config)
+    out = args.out or Path("results") / f"qubo-{args.config.stem}"
+    written = []
+    for res in TASK.run(config, out, quiet=args.quiet):
+        written.append((res.save(out / f"{res.benchmark.id}.json"), res))
+    print(format_table([r for _, r in written]))
+    for _, res in written:
+        for flag in res.details.get("flags", []):
+            print(f"flag: {flag}")
+    print(f"\nreport: {write_report(out, written)}; entries: {out / 'entries.jsonl'}")
+    return 0
+
+
+def _bks(args: argparse.Namespace) -> int:
+    from neuromark.errors import ConfigError
+    from neuromark.system.qubo.bks import BKS_PATH, BKSTable, load_bks
+    from neuromark.system.qubo.bks_runs import recompute
+    from neuromark.system.qubo.solvers.base import check_timeout
+
+    check_timeout(args.budget, "--budget")
+    if any(n < 1 for n in args.sizes) or any(not 0 < d <= 1 for d in args.densities):
+        raise ConfigError("--sizes must be >= 1 and --densities in (0, 1]")
+    path = args.table or BKS_PATH
+    table = load_bks(path) if path.is_file() else BKSTable(path=path)
+    workloads = [(n, d, s) for n in args.sizes for d in args.densities for s in args.seeds]
+
+    def report(row, kept):  # noqa: ANN001
+        state = "new best" if kept else "kept old"
+        print(f"n={row.num_vertices:5d} d={row.density:<5g} seed={row.random_seed}  "
+              f"{row.method:9s} cost={row.cost:g}  -> {state} "
+              f"(table: {table.target(*row.key):g})", flush=True)
+
+    improved = recompute(table, workloads, budget_s=args.budget, exact_max=args.exact_max,
+                         solver_seed=args.solver_seed, save_to=path, report=report)
+    print(f"{improved} row(s) improved or added in {path}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from neuromark.system.qubo.bks import load_bks
+
+    ours = load_bks(args.table)
+    ref = load_bks(args.reference)
+    better, worse, same, missing = [], [], 0, []
+    for key, row in sorted(ref.rows.items()):
+        if key not in ours:
+            missing.append(key)
+            continue
+        mine = ours.rows[key].cost
+        if mine < row.cost:
+            better.append((key, mine, row.cost))
+        elif mine > row.cost:
+            worse.append((key, mine, row.cost))
+        else:
+            same += 1
+    print(f"compared {len(ref)} workloads of {args.reference}: {same} equal, "
+          f"{len(better)} better in ours, {len(worse)} worse in ours, {len(missing)} missing")
+    for (n, d, s), mine, theirs in better:
+        print(f"  better: n={n} d={d:g} seed={s}: ours {mine:g} < reference {theirs:g}")
+    for (n, d, s), mine, theirs in worse:
+        print(f"  worse:  n={n} d={d:g} seed={s}: ours {mine:g} > reference {theirs:g}")
+    return 0

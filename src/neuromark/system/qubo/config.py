@@ -1,0 +1,124 @@
+"""The ``task: qubo`` config: workloads x seeds x scenarios x solvers.
+
+Example (``configs/qubo/default.yaml``)::
+
+    task: qubo
+    id: qubo-mis
+    workloads: {sizes: [100, 250], densities: [0.05], seeds: [0, 1]}
+    solvers: [{name: neuromark-sa}, {name: dwave-tabu}]
+    seeds: [0]
+    fixed_timeout: {timeouts: [0.01, 0.1]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from neuromark.config import StrictModel
+
+
+def _positive(values: list[float], what: str) -> list[float]:
+    for v in values:
+        if not v > 0:
+            raise ValueError(f"{what} must be positive seconds, got {v!r}")
+    return values
+
+
+class WorkloadSet(StrictModel):
+    sizes: list[int] = Field(min_length=1)
+    densities: list[float] = Field(min_length=1)
+    seeds: list[int] = Field(default=[0], min_length=1)
+
+    @field_validator("sizes")
+    @classmethod
+    def _sizes(cls, v: list[int]) -> list[int]:
+        bad = [n for n in v if n < 1]
+        if bad:
+            raise ValueError(f"sizes must be >= 1, got {bad}")
+        return v
+
+    @field_validator("densities")
+    @classmethod
+    def _densities(cls, v: list[float]) -> list[float]:
+        bad = [d for d in v if not 0 < d <= 1]
+        if bad:
+            raise ValueError(f"densities must be in (0, 1], got {bad}")
+        return v
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if any(s < 0 for s in v):
+            raise ValueError(f"seeds must be >= 0, got {v}")
+        return v
+
+
+class SolverSpec(StrictModel):
+    name: str
+    options: dict[str, Any] = {}
+    label: str | None = None
+
+    @property
+    def tag(self) -> str:
+        return self.label or self.name
+
+
+class FixedTimeout(StrictModel):
+    timeouts: list[float] = Field(min_length=1)
+
+    @field_validator("timeouts")
+    @classmethod
+    def _t(cls, v: list[float]) -> list[float]:
+        return _positive(v, "timeouts")
+
+
+class TimeToSolution(StrictModel):
+    gaps: list[float] = Field(default=[0.1, 0.05, 0.01], min_length=1)
+    cap_s: float = 10.0
+
+    @field_validator("cap_s")
+    @classmethod
+    def _cap(cls, v: float) -> float:
+        return _positive([v], "cap_s")[0]
+
+    @field_validator("gaps")
+    @classmethod
+    def _gaps(cls, v: list[float]) -> list[float]:
+        if any(g < 0 for g in v):
+            raise ValueError(f"gaps must be >= 0, got {v}")
+        return v
+
+
+class MaxSize(StrictModel):
+    sizes: list[int] = Field(default=[100, 1000, 5000], min_length=1)
+    densities: list[float] = [0.01, 1.0]
+    timeout_s: float = 1.0
+
+    @field_validator("timeout_s")
+    @classmethod
+    def _t(cls, v: float) -> float:
+        return _positive([v], "timeout_s")[0]
+
+
+class MeterSpec(StrictModel):
+    name: str
+    options: dict[str, Any] = {}
+
+
+class QuboConfig(StrictModel):
+    task: str
+    id: str = "qubo-mis"
+    version: str = "1.0"
+    description: str = ""
+    workloads: WorkloadSet
+    solvers: list[SolverSpec] = Field(min_length=1)
+    seeds: list[int] = Field(default=[0], min_length=1)
+    fixed_timeout: FixedTimeout | None = None
+    time_to_solution: TimeToSolution | None = None
+    max_size: MaxSize | None = None
+    bks: str | None = None
+    meter: MeterSpec | None = None
+    jobs: int = Field(default=1, ge=1)
+    plots: bool = True

@@ -1,0 +1,284 @@
+"""``task: qubo``: sweeps of workloads x seeds x scenarios x solvers, resumable.
+
+Finished entries are appended to ``<out>/entries.jsonl`` (flush + fsync); running the same
+config with the same output folder again skips them, so an interrupted sweep resumes where
+it stopped. ``jobs: N`` runs entries in N processes (timings then share the CPU; the
+results carry a flag). One :class:`~neuromark.results.Results` per solver.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.config import ConfigFile, validate
+from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.registry import solvers as solver_registry
+from neuromark.results import BenchmarkInfo, Results, Score
+from neuromark.system.qubo.config import QuboConfig, SolverSpec
+from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED
+from neuromark.system.qubo.store import EntryStore
+
+CITATION = ("@article{yik2025neurobench, title={The neurobench framework for benchmarking "
+            "neuromorphic computing algorithms and systems}, author={Yik, Jason and others}, "
+            "journal={Nature Communications}, volume={16}, pages={1545}, year={2025}}")
+
+
+def make_solver(spec: SolverSpec) -> Any:
+    """Instantiate a registered solver (a class or factory) with the spec's options."""
+    factory = solver_registry.get(spec.name)
+    try:
+        return factory(**spec.options)
+    except TypeError as exc:
+        raise ConfigError(f"solver {spec.name!r}: bad options {spec.options}: {exc}") from None
+
+
+def plan(cfg: QuboConfig) -> list[dict[str, Any]]:
+    """Every entry of the sweep as a spec dict with a unique ``key``."""
+    specs = []
+    w = cfg.workloads
+    for n in w.sizes:
+        for d in w.densities:
+            for g in w.seeds:
+                for solver in cfg.solvers:
+                    for s in cfg.seeds:
+                        base = {"solver": solver.tag, "n": n, "density": d, "graph_seed": g,
+                                "seed": s}
+                        if cfg.fixed_timeout:
+                            for t in cfg.fixed_timeout.timeouts:
+                                specs.append({**base, "scenario": "fixed_timeout", "timeout_s": t})
+                        if cfg.time_to_solution:
+                            specs.append({**base, "scenario": "time_to_solution",
+                                          "gaps": cfg.time_to_solution.gaps,
+                                          "cap_s": cfg.time_to_solution.cap_s})
+    for solver in cfg.solvers:
+        if cfg.max_size:
+            for d in cfg.max_size.densities:
+                specs.append({"solver": solver.tag, "scenario": "max_size", "density": d,
+                              "sizes": cfg.max_size.sizes, "timeout_s": cfg.max_size.timeout_s,
+                              "seed": cfg.seeds[0]})
+    for spec in specs:
+        spec["key"] = "|".join(f"{k}={spec[k]}" for k in sorted(spec))
+    return specs
+
+
+@lru_cache(maxsize=2)
+def _workload(n: int, density: float, seed: int) -> Any:
+    from neuromark.system.qubo.workloads import mis_workload
+
+    return mis_workload(n, density, seed)
+
+
+_SOLVERS: dict[str, Any] = {}
+
+
+def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
+              meter: Any = None) -> dict[str, Any]:
+    """Run one planned entry; returns the spec plus its measurements."""
+    from neuromark.system.qubo import scenarios
+
+    if spec["scenario"] == "max_size":
+        out = scenarios.max_supported_size(lambda: make_solver(solver_spec), spec["sizes"],
+                                           spec["density"], spec["timeout_s"], spec["seed"])
+        return {**spec, **out}
+    solver = _SOLVERS.get(solver_spec.tag)
+    if solver is None:
+        solver = _SOLVERS[solver_spec.tag] = make_solver(solver_spec)
+    w = _workload(spec["n"], spec["density"], spec["graph_seed"])
+    if spec["scenario"] == "fixed_timeout":
+        out = scenarios.fixed_timeout(solver, w, spec["timeout_s"], spec["seed"], bks, meter)
+    else:
+        out = scenarios.time_to_solution(solver, w, spec["gaps"], spec["cap_s"], spec["seed"],
+                                         bks, meter)
+    return {**spec, **out}
+
+
+class QuboTask:
+    """The ``qubo`` task (see module docstring)."""
+
+    name = "qubo"
+
+    def validate(self, config: ConfigFile) -> QuboConfig:
+        cfg = validate(QuboConfig, config.data, config)
+        if not (cfg.fixed_timeout or cfg.time_to_solution or cfg.max_size):
+            raise ConfigError(f"{config.where(())}: no scenario; add fixed_timeout, "
+                              f"time_to_solution or max_size")
+        for i, spec in enumerate(cfg.solvers):
+            if spec.name not in solver_registry:
+                raise ConfigError(f"{config.where(('solvers', i, 'name'))}: solvers.{i}.name: "
+                                  f"unknown solver {spec.name!r} (known: "
+                                  f"{', '.join(solver_registry.names())})")
+        tags = [s.tag for s in cfg.solvers]
+        if len(set(tags)) != len(tags):
+            raise ConfigError(f"{config.where(('solvers',))}: solvers: duplicate names {tags}; "
+                              f"give each a distinct 'label'")
+        if cfg.meter is not None and cfg.jobs > 1:
+            raise ConfigError(f"{config.where(('jobs',))}: jobs: power is measured for one "
+                              f"process at a time; use jobs: 1 with a meter")
+        table = self._bks(cfg, config)
+        if cfg.fixed_timeout or cfg.time_to_solution:
+            for n in cfg.workloads.sizes:
+                for d in cfg.workloads.densities:
+                    for g in cfg.workloads.seeds:
+                        if (n, float(d), g) not in table:
+                            raise ConfigError(
+                                f"{config.where(('workloads',))}: workloads: no best-known "
+                                f"solution for n={n}, density={d}, seed={g} in "
+                                f"{table.path}; compute it with `neuromark qubo bks --sizes {n} "
+                                f"--densities {d} --seeds {g}` or set 'bks' to a table with it")
+        return cfg
+
+    @staticmethod
+    def _bks(cfg: QuboConfig, config: ConfigFile) -> Any:
+        from neuromark.config import resolve_path
+        from neuromark.system.qubo.bks import load_bks
+
+        path = resolve_path(cfg.bks, config) if cfg.bks else None
+        try:
+            return load_bks(path)
+        except NeuromarkError as exc:
+            raise ConfigError(f"{config.where(('bks',))}: bks: {exc}") from None
+
+    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+        from tqdm import tqdm
+
+        from neuromark.system.qubo.bks import check_row
+
+        cfg = self.validate(config)
+        table = self._bks(cfg, config)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        store = EntryStore(out_dir / "entries.jsonl")
+        specs = plan(cfg)
+        by_tag = {s.tag: s for s in cfg.solvers}
+        checked: dict[tuple[int, float, int], float] = {}
+
+        def target(spec: dict[str, Any]) -> float | None:
+            if spec["scenario"] == "max_size":
+                return None
+            key = (spec["n"], float(spec["density"]), spec["graph_seed"])
+            if key not in checked:
+                row = table.get(*key)
+                check_row(row, _workload(*key), str(table.path))
+                checked[key] = row.cost
+            return checked[key]
+
+        todo = [s for s in specs if s["key"] not in store]
+        meter = _make_meter(cfg)
+        bar = tqdm(total=len(specs), initial=len(specs) - len(todo), disable=quiet,
+                   desc=f"qubo {cfg.id}", unit="entry")
+        try:
+            if meter is not None:
+                meter.start()
+            if cfg.jobs == 1:
+                for spec in todo:
+                    store.append(run_entry(spec, by_tag[spec["solver"]], target(spec), meter))
+                    bar.update()
+            else:
+                with ProcessPoolExecutor(cfg.jobs) as pool:
+                    futures = [pool.submit(run_entry, s, by_tag[s["solver"]], target(s))
+                               for s in todo]
+                    for fut in as_completed(futures):
+                        store.append(fut.result())
+                        bar.update()
+        finally:
+            bar.close()
+            if meter is not None:
+                meter.stop()
+        entries = [store.entries[s["key"]] for s in specs]
+        from neuromark.system.qubo.plots import plot_all
+
+        plots = plot_all(entries, out_dir) if cfg.plots else []
+        return [summarise(cfg, tag, [e for e in entries if e["solver"] == tag], plots,
+                          meter_reason(cfg)) for tag in by_tag]
+
+
+def _make_meter(cfg: QuboConfig) -> Any:
+    if cfg.meter is None:
+        return None
+    from neuromark.registry import meters
+
+    try:
+        return meters.get(cfg.meter.name)(**cfg.meter.options)
+    except TypeError as exc:
+        raise ConfigError(f"meter {cfg.meter.name!r}: bad options {cfg.meter.options}: {exc}") from None
+
+
+def meter_reason(cfg: QuboConfig) -> str:
+    return "" if cfg.meter else "no power meter configured (set 'meter' in the config)"
+
+
+def _sem(values: list[float]) -> float | None:
+    return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else None
+
+
+def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: list[str],
+              no_meter_reason: str) -> Results:
+    """Scores of one solver: gaps per timeout (and per size), TTS, overruns, max size, power."""
+    scores: dict[str, Score] = {}
+    flags: list[str] = []
+    fixed = [e for e in entries if e["scenario"] == "fixed_timeout"]
+    for t in sorted({e["timeout_s"] for e in fixed}):
+        at = [e for e in fixed if e["timeout_s"] == t]
+        gaps = [e["gap"] for e in at]
+        scores[f"bks_gap@{t:g}s"] = Score(float(np.mean(gaps)), _sem(gaps), "", False)
+        for n, d in sorted({(e["n"], e["density"]) for e in at}):
+            sub = [e["gap"] for e in at if (e["n"], e["density"]) == (n, d)]
+            scores[f"bks_gap[n={n},d={d:g}]@{t:g}s"] = Score(float(np.mean(sub)), _sem(sub), "", False)
+        scores[f"independent@{t:g}s"] = Score(float(np.mean([e["independent"] for e in at])),
+                                              None, "fraction", True)
+        scores[f"wall_s@{t:g}s"] = Score(float(np.mean([e["wall_s"] for e in at])),
+                                         _sem([e["wall_s"] for e in at]), "s", None)
+        power = [e["power_w"] for e in at]
+        scores[f"avg_power_w@{t:g}s"] = (
+            Score(float(np.mean(power)), _sem(power), "W", False)
+            if all(isinstance(p, float) for p in power) else
+            Score(NOT_MEASURED, None, "W", False))
+    if fixed:
+        over = [e["overrun_s"] for e in fixed]
+        scores["max_overrun_s"] = Score(float(max(over)), None, "s", False)
+        late = [e for e in fixed if not e["within_limit"]]
+        scores["within_time_limit"] = Score(1.0 - len(late) / len(fixed), None, "fraction", True)
+        for e in late:
+            flags.append(f"{tag} overran timeout {e['timeout_s']:g} s by {e['overrun_s']:.4f} s "
+                         f"(limit max(5%, 2 ms)) on n={e['n']}, d={e['density']:g}, "
+                         f"graph seed {e['graph_seed']}")
+    tts = [e for e in entries if e["scenario"] == "time_to_solution"]
+    if tts:
+        for g in tts[0]["latency_s"]:
+            lats = [e["latency_s"][g] for e in tts]
+            vals = [math.inf if isinstance(v, str) else v for v in lats]
+            med = float(np.median(vals))
+            reached = sum(not isinstance(v, str) for v in lats)
+            scores[f"tts_gap{g}_median_s"] = Score(NOT_REACHED if math.isinf(med) else med,
+                                                   None, "s", False)
+            scores[f"tts_gap{g}_reached"] = Score(reached / len(lats), None, "fraction", True)
+    for e in entries:
+        if e["scenario"] == "max_size":
+            scores[f"max_size@d={e['density']:g}"] = Score(
+                e["largest"] if e["largest"] is not None else "none loaded", None, "nodes", True)
+        elif e.get("gap", 0) < 0:
+            flags.append(f"{tag} beat the BKS on n={e['n']}, d={e['density']:g}, graph seed "
+                         f"{e['graph_seed']}: cost {e['cost']:g} < {e['bks']:g}")
+        if e.get("independent") is False and e["scenario"] == "fixed_timeout":
+            flags.append(f"{tag}: best solution is not an independent set on n={e['n']}, "
+                         f"d={e['density']:g}, graph seed {e['graph_seed']}, "
+                         f"timeout {e['timeout_s']:g} s")
+    if no_meter_reason:
+        flags.append(f"power: not measured ({no_meter_reason})")
+    if cfg.jobs > 1:
+        flags.append(f"entries ran in {cfg.jobs} parallel processes: timings share the CPU")
+    rows = [{k: v for k, v in e.items() if k not in ("trace", "key")} for e in entries]
+    return Results(scores=scores,
+                   benchmark=BenchmarkInfo(f"{cfg.id}-{tag}", cfg.version, "neurobench-qubo-mis",
+                                           CITATION),
+                   config=cfg.model_dump(), seeds={"solver": cfg.seeds,
+                                                   "graph": cfg.workloads.seeds},
+                   details={"entries": rows, "plots": plots, "flags": flags})
+
+
+TASK = QuboTask()
