@@ -112,12 +112,12 @@ def _read_dataset(handle: Any, key: str, path: Path) -> np.ndarray:
     dataset = handle[key]
     try:
         return dataset[()]
-    except (OSError, RuntimeError, ValueError) as exc:
+    except (OSError, RuntimeError, ValueError, KeyError) as exc:
         # Find the first unreadable sample so that the message can name it.
         for i in range(dataset.shape[0] if dataset.shape else 0):
             try:
                 dataset[i]
-            except (OSError, RuntimeError, ValueError):
+            except (OSError, RuntimeError, ValueError, KeyError):
                 raise DataError(f"{path}: {key}: sample {i} is unreadable (corrupt or truncated "
                                 f"file): {exc}") from exc
         raise DataError(f"{path}: {key}: unreadable (corrupt or truncated file): {exc}") from exc
@@ -172,11 +172,24 @@ def check_samples(samples: SpikeSamples) -> None:
         bad = np.flatnonzero(~np.isfinite(samples.times) | (samples.times < 0))
         if bad.size:
             i = int(samples.sample_of(bad[0]))
-            raise DataError(f"{name}: sample {i}: spike time {samples.times[bad[0]]!r} s is negative "
+            raise DataError(f"{name}: sample {i}: spike time {float(samples.times[bad[0]])} s is negative "
                             "or not finite")
     if n and (samples.labels < 0).any():
         i = int(np.flatnonzero(samples.labels < 0)[0])
         raise DataError(f"{name}: sample {i}: negative label {int(samples.labels[i])}")
+
+
+def _read_all(handle: Any, file: Path) -> tuple[Any, Any, Any, Any, list[str], dict[str, np.ndarray]]:
+    times_obj = _read_dataset(handle, "spikes/times", file)
+    units_obj = _read_dataset(handle, "spikes/units", file)
+    labels = _read_dataset(handle, "labels", file)
+    speakers = _read_dataset(handle, "extra/speaker", file) if "extra/speaker" in handle else None
+    keys = _decode(_read_dataset(handle, "extra/keys", file)) if "extra/keys" in handle else []
+    meta: dict[str, np.ndarray] = {}
+    if "extra/meta_info" in handle:
+        for key in handle["extra/meta_info"]:
+            meta[key] = _read_dataset(handle, f"extra/meta_info/{key}", file)
+    return times_obj, units_obj, labels, speakers, keys, meta
 
 
 def read_shd_file(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS) -> SpikeSamples:
@@ -199,20 +212,15 @@ def read_shd_file(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS)
         handle = h5py.File(file, "r")
     except OSError as exc:
         raise DataError(f"{file}: not a readable HDF5 file (corrupt or truncated?): {exc}") from exc
-    with handle:
-        times_obj = _read_dataset(handle, "spikes/times", file)
-        units_obj = _read_dataset(handle, "spikes/units", file)
-        labels = _read_dataset(handle, "labels", file)
-        speakers = _read_dataset(handle, "extra/speaker", file) if "extra/speaker" in handle else None
-        keys = _decode(_read_dataset(handle, "extra/keys", file)) if "extra/keys" in handle else []
-        meta: dict[str, np.ndarray] = {}
-        if "extra/meta_info" in handle:
-            for key in handle["extra/meta_info"]:
-                meta[key] = _read_dataset(handle, f"extra/meta_info/{key}", file)
-    times, units, offsets = _flatten(np.asarray(times_obj, dtype=object).reshape(-1)
-                                     if times_obj.dtype == object else times_obj,
-                                     np.asarray(units_obj, dtype=object).reshape(-1)
-                                     if units_obj.dtype == object else units_obj, str(file))
+    try:
+        with handle:
+            times_obj, units_obj, labels, speakers, keys, meta = _read_all(handle, file)
+    except DataError:
+        raise
+    except (OSError, RuntimeError, KeyError, ValueError, TypeError) as exc:
+        raise DataError(f"{file}: corrupt HDF5 structure: {exc}") from exc
+    times, units, offsets = _flatten(np.asarray(times_obj).reshape(-1), np.asarray(units_obj).reshape(-1),
+                                     str(file))
     samples = SpikeSamples(
         times=times, units=units, offsets=offsets,
         labels=np.asarray(labels).reshape(-1).astype(np.int64),

@@ -1,0 +1,77 @@
+"""``neuromark data``: data-set tools. ``neuromark data info FILE.h5`` summarises a spike file.
+
+Other modules add subcommands to the group through a hook: if
+``neuromark.commands.data_audio`` exists, its ``register_data(data_subparsers)`` is called
+(it adds ``cochlea`` and ``spoken-digits``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+
+#: Modules that add ``neuromark data`` subcommands via ``register_data(subparsers)``.
+DATA_PLUGINS = ("neuromark.commands.data_audio",)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("data", help="inspect and make data sets",
+                                   description="Data-set tools.")
+    data_sub = parser.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
+    info = data_sub.add_parser(
+        "info", help="summarise a spike file in the SHD layout",
+        description="Print the number of samples, the classes with their counts, the total "
+                    "number of spikes, the time range and the channel range of an HDF5 spike "
+                    "file in the SHD/SSC layout. A bad file exits with status 1.")
+    info.add_argument("file", type=Path, metavar="FILE.h5")
+    info.add_argument("--channels", type=int, default=700, help="number of channels (default 700)")
+    info.set_defaults(func=_info)
+    for name in DATA_PLUGINS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register_data(data_sub)
+    parser.set_defaults(func=lambda args: _no_subcommand(parser))
+
+
+def _no_subcommand(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def format_info(path: Path, channels: int = 700) -> str:
+    """The ``data info`` text for a spike file (raises DataError for a bad file)."""
+    import numpy as np
+
+    from neuromark.data.hdf5_spikes import read_shd_file
+
+    samples = read_shd_file(path, channels=channels)
+    counts = samples.counts()
+    lines = [f"file: {path}", f"samples: {len(samples)}"]
+    labels, per_class = np.unique(samples.labels, return_counts=True)
+    lines.append(f"classes: {labels.size}")
+    for label, count in zip(labels.tolist(), per_class.tolist()):
+        name = samples.keys[label] if label < len(samples.keys) else "?"
+        lines.append(f"  {label:4d} {name:<24s} {count}")
+    low, mean, high = ((int(counts.min()), float(counts.mean()), int(counts.max()))
+                       if counts.size else (0, 0.0, 0))
+    lines.append(f"spikes: {int(counts.sum())} (per sample: min {low}, mean {mean:.1f}, max {high})")
+    if samples.times.size:
+        lines.append(f"time range: {samples.times.min():.6f} .. {samples.times.max():.6f} s")
+        lines.append(f"channel range: {int(samples.units.min())} .. {int(samples.units.max())} "
+                     f"(of {channels})")
+    else:
+        lines.append("time range: (no spikes)")
+        lines.append("channel range: (no spikes)")
+    if samples.speakers is not None and samples.speakers.size:
+        lines.append(f"speakers: {np.unique(samples.speakers).size}")
+    return "\n".join(lines)
+
+
+def _info(args: argparse.Namespace) -> int:
+    print(format_info(args.file, args.channels))
+    return 0

@@ -1,0 +1,229 @@
+"""Spike-event processors: dense binning, channel pooling, channel jitter.
+
+Pure functions on flat arrays (all samples at once, vectorised with ``np.bincount``) plus
+frozen dataclasses that wrap them, as tonic's transforms do.
+
+Binning convention (explicit, no spike dropped): with window ``dt_us`` and maximum time
+``t_max_us`` (both integer microseconds) there are ``T = ceil(t_max_us / dt_us)`` bins;
+bin ``k`` holds ``k * dt_us <= t < (k + 1) * dt_us``. A spike at exactly ``t_max_us`` goes
+in the last bin (tonic's ``ToFrame`` drops it). A spike after ``t_max_us``, a negative time
+or a unit >= channels raises :class:`~neuromark.errors.DataError` naming the file and the
+sample. Times are the event dtype's int64 microseconds (floor of seconds * 1e6).
+
+Pooling 700 -> 70 channels (sum over 10 neighbouring channels) and channel jitter
+(sigma_u = 20 channels) follow Cramer et al. (2020), IEEE TNNLS,
+https://doi.org/10.1109/TNNLS.2020.3044364 (Secs. IV-V).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from neuromark.data.events import seconds_to_us
+from neuromark.data.hdf5_spikes import SpikeSamples
+from neuromark.errors import DataError
+
+#: Largest dense block (elements) counted by one ``np.bincount`` call.
+_CHUNK_ELEMENTS = 1 << 24
+
+
+def n_bins(dt_us: int, t_max_us: int) -> int:
+    """Number of time bins ``ceil(t_max_us / dt_us)`` (at least 1)."""
+    if dt_us <= 0 or t_max_us <= 0:
+        raise ValueError(f"dt_us and t_max_us must be positive, got {dt_us} and {t_max_us}")
+    return max(1, math.ceil(t_max_us / dt_us))
+
+
+def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us: int, t_max_us: int,
+             channels: int, dtype: Any = np.float32, name: str = "<memory>") -> np.ndarray:
+    """Bin flat spike arrays of N samples into dense counts of shape (N, T, channels).
+
+    Args:
+        t_us: (S,) int64 spike times in microseconds, all samples concatenated.
+        units: (S,) channel indices.
+        offsets: (N+1,) sample boundaries into ``t_us``/``units``.
+        dt_us, t_max_us: bin width and maximum time in microseconds (see module docstring).
+        channels: number of channels (units must be below it).
+        dtype: output dtype; integer dtypes are checked for overflow.
+        name: file name used in error messages.
+
+    Raises:
+        DataError: a time < 0 or > t_max_us, a unit outside 0..channels-1, or a count that
+            does not fit ``dtype``, naming the file and the sample.
+    """
+    n = offsets.shape[0] - 1
+    steps = n_bins(dt_us, t_max_us)
+    t_us = np.asarray(t_us, dtype=np.int64)
+    units = np.asarray(units)
+
+    def sample_of(pos: int) -> int:
+        return int(np.searchsorted(offsets, pos, side="right") - 1)
+
+    if t_us.size:
+        bad = np.flatnonzero((t_us < 0) | (t_us > t_max_us))
+        if bad.size:
+            pos = int(bad[0])
+            raise DataError(f"{name}: sample {sample_of(pos)}: spike at {t_us[pos]} us is outside "
+                            f"[0, t_max={t_max_us} us] ({bad.size} spike(s) out of range); "
+                            "raise t_max")
+        bad = np.flatnonzero((units < 0) | (units >= channels))
+        if bad.size:
+            pos = int(bad[0])
+            raise DataError(f"{name}: sample {sample_of(pos)}: unit {int(units[pos])} is not below "
+                            f"channels={channels}")
+    bins = np.minimum(t_us // dt_us, steps - 1)
+    cell = bins * channels + units.astype(np.int64)  # index within one sample's (T, C) block
+    out = np.empty((n, steps, channels), dtype=dtype)
+    per_sample = steps * channels
+    chunk = max(1, _CHUNK_ELEMENTS // per_sample)
+    info = np.iinfo(dtype) if np.issubdtype(np.dtype(dtype), np.integer) else None
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        lo, hi = offsets[start], offsets[stop]
+        sample = np.repeat(np.arange(stop - start, dtype=np.int64), np.diff(offsets[start:stop + 1]))
+        counts = np.bincount(sample * per_sample + cell[lo:hi], minlength=(stop - start) * per_sample)
+        if info is not None and counts.size and counts.max() > info.max:
+            worst = start + int(np.argmax(counts) // per_sample)
+            raise DataError(f"{name}: sample {worst}: {int(counts.max())} spikes in one bin do not fit "
+                            f"{np.dtype(dtype).name}; use a wider dtype")
+        out[start:stop] = counts.reshape(stop - start, steps, channels)
+    return out
+
+
+def pool_units(units: np.ndarray, factor: int) -> np.ndarray:
+    """Channel index after summing ``factor`` neighbouring channels: ``unit // factor``."""
+    return (np.asarray(units) // factor).astype(np.asarray(units).dtype)
+
+
+def pool_dense(frames: Any, factor: int) -> Any:
+    """Sum groups of ``factor`` neighbouring channels of (..., C) numpy or torch frames."""
+    channels = frames.shape[-1]
+    if channels % factor:
+        raise ValueError(f"{channels} channels are not divisible by the pooling factor {factor}")
+    return frames.reshape(*frames.shape[:-1], channels // factor, factor).sum(-1)
+
+
+def jitter_units(units: np.ndarray, offsets: np.ndarray, *, sigma: float, channels: int,
+                 rng: np.random.Generator, per: Literal["sample", "spike"] = "sample"
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Shift channel indices by rounded Gaussian offsets (std ``sigma`` channels).
+
+    ``per="sample"`` draws one shift per sample (all its spikes move together, the channel
+    augmentation of Cramer et al. 2020); ``per="spike"`` draws one per spike.
+    Returns ``(new_units, keep)``: spikes shifted outside 0..channels-1 are removed
+    (``keep`` is False for them), since no such channel exists.
+    """
+    n = offsets.shape[0] - 1
+    counts = np.diff(offsets)
+    if per == "sample":
+        shift = np.repeat(np.rint(rng.normal(0.0, sigma, n)).astype(np.int64), counts)
+    elif per == "spike":
+        shift = np.rint(rng.normal(0.0, sigma, int(offsets[-1]))).astype(np.int64)
+    else:
+        raise ValueError(f"per must be 'sample' or 'spike', got {per!r}")
+    moved = np.asarray(units, dtype=np.int64) + shift
+    keep = (moved >= 0) & (moved < channels)
+    return moved, keep
+
+
+@dataclass(frozen=True)
+class BinSpikes:
+    """Dense binning to (T, channels) counts; see the module docstring for the convention.
+
+    Example:
+        >>> import numpy as np
+        >>> from neuromark.data.events import make_events
+        >>> BinSpikes(dt_us=1000, t_max_us=3000, channels=4)(make_events([0.0, 0.003], [1, 2]))
+        array([[0., 1., 0., 0.],
+               [0., 0., 0., 0.],
+               [0., 0., 1., 0.]], dtype=float32)
+    """
+
+    dt_us: int
+    t_max_us: int
+    channels: int = 700
+    dtype: Any = np.float32
+
+    @property
+    def steps(self) -> int:
+        return n_bins(self.dt_us, self.t_max_us)
+
+    def __call__(self, events: np.ndarray) -> np.ndarray:
+        """One sample's events (EVENT_DTYPE) -> (T, channels)."""
+        offsets = np.array([0, events.shape[0]], dtype=np.int64)
+        return bin_flat(events["t"], events["unit"], offsets, dt_us=self.dt_us, t_max_us=self.t_max_us,
+                        channels=self.channels, dtype=self.dtype)[0]
+
+    def bin_samples(self, samples: SpikeSamples) -> np.ndarray:
+        """All samples of a file -> (N, T, channels), in one vectorised pass."""
+        return bin_flat(seconds_to_us(samples.times), samples.units, samples.offsets, dt_us=self.dt_us,
+                        t_max_us=self.t_max_us, channels=self.channels, dtype=self.dtype,
+                        name=samples.name)
+
+
+@dataclass(frozen=True)
+class PoolChannels:
+    """Sum ``factor`` neighbouring channels (700 -> 70 with factor 10).
+
+    Called on events (EVENT_DTYPE), it maps ``unit -> unit // factor``; called on dense
+    (..., C) frames, it sums channel groups; as a preprocessor ``(data, targets)`` it pools
+    ``data`` and passes ``targets`` through.
+    """
+
+    factor: int = 10
+
+    def __call__(self, data: Any, targets: Any = None) -> Any:
+        if isinstance(data, np.ndarray) and data.dtype.names is not None:
+            out = data.copy()
+            out["unit"] = pool_units(data["unit"], self.factor)
+            pooled: Any = out
+        else:
+            pooled = pool_dense(data, self.factor)
+        return pooled if targets is None else (pooled, targets)
+
+    def pool_samples(self, samples: SpikeSamples) -> SpikeSamples:
+        """Pooled copy of a whole file's samples (channels divided by ``factor``)."""
+        if samples.channels % self.factor:
+            raise ValueError(f"{samples.channels} channels are not divisible by {self.factor}")
+        return SpikeSamples(samples.times, pool_units(samples.units, self.factor), samples.offsets,
+                            samples.labels, samples.speakers, samples.keys, samples.meta_info,
+                            samples.channels // self.factor, samples.path)
+
+
+@dataclass(frozen=True)
+class ChannelJitter:
+    """Seeded channel jitter (augmentation): shift units by N(0, sigma^2) channels, rounded.
+
+    Randomness comes only from ``rng`` (an explicit ``np.random.Generator``).
+    ``per="sample"`` shifts all spikes of a sample together; ``per="spike"`` independently.
+    Spikes shifted outside the channel range are removed.
+    """
+
+    rng: np.random.Generator
+    sigma: float = 20.0
+    channels: int = 700
+    per: Literal["sample", "spike"] = "sample"
+
+    def __call__(self, events: np.ndarray) -> np.ndarray:
+        offsets = np.array([0, events.shape[0]], dtype=np.int64)
+        moved, keep = jitter_units(events["unit"], offsets, sigma=self.sigma, channels=self.channels,
+                                   rng=self.rng, per=self.per)
+        out = events[keep].copy()
+        out["unit"] = moved[keep]
+        return out
+
+    def jitter_samples(self, samples: SpikeSamples) -> SpikeSamples:
+        """Jittered copy of a whole file's samples."""
+        moved, keep = jitter_units(samples.units, samples.offsets, sigma=self.sigma,
+                                   channels=samples.channels, rng=self.rng, per=self.per)
+        sample = np.repeat(np.arange(len(samples)), samples.counts())
+        kept_counts = np.bincount(sample[keep], minlength=len(samples))
+        offsets = np.zeros(len(samples) + 1, dtype=np.int64)
+        np.cumsum(kept_counts, out=offsets[1:])
+        return SpikeSamples(samples.times[keep], moved[keep].astype(np.uint16), offsets, samples.labels,
+                            samples.speakers, samples.keys, samples.meta_info, samples.channels,
+                            samples.path)
