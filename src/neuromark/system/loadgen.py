@@ -143,8 +143,6 @@ class LoadGenRun:
     summary: dict[str, Any]
     requested: dict[str, Any]
     response_dtype: str
-    queries: int = 0
-    samples: int = 0
     failure: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -156,41 +154,58 @@ class _Bridge:
         self.sut = sut
         self.lg = lg
         self.dtype = np.dtype(sut.response_dtype)
+        self._response = lg.QuerySampleResponse
+        self._complete = lg.QuerySamplesComplete
         self.failure: str | None = None
-        self.queries = 0
-        self.samples = 0
 
-    def issue_query(self, query_samples: list[Any]) -> None:
-        lg = self.lg
-        self.queries += 1
+    def issue_query(self, ids: list[int], indices: list[int]) -> None:
+        """LoadGen's fast issue callback: response ids and sample indices as plain ints."""
         if self.failure is not None:  # drain the rest of the test quickly
-            lg.QuerySamplesComplete([lg.QuerySampleResponse(q.id, 0, 0) for q in query_samples])
+            self._drain(ids)
             return
         try:
-            indices = [q.index for q in query_samples]
             outs = self.sut.issue(indices)
-            if len(outs) != len(indices):
-                raise SUTFailure(f"SUT {self.sut.name!r} returned {len(outs)} responses for "
-                                 f"{len(indices)} samples (sample indices {indices[:8]})")
+            if len(outs) != len(ids):
+                self._bad_count(indices, outs)
             dtype = self.dtype
+            if len(ids) == 1:  # SingleStream / Server: the short path
+                out = outs[0]
+                if out.__class__ is not np.ndarray or (out.dtype is not dtype and out.dtype != dtype):
+                    self._bad_response(indices[0], out)
+                size = out.nbytes
+                self._complete([self._response(ids[0], self._address(indices[0], out) if size else 0, size)])
+                return
             responses = []
-            for q, out in zip(query_samples, outs):
-                if not isinstance(out, np.ndarray) or out.dtype != dtype:
-                    got = out.dtype.str if isinstance(out, np.ndarray) else type(out).__name__
-                    raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {q.index} has "
-                                     f"dtype {got}, expected the declared {dtype.str}")
-                if not out.flags.c_contiguous:
-                    raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {q.index} is "
-                                     "not C-contiguous")
-                responses.append(lg.QuerySampleResponse(q.id, out.ctypes.data, out.nbytes))
-            self.samples += len(indices)
-            lg.QuerySamplesComplete(responses)  # ``outs`` stays referenced until this returns
-        except Exception as exc:  # noqa: BLE001 - reported after the test, with the logs
-            where = [q.index for q in query_samples][:8]
+            for rid, index, out in zip(ids, indices, outs):
+                if out.__class__ is not np.ndarray or (out.dtype is not dtype and out.dtype != dtype):
+                    self._bad_response(index, out)
+                size = out.nbytes
+                responses.append(self._response(rid, self._address(index, out) if size else 0, size))
+            self._complete(responses)  # ``outs`` stays referenced until this returns
+        except Exception as exc:  # reported after the test, with the logs
             self.failure = (str(exc) if isinstance(exc, SUTFailure) else
                             f"SUT {self.sut.name!r} raised {type(exc).__name__} on sample "
-                            f"indices {where}: {exc}")
-            lg.QuerySamplesComplete([lg.QuerySampleResponse(q.id, 0, 0) for q in query_samples])
+                            f"indices {list(indices[:8])}: {exc}")
+            self._drain(ids)
+
+    def _address(self, index: int, out: np.ndarray) -> int:
+        if not out.flags.c_contiguous:
+            raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {index} is not C-contiguous")
+        return out.ctypes.data
+
+    def _bad_count(self, indices: list[int], outs: Sequence[Any]) -> None:
+        raise SUTFailure(f"SUT {self.sut.name!r} returned {len(outs)} responses for "
+                         f"{len(indices)} samples (sample indices {list(indices[:8])})")
+
+    def _bad_response(self, index: int, out: Any) -> None:
+        if isinstance(out, np.ndarray) and out.dtype == self.dtype:
+            return  # an ndarray subclass of the right dtype is fine
+        got = out.dtype.str if isinstance(out, np.ndarray) else type(out).__name__
+        raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {index} has "
+                         f"dtype {got}, expected the declared {self.dtype.str}")
+
+    def _drain(self, ids: list[int]) -> None:
+        self._complete([self._response(rid, 0, 0) for rid in ids])
 
     def flush(self) -> None:
         pass
@@ -217,7 +232,7 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
     log_settings = lg.LogSettings()
     log_settings.log_output = out
     log_settings.enable_trace = False
-    sut_handle = lg.ConstructSUT(bridge.issue_query, bridge.flush)
+    sut_handle = lg.ConstructFastSUT(bridge.issue_query, bridge.flush)
     qsl_handle = lg.ConstructQSL(library.total_count, library.performance_count,
                                  library.load, library.unload)
     try:
@@ -225,10 +240,10 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
                                     log_settings)
     finally:
         lg.DestroyQSL(qsl_handle)
-        lg.DestroySUT(sut_handle)
+        lg.DestroyFastSUT(sut_handle)
     run = LoadGenRun(log_dir=log_dir, summary=summarize(log_dir), requested=settings.model_dump(),
-                     response_dtype=bridge.dtype.str, queries=bridge.queries,
-                     samples=bridge.samples, failure=bridge.failure)
+                     response_dtype=bridge.dtype.str,
+                     failure=bridge.failure)
     if bridge.failure and raise_on_failure:
         raise SUTFailure(f"{bridge.failure}; LoadGen logs kept in {log_dir}")
     return run

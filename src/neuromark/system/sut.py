@@ -119,9 +119,11 @@ class NullSUT:
     name = "null"
     response_dtype = "<f4"
     _EMPTY = np.empty(0, dtype="<f4")
+    _ONE = (_EMPTY,)
 
-    def issue(self, sample_indices: Sequence[int]) -> list[np.ndarray]:
-        return [self._EMPTY] * len(sample_indices)
+    def issue(self, sample_indices: Sequence[int]) -> Sequence[np.ndarray]:
+        n = len(sample_indices)
+        return self._ONE if n == 1 else [self._EMPTY] * n
 
 
 class SleepSUT:
