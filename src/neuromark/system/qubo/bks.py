@@ -124,6 +124,7 @@ class BKSTable:
                 handle.write(self.to_csv())
                 handle.flush()
                 os.fsync(handle.fileno())
+            os.chmod(tmp, 0o644)  # mkstemp makes it private; the table is a shared file
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

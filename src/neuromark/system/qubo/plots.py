@@ -69,7 +69,8 @@ def plot_tts(entries: list[dict[str, Any]], path: Path) -> Path | None:
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(gaps))], [f"gap <= {g}" for g in gaps])
     ax.set_yscale("log")
     ax.set_ylabel("median time to solution (s)")
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     ax.set_title("QUBO MIS: time to solution")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
