@@ -74,20 +74,22 @@ def power_trace(timeline: Mapping[str, Any], windows: Mapping[str, tuple[float, 
 def workflow_diagram(path: str | Path, notes: Mapping[str, str] | None = None,
                      steps: Sequence[str] = WORKFLOW) -> Path:
     """Boxes and arrows for the submission workflow; ``notes[step]`` is printed under a box
-    (e.g. "MFE, 40 mel bands, CPU" or "not used")."""
+    (e.g. "MFE, 40 mel bands, CPU"; a note starting "not used" greys the box out)."""
+    import textwrap
+
     plt = _plt()
     notes = notes or {}
-    fig, ax = plt.subplots(figsize=(2.1 * len(steps), 2.0))
+    fig, ax = plt.subplots(figsize=(2.1 * len(steps), 2.6))
     ax.set_xlim(0, len(steps))
     ax.set_ylim(0, 1)
     ax.axis("off")
     for i, step in enumerate(steps):
-        used = notes.get(step, "") != "not used"
+        used = not notes.get(step, "").startswith("not used")
         ax.add_patch(plt.Rectangle((i + 0.08, 0.45), 0.84, 0.4, fc="#dbe9f6" if used else "#eeeeee",
                                    ec="#335577" if used else "#999999"))
         ax.text(i + 0.5, 0.65, step.replace(" ", "\n", 1), ha="center", va="center", fontsize=8)
         if notes.get(step):
-            ax.text(i + 0.5, 0.3, notes[step], ha="center", va="top", fontsize=7, wrap=True,
+            ax.text(i + 0.5, 0.4, textwrap.fill(notes[step], 24), ha="center", va="top", fontsize=7,
                     color="#333333" if used else "#999999")
         if i < len(steps) - 1:
             ax.annotate("", xy=(i + 1.08, 0.65), xytext=(i + 0.92, 0.65),

@@ -1,0 +1,31 @@
+"""``neuromark report RESULTS --system system.yaml [--out DIR]``: the system-track submission
+report (Markdown + PNGs) from system-track results and the submitter's system description."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write the NeuroBench system-track submission report",
+        description="Write submission.md + PNGs from system-track results (a JSON file or a "
+                    "results folder) and a system description YAML.")
+    parser.add_argument("results", type=Path, metavar="RESULTS")
+    parser.add_argument("--system", type=Path, required=True, metavar="system.yaml",
+                        help="system description (architecture, algorithm, workflow, timing, power)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: RESULTS folder / submission)")
+    parser.set_defaults(func=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from neuromark.report.system_report import load_description, load_results, write_submission
+
+    system = load_description(args.system)
+    results = load_results(args.results)
+    base = args.results if args.results.is_dir() else args.results.parent
+    target = write_submission(results, system, args.out or base / "submission")
+    print(f"wrote {target} ({len(results)} result file(s))")
+    return 0

@@ -1,0 +1,185 @@
+"""The NeuroBench system-track submission report: Markdown + PNGs.
+
+``write_submission(results, system, out_dir)`` writes ``submission.md`` with the sections
+the system track asks for (NeuroBench, Yik et al. 2025, system track submission rules):
+system architecture; algorithm; workflow diagram (data initialisation → host
+pre-processing → data loading → on-device pre-processing → inference → post-processing);
+timing measurement; power measurement (devices, components, sample rate); results with a
+latency histogram (p50/p90/p99 marked) and the power trace with idle/active windows shaded.
+The submitter describes the system in a YAML file (:class:`SystemDescription`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from neuromark.config import ConfigFile, StrictModel, load_config, validate
+from neuromark.errors import DataError
+from neuromark.results import Results
+from neuromark.system.plots import WORKFLOW, latency_histogram, power_trace, workflow_diagram
+from neuromark.system.timing import decode_ns
+
+
+class Hardware(StrictModel):
+    processor: str
+    memory: str = ""
+    accelerator: str = "none"
+    board: str = ""
+
+
+class PowerDescription(StrictModel):
+    description: str = ""
+    devices: list[str] = Field(default_factory=list)
+    components: list[str] = Field(default_factory=list)
+    sample_rate_hz: float | None = Field(None, gt=0)
+
+
+class SystemDescription(StrictModel):
+    """``system.yaml``: what the submitter states about the system (free text where needed)."""
+
+    name: str
+    architecture: str
+    hardware: Hardware
+    software: str = ""
+    algorithm: str
+    workflow: dict[str, str] = Field(default_factory=dict,
+                                     description="step -> what happens there, or 'not used'")
+    timing: str = ""
+    power: PowerDescription = PowerDescription()
+
+
+def load_description(path: str | Path) -> SystemDescription:
+    """Load and validate ``system.yaml``; unknown workflow steps are errors naming the line."""
+    config: ConfigFile = load_config(path)
+    desc = validate(SystemDescription, config.data, config)
+    unknown = [k for k in desc.workflow if k not in WORKFLOW]
+    if unknown:
+        raise DataError(f"{config.where(('workflow', unknown[0]))}: workflow step {unknown[0]!r} is "
+                        f"not one of: {', '.join(WORKFLOW)}")
+    return desc
+
+
+def load_results(path: str | Path) -> list[Results]:
+    """System-track results from a JSON file or every JSON file in a folder."""
+    target = Path(path)
+    files = sorted(target.glob("*.json")) if target.is_dir() else [target]
+    if not files or not all(f.is_file() for f in files):
+        raise DataError(f"no results JSON found at {target}")
+    out = [r for r in (Results.load(f) for f in files) if "loadgen" in r.details]
+    if not out:
+        raise DataError(f"{target}: no system-track results (made by 'neuromark system run') in "
+                        f"{', '.join(f.name for f in files)}")
+    return out
+
+
+def _fmt(x: Any, scale: float = 1.0, digits: int = 4) -> str:
+    return f"{x * scale:.{digits}g}" if isinstance(x, (int, float)) else "–"
+
+
+def _timing_table(timing: dict[str, dict[str, float]]) -> list[str]:
+    lines = ["| stage | n | mean ± SE (ms) | median | p90 | p99 | min | max |",
+             "|---|---|---|---|---|---|---|---|"]
+    for stage, s in timing.items():
+        lines.append(f"| {stage} | {s['n']} | {_fmt(s['mean_s'], 1e3)} ± {_fmt(s['stderr_s'], 1e3, 2)} | "
+                     + " | ".join(_fmt(s[k], 1e3) for k in ("median_s", "p90_s", "p99_s", "min_s", "max_s"))
+                     + " |")
+    return lines
+
+
+def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
+    d = res.details
+    lines = [f"### {res.benchmark.id} (v{res.benchmark.version})", ""]
+    lines += ["| metric | value |", "|---|---|"]
+    for name, score in res.scores.items():
+        err = f" ± {_fmt(score.error)}" if isinstance(score.error, (int, float)) else ""
+        lines.append(f"| {name} | {_fmt(score.value) if not isinstance(score.value, str) else score.value}"
+                     f"{err} {score.unit} |")
+    lines.append("")
+    if "timing" in d:
+        lines += ["Per-sample timings (batch size 1; pre-processing and inference timed separately):", ""]
+        lines += _timing_table(d["timing"]) + [""]
+        raw = {k: decode_ns(v) for k, v in d.get("raw_timings_ns", {}).items()}
+        if raw:
+            png = latency_histogram(raw, out_dir / f"{tag}_latency.png", f"{res.benchmark.id}: latency")
+            lines += [f"![latency histogram]({png.name})", ""]
+    for mode, lg in d["loadgen"].items():
+        lat = lg.get("latency_s", {})
+        pct = ", ".join(f"p{k} {_fmt(v, 1e3)} ms" for k, v in lat.get("percentiles_s", {}).items())
+        lines += [f"LoadGen {lg.get('scenario')} / {mode}: **{lg.get('validity') or 'n/a'}**"
+                  + (f" ({'; '.join(lg['invalid_reasons'])})" if lg.get("invalid_reasons") else "")
+                  + f"; {lg.get('query_count')} queries; mean {_fmt(lat.get('mean_s'), 1e3)} ms; {pct}; "
+                  f"power_begin {lg.get('power_begin')}, power_end {lg.get('power_end')}; "
+                  f"logs `{lg.get('log_dir')}`.", ""]
+    power = d.get("power")
+    if power:
+        lines += ["| window | duration (s) | meter samples | mean power (W) | dynamic (W) | J/inference "
+                  "| dynamic J/inference |", "|---|---|---|---|---|---|---|"]
+        rows = [("idle", power["idle"])] + list(power["active"].items())
+        for name, w in rows:
+            lines.append(f"| {name} | {_fmt(w['duration_s'])} | {w['meter_samples']} | "
+                         f"{_fmt(w['mean_power_w'])} | {_fmt(w.get('dynamic_power_w'))} | "
+                         f"{_fmt(w.get('energy_per_inference_j'))} | "
+                         f"{_fmt(w.get('dynamic_energy_per_inference_j'))} |")
+        lines.append("")
+        timeline = d.get("power_timeline")
+        if timeline and timeline.get("t_s"):
+            windows = {name: (w["t0_s"], w["t1_s"]) for name, w in rows}
+            png = power_trace(timeline, windows, out_dir / f"{tag}_power.png", f"{res.benchmark.id}: power")
+            lines += [f"![power trace]({png.name})", ""]
+    for flag in d.get("flags", []):
+        lines.append(f"- **flag:** {flag}")
+    lines.append("")
+    return lines
+
+
+def write_submission(results: Sequence[Results], system: SystemDescription, out_dir: str | Path) -> Path:
+    """Write ``out_dir/submission.md`` and its PNGs; returns the Markdown path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    hw = system.hardware
+    flow = workflow_diagram(out / "workflow.png", system.workflow)
+    lines = [f"# NeuroBench system-track submission: {system.name}", "",
+             "## System architecture", "", system.architecture, "",
+             f"- processor: {hw.processor}", f"- memory: {hw.memory or '–'}",
+             f"- accelerator: {hw.accelerator}", f"- board: {hw.board or '–'}",
+             f"- software: {system.software or '–'}", "",
+             "## Algorithm", "", system.algorithm, "",
+             "## Workflow", "", f"![workflow]({flow.name})", ""]
+    lines += [f"- **{step}**: {system.workflow.get(step, '–')}" for step in WORKFLOW] + [""]
+    lines += ["## Timing measurement", "", system.timing or "–", ""]
+    for res in results:
+        d = res.details
+        lg = next(iter(d["loadgen"].values()))
+        res_ns = d.get("timer_resolution_ns", {})
+        lines.append(f"- {res.benchmark.id}: MLPerf LoadGen {lg.get('loadgen_version') or ''} scenario "
+                     f"{lg.get('scenario')}, batch size 1, {d.get('warmup_samples', 0)} warm-up samples; "
+                     f"clock `time.perf_counter_ns` (measured step {_fmt(res_ns.get('min_step_ns'))} ns, "
+                     f"declared {_fmt(res_ns.get('declared_ns'))} ns); requested settings "
+                     f"`{res.config.get('loadgen')}`; effective min queries "
+                     f"{lg.get('effective', {}).get('min_query_count')}, min duration "
+                     f"{lg.get('effective', {}).get('min_duration_ms')} ms.")
+    lines += ["", "## Power measurement", "", system.power.description or "–", "",
+              f"- devices: {', '.join(system.power.devices) or '–'}",
+              f"- components included: {', '.join(system.power.components) or '–'}",
+              f"- sample rate: {_fmt(system.power.sample_rate_hz)} Hz", ""]
+    for res in results:
+        meter = res.details.get("power_meter", {})
+        if meter.get("measured"):
+            lines.append(f"- {res.benchmark.id}: meter {meter.get('name')}, components "
+                         f"{', '.join(meter.get('components', []))}, {_fmt(meter.get('sample_rate_hz'))} "
+                         "samples/s; protocol: idle window, active windows, dynamic = active − idle, "
+                         "energy/inference = power × mean latency"
+                         + (" (amortised stream mode)" if res.details.get("power", {}).get("amortised")
+                            else "") + ".")
+        else:
+            lines.append(f"- {res.benchmark.id}: energy not measured: {meter.get('reason', 'no meter')}.")
+    lines += ["", "## Results", ""]
+    for i, res in enumerate(results):
+        lines += _section_results(res, out, f"r{i}")
+    target = out / "submission.md"
+    target.write_text("\n".join(lines))
+    return target

@@ -1,0 +1,77 @@
+"""Submission report: sections, plots, power windows, bad system descriptions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neuromark.cli import main
+from neuromark.config import parse_yaml
+from neuromark.errors import ConfigError, DataError
+from neuromark.report.system_report import load_description, load_results
+from neuromark.system.run import TASK
+from neuromark.system.timing import now_s
+
+pytest.importorskip("mlperf_loadgen")
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "docs/system_track_example_system.yaml"
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sys")
+    t = np.arange(now_s() - 1.0, now_s() + 120.0, 0.002)
+    (tmp / "trace.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},2.0" for v in t))
+    text = ("task: system\nname: toy-sleep\nsut:\n  kind: sleep\n  sleep_s: 0.0002\nloadgen:\n"
+            "  min_query_count: 50\n  min_duration_s: 0\n  expected_latency_s: 0.0005\n"
+            "power:\n  meter: csv\n  csv: trace.csv\n  offset_s: 0\n  idle_s: 0.1\n  active_s: 0.1\n")
+    res = TASK.run(parse_yaml(text, tmp / "toy.yaml"), tmp / "toy")[0]
+    res.save(tmp / f"{res.benchmark.id}.json")
+    return tmp
+
+
+def test_report_cli_writes_all_sections(results_dir, capsys):
+    out = results_dir / "sub"
+    assert main(["report", str(results_dir), "--system", str(EXAMPLE), "--out", str(out)]) == 0
+    text = (out / "submission.md").read_text()
+    for heading in ("## System architecture", "## Algorithm", "## Workflow", "## Timing measurement",
+                    "## Power measurement", "## Results"):
+        assert heading in text
+    assert "![workflow](workflow.png)" in text and "![latency histogram](r0_latency.png)" in text
+    assert "![power trace](r0_power.png)" in text
+    assert "amortised stream mode" in text  # the sleep SUT has no stages: one stream window
+    assert "| idle | 0.1" in text
+    for png in ("workflow.png", "r0_latency.png", "r0_power.png"):
+        assert (out / png).stat().st_size > 1000
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_amortised_energy_is_stream_energy_over_count(results_dir):
+    res = load_results(results_dir)[0]
+    stream = res.details["power"]["active"]["stream"]
+    assert stream["mean_power_w"] == pytest.approx(2.0)
+    assert stream["energy_per_inference_j"] == pytest.approx(stream["energy_j"] / stream["inferences"])
+    assert res["stream_dynamic_power"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_bad_system_description(tmp_path):
+    bad = tmp_path / "s.yaml"
+    bad.write_text("name: x\narchitecture: y\nhardware:\n  processor: z\nalgorithm: a\n"
+                   "workflow:\n  inference: CNN\n  teleport: beam\n")
+    with pytest.raises(DataError, match=r"s.yaml:8: workflow step 'teleport' is not one of"):
+        load_description(bad)
+    bad.write_text("name: x\nhardware:\n  processor: z\nalgorithm: a\n")
+    with pytest.raises(ConfigError, match="architecture: Field required"):
+        load_description(bad)
+
+
+def test_report_needs_system_results(tmp_path):
+    from neuromark.results import Results, Score
+
+    Results(scores={"x": Score(1.0)}).save(tmp_path / "algo.json")
+    with pytest.raises(DataError, match="no system-track results"):
+        load_results(tmp_path)
+    with pytest.raises(DataError, match="no results JSON found"):
+        load_results(tmp_path / "empty")
