@@ -1,0 +1,232 @@
+"""Mackey-Glass forecasting baselines: an echo state network and an LSTM (NeuroBench, Methods).
+
+Both models are ``nn.Module`` s with two modes:
+
+- teacher forcing (``forecast = False``): ``forward(x)`` with ``x`` of shape (T, 1) takes the
+  ground truth f(t) as input at every step and returns predictions of f(t+dt), (T, 1);
+- forecast (``forecast = True``): ``forward(x)`` ignores the values of ``x`` (only its length
+  T is used), feeds back its own previous prediction for T steps and returns (T, 1). The
+  first input is the prediction made at the last training step.
+
+Their weights live in ``nn.Linear`` / ``nn.LSTM`` layers and their non-linearities in
+``nn.Tanh`` / ``nn.ReLU`` modules, so the harness's probes count every per-step operation.
+The state persists between ``forward`` calls and is cleared only by :meth:`clear_state`
+(deliberately not ``reset_state``, which the runner calls before each batch).
+
+References:
+    Jaeger (2001), "The echo state approach to analysing and training recurrent neural
+    networks", GMD Report 148; Lukoševičius (2012), "A practical guide to applying echo state
+    networks" (ridge readout). Hochreiter & Schmidhuber (1997), LSTM. Yik et al. (2025),
+    NeuroBench, Nature Communications 16:1545 (eq. 21: ridge readout; baseline sizes).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from pydantic import Field
+from torch import Tensor, nn
+
+from neuromark.config import StrictModel
+
+
+class ESNParams(StrictModel):
+    """ESN hyperparameters (tuned on tau=17 only)."""
+
+    reservoir_size: int = Field(186, gt=0)
+    connection_probability: float = Field(0.11, gt=0, le=1)
+    spectral_radius: float = Field(1.0, gt=0)
+    leak: float = Field(0.3, gt=0, le=1, description="alpha in r = (1-a) r + a tanh(...)")
+    input_scale: float = Field(0.5, gt=0, description="beta, scales W_in [1; f]")
+    recurrent_scale: float = Field(1.0, gt=0, description="gamma, scales W r")
+    ridge: float = Field(1e-8, ge=0, description="ridge penalty of the readout fit")
+    warmup: int = Field(100, ge=0, description="training steps left out of the readout fit")
+
+
+class LSTMParams(StrictModel):
+    """LSTM hyperparameters (tuned on tau=17 only)."""
+
+    window: int = Field(50, gt=0, description="memory buffer: last `window` points as input")
+    hidden_size: int = Field(100, gt=0)
+    epochs: int = Field(200, gt=0)
+    learning_rate: float = Field(0.01, gt=0)
+    weight_decay: float = Field(0.0, ge=0)
+
+
+def sparse_reservoir(size: int, probability: float, spectral_radius: float,
+                     generator: torch.Generator, dtype: torch.dtype = torch.float64) -> Tensor:
+    """(size, size) matrix: N(0,1) entries kept with ``probability``, scaled to ``spectral_radius``.
+
+    Zeros stay exact zeros (scaling multiplies them by a constant).
+    """
+    weights = torch.randn(size, size, generator=generator, dtype=torch.float64)
+    mask = torch.rand(size, size, generator=generator, dtype=torch.float64) < probability
+    weights = weights * mask
+    radius = torch.linalg.eigvals(weights).abs().max().item()
+    if radius > 0:
+        weights = weights * (spectral_radius / radius)
+    return weights.to(dtype)
+
+
+class EchoStateNetwork(nn.Module):
+    """Leaky tanh reservoir with a ridge-regression readout (NeuroBench ESN baseline).
+
+    r(t) = (1-a) r(t-1) + a tanh(g W r(t-1) + b W_in [1; f(t)]),  y(t) = W_out [1; f(t); r(t)].
+    ``w_rec`` holds g W and ``w_in`` holds b W_in (scales folded in; ``w_rec``'s zeros are
+    exact). ``fit`` computes W_out in closed form (NeuroBench eq. 21).
+
+    Args:
+        params: :class:`ESNParams`.
+        seed: seed of W_in (uniform in [-1, 1]) and W.
+    """
+
+    def __init__(self, params: ESNParams | None = None, seed: int = 0,
+                 dtype: torch.dtype = torch.float64) -> None:
+        super().__init__()
+        self.params = p = params or ESNParams()
+        gen = torch.Generator().manual_seed(seed)
+        n = p.reservoir_size
+        self.w_in = nn.Linear(2, n, bias=False, dtype=dtype)
+        self.w_rec = nn.Linear(n, n, bias=False, dtype=dtype)
+        self.w_out = nn.Linear(n + 2, 1, bias=False, dtype=dtype)
+        self.activation = nn.Tanh()
+        with torch.no_grad():
+            w_in = torch.rand(n, 2, generator=gen, dtype=torch.float64) * 2 - 1
+            self.w_in.weight.copy_(p.input_scale * w_in)
+            w = sparse_reservoir(n, p.connection_probability, p.spectral_radius, gen)
+            self.w_rec.weight.copy_(p.recurrent_scale * w)
+            self.w_out.weight.zero_()
+        self.register_buffer("reservoir", torch.zeros(n, dtype=dtype))
+        self.register_buffer("prior", torch.zeros(1, dtype=dtype))
+        self.forecast = False
+        self.requires_grad_(False)
+
+    def clear_state(self) -> None:
+        """Zero the reservoir and the fed-back prediction."""
+        self.reservoir.zero_()
+        self.prior.zero_()
+
+    def _update(self, f: Tensor) -> Tensor:
+        """One reservoir step on input f (shape (1,)); returns [1; f; r] (shape (n+2,))."""
+        one = torch.ones_like(f)
+        a = self.params.leak
+        drive = self.w_rec(self.reservoir) + self.w_in(torch.cat([one, f]))
+        self.reservoir = (1 - a) * self.reservoir + a * self.activation(drive)
+        return torch.cat([one, f, self.reservoir])
+
+    def forward(self, x: Tensor) -> Tensor:
+        """(T, 1) -> (T, 1); see the module docstring for the two modes."""
+        x = x.to(self.reservoir.dtype)
+        outputs = []
+        for t in range(x.shape[0]):
+            f = self.prior if self.forecast else x[t].reshape(1)
+            y = self.w_out(self._update(f))
+            self.prior = y.detach()
+            outputs.append(y)
+        return torch.stack(outputs)
+
+    @torch.no_grad()
+    def fit(self, inputs: Tensor, targets: Tensor) -> Tensor:
+        """Drive with ``inputs`` (T, 1), fit W_out by ridge regression on ``targets`` (T, 1).
+
+        Leaves the reservoir at its state after the last input and ``prior`` at the last
+        training prediction, ready to forecast. Returns the training predictions (T, 1).
+        """
+        p = self.params
+        self.clear_state()
+        self.forecast = False
+        x = inputs.to(self.reservoir.dtype).reshape(-1)
+        features = torch.stack([self._update(x[t].reshape(1)) for t in range(x.shape[0])])
+        keep = slice(min(p.warmup, x.shape[0] - 1), None)
+        design = features[keep].to(torch.float64)  # (T', n+2)
+        y = targets.reshape(-1, 1)[keep].to(torch.float64)
+        gram = design.T @ design + p.ridge * torch.eye(design.shape[1], dtype=torch.float64)
+        w_out = torch.linalg.solve(gram, design.T @ y).T  # (1, n+2)
+        self.w_out.weight.copy_(w_out)
+        predictions = features @ self.w_out.weight.T
+        self.prior = predictions[-1].clone()
+        return predictions
+
+
+class LSTMForecaster(nn.Module):
+    """Memory buffer of the last ``window`` points -> LSTM(hidden) -> ReLU -> Linear -> f(t+dt).
+
+    The buffer (zeros at the start) and the LSTM state (h, c) persist across steps. Teacher
+    forcing runs the whole sequence in one ``nn.LSTM`` call; forecast calls it once per step.
+    """
+
+    def __init__(self, params: LSTMParams | None = None, seed: int = 0,
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        self.params = p = params or LSTMParams()
+        torch.manual_seed(seed)  # nn.LSTM / nn.Linear initialise from the global generator
+        self.lstm = nn.LSTM(p.window, p.hidden_size, dtype=dtype)
+        self.activation = nn.ReLU()
+        self.readout = nn.Linear(p.hidden_size, 1, dtype=dtype)
+        self.register_buffer("memory", torch.zeros(p.window, dtype=dtype))
+        self.register_buffer("h", torch.zeros(1, 1, p.hidden_size, dtype=dtype))
+        self.register_buffer("c", torch.zeros(1, 1, p.hidden_size, dtype=dtype))
+        self.register_buffer("prior", torch.zeros(1, dtype=dtype))
+        self.forecast = False
+
+    def clear_state(self) -> None:
+        """Zero the buffer, the LSTM state and the fed-back prediction."""
+        for buf in (self.memory, self.h, self.c, self.prior):
+            buf.zero_()
+
+    def _sequence(self, x: Tensor) -> Tensor:
+        """Teacher forcing over x (T,) in one LSTM call; returns (T, 1)."""
+        w = self.params.window
+        padded = torch.cat([self.memory, x])
+        buffers = padded.unfold(0, w, 1)[1:]  # (T, window): buffer ending at x[t]
+        out, (h, c) = self.lstm(buffers.unsqueeze(1), (self.h, self.c))
+        self.memory, self.h, self.c = padded[-w:].detach(), h.detach(), c.detach()
+        return self.readout(self.activation(out.squeeze(1)))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """(T, 1) -> (T, 1); see the module docstring for the two modes."""
+        x = x.to(self.memory.dtype)
+        if not self.forecast:
+            y = self._sequence(x.reshape(-1))
+            self.prior = y[-1].detach()
+            return y
+        outputs = []
+        for _ in range(x.shape[0]):
+            self.memory = torch.cat([self.memory[1:], self.prior])
+            out, (self.h, self.c) = self.lstm(self.memory.view(1, 1, -1), (self.h, self.c))
+            y = self.readout(self.activation(out.view(1, -1))).view(1)
+            self.prior = y
+            outputs.append(y)
+        return torch.stack(outputs)
+
+    def fit(self, inputs: Tensor, targets: Tensor, *, progress=None) -> list[float]:
+        """Full-sequence BPTT with MSE and Adam for ``epochs``; returns the loss per epoch.
+
+        Leaves the state at the end of the training sequence, ready to forecast.
+        ``progress`` (optional) is called with (epoch, loss) after each epoch.
+        """
+        p = self.params
+        x = inputs.reshape(-1).to(self.memory.dtype)
+        y = targets.reshape(-1, 1).to(self.memory.dtype)
+        optimizer = torch.optim.Adam(self.parameters(), lr=p.learning_rate,
+                                     weight_decay=p.weight_decay)
+        self.forecast = False
+        self.train()
+        losses = []
+        for epoch in range(p.epochs):
+            self.clear_state()
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(self._sequence(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.detach()))
+            if progress is not None:
+                progress(epoch, losses[-1])
+            if not math.isfinite(losses[-1]):
+                break
+        self.eval()
+        with torch.no_grad():
+            self.clear_state()
+            self.forward(x.reshape(-1, 1))
+        return losses

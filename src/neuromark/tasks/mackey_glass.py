@@ -1,0 +1,336 @@
+"""Mackey-Glass chaotic function prediction (NeuroBench v1.0, Yik et al. 2025, Methods).
+
+Protocol, per tau and model: ``instances`` windows of ``length`` Lyapunov times L, each
+shifted ``shift`` L from the last. On each, the model is re-initialised (seed + instance),
+trained on the first half with the ground truth as input (predicting f(t+dt)), then
+forecasts the second half autoregressively. The forecast is ONE batch of T samples, one per
+timestep, run through :class:`neuromark.runner.Benchmark`, which measures sMAPE and the
+complexity metrics (per model execution = per timestep). Scores: sMAPE = mean over
+instances with its standard error; complexity = mean over instances (equal sample counts,
+so this equals the pooled figure). A forecast with NaN/inf counts 200 per such step and the
+instance is flagged as diverged.
+
+Config (YAML)::
+
+    task: mackey_glass
+    benchmark: {id: mackey_glass_tau17-esn, version: "1.0"}   # optional
+    data: {taus: [17], instances: 30, length: 20, shift: 0.5}
+    models:
+      - {name: esn, seed: 0, params: {spectral_radius: 1.0}}
+    execution_rate_hz: null    # reported as given, when set
+
+One tau: one results file per model with every score. Several taus: one sweep results file
+(``sMAPE[<model>,tau=<tau>]`` scores) and a PNG of sMAPE vs tau; finished (model, tau)
+entries are kept under ``<out>/entries/`` and a re-run into the same folder resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
+from neuromark.errors import ConfigError, DataError
+from neuromark.results import BenchmarkInfo, Results, Score, to_jsonable, write_json_atomic
+
+VERSION = "1.0"
+CITATION = """@article{yik2025neurobench,
+  title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
+  author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
+  year={2025}}"""
+COMPLEXITY = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
+              "synaptic_operations")
+
+
+class DataSettings(StrictModel):
+    taus: list[int] = Field(default_factory=lambda: [17], min_length=1)
+    instances: int = Field(30, gt=0)
+    length: float = Field(20.0, gt=0, description="instance length in Lyapunov times")
+    shift: float = Field(0.5, gt=0, description="shift between instances in Lyapunov times")
+    dt: float | None = Field(None, gt=0, description="if set, must equal the series' L/75")
+    root: str | None = None
+
+
+class ModelSettings(StrictModel):
+    name: Literal["esn", "lstm"]
+    label: str | None = None
+    seed: int = 0
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.label or self.name
+
+
+class BenchmarkSettings(StrictModel):
+    id: str | None = None
+    version: str = VERSION
+
+
+class MackeyGlassConfig(StrictModel):
+    task: Literal["mackey_glass"]
+    description: str = ""
+    benchmark: BenchmarkSettings = Field(default_factory=BenchmarkSettings)
+    data: DataSettings = Field(default_factory=DataSettings)
+    models: list[ModelSettings] = Field(min_length=1)
+    execution_rate_hz: float | None = Field(None, gt=0)
+    threads: int = Field(1, gt=0, description="torch CPU threads while training/forecasting")
+
+    @field_validator("models")
+    @classmethod
+    def _unique(cls, models: list[ModelSettings]) -> list[ModelSettings]:
+        keys = [m.key for m in models]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"model names/labels must be unique, got {keys}")
+        return models
+
+
+def _model_params(model: ModelSettings, config: ConfigFile | None, index: int):
+    from neuromark.baselines.mackey_glass import ESNParams, LSTMParams
+
+    cls = ESNParams if model.name == "esn" else LSTMParams
+    return validate(cls, model.params, config, ("models", index, "params"))
+
+
+def _root(settings: DataSettings, config: ConfigFile | None) -> Path | None:
+    return resolve_path(settings.root, config) if settings.root else None
+
+
+def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None:
+    """Every tau has a series, every instance window fits, ``dt`` (if set) matches."""
+    from neuromark.data.mackey_glass import (
+        POINTS_PER_LYAPUNOV_TIME,
+        available_taus,
+        entry,
+        instance_start,
+    )
+
+    root = _root(settings, config)
+    where = config.where(("data", "taus")) if config else "data.taus"
+    known = available_taus(root)
+    for tau in settings.taus:
+        if tau not in known:
+            raise ConfigError(f"{where}: no Mackey-Glass series for tau={tau} "
+                              f"(available: {', '.join(map(str, known))})")
+        row = entry(tau, root)
+        last = instance_start(settings.instances - 1, settings.shift)
+        stop = last + round(settings.length * POINTS_PER_LYAPUNOV_TIME) + 1
+        if stop > row.n_points:
+            raise ConfigError(
+                f"{config.where(('data', 'instances')) if config else 'data.instances'}: "
+                f"instance {settings.instances - 1} of tau={tau} ends at sample {stop - 1}, past "
+                f"the end of the series ({row.n_points} samples = {row.n_points // 75} L); "
+                f"reduce data.instances, data.shift or data.length")
+        if settings.dt is not None and not math.isclose(settings.dt, row.dt, rel_tol=1e-9):
+            raise ConfigError(f"{config.where(('data', 'dt')) if config else 'data.dt'}: dt="
+                              f"{settings.dt} does not match the tau={tau} series' dt={row.dt} "
+                              f"(L/75); remove data.dt or set it to the series' value")
+
+
+def build_model(model: ModelSettings, params: Any, seed: int):
+    """A fresh ESN or LSTM baseline module."""
+    from neuromark.baselines.mackey_glass import EchoStateNetwork, LSTMForecaster
+
+    cls = EchoStateNetwork if model.name == "esn" else LSTMForecaster
+    return cls(params, seed=seed)
+
+
+@contextlib.contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Temporarily set torch's intra-op threads (small per-step ops are fastest on one)."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def forecast_metrics():
+    """The metrics measured on the forecast phase."""
+    from neuromark.metrics import (
+        SMAPE,
+        ActivationSparsity,
+        ConnectionSparsity,
+        Footprint,
+        ParameterCount,
+        SynapticOperations,
+    )
+
+    return [Footprint(), ParameterCount(), ConnectionSparsity(), SMAPE(), ActivationSparsity(),
+            SynapticOperations()]
+
+
+def evaluate_instance(module: Any, inputs: Any, targets: Any) -> tuple[Results, Any]:
+    """Forecast the test half as one batch with the runner; returns (results, predictions)."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from neuromark.runner import Benchmark
+
+    captured: list[Any] = []
+
+    def capture(output: Any) -> Any:
+        captured.append(output.detach().clone())
+        return output
+
+    module.forecast = True
+    loader = DataLoader(TensorDataset(inputs, targets), batch_size=len(inputs), shuffle=False)
+    results = Benchmark(module, loader, postprocessors=[capture], metrics=forecast_metrics(),
+                        quiet=True).run()
+    return results, captured[0]
+
+
+def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
+                  root: Path | None, *, quiet: bool, desc: str) -> dict[str, Any]:
+    """Train and forecast every instance; returns per-instance figures and aggregates."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from neuromark.data.mackey_glass import MackeyGlass
+
+    smapes, diverged, complexity, losses = [], [], [], []
+    bar = tqdm(range(settings.instances), desc=desc, unit="instance", disable=quiet, leave=False)
+    for k in bar:
+        data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
+        module = build_model(model, params, seed=model.seed + k)
+        x_train, y_train = data.train_split()
+        fit = module.fit(x_train, y_train)
+        if model.name == "lstm":
+            losses.append(fit[-1])
+        x_test, y_test = data.test_split()
+        res, predictions = evaluate_instance(module, x_test, y_test)
+        smapes.append(float(res["sMAPE"]))
+        if not bool(torch.isfinite(predictions).all()):
+            first = int((~torch.isfinite(predictions)).reshape(-1).nonzero()[0])
+            diverged.append({"instance": k, "first_nonfinite_step": first})
+        complexity.append({name: res[name] for name in COMPLEXITY if name in res})
+        bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
+    n = len(smapes)
+    mean = sum(smapes) / n
+    se = math.sqrt(sum((s - mean) ** 2 for s in smapes) / (n - 1) / n) if n > 1 else None
+    out = {"model": model.key, "tau": tau, "sMAPE": mean, "sMAPE_se": se,
+           "per_instance_sMAPE": smapes, "diverged": diverged,
+           "complexity": _mean_complexity(complexity), "per_instance_complexity": complexity,
+           "dt": data.dt, "lyapunov_time": data.lyapunov_time,
+           "seeds": [model.seed + k for k in range(n)]}
+    if losses:
+        out["final_train_loss"] = losses
+    return out
+
+
+def _mean_complexity(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean over instances of each figure (dicts such as synaptic_operations by key)."""
+    out: dict[str, Any] = {}
+    for name in rows[0]:
+        values = [r[name] for r in rows]
+        if isinstance(values[0], dict):
+            out[name] = {k: sum(v[k] for v in values) / len(values) for k in values[0]}
+        else:
+            out[name] = sum(values) / len(values)
+    return out
+
+
+def _flags(entry: dict[str, Any]) -> list[str]:
+    return [f"{entry['model']} tau={entry['tau']}: instance {d['instance']} diverged (non-finite "
+            f"forecast from step {d['first_nonfinite_step']}; counted as sMAPE 200 per step)"
+            for d in entry["diverged"]]
+
+
+def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelSettings,
+                    resolved: dict[str, Any]) -> Results:
+    c = entry["complexity"]
+    scores = {"sMAPE": Score(entry["sMAPE"], entry["sMAPE_se"], "%", False),
+              "footprint": Score(c["footprint"], unit="bytes", higher_is_better=False),
+              "parameter_count": Score(c["parameter_count"], higher_is_better=False),
+              "connection_sparsity": Score(c["connection_sparsity"], higher_is_better=True),
+              "activation_sparsity": Score(c["activation_sparsity"], higher_is_better=True),
+              "synaptic_operations": Score(c["synaptic_operations"], unit="ops/sample",
+                                           higher_is_better=False)}
+    if cfg.execution_rate_hz is not None:
+        scores["model_execution_rate"] = Score(cfg.execution_rate_hz, unit="Hz")
+    bench_id = cfg.benchmark.id or f"mackey_glass_tau{entry['tau']}-{model.key}"
+    details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se")}
+    details["flags"] = _flags(entry)
+    return Results(scores=scores, benchmark=BenchmarkInfo(bench_id, cfg.benchmark.version,
+                                                          "neurobench-mackey_glass", CITATION),
+                   config=resolved, seeds={"models": {model.key: entry["seeds"]}},
+                   details=details)
+
+
+def _fingerprint(resolved: dict[str, Any], model: ModelSettings, tau: int) -> str:
+    key = {"data": resolved["data"], "model": model.model_dump(), "tau": tau}
+    return hashlib.sha256(json.dumps(to_jsonable(key), sort_keys=True).encode()).hexdigest()[:16]
+
+
+class MackeyGlassTask:
+    """The ``mackey_glass`` task (see the module docstring)."""
+
+    name = "mackey_glass"
+
+    def validate(self, config: ConfigFile) -> MackeyGlassConfig:
+        cfg = validate(MackeyGlassConfig, config.data, config)
+        for i, model in enumerate(cfg.models):
+            _model_params(model, config, i)
+        try:
+            check_data(cfg.data, config)
+        except DataError as exc:  # e.g. a corrupt table in a custom data.root
+            raise ConfigError(f"{config.where(('data',))}: {exc}") from exc
+        return cfg
+
+    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+        cfg = self.validate(config)
+        root = _root(cfg.data, config)
+        params = [_model_params(m, config, i) for i, m in enumerate(cfg.models)]
+        resolved = cfg.model_dump()
+        for m, p in zip(resolved["models"], params):
+            m["params"] = p.model_dump()
+        sweep = len(cfg.data.taus) > 1
+        entries: list[dict[str, Any]] = []
+        with torch_threads(cfg.threads):
+            for model, p in zip(cfg.models, params):
+                for tau in cfg.data.taus:
+                    cache = out_dir / "entries" / f"{model.key}_tau{tau}.json"
+                    stamp = _fingerprint(resolved, model, tau)
+                    if cache.is_file():
+                        saved = json.loads(cache.read_text())
+                        if saved.get("fingerprint") == stamp:
+                            entries.append(saved["entry"])
+                            continue
+                    entry = run_instances(model, p, tau, cfg.data, root, quiet=quiet,
+                                          desc=f"{model.key} tau={tau}")
+                    if sweep:
+                        write_json_atomic(cache, {"fingerprint": stamp, "entry": entry})
+                    entries.append(entry)
+        if not sweep:
+            return [_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
+        return [self._sweep_results(entries, cfg, resolved, out_dir)]
+
+    @staticmethod
+    def _sweep_results(entries: list[dict[str, Any]], cfg: MackeyGlassConfig,
+                       resolved: dict[str, Any], out_dir: Path) -> Results:
+        from neuromark.tasks.mackey_glass_plot import plot_smape_vs_tau
+
+        scores = {f"sMAPE[{e['model']},tau={e['tau']}]": Score(e["sMAPE"], e["sMAPE_se"], "%", False)
+                  for e in entries}
+        plot = plot_smape_vs_tau(entries, out_dir / "smape_vs_tau.png")
+        flags = [f for e in entries for f in _flags(e)]
+        return Results(scores=scores,
+                       benchmark=BenchmarkInfo(cfg.benchmark.id or "mackey_glass-tau_sweep",
+                                               cfg.benchmark.version, "neurobench-mackey_glass",
+                                               CITATION),
+                       config=resolved,
+                       seeds={"models": {m.key: [m.seed + k for k in range(cfg.data.instances)]
+                                         for m in cfg.models}},
+                       details={"entries": entries, "plots": [str(plot)], "flags": flags})
+
+
+TASK = MackeyGlassTask()
