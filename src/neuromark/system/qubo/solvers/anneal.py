@@ -30,12 +30,14 @@ from neuromark.system.qubo.solvers.common import CSR, SharedBest, csr_arrays, rn
 
 
 def default_beta_range(Q: Any) -> tuple[float, float]:
-    """(hot, cold) inverse temperatures from the flip-delta scale of Q.
+    """(hot, cold) inverse temperatures from the sizes of single-flip moves in Q.
 
-    With the nonzero terms ``t = {|Q_ii|} U {2|Q_ij|}``: cold accepts the smallest uphill term
-    with probability 1% (``ln(100) / min t``); hot accepts the median term with probability
-    1/2 (``ln(2) / median t``). Same spirit as dwave-samplers' default range, but the median
-    instead of the largest possible delta keeps the hot phase short on dense rows.
+    The terms ``t = {|Q_ii|} U {2|Q_ij|}`` (nonzero) are the sizes of the elementary cost
+    changes. With few distinct sizes (integer-weighted QUBOs such as MIS or max-cut) the
+    smallest, ``t_min``, is a real move: hot accepts it with probability 1/2
+    (``ln 2 / t_min``), cold with 1% (``ln 100 / t_min``). With continuous weights the 10th
+    and 1st percentiles stand in for it. Same spirit as dwave-samplers' default range, whose
+    hot end (the largest possible delta) wastes most of a short anneal on MIS QUBOs.
     """
     csr = Q.tocsr()
     terms = np.abs(csr.data.copy())
@@ -44,7 +46,11 @@ def default_beta_range(Q: Any) -> tuple[float, float]:
     terms = terms[terms > 0]
     if terms.size == 0:
         return 1.0, 1.0
-    return math.log(2.0) / float(np.median(terms)), math.log(100.0) / float(terms.min())
+    if np.unique(terms).size <= 16:
+        hot_ref = cold_ref = float(terms.min())
+    else:
+        hot_ref, cold_ref = (float(v) for v in np.percentile(terms, [10, 1]))
+    return math.log(2.0) / hot_ref, math.log(100.0) / cold_ref
 
 
 class Annealer:

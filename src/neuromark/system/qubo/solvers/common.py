@@ -79,3 +79,13 @@ def warm_up() -> None:
     sk.anneal(indptr, indices, data, diag, x, h, x.copy(), costs, st, 0.1, 1.0, 2, -np.inf)
     sk.descend(indptr, indices, data, diag, x, h, costs)
     _WARM = True
+    # One short solve of each solver through the threaded path: the first threaded run in
+    # a fresh (e.g. forked worker) process otherwise stalls for tens of milliseconds.
+    import scipy.sparse as sp
+
+    from neuromark.system.qubo.solvers.anneal import Annealer
+    from neuromark.system.qubo.solvers.tabu import TabuSearch
+
+    q = sp.csr_matrix((data, indices, indptr), shape=(3, 3))
+    for solver in (TabuSearch(workers=2), Annealer(workers=2)):
+        solver.solve(q, 0.01, 0)
