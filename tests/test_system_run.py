@@ -114,3 +114,29 @@ def test_system_run_refuses_other_tasks(tmp_path, capsys):
     config = write_config(tmp_path, "task: mackey_glass\n")
     assert main(["system", "run", str(config)]) == 1
     assert "needs task: system" in capsys.readouterr().err
+
+
+def test_accuracy_log_scored_with_our_metric(tmp_path):
+    from neuromark.system.loadgen import LoadGenRun
+    from neuromark.system.run import _accuracy
+
+    logits = {0: [0.1, 0.9, 0.0, 0.0], 1: [0.0, 0.1, 0.8, 0.1], 2: [0.0, 0.0, 0.0, 1.0]}
+    entries = [{"seq_id": i, "qsl_idx": k, "data": np.asarray(v, dtype="<f4").tobytes().hex().upper()}
+               for i, (k, v) in enumerate(logits.items())]
+    (tmp_path / "mlperf_log_accuracy.json").write_text(json.dumps(entries))
+    run = LoadGenRun(log_dir=tmp_path, summary={}, requested={}, response_dtype="<f4")
+    score = _accuracy(run, np.array([1, 0, 3]))  # sample 1 is wrong: 2/3 correct
+    assert score.value == pytest.approx(2 / 3)
+    assert score.error == pytest.approx(np.std([1, 0, 1], ddof=1) / np.sqrt(3))
+
+
+def test_shipped_system_configs_validate():
+    from pathlib import Path
+
+    from neuromark.config import load_config
+
+    configs = sorted((Path(__file__).resolve().parents[1] / "configs/system").glob("*.yaml"))
+    assert len(configs) >= 8
+    for path in configs:
+        cfg = TASK.validate(load_config(path))
+        assert cfg.task == "system", path

@@ -6,7 +6,6 @@ Writes under ``out_dir``: ``loadgen/<mode>/`` (LoadGen's raw logs, kept on failu
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -135,15 +134,22 @@ def _power_phase(cfg: PowerConfig, meter: Any, sut: Any, library: InMemoryLibrar
 
 
 def _accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
+    """Score an AccuracyOnly log with our ``classification_accuracy`` metric: responses
+    decoded with the recorded dtype, postprocessed by argmax over the logits."""
+    import torch
+
+    from neuromark.metrics.base import Step
+    from neuromark.registry import metrics
     from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
 
     responses = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
     if not responses:
         raise DataError(f"{run.log_dir / ACCURACY}: no responses logged")
-    correct = sum(int(np.argmax(r) == labels[i]) for i, r in responses.items())
-    n = len(responses)
-    p = correct / n
-    return Score(p, error=math.sqrt(p * (1 - p) / n), unit="", higher_is_better=True)
+    order = sorted(responses)
+    predictions = torch.as_tensor([int(np.argmax(responses[i])) for i in order])
+    metric = metrics.get("classification_accuracy")()
+    metric.update(Step(0, predictions, torch.as_tensor(labels[order]), len(order)))
+    return metric.compute()
 
 
 def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
