@@ -127,3 +127,21 @@ def test_cnn_trains_and_int8_agrees():
         agree = (q(x).argmax(1) == model(x).argmax(1)).float().mean().item()
     assert acc > 0.9 and agree > 0.9
     assert q.conv1.weight().dtype == torch.qint8 and q.fc.weight().dtype == torch.qint8
+
+
+def test_train_entry_point_writes_weights_the_sut_loads(tmp_path, capsys):
+    from neuromark.baselines.asc_cnn import main
+    from neuromark.system.asc import build_pipeline
+
+    root = write_tau_fixture(tmp_path / "tau")
+    out = tmp_path / "w.pt"
+    assert main(["--root", str(root), "--out", str(out), "--epochs", "1", "--val", "0.34"]) == 0
+    assert "validation accuracy" in capsys.readouterr().out
+    saved = torch.load(out, weights_only=True)
+    assert {"model", "mean", "std", "val_accuracy"} <= set(saved)
+    pipe = build_pipeline(data=str(root), samples=4, seed=0, train_epochs=0, int8=False, threads=1,
+                          weights=str(out), warmup=0)
+    assert pipe.info["weights"] == str(out)
+    assert pipe.info["feature_norm"]["mean"] == pytest.approx(saved["mean"])
+    for name, value in pipe.model.state_dict().items():
+        assert torch.equal(value, saved["model"][name])

@@ -107,3 +107,56 @@ def build(seed: int = 0, **kwargs: Any) -> AscCNN:
     """A seeded, untrained :class:`AscCNN` in eval mode."""
     torch.manual_seed(seed)
     return AscCNN(**kwargs).eval()
+
+
+def features_of(dataset: Any, mfe: Any, chunk: int = 512) -> tuple[torch.Tensor, torch.Tensor]:
+    """MFE of every slice of ``dataset`` as (N, 1, n_mels, frames) float32, labels (N,)."""
+    import numpy as np
+
+    feats, labels = [], []
+    for start in range(0, len(dataset), chunk):
+        items = [dataset[i] for i in range(start, min(start + chunk, len(dataset)))]
+        feats.append(mfe.features(np.stack([a for a, _ in items]))[:, None])
+        labels += [y for _, y in items]
+    return torch.cat(feats), torch.as_tensor(labels)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train on the TAU 2020 train split (seeded validation carve-out) and save weights.
+
+    ``python -m neuromark.baselines.asc_cnn --root ROOT --out asc_cnn.pt [--epochs 20]``
+    writes ``{"model": state_dict, "mean", "std", "n_mels", "frames", "val_accuracy"}``,
+    the file that a system config's ``sut.weights`` loads.
+    """
+    import argparse
+
+    from neuromark.data.dcase_asc import DcaseASC, validation_split
+    from neuromark.processors.mel import MelFilterbankEnergies
+
+    parser = argparse.ArgumentParser(description="Train the ASC reference CNN on TAU 2020 Mobile.")
+    parser.add_argument("--root", required=True, help="folder with audio/ and evaluation_setup/")
+    parser.add_argument("--out", required=True, help="weights file to write (.pt)")
+    parser.add_argument("--epochs", type=int, default=TrainRecipe.epochs)
+    parser.add_argument("--val", type=float, default=0.1, help="validation fraction of train")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-mels", type=int, default=40)
+    args = parser.parse_args(argv)
+    torch.manual_seed(args.seed)
+    mfe = MelFilterbankEnergies(n_mels=args.n_mels)
+    x, y = features_of(DcaseASC(args.root, "train"), mfe)
+    tr, va = validation_split(len(y), args.val, args.seed)
+    mean, std = float(x[tr].mean()), float(x[tr].std()) or 1.0
+    x = (x - mean) / std
+    model = build(args.seed, n_mels=args.n_mels, frames=mfe.frames(8000))
+    losses = train(model, x[tr], y[tr], TrainRecipe(epochs=args.epochs, seed=args.seed))
+    with torch.inference_mode():
+        val_acc = float((model(x[va]).argmax(1) == y[va]).float().mean())
+    torch.save({"model": model.state_dict(), "mean": mean, "std": std, "n_mels": args.n_mels,
+                "frames": mfe.frames(8000), "val_accuracy": val_acc, "losses": losses}, args.out)
+    print(f"trained {args.epochs} epochs on {len(tr)} slices; validation accuracy {val_acc:.4f} "
+          f"on {len(va)} slices; wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
