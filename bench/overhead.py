@@ -1,0 +1,101 @@
+"""Overhead of all seven metrics vs a plain ``torch.inference_mode()`` loop.
+
+Runs the reference network and data of ``shared/reference/neurobench_2_3_0_reference.json``
+(snnTorch 700-128-20, 256 samples x 100 steps, batch 64). Plain loop and metric run are
+alternated ``--rounds`` times in one process; the printed ratio is the median of the
+per-round ratios (these machines are noisy). Then prints our figures beside the reference
+ones with their relative differences.
+
+Usage: python bench/overhead.py [--rounds 5] [--threads N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reference_net import build_reference, reference_figures  # noqa: E402
+
+from neuromark import Benchmark  # noqa: E402
+from neuromark.metrics import (  # noqa: E402
+    ActivationSparsity,
+    ClassificationAccuracy,
+    ConnectionSparsity,
+    Footprint,
+    MembraneUpdates,
+    ParameterCount,
+    SynapticOperations,
+)
+from neuromark.models import SNNTorchModel  # noqa: E402
+from neuromark.processors import ChooseMaxCount  # noqa: E402
+
+
+def plain_loop(model: SNNTorchModel, loader, post) -> float:
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for data, _ in loader:
+            model.reset_state()
+            post(model(data))
+    return time.perf_counter() - start
+
+
+def metric_run(model: SNNTorchModel, loader, post):
+    metrics = [Footprint(), ParameterCount(), ConnectionSparsity(), ClassificationAccuracy(),
+               ActivationSparsity(), SynapticOperations(), MembraneUpdates()]
+    start = time.perf_counter()
+    results = Benchmark(model, loader, [], [post], metrics, quiet=True).run()
+    return time.perf_counter() - start, results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    net, loader = build_reference()
+    batches = list(loader)  # collate once: data loading is not what is compared
+    model, post = SNNTorchModel(net), ChooseMaxCount()
+    plain_loop(model, batches, post)  # warm-up
+    ratios, plain_times, metric_times = [], [], []
+    results = None
+    for _ in range(args.rounds):
+        t_plain = plain_loop(model, batches, post)
+        t_metrics, results = metric_run(model, batches, post)
+        plain_times.append(t_plain)
+        metric_times.append(t_metrics)
+        ratios.append(t_metrics / t_plain)
+    print(f"overhead: all 7 metrics / plain inference_mode loop = {statistics.median(ratios):.3f} "
+          f"(median of {args.rounds} rounds; min {min(ratios):.3f}, max {max(ratios):.3f}; "
+          f"plain {statistics.median(plain_times):.3f} s, metrics "
+          f"{statistics.median(metric_times):.3f} s, {torch.get_num_threads()} threads)")
+    ref = reference_figures()["per_sample"]
+    ours = dict(results)
+    figures = {
+        "Effective_ACs": ours["synaptic_operations"]["Effective_ACs"],
+        "Effective_MACs": ours["synaptic_operations"]["Effective_MACs"],
+        "Dense": ours["synaptic_operations"]["Dense"],
+        "activation_sparsity": ours["activation_sparsity"],
+        "membrane_updates": ours["membrane_updates"],
+    }
+    for key, value in figures.items():
+        expected = ref[key]
+        rel = abs(value - expected) / abs(expected) if expected else abs(value)
+        print(f"{key:20s} ours {value!r:>22}  neurobench 2.3.0 {expected!r:>22}  rel.diff {rel:.1e}")
+    static = reference_figures()["static"]
+    print(f"{'parameter_count':20s} ours {ours['parameter_count']!r:>22}  neurobench 2.3.0 "
+          f"{static['parameter_count']!r:>22}")
+    print(f"{'footprint':20s} ours {ours['footprint']!r:>22}  neurobench 2.3.0 fresh "
+          f"{static['footprint_fresh_bytes']}, after a batch-64 run "
+          f"{static['footprint_after_run_bytes_neurobench']} (grows with batch size)")
+
+
+if __name__ == "__main__":
+    main()

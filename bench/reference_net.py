@@ -1,0 +1,40 @@
+"""The reference network and data of ``shared/reference/neurobench_2_3_0_reference.json``.
+
+snnTorch net: Linear(700,128) -> Leaky(beta=0.9, init_hidden) -> Linear(128,20) ->
+Leaky(beta=0.9, output); first Linear weight x4 after default init with
+torch.manual_seed(0); input Bernoulli(p=0.05) spikes (256, 100, 700) drawn after the net
+with the same generator; batch 64.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+REFERENCE_JSON = (Path(__file__).resolve().parents[2] / "shared/reference"
+                  / "neurobench_2_3_0_reference.json")
+
+
+def build_reference(batch_size: int = 64) -> tuple[nn.Module, DataLoader]:
+    import snntorch as snn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Linear(700, 128),
+        snn.Leaky(beta=0.9, init_hidden=True),
+        nn.Linear(128, 20),
+        snn.Leaky(beta=0.9, init_hidden=True, output=True),
+    )
+    with torch.no_grad():
+        net[0].weight.mul_(4)
+    data = torch.bernoulli(torch.full((256, 100, 700), 0.05))
+    targets = torch.randint(0, 20, (256,))
+    return net, DataLoader(TensorDataset(data, targets), batch_size=batch_size)
+
+
+def reference_figures() -> dict:
+    return json.loads(REFERENCE_JSON.read_text())

@@ -1,0 +1,95 @@
+"""Workload complexity metrics: activation sparsity, synaptic operations, membrane updates.
+
+All three read the activity recorded once per step by :mod:`neuromark.instrument`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from neuromark.metrics.base import Step, WorkloadMetric
+from neuromark.metrics.functional.sparsity import zero_fraction
+from neuromark.results import Score
+
+
+class ActivationSparsity(WorkloadMetric):
+    """Zero activations / all activations over all neuron layers, timesteps and samples.
+
+    Also gives ``activation_sparsity_by_layer``: the same figure per layer.
+    """
+
+    name = "activation_sparsity"
+    requires = frozenset({"activations"})
+
+    def reset(self) -> None:
+        self.zeros: dict[str, int] = defaultdict(int)
+        self.totals: dict[str, int] = defaultdict(int)
+
+    def update(self, step: Step) -> None:
+        for layer, act in step.activity.neurons.items():
+            self.zeros[layer] += act.zeros
+            self.totals[layer] += act.total
+
+    def compute(self) -> dict[str, Score]:
+        if not self.totals:
+            raise ValueError("the model has no neuron layers (spiking neurons or activation "
+                             "modules) whose activations could be counted")
+        overall = zero_fraction(sum(self.zeros.values()), sum(self.totals.values()))
+        by_layer = {k: zero_fraction(self.zeros[k], t) for k, t in self.totals.items() if t}
+        return {self.name: Score(overall),
+                f"{self.name}_by_layer": Score(by_layer)}
+
+
+class SynapticOperations(WorkloadMetric):
+    """Per model execution (per sample): Effective_MACs, Effective_ACs and Dense.
+
+    Effective ops need a non-zero input and a non-zero weight; they are ACs when the layer
+    input holds only -1, 0, 1, else MACs. Dense counts every input-weight multiplication.
+    Biases are not counted.
+    """
+
+    name = "synaptic_operations"
+    unit = "ops/sample"
+    higher_is_better = False
+    requires = frozenset({"synops"})
+
+    def reset(self) -> None:
+        self.macs = self.acs = self.dense = 0.0
+        self.samples = 0
+
+    def update(self, step: Step) -> None:
+        for ops in step.activity.ops.values():
+            self.macs += ops.effective_macs
+            self.acs += ops.effective_acs
+            self.dense += ops.dense
+        self.samples += step.num_samples
+
+    def compute(self) -> Score:
+        if self.samples == 0:
+            raise ValueError("no samples seen")
+        n = self.samples
+        return Score({"Effective_MACs": self.macs / n, "Effective_ACs": self.acs / n,
+                      "Dense": self.dense / n}, unit=self.unit, higher_is_better=False)
+
+
+class MembraneUpdates(WorkloadMetric):
+    """Per sample: neuron state updates, i.e. over all timesteps the number of neurons whose
+    membrane potential changed in that step. Layers without a membrane contribute none."""
+
+    name = "membrane_updates"
+    unit = "updates/sample"
+    higher_is_better = False
+    requires = frozenset({"membrane"})
+
+    def reset(self) -> None:
+        self.updates = 0
+        self.samples = 0
+
+    def update(self, step: Step) -> None:
+        self.updates += sum(a.membrane_updates for a in step.activity.neurons.values())
+        self.samples += step.num_samples
+
+    def compute(self) -> Score:
+        if self.samples == 0:
+            raise ValueError("no samples seen")
+        return Score(self.updates / self.samples, unit=self.unit, higher_is_better=False)

@@ -1,0 +1,98 @@
+"""Correctness metrics from sufficient statistics: accuracy, MSE, sMAPE, R²."""
+
+from __future__ import annotations
+
+import torch
+
+from neuromark.metrics.base import Step, WorkloadMetric, as_float_tensor
+from neuromark.metrics.functional.correctness import (
+    check_same_shape,
+    per_sample_correct,
+    per_sample_smape,
+    per_sample_squared_error,
+    r2_from_sums,
+)
+from neuromark.metrics.functional.stats import MeanStats
+from neuromark.results import Score
+
+
+class _PerSampleMean(WorkloadMetric):
+    """Mean of a per-sample value with its standard error over samples."""
+
+    uses_predictions = True
+
+    def reset(self) -> None:
+        self.stats = MeanStats()
+
+    def per_sample(self, step: Step) -> torch.Tensor:
+        raise NotImplementedError
+
+    def update(self, step: Step) -> None:
+        self.stats.add(self.per_sample(step))
+
+    def compute(self) -> Score:
+        return Score(self.stats.mean, self.stats.standard_error, unit=self.unit,
+                     higher_is_better=self.higher_is_better)
+
+
+class ClassificationAccuracy(_PerSampleMean):
+    """Fraction of samples whose predicted class equals the target; SE over samples."""
+
+    name = "classification_accuracy"
+    higher_is_better = True
+
+    def per_sample(self, step: Step) -> torch.Tensor:
+        return per_sample_correct(torch.as_tensor(step.predictions), torch.as_tensor(step.targets))
+
+
+class MSE(_PerSampleMean):
+    """Mean squared error over all elements (samples have equal size)."""
+
+    name = "MSE"
+    higher_is_better = False
+
+    def per_sample(self, step: Step) -> torch.Tensor:
+        return per_sample_squared_error(as_float_tensor(step.predictions),
+                                        as_float_tensor(step.targets))
+
+
+class SMAPE(_PerSampleMean):
+    """Symmetric mean absolute percentage error in [0, 200]; NaN predictions count 200."""
+
+    name = "sMAPE"
+    higher_is_better = False
+    unit = "%"
+    handles_nan = True
+
+    def per_sample(self, step: Step) -> torch.Tensor:
+        return per_sample_smape(as_float_tensor(step.predictions), as_float_tensor(step.targets))
+
+
+class R2(WorkloadMetric):
+    """Coefficient of determination per output dimension, averaged over dimensions."""
+
+    name = "r2"
+    higher_is_better = True
+    uses_predictions = True
+
+    def reset(self) -> None:
+        self.n = 0
+        self.sum_y: torch.Tensor | float = 0.0
+        self.sum_y2: torch.Tensor | float = 0.0
+        self.ss_res: torch.Tensor | float = 0.0
+
+    def update(self, step: Step) -> None:
+        p, y = as_float_tensor(step.predictions), as_float_tensor(step.targets)
+        check_same_shape(p, y, self.name)
+        y2d, p2d = y.reshape(len(y), -1), p.reshape(len(p), -1)
+        self.n += len(y2d)
+        self.sum_y = self.sum_y + y2d.sum(0)
+        self.sum_y2 = self.sum_y2 + (y2d * y2d).sum(0)
+        self.ss_res = self.ss_res + ((y2d - p2d) ** 2).sum(0)
+
+    def compute(self) -> Score:
+        if self.n < 2:
+            raise ValueError("r2 needs at least 2 samples")
+        value = r2_from_sums(self.n, torch.as_tensor(self.sum_y), torch.as_tensor(self.sum_y2),
+                             torch.as_tensor(self.ss_res))
+        return Score(value, higher_is_better=True)

@@ -1,0 +1,1 @@
+"""Pure metric functions: counting and statistics, no state."""

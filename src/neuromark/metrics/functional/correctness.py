@@ -1,0 +1,53 @@
+"""Per-sample correctness values: accuracy, squared error, sMAPE, and R² statistics."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def check_same_shape(predictions: Tensor, targets: Tensor, metric: str) -> None:
+    if predictions.shape != targets.shape:
+        raise ValueError(f"{metric}: predictions of shape {tuple(predictions.shape)} do not fit "
+                         f"targets of shape {tuple(targets.shape)}")
+
+
+def per_sample_correct(predictions: Tensor, targets: Tensor) -> Tensor:
+    """1.0 where the predicted class equals the target, shape (N,)."""
+    check_same_shape(predictions, targets, "classification_accuracy")
+    return (predictions == targets).reshape(len(targets), -1).all(dim=1).to(torch.float64)
+
+
+def per_sample_squared_error(predictions: Tensor, targets: Tensor) -> Tensor:
+    """Mean squared error of each sample over its elements, shape (N,)."""
+    check_same_shape(predictions, targets, "MSE")
+    diff = (predictions.to(torch.float64) - targets.to(torch.float64)).reshape(len(targets), -1)
+    return (diff * diff).mean(dim=1)
+
+
+def smape_terms(predictions: Tensor, targets: Tensor) -> Tensor:
+    """Elementwise sMAPE terms 200·|y−ŷ|/(|y|+|ŷ|) in [0, 200].
+
+    0/0 (both zero) counts as 0, a perfect prediction; NaN or infinite predictions count as
+    200, the bound, so that the metric stays within [0, 200].
+    """
+    check_same_shape(predictions, targets, "sMAPE")
+    y = targets.to(torch.float64)
+    p = predictions.to(torch.float64)
+    denom = y.abs() + p.abs()
+    terms = 200.0 * (y - p).abs() / denom
+    terms = torch.where(denom == 0, torch.zeros_like(terms), terms)
+    return torch.where(torch.isfinite(p), terms, torch.full_like(terms, 200.0))
+
+
+def per_sample_smape(predictions: Tensor, targets: Tensor) -> Tensor:
+    """Mean sMAPE term of each sample, shape (N,)."""
+    return smape_terms(predictions, targets).reshape(len(targets), -1).mean(dim=1)
+
+
+def r2_from_sums(n: int, sum_y: Tensor, sum_y2: Tensor, ss_res: Tensor) -> float:
+    """R² per output dimension from sufficient statistics, averaged over dimensions."""
+    ss_tot = sum_y2 - sum_y * sum_y / n
+    if bool((ss_tot <= 0).any()):
+        raise ValueError("r2 is undefined: a target dimension has zero variance")
+    return float((1.0 - ss_res / ss_tot).mean())

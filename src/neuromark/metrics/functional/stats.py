@@ -1,0 +1,46 @@
+"""Sufficient statistics for means with standard errors."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+
+@dataclass
+class MeanStats:
+    """Count, sum and sum of squares of per-sample values (float64)."""
+
+    n: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+
+    def add(self, values: Tensor) -> None:
+        """Add per-sample values, shape (N,)."""
+        v = values.detach().to(torch.float64).reshape(-1)
+        self.n += v.numel()
+        self.total += float(v.sum())
+        self.total_sq += float((v * v).sum())
+
+    @property
+    def mean(self) -> float:
+        if self.n == 0:
+            raise ValueError("no samples seen")
+        return self.total / self.n
+
+    @property
+    def standard_error(self) -> float | None:
+        """Sample standard deviation (n-1) / sqrt(n); None for fewer than 2 samples."""
+        if self.n < 2:
+            return None
+        var = max(self.total_sq - self.n * self.mean ** 2, 0.0) / (self.n - 1)
+        return math.sqrt(var / self.n)
+
+
+def mean_and_error(values: list[float] | Tensor) -> tuple[float, float | None]:
+    """Mean and standard error of a list of values (e.g. per-instance sMAPE)."""
+    stats = MeanStats()
+    stats.add(torch.as_tensor(values, dtype=torch.float64))
+    return stats.mean, stats.standard_error

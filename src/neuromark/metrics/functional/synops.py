@@ -1,0 +1,86 @@
+"""Synaptic-operation counting from non-zero masks (NeuroBench paper, Methods).
+
+Definitions, per model execution:
+- Dense: every multiplication of an input element by a weight (biases not counted).
+- Effective: multiplications whose input AND weight are both non-zero.
+- Effective ops are accumulates (ACs) when the layer's input holds only values in
+  {-1, 0, 1} (spikes), else multiply-accumulates (MACs).
+
+neurobench 2.3.0 counts effective ops by copying each layer and running extra forward
+passes with binarised weights. Here the counts come from mask algebra instead: for a
+Linear layer y = W x with W of shape (out, in),
+``effective = sum_j nnz(x_j) * nnz(W[:, j])`` and ``dense = in * out`` per sample, which
+costs one count and one dot product per call.
+
+All functions return float64 scalar tensors (exact for counts below 2**53).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+
+def is_spike_tensor(x: Tensor) -> bool:
+    """True when every element of ``x`` is -1, 0 or 1 (so effective ops are ACs)."""
+    _, defect, peak = spike_stats(x)
+    return bool(defect == 0) and bool(peak <= 1)
+
+
+def spike_stats(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Non-zero indicator of ``x`` (float, same shape) and two 0-d spike statistics.
+
+    ``x`` holds only -1, 0, 1 exactly when ``defect == 0`` and ``peak <= 1``, where
+    ``peak = max|x|`` and ``defect = sum(indicator - |x|)``: with |x| <= 1 every term is
+    >= 0 and is 0 only for |x| in {0, 1}, so the sum cannot cancel. Seven cheap passes,
+    no boolean reductions (which are slow on strided CPU tensors) and no Python sync.
+    NaN inputs give a NaN ``defect``.
+    """
+    if not x.is_floating_point():
+        x = x.to(torch.float32)
+    magnitude = x.abs()
+    indicator = magnitude.ceil().clamp_(max=1.0)
+    return indicator, (indicator - magnitude).sum(), magnitude.amax() if x.numel() else \
+        torch.zeros((), dtype=x.dtype)
+
+
+def weight_column_nnz(weight: Tensor) -> Tensor:
+    """Non-zero weights per input column of a (out, in) matrix; shape (in,), float64."""
+    return (weight != 0).sum(dim=0, dtype=torch.float64)
+
+
+def linear_effective(indicator: Tensor, col_nnz: Tensor) -> Tensor:
+    """Effective ops of y = W x summed over all rows of x (..., in), given the non-zero
+    indicator of x (from :func:`spike_stats`) and ``col_nnz`` from :func:`weight_column_nnz`:
+    ``sum_j nnz(x[:, j]) * nnz(W[:, j])``."""
+    per_column = indicator.reshape(-1, indicator.shape[-1]).sum(dim=0, dtype=torch.float64)
+    return per_column @ col_nnz
+
+
+def linear_dense(x: Tensor, weight: Tensor) -> float:
+    """Dense ops of y = W x over all rows of ``x`` (..., in): rows * in * out."""
+    rows = x.numel() // x.shape[-1]
+    return float(rows * weight.shape[0] * weight.shape[1])
+
+
+_CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+
+
+def conv_ops(indicator: Tensor, weight: Tensor, stride, padding, dilation, groups: int,
+             dims: int) -> tuple[Tensor, Tensor]:
+    """(effective, dense) ops of a convolution over a batch, given the non-zero indicator
+    of its input (N, C, *spatial).
+
+    Effective = the convolution of the input's non-zero mask with the weight's non-zero
+    mask, summed over all outputs; dense = the same with all-ones masks (multiplications
+    with zero padding are not operations).
+    """
+    conv = _CONV[dims]
+    x_mask = indicator.to(torch.float32)
+    w_mask = (weight != 0).to(torch.float32)
+    eff = conv(x_mask, w_mask, None, stride, padding, dilation, groups).sum(dtype=torch.float64)
+    ones_in = torch.ones_like(x_mask[:1])
+    dense_one = conv(ones_in, torch.ones_like(w_mask), None, stride, padding, dilation,
+                     groups).sum(dtype=torch.float64)
+    return eff, dense_one * x_mask.shape[0]

@@ -1,0 +1,63 @@
+"""The ModelAdapter base class: the harness talks to every framework through it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import Tensor, nn
+
+from neuromark.models.base import (
+    NeuronLayer,
+    find_connection_layers,
+    find_neuron_layers,
+    module_state,
+)
+
+
+class ModelAdapter:
+    """Wraps a network for the harness. Subclasses change how a batch is fed in.
+
+    Args:
+        module: the network (an ``nn.Module``).
+    """
+
+    def __init__(self, module: nn.Module) -> None:
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"{type(self).__name__} needs an nn.Module, got {type(module).__name__}")
+        self.module = module
+        self.last_batch_size: int | None = None
+
+    def __call__(self, data: Tensor) -> Any:
+        """Run the network on one batch; returns its output."""
+        self.last_batch_size = int(data.shape[0])
+        return self.module(data)
+
+    def reset_state(self) -> None:
+        """Reset all neuron state (called by the runner before every batch).
+
+        Calls ``reset_state()`` or, failing that, ``reset_mem()`` (snnTorch) on every
+        module that has one, the network itself included. snnTorch neurons keep ``mem``
+        even with ``init_hidden=False``, so every neuron is reset, not only hidden ones.
+        """
+        for module in self.module.modules():
+            for method in ("reset_state", "reset_mem"):
+                reset = getattr(module, method, None)
+                if callable(reset):
+                    reset()
+                    break
+
+    def connection_layers(self) -> list[tuple[str, nn.Module]]:
+        """Linear, Conv and recurrent layers (and cells) with unique dotted names."""
+        return find_connection_layers(self.module)
+
+    def neuron_layers(self) -> list[NeuronLayer]:
+        """Spiking neurons and activation modules with unique dotted names."""
+        return find_neuron_layers(self.module)
+
+    def state(self) -> dict[str, Tensor]:
+        """Neuron state tensors (membrane potentials, synaptic currents), by dotted name."""
+        return module_state(self.module)
+
+    def train(self, mode: bool = False) -> ModelAdapter:
+        self.module.train(mode)
+        return self

@@ -1,0 +1,30 @@
+"""Adapter for snnTorch networks that are called once per timestep."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from neuromark.models.adapter import ModelAdapter
+from neuromark.models.base import first_tensor
+
+
+class SNNTorchModel(ModelAdapter):
+    """Steps an snnTorch network over the time dimension of the input.
+
+    Args:
+        module: a network mapping one timestep (B, *features) to spikes, or to a tuple whose
+            first element is the spikes (e.g. ``(spk, mem)``).
+        time_dim: the time dimension of the batch; data is (B, T, *features) by default.
+
+    Returns per batch the output spikes stacked over time, (B, T, *out_features).
+    """
+
+    def __init__(self, module: nn.Module, time_dim: int = 1) -> None:
+        super().__init__(module)
+        self.time_dim = time_dim
+
+    def __call__(self, data: Tensor) -> Tensor:
+        self.last_batch_size = int(data.shape[0])
+        steps = [first_tensor(self.module(x_t)) for x_t in data.unbind(self.time_dim)]
+        return torch.stack(steps, dim=1)

@@ -1,0 +1,14 @@
+"""Adapter for any ``nn.Module``: stateless nets, or nets with explicit time loops inside."""
+
+from __future__ import annotations
+
+from neuromark.models.adapter import ModelAdapter
+
+
+class TorchModel(ModelAdapter):
+    """A plain PyTorch network called once per batch: ``output = module(data)``.
+
+    Custom neuron layers are found when they set ``neuromark_neuron = True`` and keep their
+    membrane potential in a ``mem`` tensor attribute; ``reset_state()`` is called on every
+    module that defines it.
+    """

@@ -1,0 +1,151 @@
+"""The algorithm-track loop: data -> preprocess -> model -> postprocess -> metrics.
+
+Example:
+    >>> bench = Benchmark(SNNTorchModel(net), loader, [], [ChooseMaxCount()],
+    ...                   [ClassificationAccuracy(), SynapticOperations()])  # doctest: +SKIP
+    >>> results = bench.run()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import torch
+
+from neuromark.errors import MetricError, ModelOutputError
+from neuromark.instrument.probes import Instrument
+from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
+from neuromark.models import as_adapter
+from neuromark.results import BenchmarkInfo, Results, Score
+
+Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
+Postprocessor = Callable[[Any], Any]
+
+
+def _has_nan(output: Any) -> bool:
+    if isinstance(output, torch.Tensor):
+        return output.is_floating_point() and bool(torch.isnan(output).any())
+    if isinstance(output, (tuple, list)):
+        return any(_has_nan(o) for o in output)
+    return False
+
+
+def _num_samples(targets: Any, batch_index: int) -> int:
+    try:
+        return len(targets)
+    except TypeError:
+        raise ModelOutputError(f"batch {batch_index}: targets of type {type(targets).__name__} "
+                               "have no length; the number of samples is len(targets)") from None
+
+
+class Benchmark:
+    """Runs a model over a dataloader and computes metrics.
+
+    Args:
+        model: a :class:`neuromark.models.ModelAdapter` or a bare ``nn.Module``.
+        dataloader: iterable of ``(data, targets)`` batches; samples per batch = len(targets)
+            after preprocessing.
+        preprocessors: callables ``(data, targets) -> (data, targets)`` applied in order.
+        postprocessors: callables ``output -> predictions`` applied in order.
+        metrics: static and workload metric instances.
+        quiet: no progress bar (a bar is shown only on a terminal anyway).
+        info: the benchmark's identity for the results file.
+    """
+
+    def __init__(self, model: Any, dataloader: Iterable[Any],
+                 preprocessors: Sequence[Preprocessor] = (),
+                 postprocessors: Sequence[Postprocessor] = (),
+                 metrics: Sequence[StaticMetric | WorkloadMetric] = (), *,
+                 quiet: bool = False, info: BenchmarkInfo | None = None) -> None:
+        self.adapter = as_adapter(model)
+        self.dataloader = dataloader
+        self.preprocessors = list(preprocessors)
+        self.postprocessors = list(postprocessors)
+        self.metrics = list(metrics)
+        for metric in self.metrics:
+            if not isinstance(metric, (StaticMetric, WorkloadMetric)):
+                raise TypeError(f"{metric!r} is not a neuromark metric instance "
+                                "(StaticMetric or WorkloadMetric)")
+        self.quiet = quiet
+        self.info = info or BenchmarkInfo("custom")
+
+    def _progress(self, iterable: Iterable[Any], quiet: bool) -> Iterable[Any]:
+        if quiet or not sys.stderr.isatty():
+            return iterable
+        from tqdm.auto import tqdm
+
+        total = len(iterable) if hasattr(iterable, "__len__") else None  # type: ignore[arg-type]
+        return tqdm(iterable, total=total, desc=self.info.id, unit="batch", leave=False)
+
+    def run(self, *, quiet: bool | None = None, config: dict[str, Any] | None = None,
+            seeds: dict[str, Any] | None = None) -> Results:
+        """Run the workload once and return the results (static metrics after the run)."""
+        quiet = self.quiet if quiet is None else quiet
+        workload = [m for m in self.metrics if isinstance(m, WorkloadMetric)]
+        static = [m for m in self.metrics if isinstance(m, StaticMetric)]
+        for metric in workload:
+            metric.reset()
+        nan_allowed = all(m.handles_nan for m in workload if m.uses_predictions)
+        probes = frozenset().union(*(m.requires for m in workload))
+        self.adapter.train(False)
+        seen = 0
+        with Instrument(self.adapter, probes) as instrument, torch.inference_mode():
+            for index, batch in enumerate(self._progress(self.dataloader, quiet)):
+                data, targets = self._preprocess(batch, index)
+                self.adapter.reset_state()
+                output = self.adapter(data)
+                if not nan_allowed and _has_nan(output):
+                    raise ModelOutputError(f"batch {index}: model output contains NaN")
+                predictions = output
+                for post in self.postprocessors:
+                    predictions = post(predictions)
+                step = Step(index, predictions, targets, _num_samples(targets, index),
+                            self._collect(instrument, index) if probes else None)
+                self._check_predictions(step)
+                for metric in workload:
+                    try:
+                        metric.update(step)
+                    except Exception as exc:
+                        raise MetricError(f"metric {metric.name!r} failed on batch {index}: "
+                                          f"{exc}") from exc
+                seen += step.num_samples
+        if seen == 0:
+            raise ModelOutputError("the dataloader yielded no samples")
+        scores: dict[str, Score] = {}
+        for metric in static + workload:
+            try:
+                value = metric.compute(self.adapter) if isinstance(metric, StaticMetric) \
+                    else metric.compute()
+            except Exception as exc:
+                raise MetricError(f"metric {metric.name!r} failed: {exc}") from exc
+            scores.update(value if isinstance(value, dict) else {metric.name: value})
+        return Results(scores=scores, benchmark=self.info, config=config or {},
+                       seeds=seeds or {}, details={"samples": seen})
+
+    @staticmethod
+    def _collect(instrument: Instrument, index: int) -> Any:
+        try:
+            return instrument.collect()
+        except ValueError as exc:
+            raise MetricError(f"activity probes failed on batch {index}: {exc}") from exc
+
+    def _preprocess(self, batch: Any, index: int) -> tuple[Any, Any]:
+        if not isinstance(batch, (tuple, list)) or len(batch) < 2:
+            raise ModelOutputError(f"batch {index}: the dataloader must yield (data, targets), "
+                                   f"got {type(batch).__name__}")
+        data, targets = batch[0], batch[1]
+        for pre in self.preprocessors:
+            data, targets = pre((data, targets))
+        return data, targets
+
+    @staticmethod
+    def _check_predictions(step: Step) -> None:
+        predictions = step.predictions
+        if hasattr(predictions, "shape") and len(predictions.shape) > 0 \
+                and predictions.shape[0] != step.num_samples:
+            raise ModelOutputError(
+                f"batch {step.batch_index}: postprocessed predictions of shape "
+                f"{tuple(predictions.shape)} do not fit targets of shape "
+                f"{tuple(getattr(step.targets, 'shape', (step.num_samples,)))}")
