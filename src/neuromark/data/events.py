@@ -27,7 +27,10 @@ def seconds_to_us(times_s: ArrayLike) -> np.ndarray:
     Rounds down, as ``tonic`` does, after widening to float64 so that float16 values are
     converted exactly (every float16 value times 1e6 is exact in float64).
     """
-    return np.floor(np.asarray(times_s, dtype=np.float64) * US_PER_S).astype(np.int64)
+    scaled = np.array(times_s, dtype=np.float64)  # a copy, scaled in place
+    scaled *= US_PER_S
+    np.floor(scaled, out=scaled)
+    return scaled.astype(np.int64)
 
 
 def make_events(times_s: ArrayLike, units: ArrayLike) -> np.ndarray:

@@ -28,7 +28,7 @@ from neuromark.data.hdf5_spikes import SpikeSamples
 from neuromark.errors import DataError
 
 #: Largest dense block (elements) counted by one ``np.bincount`` call.
-_CHUNK_ELEMENTS = 1 << 24
+_CHUNK_ELEMENTS = 1 << 17
 
 
 def n_bins(dt_us: int, t_max_us: int) -> int:
@@ -75,17 +75,22 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
             pos = int(bad[0])
             raise DataError(f"{name}: sample {sample_of(pos)}: unit {int(units[pos])} is not below "
                             f"channels={channels}")
-    bins = np.minimum(t_us // dt_us, steps - 1)
-    cell = bins * channels + units.astype(np.int64)  # index within one sample's (T, C) block
     out = np.empty((n, steps, channels), dtype=dtype)
     per_sample = steps * channels
     chunk = max(1, _CHUNK_ELEMENTS // per_sample)
     info = np.iinfo(dtype) if np.issubdtype(np.dtype(dtype), np.integer) else None
     for start in range(0, n, chunk):
+        # Small chunks keep the int64 counts of np.bincount in cache; one pass per chunk.
         stop = min(n, start + chunk)
         lo, hi = offsets[start], offsets[stop]
-        sample = np.repeat(np.arange(stop - start, dtype=np.int64), np.diff(offsets[start:stop + 1]))
-        counts = np.bincount(sample * per_sample + cell[lo:hi], minlength=(stop - start) * per_sample)
+        index = t_us[lo:hi] // dt_us
+        np.minimum(index, steps - 1, out=index)
+        index *= channels
+        index += units[lo:hi]
+        if stop - start > 1:
+            index += np.repeat(np.arange(0, (stop - start) * per_sample, per_sample, dtype=np.int64),
+                               np.diff(offsets[start:stop + 1]))
+        counts = np.bincount(index, minlength=(stop - start) * per_sample)
         if info is not None and counts.size and counts.max() > info.max:
             worst = start + int(np.argmax(counts) // per_sample)
             raise DataError(f"{name}: sample {worst}: {int(counts.max())} spikes in one bin do not fit "
