@@ -1,0 +1,80 @@
+"""``neuromark data cochlea`` and ``neuromark data spoken-digits``: audio to SHD-layout spikes.
+
+Registered by ``neuromark.commands.data`` through :func:`register_data`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def register_data(data_subparsers: argparse._SubParsersAction) -> None:
+    cochlea = data_subparsers.add_parser(
+        "cochlea", help="convert a folder of audio files to spikes (SHD layout)",
+        description="Run every WAV/FLAC/OGG file of IN_DIR through the cochlea model of the "
+                    "Heidelberg spiking data sets (700 channels) and write OUT.h5 in the SHD "
+                    "layout. Labels come from --labels CSV (columns file,label[,speaker]) or, "
+                    "without it, from the sub-folder names of IN_DIR (one class per folder).")
+    cochlea.add_argument("in_dir", type=Path, metavar="IN_DIR")
+    cochlea.add_argument("out", type=Path, metavar="OUT.h5")
+    cochlea.add_argument("--labels", type=Path, default=None, metavar="CSV",
+                         help="CSV with a header: file (relative to IN_DIR), label, optional speaker")
+    cochlea.add_argument("--sample-rate", type=int, default=48_000,
+                         help="resample the audio to this rate first (default 48000, as SHD; 0 keeps it)")
+    cochlea.add_argument("--seed", type=int, default=0, help="seed of file 0; file i uses seed+i")
+    cochlea.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    cochlea.set_defaults(func=_cochlea)
+
+    digits = data_subparsers.add_parser(
+        "spoken-digits", help="synthesise the English/German spoken-digit corpus (espeak-ng)",
+        description="Synthesise digits 0-9 in English and German with espeak-ng for 24 "
+                    "synthetic speakers, convert them with the cochlea and write train.h5 and "
+                    "test.h5 (held-out speakers) in the SHD layout plus SHA256SUMS to OUT_DIR. "
+                    "Cached: an up-to-date OUT_DIR is left as it is unless --force.")
+    digits.add_argument("out_dir", type=Path, metavar="OUT_DIR")
+    digits.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    digits.add_argument("--force", action="store_true", help="rebuild even if OUT_DIR is up to date")
+    digits.set_defaults(func=_spoken_digits)
+
+
+def _progress(label: str):
+    start = time.perf_counter()
+
+    def report(done: int, total: int) -> None:
+        if sys.stderr.isatty() or done == total or done % 50 == 0:
+            print(f"\r{label}: {done}/{total} ({time.perf_counter() - start:.0f} s)", end="",
+                  file=sys.stderr, flush=True)
+            if done == total:
+                print(file=sys.stderr)
+
+    return report
+
+
+def _cochlea(args: argparse.Namespace) -> int:
+    from neuromark.processors.cochlea.convert import convert_directory
+
+    start = time.perf_counter()
+    out = convert_directory(args.in_dir, args.out, labels_csv=args.labels,
+                            sample_rate=args.sample_rate or None, seed=args.seed, jobs=args.jobs,
+                            progress=_progress("cochlea"))
+    print(f"wrote {out} ({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+def _spoken_digits(args: argparse.Namespace) -> int:
+    from neuromark.data.spoken_digits import build_corpus
+
+    start = time.perf_counter()
+    paths = build_corpus(args.out_dir, jobs=args.jobs, force=args.force,
+                         progress=_progress("spoken digits"))
+    for split, path in paths.items():
+        print(f"{split}: {path}")
+    print(f"done in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """No top-level verb: the subcommands live under ``neuromark data`` (see :func:`register_data`)."""
