@@ -127,3 +127,14 @@ def test_detail_parser_reads_errors_and_bad_lines(tmp_path):
     log.write_text(":::MLLOG " + json.dumps(rec) + "\n")
     assert parse_detail(log).errors == ["error_runtime: oops"]
     assert summarize(tmp_path)["errors"] == ["error_runtime: oops"]
+
+
+def test_summary_and_detail_must_agree(tmp_path):
+    run_test(NullSUT(), library(), LoadGenSettings(**FAST), tmp_path)
+    summary = tmp_path / "mlperf_log_summary.txt"
+    text = summary.read_text()
+    verdict = "VALID" if "Result is : VALID" in text else "INVALID"
+    other = "INVALID" if verdict == "VALID" else "VALID"
+    summary.write_text(text.replace(f"Result is : {verdict}", f"Result is : {other}"))
+    with pytest.raises(DataError, match=f"says '{other}' but mlperf_log_detail.txt says '{verdict}'"):
+        summarize(tmp_path)

@@ -99,7 +99,8 @@ def summarize(log_dir: str | Path) -> dict[str, Any]:
     ``qps`` (with/without LoadGen overhead, SingleStream/MultiStream),
     ``samples_per_second`` (Offline; Server: completed), ``early_stopping``,
     ``power_begin`` / ``power_end`` (LoadGen's wall-clock strings), ``requested`` and
-    ``effective`` settings, ``errors`` and ``warnings``.
+    ``effective`` settings, ``errors`` and ``warnings``. The summary file's verdict must
+    agree with the detail log's (a mixed-up log folder raises :class:`DataError`).
     """
     log_dir = Path(log_dir)
     log = parse_detail(log_dir / DETAIL)
@@ -134,6 +135,10 @@ def summarize(log_dir: str | Path) -> dict[str, Any]:
         "warnings": log.warnings,
         "loadgen_version": v.get("loadgen_version"),
     }
+    summary = parse_summary(log_dir / SUMMARY)
+    if summary and summary.get("Result is") not in (None, validity):
+        raise DataError(f"{log_dir}: {SUMMARY} says {summary.get('Result is')!r} but {DETAIL} says "
+                        f"{validity!r}; the logs come from different runs")
     if "result_qps_with_loadgen_overhead" in v:
         out["qps"] = {"with_loadgen_overhead": v["result_qps_with_loadgen_overhead"],
                       "without_loadgen_overhead": v.get("result_qps_without_loadgen_overhead")}

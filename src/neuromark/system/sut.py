@@ -65,13 +65,16 @@ class StagedSUT:
 
     ``preprocess(sample) -> features`` and ``infer(features) -> response``; the response is
     converted to a contiguous array of ``response_dtype`` (the conversion is outside the
-    timed region). Errors name the sample index.
+    timed region). Errors name the sample index. For asynchronous devices pass ``sync``
+    (e.g. ``torch.cuda.synchronize``): it runs before each clock read after a stage, so a
+    stage ends when its last timestep has been processed, not when it was queued.
     """
 
     def __init__(self, name: str, library: InMemoryLibrary, preprocess: Callable[[Any], Any],
                  infer: Callable[[Any], Any], *, response_dtype: str = "<f4",
-                 warmup: int = 0) -> None:
+                 warmup: int = 0, sync: Callable[[], Any] | None = None) -> None:
         self.name = name
+        self.sync = sync
         self.library = library
         self.preprocess = preprocess
         self.infer = infer
@@ -82,14 +85,17 @@ class StagedSUT:
         clock = time.perf_counter_ns
         add = self.timer.add
         dtype = self.response_dtype
+        sync = self.sync or _no_sync
         out = []
         for index in sample_indices:
             sample = self.library.get(index)
             try:
                 t0 = clock()
                 features = self.preprocess(sample)
+                sync()
                 t1 = clock()
                 response = self.infer(features)
+                sync()
                 t2 = clock()
             except Exception as exc:
                 raise ModelOutputError(f"SUT {self.name!r} failed on sample {index}: "
@@ -105,6 +111,10 @@ class StagedSUT:
     def run_one(self, index: int) -> None:
         """Process one sample untimed by LoadGen (used for warm-up and power windows)."""
         self.infer(self.preprocess(self.library.get(index)))
+
+
+def _no_sync() -> None:
+    pass
 
 
 def _to_numpy(value: Any) -> Any:

@@ -1,0 +1,68 @@
+"""Ready-made SUTs and the sample library: stage timing, warm-up, errors naming samples."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from neuromark.errors import DataError, ModelOutputError
+from neuromark.system.sut import InMemoryLibrary, NullSUT, SleepSUT, StagedSUT
+
+
+def test_library_loads_untimed_and_names_missing_samples():
+    fetched = []
+    lib = InMemoryLibrary("toy", lambda i: fetched.append(i) or i * 10, 5)
+    lib.load([1, 3])
+    assert fetched == [1, 3] and lib.get(3) == 30
+    lib.unload([3])
+    with pytest.raises(DataError, match="sample library 'toy': sample 3 was not loaded"):
+        lib.get(3)
+    with pytest.raises(DataError, match="sample library 'empty' is empty"):
+        InMemoryLibrary("empty", lambda i: i, 0)
+
+
+def test_staged_sut_times_each_stage_separately():
+    lib = InMemoryLibrary("toy", lambda i: np.full(3, i, dtype=np.float32), 4)
+    lib.load(range(4))
+
+    def slow_pre(x):
+        time.sleep(0.002)
+        return x * 2
+
+    syncs = []
+    sut = StagedSUT("toy", lib, slow_pre, lambda f: f + 1, response_dtype="<f4", warmup=1,
+                    sync=lambda: syncs.append(1))
+    out = sut.issue([0, 1, 2])
+    np.testing.assert_array_equal(out[2], [5, 5, 5])
+    assert out[0].dtype == np.dtype("<f4")
+    assert len(sut.timer.warm["preprocess"]) == 1 and len(sut.timer.samples["preprocess"]) == 2
+    stats = sut.timer.stats()
+    assert stats["preprocess"]["min_s"] >= 0.002 > stats["inference"]["max_s"]
+    assert len(syncs) == 6  # after each stage of each sample
+
+
+def test_staged_sut_errors_name_the_sample():
+    lib = InMemoryLibrary("toy", lambda i: i, 4)
+    lib.load(range(4))
+
+    def infer(x):
+        if x == 2:
+            raise RuntimeError("bad input")
+        return np.array([np.nan if x == 3 else 1.0])
+
+    sut = StagedSUT("toy", lib, lambda x: x, infer)
+    with pytest.raises(ModelOutputError, match="SUT 'toy' failed on sample 2: RuntimeError: bad input"):
+        sut.issue([0, 2])
+    with pytest.raises(ModelOutputError, match="non-finite response to sample 3"):
+        sut.issue([3])
+
+
+def test_null_and_sleep_suts():
+    assert [a.size for a in NullSUT().issue([1, 2, 3])] == [0, 0, 0]
+    sut = SleepSUT(0.001)
+    sut.issue([0, 1])
+    assert sut.timer.stats()["inference"]["min_s"] >= 0.001
+    with pytest.raises(DataError, match="sleep_s must be >= 0"):
+        SleepSUT(-1)
