@@ -138,7 +138,7 @@ def test_rapl_polling_energy(tmp_path):
     t1 = meter.mark("b")
     meter.stop()
     assert meter.energy(t0, t1) == pytest.approx(5.0)
-    assert meter.samples_in(t0, t1) >= 3
+    assert meter.samples_in(t0, t1) >= 2  # the two marks, plus whatever the poller added
 
 
 def test_rapl_unreadable_counter_names_fix(tmp_path, monkeypatch):

@@ -140,3 +140,27 @@ def test_shipped_system_configs_validate():
     for path in configs:
         cfg = TASK.validate(load_config(path))
         assert cfg.task == "system", path
+
+
+def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
+    """The fake package counter reads as 5 W since ``start`` (computed at each read)."""
+    import neuromark.system.power.rapl as rapl
+    from tests.test_system_power import make_rapl
+
+    root = tmp_path / "powercap"
+    make_rapl(root, max_uj=2**40)
+    counter = root / "intel-rapl:0/energy_uj"
+    start = now_s()
+    real_read = rapl._read
+    monkeypatch.setattr(rapl, "_read", lambda f: f"{int((now_s() - start) * 5e6)}\n" if f == counter
+                        else real_read(f))
+    text = ("task: system\nsut:\n  kind: sleep\n  sleep_s: 0.0002\nloadgen:\n" + FAST +
+            f"power:\n  meter: rapl\n  rapl_root: {root}\n  interval_s: 0.005\n  idle_s: 0.2\n"
+            "  active_s: 0.2\n")
+    res = TASK.run(parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
+    assert res.details["power_meter"]["components"] == ["package-0", "dram"]  # dram stays at 0 W
+    assert res["idle_power"] == pytest.approx(5.0, rel=0.01)
+    assert res["stream_power"] == pytest.approx(5.0, rel=0.01)
+    assert res["stream_dynamic_power"] == pytest.approx(0.0, abs=0.05)
+    assert res.details["power"]["idle"]["meter_samples"] >= 10
+    assert (tmp_path / "out/power.png").is_file()
