@@ -86,9 +86,11 @@ def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
         out = scenarios.max_supported_size(lambda: make_solver(solver_spec), spec["sizes"],
                                            spec["density"], spec["timeout_s"], spec["seed"])
         return {**spec, **out}
-    solver = _SOLVERS.get(solver_spec.tag)
+    # Same tag with other options, or a re-registered name: another solver instance.
+    cache_key = f"{id(solver_registry.get(solver_spec.name))}:{solver_spec.model_dump_json()}"
+    solver = _SOLVERS.get(cache_key)
     if solver is None:
-        solver = _SOLVERS[solver_spec.tag] = make_solver(solver_spec)
+        solver = _SOLVERS[cache_key] = make_solver(solver_spec)
     w = _workload(spec["n"], spec["density"], spec["graph_seed"])
     if spec["scenario"] == "fixed_timeout":
         out = scenarios.fixed_timeout(solver, w, spec["timeout_s"], spec["seed"], bks, meter)
