@@ -164,3 +164,11 @@ def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
     assert res["stream_dynamic_power"] == pytest.approx(0.0, abs=0.05)
     assert res.details["power"]["idle"]["meter_samples"] >= 10
     assert (tmp_path / "out/power.png").is_file()
+
+
+def test_esn_forecast_step_run(tmp_path):
+    text = "task: system\nsut:\n  kind: esn\n  samples: 50\ntiming:\n  warmup: 5\nloadgen:\n" + FAST
+    res = TASK.run(parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
+    assert res.details["sut"]["name"] == "esn-forecast-step"
+    assert res.details["loadgen"]["PerformanceOnly"]["response_dtype"] == "<f8"
+    assert res["preprocess_latency"] > 0 and res["inference_latency"] > 0

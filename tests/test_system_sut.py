@@ -66,3 +66,18 @@ def test_null_and_sleep_suts():
     assert sut.timer.stats()["inference"]["min_s"] >= 0.001
     with pytest.raises(DataError, match="sleep_s must be >= 0"):
         SleepSUT(-1)
+
+
+def test_esn_forecast_step_sut_predicts_the_next_value():
+    pytest.importorskip("torch")
+    from neuromark.system.esn import build_esn_pipeline, synthetic_series
+
+    library, sut, info = build_esn_pipeline(data="synthetic", tau=17, samples=300, seed=0, threads=1)
+    assert sut.response_dtype == "<f8" and info["train_points"] == 1000
+    library.load(range(300))
+    out = np.concatenate(sut.issue(list(range(300))))  # in order: teacher-forced one-step forecast
+    test = synthetic_series(2000)[1000:1300]
+    rmse = np.sqrt(np.mean((out[50:-1] - test[51:]) ** 2))
+    persistence = np.sqrt(np.mean((test[50:-1] - test[51:]) ** 2))
+    assert rmse < 0.01 * persistence
+    assert sut.timer.stats()["inference"]["n"] == 300

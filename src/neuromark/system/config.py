@@ -34,6 +34,17 @@ class AscSUT(StrictModel):
     n_mels: int = Field(40, ge=4)
 
 
+class EsnSUT(StrictModel):
+    """The Mackey-Glass ESN forecast step; ``data`` is "synthetic" or "mackey_glass"."""
+
+    kind: Literal["esn"]
+    data: Literal["synthetic", "mackey_glass"] = "synthetic"
+    tau: int = Field(17, ge=1)
+    samples: int = Field(500, ge=1, description="test time steps in the library")
+    reservoir_size: int | None = Field(None, ge=1)
+    threads: int = Field(1, ge=1)
+
+
 class NullSUTConfig(StrictModel):
     kind: Literal["null"]
     samples: int = Field(64, ge=1)
@@ -45,7 +56,7 @@ class SleepSUTConfig(StrictModel):
     samples: int = Field(64, ge=1)
 
 
-SUTConfig = Annotated[AscSUT | NullSUTConfig | SleepSUTConfig, Field(discriminator="kind")]
+SUTConfig = Annotated[AscSUT | EsnSUT | NullSUTConfig | SleepSUTConfig, Field(discriminator="kind")]
 
 
 class TimingConfig(StrictModel):

@@ -15,7 +15,7 @@ import numpy as np
 from neuromark.config import ConfigFile, validate
 from neuromark.errors import ConfigError, DataError
 from neuromark.results import BenchmarkInfo, Results, Score
-from neuromark.system.config import AscSUT, PowerConfig, SleepSUTConfig, SystemConfig
+from neuromark.system.config import AscSUT, EsnSUT, PowerConfig, SleepSUTConfig, SystemConfig
 from neuromark.system.loadgen import LoadGenRun, run_test
 from neuromark.system.sut import InMemoryLibrary, NullSUT, SleepSUT, StagedSUT
 from neuromark.system.timing import StageTimer, now_s, timer_resolution_ns
@@ -64,6 +64,12 @@ def build_sut(cfg: SystemConfig, config: ConfigFile | None) -> tuple[Any, InMemo
                               n_mels=s.n_mels,
                               config_dir=config.path.parent if config and config.path else None)
         return pipe.sut, pipe.library, pipe.labels, pipe.info
+    if isinstance(s, EsnSUT):
+        from neuromark.system.esn import build_esn_pipeline
+
+        library, sut, info = build_esn_pipeline(data=s.data, tau=s.tau, samples=s.samples, seed=cfg.seed,
+                                                threads=s.threads, reservoir_size=s.reservoir_size)
+        return sut, library, None, info
     library = InMemoryLibrary(f"{s.kind}-indices", lambda i: i, s.samples)
     if isinstance(s, SleepSUTConfig):
         return SleepSUT(s.sleep_s), library, None, {"sleep_s": s.sleep_s}

@@ -1,0 +1,67 @@
+"""The Mackey-Glass ESN forecast step as a system-track SUT.
+
+One sample = one time step: pre-processing turns the observed value f(t) into the model's
+input tensor (standardised with the training mean/std, shape (1, 1)); inference runs one
+reservoir update and the linear readout (:class:`~neuromark.baselines.mackey_glass.EchoStateNetwork`,
+teacher forcing) and returns the prediction of f(t+dt) as float64. The readout is fitted in
+closed form on the first half of the series before the test (untimed).
+
+The ESN is stateful and LoadGen issues samples in a seeded random order, so its outputs
+are not a forecast of the series; the *latency* of a step does not depend on the order.
+Data: the shipped Mackey-Glass series (``neuromark.data.mackey_glass``) or, with
+``data: synthetic``, a two-sine series that needs no data files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from neuromark.system.sut import InMemoryLibrary, StagedSUT
+
+
+def synthetic_series(n: int) -> np.ndarray:
+    """``sin(0.1 t) + 0.5 sin(0.031 t)`` for t = 0..n-1 (float64)."""
+    t = np.arange(n, dtype=np.float64)
+    return np.sin(0.1 * t) + 0.5 * np.sin(0.031 * t)
+
+
+def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads: int,
+                       reservoir_size: int | None = None
+                       ) -> tuple[InMemoryLibrary, StagedSUT, dict[str, Any]]:
+    """``(library, sut, info)`` for the ESN forecast step."""
+    import torch
+
+    from neuromark.baselines.mackey_glass import EchoStateNetwork, ESNParams
+
+    torch.set_num_threads(threads)
+    if data == "mackey_glass":
+        from neuromark.data.mackey_glass import load_series
+
+        series = load_series(tau)
+    else:
+        series = synthetic_series(max(2 * samples + 2, 2000))
+    half = len(series) // 2
+    train = series[:half]
+    test = series[half:half + samples]
+    mean, std = float(train.mean()), float(train.std()) or 1.0
+    params = ESNParams(reservoir_size=reservoir_size) if reservoir_size else ESNParams()
+    model = EchoStateNetwork(params, seed=seed)
+    x = torch.as_tensor((train - mean) / std).reshape(-1, 1)
+    model.fit(x[:-1], x[1:])
+    model.forecast = False
+
+    def preprocess(value: float) -> Any:
+        return torch.tensor([[(value - mean) / std]], dtype=torch.float64)
+
+    def infer(inputs: Any) -> Any:
+        with torch.inference_mode():
+            return model(inputs)[0] * std + mean
+
+    library = InMemoryLibrary(f"esn-{data}", lambda i: float(test[i]), len(test))
+    sut = StagedSUT("esn-forecast-step", library, preprocess, infer, response_dtype="<f8")
+    info = {"data": data, "tau": tau if data == "mackey_glass" else None, "threads": threads,
+            "reservoir_size": params.reservoir_size, "train_points": half, "test_points": len(test),
+            "weights": "readout fitted by ridge regression on the first half of the series"}
+    return library, sut, info
