@@ -42,7 +42,7 @@ def test_report_cli_writes_all_sections(results_dir, capsys):
     assert "![workflow](workflow.png)" in text and "![latency histogram](r0_latency.png)" in text
     assert "![power trace](r0_power.png)" in text
     assert "amortised stream mode" in text  # the sleep SUT has no stages: one stream window
-    assert "| idle | 0.1" in text
+    assert "| idle | 0.1" in text and "| loadgen |" in text
     for png in ("workflow.png", "r0_latency.png", "r0_power.png"):
         assert (out / png).stat().st_size > 1000
     assert "wrote" in capsys.readouterr().out

@@ -45,6 +45,9 @@ def test_cli_runs_every_scenario_on_sleep_sut(tmp_path, capsys, scenario):
     lg = res["details"]["loadgen"]["PerformanceOnly"]
     assert lg["scenario"] == scenario
     assert lg["requested"]["scenario"] == scenario and "min_query_count" in lg["effective"]
+    assert lg["sample_count"] == res["details"]["timing"]["inference"]["n"]
+    if scenario == "MultiStream":
+        assert lg["samples_per_query"] == 2 and lg["sample_count"] == 2 * lg["query_count"]
     assert (out / "cfg/loadgen/performanceonly/mlperf_log_detail.txt").is_file()
     # the sleeping SUT's own mean is at least its sleep time
     assert res["scores"]["inference_latency"]["value"] >= 0.5
@@ -94,6 +97,10 @@ def test_csv_meter_power_windows(tmp_path):
     assert res["inference_dynamic_power"] == pytest.approx(0.0, abs=1e-9)
     assert inf["energy_per_inference_j"] == pytest.approx(3.0 * res.details["timing"]["inference"]["mean_s"])
     assert inf["meter_samples"] >= 190
+    lg = res.details["power"]["loadgen"]  # the meter also ran during the LoadGen test
+    assert lg["samples"] == res.details["timing"]["inference"]["n"]
+    assert res["loadgen_window_power"] == pytest.approx(3.0)
+    assert res["loadgen_energy_per_sample"] == pytest.approx(3.0 * lg["duration_s"] / lg["samples"])
     assert (tmp_path / "out/power.png").is_file()
 
 

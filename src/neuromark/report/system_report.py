@@ -119,11 +119,13 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
         lines += ["| window | duration (s) | meter samples | mean power (W) | dynamic (W) | J/inference "
                   "| dynamic J/inference |", "|---|---|---|---|---|---|---|"]
         rows = [("idle", power["idle"])] + list(power["active"].items())
+        if power.get("loadgen"):
+            rows.append(("loadgen", power["loadgen"]))
         for name, w in rows:
+            per = w.get("energy_per_inference_j", w.get("energy_per_sample_j"))
             lines.append(f"| {name} | {_fmt(w['duration_s'])} | {w['meter_samples']} | "
                          f"{_fmt(w['mean_power_w'])} | {_fmt(w.get('dynamic_power_w'))} | "
-                         f"{_fmt(w.get('energy_per_inference_j'))} | "
-                         f"{_fmt(w.get('dynamic_energy_per_inference_j'))} |")
+                         f"{_fmt(per)} | {_fmt(w.get('dynamic_energy_per_inference_j'))} |")
         lines.append("")
         timeline = d.get("power_timeline")
         if timeline and timeline.get("t_s"):

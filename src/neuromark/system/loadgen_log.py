@@ -95,7 +95,8 @@ def summarize(log_dir: str | Path) -> dict[str, Any]:
     """The figures of one LoadGen run as plain JSON (seconds, not ns).
 
     Keys: ``scenario``, ``mode``, ``validity`` ("VALID"/"INVALID"/None in accuracy mode),
-    ``invalid_reasons``, ``query_count``, ``latency_s`` (min/max/mean/percentiles),
+    ``invalid_reasons``, ``query_count``, ``samples_per_query``, ``sample_count``,
+    ``latency_s`` (min/max/mean/percentiles),
     ``qps`` (with/without LoadGen overhead, SingleStream/MultiStream),
     ``samples_per_second`` (Offline; Server: completed), ``early_stopping``,
     ``power_begin`` / ``power_end`` (LoadGen's wall-clock strings), ``requested`` and
@@ -125,6 +126,9 @@ def summarize(log_dir: str | Path) -> dict[str, Any]:
         "validity": validity,
         "invalid_reasons": _invalid_reasons(v) if validity == "INVALID" else [],
         "query_count": v.get("result_query_count"),
+        "samples_per_query": v.get("generated_samples_per_query"),
+        "sample_count": (v["result_query_count"] * v["generated_samples_per_query"]
+                         if "result_query_count" in v and "generated_samples_per_query" in v else None),
         "latency_s": latency,
         "early_stopping": v.get("early_stopping_result"),
         "power_begin": v.get("power_begin"),

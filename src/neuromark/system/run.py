@@ -95,22 +95,19 @@ def _score_ms(stats: dict[str, float]) -> Score:
     return Score(stats["mean_s"] * 1e3, error=stats["stderr_s"] * 1e3, unit="ms", higher_is_better=False)
 
 
-def _power_phase(cfg: PowerConfig, meter: Any, sut: Any, library: InMemoryLibrary,
-                 latency_s: dict[str, float]) -> tuple[dict[str, Any], dict[str, tuple[float, float]]]:
+def _power_phase(cfg: PowerConfig, meter: Any, sut: Any, library: InMemoryLibrary
+                 ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """Idle window, then active windows for pre-processing and inference (or one stream
-    window in amortised mode); returns the analysis and the windows."""
-    from neuromark.system.power.windows import Window, analyse
-
+    window in amortised mode, or for a SUT without stages); returns windows and the
+    inference counts of stream windows. The meter is already running."""
     indices = list(range(library.performance_count))
     library.load(indices)
-    meter.start()
     windows: dict[str, tuple[float, float]] = {}
     counts: dict[str, int] = {}
     a = meter.mark("idle_start")
     time.sleep(cfg.idle_s)
     windows["idle"] = (a, meter.mark("idle_end"))
-    staged = isinstance(sut, StagedSUT)
-    if cfg.amortised or not staged:
+    if cfg.amortised or not isinstance(sut, StagedSUT):
         a, n = meter.mark("stream_start"), 0
         while now_s() - a < cfg.active_s:
             sut.issue([indices[n % len(indices)]])
@@ -130,13 +127,33 @@ def _power_phase(cfg: PowerConfig, meter: Any, sut: Any, library: InMemoryLibrar
             sut.infer(feats[n % len(feats)])
             n += 1
         windows["inference"] = (a, meter.mark("inference_end"))
-    meter.stop()
     library.unload(indices)
-    active = [Window(k, *v) for k, v in windows.items() if k != "idle"]
-    result = analyse(meter, Window("idle", *windows["idle"]), active,
-                     latency_s=latency_s, inferences=counts or None)
-    result["amortised"] = bool(counts)
-    return result, windows
+    return windows, counts
+
+
+def _power_scores(power: dict[str, Any], scores: dict[str, Score], flags: list[str]) -> None:
+    """Scores and flags of the power analysis (W and J)."""
+    scores["idle_power"] = Score(power["idle"]["mean_power_w"], unit="W", higher_is_better=False)
+    for name, st in power["active"].items():
+        scores[f"{name}_power"] = Score(st["mean_power_w"], unit="W", higher_is_better=False)
+        scores[f"{name}_dynamic_power"] = Score(st["dynamic_power_w"], unit="W", higher_is_better=False)
+        if "energy_per_inference_j" in st:
+            scores[f"{name}_energy_per_inference"] = Score(st["energy_per_inference_j"], unit="J",
+                                                           higher_is_better=False)
+            scores[f"{name}_dynamic_energy_per_inference"] = Score(
+                st["dynamic_energy_per_inference_j"], unit="J", higher_is_better=False)
+        if "warning" in st:
+            flags.append(st["warning"])
+    if "warning" in power["idle"]:
+        flags.append(power["idle"]["warning"])
+    if power["amortised"]:
+        flags.append("amortised power mode: energy per inference = stream energy / samples")
+    lg = power.get("loadgen")
+    if lg:
+        scores["loadgen_window_power"] = Score(lg["mean_power_w"], unit="W", higher_is_better=False)
+        if lg.get("energy_per_sample_j") is not None:
+            scores["loadgen_energy_per_sample"] = Score(lg["energy_per_sample_j"], unit="J",
+                                                        higher_is_better=False)
 
 
 def _accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
@@ -158,6 +175,53 @@ def _accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
     return metric.compute()
 
 
+def _timing_and_loadgen(run: LoadGenRun, timer: StageTimer | None, settings: Any, details: dict[str, Any],
+                        scores: dict[str, Score], out_dir: Path, sut_name: str) -> dict[str, float]:
+    """Stage-timing scores, LoadGen figures and the latency plot; returns stage means (s)."""
+    details["loadgen"][settings.mode] = {**run.summary, "log_dir": str(run.log_dir),
+                                         "response_dtype": run.response_dtype}
+    if run.summary.get("validity") == "INVALID":
+        details["flags"].append("LoadGen result INVALID: " + "; ".join(run.summary["invalid_reasons"]))
+    latency_means: dict[str, float] = {}
+    if timer is not None:
+        stats = timer.stats()
+        details["timing"] = stats
+        details["raw_timings_ns"] = timer.raw()
+        for stage, st in stats.items():
+            scores[f"{stage}_latency"] = _score_ms(st)
+            latency_means[stage] = st["mean_s"]
+        from neuromark.system.plots import latency_histogram
+
+        details["plots"].append(str(latency_histogram(timer.samples, out_dir / "latency.png",
+                                                      f"{sut_name}: per-sample latency")))
+    lat = run.summary.get("latency_s", {})
+    if settings.mode == "PerformanceOnly" and lat:
+        scores["loadgen_mean_latency"] = Score(lat["mean_s"] * 1e3, unit="ms", higher_is_better=False)
+        target = "99" if settings.scenario == "MultiStream" else "90"
+        if target in lat.get("percentiles_s", {}):
+            scores[f"loadgen_p{target}_latency"] = Score(lat["percentiles_s"][target] * 1e3, unit="ms",
+                                                         higher_is_better=False)
+        if "samples_per_second" in run.summary:
+            scores["throughput"] = Score(run.summary["samples_per_second"], unit="samples/s",
+                                         higher_is_better=True)
+        elif "qps" in run.summary:
+            scores["throughput"] = Score(run.summary["qps"]["with_loadgen_overhead"], unit="queries/s",
+                                         higher_is_better=True)
+    return latency_means
+
+
+def _accuracy_pass(run: LoadGenRun, settings: Any, sut: Any, library: InMemoryLibrary, labels: np.ndarray,
+                   details: dict[str, Any], scores: dict[str, Score], out_dir: Path) -> None:
+    """Score the AccuracyOnly run (running one after the performance run if needed)."""
+    acc_run = run
+    if settings.mode != "AccuracyOnly":
+        acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
+        acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
+        details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
+                                              "response_dtype": acc_run.response_dtype}
+    scores["classification_accuracy"] = _accuracy(acc_run, labels)
+
+
 def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
     """Run one system benchmark; see the module docstring for what is written."""
     out_dir = Path(out_dir).resolve()
@@ -172,75 +236,50 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> R
                                "timer_resolution_ns": resolution, "warmup_samples": cfg.timing.warmup,
                                "loadgen": {}, "flags": flags, "plots": []}
     scores: dict[str, Score] = {}
-    run = run_test(sut, library, settings, out_dir / "loadgen" / settings.mode.lower())
-    details["loadgen"][settings.mode] = {**run.summary, "log_dir": str(run.log_dir),
-                                         "response_dtype": run.response_dtype}
-    if run.summary.get("validity") == "INVALID":
-        flags.append("LoadGen result INVALID: " + "; ".join(run.summary["invalid_reasons"]))
-    latency_means: dict[str, float] = {}
-    if timer is not None:
-        stats = timer.stats()
-        details["timing"] = stats
-        details["raw_timings_ns"] = timer.raw()
-        for stage, st in stats.items():
-            scores[f"{stage}_latency"] = _score_ms(st)
-            latency_means[stage] = st["mean_s"]
-        from neuromark.system.plots import latency_histogram
-
-        details["plots"].append(str(latency_histogram(timer.samples, out_dir / "latency.png",
-                                                      f"{sut.name}: per-sample latency")))
-    lat = run.summary.get("latency_s", {})
-    if settings.mode == "PerformanceOnly" and lat:
-        scores["loadgen_mean_latency"] = Score(lat["mean_s"] * 1e3, unit="ms", higher_is_better=False)
-        target = "99" if settings.scenario == "MultiStream" else "90"
-        if target in lat.get("percentiles_s", {}):
-            scores[f"loadgen_p{target}_latency"] = Score(lat["percentiles_s"][target] * 1e3, unit="ms",
-                                                         higher_is_better=False)
-        if "samples_per_second" in run.summary:
-            scores["throughput"] = Score(run.summary["samples_per_second"], unit="samples/s",
-                                         higher_is_better=True)
-        elif "qps" in run.summary:
-            scores["throughput"] = Score(run.summary["qps"]["with_loadgen_overhead"], unit="queries/s",
-                                         higher_is_better=True)
-    if labels is not None and (cfg.accuracy or settings.mode == "AccuracyOnly"):
-        acc_run = run
-        if settings.mode != "AccuracyOnly":
-            acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
-            acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
-            details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
-                                                  "response_dtype": acc_run.response_dtype}
-        scores["classification_accuracy"] = _accuracy(acc_run, labels)
-        if "untrained" in str(info.get("weights", "")):
-            flags.append("accuracy of an untrained (seeded random) model: chance level expected")
     meter = make_meter(cfg.power, config)
+    measured = getattr(meter, "measured", True)
+    marks: dict[str, float] = {}
+    if measured:
+        meter.start()
+        marks["loadgen_start"] = meter.mark("loadgen_start")
+    try:
+        run = run_test(sut, library, settings, out_dir / "loadgen" / settings.mode.lower())
+        if measured:
+            marks["loadgen_end"] = meter.mark("loadgen_end")
+        latency_means = _timing_and_loadgen(run, timer, settings, details, scores, out_dir, sut.name)
+        if labels is not None and (cfg.accuracy or settings.mode == "AccuracyOnly"):
+            _accuracy_pass(run, settings, sut, library, labels, details, scores, out_dir)
+            if "untrained" in str(info.get("weights", "")):
+                flags.append("accuracy of an untrained (seeded random) model: chance level expected")
+        if measured:
+            windows, counts = _power_phase(cfg.power, meter, sut, library)
+    finally:
+        if measured:
+            meter.stop()
     details["power_meter"] = meter.metadata()
-    if not details["power_meter"]["measured"]:
-        reason = details["power_meter"]["reason"]
+    if not measured:
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
-        flags.append(f"energy not measured: {reason}")
+        flags.append(f"energy not measured: {details['power_meter']['reason']}")
     else:
-        power, windows = _power_phase(cfg.power, meter, sut, library, latency_means)
+        from neuromark.system.plots import power_trace
+        from neuromark.system.power.windows import Window, analyse, window_power
+
+        active = [Window(k, *v) for k, v in windows.items() if k != "idle"]
+        power = analyse(meter, Window("idle", *windows["idle"]), active, latency_s=latency_means,
+                        inferences=counts or None)
+        power["amortised"] = bool(counts)
+        lg_window = window_power(meter, Window("loadgen", marks["loadgen_start"], marks["loadgen_end"]))
+        samples = run.summary.get("sample_count")
+        lg_window["samples"] = samples
+        lg_window["energy_per_sample_j"] = lg_window["energy_j"] / samples if samples else None
+        power["loadgen"] = lg_window
         details["power"] = power
         details["power_timeline"] = meter.timeline()
-        scores["idle_power"] = Score(power["idle"]["mean_power_w"], unit="W", higher_is_better=False)
-        for name, st in power["active"].items():
-            scores[f"{name}_power"] = Score(st["mean_power_w"], unit="W", higher_is_better=False)
-            scores[f"{name}_dynamic_power"] = Score(st["dynamic_power_w"], unit="W", higher_is_better=False)
-            if "energy_per_inference_j" in st:
-                scores[f"{name}_energy_per_inference"] = Score(st["energy_per_inference_j"], unit="J",
-                                                               higher_is_better=False)
-                scores[f"{name}_dynamic_energy_per_inference"] = Score(
-                    st["dynamic_energy_per_inference_j"], unit="J", higher_is_better=False)
-            if "warning" in st:
-                flags.append(st["warning"])
-        if "warning" in power["idle"]:
-            flags.append(power["idle"]["warning"])
-        if power["amortised"]:
-            flags.append("amortised power mode: energy per inference = stream energy / samples")
-        from neuromark.system.plots import power_trace
-
-        details["plots"].append(str(power_trace(meter.timeline(), windows, out_dir / "power.png",
-                                                f"{details['power_meter']['name']} meter")))
+        _power_scores(power, scores, flags)
+        plot_windows = {**windows, "loadgen": (marks["loadgen_start"], marks["loadgen_end"])}
+        title = f"{details['power_meter']['name']} meter"
+        details["plots"].append(str(power_trace(details["power_timeline"], plot_windows,
+                                                out_dir / "power.png", title)))
     details["primary_metric"] = PRIMARY[settings.scenario]
     name = cfg.name or f"{cfg.sut.kind}-{settings.scenario.lower()}"
     return Results(scores=scores, benchmark=BenchmarkInfo(name, cfg.version, "neurobench-system-track",

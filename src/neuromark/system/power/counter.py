@@ -18,6 +18,7 @@ class CounterMeter:
     ``start``, ``stop`` and every ``mark``."""
 
     name = "counter"
+    measured = True
     domains: list[str]
     components: list[str]
 

@@ -99,6 +99,7 @@ class CsvTraceMeter:
     """
 
     name = "csv"
+    measured = True
 
     def __init__(self, path: str | Path, offset_s: float | None = None,
                  components: list[str] | None = None) -> None:

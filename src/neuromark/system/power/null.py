@@ -12,6 +12,7 @@ class NullMeter:
     """No power instrument. ``energy`` raises; results report "not measured" and ``reason``."""
 
     name = "null"
+    measured = False
 
     def __init__(self, reason: str = "no power meter configured") -> None:
         self.reason = reason

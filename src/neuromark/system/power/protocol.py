@@ -23,8 +23,11 @@ from neuromark.errors import DataError, MetricError
 
 @runtime_checkable
 class PowerMeter(Protocol):
-    """A power meter (see DESIGN.md). ``metadata()`` has at least ``name``, ``measured``
-    (bool), ``reason`` (why not measured, else ""), ``sample_rate_hz`` and ``components``."""
+    """A power meter (see DESIGN.md). ``measured`` is False only for the null meter.
+    ``metadata()`` has at least ``name``, ``measured`` (bool), ``reason`` (why not measured,
+    else ""), ``sample_rate_hz`` and ``components``."""
+
+    measured: bool
 
     def start(self) -> None: ...
 
