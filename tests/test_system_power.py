@@ -195,3 +195,29 @@ def test_power_cli(tmp_path, capsys):
     assert "active" in out and "0.03" in out  # dynamic 3 W * 2 s / 200 = 0.03 J
     assert main(["power", str(f), "--window", "idle=1"]) == 1
     assert "expected NAME=T0:T1" in capsys.readouterr().err
+
+
+def test_csv_wall_clock_alignment(tmp_path):
+    from neuromark.system.timing import now_s
+
+    wall0 = time.time()
+    t = wall0 + np.arange(-2.0, 2.0, 0.001)
+    p = np.where(t < wall0, 1.0, 5.0)  # steps from 1 W to 5 W at wall time wall0
+    meter = CsvTraceMeter(write_trace(tmp_path / "wall.csv", t, p), wall_clock=True)
+    host0 = now_s() - (time.time() - wall0)  # host time of the step
+    assert meter.energy(host0 - 1.0, host0 - 0.1) == pytest.approx(0.9, rel=1e-3)
+    assert meter.energy(host0 + 0.1, host0 + 1.0) == pytest.approx(4.5, rel=1e-3)
+    assert meter.metadata()["aligned_by"] == "wall clock (time.time)"
+    with pytest.raises(DataError, match="either offset_s or wall_clock"):
+        CsvTraceMeter(tmp_path / "wall.csv", offset_s=0.0, wall_clock=True)
+
+
+def test_power_cli_json(tmp_path, capsys):
+    import json
+
+    t = np.arange(0, 4.0005, 0.001)
+    f = write_trace(tmp_path / "j.csv", t, np.full(t.size, 2.0))
+    assert main(["power", str(f), "--window", "busy=1:3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    busy = out["windows"]["busy"]
+    assert busy["energy_j"] == pytest.approx(4.0) and "dynamic_power_w" not in busy  # no idle window

@@ -73,6 +73,7 @@ class PowerConfig(StrictModel):
     gpu_index: int = Field(0, ge=0)
     csv: str | None = None
     offset_s: float | None = None
+    wall_clock: bool = Field(False, description="csv t_s are UNIX times (time.time())")
     interval_s: float = Field(0.01, gt=0)
     idle_s: float = Field(2.0, gt=0)
     active_s: float = Field(2.0, gt=0)

@@ -50,7 +50,8 @@ def make_meter(cfg: PowerConfig, config: ConfigFile | None = None) -> Any:
         return NvmlMeter(cfg.gpu_index, interval_s=cfg.interval_s)
     from neuromark.system.power.csv_trace import CsvTraceMeter
 
-    return CsvTraceMeter(resolve_path(cfg.csv or "", config), offset_s=cfg.offset_s)
+    return CsvTraceMeter(resolve_path(cfg.csv or "", config), offset_s=cfg.offset_s,
+                         wall_clock=cfg.wall_clock)
 
 
 def build_sut(cfg: SystemConfig, config: ConfigFile | None) -> tuple[Any, InMemoryLibrary, Any, dict]:

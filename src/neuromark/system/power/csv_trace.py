@@ -89,6 +89,19 @@ def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, floa
     return np.asarray(t), np.asarray(p), marks
 
 
+def wall_to_host_offset(reads: int = 5) -> float:
+    """``now_s() - time.time()``, the read with the tightest bracket of ``reads`` tries (s)."""
+    import time
+
+    best = (float("inf"), 0.0)
+    for _ in range(reads):
+        a = now_s()
+        wall = time.time()
+        b = now_s()
+        best = min(best, (b - a, 0.5 * (a + b) - wall))
+    return best[1]
+
+
 class CsvTraceMeter:
     """A meter over a recorded CSV trace; ``energy``/``timeline`` use host-clock seconds.
 
@@ -96,15 +109,22 @@ class CsvTraceMeter:
         path: the CSV file (read when ``stop`` is called, or at once when it exists).
         offset_s: ``host_t = t_s + offset_s``; None means align by sync marks (or 0 when the
             trace has none, i.e. the trace is already on the host clock).
+        wall_clock: ``t_s`` are UNIX times (``time.time()``, e.g. an instrument logging wall
+            clock over NTP); the offset to the monotonic clock is measured now.
     """
 
     name = "csv"
     measured = True
 
     def __init__(self, path: str | Path, offset_s: float | None = None,
-                 components: list[str] | None = None) -> None:
+                 components: list[str] | None = None, wall_clock: bool = False) -> None:
         self.path = Path(path)
+        if wall_clock:
+            if offset_s is not None:
+                raise DataError(f"{path}: give either offset_s or wall_clock, not both")
+            offset_s = wall_to_host_offset()
         self.offset_s = offset_s
+        self.wall_clock = wall_clock
         self.components = components or ["as wired to the instrument"]
         self.host_marks: dict[str, float] = {}
         self._trace: tuple[np.ndarray, np.ndarray, dict[str, float]] | None = None
@@ -161,4 +181,5 @@ class CsvTraceMeter:
         rate = (t.size - 1) / (t[-1] - t[0])
         return {"name": self.name, "measured": True, "reason": "", "file": str(self.path),
                 "components": self.components, "sample_rate_hz": float(rate),
-                "offset_s": self.offset(), "aligned_by": self.aligned_by}
+                "offset_s": self.offset(),
+                "aligned_by": "wall clock (time.time)" if self.wall_clock else self.aligned_by}
