@@ -1,0 +1,210 @@
+"""LIF spiking networks for SHD-style spike data, as in Cramer et al. (2020).
+
+Cramer, Stradmann, Schemmel and Zenke, "The Heidelberg spiking data sets for the systematic
+evaluation of spiking neural networks", IEEE TNNLS 2022, doi:10.1109/TNNLS.2020.3044364,
+Sec. IV (eqs. 1-4 and 10-11); surrogate gradient of Zenke and Ganguli (2018), "SuperSpike",
+Neural Computation 30(6).
+
+Discrete-time current-based LIF neuron i (time step δt)::
+
+    S_i[n]   = Θ(U_i[n] - ϑ)                                  spikes, ϑ = 1
+    U_i[n+1] = (λ U_i[n] + (1 - λ) I_i[n]) (1 - S_i[n])          λ = exp(-δt / τ_mem)
+    I_i[n+1] = κ I_i[n] + Σ_j W_ij x_j[n] + Σ_j V_ij S_j[n]      κ = exp(-δt / τ_syn)
+
+(V = 0 for the feed-forward network.) Θ's derivative is replaced by the fast sigmoid
+1 / (β |U - ϑ| + 1)², β = 100. The readout is a layer of non-spiking leaky integrators
+(same U and I equations, no threshold); the loss is the cross entropy of the maximum over
+time of the readout membranes, plus the spike-count regularisers of eqs. 10-11:
+
+    L_lower = s_l / N Σ_i ReLU(ν_l - ζ_i)²        (per neuron: too few spikes)
+    L_upper = s_u ReLU(1/N Σ_i ζ_i - ν_u)²         (population: too many spikes)
+
+with ζ_i the spike count of hidden neuron i in one sample, averaged over the batch.
+
+The neuron modules run ONE time step per call (so the harness's probes see every step),
+keep their membrane in ``mem`` and synaptic current in ``syn``, define ``reset_state()``
+and set ``neuromark_neuron = True``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+
+class FastSigmoidSpike(torch.autograd.Function):
+    """Heaviside forward; fast-sigmoid surrogate derivative 1 / (β|x| + 1)² backward."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Tensor, beta: float) -> Tensor:  # type: ignore[override]
+        ctx.save_for_backward(x)
+        ctx.beta = beta
+        return (x > 0).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:  # type: ignore[override]
+        (x,) = ctx.saved_tensors
+        return grad / (ctx.beta * x.abs() + 1.0) ** 2, None
+
+
+def spike_fn(x: Tensor, beta: float = 100.0) -> Tensor:
+    """Θ(x) with the fast-sigmoid surrogate gradient (steepness ``beta``)."""
+    return FastSigmoidSpike.apply(x, beta)
+
+
+def decay(dt_ms: float, tau_ms: float) -> float:
+    """exp(-δt / τ): κ for τ_syn, λ for τ_mem."""
+    if dt_ms <= 0 or tau_ms <= 0:
+        raise ValueError(f"dt_ms and tau_ms must be positive, got {dt_ms} and {tau_ms}")
+    return math.exp(-dt_ms / tau_ms)
+
+
+class LIFNeuron(nn.Module):
+    """Current-based LIF neurons, one time step per call: input current (B, H) -> spikes (B, H).
+
+    Args:
+        size: number of neurons H.
+        kappa, lam: synaptic and membrane decay factors per step.
+        recurrent: optional (H -> H) ``nn.Linear`` adding V S[n] to the next current.
+        threshold: ϑ; beta: surrogate steepness.
+    """
+
+    neuromark_neuron = True
+
+    def __init__(self, size: int, kappa: float, lam: float, *, recurrent: nn.Linear | None = None,
+                 threshold: float = 1.0, beta: float = 100.0) -> None:
+        super().__init__()
+        self.size, self.kappa, self.lam = size, kappa, lam
+        self.threshold, self.beta = threshold, beta
+        self.recurrent = recurrent
+        self.mem: Tensor | None = None
+        self.syn: Tensor | None = None
+
+    def reset_state(self) -> None:
+        self.mem = None
+        self.syn = None
+
+    def forward(self, current: Tensor) -> Tensor:
+        if self.mem is None or self.mem.shape != current.shape:
+            self.mem = torch.zeros_like(current)
+            self.syn = torch.zeros_like(current)
+        assert self.syn is not None
+        spikes = spike_fn(self.mem - self.threshold, self.beta)
+        self.mem = (self.lam * self.mem + (1.0 - self.lam) * self.syn) * (1.0 - spikes.detach())
+        syn = self.kappa * self.syn + current
+        if self.recurrent is not None:
+            syn = syn + self.recurrent(spikes)
+        self.syn = syn
+        return spikes
+
+
+class LeakyReadout(nn.Module):
+    """Non-spiking leaky integrators, one step per call: current (B, K) -> membrane (B, K)."""
+
+    neuromark_neuron = True
+
+    def __init__(self, size: int, kappa: float, lam: float) -> None:
+        super().__init__()
+        self.size, self.kappa, self.lam = size, kappa, lam
+        self.mem: Tensor | None = None
+        self.syn: Tensor | None = None
+
+    def reset_state(self) -> None:
+        self.mem = None
+        self.syn = None
+
+    def forward(self, current: Tensor) -> Tensor:
+        if self.mem is None or self.mem.shape != current.shape:
+            self.mem = torch.zeros_like(current)
+            self.syn = torch.zeros_like(current)
+        assert self.syn is not None
+        self.mem = self.lam * self.mem + (1.0 - self.lam) * self.syn
+        self.syn = self.kappa * self.syn + current
+        return self.mem
+
+
+@dataclass(frozen=True)
+class SNNConfig:
+    """Hyper-parameters of :class:`SpikingClassifier` (times in ms)."""
+
+    inputs: int
+    classes: int
+    hidden: int = 128
+    recurrent: bool = True
+    dt_ms: float = 10.0
+    tau_syn_ms: float = 10.0
+    tau_mem_ms: float = 20.0
+    threshold: float = 1.0
+    beta: float = 100.0
+    init_gain: float = 1.0
+    recurrent_gain: float = 0.5
+
+
+class SpikingClassifier(nn.Module):
+    """Input spikes (B, T, inputs) -> readout membranes (B, T, classes).
+
+    One hidden LIF layer (recurrent or feed-forward) and a leaky readout; the prediction is
+    the argmax of the maximum over time of the readout (see :func:`max_over_time`).
+    """
+
+    def __init__(self, config: SNNConfig) -> None:
+        super().__init__()
+        self.config = config
+        kappa, lam = decay(config.dt_ms, config.tau_syn_ms), decay(config.dt_ms, config.tau_mem_ms)
+        self.fc1 = nn.Linear(config.inputs, config.hidden, bias=False)
+        rec = nn.Linear(config.hidden, config.hidden, bias=False) if config.recurrent else None
+        self.lif1 = LIFNeuron(config.hidden, kappa, lam, recurrent=rec, threshold=config.threshold,
+                              beta=config.beta)
+        self.fc2 = nn.Linear(config.hidden, config.classes, bias=False)
+        self.readout = LeakyReadout(config.classes, kappa, lam)
+        self._init_weights()
+        self.last_hidden_spikes: Tensor | None = None
+
+    def _init_weights(self) -> None:
+        # Gaussian weights, std = gain / sqrt(fan-in); the input gain is divided by (1 - λ) to
+        # compensate the (1 - λ) factor of the membrane equation.
+        c = self.config
+        nn.init.normal_(self.fc1.weight, 0.0, c.init_gain / (1.0 - self.lif1.lam) / math.sqrt(c.inputs))
+        nn.init.normal_(self.fc2.weight, 0.0, 1.0 / (1.0 - self.readout.lam) / math.sqrt(c.hidden))
+        if self.lif1.recurrent is not None:
+            nn.init.normal_(self.lif1.recurrent.weight, 0.0, c.recurrent_gain / math.sqrt(c.hidden))
+
+    def reset_state(self) -> None:
+        self.lif1.reset_state()
+        self.readout.reset_state()
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.dim() != 3 or x.shape[-1] != self.config.inputs:
+            raise ValueError(f"expected input (batch, time, {self.config.inputs}), got {tuple(x.shape)}")
+        self.reset_state()
+        current = self.fc1(x)
+        spikes = torch.stack([self.lif1(current[:, t]) for t in range(x.shape[1])], dim=1)
+        self.last_hidden_spikes = spikes
+        out = self.fc2(spikes)
+        return torch.stack([self.readout(out[:, t]) for t in range(x.shape[1])], dim=1)
+
+    def checkpoint(self) -> dict[str, Any]:
+        """A ``torch.load(weights_only=True)``-safe checkpoint of this model."""
+        return {"kind": "snn", "config": asdict(self.config), "state_dict": self.state_dict()}
+
+
+def max_over_time(output: Tensor) -> Tensor:
+    """(B, T, K) -> (B, K): maximum of each readout over time (Cramer et al. 2020, eq. 9)."""
+    return output.max(dim=1).values
+
+
+def spike_count_regularisers(spikes: Tensor, *, lower_strength: float = 1.0, lower_threshold: float = 1.0,
+                             upper_strength: float = 0.06, upper_threshold: float = 10.0
+                             ) -> tuple[Tensor, Tensor]:
+    """(L_lower, L_upper) of eqs. 10-11 for hidden spikes (B, T, N), averaged over the batch.
+
+    ``lower_threshold`` ν_l and ``upper_threshold`` ν_u are spike counts per sample.
+    """
+    counts = spikes.sum(dim=1)  # ζ: (B, N)
+    lower = lower_strength * torch.relu(lower_threshold - counts).pow(2).mean(dim=1)
+    upper = upper_strength * torch.relu(counts.mean(dim=1) - upper_threshold).pow(2)
+    return lower.mean(), upper.mean()

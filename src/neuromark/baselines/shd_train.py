@@ -1,0 +1,82 @@
+"""Training loop for the torch spike classifiers (LIF SNN / RSNN, LSTM).
+
+Loss: cross entropy of the maximum over time of the readout (Cramer et al. 2020, eq. 9),
+plus, for the SNNs, the spike-count regularisers of eqs. 10-11; optimiser Adamax (Kingma
+and Ba 2015, Sec. 7.1), as in the paper. All randomness is seeded: torch's global seed for
+the weight initialisation, a ``torch.Generator`` for the batch order and a numpy
+``Generator`` for the channel jitter.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from neuromark.baselines.shd_snn import SpikingClassifier, max_over_time, spike_count_regularisers
+from neuromark.data.hdf5_spikes import SpikeSamples
+
+if TYPE_CHECKING:
+    from neuromark.baselines.shd_recipe import RecipeSettings
+
+
+def batch_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: RecipeSettings
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(loss, logits) of one batch: CE of the max-over-time readout (+ SNN regularisers)."""
+    logits = max_over_time(model(x))
+    loss = nn.functional.cross_entropy(logits, y)
+    if isinstance(model, SpikingClassifier) and model.last_hidden_spikes is not None:
+        reg = settings.train.regularisers
+        lower, upper = spike_count_regularisers(
+            model.last_hidden_spikes, lower_strength=reg.lower_strength,
+            lower_threshold=reg.lower_threshold, upper_strength=reg.upper_strength,
+            upper_threshold=reg.upper_threshold)
+        loss = loss + lower + upper
+    return loss, logits
+
+
+def fit_torch_model(settings: RecipeSettings, train: SpikeSamples, classes: int,
+                    rng: np.random.Generator, *, quiet: bool = True) -> tuple[nn.Module, dict[str, Any]]:
+    """Train an SNN/RSNN/LSTM on ``train``; returns (model in eval mode, info)."""
+    from neuromark.baselines.shd_recipe import dense, new_torch_model
+
+    cfg = settings.train
+    torch.manual_seed(cfg.seed)
+    order = torch.Generator().manual_seed(cfg.seed)
+    frames, labels = dense(train, settings)
+    model = new_torch_model(settings, frames.shape[-1], classes)
+    optimiser_cls = torch.optim.Adamax if cfg.optimizer == "adamax" else torch.optim.Adam
+    optimiser = optimiser_cls(model.parameters(), lr=cfg.lr)
+    y_all = torch.as_tensor(labels, dtype=torch.long)
+    losses: list[float] = []
+    accuracies: list[float] = []
+    progress: Any = range(cfg.epochs)
+    if not quiet:
+        from tqdm.auto import tqdm
+
+        progress = tqdm(progress, desc=f"train {settings.benchmark.id}", unit="epoch", leave=False)
+    model.train(True)
+    for _ in progress:
+        if cfg.jitter_sigma > 0:
+            frames, _ = dense(train, settings, rng)
+        x_all = torch.as_tensor(frames)
+        perm = torch.randperm(len(y_all), generator=order)
+        total, correct, seen = 0.0, 0, 0
+        for start in range(0, len(perm), cfg.batch_size):
+            idx = perm[start:start + cfg.batch_size]
+            x, y = x_all[idx], y_all[idx]
+            optimiser.zero_grad()
+            loss, logits = batch_loss(model, x, y, settings)
+            loss.backward()
+            optimiser.step()
+            total += float(loss.detach()) * len(idx)
+            correct += int((logits.argmax(-1) == y).sum())
+            seen += len(idx)
+        losses.append(total / seen)
+        accuracies.append(correct / seen)
+        if not quiet and hasattr(progress, "set_postfix"):
+            progress.set_postfix(loss=f"{losses[-1]:.3f}", acc=f"{accuracies[-1]:.2f}")
+    model.train(False)
+    return model, {"epochs": cfg.epochs, "loss": losses, "train_accuracy": accuracies}

@@ -1,0 +1,44 @@
+"""``neuromark train CONFIG``: run a config's training recipe and write its checkpoint."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "train", help="train a baseline from a benchmark config and write its checkpoint",
+        description="Train the model a classification config describes (model, data, train "
+                    "sections) and write the checkpoint named by its `checkpoint` key (or --out). "
+                    "The checkpoint loads with torch.load(weights_only=True); `neuromark run "
+                    "CONFIG` then evaluates it with the harness.")
+    parser.add_argument("config", type=Path, metavar="CONFIG")
+    parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=_train)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from neuromark.baselines.shd_recipe import ensure_checkpoint, load_checkpoint, load_settings
+    from neuromark.config import load_config
+    from neuromark.suite import task_of
+
+    config = load_config(args.config)
+    task_of(config)  # a clear error for configs of other tasks
+    if config.data.get("task") != "classification":
+        from neuromark.errors import ConfigError
+
+        raise ConfigError(f"{config.where(('task',))}: `neuromark train` supports task "
+                          f"'classification', not {config.data.get('task')!r}")
+    settings = load_settings(config)
+    if args.out is not None:
+        settings = settings.model_copy(update={"checkpoint": str(args.out)})
+    path, _ = ensure_checkpoint(settings, config, retrain=True, quiet=args.quiet)
+    _, meta = load_checkpoint(path)
+    acc = (meta.get("train_accuracy") or [None])[-1]
+    print(f"trained {settings.model.kind} on {meta.get('train_samples')} samples in "
+          f"{meta.get('train_seconds', 0):.1f} s"
+          + (f"; final training accuracy {acc:.3f}" if acc is not None else ""))
+    print(f"checkpoint: {path}")
+    return 0

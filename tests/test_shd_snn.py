@@ -1,0 +1,232 @@
+"""LIF SNN baselines, references, checkpoints, `neuromark train` and the classification task."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from neuromark.baselines.shd_recipe import load_checkpoint, load_settings, save_checkpoint
+from neuromark.baselines.shd_reference import LSTMClassifier, LSTMConfig, fit_linear_svm
+from neuromark.baselines.shd_snn import (
+    LeakyReadout,
+    LIFNeuron,
+    SNNConfig,
+    SpikingClassifier,
+    decay,
+    max_over_time,
+    spike_count_regularisers,
+    spike_fn,
+)
+from neuromark.cli import main
+from neuromark.config import parse_yaml
+from neuromark.data.hdf5_spikes import write_shd_file
+from neuromark.errors import ConfigError, DataError
+from neuromark.tasks.classification import TASK, max_over_time_argmax
+
+
+def test_decay_factors():
+    assert decay(1.0, 10.0) == pytest.approx(math.exp(-0.1))
+    with pytest.raises(ValueError, match="positive"):
+        decay(0.0, 5.0)
+
+
+def test_lif_dynamics_hand_computed():
+    neuron = LIFNeuron(1, kappa=0.5, lam=0.5)
+    currents = [4.0, 0.0, 0.0, 0.0, 0.0]
+    spikes, mems = [], []
+    for c in currents:
+        spikes.append(float(neuron(torch.tensor([[c]]))))
+        mems.append(float(neuron.mem))
+    # n=0: S=0, U1=0, I1=4; n=1: U2=.5*4=2, I2=2; n=2: S=1 (U=2>1), U3=(1+1)*0=0, I3=1;
+    # n=3: U4=.5*1=.5, I4=.5; n=4: U5=.25+.25=.5
+    assert spikes == [0.0, 0.0, 1.0, 0.0, 0.0]
+    assert mems == pytest.approx([0.0, 2.0, 0.0, 0.5, 0.5])
+    neuron.reset_state()
+    assert neuron.mem is None and neuron.syn is None
+
+
+def test_recurrent_spikes_enter_the_next_current():
+    rec = torch.nn.Linear(1, 1, bias=False)
+    torch.nn.init.constant_(rec.weight, 3.0)
+    neuron = LIFNeuron(1, kappa=0.5, lam=0.5, recurrent=rec)
+    neuron.mem = torch.tensor([[2.0]])
+    neuron.syn = torch.tensor([[0.0]])
+    assert float(neuron(torch.tensor([[1.0]]))) == 1.0
+    assert float(neuron.syn.detach()) == pytest.approx(0.0 * 0.5 + 1.0 + 3.0)  # I = κI + Wx + V S
+
+
+def test_leaky_readout_does_not_spike():
+    readout = LeakyReadout(1, kappa=0.5, lam=0.5)
+    outs = [float(readout(torch.tensor([[c]]))) for c in (10.0, 0.0, 0.0)]
+    assert outs == pytest.approx([0.0, 5.0, 5.0])  # U2 = .5*10; U3 = .5*5 + .5*5
+
+
+def test_fast_sigmoid_surrogate_gradient():
+    x = torch.tensor([0.01, -0.02, 0.5], requires_grad=True)
+    out = spike_fn(x, beta=100.0)
+    assert out.tolist() == [1.0, 0.0, 1.0]
+    out.sum().backward()
+    assert x.grad.tolist() == pytest.approx([1 / (1 + 1) ** 2, 1 / (2 + 1) ** 2, 1 / (50 + 1) ** 2])
+
+
+def test_spike_count_regularisers_hand_computed():
+    spikes = torch.zeros(1, 4, 2)
+    spikes[0, :, 0] = 1.0  # neuron 0: 4 spikes, neuron 1: none
+    lower, upper = spike_count_regularisers(spikes, lower_strength=2.0, lower_threshold=1.0,
+                                            upper_strength=0.5, upper_threshold=1.0)
+    assert float(lower) == pytest.approx(2.0 * (0 + 1.0) / 2)  # s_l/N Σ ReLU(ν_l - ζ)²
+    assert float(upper) == pytest.approx(0.5 * (2.0 - 1.0) ** 2)  # s_u ReLU(mean ζ - ν_u)²
+
+
+def test_spiking_classifier_shapes_state_and_errors():
+    net = SpikingClassifier(SNNConfig(inputs=6, classes=3, hidden=5, recurrent=True))
+    out = net(torch.rand(2, 7, 6))
+    assert out.shape == (2, 7, 3) and net.last_hidden_spikes.shape == (2, 7, 5)
+    assert net.lif1.mem.shape == (2, 5) and net.readout.mem.shape == (2, 3)
+    assert max_over_time(out).shape == (2, 3) and max_over_time_argmax(out).shape == (2,)
+    assert net.lif1.recurrent is not None
+    assert SpikingClassifier(SNNConfig(inputs=6, classes=3, recurrent=False)).lif1.recurrent is None
+    with pytest.raises(ValueError, match=r"expected input \(batch, time, 6\), got \(2, 7, 5\)"):
+        net(torch.rand(2, 7, 5))
+
+
+def test_linear_svm_matches_sklearn_and_separates():
+    rng = np.random.default_rng(0)
+    frames = rng.poisson(0.2, (60, 5, 4)).astype(np.float32)
+    labels = np.arange(60) % 3
+    for c in range(3):
+        frames[labels == c, :, c] += 2.0
+    model = fit_linear_svm(frames, labels, 3)
+    logits = model(torch.as_tensor(frames))
+    assert logits.shape == (60, 1, 3)
+    assert (max_over_time_argmax(logits).numpy() == labels).all()
+    from sklearn.svm import LinearSVC
+
+    counts = frames.sum(1)
+    mean, std = counts.mean(0), counts.std(0)
+    ref = LinearSVC(random_state=0, max_iter=20_000).fit((counts - mean) / std, labels)
+    np.testing.assert_allclose(logits[:, 0].detach().numpy(), ref.decision_function((counts - mean) / std),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_lstm_classifier_shapes():
+    net = LSTMClassifier(LSTMConfig(inputs=4, classes=2, hidden=8))
+    assert net(torch.rand(3, 5, 4)).shape == (3, 5, 2)
+
+
+def test_checkpoint_roundtrip_weights_only(tmp_path):
+    net = SpikingClassifier(SNNConfig(inputs=4, classes=2, hidden=3))
+    path = save_checkpoint(tmp_path / "c.pt", net, {"recipe_hash": "abc", "loss": [1.0, 0.5]})
+    payload = torch.load(path, weights_only=True)
+    assert payload["kind"] == "snn" and payload["meta"]["loss"] == [1.0, 0.5]
+    loaded, meta = load_checkpoint(path)
+    assert meta["recipe_hash"] == "abc" and not loaded.training
+    x = torch.rand(2, 4, 4)
+    torch.testing.assert_close(loaded(x), net(x))
+    (tmp_path / "bad.pt").write_bytes(b"garbage")
+    with pytest.raises(DataError, match=r"bad\.pt: not a loadable checkpoint"):
+        load_checkpoint(tmp_path / "bad.pt")
+    torch.save({"x": torch.zeros(1)}, tmp_path / "other.pt")
+    with pytest.raises(DataError, match=r"other\.pt: not a neuromark classification checkpoint"):
+        load_checkpoint(tmp_path / "other.pt")
+    with pytest.raises(DataError, match=r"none\.pt: no such checkpoint; run `neuromark train"):
+        load_checkpoint(tmp_path / "none.pt")
+
+
+def make_corpus(folder: Path, n_train: int = 40, n_test: int = 20) -> None:
+    """Two classes: spikes in channels 0-349 early (class 0) or 350-699 late (class 1)."""
+    rng = np.random.default_rng(0)
+    for split, n in (("train", n_train), ("test", n_test)):
+        times, units, labels = [], [], []
+        for i in range(n):
+            c = i % 2
+            k = int(rng.integers(80, 120))
+            times.append(rng.uniform(0.0, 0.1, k) + 0.1 * c)
+            units.append(rng.integers(350 * c, 350 * c + 350, k))
+            labels.append(c)
+        write_shd_file(folder / f"{split}.h5", times, units, labels, keys=["early-low", "late-high"])
+
+
+def config_text(folder: Path, kind: str = "rsnn", epochs: int = 3) -> str:
+    return f"""task: classification
+benchmark: {{id: toy-{kind}, version: "1.0"}}
+data: {{train: {folder}/train.h5, test: {folder}/test.h5, dt_ms: 20, t_max_ms: 200, pool: 10}}
+model: {{kind: {kind}, hidden: 16}}
+train: {{epochs: {epochs}, batch_size: 10, lr: 0.02, seed: 3}}
+checkpoint: {folder}/{kind}.pt
+eval: {{batch_size: 8}}
+"""
+
+
+def test_config_errors_name_the_key(tmp_path):
+    make_corpus(tmp_path)
+    text = config_text(tmp_path).replace("kind: rsnn", "kind: gru")
+    with pytest.raises(ConfigError, match=r"model\.kind: .*'gru'"):
+        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+    text = config_text(tmp_path).replace("pool: 10", "pool: 10, corpus: spoken_digits")
+    with pytest.raises(ConfigError, match="either corpus: spoken_digits, or both train: and test:"):
+        TASK.validate(parse_yaml(text))
+    text = config_text(tmp_path).replace("test.h5", "missing.h5")
+    with pytest.raises(ConfigError, match=r"data\.test: no such file .*missing\.h5"):
+        TASK.validate(parse_yaml(text))
+    text = config_text(tmp_path).replace("eval: {batch_size: 8}", "eval: {metrics: [acuracy]}")
+    with pytest.raises(ConfigError, match=r"eval\.metrics\[0\]: unknown metric 'acuracy'"):
+        TASK.validate(parse_yaml(text))
+
+
+@pytest.mark.parametrize("kind", ["rsnn", "snn", "lstm", "svm"])
+def test_classification_task_end_to_end(tmp_path, kind):
+    make_corpus(tmp_path)
+    config = parse_yaml(config_text(tmp_path, kind, epochs=12), tmp_path / "c.yaml")
+    [results] = TASK.run(config, tmp_path / "out", quiet=True)
+    assert results.benchmark.id == f"toy-{kind}"
+    acc = results.scores["classification_accuracy"]
+    assert acc.value >= 0.9, f"{kind}: accuracy {acc.value} on a separable toy problem"
+    assert acc.error == pytest.approx(math.sqrt(acc.value * (1 - acc.value) / 19), abs=1e-9) \
+        or acc.error == pytest.approx(0.0)
+    spiking = ("activation_sparsity", "membrane_updates")
+    for key in ("footprint", "synaptic_operations", *spiking):
+        assert (key in results.scores) == (key not in spiking or kind in ("snn", "rsnn")), key
+    assert results.details["trained_now"] is True and results.details["chance_accuracy"] == 0.5
+    if kind == "rsnn":  # 70*16 + 16*16 + 16*2 weights, float32; state: (mem, syn) x (16 + 2)
+        assert results.scores["footprint"].value == (70 * 16 + 16 * 16 + 16 * 2) * 4 + 2 * (16 + 2) * 4
+        assert results.scores["membrane_updates"].value <= (16 + 2) * 10
+    [again] = TASK.run(config, tmp_path / "out", quiet=True)  # cached checkpoint
+    assert again.details["trained_now"] is False
+    assert again.scores["classification_accuracy"].value == acc.value
+
+
+def test_recipe_change_retrains_and_train_if_missing_false(tmp_path):
+    make_corpus(tmp_path)
+    config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
+    TASK.run(config, tmp_path / "out", quiet=True)
+    changed = parse_yaml(config_text(tmp_path, "svm").replace("seed: 3", "seed: 4"))
+    assert TASK.run(changed, tmp_path / "out", quiet=True)[0].details["trained_now"] is True
+    strict = parse_yaml(config_text(tmp_path, "svm").replace("seed: 3", "seed: 5")
+                        + "train_if_missing: false\n")
+    with pytest.raises(DataError, match=r"svm\.pt: checkpoint was made from a different recipe"):
+        TASK.run(strict, tmp_path / "out", quiet=True)
+    settings = load_settings(strict)
+    assert settings.data.dt_us == 20_000 and settings.data.t_max_us == 200_000
+
+
+def test_cli_train_then_run(tmp_path, capsys):
+    make_corpus(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(config_text(tmp_path, "snn", epochs=2))
+    assert main(["train", str(cfg), "--quiet", "--out", str(tmp_path / "x.pt")]) == 0
+    out = capsys.readouterr().out
+    assert "trained snn on 40 samples" in out and "x.pt" in out
+    assert torch.load(tmp_path / "x.pt", weights_only=True)["kind"] == "snn"
+    assert main(["run", str(cfg), "--out", str(tmp_path / "res"), "--quiet"]) == 0
+    data = json.loads((tmp_path / "res" / "toy-snn.json").read_text())
+    assert 0.0 <= data["scores"]["classification_accuracy"]["value"] <= 1.0
+    other = tmp_path / "o.yaml"
+    other.write_text("task: mackey_glass\n")
+    assert main(["train", str(other)]) == 1
+    assert "supports task 'classification'" in capsys.readouterr().err
