@@ -73,7 +73,7 @@ def test_asc_synthetic_singlestream_with_accuracy(tmp_path, capsys):
 
 
 def test_asc_on_tau_fixture(tmp_path, capsys):
-    from tests.test_system_asc import write_tau_fixture
+    from test_system_asc import write_tau_fixture
 
     write_tau_fixture(tmp_path / "tau")
     config = write_config(tmp_path, "task: system\nsut:\n  kind: asc_cnn\n  data: tau\n  samples: 100\n"
@@ -151,8 +151,9 @@ def test_shipped_system_configs_validate():
 
 def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
     """The fake package counter reads as 5 W since ``start`` (computed at each read)."""
+    from test_system_power import make_rapl
+
     import neuromark.system.power.rapl as rapl
-    from tests.test_system_power import make_rapl
 
     root = tmp_path / "powercap"
     make_rapl(root, max_uj=2**40)
