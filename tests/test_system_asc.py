@@ -46,6 +46,7 @@ def test_loader_rules_on_fixture(tmp_path):
     assert len(train) == 3 * 2  # 2.5 s -> two whole 1-s slices per file
     audio, label = train[3]
     assert audio.shape == (8000,) and audio.dtype == np.float32 and label == CLASSES.index("bus")
+    assert [train.label(i) for i in range(len(train))] == [0, 0, 2, 2, 3, 3]
     assert describe(train)["per_class"] == {"airport": 2, "street_traffic": 0, "bus": 2, "park": 2}
     with pytest.raises(IndexError, match="index 6 out of range"):
         train[6]

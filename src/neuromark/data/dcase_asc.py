@@ -181,6 +181,10 @@ class DcaseASC:
     def __len__(self) -> int:
         return len(self.index)
 
+    def label(self, i: int) -> int:
+        """The class of slice ``i`` without reading its audio."""
+        return self.files[self.index[i][0]][1]
+
     def __getitem__(self, i: int) -> tuple[np.ndarray, int]:
         if not 0 <= i < len(self.index):
             raise IndexError(f"ASC {self.split}: index {i} out of range 0..{len(self.index) - 1}")

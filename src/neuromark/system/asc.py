@@ -72,7 +72,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
             root = config_dir / root
         test = DcaseASC(root, "test")
         count = min(samples, len(test)) if samples else len(test)
-        test_labels = np.asarray([test[i][1] for i in range(count)])
+        test_labels = np.asarray([test.label(i) for i in range(count)])
         fetch = lambda i: test[i][0]  # noqa: E731
         train_audio = train_labels = None
         if train_epochs:
