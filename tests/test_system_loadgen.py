@@ -138,3 +138,16 @@ def test_summary_and_detail_must_agree(tmp_path):
     summary.write_text(text.replace(f"Result is : {verdict}", f"Result is : {other}"))
     with pytest.raises(DataError, match=f"says '{other}' but mlperf_log_detail.txt says '{verdict}'"):
         summarize(tmp_path)
+
+
+def test_library_load_failure_is_reported_not_crashing(tmp_path):
+    def fetch(i):
+        if i == 3:
+            raise ValueError("corrupt wav")
+        return i
+
+    lib = InMemoryLibrary("bad", fetch, 8)
+    with pytest.raises(SUTFailure, match=r"sample library 'bad' failed to load samples .*"
+                                         r"ValueError: corrupt wav; LoadGen logs kept in"):
+        run_test(NullSUT(), lib, LoadGenSettings(**FAST), tmp_path)
+    assert (tmp_path / "mlperf_log_detail.txt").is_file()

@@ -148,10 +148,14 @@ class LoadGenRun:
 
 
 class _Bridge:
-    """The Python callbacks LoadGen calls; keeps the issue path short (see bench/)."""
+    """The Python callbacks LoadGen calls (SUT issue/flush, QSL load/unload). No exception
+    may escape into LoadGen: the first failure is recorded, the rest of the test drains at
+    once, and :func:`run_test` raises after LoadGen has written its logs. The issue path is
+    kept short (see ``bench/loadgen_overhead.py``)."""
 
-    def __init__(self, sut: SystemUnderTest, lg: Any) -> None:
+    def __init__(self, sut: SystemUnderTest, library: SampleLibrary, lg: Any) -> None:
         self.sut = sut
+        self.library = library
         self.lg = lg
         self.dtype = np.dtype(sut.response_dtype)
         self._response = lg.QuerySampleResponse
@@ -210,6 +214,24 @@ class _Bridge:
     def flush(self) -> None:
         pass
 
+    def load(self, indices: list[int]) -> None:
+        """QSL load callback: an exception must not cross into LoadGen (it crashes there)."""
+        try:
+            self.library.load(indices)
+        except Exception as exc:  # reported after the test, with the logs
+            if self.failure is None:
+                self.failure = (f"sample library {self.library.name!r} failed to load samples "
+                                f"{list(indices[:8])}{' ...' if len(indices) > 8 else ''}: "
+                                f"{type(exc).__name__}: {exc}")
+
+    def unload(self, indices: list[int]) -> None:
+        try:
+            self.library.unload(indices)
+        except Exception as exc:
+            if self.failure is None:
+                self.failure = (f"sample library {self.library.name!r} failed to unload samples: "
+                                f"{type(exc).__name__}: {exc}")
+
 
 def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSettings,
              log_dir: str | Path, *, raise_on_failure: bool = True) -> LoadGenRun:
@@ -225,7 +247,7 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
                           f"{library.performance_count} must be in 1..{library.total_count}")
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
-    bridge = _Bridge(sut, lg)
+    bridge = _Bridge(sut, library, lg)
     out = lg.LogOutputSettings()
     out.outdir = str(log_dir)
     out.copy_summary_to_stdout = False
@@ -234,7 +256,7 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
     log_settings.enable_trace = False
     sut_handle = lg.ConstructFastSUT(bridge.issue_query, bridge.flush)
     qsl_handle = lg.ConstructQSL(library.total_count, library.performance_count,
-                                 library.load, library.unload)
+                                 bridge.load, bridge.unload)
     try:
         lg.StartTestWithLogSettings(sut_handle, qsl_handle, to_test_settings(settings, lg),
                                     log_settings)
