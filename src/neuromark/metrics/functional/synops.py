@@ -54,8 +54,9 @@ def linear_effective(indicator: Tensor, col_nnz: Tensor) -> Tensor:
     """Effective ops of y = W x summed over all rows of x (..., in), given the non-zero
     indicator of x (from :func:`spike_stats`) and ``col_nnz`` from :func:`weight_column_nnz`:
     ``sum_j nnz(x[:, j]) * nnz(W[:, j])``."""
-    per_column = indicator.reshape(-1, indicator.shape[-1]).sum(dim=0, dtype=torch.float64)
-    return per_column @ col_nnz
+    # per-column counts are exact in float32 (rows < 2**24); the dot product is float64
+    per_column = indicator.reshape(-1, indicator.shape[-1]).sum(dim=0)
+    return per_column.to(torch.float64) @ col_nnz
 
 
 def linear_dense(x: Tensor, weight: Tensor) -> float:
