@@ -72,14 +72,17 @@ def test_asc_synthetic_singlestream_with_accuracy(tmp_path, capsys):
     assert len(res["details"]["raw_timings_ns"]["inference"]) == res["details"]["timing"]["inference"]["n"]
 
 
-def test_asc_on_tau_fixture(tmp_path, capsys):
+@pytest.mark.parametrize("scenario", ["SingleStream", "MultiStream", "Server", "Offline"])
+def test_asc_on_tau_fixture_every_scenario(tmp_path, capsys, scenario):
     from test_system_asc import write_tau_fixture
 
     write_tau_fixture(tmp_path / "tau")
-    config = write_config(tmp_path, "task: system\nsut:\n  kind: asc_cnn\n  data: tau\n  samples: 100\n"
-                                    "accuracy: true\nloadgen:\n" + FAST)
+    config = write_config(tmp_path, f"task: system\nsut:\n  kind: asc_cnn\n  data: tau\n  samples: 100\n"
+                                    f"accuracy: true\nloadgen:\n  scenario: {scenario}\n" + FAST)
     _, res, _ = run_cli(tmp_path, config, capsys)
     assert res["details"]["sut"]["data"] == "tau"
+    assert res["details"]["loadgen"]["PerformanceOnly"]["scenario"] == scenario
+    assert res["details"]["timing"]["preprocess"]["n"] >= 1
     assert res["scores"]["classification_accuracy"]["value"] in (0.0, 0.25, 0.5, 0.75, 1.0)  # 4 test slices
     assert any("untrained" in f for f in res["details"]["flags"])
 
