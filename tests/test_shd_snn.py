@@ -193,6 +193,9 @@ def test_classification_task_end_to_end(tmp_path, kind):
     for key in ("footprint", "synaptic_operations", *spiking):
         assert (key in results.scores) == (key not in spiking or kind in ("snn", "rsnn")), key
     assert results.details["trained_now"] is True and results.details["chance_accuracy"] == 0.5
+    if kind != "svm":
+        assert results.details["plots"] == [f"out/toy-{kind}_training.png"]
+        assert (tmp_path / "out" / f"toy-{kind}_training.png").stat().st_size > 1000
     if kind == "rsnn":  # 70*16 + 16*16 + 16*2 weights, float32; state: (mem, syn) x (16 + 2)
         assert results.scores["footprint"].value == (70 * 16 + 16 * 16 + 16 * 2) * 4 + 2 * (16 + 2) * 4
         assert results.scores["membrane_updates"].value <= (16 + 2) * 10
@@ -230,3 +233,16 @@ def test_cli_train_then_run(tmp_path, capsys):
     other.write_text("task: mackey_glass\n")
     assert main(["train", str(other)]) == 1
     assert "supports task 'classification'" in capsys.readouterr().err
+
+
+def test_shipped_configs_validate():
+    from neuromark.config import load_config
+
+    root = Path(__file__).resolve().parents[1] / "configs" / "spiking_audio"
+    kinds = {}
+    for path in sorted(root.glob("spoken_digits_*.yaml")):
+        kinds[path.stem] = TASK.validate(load_config(path)).model.kind
+    assert kinds == {"spoken_digits_lstm": "lstm", "spoken_digits_rsnn": "rsnn",
+                     "spoken_digits_snn": "snn", "spoken_digits_svm": "svm"}
+    with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: data\.train: no such file"):
+        TASK.validate(load_config(root / "shd_rsnn.yaml"))
