@@ -105,6 +105,8 @@ def test_csv_meter_power_windows(tmp_path):
     assert res["loadgen_window_power"] == pytest.approx(3.0)
     assert res["loadgen_energy_per_sample"] == pytest.approx(3.0 * lg["duration_s"] / lg["samples"])
     assert (tmp_path / "out/power.png").is_file()
+    timeline = res.details["power_timeline"]  # cropped to the windows +- 1 s, thinned to <= 20k points
+    assert len(timeline["t_s"]) <= 20000 and timeline["t_s"][-1] - timeline["t_s"][0] < 30
 
 
 @pytest.mark.parametrize("body, message", [

@@ -132,6 +132,19 @@ def _power_phase(cfg: PowerConfig, meter: Any, sut: Any, library: InMemoryLibrar
     return windows, counts
 
 
+def _crop_timeline(timeline: dict[str, Any], t0: float, t1: float, max_points: int = 20000
+                   ) -> dict[str, Any]:
+    """The trace within ``[t0, t1]`` for the results file and plots, thinned by a stride to
+    at most ``max_points`` (energies are computed on the full trace before this)."""
+    t = np.asarray(timeline["t_s"], dtype=np.float64)
+    p = np.asarray(timeline["power_w"], dtype=np.float64)
+    keep = (t >= t0) & (t <= t1)
+    t, p = t[keep], p[keep]
+    stride = max(1, -(-t.size // max_points))
+    return {"t_s": t[::stride].tolist(), "power_w": p[::stride].tolist(),
+            "marks": timeline.get("marks", []), "stride": stride}
+
+
 def _power_scores(power: dict[str, Any], scores: dict[str, Score], flags: list[str]) -> None:
     """Scores and flags of the power analysis (W and J)."""
     scores["idle_power"] = Score(power["idle"]["mean_power_w"], unit="W", higher_is_better=False)
@@ -275,7 +288,9 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> R
         lg_window["energy_per_sample_j"] = lg_window["energy_j"] / samples if samples else None
         power["loadgen"] = lg_window
         details["power"] = power
-        details["power_timeline"] = meter.timeline()
+        spans = [*windows.values(), (marks["loadgen_start"], marks["loadgen_end"])]
+        details["power_timeline"] = _crop_timeline(meter.timeline(), min(a for a, _ in spans) - 1.0,
+                                                   max(b for _, b in spans) + 1.0)
         _power_scores(power, scores, flags)
         plot_windows = {**windows, "loadgen": (marks["loadgen_start"], marks["loadgen_end"])}
         title = f"{details['power_meter']['name']} meter"
