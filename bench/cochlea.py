@@ -12,9 +12,10 @@ histogram correlation).
 - ours "warm": same-length clips reuse the cached transfer matrix (the corpus case).
 - lauscher runs unchanged with its own process pool; it takes minutes and ~5.6 GB.
 
-Run: ``python bench/cochlea.py`` (add ``--cached-lauscher`` to skip running lauscher and
-use the time recorded in tests/data/lauscher_spoken_digit_48k.npz instead; the output
-then says so).
+Run: ``python bench/cochlea.py [--seed 1]`` (with a seed other than 0 it also prints the
+agreement of two lauscher runs with different seeds: the noise floor). Add
+``--cached-lauscher`` to skip running lauscher and use the time recorded in
+tests/data/lauscher_spoken_digit_48k.npz instead; the output then says so).
 """
 
 from __future__ import annotations
@@ -126,7 +127,13 @@ def main() -> None:
     print(f"CPU-time ratio (whole processes; robust to other load on the machine): "
           f"{ref_cpu / ours['cpu_s']:.1f}x")
     metrics = agreement(ours, ref_times, ref_units)
-    print("agreement: " + json.dumps({k: round(v, 4) for k, v in metrics.items()}))
+    print("agreement neuromark vs lauscher: " + json.dumps({k: round(v, 4) for k, v in metrics.items()}))
+    if not args.cached_lauscher:
+        saved = np.load(SAVED)
+        floor = agreement({"times": ref_times, "units": ref_units},
+                          saved["sample"] / float(saved["sample_rate"]), saved["channel"].astype(int))
+        print(f"noise floor, lauscher (seed {args.seed}) vs the saved lauscher run (seed 0): "
+              + json.dumps({k: round(v, 4) for k, v in floor.items()}))
 
 
 if __name__ == "__main__":
