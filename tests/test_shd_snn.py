@@ -244,5 +244,6 @@ def test_shipped_configs_validate():
         kinds[path.stem] = TASK.validate(load_config(path)).model.kind
     assert kinds == {"spoken_digits_lstm": "lstm", "spoken_digits_rsnn": "rsnn",
                      "spoken_digits_snn": "snn", "spoken_digits_svm": "svm"}
-    with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: data\.train: no such file"):
-        TASK.validate(load_config(root / "shd_rsnn.yaml"))
+    if not Path("data/shd/shd_train.h5").exists():  # the real SHD files are not shipped
+        with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: data\.train: no such file"):
+            TASK.validate(load_config(root / "shd_rsnn.yaml"))
