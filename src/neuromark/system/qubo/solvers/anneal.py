@@ -20,13 +20,20 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
-from neuromark.system.qubo.solvers.common import CSR, SharedBest, csr_arrays, rng_state, usable_cores, warm_up
+from neuromark.system.qubo.solvers.common import (
+    CSR,
+    SharedBest,
+    csr_arrays,
+    rng_state,
+    run_workers,
+    usable_cores,
+    warm_up,
+)
 
 
 def default_beta_range(Q: Any) -> tuple[float, float]:
@@ -103,17 +110,14 @@ class Annealer:
         n_workers = self._n_workers(timeout_s)
         kwargs = dict(arrays=arrays, betas=betas, deadline=start + timeout_s, shared=shared,
                       seed=seed, first_sweeps=self.first_sweeps, chunk_s=self.chunk_s)
-        if n_workers == 1:
-            outs = [_worker(worker=0, **kwargs)]
-        else:
-            with ThreadPoolExecutor(n_workers) as pool:
-                futures = [pool.submit(_worker, worker=w, **kwargs) for w in range(n_workers)]
-                outs = [f.result() for f in futures]
-        best = min(outs, key=lambda o: o[1])
+        outs = run_workers(lambda w: _worker(worker=w, **kwargs), n_workers, start + timeout_s,
+                           shared)
+        x, cost = shared.result()
         info = {"workers": n_workers, "sweeps": int(sum(o[2] for o in outs)),
                 "anneals": int(sum(o[3] for o in outs)), "beta_range": list(betas),
-                "schedule": "time" if target is None else "doubling"}
-        return SolveResult(x=best[0].copy(), cost=float(best[1]), trace=shared.trace, info=info)
+                "schedule": "time" if target is None else "doubling",
+                "stragglers": n_workers - len(outs)}
+        return SolveResult(x=x, cost=float(cost), trace=list(shared.trace), info=info)
 
 
 def _worker(*, arrays: CSR, betas: tuple[float, float], deadline: float, shared: SharedBest,
@@ -139,7 +143,7 @@ def _worker(*, arrays: CSR, betas: tuple[float, float], deadline: float, shared:
     sk.descend(indptr, indices, data, diag, x, h, costs)
     costs[1] = costs[0]
     best_x[:] = x
-    shared.offer(costs[1], time.perf_counter())
+    shared.offer(costs[1], time.perf_counter(), best_x)
     x[:] = 0
     costs[0] = tk.local_fields(indptr, indices, data, x, h, diag)
     sweeps_done, anneals, length = 0, 0, first_sweeps
@@ -172,7 +176,7 @@ def _worker(*, arrays: CSR, betas: tuple[float, float], deadline: float, shared:
             done_in_anneal += k
             measured = (after - now) / k
             sweep_s = measured if sweep_s == 0.0 else 0.7 * sweep_s + 0.3 * measured
-            shared.offer(costs[1], after)
+            shared.offer(costs[1], after, best_x)
             if reached:
                 break
             p = q
@@ -184,7 +188,7 @@ def _worker(*, arrays: CSR, betas: tuple[float, float], deadline: float, shared:
         if costs[0] < costs[1] - 1e-9:
             costs[1] = costs[0]
             best_x[:] = x
-        shared.offer(costs[1], time.perf_counter())
+        shared.offer(costs[1], time.perf_counter(), best_x)
         if not by_time:
             length *= 2
         # The next anneal starts from scratch (hot phase randomises anyway).

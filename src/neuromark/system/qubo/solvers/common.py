@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import numpy as np
@@ -35,23 +38,52 @@ def rng_state(seed: int, worker: int) -> int:
 
 
 class SharedBest:
-    """Best cost across worker threads, its trace ``[(t_s, cost)]`` and the stop flag."""
+    """Best cost and solution across worker threads, the trace ``[(t_s, cost)]``, stop flag."""
 
     def __init__(self, start: float, target: float | None) -> None:
         self.start = start
         self.target = -np.inf if target is None else float(target)
         self.best = np.inf
+        self.best_x: np.ndarray | None = None
         self.trace: list[tuple[float, float]] = []
         self.done = False
         self.lock = threading.Lock()
 
-    def offer(self, cost: float, now: float) -> None:
+    def offer(self, cost: float, now: float, x: np.ndarray) -> None:
+        """Record ``x`` (copied) if its ``cost`` beats the best so far."""
         with self.lock:
             if cost < self.best:
                 self.best = float(cost)
+                self.best_x = x.copy()
                 self.trace.append((now - self.start, float(cost)))
             if cost <= self.target + 1e-9:
                 self.done = True
+
+    def result(self) -> tuple[np.ndarray, float]:
+        with self.lock:
+            assert self.best_x is not None, "no worker reported a solution"
+            return self.best_x.copy(), self.best
+
+
+def run_workers(fn: Callable[[int], Any], n_workers: int, deadline: float, shared: SharedBest,
+                grace_s: float = 5e-4) -> list[Any]:
+    """Run ``fn(worker)`` for each worker; return the outputs of those that finished.
+
+    With several threads the caller does not wait for a worker that the OS descheduled in
+    the middle of a chunk past the deadline: the shared best is the answer, and the
+    straggler stops at its next clock check (``shared.done``).
+    """
+    if n_workers == 1:
+        return [fn(0)]
+    pool = ThreadPoolExecutor(n_workers)
+    try:
+        futures = [pool.submit(fn, w) for w in range(n_workers)]
+        finished, pending = wait(futures, timeout=max(0.0, deadline - time.perf_counter()) + grace_s)
+        if pending:
+            shared.done = True
+        return [f.result() for f in finished]
+    finally:
+        pool.shutdown(wait=False)
 
 
 _WARM = False

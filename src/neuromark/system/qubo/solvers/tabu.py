@@ -11,13 +11,20 @@ clock starts.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
-from neuromark.system.qubo.solvers.common import CSR, SharedBest, csr_arrays, rng_state, usable_cores, warm_up
+from neuromark.system.qubo.solvers.common import (
+    CSR,
+    SharedBest,
+    csr_arrays,
+    rng_state,
+    run_workers,
+    usable_cores,
+    warm_up,
+)
 
 
 class TabuSearch:
@@ -73,17 +80,13 @@ class TabuSearch:
         settings = dict(tenure=self.tenure or min(20, n // 4) + 1,
                         stall=self.stall or max(2000, 10 * n),
                         perturb=self.perturb or max(2, n // 50))
-        if n_workers == 1:
-            outs = [_search(*args, seed=seed, worker=0, chunk_s=self.chunk_s, **settings)]
-        else:
-            with ThreadPoolExecutor(n_workers) as pool:
-                futures = [pool.submit(_search, *args, seed=seed, worker=w, chunk_s=self.chunk_s,
-                                       **settings) for w in range(n_workers)]
-                outs = [f.result() for f in futures]
-        best = min(outs, key=lambda o: o[1])
+        outs = run_workers(lambda w: _search(*args, seed=seed, worker=w, chunk_s=self.chunk_s,
+                                             **settings), n_workers, deadline, shared)
+        x, cost = shared.result()
         info = {"workers": n_workers, "iterations": int(sum(o[2] for o in outs)),
-                "restarts": int(sum(o[3] for o in outs)), **settings}
-        return SolveResult(x=best[0].copy(), cost=float(best[1]), trace=shared.trace, info=info)
+                "restarts": int(sum(o[3] for o in outs)), **settings,
+                "stragglers": n_workers - len(outs)}
+        return SolveResult(x=x, cost=float(cost), trace=list(shared.trace), info=info)
 
 
 def _search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, deadline: float,
@@ -106,7 +109,7 @@ def _search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, deadline:
     st[tk.RNG] = rng_state(seed, worker)
     st[tk.TENURE], st[tk.STALL], st[tk.PERTURB] = tenure, stall, perturb
     target = shared.target
-    shared.offer(cur, time.perf_counter())
+    shared.offer(cur, time.perf_counter(), best_x)
     chunk = 16
     while not shared.done:
         now = time.perf_counter()
@@ -116,7 +119,7 @@ def _search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, deadline:
         reached = tk.tabu_run(indptr, indices, data, diag, x, h, tabu, best_x, costs, st,
                               chunk, target)
         after = time.perf_counter()
-        shared.offer(costs[1], after)
+        shared.offer(costs[1], after, best_x)
         if reached:
             break
         # Aim each chunk at chunk_s, and never past the remaining time.
