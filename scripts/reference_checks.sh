@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Cross-checks against reference packages (neurobench 2.3.0) in a scratch venv, so that they
+# never become dependencies. neurobench declares torchaudio, which does not import against the
+# CPU torch here and is not needed by its metrics: it is installed with --no-deps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${REFERENCE_VENV:-.cache/reference-venv}
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import neurobench" 2>/dev/null; then
+  python3 -m venv "$venv"
+  if ! { "$venv/bin/pip" install -q torch==2.13.0 &&
+         "$venv/bin/pip" install -q -c constraints-cpu.txt snntorch numpy tqdm numba llvmlite \
+           pydantic pyyaml pytest h5py scipy matplotlib &&
+         "$venv/bin/pip" install -q --no-deps neurobench==2.3.0 tonic==1.7.0; }; then
+    echo "reference checks: could not build the scratch venv; neurobench cross-checks NOT run" >&2
+    exit 0
+  fi
+fi
+"$venv/bin/pip" install -q --no-deps -e . >/dev/null
+exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference tests/test_neurobench_reference.py
