@@ -26,6 +26,8 @@ from neuromark.config import StrictModel
 from neuromark.errors import ConfigError, ModelOutputError, require
 from neuromark.system.loadgen_log import summarize
 
+ndarray = np.ndarray
+
 Scenario = Literal["SingleStream", "MultiStream", "Server", "Offline"]
 Mode = Literal["PerformanceOnly", "AccuracyOnly"]
 
@@ -158,6 +160,7 @@ class _Bridge:
         self.library = library
         self.lg = lg
         self.dtype = np.dtype(sut.response_dtype)
+        self._issue = sut.issue
         self._response = lg.QuerySampleResponse
         self._complete = lg.QuerySamplesComplete
         self.failure: str | None = None
@@ -168,20 +171,23 @@ class _Bridge:
             self._drain(ids)
             return
         try:
-            outs = self.sut.issue(indices)
-            if len(outs) != len(ids):
-                self._bad_count(indices, outs)
+            outs = self._issue(indices)
             dtype = self.dtype
             if len(ids) == 1:  # SingleStream / Server: the short path
-                out = outs[0]
-                if out.__class__ is not np.ndarray or (out.dtype is not dtype and out.dtype != dtype):
+                try:
+                    (out,) = outs
+                except (TypeError, ValueError):
+                    self._bad_count(indices, outs)
+                if out.__class__ is not ndarray or (out.dtype is not dtype and out.dtype != dtype):
                     self._bad_response(indices[0], out)
                 size = out.nbytes
                 self._complete([self._response(ids[0], self._address(indices[0], out) if size else 0, size)])
                 return
+            if len(outs) != len(ids):
+                self._bad_count(indices, outs)
             responses = []
             for rid, index, out in zip(ids, indices, outs):
-                if out.__class__ is not np.ndarray or (out.dtype is not dtype and out.dtype != dtype):
+                if out.__class__ is not ndarray or (out.dtype is not dtype and out.dtype != dtype):
                     self._bad_response(index, out)
                 size = out.nbytes
                 responses.append(self._response(rid, self._address(index, out) if size else 0, size))
@@ -197,8 +203,9 @@ class _Bridge:
             raise SUTFailure(f"SUT {self.sut.name!r}: response to sample {index} is not C-contiguous")
         return out.ctypes.data
 
-    def _bad_count(self, indices: list[int], outs: Sequence[Any]) -> None:
-        raise SUTFailure(f"SUT {self.sut.name!r} returned {len(outs)} responses for "
+    def _bad_count(self, indices: list[int], outs: Any) -> None:
+        count = len(outs) if hasattr(outs, "__len__") else type(outs).__name__
+        raise SUTFailure(f"SUT {self.sut.name!r} returned {count} responses for "
                          f"{len(indices)} samples (sample indices {list(indices[:8])})")
 
     def _bad_response(self, index: int, out: Any) -> None:
