@@ -104,3 +104,14 @@ def test_large_dense_workload_is_sparse_and_quick():
     w = mis_workload(2000, 0.25, 0)
     assert len(w.edges) == 500000
     assert sp.isspmatrix_csr(w.Q) and w.Q.nnz == 2000 + 1000000
+
+
+def test_chunked_replay_equals_networkx():
+    nx = pytest.importorskip("networkx")
+    for n, density, seed in ((300, 0.25, 1), (200, 0.9, 0)):
+        ref = nx.gnm_random_graph(n, int(0.5 * density * n**2), seed=seed)
+        for flag_pairs in (1 << 26, 0):  # per-pair flags, then the sorted-key path
+            ours = gnm_edges(n, num_edges(n, density), seed, chunk_attempts=500,
+                             max_flag_pairs=flag_pairs)
+            assert {tuple(sorted(e)) for e in ref.edges()} == set(map(tuple, ours.tolist()))
+            assert len(ours) == ref.number_of_edges()

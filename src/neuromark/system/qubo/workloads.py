@@ -45,57 +45,76 @@ def _check_params(n: int, density: float, seed: int) -> None:
         raise ConfigError(f"workload seed must be an integer >= 0, got {seed!r}")
 
 
-def gnm_edges(n: int, m: int, seed: int) -> np.ndarray:
+def gnm_edges(n: int, m: int, seed: int, chunk_attempts: int = 1 << 20,
+              max_flag_pairs: int = 1 << 26) -> np.ndarray:
     """Edges of ``networkx.gnm_random_graph(n, m, seed=seed)`` in insertion order.
 
-    Returns an int64 array of shape (m', 2) with m' = m, or all pairs when m reaches
-    n(n-1)/2 (networkx then returns the complete graph), or none for n == 1.
+    Returns an int32 array of shape (m', 2) with m' = m, or all pairs when m reaches
+    n(n-1)/2 (networkx then returns the complete graph), or none for n == 1. Attempts are
+    replayed in chunks of ``chunk_attempts`` (u, v) draws, keeping memory at a few tens of MB
+    beyond the result (plus one byte per node pair while n^2 <= ``max_flag_pairs``, else a
+    sorted key array).
     """
     max_edges = n * (n - 1) / 2.0
     if n == 1 or m <= 0:
-        return np.zeros((0, 2), dtype=np.int64)
+        return np.zeros((0, 2), dtype=np.int32)
     if m >= max_edges:
         u, v = np.triu_indices(n, k=1)
-        return np.stack([u, v], axis=1).astype(np.int64)
+        return np.stack([u, v], axis=1).astype(np.int32)
     state = random.Random(seed).getstate()[1]
     bitgen = np.random.MT19937()
     bitgen.state = {"bit_generator": "MT19937",
                     "state": {"key": np.array(state[:624], dtype=np.uint32), "pos": state[624]}}
-    k = n.bit_length()
-    keys = np.zeros(0, dtype=np.int64)
-    firsts = np.zeros(0, dtype=np.int64)
+    k = n.bit_length()  # random.choice -> _randbelow(n): getrandbits(k) until < n
+    accept = n / float(1 << k)
+    accepted: list[np.ndarray] = []  # edge keys u * n + v (u < v), in insertion order
+    # Keys drawn so far: a flag per pair when that fits in 64 MB, else a sorted array.
+    flags = np.zeros(n * n, dtype=bool) if n * n <= max_flag_pairs else None
+    seen = np.zeros(0, dtype=np.int64)
+    total = 0
     pending = np.zeros(0, dtype=np.int64)  # an odd choice left over from the last chunk
-    offset = 0  # number of (u, v) draws consumed so far
-    while True:
+    while total < m:
         # Expected attempts to collect the missing edges (coupon collector), plus slack.
-        have = len(keys)
-        attempts = max_edges * (math.log1p(-have / max_edges) - math.log1p(-m / max_edges))
-        attempts = int(attempts * n / (n - 1) * 1.05) + 1024
-        raw = bitgen.random_raw(2 * attempts * (1 << k) // n + 64).astype(np.int64) >> (32 - k)
-        choices = np.concatenate([pending, raw[raw < n]])
+        want = max_edges * (math.log1p(-total / max_edges) - math.log1p(-m / max_edges))
+        attempts = min(int(want * n / (n - 1) * 1.05) + 1024, chunk_attempts)
+        raw = bitgen.random_raw(int(2 * attempts / accept) + 64)
+        choices = (raw >> np.uint64(32 - k)).astype(np.int64)
+        del raw
+        choices = np.concatenate([pending, choices[choices < n]])
         usable = len(choices) // 2 * 2
         pending = choices[usable:]
         u, v = choices[:usable:2], choices[1:usable:2]
-        lo, hi = np.minimum(u, v), np.maximum(u, v)
-        key = np.where(u == v, -1, lo * n + hi)
-        all_keys = np.concatenate([keys, key])
-        all_pos = np.concatenate([firsts, offset + np.arange(len(key))])
-        valid = all_keys >= 0
-        uniq, idx = np.unique(all_keys[valid], return_index=True)
-        order = np.argsort(all_pos[valid][idx], kind="stable")
-        keys, firsts = uniq[order], all_pos[valid][idx][order]
-        offset += len(key)
-        if len(keys) >= m:
-            keys = keys[:m]
-            break
-    return np.stack([keys // n, keys % n], axis=1)
+        loop = u != v
+        key = np.minimum(u, v)[loop] * n + np.maximum(u, v)[loop]
+        del choices, u, v, loop
+        _, first = np.unique(key, return_index=True)  # first occurrence within the chunk
+        key = key[np.sort(first)]
+        if flags is not None:  # drop edges drawn in earlier chunks
+            key = key[~flags[key]]
+        elif seen.size:
+            order = np.argsort(key, kind="stable")
+            pos = np.minimum(np.searchsorted(seen, key[order]), seen.size - 1)
+            fresh = np.empty(len(key), dtype=bool)
+            fresh[order] = seen[pos] != key[order]
+            key = key[fresh]
+        key = key[: m - total]
+        accepted.append(key)
+        total += len(key)
+        if total < m:
+            if flags is not None:
+                flags[key] = True
+            else:
+                seen = np.sort(np.concatenate([seen, key]))  # disjoint: no dedupe needed
+    keys = np.concatenate(accepted)
+    return np.stack([keys // n, keys % n], axis=1).astype(np.int32)
 
 
 def mis_qubo(n: int, edges: np.ndarray) -> sp.csr_matrix:
     """The MIS QUBO of a graph: CSR (n, n), symmetric, -1 diagonal, +4 per edge entry."""
-    u, v = edges[:, 0], edges[:, 1]
-    rows = np.concatenate([np.arange(n), u, v])
-    cols = np.concatenate([np.arange(n), v, u])
+    u, v = edges[:, 0].astype(np.int32), edges[:, 1].astype(np.int32)
+    diag = np.arange(n, dtype=np.int32)
+    rows = np.concatenate([diag, u, v])
+    cols = np.concatenate([diag, v, u])
     data = np.concatenate([np.full(n, -1.0), np.full(2 * len(u), EDGE_PENALTY)])
     q = sp.csr_matrix((data, (rows, cols)), shape=(n, n))
     q.sort_indices()
@@ -108,7 +127,7 @@ class Workload:
 
     Attributes:
         Q: scipy.sparse CSR (n, n), symmetric QUBO matrix; cost = x^T Q x.
-        edges: int64 (m, 2), edges in the order networkx inserts them.
+        edges: int32 (m, 2), edges in the order networkx inserts them.
         n, density, seed: the workload parameters.
     """
 
