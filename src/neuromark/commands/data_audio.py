@@ -42,13 +42,13 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
 
 def _progress(label: str):
     start = time.perf_counter()
+    tty = sys.stderr.isatty()
 
     def report(done: int, total: int) -> None:
-        if sys.stderr.isatty() or done == total or done % 50 == 0:
-            print(f"\r{label}: {done}/{total} ({time.perf_counter() - start:.0f} s)", end="",
+        if tty or done == total or done % 50 == 0:
+            text = f"{label}: {done}/{total} ({time.perf_counter() - start:.0f} s)"
+            print(f"\r{text}" if tty else text, end="" if tty and done < total else "\n",
                   file=sys.stderr, flush=True)
-            if done == total:
-                print(file=sys.stderr)
 
     return report
 
