@@ -37,8 +37,8 @@ class ESNParams(StrictModel):
     reservoir_size: int = Field(186, gt=0)
     connection_probability: float = Field(0.11, gt=0, le=1)
     spectral_radius: float = Field(1.0, gt=0)
-    leak: float = Field(0.3, gt=0, le=1, description="alpha in r = (1-a) r + a tanh(...)")
-    input_scale: float = Field(0.5, gt=0, description="beta, scales W_in [1; f]")
+    leak: float = Field(0.6, gt=0, le=1, description="alpha in r = (1-a) r + a tanh(...)")
+    input_scale: float = Field(1.0, gt=0, description="beta, scales W_in [1; f]")
     recurrent_scale: float = Field(1.0, gt=0, description="gamma, scales W r")
     ridge: float = Field(1e-8, ge=0, description="ridge penalty of the readout fit")
     warmup: int = Field(100, ge=0, description="training steps left out of the readout fit")
@@ -52,6 +52,8 @@ class LSTMParams(StrictModel):
     epochs: int = Field(200, gt=0)
     learning_rate: float = Field(0.01, gt=0)
     weight_decay: float = Field(0.0, ge=0)
+    chunk: int = Field(50, ge=0, description="training subsequence length (0: whole sequence)")
+    batch_size: int = Field(5, gt=0, description="chunks per optimiser step")
 
 
 def sparse_reservoir(size: int, probability: float, spectral_radius: float,
@@ -152,14 +154,17 @@ class EchoStateNetwork(nn.Module):
 class LSTMForecaster(nn.Module):
     """Memory buffer of the last ``window`` points -> LSTM(hidden) -> ReLU -> Linear -> f(t+dt).
 
-    The buffer (zeros at the start) and the LSTM state (h, c) persist across steps. Teacher
-    forcing runs the whole sequence in one ``nn.LSTM`` call; forecast calls it once per step.
+    Inputs are standardised with the training half's mean and standard deviation (buffers
+    ``offset`` and ``scale``; scalar operations, identity until :meth:`fit`). The buffer
+    (zeros at the start) and the LSTM state (h, c) persist across steps. Teacher forcing runs
+    the whole sequence in one ``nn.LSTM`` call; forecast calls it once per step.
     """
 
     def __init__(self, params: LSTMParams | None = None, seed: int = 0,
                  dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
         self.params = p = params or LSTMParams()
+        self.seed = seed
         torch.manual_seed(seed)  # nn.LSTM / nn.Linear initialise from the global generator
         self.lstm = nn.LSTM(p.window, p.hidden_size, dtype=dtype)
         self.activation = nn.ReLU()
@@ -168,6 +173,8 @@ class LSTMForecaster(nn.Module):
         self.register_buffer("h", torch.zeros(1, 1, p.hidden_size, dtype=dtype))
         self.register_buffer("c", torch.zeros(1, 1, p.hidden_size, dtype=dtype))
         self.register_buffer("prior", torch.zeros(1, dtype=dtype))
+        self.register_buffer("offset", torch.zeros(1, dtype=dtype))
+        self.register_buffer("scale", torch.ones(1, dtype=dtype))
         self.forecast = False
 
     def clear_state(self) -> None:
@@ -175,14 +182,20 @@ class LSTMForecaster(nn.Module):
         for buf in (self.memory, self.h, self.c, self.prior):
             buf.zero_()
 
+    def _windows(self, x: Tensor) -> Tensor:
+        """(T, window) buffers ending at each standardised x[t], after the current memory."""
+        padded = torch.cat([self.memory, (x - self.offset) / self.scale])
+        return padded.unfold(0, self.params.window, 1)[1:]
+
+    def _head(self, out: Tensor) -> Tensor:
+        return self.readout(self.activation(out)) * self.scale + self.offset
+
     def _sequence(self, x: Tensor) -> Tensor:
         """Teacher forcing over x (T,) in one LSTM call; returns (T, 1)."""
-        w = self.params.window
-        padded = torch.cat([self.memory, x])
-        buffers = padded.unfold(0, w, 1)[1:]  # (T, window): buffer ending at x[t]
+        buffers = self._windows(x)
         out, (h, c) = self.lstm(buffers.unsqueeze(1), (self.h, self.c))
-        self.memory, self.h, self.c = padded[-w:].detach(), h.detach(), c.detach()
-        return self.readout(self.activation(out.squeeze(1)))
+        self.memory, self.h, self.c = buffers[-1].detach(), h.detach(), c.detach()
+        return self._head(out.squeeze(1))
 
     def forward(self, x: Tensor) -> Tensor:
         """(T, 1) -> (T, 1); see the module docstring for the two modes."""
@@ -193,34 +206,53 @@ class LSTMForecaster(nn.Module):
             return y
         outputs = []
         for _ in range(x.shape[0]):
-            self.memory = torch.cat([self.memory[1:], self.prior])
+            self.memory = torch.cat([self.memory[1:], (self.prior - self.offset) / self.scale])
             out, (self.h, self.c) = self.lstm(self.memory.view(1, 1, -1), (self.h, self.c))
-            y = self.readout(self.activation(out.view(1, -1))).view(1)
+            y = self._head(out.view(1, -1)).view(1)
             self.prior = y
             outputs.append(y)
         return torch.stack(outputs)
 
     def fit(self, inputs: Tensor, targets: Tensor, *, progress=None) -> list[float]:
-        """Full-sequence BPTT with MSE and Adam for ``epochs``; returns the loss per epoch.
+        """Train with MSE and Adam for ``epochs``; returns the mean loss per epoch.
 
-        Leaves the state at the end of the training sequence, ready to forecast.
+        The training sequence is cut into chunks of ``chunk`` steps (each with its true
+        50-point buffers and a zero LSTM state); an epoch visits every chunk once, in shuffled
+        mini-batches of ``batch_size`` chunks (``chunk = 0``: one full-sequence BPTT step per
+        epoch). Afterwards the whole sequence is run once, leaving the state ready to forecast.
         ``progress`` (optional) is called with (epoch, loss) after each epoch.
         """
         p = self.params
         x = inputs.reshape(-1).to(self.memory.dtype)
-        y = targets.reshape(-1, 1).to(self.memory.dtype)
+        y = targets.reshape(-1).to(self.memory.dtype)
+        with torch.no_grad():
+            self.offset.fill_(float(x.mean()))
+            self.scale.fill_(float(x.std()) or 1.0)
+        self.clear_state()
+        buffers = self._windows(x)  # (T, window)
+        length = p.chunk or len(x)
+        starts = list(range(0, len(x) - length + 1, length))
+        if starts[-1] + length < len(x):
+            starts.append(len(x) - length)
+        xs = torch.stack([buffers[s:s + length] for s in starts], dim=1)  # (chunk, n, window)
+        ys = torch.stack([y[s:s + length] for s in starts], dim=1)  # (chunk, n)
+        gen = torch.Generator().manual_seed(self.seed)
         optimizer = torch.optim.Adam(self.parameters(), lr=p.learning_rate,
                                      weight_decay=p.weight_decay)
         self.forecast = False
         self.train()
         losses = []
         for epoch in range(p.epochs):
-            self.clear_state()
-            optimizer.zero_grad()
-            loss = nn.functional.mse_loss(self._sequence(x), y)
-            loss.backward()
-            optimizer.step()
-            losses.append(float(loss.detach()))
+            order = torch.randperm(len(starts), generator=gen)
+            total = 0.0
+            for batch in order.split(p.batch_size):
+                optimizer.zero_grad()
+                out, _ = self.lstm(xs[:, batch])
+                loss = nn.functional.mse_loss(self._head(out).squeeze(-1), ys[:, batch])
+                loss.backward()
+                optimizer.step()
+                total += float(loss.detach()) * len(batch)
+            losses.append(total / len(starts))
             if progress is not None:
                 progress(epoch, losses[-1])
             if not math.isfinite(losses[-1]):

@@ -113,25 +113,27 @@ def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None
     )
 
     root = _root(settings, config)
-    where = config.where(("data", "taus")) if config else "data.taus"
+
+    def where(key: str) -> str:
+        return f"{config.where(('data', key)) if config else '<config>'}: data.{key}"
+
     known = available_taus(root)
     for tau in settings.taus:
         if tau not in known:
-            raise ConfigError(f"{where}: no Mackey-Glass series for tau={tau} "
+            raise ConfigError(f"{where('taus')}: no Mackey-Glass series for tau={tau} "
                               f"(available: {', '.join(map(str, known))})")
         row = entry(tau, root)
         last = instance_start(settings.instances - 1, settings.shift)
         stop = last + round(settings.length * POINTS_PER_LYAPUNOV_TIME) + 1
         if stop > row.n_points:
             raise ConfigError(
-                f"{config.where(('data', 'instances')) if config else 'data.instances'}: "
-                f"instance {settings.instances - 1} of tau={tau} ends at sample {stop - 1}, past "
-                f"the end of the series ({row.n_points} samples = {row.n_points // 75} L); "
-                f"reduce data.instances, data.shift or data.length")
+                f"{where('instances')}: instance {settings.instances - 1} of tau={tau} ends at "
+                f"sample {stop - 1}, past the end of the series ({row.n_points} samples = "
+                f"{row.n_points // 75} L); reduce data.instances, data.shift or data.length")
         if settings.dt is not None and not math.isclose(settings.dt, row.dt, rel_tol=1e-9):
-            raise ConfigError(f"{config.where(('data', 'dt')) if config else 'data.dt'}: dt="
-                              f"{settings.dt} does not match the tau={tau} series' dt={row.dt} "
-                              f"(L/75); remove data.dt or set it to the series' value")
+            raise ConfigError(f"{where('dt')}: dt={settings.dt} does not match the tau={tau} "
+                              f"series' dt={row.dt} (L/75); remove data.dt or set it to the "
+                              f"series' value")
 
 
 def build_model(model: ModelSettings, params: Any, seed: int):
@@ -330,7 +332,9 @@ class MackeyGlassTask:
                        config=resolved,
                        seeds={"models": {m.key: [m.seed + k for k in range(cfg.data.instances)]
                                          for m in cfg.models}},
-                       details={"entries": entries, "plots": [str(plot)], "flags": flags})
+                       details={"entries": entries, "flags": flags,
+                                # relative to the run folder, where report.md lies
+                                "plots": [f"{out_dir.name}/{plot.name}"]})
 
 
 TASK = MackeyGlassTask()

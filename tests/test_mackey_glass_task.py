@@ -1,0 +1,183 @@
+"""The mackey_glass task: shortened protocol end to end, sweep + resume, bad configs, NaN."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from neuromark.cli import main
+from neuromark.config import parse_yaml
+from neuromark.errors import ConfigError
+from neuromark.results import Results
+from neuromark.tasks import mackey_glass as task_module
+from neuromark.tasks.mackey_glass import TASK
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "mackey_glass"
+
+SHORT = """\
+task: mackey_glass
+data: {taus: [17], instances: 3}
+models:
+  - {name: esn, seed: 0}
+  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}
+execution_rate_hz: 0.39
+"""
+
+
+def _config(text: str, tmp_path: Path):
+    path = tmp_path / "mg.yaml"
+    path.write_text(text)
+    return parse_yaml(text, path)
+
+
+def _se(values):
+    n = len(values)
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+
+
+def test_short_protocol_esn_and_lstm(tmp_path):
+    esn, lstm = TASK.run(_config(SHORT, tmp_path), tmp_path / "out", quiet=True)
+    assert esn.benchmark.id == "mackey_glass_tau17-esn"
+    assert lstm.benchmark.id == "mackey_glass_tau17-lstm"
+    per = esn.details["per_instance_sMAPE"]
+    assert len(per) == 3 and all(0 <= v <= 200 for v in per)
+    assert esn.scores["sMAPE"].value == pytest.approx(sum(per) / 3)
+    assert esn.scores["sMAPE"].error == pytest.approx(_se(per))
+    assert esn["sMAPE"] < 30  # the tuned ESN forecasts tau=17 well even on 3 instances
+    assert esn["connection_sparsity"] == pytest.approx(0.876, abs=0.01)
+    assert 4000 < esn["synaptic_operations"]["Effective_MACs"] < 4800
+    assert esn["activation_sparsity"] == 0.0
+    assert esn["model_execution_rate"] == 0.39
+    assert lstm["synaptic_operations"]["Dense"] == pytest.approx(4 * 16 * (50 + 16) + 16)
+    assert esn.details["seeds"] == [0, 1, 2] and esn.details["flags"] == []
+    assert esn.config["models"][0]["params"]["reservoir_size"] == 186  # resolved defaults
+
+
+def test_same_config_and_seed_give_the_same_scores(tmp_path):
+    text = SHORT.replace("instances: 3", "instances: 2").replace(
+        "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
+    first = TASK.run(_config(text, tmp_path), tmp_path / "a", quiet=True)[0]
+    second = TASK.run(_config(text, tmp_path), tmp_path / "b", quiet=True)[0]
+    assert first.details["per_instance_sMAPE"] == second.details["per_instance_sMAPE"]
+
+
+class _Diverging(torch.nn.Module):
+    """Forecasts the truth's last value for 10 steps, then NaN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readout = torch.nn.Linear(1, 1, dtype=torch.float64)
+        self.activation = torch.nn.Tanh()
+        self.forecast = False
+
+    def fit(self, inputs, targets):
+        self.last = float(targets[-1, 0])
+        return targets
+
+    def forward(self, x):
+        out = torch.full_like(x, self.last)
+        out[10:] = float("nan")
+        return out + 0 * self.activation(self.readout(torch.zeros_like(x)))
+
+
+def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
+    monkeypatch.setattr(task_module, "build_model", lambda model, params, seed: _Diverging())
+    text = SHORT.replace("instances: 3", "instances: 2").replace(
+        "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
+    res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
+    from neuromark.data.mackey_glass import MackeyGlass
+
+    for k, value in enumerate(res.details["per_instance_sMAPE"]):
+        x_test, y_test = MackeyGlass(17, k).test_split()
+        y = y_test[:10, 0]
+        p = MackeyGlass(17, k).train_split()[1][-1, 0]
+        head = float((200 * (y - p).abs() / (y.abs() + p.abs())).sum())
+        assert value == pytest.approx((head + 740 * 200) / 750)
+    assert res.details["diverged"] == [{"instance": 0, "first_nonfinite_step": 10},
+                                       {"instance": 1, "first_nonfinite_step": 10}]
+    assert "instance 0 diverged" in res.details["flags"][0]
+    path = res.save(tmp_path / "r.json")
+    assert json.loads(path.read_text())["scores"]["sMAPE"]["value"] < 200
+
+
+def test_sweep_writes_a_plot_and_resumes(tmp_path, monkeypatch):
+    text = """\
+task: mackey_glass
+data: {taus: [17, 18], instances: 2}
+models: [{name: esn}]
+"""
+    out = tmp_path / "sweep"
+    (res,) = TASK.run(_config(text, tmp_path), out, quiet=True)
+    assert res.benchmark.id == "mackey_glass-tau_sweep"
+    assert set(res.scores) == {"sMAPE[esn,tau=17]", "sMAPE[esn,tau=18]"}
+    plot = out / "smape_vs_tau.png"
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert res.details["plots"] == ["sweep/smape_vs_tau.png"]
+    assert sorted(p.name for p in (out / "entries").iterdir()) == ["esn_tau17.json",
+                                                                    "esn_tau18.json"]
+
+    def boom(*args, **kwargs):
+        raise AssertionError("completed entries must not be re-run")
+
+    monkeypatch.setattr(task_module, "run_instances", boom)
+    (again,) = TASK.run(_config(text, tmp_path), out, quiet=True)
+    assert dict(again) == dict(res)
+
+
+@pytest.mark.parametrize("data, message", [
+    ("{taus: [16]}", r"mg\.yaml:\d+: data\.taus: no Mackey-Glass series for tau=16 \(available: 17, 18"),
+    ("{instances: 61}", r"data\.instances: instance 60 of tau=17 ends at sample 3750, past the end"),
+    ("{length: 0}", r"data\.length: Input should be greater than 0"),
+    ("{length: -2}", r"data\.length: Input should be greater than 0"),
+    ("{shift: 0}", r"data\.shift: Input should be greater than 0"),
+    ("{dt: -1.0}", r"data\.dt: Input should be greater than 0"),
+    ("{dt: 2.0}", r"data\.dt: dt=2\.0 does not match the tau=17 series' dt=2\.5"),
+    ("{instances: 0}", r"data\.instances: Input should be greater than 0"),
+])
+def test_bad_data_settings_are_config_errors(tmp_path, data, message):
+    text = f"task: mackey_glass\ndata: {data}\nmodels: [{{name: esn}}]\n"
+    with pytest.raises(ConfigError, match=message):
+        TASK.validate(_config(text, tmp_path))
+
+
+def test_bad_model_settings_name_the_key(tmp_path):
+    text = "task: mackey_glass\nmodels:\n  - {name: esn, params: {spectral_radus: 1.0}}\n"
+    with pytest.raises(ConfigError, match=r"mg\.yaml:3: models\.0\.params\.spectral_radus: "
+                                          r"unknown key; did you mean spectral_radius"):
+        TASK.validate(_config(text, tmp_path))
+    text = "task: mackey_glass\nmodels:\n  - {name: gru}\n"
+    with pytest.raises(ConfigError, match=r"models\.0\.name"):
+        TASK.validate(_config(text, tmp_path))
+    text = "task: mackey_glass\nmodels:\n  - {name: lstm, params: {epochs: 0}}\n"
+    with pytest.raises(ConfigError, match=r"models\.0\.params\.epochs: Input should be greater than 0"):
+        TASK.validate(_config(text, tmp_path))
+
+
+def test_shipped_configs_validate():
+    from neuromark.config import load_config
+
+    for name in ("esn", "lstm", "lstm_suite", "tau_sweep"):
+        cfg = TASK.validate(load_config(CONFIGS / f"{name}.yaml"))
+        assert cfg.data.taus[0] == 17
+    full = TASK.validate(load_config(CONFIGS / "lstm.yaml"))
+    assert full.data.instances == 30 and full.models[0].params.get("epochs", 200) == 200
+    sweep = TASK.validate(load_config(CONFIGS / "tau_sweep.yaml"))
+    assert sweep.data.taus == list(range(17, 31))
+    assert [m.name for m in sweep.models] == ["esn", "lstm"]
+
+
+def test_cli_runs_a_config_and_writes_results_and_report(tmp_path, capsys):
+    text = SHORT.replace("instances: 3", "instances: 2").replace(
+        "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
+    config = tmp_path / "mg.yaml"
+    config.write_text(text)
+    assert main(["run", str(config), "--out", str(tmp_path / "res"), "--quiet"]) == 0
+    res = Results.load(tmp_path / "res" / "mackey_glass_tau17-esn.json")
+    assert 0 <= res["sMAPE"] <= 200
+    assert "mackey_glass_tau17-esn" in (tmp_path / "res" / "report.md").read_text()
+    assert "sMAPE" in capsys.readouterr().out
