@@ -125,3 +125,21 @@ def test_reference_csv_columns_are_what_we_expect():
     with REFERENCE.open() as handle:
         assert csv.DictReader(handle).fieldnames == ["num_vertices", "density", "random_seed",
                                                      "c_optimal"]
+
+
+def test_cli_bks_recomputes_and_only_improves(tmp_path, capsys):
+    from neuromark.cli import main
+
+    table = tmp_path / "t.csv"
+    table.write_text("num_vertices,density,random_seed,c_optimal\n10,0.25,0,-3\n")
+    args = ["qubo", "bks", "--sizes", "10", "--densities", "0.25", "--seeds", "0", "1",
+            "--table", str(table)]
+    assert main(args) == 0
+    back = load_bks(table)
+    assert back.target(10, 0.25, 0) == -6.0 and back.target(10, 0.25, 1) == -6.0  # exact
+    assert back.get(10, 0.25, 0).method == "exact" and back.get(10, 0.25, 0).solution_hex
+    assert "2 row(s) improved or added" in capsys.readouterr().out
+    assert main(args) == 0  # nothing better to find: rows kept
+    assert "0 row(s) improved" in capsys.readouterr().out
+    assert main(["qubo", "bks", "--budget", "-1", "--table", str(table)]) == 1
+    assert "--budget: timeout must be a positive number" in capsys.readouterr().err
