@@ -45,16 +45,18 @@ def _init_worker() -> None:
     numba.set_num_threads(1)  # one process per core; no nested threads
 
 
-def _job(job: tuple[int, Clip, int | None, float | None, int]) -> tuple[int, np.ndarray, np.ndarray]:
-    from neuromark.processors.cochlea.model import Cochlea
+def _job(job: tuple[int, Clip | Path, int | None, float | None, int]) -> tuple[int, np.ndarray, np.ndarray]:
+    from neuromark.processors.cochlea.model import Cochlea, read_audio
 
     index, clip, sample_rate, pad_to, seed = job
+    if isinstance(clip, Path):  # read in the worker: the parent never holds all the audio
+        clip = Clip(*read_audio(clip))
     spikes = Cochlea(sample_rate=sample_rate, pad_to=pad_to)(clip.audio, clip.rate, seed=seed)
     return index, spikes.times, spikes.units
 
 
 def clips_to_spikes(
-    clips: Sequence[Clip],
+    clips: Sequence[Clip | Path],
     *,
     sample_rate: int | None = 48_000,
     pad_to: float | None = None,
@@ -62,7 +64,7 @@ def clips_to_spikes(
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(times in s, units) for every clip, in order; clip ``i`` uses seed ``seed + i``.
+    """(times in s, units) for every clip (or audio file), in order; clip ``i`` uses seed ``seed + i``.
 
     ``jobs`` worker processes (default: all cores; 1 runs in this process).
     """
@@ -158,11 +160,8 @@ def convert_directory(
 ) -> Path:
     """Convert every audio file of ``in_dir`` to spikes and write ``out_h5`` in the SHD layout."""
     from neuromark.data.hdf5_spikes import write_shd_file
-    from neuromark.processors.cochlea.model import read_audio
-
     files, labels, keys, speakers = discover(in_dir, labels_csv)
-    clips = [Clip(*read_audio(f)) for f in files]
-    spikes = clips_to_spikes(clips, sample_rate=sample_rate, seed=seed, jobs=jobs, progress=progress)
+    spikes = clips_to_spikes(files, sample_rate=sample_rate, seed=seed, jobs=jobs, progress=progress)
     root = Path(in_dir)
     names = [str(f.relative_to(root)) if f.is_relative_to(root) else str(f) for f in files]
     return write_shd_file(
