@@ -55,8 +55,9 @@ def power_trace(timeline: Mapping[str, Any], windows: Mapping[str, tuple[float, 
     t0 = t[0] if t.size else 0.0
     fig, ax = plt.subplots(figsize=(8, 3))
     ax.plot(t - t0, p, lw=0.8, color="#333333")
-    colors = {"idle": "#8fbc8f"}
-    palette = ["#f4a582", "#92c5de", "#fddbc7", "#d1e5f0"]
+    colors = {"idle": "#8fbc8f", "loadgen": "#bbbbbb", "preprocess": "#f4a582", "inference": "#92c5de",
+              "stream": "#c2a5cf"}
+    palette = ["#fddbc7", "#d1e5f0", "#e7d4e8", "#fee090"]
     for i, (name, (a, b)) in enumerate(windows.items()):
         ax.axvspan(a - t0, b - t0, alpha=0.35, color=colors.get(name, palette[i % len(palette)]), label=name)
     ax.set_xlabel("time (s)")
