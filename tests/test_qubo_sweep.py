@@ -195,6 +195,6 @@ def test_default_config_validates_against_shipped_table():
     from neuromark.config import load_config
     from neuromark.suite import project_root
 
-    cfg = TASK.validate(load_config(project_root() / "configs/qubo/default.yaml"))
+    cfg = TASK.validate(load_config(project_root() / "configs/qubo/mis_default.yaml"))
     assert cfg.workloads.sizes == [100, 250] and [s.name for s in cfg.solvers] == [
         "neuromark-sa", "dwave-tabu"]

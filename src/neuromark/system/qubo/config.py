@@ -1,6 +1,6 @@
 """The ``task: qubo`` config: workloads x seeds x scenarios x solvers.
 
-Example (``configs/qubo/default.yaml``)::
+Example (``configs/qubo/mis_default.yaml``)::
 
     task: qubo
     id: qubo-mis
