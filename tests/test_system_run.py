@@ -185,3 +185,13 @@ def test_esn_forecast_step_run(tmp_path):
     assert res.details["sut"]["name"] == "esn-forecast-step"
     assert res.details["loadgen"]["PerformanceOnly"]["response_dtype"] == "<f8"
     assert res["preprocess_latency"] > 0 and res["inference_latency"] > 0
+
+
+def test_loadgen_errors_become_flags(tmp_path):
+    # min_duration 0.5 s but too few pre-generated queries: LoadGen logs "Ending early" as an error
+    text = ("task: system\nsut:\n  kind: \"null\"\nloadgen:\n  min_query_count: 10\n  min_duration_s: 0.5\n"
+            "  expected_latency_s: 0.001\ntiming:\n  warmup: 0\n")
+    res = TASK.run(parse_yaml(text, tmp_path / "n.yaml"), tmp_path / "out")[0]
+    flags = res.details["flags"]
+    assert any(f.startswith("LoadGen result INVALID: min duration not met (500 ms requested)") for f in flags)
+    assert any(f.startswith("LoadGen error: error_runtime: Ending early") for f in flags)

@@ -196,6 +196,7 @@ def _timing_and_loadgen(run: LoadGenRun, timer: StageTimer | None, settings: Any
                                          "response_dtype": run.response_dtype}
     if run.summary.get("validity") == "INVALID":
         details["flags"].append("LoadGen result INVALID: " + "; ".join(run.summary["invalid_reasons"]))
+    details["flags"] += [f"LoadGen error: {e}" for e in run.summary.get("errors", [])]
     latency_means: dict[str, float] = {}
     if timer is not None:
         stats = timer.stats()
