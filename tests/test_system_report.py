@@ -34,7 +34,7 @@ def results_dir(tmp_path_factory):
 
 def test_report_cli_writes_all_sections(results_dir, capsys):
     out = results_dir / "sub"
-    assert main(["report", str(results_dir), "--system", str(EXAMPLE), "--out", str(out)]) == 0
+    assert main(["report", str(results_dir), "--system", str(EXAMPLE), "--out", str(out), "--html"]) == 0
     text = (out / "submission.md").read_text()
     for heading in ("## System architecture", "## Algorithm", "## Workflow", "## Timing measurement",
                     "## Power measurement", "## Results"):
@@ -75,3 +75,15 @@ def test_report_needs_system_results(tmp_path):
         load_results(tmp_path)
     with pytest.raises(DataError, match="no results JSON found"):
         load_results(tmp_path / "empty")
+
+
+def test_html_conversion_escapes_and_keeps_structure(results_dir):
+    from neuromark.report.html import markdown_to_html
+
+    page = markdown_to_html("# T <x>\n\n| a | b |\n|---|---|\n| 1 | `c` |\n\n- **flag:** y\n\n![p](p.png)\n")
+    assert "<h1>T &lt;x&gt;</h1>" in page
+    assert "<tr><th>a</th><th>b</th></tr><tr><td>1</td><td><code>c</code></td></tr>" in page
+    assert "<li><strong>flag:</strong> y</li>" in page and '<img src="p.png" alt="p">' in page
+    html_file = results_dir / "sub" / "submission.html"
+    if html_file.exists():  # written by the CLI test with --html
+        assert '<img src="workflow.png"' in html_file.read_text()

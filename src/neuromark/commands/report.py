@@ -17,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="system description (architecture, algorithm, workflow, timing, power)")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default: RESULTS folder / submission)")
+    parser.add_argument("--html", action="store_true", help="also write submission.html")
     parser.set_defaults(func=_report)
 
 
@@ -28,4 +29,8 @@ def _report(args: argparse.Namespace) -> int:
     base = args.results if args.results.is_dir() else args.results.parent
     target = write_submission(results, system, args.out or base / "submission")
     print(f"wrote {target} ({len(results)} result file(s))")
+    if args.html:
+        from neuromark.report.html import write_html
+
+        print(f"wrote {write_html(target, f'NeuroBench system-track submission: {system.name}')}")
     return 0
