@@ -146,3 +146,19 @@ def test_train_entry_point_writes_weights_the_sut_loads(tmp_path, capsys):
     assert pipe.info["feature_norm"]["mean"] == pytest.approx(saved["mean"])
     for name, value in pipe.model.state_dict().items():
         assert torch.equal(value, saved["model"][name])
+
+
+def test_audio_many_matches_getitem_and_reads_each_file_once(tmp_path, monkeypatch):
+    import neuromark.data.dcase_asc as mod
+
+    root = write_tau_fixture(tmp_path / "tau")
+    train = DcaseASC(root, "train")
+    reads = []
+    real = mod.load_wav
+    monkeypatch.setattr(mod, "load_wav", lambda path, rate: reads.append(path.name) or real(path, rate))
+    many = train.audio_many([5, 0, 4, 1])
+    assert sorted(reads) == ["airport-barcelona-0-0-a.wav", "park-paris-2-2-a.wav"]
+    for i in (0, 1, 4, 5):
+        np.testing.assert_array_equal(many[i], train[i][0])
+    with pytest.raises(IndexError, match="index 9 out of range"):
+        train.audio_many([9])

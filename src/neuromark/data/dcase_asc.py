@@ -194,6 +194,23 @@ class DcaseASC:
         audio = self._cache[1][s * self.slice_len:(s + 1) * self.slice_len]
         return np.ascontiguousarray(audio, dtype=np.float32), self.files[f][1]
 
+    def audio_many(self, indices: list[int] | range) -> dict[int, np.ndarray]:
+        """Audio of many slices, reading and resampling each wav file once (for loaders that
+        ask in random order, e.g. LoadGen's sample library)."""
+        by_file: dict[int, list[int]] = {}
+        for i in indices:
+            if not 0 <= i < len(self.index):
+                raise IndexError(f"ASC {self.split}: index {i} out of range 0..{len(self.index) - 1}")
+            by_file.setdefault(self.index[i][0], []).append(i)
+        out = {}
+        for f, items in by_file.items():
+            audio = load_wav(self.root / self.files[f][0], self.sample_rate)
+            for i in items:
+                s = self.index[i][1]
+                out[i] = np.ascontiguousarray(audio[s * self.slice_len:(s + 1) * self.slice_len],
+                                              dtype=np.float32)
+        return out
+
     def download(self) -> None:
         """Download and unpack every archive of the record into ``root`` (md5-verified)."""
         from neuromark.data.download import fetch, unpack

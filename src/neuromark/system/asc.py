@@ -63,6 +63,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
     if data == "synthetic":
         test_audio, test_labels = synthetic_audio(samples, seed=seed + 1)
         fetch = test_audio.__getitem__
+        fetch_many = None
         train_audio, train_labels = synthetic_audio(max(64, samples), seed=seed)
     else:
         from neuromark.data.dcase_asc import DcaseASC
@@ -74,6 +75,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
         count = min(samples, len(test)) if samples else len(test)
         test_labels = np.asarray([test.label(i) for i in range(count)])
         fetch = lambda i: test[i][0]  # noqa: E731
+        fetch_many = test.audio_many
         train_audio = train_labels = None
         if train_epochs:
             train_set = DcaseASC(root, "train")
@@ -115,7 +117,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
             return model(features)[0]
 
     library = InMemoryLibrary("asc-synthetic" if data == "synthetic" else "asc-tau2020-test",
-                              fetch, samples)
+                              fetch, samples, fetch_many=fetch_many)
     sut = StagedSUT("asc-mfe-cnn" + ("-int8" if int8 else ""), library, preprocess, infer,
                     response_dtype="<f4", warmup=0)
     return AscPipeline(library, sut, np.asarray(test_labels), model, info)

@@ -31,22 +31,29 @@ class InMemoryLibrary:
         total_count: number of samples.
         performance_count: samples held in memory at once in performance mode
             (default: all).
+        fetch_many: optional ``indices -> {index: sample}`` used by ``load`` instead of
+            ``fetch`` one by one (e.g. to read each audio file once).
     """
 
     def __init__(self, name: str, fetch: Callable[[int], Any], total_count: int,
-                 performance_count: int | None = None) -> None:
+                 performance_count: int | None = None,
+                 fetch_many: Callable[[list[int]], dict[int, Any]] | None = None) -> None:
         if total_count < 1:
             raise DataError(f"sample library {name!r} is empty")
         self.name = name
         self.fetch = fetch
+        self.fetch_many = fetch_many
         self.total_count = total_count
         self.performance_count = min(performance_count or total_count, total_count)
         self.cache: dict[int, Any] = {}
 
     def load(self, indices: Sequence[int]) -> None:
-        for i in indices:
-            if i not in self.cache:
-                self.cache[i] = self.fetch(i)
+        missing = [i for i in indices if i not in self.cache]
+        if self.fetch_many is not None and missing:
+            self.cache.update(self.fetch_many(missing))
+            return
+        for i in missing:
+            self.cache[i] = self.fetch(i)
 
     def unload(self, indices: Sequence[int]) -> None:
         for i in indices:
