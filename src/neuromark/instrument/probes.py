@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.instrument.layer_ops import WeightCache, counter_for
+from neuromark.instrument.linear_buffer import LinearCallBuffer
 from neuromark.models.base import NeuronLayer, first_tensor
 
 PROBES = frozenset({"synops", "activations", "membrane"})
@@ -89,6 +90,7 @@ class Instrument:
         self._totals: dict[str, int] = defaultdict(int)
         self._membrane: dict[str, list[Tensor]] = defaultdict(list)
         self._membrane_layers: set[str] = set()
+        self._linear_buffers: dict[str, LinearCallBuffer] = {}
 
     def __enter__(self) -> Instrument:
         self.attach()
@@ -112,12 +114,24 @@ class Instrument:
         self._handles.clear()
 
     def _ops_hook(self, name: str, module: nn.Module):
+        if isinstance(module, nn.Linear):
+            return self._linear_hook(name, module)
         counter = counter_for(module)
         weights = self._weights
         store = self._ops[name]
 
         def hook(mod: nn.Module, args: tuple[Any, ...], output: Any) -> None:
             store.extend(counter(mod, args, output, weights))
+
+        return hook
+
+    def _linear_hook(self, name: str, module: nn.Linear):
+        """Linear layers are counted in batched chunks (see :class:`LinearCallBuffer`)."""
+        buffer = self._linear_buffers[name] = LinearCallBuffer(name, module, self._weights)
+        add = buffer.add
+
+        def hook(mod: nn.Module, args: tuple[Any, ...], output: Any) -> None:
+            add(args[0])
 
         return hook
 
@@ -178,6 +192,9 @@ class Instrument:
         for name, parts in self._ops.items():
             activity.ops[name] = _sum_parts(name, parts)
             parts.clear()
+        for name, buffer in self._linear_buffers.items():
+            acs, macs, dense = buffer.take()
+            activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)
         for name, nonzeros in self._nonzeros.items():
             act = activity.neurons.setdefault(name, LayerActivity())
             act.total = self._totals[name]

@@ -85,3 +85,25 @@ def conv_ops(indicator: Tensor, weight: Tensor, stride, padding, dilation, group
     dense_one = conv(ones_in, torch.ones_like(w_mask), None, stride, padding, dilation,
                      groups).sum(dtype=torch.float64)
     return eff, dense_one * x_mask.shape[0]
+
+
+
+def linear_ops_stacked(magnitudes: Tensor, col_nnz: Tensor,
+                       out_features: int) -> tuple[float, float, float]:
+    """(effective ACs, effective MACs, dense) of several calls of one Linear layer.
+
+    ``magnitudes`` is |x| of each call stacked as (calls, rows, in). Each call is classified
+    on its own (ACs when its input held only -1, 0, 1, see :func:`spike_stats`); the work
+    is done in one batched pass, so a forward hook only has to write |x|.
+    """
+    calls, rows, in_features = magnitudes.shape
+    dense = float(calls * rows * in_features * out_features)
+    if magnitudes.numel() == 0:
+        return 0.0, 0.0, dense
+    indicator = torch.sign(magnitudes)  # |x| >= 0: 1 where non-zero (NaN -> 0)
+    defect = (indicator - magnitudes).sum(dim=(1, 2))
+    if not bool(torch.isfinite(defect).all()):
+        raise ValueError("received NaN or infinite input")
+    spikes = (defect == 0) & (magnitudes.amax(dim=(1, 2)) <= 1)
+    effective = indicator.sum(dim=1).to(torch.float64) @ col_nnz
+    return float(effective[spikes].sum()), float(effective[~spikes].sum()), dense
