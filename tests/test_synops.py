@@ -138,3 +138,28 @@ def test_nan_input_to_a_layer_is_reported():
     with pytest.raises(MetricError, match="batch 0: connection layer 'Linear' received NaN"):
         Benchmark(nn.Linear(2, 1), [(torch.tensor([[float("nan"), 1.0]]), torch.zeros(1))],
                   metrics=[SynapticOperations()], quiet=True).run()
+
+
+class ReusedBuffer(nn.Module):
+    """Feeds every timestep through ONE preallocated input buffer, changed in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 2, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, 3)
+        buf = torch.empty_like(x[:, 0])
+        outs = []
+        for x_t in x.unbind(1):
+            buf.copy_(x_t)
+            outs.append(self.fc(buf))
+        buf.zero_()
+        return torch.stack(outs, 1)
+
+
+def test_calls_are_counted_one_by_one_even_with_a_reused_input_buffer():
+    net = ReusedBuffer()
+    # step 0 spikes (2 non-zeros), step 1 analog (3 non-zeros), step 2 all zero
+    x = torch.tensor([[[1.0, 0.0, 1.0], [0.5, 2.0, -1.0], [0.0, 0.0, 0.0]]])
+    ops = run_synops(net, x)
+    assert ops == {"Effective_ACs": 2 * 2.0, "Effective_MACs": 3 * 2.0, "Dense": 3 * 6.0}
