@@ -181,3 +181,21 @@ def test_cli_runs_a_config_and_writes_results_and_report(tmp_path, capsys):
     assert 0 <= res["sMAPE"] <= 200
     assert "mackey_glass_tau17-esn" in (tmp_path / "res" / "report.md").read_text()
     assert "sMAPE" in capsys.readouterr().out
+
+
+def test_corrupt_series_in_a_data_root_names_the_file(tmp_path):
+    import shutil
+
+    from neuromark.data.mackey_glass import DATA_DIR
+    from neuromark.errors import ChecksumError
+
+    root = tmp_path / "data"
+    shutil.copytree(DATA_DIR, root)
+    path = root / "mackey_glass_tau17.npy"
+    path.write_bytes(path.read_bytes()[:-8] + b"\x00" * 8)
+    text = f"task: mackey_glass\ndata: {{instances: 2, root: {root}}}\nmodels: [{{name: esn}}]\n"
+    config = _config(text, tmp_path)
+    with pytest.raises(ChecksumError, match=r"data/mackey_glass_tau17\.npy: sha256 mismatch"):
+        TASK.validate(config)  # checked before anything runs
+    with pytest.raises(ChecksumError, match=r"data/mackey_glass_tau17\.npy: sha256 mismatch"):
+        TASK.run(config, tmp_path / "out", quiet=True)

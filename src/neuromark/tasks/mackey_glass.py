@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
-from neuromark.errors import ConfigError, DataError
+from neuromark.errors import ConfigError
 from neuromark.results import BenchmarkInfo, Results, Score, to_jsonable, write_json_atomic
 
 VERSION = "1.0"
@@ -104,12 +104,15 @@ def _root(settings: DataSettings, config: ConfigFile | None) -> Path | None:
 
 
 def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None:
-    """Every tau has a series, every instance window fits, ``dt`` (if set) matches."""
+    """Every tau has an intact series (sha256), every instance window fits, ``dt`` (if set)
+    matches."""
     from neuromark.data.mackey_glass import (
+        DATA_DIR,
         POINTS_PER_LYAPUNOV_TIME,
         available_taus,
         entry,
         instance_start,
+        verify_file,
     )
 
     root = _root(settings, config)
@@ -123,6 +126,7 @@ def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None
             raise ConfigError(f"{where('taus')}: no Mackey-Glass series for tau={tau} "
                               f"(available: {', '.join(map(str, known))})")
         row = entry(tau, root)
+        verify_file((root or DATA_DIR) / row.file, root or DATA_DIR)
         last = instance_start(settings.instances - 1, settings.shift)
         stop = last + round(settings.length * POINTS_PER_LYAPUNOV_TIME) + 1
         if stop > row.n_points:
@@ -282,10 +286,7 @@ class MackeyGlassTask:
         cfg = validate(MackeyGlassConfig, config.data, config)
         for i, model in enumerate(cfg.models):
             _model_params(model, config, i)
-        try:
-            check_data(cfg.data, config)
-        except DataError as exc:  # e.g. a corrupt table in a custom data.root
-            raise ConfigError(f"{config.where(('data',))}: {exc}") from exc
+        check_data(cfg.data, config)  # a corrupt data file raises ChecksumError naming it
         return cfg
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
