@@ -18,6 +18,8 @@ def format_value(score: Score) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={fmt(v)}" for k, v in value.items())
     text = fmt(value)
+    if isinstance(value, str):  # e.g. "not measured": a unit would read as a number
+        return text
     if isinstance(score.error, (int, float)):
         text += f" ± {fmt(float(score.error))}"
     return f"{text} {score.unit}".rstrip()
