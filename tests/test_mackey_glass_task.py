@@ -98,11 +98,48 @@ def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
         p = MackeyGlass(17, k).train_split()[1][-1, 0]
         head = float((200 * (y - p).abs() / (y.abs() + p.abs())).sum())
         assert value == pytest.approx((head + 740 * 200) / 750)
-    assert res.details["diverged"] == [{"instance": 0, "first_nonfinite_step": 10},
-                                       {"instance": 1, "first_nonfinite_step": 10}]
+    assert res.details["diverged"] == [
+        {"instance": 0, "first_nonfinite_step": 10, "complexity_measured": True},
+        {"instance": 1, "first_nonfinite_step": 10, "complexity_measured": True}]
     assert "instance 0 diverged" in res.details["flags"][0]
     path = res.save(tmp_path / "r.json")
     assert json.loads(path.read_text())["scores"]["sMAPE"]["value"] < 200
+
+
+def test_exploding_esn_is_scored_200_per_nonfinite_step_and_flagged(tmp_path, monkeypatch):
+    from neuromark.baselines.mackey_glass import EchoStateNetwork
+
+    class Exploding(EchoStateNetwork):
+        """Instance 0 feeds back 1e3 x its input: inf, then NaN, flows through its layers."""
+
+        def fit(self, inputs, targets):
+            out = super().fit(inputs, targets)
+            if self.explode:
+                with torch.no_grad():
+                    self.w_out.weight.zero_()
+                    self.w_out.weight[0, 1] = 1e3
+            return out
+
+    def build(model, params, seed):
+        esn = Exploding(params, seed=seed)
+        esn.explode = seed == 0
+        return esn
+
+    monkeypatch.setattr(task_module, "build_model", build)
+    text = SHORT.replace("instances: 3", "instances: 2").replace(
+        "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
+    res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
+    (bad,) = res.details["diverged"]
+    assert bad["instance"] == 0 and bad["complexity_measured"] is False
+    # y = 1e3 f from ~1: finite for ~100 steps (float64 overflows near 1e308), then inf/NaN
+    first = bad["first_nonfinite_step"]
+    assert 50 < first < 750
+    per = res.details["per_instance_sMAPE"]
+    assert per[0] > 200 * (750 - first) / 750  # non-finite steps count 200, the rest ~200
+    assert per[1] < 30
+    assert len(res.details["per_instance_complexity"]) == 1  # instance 1 only
+    assert "left out of the means" in res.details["flags"][0]
+    assert res["connection_sparsity"] == res.details["per_instance_complexity"][0]["connection_sparsity"]
 
 
 def test_sweep_writes_a_plot_and_resumes(tmp_path, monkeypatch):
