@@ -227,11 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(names)} files and SHA256SUMS to {out}")
         return 0
     expected = read_sums(SHIPPED / "SHA256SUMS")
-    differ = []
+    differ, compared = [], 0
     for name in names:
         got = sha256(out / name)
         if name == "lyapunov.csv" and taus != TAUS:
             continue  # a partial table cannot match the shipped one
+        compared += 1
         status = "match" if expected.get(name) == got else "DIFFERS"
         if status != "match":
             differ.append(name)
@@ -241,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(differ)}.\nThe shipped files in {SHIPPED} remain the reference data; "
               f"the regenerated ones are in {out}.", file=sys.stderr)
         return 1
-    print(f"\nall {len(names)} regenerated files match the shipped SHA256SUMS (output in {out})")
+    print(f"\nall {compared} regenerated files match the shipped SHA256SUMS (output in {out})")
     return 0
 
 
