@@ -180,8 +180,18 @@ def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
 
 
 def test_esn_forecast_step_run(tmp_path):
-    text = "task: system\nsut:\n  kind: esn\n  samples: 50\ntiming:\n  warmup: 5\nloadgen:\n" + FAST
-    res = TASK.run(parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    text = ("task: system\nsut:\n  kind: esn\n  samples: 50\n  threads: 1\ntiming:\n  warmup: 5\n"
+            "loadgen:\n" + FAST)
+    try:
+        res = TASK.run(parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
+        assert torch.get_num_threads() == 2  # the SUT's 1 thread does not leak into later runs
+    finally:
+        torch.set_num_threads(before)
+    assert res.details["sut"]["threads"] == 1
     assert res.details["sut"]["name"] == "esn-forecast-step"
     assert res.details["loadgen"]["PerformanceOnly"]["response_dtype"] == "<f8"
     assert res["preprocess_latency"] > 0 and res["inference_latency"] > 0

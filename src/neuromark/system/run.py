@@ -238,7 +238,21 @@ def _accuracy_pass(run: LoadGenRun, settings: Any, sut: Any, library: InMemoryLi
 
 
 def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
-    """Run one system benchmark; see the module docstring for what is written."""
+    """Run one system benchmark; see the module docstring for what is written. Torch's
+    intra-op thread count (set by torch SUTs) is restored afterwards, so later benchmarks
+    in a suite are not affected."""
+    if cfg.sut.kind not in ("asc_cnn", "esn"):
+        return _run_system(cfg, config, out_dir)
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        return _run_system(cfg, config, out_dir)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     sut, library, labels, info = build_sut(cfg, config)
