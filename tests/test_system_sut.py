@@ -28,7 +28,7 @@ def test_staged_sut_times_each_stage_separately():
     lib.load(range(4))
 
     def slow_pre(x):
-        time.sleep(0.002)
+        time.sleep(0.02)
         return x * 2
 
     syncs = []
@@ -39,7 +39,7 @@ def test_staged_sut_times_each_stage_separately():
     assert out[0].dtype == np.dtype("<f4")
     assert len(sut.timer.warm["preprocess"]) == 1 and len(sut.timer.samples["preprocess"]) == 2
     stats = sut.timer.stats()
-    assert stats["preprocess"]["min_s"] >= 0.002 > stats["inference"]["max_s"]
+    assert stats["preprocess"]["min_s"] >= 0.02 > stats["inference"]["max_s"]
     assert len(syncs) == 6  # after each stage of each sample
 
 
