@@ -6,7 +6,9 @@ imported by the modules that need them. ``Benchmark`` is resolved lazily.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from neuromark._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -23,9 +25,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'neuromark' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

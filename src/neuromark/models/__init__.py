@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from neuromark._lazy import lazy_attributes
+
 __all__ = ["ModelAdapter", "SNNTorchModel", "TorchModel", "as_adapter"]
 
 _LAZY = {
@@ -13,12 +15,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'neuromark.models' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def as_adapter(model: Any) -> Any:

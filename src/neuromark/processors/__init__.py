@@ -7,7 +7,7 @@ lambdas included.
 
 from __future__ import annotations
 
-from typing import Any
+from neuromark._lazy import lazy_attributes
 
 _LAZY = {
     "ChooseMaxCount": "neuromark.processors.post",
@@ -17,9 +17,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'neuromark.processors' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
