@@ -17,8 +17,9 @@ reference implementation (lauscher 1.0.1), only the ``N // 2 + 1`` non-negative 
 bins are used, placed on the grid ``2 pi * linspace(1, fs // 2, N // 2 + 1)``, and the
 inverse transform has that length, so the output rate is ``fs // 2``.
 
-Everything is vectorised over (channel, frequency) in channel blocks, which keeps the peak
-memory at a few hundred MB for a one-second clip.
+The (channel, frequency) transfer matrix is one numba kernel, parallel over channels; the
+inverse FFTs run in blocks of channels, which keeps the peak memory at a few hundred MB for
+a one-second clip.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def _wave_number(p: BasilarMembraneParams, w: np.ndarray, x: np.ndarray) -> np.n
 
 
 def _phase(p: BasilarMembraneParams, w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """G(w, x): the WKB phase, closed-form integral of g over [0, x] (Sieroka et al. eq. A5).
+    """G(w, x): the WKB phase, closed-form integral of g over [0, x] (Sieroka et al. 2006).
 
     ``w`` has shape (1, F) and ``x`` shape (C, 1); returns (C, F) complex.
     """
