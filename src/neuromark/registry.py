@@ -127,3 +127,12 @@ for _name, _target in {
     "dwave-sa": "neuromark.system.qubo.solvers.dwave:DWaveSA",
 }.items():
     solvers.register(_name, _target)
+
+# Power meters (``neuromark.system.power``), following the PowerMeter protocol.
+for _name, _target in {
+    "rapl": "neuromark.system.power.rapl:RaplMeter",
+    "nvml": "neuromark.system.power.nvml:NvmlMeter",
+    "csv": "neuromark.system.power.csv_trace:CsvTraceMeter",
+    "null": "neuromark.system.power.null:NullMeter",
+}.items():
+    meters.register(_name, _target)
