@@ -136,3 +136,13 @@ for _name, _target in {
     "null": "neuromark.system.power.null:NullMeter",
 }.items():
     meters.register(_name, _target)
+
+# Datasets (``neuromark.data``).
+for _name, _target in {
+    "shd": "neuromark.data.shd:SHD",
+    "ssc": "neuromark.data.shd:SSC",
+    "spike_file": "neuromark.data.shd:SpikeFileDataset",
+    "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
+    "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
+}.items():
+    datasets.register(_name, _target)
