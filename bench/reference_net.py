@@ -9,14 +9,17 @@ with the same generator; batch 64.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-REFERENCE_JSON = (Path(__file__).resolve().parents[2] / "shared/reference"
-                  / "neurobench_2_3_0_reference.json")
+#: ``$NEUROMARK_REFERENCE_DIR`` or ``../shared/reference`` beside the checkout.
+REFERENCE_DIR = Path(os.environ.get("NEUROMARK_REFERENCE_DIR",
+                                    Path(__file__).resolve().parents[2] / "shared/reference"))
+REFERENCE_JSON = REFERENCE_DIR / "neurobench_2_3_0_reference.json"
 
 
 def build_reference(batch_size: int = 64) -> tuple[nn.Module, DataLoader]:
