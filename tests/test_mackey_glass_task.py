@@ -40,6 +40,16 @@ def _se(values):
     return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
 
 
+def test_smape_by_hand():
+    from neuromark.tasks.mackey_glass import smape
+
+    y = torch.tensor([[1.0], [2.0], [0.0], [1.0], [1.0]], dtype=torch.float64)
+    p = torch.tensor([[1.0], [1.0], [0.0], [float("nan")], [1e308]], dtype=torch.float64)
+    # terms: 0, 200*1/3, 0 (0/0), 200 (NaN), 200*(1e308-1)/(1e308+1) ~ 200 (no overflow)
+    assert smape(p, y) == pytest.approx((0 + 200 / 3 + 0 + 200 + 200) / 5)
+    assert smape(torch.full((3, 1), float("inf")), torch.ones(3, 1)) == 200.0
+
+
 def test_short_protocol_esn_and_lstm(tmp_path):
     esn, lstm = TASK.run(_config(SHORT, tmp_path), tmp_path / "out", quiet=True)
     assert esn.benchmark.id == "mackey_glass_tau17-esn"
