@@ -346,7 +346,8 @@ class MackeyGlassTask:
                     stamp = _fingerprint(resolved, model, tau)
                     if cache.is_file():
                         saved = json.loads(cache.read_text())
-                        if saved.get("fingerprint") == stamp:
+                        if saved.get("fingerprint") == stamp and isinstance(
+                                saved.get("entry", {}).get("sMAPE"), (int, float)):
                             entries.append(saved["entry"])
                             continue
                     entry = run_instances(model, p, tau, cfg.data, root, quiet=quiet,
