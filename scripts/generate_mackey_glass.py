@@ -132,7 +132,8 @@ def lyapunov_times(exponents: dict[int, list[float]]) -> dict[int, tuple[float, 
     chaotic = {tau: 1.0 / float(np.mean(e)) for tau, e in exponents.items()
                if np.mean(e) > 3 * np.std(e, ddof=1) / np.sqrt(len(e))}
     if not chaotic:
-        raise RuntimeError("no tau with a positive largest Lyapunov exponent")
+        raise RuntimeError(f"no chaotic tau among {sorted(exponents)}: a periodic tau takes its L "
+                           f"from chaotic neighbours, so include them (e.g. --taus 18 19 20)")
     out = {}
     for tau in exponents:
         if tau in chaotic:
