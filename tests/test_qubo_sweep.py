@@ -198,3 +198,24 @@ def test_default_config_validates_against_shipped_table():
     cfg = TASK.validate(load_config(project_root() / "configs/qubo/mis_default.yaml"))
     assert cfg.workloads.sizes == [100, 250] and [s.name for s in cfg.solvers] == [
         "neuromark-sa", "dwave-tabu"]
+
+
+def test_resume_recomputes_entries_when_the_bks_improves(tmp_path):
+    tables = {}
+    for name, cost in (("old", -19), ("new", -20)):
+        tables[name] = tmp_path / f"{name}.csv"
+        tables[name].write_text(f"num_vertices,density,random_seed,c_optimal\n50,0.1,0,{cost}\n")
+
+    def cfg(name):
+        text = _yaml(tables[name]).replace("sizes: [10, 25]", "sizes: [50]").replace(
+            "seeds: [0, 1]", "seeds: [0]").replace("  - name: neuromark-sa\n", "")
+        return parse_yaml(text)
+
+    out = tmp_path / "out"
+    old = TASK.run(cfg("old"), out, quiet=True)[0]
+    assert Greedy.calls == 3
+    new = TASK.run(cfg("new"), out, quiet=True)[0]
+    assert Greedy.calls == 6  # every entry rerun against the better target
+    assert new["bks_gap@0.01s"] > old["bks_gap@0.01s"]
+    TASK.run(cfg("new"), out, quiet=True)
+    assert Greedy.calls == 6

@@ -38,8 +38,12 @@ def make_solver(spec: SolverSpec) -> Any:
         raise ConfigError(f"solver {spec.name!r}: bad options {spec.options}: {exc}") from None
 
 
-def plan(cfg: QuboConfig) -> list[dict[str, Any]]:
-    """Every entry of the sweep as a spec dict with a unique ``key``."""
+def plan(cfg: QuboConfig, table: Any = None) -> list[dict[str, Any]]:
+    """Every entry of the sweep as a spec dict with a unique ``key``.
+
+    With a BKS ``table`` the target cost is part of each entry (and of its key), so results
+    resumed after the table improved are recomputed against the new target.
+    """
     specs = []
     w = cfg.workloads
     for n in w.sizes:
@@ -49,6 +53,8 @@ def plan(cfg: QuboConfig) -> list[dict[str, Any]]:
                     for s in cfg.seeds:
                         base = {"solver": solver.tag, "n": n, "density": d, "graph_seed": g,
                                 "seed": s}
+                        if table is not None:
+                            base["bks"] = table.target(n, d, g)
                         if cfg.fixed_timeout:
                             for t in cfg.fixed_timeout.timeouts:
                                 specs.append({**base, "scenario": "fixed_timeout", "timeout_s": t})
@@ -155,7 +161,7 @@ class QuboTask:
         table = self._bks(cfg, config)
         out_dir.mkdir(parents=True, exist_ok=True)
         store = EntryStore(out_dir / "entries.jsonl")
-        specs = plan(cfg)
+        specs = plan(cfg, table)
         by_tag = {s.tag: s for s in cfg.solvers}
         checked: dict[tuple[int, float, int], float] = {}
 
