@@ -8,8 +8,8 @@ from torch import Tensor, nn
 from neuromark.instrument.layer_ops import WeightCache
 from neuromark.metrics.functional.synops import linear_ops_stacked
 
-#: Elements of one layer's buffered inputs (16 Mi float32 = 64 MB at most).
-CHUNK_ELEMENTS = 1 << 24
+#: Elements of one layer's buffered inputs (256 Ki float32 = 1 MB, to stay in cache).
+CHUNK_ELEMENTS = 1 << 18
 #: Calls per chunk at most.
 CHUNK_CALLS = 64
 

@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from neuromark.instrument.layer_ops import WeightCache, counter_for
 from neuromark.instrument.linear_buffer import LinearCallBuffer
+from neuromark.instrument.membrane import MembraneTracker
 from neuromark.models.base import NeuronLayer, first_tensor
 
 PROBES = frozenset({"synops", "activations", "membrane"})
@@ -88,8 +89,7 @@ class Instrument:
         self._ops: dict[str, list[tuple[Any, Any, bool]]] = defaultdict(list)
         self._nonzeros: dict[str, list[Tensor]] = defaultdict(list)
         self._totals: dict[str, int] = defaultdict(int)
-        self._membrane: dict[str, list[Tensor]] = defaultdict(list)
-        self._membrane_layers: set[str] = set()
+        self._membrane: dict[str, MembraneTracker] = {}
         self._linear_buffers: dict[str, LinearCallBuffer] = {}
 
     def __enter__(self) -> Instrument:
@@ -139,50 +139,25 @@ class Instrument:
         name = layer.name
         nonzeros, totals = self._nonzeros[name], self._totals
         want_act = "activations" in self.probes
-        want_mem = "membrane" in self.probes
         membrane = layer.membrane
-        updates = self._membrane[name]
-        # Membrane before the step. A layer that rebinds its ``mem`` to a new tensor each step
-        # (snnTorch) is tracked by reference; one that updates it in place is tracked by copy.
-        # The first call copies and decides.
-        saved: dict[str, Any] = {"copy": True, "mem": None, "ref": None}
+        tracker = MembraneTracker(name) if "membrane" in self.probes else None
 
         def pre_hook(mod: nn.Module, args: tuple[Any, ...]) -> None:
             mem = membrane(mod)
             if mem is not None and len(args) > 1 and isinstance(args[1], Tensor):
                 mem = args[1]  # snnTorch init_hidden=False: state passed in
-            if mem is None:
-                saved["mem"] = None
-            elif saved["copy"]:
-                saved["mem"], saved["ref"] = mem.clone(), mem
-            else:
-                saved["mem"] = mem
+            tracker.before(mem)
 
         def hook(mod: nn.Module, args: tuple[Any, ...], output: Any) -> None:
             if want_act:
                 out = first_tensor(output)
                 nonzeros.append(torch.count_nonzero(out))
                 totals[name] += out.numel()
-            if not want_mem:
-                return
-            after = membrane(mod)
-            if after is None:
-                return
-            self._membrane_layers.add(name)
-            prev = saved["mem"]
-            if prev is None or prev.shape != after.shape:
-                # fresh state (e.g. snnTorch's scalar mem): every neuron was updated
-                updates.append(torch.tensor(after.numel()))
-                return
-            if not saved["copy"] and after is prev:
-                raise RuntimeError(f"neuron layer {name!r} kept the same membrane tensor after "
-                                   "rebinding it in earlier steps; in-place updates cannot be "
-                                   "counted by reference")
-            updates.append(torch.count_nonzero(after != prev))
-            if saved["copy"] and after is not saved.get("ref"):
-                saved["copy"] = False  # the layer rebinds mem: references suffice
+            if tracker is not None:
+                tracker.after(membrane(mod))
 
-        if want_mem:
+        if tracker is not None:
+            self._membrane[name] = tracker
             self._handles.append(layer.module.register_forward_pre_hook(pre_hook))
         self._handles.append(layer.module.register_forward_hook(hook))
 
@@ -201,9 +176,8 @@ class Instrument:
             act.zeros = act.total - (int(torch.stack(nonzeros).sum()) if nonzeros else 0)
             nonzeros.clear()
             self._totals[name] = 0
-        for name, updates in self._membrane.items():
+        for name, tracker in self._membrane.items():
             act = activity.neurons.setdefault(name, LayerActivity())
-            act.membrane_updates = int(torch.stack(updates).sum()) if updates else 0
-            act.has_membrane = name in self._membrane_layers
-            updates.clear()
+            act.membrane_updates = tracker.take()
+            act.has_membrane = tracker.seen
         return activity
