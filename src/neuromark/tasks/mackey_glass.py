@@ -4,11 +4,13 @@ Protocol, per tau and model: ``instances`` windows of ``length`` Lyapunov times 
 shifted ``shift`` L from the last. On each, the model is re-initialised (seed + instance),
 trained on the first half with the ground truth as input (predicting f(t+dt)), then
 forecasts the second half autoregressively. The forecast is ONE batch of T samples, one per
-timestep, run through :class:`neuromark.runner.Benchmark`, which measures sMAPE and the
-complexity metrics (per model execution = per timestep). Scores: sMAPE = mean over
-instances with its standard error; complexity = mean over instances (equal sample counts,
-so this equals the pooled figure). A forecast with NaN/inf counts 200 per such step and the
-instance is flagged as diverged.
+timestep, run through :class:`neuromark.runner.Benchmark`, which measures the complexity
+metrics (per model execution = per timestep); sMAPE is computed from the captured forecast
+by :func:`smape`. Scores: sMAPE = mean over instances with its standard error; complexity =
+mean over instances (equal sample counts, so this equals the pooled figure). A forecast with
+NaN/inf counts 200 per such step and the instance is flagged as diverged; if the non-finite
+values reach the model's own layers the probes cannot count them, and that instance is left
+out of the complexity means (flagged).
 
 Config (YAML)::
 
