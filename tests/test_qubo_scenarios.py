@@ -102,6 +102,7 @@ bks: {bks}
 workloads: {{sizes: [10], densities: [0.25], seeds: [0, 1]}}
 solvers: [{{name: neuromark-sa}}]
 fixed_timeout: {{timeouts: [0.005]}}
+time_to_solution: {{gaps: [0.01], cap_s: 1.0}}
 max_size: {{sizes: [10, 30], densities: [0.01, 1.0], timeout_s: 0.01}}
 """
 
@@ -121,6 +122,8 @@ def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
     finally:
         meters._entries.pop("two-watt", None)
     assert res["avg_power_w@0.005s"] == pytest.approx(2.0)
+    assert res["tts_gap0.01_median_energy_j"] == pytest.approx(
+        2.0 * res["tts_gap0.01_median_s"], rel=1e-6)
     assert res["max_size@d=0.01"] == 30 and res["max_size@d=1"] == 30
     assert not any("power" in f for f in res.details["flags"])
     res = TASK.run(parse_yaml(CONFIG.format(bks=bks) + "jobs: 2\n"), tmp_path / "b",
@@ -132,3 +135,12 @@ def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
 def test_meter_with_jobs_is_rejected(bks):
     with pytest.raises(ConfigError, match="jobs: power is measured for one process"):
         TASK.validate(parse_yaml(CONFIG.format(bks=bks) + "meter: {name: x}\njobs: 2\n"))
+
+
+def test_time_to_solution_energy_from_the_meter():
+    w = mis_workload(3, 0.01, 0)
+    out = time_to_solution(Steps(), w, [0.7, 0.0], 1.0, 0, -3.0, TwoWattMeter())
+    assert out["energy_j_to_gap"]["0.7"] == pytest.approx(2.0 * 0.001)  # 2 W x 1 ms
+    assert out["energy_j_to_gap"]["0"] == pytest.approx(2.0 * 0.002)
+    out = time_to_solution(Steps(), w, [0.7], 1.0, 0, -3.0, TwoWattMeter(fail=True))
+    assert out["energy_j_to_gap"] == {"0.7": NOT_MEASURED}

@@ -57,7 +57,9 @@ def timed_solve(solver: Any, workload: Workload, timeout_s: float, seed: int, *,
     if not math.isclose(true_cost, result.cost, rel_tol=1e-9, abs_tol=1e-6):
         raise ModelOutputError(f"solver {name!r} on {workload.name}: reported cost "
                                f"{result.cost:g} but x^T Q x = {true_cost:g}")
-    return result, wall, power_figures(meter, t0, t1)
+    power = power_figures(meter, t0, t1)
+    power["meter_window"] = [t0, t1] if t0 is not None else None
+    return result, wall, power
 
 
 def power_figures(meter: Any, t0: float | None, t1: float | None) -> dict[str, Any]:
@@ -113,16 +115,20 @@ def time_to_solution(solver: Any, workload: Workload, gaps: list[float], cap_s: 
             hit = wall
         latencies[f"{g:g}"] = NOT_REACHED if hit is None else min(hit, wall)
     energy_j: dict[str, Any] = {}
+    window = power.get("meter_window")
     for g, lat in latencies.items():
-        if isinstance(lat, str) or not isinstance(power.get("power_w"), float):
-            energy_j[g] = NOT_MEASURED if not isinstance(lat, str) else NOT_REACHED
-        else:
-            energy_j[g] = power["power_w"] * lat  # average power over the run x latency
+        if isinstance(lat, str):
+            energy_j[g] = NOT_REACHED
+        elif window is None or not isinstance(power.get("power_w"), float):
+            energy_j[g] = NOT_MEASURED
+        else:  # the meter's energy from the start of the solve to the moment it got there
+            energy_j[g] = power_figures(meter, window[0], window[0] + max(lat, 1e-9))["energy_j"]
     return {"cost": result.cost, "gap": bks_gap(result.cost, target_cost), "bks": target_cost,
             "latency_s": latencies, "energy_j_to_gap": energy_j, "cap_s": cap_s,
             "wall_s": wall, "overrun_s": wall - cap_s if result.cost > tightest else 0.0,
             "independent": is_independent_set(workload.edges, result.x), "load_s": load_s,
             "power_w": power["power_w"], "power_reason": power["power_reason"],
+            "meter_window": power["meter_window"],
             "trace": [list(p) for p in result.trace]}
 
 

@@ -265,6 +265,14 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
             scores[f"tts_gap{g}_median_s"] = Score(NOT_REACHED if math.isinf(med) else med,
                                                    None, "s", False)
             scores[f"tts_gap{g}_reached"] = Score(reached / len(lats), None, "fraction", True)
+            energies = [e["energy_j_to_gap"][g] for e in tts]
+            if any(v == NOT_MEASURED for v in energies):
+                scores[f"tts_gap{g}_median_energy_j"] = Score(NOT_MEASURED, None, "J", False)
+            else:
+                joules = [math.inf if isinstance(v, str) else v for v in energies]
+                med_j = float(np.median(joules))
+                scores[f"tts_gap{g}_median_energy_j"] = Score(
+                    NOT_REACHED if math.isinf(med_j) else med_j, None, "J", False)
     for e in entries:
         if e["scenario"] == "max_size":
             scores[f"max_size@d={e['density']:g}"] = Score(
