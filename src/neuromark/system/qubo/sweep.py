@@ -286,6 +286,10 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
                          f"timeout {e['timeout_s']:g} s")
     if no_meter_reason:
         flags.append(f"power: not measured ({no_meter_reason})")
+    else:
+        reasons = sorted({e["power_reason"] for e in entries
+                          if e.get("power_w") == NOT_MEASURED and e.get("power_reason")})
+        flags += [f"power: not measured ({r})" for r in reasons]
     if cfg.jobs > 1:
         flags.append(f"entries ran in {cfg.jobs} parallel processes: timings share the CPU")
     rows = [{k: v for k, v in e.items() if k not in ("trace", "key")} for e in entries]
