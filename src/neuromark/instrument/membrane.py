@@ -5,18 +5,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-#: Membrane elements held by reference before they are compared (256 Ki: stays in cache).
-PENDING_ELEMENTS = 1 << 18
-
 
 class MembraneTracker:
     """Counts, per step, the elements whose membrane differs before and after the step.
 
     A layer that rebinds its membrane to a new tensor each step (snnTorch, our LIF layers)
-    is tracked by reference: the before/after tensors are kept and compared in one batched
-    pass when counted. A layer that updates its membrane in place is tracked by copy. The
-    first step copies and decides which case applies. A fresh state of another shape (e.g.
-    snnTorch's scalar ``mem`` before the first step) counts every neuron as updated.
+    is tracked by reference (no copy); a layer that updates its membrane in place is
+    tracked by copy. The first step copies and decides which case applies. Each step costs
+    one comparison and one count, kept as a tensor until :meth:`take` (no Python sync).
+    A fresh state of another shape (e.g. snnTorch's scalar ``mem`` before the first step)
+    counts every neuron as updated.
     """
 
     def __init__(self, name: str) -> None:
@@ -24,8 +22,7 @@ class MembraneTracker:
         self.by_copy = True
         self._before: Tensor | None = None
         self._before_ref: Tensor | None = None
-        self._pairs: list[tuple[Tensor, Tensor]] = []
-        self._pending = 0
+        self._counts: list[Tensor] = []
         self.updates = 0
         self.seen = False
 
@@ -47,7 +44,7 @@ class MembraneTracker:
         if prev is None or prev.shape != mem.shape:
             self.updates += mem.numel()
         elif self.by_copy:
-            self.updates += int(torch.count_nonzero(mem != prev))
+            self._counts.append(torch.count_nonzero(mem != prev))
             if mem is not self._before_ref:
                 self.by_copy = False  # the layer rebinds its membrane: references suffice
                 self._before_ref = None
@@ -56,25 +53,12 @@ class MembraneTracker:
                 raise RuntimeError(f"neuron layer {self.name!r} kept the same membrane tensor "
                                    "after rebinding it in earlier steps; in-place updates "
                                    "cannot be counted by reference")
-            self._pairs.append((prev, mem))
-            self._pending += mem.numel()
-            if self._pending > PENDING_ELEMENTS:
-                self._compare_pending()
-
-    def _compare_pending(self) -> None:
-        by_shape: dict[tuple[int, ...], list[tuple[Tensor, Tensor]]] = {}
-        for pair in self._pairs:
-            by_shape.setdefault(tuple(pair[1].shape), []).append(pair)
-        for pairs in by_shape.values():
-            before = torch.stack([p[0] for p in pairs])
-            after = torch.stack([p[1] for p in pairs])
-            self.updates += int(torch.count_nonzero(after != before))
-        self._pairs.clear()
-        self._pending = 0
+            self._counts.append(torch.count_nonzero(mem != prev))
 
     def take(self) -> int:
-        """Updates counted since the last call (compares what is pending first)."""
-        self._compare_pending()
-        updates, self.updates = self.updates, 0
+        """Updates counted since the last call."""
+        counted = int(torch.stack(self._counts).sum()) if self._counts else 0
+        updates, self.updates = self.updates + counted, 0
+        self._counts.clear()
         self._before = None
         return updates
