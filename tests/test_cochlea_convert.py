@@ -82,3 +82,16 @@ def test_cli_writes_readable_shd_file(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_cli_bad_input_exits_1_naming_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "cochlea", str(tmp_path / "nope"), str(tmp_path / "o.h5")]) == 1
     assert "nope: not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_spikes_as_one_process() -> None:
+    from neuromark.processors.cochlea.convert import Clip, clips_to_spikes
+
+    rate = 16000
+    t = np.arange(int(0.05 * rate)) / rate
+    clips = [Clip(np.sin(2 * np.pi * f * t), rate) for f in (300.0, 900.0, 2700.0)]
+    one = clips_to_spikes(clips, seed=5, jobs=1)
+    two = clips_to_spikes(clips, seed=5, jobs=2)
+    for (t1, u1), (t2, u2) in zip(one, two):
+        assert np.array_equal(t1, t2) and np.array_equal(u1, u2)
