@@ -39,11 +39,14 @@ def n_bins(dt_us: int, t_max_us: int) -> int:
 
 
 def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us: int, t_max_us: int,
-             channels: int, dtype: Any = np.float32, name: str = "<memory>") -> np.ndarray:
+             channels: int, dtype: Any = np.float32, name: str = "<memory>", seconds: bool = False
+             ) -> np.ndarray:
     """Bin flat spike arrays of N samples into dense counts of shape (N, T, channels).
 
     Args:
-        t_us: (S,) int64 spike times in microseconds, all samples concatenated.
+        t_us: (S,) int64 spike times in microseconds, all samples concatenated (or float
+            seconds when ``seconds`` is True; converted chunk by chunk with
+            :func:`~neuromark.data.events.seconds_to_us`, which saves memory).
         units: (S,) channel indices.
         offsets: (N+1,) sample boundaries into ``t_us``/``units``.
         dt_us, t_max_us: bin width and maximum time in microseconds (see module docstring).
@@ -57,24 +60,8 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
     """
     n = offsets.shape[0] - 1
     steps = n_bins(dt_us, t_max_us)
-    t_us = np.asarray(t_us, dtype=np.int64)
+    times = np.asarray(t_us)
     units = np.asarray(units)
-
-    def sample_of(pos: int) -> int:
-        return int(np.searchsorted(offsets, pos, side="right") - 1)
-
-    if t_us.size:
-        bad = np.flatnonzero((t_us < 0) | (t_us > t_max_us))
-        if bad.size:
-            pos = int(bad[0])
-            raise DataError(f"{name}: sample {sample_of(pos)}: spike at {t_us[pos]} us is outside "
-                            f"[0, t_max={t_max_us} us] ({bad.size} spike(s) out of range); "
-                            "raise t_max")
-        bad = np.flatnonzero((units < 0) | (units >= channels))
-        if bad.size:
-            pos = int(bad[0])
-            raise DataError(f"{name}: sample {sample_of(pos)}: unit {int(units[pos])} is not below "
-                            f"channels={channels}")
     out = np.empty((n, steps, channels), dtype=dtype)
     per_sample = steps * channels
     chunk = max(1, _CHUNK_ELEMENTS // per_sample)
@@ -83,10 +70,22 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
         # Small chunks keep the int64 counts of np.bincount in cache; one pass per chunk.
         stop = min(n, start + chunk)
         lo, hi = offsets[start], offsets[stop]
-        index = t_us[lo:hi] // dt_us
+        index = seconds_to_us(times[lo:hi]) if seconds else times[lo:hi].astype(np.int64)
+        unit = units[lo:hi]
+        bad = (index < 0) | (index > t_max_us)
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{name}: sample {_sample_of(offsets, lo + pos)}: spike at {index[pos]} us is "
+                            f"outside [0, t_max={t_max_us} us]; raise t_max")
+        bad = (unit >= channels) | (unit < 0) if unit.dtype.kind == "i" else unit >= channels
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{name}: sample {_sample_of(offsets, lo + pos)}: unit {int(unit[pos])} is not "
+                            f"below channels={channels}")
+        index //= dt_us
         np.minimum(index, steps - 1, out=index)
         index *= channels
-        index += units[lo:hi]
+        index += unit
         if stop - start > 1:
             index += np.repeat(np.arange(0, (stop - start) * per_sample, per_sample, dtype=np.int64),
                                np.diff(offsets[start:stop + 1]))
@@ -97,6 +96,10 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
                             f"{np.dtype(dtype).name}; use a wider dtype")
         out[start:stop] = counts.reshape(stop - start, steps, channels)
     return out
+
+
+def _sample_of(offsets: np.ndarray, pos: int) -> int:
+    return int(np.searchsorted(offsets, pos, side="right") - 1)
 
 
 def pool_units(units: np.ndarray, factor: int) -> np.ndarray:
@@ -165,9 +168,9 @@ class BinSpikes:
 
     def bin_samples(self, samples: SpikeSamples) -> np.ndarray:
         """All samples of a file -> (N, T, channels), in one vectorised pass."""
-        return bin_flat(seconds_to_us(samples.times), samples.units, samples.offsets, dt_us=self.dt_us,
+        return bin_flat(samples.times, samples.units, samples.offsets, dt_us=self.dt_us,
                         t_max_us=self.t_max_us, channels=self.channels, dtype=self.dtype,
-                        name=samples.name)
+                        name=samples.name, seconds=True)
 
 
 @dataclass(frozen=True)
