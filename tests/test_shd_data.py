@@ -235,3 +235,16 @@ def test_cli_data_info_bad_file(tmp_path, capsys):
     (tmp_path / "junk.h5").write_bytes(b"junk")
     assert main(["data", "info", str(tmp_path / "junk.h5")]) == 1
     assert "junk.h5: not a readable HDF5 file" in capsys.readouterr().err
+
+
+def test_dataset_transform_bins_one_sample_and_data_without_subcommand(tmp_path, capsys):
+    from neuromark.processors.events import BinSpikes
+
+    ds = SpikeFileDataset(write_small(tmp_path / "x.h5"),
+                          transform=BinSpikes(dt_us=500_000, t_max_us=1_000_000, channels=700))
+    frame, label = ds[0]
+    assert frame.shape == (2, 700) and label == 1
+    # sample 0: 0.001 s unit 699, 0.25 s unit 0 -> bin 0; 0.5 s unit 3 -> bin 1
+    assert frame[0, 699] == 1 and frame[0, 0] == 1 and frame[1, 3] == 1 and frame.sum() == 3
+    assert main(["data"]) == 2
+    assert "info" in capsys.readouterr().out
