@@ -26,6 +26,7 @@ class LinearCallBuffer:
         self.module = module
         self.weights = weights
         self.buffer: Tensor | None = None
+        self.scratch: Tensor | None = None
         self.used = 0
         self.acs = self.macs = self.dense = 0.0
 
@@ -42,6 +43,7 @@ class LinearCallBuffer:
                 slots = max(1, min(CHUNK_CALLS, CHUNK_ELEMENTS // max(1, x.numel())))
                 self.buffer = buffer = torch.empty((slots, *x.shape), dtype=x.dtype,
                                                    device=x.device)
+                self.scratch = torch.empty_like(buffer)
         torch.abs(x, out=buffer[self.used])
         self.used += 1
 
@@ -49,13 +51,14 @@ class LinearCallBuffer:
         """Count the buffered calls and add them to the totals."""
         if not self.used or self.buffer is None:
             return
-        chunk = self.buffer[:self.used]
-        self.used = 0
-        in_features = chunk.shape[-1]
+        calls, self.used = self.used, 0
+        in_features = self.buffer.shape[-1]
+        shape = (calls, -1, in_features)
         try:
-            acs, macs, dense = linear_ops_stacked(chunk.reshape(len(chunk), -1, in_features),
+            acs, macs, dense = linear_ops_stacked(self.buffer[:calls].reshape(shape),
                                                   self.weights.col_nnz(self.module.weight),
-                                                  self.module.out_features)
+                                                  self.module.out_features,
+                                                  scratch=self.scratch[:calls].reshape(shape))
         except ValueError as exc:
             raise ValueError(f"connection layer {self.name!r} {exc}") from None
         self.acs += acs
