@@ -42,8 +42,8 @@ class SpikeSamples:
     """All samples of one spike file as flat arrays.
 
     Attributes:
-        times: (S,) spike times in seconds, all samples concatenated, in the file's float
-            dtype (float16 for SHD; widened to float64 only where converted).
+        times: (S,) float64 spike times in seconds, all samples concatenated (float16 in SHD
+            files, widened exactly).
         units: (S,) uint16 channel indices.
         offsets: (N+1,) int64; sample ``i`` is ``times[offsets[i]:offsets[i+1]]``.
         labels: (N,) int64 class indices.
@@ -142,7 +142,7 @@ def _flatten(times_obj: np.ndarray, units_obj: np.ndarray, name: str
     offsets = np.zeros(n_times.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_times, out=offsets[1:])
     if times_obj.shape[0]:
-        times = np.concatenate(list(times_obj))
+        times = np.concatenate(list(times_obj)).astype(np.float64, copy=False)
         units = np.concatenate(list(units_obj))
     else:
         times, units = np.zeros(0), np.zeros(0, dtype=np.uint16)
