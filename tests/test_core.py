@@ -50,6 +50,15 @@ def test_atomic_write_keeps_old_file_on_failure(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
+def test_atomic_write_gives_normal_permissions(tmp_path):
+    import os
+
+    path = write_json_atomic(tmp_path / "r.json", {"a": 1})
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
 def test_nonfinite_values_are_kept_visible(tmp_path):
     path = write_json_atomic(tmp_path / "r.json", {"x": math.nan, "y": math.inf})
     assert json.loads(path.read_text()) == {"x": "NaN", "y": "Infinity"}
