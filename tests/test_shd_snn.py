@@ -247,3 +247,17 @@ def test_shipped_configs_validate():
     if not Path("data/shd/shd_train.h5").exists():  # the real SHD files are not shipped
         with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: data\.train: no such file"):
             TASK.validate(load_config(root / "shd_rsnn.yaml"))
+
+
+def test_training_is_deterministic_for_a_seed(tmp_path):
+    from neuromark.baselines.shd_recipe import load_split, train_model
+
+    make_corpus(tmp_path)
+    text = config_text(tmp_path, "rsnn", epochs=2).replace("seed: 3}", "seed: 3, jitter_sigma: 20}")
+    settings = load_settings(parse_yaml(text))
+    train = load_split(tmp_path / "train.h5", settings)
+    first, info = train_model(settings, train, 2)
+    second, _ = train_model(settings, train, 2)
+    for key, value in first.state_dict().items():
+        torch.testing.assert_close(value, second.state_dict()[key], rtol=0, atol=0)
+    assert len(info["loss"]) == 2 and info["train_samples"] == 40
