@@ -248,3 +248,14 @@ def test_dataset_transform_bins_one_sample_and_data_without_subcommand(tmp_path,
     assert frame[0, 699] == 1 and frame[0, 0] == 1 and frame[1, 3] == 1 and frame.sum() == 3
     assert main(["data"]) == 2
     assert "info" in capsys.readouterr().out
+
+
+def test_written_spike_files_get_normal_permissions(tmp_path):
+    import os
+
+    from neuromark.data.hdf5_spikes import write_shd_file
+
+    path = write_shd_file(tmp_path / "x.h5", [[0.1]], [[3]], [0])
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask

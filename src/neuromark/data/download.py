@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from neuromark.errors import ChecksumError, DataError
+from neuromark.results import current_umask
 
 _BLOCK = 1 << 20
 
@@ -90,6 +91,7 @@ def fetch(url: str, dest_dir: str | os.PathLike[str], *, sha256: str | None = No
             if actual is not None and actual != expected.lower():
                 raise ChecksumError(f"{url} -> {target}: {algorithm} is {actual}, expected {expected} "
                                     "(corrupt or tampered download; nothing was kept)")
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
         os.replace(tmp, target)
     finally:
         Path(tmp).unlink(missing_ok=True)
@@ -113,6 +115,7 @@ def unpack(archive: str | os.PathLike[str], dest_dir: str | os.PathLike[str] | N
         try:
             with os.fdopen(fd, "wb") as out, gzip.open(source, "rb") as inp:
                 shutil.copyfileobj(inp, out, _BLOCK)
+            os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
             os.replace(tmp, target)
         except (OSError, EOFError) as exc:
             raise DataError(f"{source}: corrupt or truncated gzip archive: {exc}") from exc

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 
 from neuromark.data.events import make_events
 from neuromark.errors import DataError
+from neuromark.results import current_umask
 
 #: Number of cochlea channels in SHD/SSC.
 SHD_CHANNELS = 700
@@ -325,6 +326,7 @@ def write_shd_file(
                 meta.create_dataset(name, data=_as_h5_array(meta_info[name]), track_times=False)
             for key, value in (attrs or {}).items():
                 handle.attrs[key] = value
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
