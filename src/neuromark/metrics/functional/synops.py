@@ -87,28 +87,3 @@ def conv_ops(indicator: Tensor, weight: Tensor, stride, padding, dilation, group
     return eff, dense_one * x_mask.shape[0]
 
 
-
-def linear_ops_stacked(magnitudes: Tensor, col_nnz: Tensor, out_features: int,
-                       scratch: Tensor | None = None) -> tuple[float, float, float]:
-    """(effective ACs, effective MACs, dense) of several calls of one Linear layer.
-
-    ``magnitudes`` is |x| of each call stacked as (calls, rows, in); it is OVERWRITTEN
-    (the work is done in place, with ``scratch`` of the same shape for the non-zero
-    indicator, so that no large temporaries are allocated). Each call is classified on its
-    own: ACs when its input held only -1, 0, 1 (see :func:`spike_stats`).
-    """
-    calls, rows, in_features = magnitudes.shape
-    dense = float(calls * rows * in_features * out_features)
-    if magnitudes.numel() == 0:
-        return 0.0, 0.0, dense
-    peak = magnitudes.amax(dim=(1, 2))
-    indicator = torch.sign(magnitudes, out=scratch)  # |x| >= 0: 1 where non-zero (NaN -> 0)
-    effective = indicator.sum(dim=1).to(torch.float64) @ col_nnz
-    defect = magnitudes.sub_(indicator).sum(dim=(1, 2))  # = -sum(indicator - |x|)
-    if not bool(torch.isfinite(defect).all()):
-        raise ValueError("received NaN or infinite input")
-    spikes = ((defect == 0) & (peak <= 1)).tolist()
-    values = effective.tolist()
-    acs = sum(v for v, spike in zip(values, spikes) if spike)
-    macs = sum(v for v, spike in zip(values, spikes) if not spike)
-    return acs, macs, dense
