@@ -49,7 +49,9 @@ def write_report(out_dir: Path, written: Sequence[tuple[Path, Results]], *,
         lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
         lines.append("")
         for plot in res.details.get("plots", []):
-            rel = Path(plot).relative_to(out_dir) if Path(plot).is_absolute() else Path(plot)
+            plot_path = Path(plot)
+            rel = (plot_path.resolve().relative_to(out_dir.resolve())
+                   if plot_path.is_absolute() else plot_path)
             lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
         for flag in res.details.get("flags", []):
             lines += [f"- **flag:** {flag}"]

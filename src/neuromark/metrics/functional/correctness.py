@@ -34,10 +34,15 @@ def smape_terms(predictions: Tensor, targets: Tensor) -> Tensor:
     check_same_shape(predictions, targets, "sMAPE")
     y = targets.to(torch.float64)
     p = predictions.to(torch.float64)
-    denom = y.abs() + p.abs()
-    terms = 200.0 * (y - p).abs() / denom
-    terms = torch.where(denom == 0, torch.zeros_like(terms), terms)
-    return torch.where(torch.isfinite(p), terms, torch.full_like(terms, 200.0))
+    finite = torch.isfinite(p)
+    p = torch.where(finite, p, torch.zeros_like(p))
+    # scale each pair by its larger magnitude so that huge finite values cannot overflow
+    scale = torch.maximum(y.abs(), p.abs())
+    scale = torch.where(scale == 0, torch.ones_like(scale), scale)
+    ys, ps = y / scale, p / scale
+    denom = ys.abs() + ps.abs()
+    terms = 200.0 * ((ys - ps).abs() / torch.where(denom == 0, torch.ones_like(denom), denom))
+    return torch.where(finite, terms, torch.full_like(terms, 200.0))
 
 
 def per_sample_smape(predictions: Tensor, targets: Tensor) -> Tensor:
