@@ -53,7 +53,9 @@ def test_smape_nan_counts_as_bound():
                         torch.tensor([1.0, 1.0, -2.0]))
     assert terms.tolist() == [200.0, 200.0, 200.0]
     assert feed(SMAPE(), [([[float("nan")]], [[5.0]])]).value == 200.0
-    huge = smape_terms(torch.tensor([1e308, -1e308, 1e-320]), torch.tensor([-1e308, 1.0, 0.0]))
+    f64 = torch.float64
+    huge = smape_terms(torch.tensor([1e308, -1e308, 1e-320], dtype=f64),
+                       torch.tensor([-1e308, 1.0, 0.0], dtype=f64))
     assert huge.tolist() == [200.0, 200.0, 200.0]
     assert smape_terms(torch.tensor([3.0, 0.0]), torch.tensor([1.0, 0.0])).tolist() == [100.0, 0.0]
 
