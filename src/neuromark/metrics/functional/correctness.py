@@ -36,13 +36,20 @@ def smape_terms(predictions: Tensor, targets: Tensor) -> Tensor:
     p = predictions.to(torch.float64)
     finite = torch.isfinite(p)
     p = torch.where(finite, p, torch.zeros_like(p))
-    # scale each pair by its larger magnitude so that huge finite values cannot overflow
-    scale = torch.maximum(y.abs(), p.abs())
-    scale = torch.where(scale == 0, torch.ones_like(scale), scale)
-    ys, ps = y / scale, p / scale
-    denom = ys.abs() + ps.abs()
-    terms = 200.0 * ((ys - ps).abs() / torch.where(denom == 0, torch.ones_like(denom), denom))
-    return torch.where(finite, terms, torch.full_like(terms, 200.0))
+    ratio = _abs_ratio(y, p)
+    overflow = ~torch.isfinite(ratio)
+    if bool(overflow.any()):
+        # huge finite values: scale each pair by its larger magnitude first
+        scale = torch.maximum(y.abs(), p.abs())
+        scale = torch.where(scale == 0, torch.ones_like(scale), scale)
+        ratio = torch.where(overflow, _abs_ratio(y / scale, p / scale), ratio)
+    return torch.where(finite, 200.0 * ratio, torch.full_like(ratio, 200.0))
+
+
+def _abs_ratio(y: Tensor, p: Tensor) -> Tensor:
+    """|y - p| / (|y| + |p|), with 0/0 = 0."""
+    denom = y.abs() + p.abs()
+    return (y - p).abs() / torch.where(denom == 0, torch.ones_like(denom), denom)
 
 
 def per_sample_smape(predictions: Tensor, targets: Tensor) -> Tensor:
