@@ -42,6 +42,11 @@ class Registry(Generic[T]):
 
         return decorator
 
+    def register_many(self, entries: dict[str, T | str]) -> None:
+        """Register several entries (objects or lazy ``"module:attr"`` strings) at once."""
+        for name, obj in entries.items():
+            self.register(name, obj)
+
     def _load_plugins(self) -> None:
         if self._plugins_loaded:
             return
@@ -90,7 +95,7 @@ datasets: Registry[type] = Registry("datasets")
 solvers: Registry[Any] = Registry("solvers")
 meters: Registry[Any] = Registry("meters")
 
-for _name, _target in {
+metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",
     "parameter_count": "neuromark.metrics.static:ParameterCount",
     "connection_sparsity": "neuromark.metrics.static:ConnectionSparsity",
@@ -101,48 +106,42 @@ for _name, _target in {
     "activation_sparsity": "neuromark.metrics.complexity:ActivationSparsity",
     "synaptic_operations": "neuromark.metrics.complexity:SynapticOperations",
     "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
-}.items():
-    metrics.register(_name, _target)
+})
 
-for _name, _target in {
+models.register_many({
     "torch": "neuromark.models.torch_model:TorchModel",
     "snntorch": "neuromark.models.snntorch_model:SNNTorchModel",
-}.items():
-    models.register(_name, _target)
+})
 
 # Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
-for _name, _target in {
+tasks.register_many({
     "mackey_glass": "neuromark.tasks.mackey_glass:TASK",
     "classification": "neuromark.tasks.classification:TASK",
     "system": "neuromark.system.run:TASK",
     "qubo": "neuromark.system.qubo.sweep:TASK",
-}.items():
-    tasks.register(_name, _target)
+})
 
 # QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.
-for _name, _target in {
+solvers.register_many({
     "neuromark-sa": "neuromark.system.qubo.solvers.anneal:Annealer",
     "neuromark-tabu": "neuromark.system.qubo.solvers.tabu:TabuSearch",
     "dwave-tabu": "neuromark.system.qubo.solvers.dwave:DWaveTabu",
     "dwave-sa": "neuromark.system.qubo.solvers.dwave:DWaveSA",
-}.items():
-    solvers.register(_name, _target)
+})
 
 # Power meters (``neuromark.system.power``), following the PowerMeter protocol.
-for _name, _target in {
+meters.register_many({
     "rapl": "neuromark.system.power.rapl:RaplMeter",
     "nvml": "neuromark.system.power.nvml:NvmlMeter",
     "csv": "neuromark.system.power.csv_trace:CsvTraceMeter",
     "null": "neuromark.system.power.null:NullMeter",
-}.items():
-    meters.register(_name, _target)
+})
 
 # Datasets (``neuromark.data``).
-for _name, _target in {
+datasets.register_many({
     "shd": "neuromark.data.shd:SHD",
     "ssc": "neuromark.data.shd:SSC",
     "spike_file": "neuromark.data.shd:SpikeFileDataset",
     "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
     "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
-}.items():
-    datasets.register(_name, _target)
+})
