@@ -101,3 +101,12 @@ def test_yaml_is_loaded_safely_and_duplicates_rejected():
         parse_yaml("a: !!python/object/apply:os.system ['true']\n")
     with pytest.raises(ConfigError, match="duplicate key 'a'"):
         parse_yaml("a: 1\na: 2\n")
+
+
+def test_every_registered_entry_resolves():
+    from neuromark import registry
+
+    for reg in (registry.tasks, registry.metrics, registry.models, registry.datasets,
+                registry.solvers, registry.meters):
+        for name in reg.names():
+            assert reg.get(name) is not None, (reg.kind, name)
