@@ -32,3 +32,19 @@ def test_import_is_light():
             "'mlperf_loadgen', 'dimod') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_default_suite_validates(capsys):
+    from neuromark.suite import default_suite_path
+
+    assert main(["validate", str(default_suite_path())]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ok: ") >= 4
+
+
+def test_suite_with_missing_entry_names_the_line(tmp_path, capsys):
+    suite = tmp_path / "s.yaml"
+    suite.write_text("suite: mine\nentries:\n  - nope.yaml\n")
+    assert main(["validate", str(suite)]) == 1
+    err = capsys.readouterr().err
+    assert "s.yaml:3: entries[0]: no such config" in err
