@@ -63,47 +63,9 @@ def decay(dt_ms: float, tau_ms: float) -> float:
     return math.exp(-dt_ms / tau_ms)
 
 
-class LIFNeuron(nn.Module):
-    """Current-based LIF neurons, one time step per call: input current (B, H) -> spikes (B, H).
-
-    Args:
-        size: number of neurons H.
-        kappa, lam: synaptic and membrane decay factors per step.
-        recurrent: optional (H -> H) ``nn.Linear`` adding V S[n] to the next current.
-        threshold: ϑ; beta: surrogate steepness.
-    """
-
-    neuromark_neuron = True
-
-    def __init__(self, size: int, kappa: float, lam: float, *, recurrent: nn.Linear | None = None,
-                 threshold: float = 1.0, beta: float = 100.0) -> None:
-        super().__init__()
-        self.size, self.kappa, self.lam = size, kappa, lam
-        self.threshold, self.beta = threshold, beta
-        self.recurrent = recurrent
-        self.mem: Tensor | None = None
-        self.syn: Tensor | None = None
-
-    def reset_state(self) -> None:
-        self.mem = None
-        self.syn = None
-
-    def forward(self, current: Tensor) -> Tensor:
-        if self.mem is None or self.mem.shape != current.shape:
-            self.mem = torch.zeros_like(current)
-            self.syn = torch.zeros_like(current)
-        assert self.syn is not None
-        spikes = spike_fn(self.mem - self.threshold, self.beta)
-        self.mem = (self.lam * self.mem + (1.0 - self.lam) * self.syn) * (1.0 - spikes.detach())
-        syn = self.kappa * self.syn + current
-        if self.recurrent is not None:
-            syn = syn + self.recurrent(spikes)
-        self.syn = syn
-        return spikes
-
-
-class LeakyReadout(nn.Module):
-    """Non-spiking leaky integrators, one step per call: current (B, K) -> membrane (B, K)."""
+class _SynapticState(nn.Module):
+    """Membrane ``mem`` and synaptic current ``syn`` (B, H), zeroed on first use and by
+    ``reset_state()``; the harness reads ``mem`` and ``syn`` (``neuromark_neuron``)."""
 
     neuromark_neuron = True
 
@@ -117,13 +79,48 @@ class LeakyReadout(nn.Module):
         self.mem = None
         self.syn = None
 
-    def forward(self, current: Tensor) -> Tensor:
-        if self.mem is None or self.mem.shape != current.shape:
+    def _state_for(self, current: Tensor) -> tuple[Tensor, Tensor]:
+        """(mem, syn), zeros shaped like ``current`` when fresh or the batch changed."""
+        if self.mem is None or self.syn is None or self.mem.shape != current.shape:
             self.mem = torch.zeros_like(current)
             self.syn = torch.zeros_like(current)
-        assert self.syn is not None
-        self.mem = self.lam * self.mem + (1.0 - self.lam) * self.syn
-        self.syn = self.kappa * self.syn + current
+        return self.mem, self.syn
+
+
+class LIFNeuron(_SynapticState):
+    """Current-based LIF neurons, one time step per call: input current (B, H) -> spikes (B, H).
+
+    Args:
+        size: number of neurons H.
+        kappa, lam: synaptic and membrane decay factors per step.
+        recurrent: optional (H -> H) ``nn.Linear`` adding V S[n] to the next current.
+        threshold: ϑ; beta: surrogate steepness.
+    """
+
+    def __init__(self, size: int, kappa: float, lam: float, *, recurrent: nn.Linear | None = None,
+                 threshold: float = 1.0, beta: float = 100.0) -> None:
+        super().__init__(size, kappa, lam)
+        self.threshold, self.beta = threshold, beta
+        self.recurrent = recurrent
+
+    def forward(self, current: Tensor) -> Tensor:
+        mem, syn_prev = self._state_for(current)
+        spikes = spike_fn(mem - self.threshold, self.beta)
+        self.mem = (self.lam * mem + (1.0 - self.lam) * syn_prev) * (1.0 - spikes.detach())
+        syn = self.kappa * syn_prev + current
+        if self.recurrent is not None:
+            syn = syn + self.recurrent(spikes)
+        self.syn = syn
+        return spikes
+
+
+class LeakyReadout(_SynapticState):
+    """Non-spiking leaky integrators, one step per call: current (B, K) -> membrane (B, K)."""
+
+    def forward(self, current: Tensor) -> Tensor:
+        mem, syn = self._state_for(current)
+        self.mem = self.lam * mem + (1.0 - self.lam) * syn
+        self.syn = self.kappa * syn + current
         return self.mem
 
 

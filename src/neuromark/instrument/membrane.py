@@ -24,7 +24,6 @@ class MembraneTracker:
         self._before_ref: Tensor | None = None
         self._counts: list[Tensor] = []
         self.updates = 0
-        self.seen = False
 
     def before(self, mem: Tensor | None) -> None:
         """Record the membrane at the start of a step."""
@@ -39,7 +38,6 @@ class MembraneTracker:
         """Record the membrane at the end of the step."""
         if mem is None:
             return
-        self.seen = True
         prev = self._before
         if prev is None or prev.shape != mem.shape:
             self.updates += mem.numel()

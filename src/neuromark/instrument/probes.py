@@ -43,7 +43,6 @@ class LayerActivity:
     zeros: int = 0
     total: int = 0
     membrane_updates: int = 0
-    has_membrane: bool = False
 
 
 def _sum_parts(layer: str, parts: list[tuple[Tensor, float, Tensor, Tensor]]) -> LayerOps:
@@ -179,5 +178,4 @@ class Instrument:
         for name, tracker in self._membrane.items():
             act = activity.neurons.setdefault(name, LayerActivity())
             act.membrane_updates = tracker.take()
-            act.has_membrane = tracker.seen
         return activity

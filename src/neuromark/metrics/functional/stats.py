@@ -38,9 +38,3 @@ class MeanStats:
         var = max(self.total_sq - self.n * self.mean ** 2, 0.0) / (self.n - 1)
         return math.sqrt(var / self.n)
 
-
-def mean_and_error(values: list[float] | Tensor) -> tuple[float, float | None]:
-    """Mean and standard error of a list of values (e.g. per-instance sMAPE)."""
-    stats = MeanStats()
-    stats.add(torch.as_tensor(values, dtype=torch.float64))
-    return stats.mean, stats.standard_error

@@ -22,12 +22,6 @@ from torch import Tensor
 from torch.nn import functional as F
 
 
-def is_spike_tensor(x: Tensor) -> bool:
-    """True when every element of ``x`` is -1, 0 or 1 (so effective ops are ACs)."""
-    _, defect, peak = spike_stats(x)
-    return bool(defect == 0) and bool(peak <= 1)
-
-
 def spike_stats(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Non-zero indicator of ``x`` (float, same shape) and two 0-d spike statistics.
 

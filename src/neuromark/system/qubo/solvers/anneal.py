@@ -31,8 +31,8 @@ from neuromark.system.qubo.solvers.common import (
     csr_arrays,
     rng_state,
     run_workers,
-    usable_cores,
     warm_up,
+    worker_count,
 )
 
 
@@ -95,9 +95,7 @@ class Annealer:
         self._prepared = (id(Q), arrays, betas, Q)
 
     def _n_workers(self, timeout_s: float) -> int:
-        if self.workers != "auto":
-            return max(1, int(self.workers))
-        return 2 if usable_cores() >= 2 and timeout_s >= self.parallel_from_s else 1
+        return worker_count(self.workers, timeout_s, self.parallel_from_s)
 
     def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
               ) -> SolveResult:

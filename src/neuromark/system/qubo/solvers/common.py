@@ -31,6 +31,14 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
+def worker_count(workers: int | str, timeout_s: float, parallel_from_s: float) -> int:
+    """Processes to use: ``workers`` when given, else 2 on >= 2 cores for timeouts of at
+    least ``parallel_from_s`` seconds (shorter ones do not repay the start-up), else 1."""
+    if workers != "auto":
+        return max(1, int(workers))
+    return 2 if usable_cores() >= 2 and timeout_s >= parallel_from_s else 1
+
+
 def rng_state(seed: int, worker: int) -> int:
     """A non-zero xorshift64* state for (seed, worker)."""
     mix = np.random.SeedSequence([int(seed), int(worker)]).generate_state(1, dtype=np.uint64)[0]
