@@ -36,7 +36,6 @@ Part = tuple[Tensor, float, Tensor, Tensor]
 Counter = Callable[[nn.Module, tuple[Any, ...], Any, "WeightCache"], list[Part]]
 
 
-
 class WeightCache:
     """Column non-zero counts of weight matrices, recomputed when a weight changes."""
 

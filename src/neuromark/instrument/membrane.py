@@ -1,62 +1,128 @@
-"""Membrane-update counting for one neuron layer: neurons whose state changed in a step."""
+"""Neuron-layer counting for one layer: non-zero outputs and membrane updates per step.
+
+A membrane update is an element whose membrane differs before and after the step. A layer
+that rebinds its membrane to a new tensor each step (snnTorch, our LIF layers) is tracked
+by reference (no copy); a layer that updates its membrane in place is tracked by copy. The
+first step copies and decides which case applies. A fresh state of another shape (e.g.
+snnTorch's scalar ``mem`` before the first step) counts every neuron as updated.
+
+On CPU float tensors one kernel call per step counts both; other tensors take torch ops,
+kept as tensors until :meth:`NeuronCounter.take`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 import torch
-from torch import Tensor
+from torch import Tensor, nn
+
+from neuromark.instrument.arrays import LastArray
+from neuromark.instrument.kernels import NO_STATE, as_array, neuron_counts
+
+Membrane = Callable[[nn.Module], Tensor | None]
+#: The state entering a step: (tensor, its values as an array or a torch tensor).
+Before = tuple[Tensor, Any] | None
 
 
-class MembraneTracker:
-    """Counts, per step, the elements whose membrane differs before and after the step.
+class NeuronCounter:
+    """Counts of one neuron layer: non-zero and all outputs, and membrane updates.
 
-    A layer that rebinds its membrane to a new tensor each step (snnTorch, our LIF layers)
-    is tracked by reference (no copy); a layer that updates its membrane in place is
-    tracked by copy. The first step copies and decides which case applies. Each step costs
-    one comparison and one count, kept as a tensor until :meth:`take` (no Python sync).
-    A fresh state of another shape (e.g. snnTorch's scalar ``mem`` before the first step)
-    counts every neuron as updated.
+    Args:
+        name: the layer's dotted name (for error messages).
+        membrane: reads the layer's membrane tensor, or None when membranes are not counted.
+        activations: whether outputs are counted.
+        arrays: the probes' shared :class:`LastArray`.
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, membrane: Membrane | None, activations: bool,
+                 arrays: LastArray | None = None) -> None:
         self.name = name
+        self.membrane = membrane
+        self.activations = activations
+        self.arrays = arrays or LastArray()
         self.by_copy = True
-        self._before: Tensor | None = None
-        self._before_ref: Tensor | None = None
-        self._counts: list[Tensor] = []
+        self.nonzeros = 0
+        self.total = 0
         self.updates = 0
+        self._pending: list[tuple[str, Tensor]] = []  # torch-path counts
+        self._last: tuple[Tensor, np.ndarray] | None = None  # last state seen, and its array
 
-    def before(self, mem: Tensor | None) -> None:
-        """Record the membrane at the start of a step."""
+    def before(self, module: nn.Module, args: tuple[Any, ...]) -> Before:
+        """The state entering a step, or None (no membrane, or membranes not counted)."""
+        if self.membrane is None:
+            return None
+        mem = self.membrane(module)
+        if mem is not None and len(args) > 1 and isinstance(args[1], Tensor):
+            mem = args[1]  # snnTorch init_hidden=False: state passed in
         if mem is None:
-            self._before = None
-        elif self.by_copy:
-            self._before, self._before_ref = mem.clone(), mem
-        else:
-            self._before = mem
+            return None
+        last = self._last
+        if not self.by_copy:
+            return mem, (last[1] if last is not None and last[0] is mem else as_array(mem))
+        array = as_array(mem)
+        return mem, (array.copy() if array is not None else mem.clone())
 
-    def after(self, mem: Tensor | None) -> None:
-        """Record the membrane at the end of the step."""
+    def after(self, module: nn.Module, output: Any, before: Before) -> None:
+        """Count one step from the layer's output and the state ``before`` returned."""
+        out_array = NO_STATE
+        if self.activations:
+            out = output
+            while isinstance(out, (tuple, list)):  # snnTorch returns (spk, mem)
+                out = out[0]
+            array = self.arrays.get(out)
+            if array is None:
+                self.total += out.numel()
+                self._pending.append(("nonzeros", torch.count_nonzero(out)))
+            else:
+                self.total += array.size
+                out_array = array.reshape(-1)
+        mem = self.membrane(module) if self.membrane is not None else None
         if mem is None:
+            if out_array.size:
+                self.nonzeros += neuron_counts(out_array, NO_STATE, NO_STATE)[0]
             return
-        prev = self._before
+        prev = before[1] if before is not None else None
+        if before is not None and not self.by_copy and before[0] is mem:
+            raise RuntimeError(f"neuron layer {self.name!r} kept the same membrane tensor "
+                               "after rebinding it in earlier steps; in-place updates "
+                               "cannot be counted by reference")
+        mem_array = as_array(mem)
+        if mem_array is None or isinstance(prev, Tensor):
+            fresh = self._count_with_torch(out_array, mem, prev)
+        else:
+            fresh = prev is None or prev.shape != mem_array.shape
+            nonzero, changed = neuron_counts(out_array, mem_array.reshape(-1),
+                                             NO_STATE if fresh else prev.reshape(-1))
+            self.nonzeros += nonzero
+            self.updates += mem_array.size if fresh else changed
+            self._last = (mem, mem_array)
+        if self.by_copy and not fresh and mem is not before[0]:
+            self.by_copy = False  # the layer rebinds its membrane: references suffice
+
+    def _count_with_torch(self, out_array: np.ndarray, mem: Tensor, prev: Any) -> bool:
+        """Torch-path count; returns whether the state was fresh (all counted)."""
+        if out_array.size:
+            self.nonzeros += neuron_counts(out_array, NO_STATE, NO_STATE)[0]
+        if prev is not None and not isinstance(prev, Tensor):
+            prev = torch.from_numpy(prev)
         if prev is None or prev.shape != mem.shape:
             self.updates += mem.numel()
-        elif self.by_copy:
-            self._counts.append(torch.count_nonzero(mem != prev))
-            if mem is not self._before_ref:
-                self.by_copy = False  # the layer rebinds its membrane: references suffice
-                self._before_ref = None
-        else:
-            if mem is prev:
-                raise RuntimeError(f"neuron layer {self.name!r} kept the same membrane tensor "
-                                   "after rebinding it in earlier steps; in-place updates "
-                                   "cannot be counted by reference")
-            self._counts.append(torch.count_nonzero(mem != prev))
+            return True
+        self._pending.append(("updates", torch.count_nonzero(mem != prev.to(mem.device))))
+        return False
 
-    def take(self) -> int:
-        """Updates counted since the last call."""
-        counted = int(torch.stack(self._counts).sum()) if self._counts else 0
-        updates, self.updates = self.updates + counted, 0
-        self._counts.clear()
-        self._before = None
-        return updates
+    def take(self) -> tuple[int, int, int]:
+        """(non-zero outputs, all outputs, membrane updates) since the last take."""
+        nonzeros, total, updates = self.nonzeros, self.total, self.updates
+        for kind, count in self._pending:
+            if kind == "nonzeros":
+                nonzeros += int(count)
+            else:
+                updates += int(count)
+        self._pending.clear()
+        self.nonzeros = self.total = self.updates = 0
+        self._last = None
+        return nonzeros, total, updates

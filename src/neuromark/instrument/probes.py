@@ -1,12 +1,13 @@
-"""Forward hooks that record layer activity ONCE per call, shared by all complexity metrics.
+"""Probes that record layer activity ONCE per call, shared by all complexity metrics.
 
 Three probes, switched on only when some metric requires them:
 - ``"synops"``: per connection layer, effective ops (AC or MAC) and dense ops;
 - ``"activations"``: per neuron layer, zero and total output elements;
 - ``"membrane"``: per neuron layer with a membrane, elements whose membrane changed.
 
-Counts are kept as tensors during a batch and summed once in :meth:`Instrument.collect`,
-so a hook costs a handful of tensor ops and no Python-float conversions.
+On CPU a probed call costs one fused kernel pass (:mod:`~neuromark.instrument.kernels`)
+and Python integers; elsewhere a few torch ops whose results stay tensors until
+:meth:`Instrument.collect`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from neuromark.instrument.layer_ops import WeightCache, counter_for
-from neuromark.instrument.linear_buffer import LinearCallBuffer
-from neuromark.instrument.membrane import MembraneTracker
-from neuromark.models.base import NeuronLayer, first_tensor
+from neuromark.instrument.arrays import LastArray
+from neuromark.instrument.layer_ops import Part, WeightCache, counter_for
+from neuromark.instrument.linear_counter import LinearCallBuffer, StepIndex
+from neuromark.instrument.membrane import NeuronCounter
+from neuromark.instrument.wrapping import Forward, ForwardWrapper
+from neuromark.models.base import NeuronLayer
 
 PROBES = frozenset({"synops", "activations", "membrane"})
 
@@ -71,6 +74,10 @@ class Activity:
 class Instrument:
     """Attach probes to an adapter's layers; use as a context manager.
 
+    Each probed layer gets one forward wrapper (see :mod:`~neuromark.instrument.wrapping`)
+    that records the probes' counts for the call; the adapter announces time steps so that
+    Linear layers read them straight from the batch.
+
     Example:
         >>> with Instrument(adapter, {"synops"}) as probe:  # doctest: +SKIP
         ...     adapter(batch)
@@ -83,13 +90,13 @@ class Instrument:
         unknown = self.probes - PROBES
         if unknown:
             raise ValueError(f"unknown probes {sorted(unknown)}; known: {sorted(PROBES)}")
-        self._handles: list[Any] = []
+        self._wrappers: list[ForwardWrapper] = []
         self._weights = WeightCache()
-        self._ops: dict[str, list[tuple[Any, Any, bool]]] = defaultdict(list)
-        self._nonzeros: dict[str, list[Tensor]] = defaultdict(list)
-        self._totals: dict[str, int] = defaultdict(int)
-        self._membrane: dict[str, MembraneTracker] = {}
-        self._linear_buffers: dict[str, LinearCallBuffer] = {}
+        self._steps = StepIndex()
+        self._arrays = LastArray()
+        self._ops: dict[str, list[Part]] = defaultdict(list)
+        self._linear: dict[str, LinearCallBuffer] = {}
+        self._neurons: dict[str, NeuronCounter] = {}
 
     def __enter__(self) -> Instrument:
         self.attach()
@@ -99,83 +106,81 @@ class Instrument:
         self.detach()
 
     def attach(self) -> None:
-        """Register the forward hooks the requested probes need."""
-        if "synops" in self.probes:
-            for name, module in self.adapter.connection_layers():
-                self._handles.append(module.register_forward_hook(self._ops_hook(name, module)))
-        if self.probes & {"activations", "membrane"}:
-            for layer in self.adapter.neuron_layers():
-                self._attach_neuron(layer)
+        """Wrap the layers the requested probes need."""
+        try:
+            if "synops" in self.probes:
+                for name, module in self.adapter.connection_layers():
+                    self._wrap_connection(name, module)
+            if self.probes & {"activations", "membrane"}:
+                for layer in self.adapter.neuron_layers():
+                    self._wrap_neuron(layer)
+        except BaseException:
+            self.detach()
+            raise
+        listeners = getattr(self.adapter, "step_listeners", None)
+        if listeners is not None and self._linear:
+            listeners.append(self._steps.announce)
 
     def detach(self) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles.clear()
+        for wrapper in reversed(self._wrappers):
+            wrapper.remove()
+        self._wrappers.clear()
+        listeners = getattr(self.adapter, "step_listeners", None)
+        if listeners is not None and self._steps.announce in listeners:
+            listeners.remove(self._steps.announce)
+        self._steps.clear()
 
-    def _ops_hook(self, name: str, module: nn.Module):
+    def _wrap_connection(self, name: str, module: nn.Module) -> None:
         if isinstance(module, nn.Linear):
-            return self._linear_hook(name, module)
-        counter = counter_for(module)
-        weights = self._weights
-        store = self._ops[name]
+            buffer = self._linear[name] = LinearCallBuffer(name, module, self._weights, self._steps,
+                                                                self._arrays)
+            add = buffer.add
 
-        def hook(mod: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-            store.extend(counter(mod, args, output, weights))
+            def make(forward: Forward) -> Forward:
+                def linear_forward(x: Tensor, *args: Any, **kwargs: Any) -> Any:
+                    output = forward(x, *args, **kwargs)
+                    add(x)
+                    return output
+                return linear_forward
+        else:
+            counter = counter_for(module)
+            weights, store = self._weights, self._ops[name]
 
-        return hook
+            def make(forward: Forward) -> Forward:
+                def counted_forward(*args: Any, **kwargs: Any) -> Any:
+                    output = forward(*args, **kwargs)
+                    store.extend(counter(module, args, output, weights))
+                    return output
+                return counted_forward
+        self._wrappers.append(ForwardWrapper(module, make))
 
-    def _linear_hook(self, name: str, module: nn.Linear):
-        """Linear layers are counted in batched chunks (see :class:`LinearCallBuffer`)."""
-        buffer = self._linear_buffers[name] = LinearCallBuffer(name, module, self._weights)
-        add = buffer.add
+    def _wrap_neuron(self, layer: NeuronLayer) -> None:
+        counter = self._neurons[layer.name] = NeuronCounter(
+            layer.name, layer.membrane if "membrane" in self.probes else None,
+            "activations" in self.probes, self._arrays)
+        before, after, module = counter.before, counter.after, layer.module
 
-        def hook(mod: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-            add(args[0])
-
-        return hook
-
-    def _attach_neuron(self, layer: NeuronLayer) -> None:
-        name = layer.name
-        nonzeros, totals = self._nonzeros[name], self._totals
-        want_act = "activations" in self.probes
-        membrane = layer.membrane
-        tracker = MembraneTracker(name) if "membrane" in self.probes else None
-
-        def pre_hook(mod: nn.Module, args: tuple[Any, ...]) -> None:
-            mem = membrane(mod)
-            if mem is not None and len(args) > 1 and isinstance(args[1], Tensor):
-                mem = args[1]  # snnTorch init_hidden=False: state passed in
-            tracker.before(mem)
-
-        def hook(mod: nn.Module, args: tuple[Any, ...], output: Any) -> None:
-            if want_act:
-                out = first_tensor(output)
-                nonzeros.append(torch.count_nonzero(out))
-                totals[name] += out.numel()
-            if tracker is not None:
-                tracker.after(membrane(mod))
-
-        if tracker is not None:
-            self._membrane[name] = tracker
-            self._handles.append(layer.module.register_forward_pre_hook(pre_hook))
-        self._handles.append(layer.module.register_forward_hook(hook))
+        def make(forward: Forward) -> Forward:
+            def neuron_forward(*args: Any, **kwargs: Any) -> Any:
+                state = before(module, args)
+                output = forward(*args, **kwargs)
+                after(module, output, state)
+                return output
+            return neuron_forward
+        self._wrappers.append(ForwardWrapper(module, make))
 
     def collect(self) -> Activity:
-        """Sum what the hooks recorded since the last call, and clear it."""
+        """Sum what the probes recorded since the last call, and clear it."""
         activity = Activity()
+        self._arrays.clear()
         for name, parts in self._ops.items():
             activity.ops[name] = _sum_parts(name, parts)
             parts.clear()
-        for name, buffer in self._linear_buffers.items():
+        for name, buffer in self._linear.items():
             acs, macs, dense = buffer.take()
             activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)
-        for name, nonzeros in self._nonzeros.items():
-            act = activity.neurons.setdefault(name, LayerActivity())
-            act.total = self._totals[name]
-            act.zeros = act.total - (int(torch.stack(nonzeros).sum()) if nonzeros else 0)
-            nonzeros.clear()
-            self._totals[name] = 0
-        for name, tracker in self._membrane.items():
-            act = activity.neurons.setdefault(name, LayerActivity())
-            act.membrane_updates = tracker.take()
+        for name, counter in self._neurons.items():
+            nonzeros, total, updates = counter.take()
+            activity.neurons[name] = LayerActivity(zeros=total - nonzeros, total=total,
+                                                   membrane_updates=updates)
         return activity

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from torch import Tensor, nn
@@ -26,6 +27,10 @@ class ModelAdapter:
             raise TypeError(f"{type(self).__name__} needs an nn.Module, got {type(module).__name__}")
         self.module = module
         self.last_batch_size: int | None = None
+        #: Called as ``listener(data, steps, time_dim)`` by adapters that feed a batch one
+        #: time step at a time (``steps = data.unbind(time_dim)``), before the first step;
+        #: probes use it to read step inputs straight from the batch.
+        self.step_listeners: list[Callable[[Tensor, Sequence[Tensor], int], None]] = []
 
     def __call__(self, data: Tensor) -> Any:
         """Run the network on one batch; returns its output."""

@@ -67,8 +67,15 @@ class NeuronLayer:
 
 
 def membrane_attribute(module: nn.Module) -> Tensor | None:
-    """The module's ``mem`` tensor when it has one (snnTorch and our own LIF layers)."""
-    mem = getattr(module, "mem", None)
+    """The module's ``mem`` tensor when it has one (snnTorch and our own LIF layers).
+
+    Read from the module's buffers or ``__dict__`` directly: ``getattr`` would go through
+    ``nn.Module.__getattr__``, and this runs once per layer and step."""
+    mem = module._buffers.get("mem")
+    if mem is None:
+        mem = module.__dict__.get("mem")
+        if mem is None and hasattr(type(module), "mem"):  # e.g. a property
+            mem = getattr(module, "mem", None)
     return mem if isinstance(mem, Tensor) else None
 
 

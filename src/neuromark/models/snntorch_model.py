@@ -26,5 +26,8 @@ class SNNTorchModel(ModelAdapter):
 
     def __call__(self, data: Tensor) -> Tensor:
         self.last_batch_size = int(data.shape[0])
-        steps = [first_tensor(self.module(x_t)) for x_t in data.unbind(self.time_dim)]
+        inputs = data.unbind(self.time_dim)
+        for listener in self.step_listeners:
+            listener(data, inputs, self.time_dim)
+        steps = [first_tensor(self.module(x_t)) for x_t in inputs]
         return torch.stack(steps, dim=1)

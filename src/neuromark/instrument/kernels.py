@@ -1,0 +1,107 @@
+"""Fused one-pass counting kernels (numba) for the per-call probes on CPU tensors.
+
+Between two layers of a running network the caches are cold for anything else: on the
+reference network each extra torch op or binding call in a hook costs 5-15 us, however
+small its tensor. So a probe does one call per layer and step: a kernel that reads the
+layer's input or output once, while the layer has just left it in cache, and returns
+exact integers. numba is imported on first use (``import neuromark`` stays light) and
+``cache=True`` keeps the compiled code on disk between runs.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+from torch import Tensor
+
+_FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: (0, 1) in each input dtype; they type the kernels' per-row sums.
+UNITS = {np.dtype(np.float32): (np.float32(0), np.float32(1)),
+         np.dtype(np.float64): (np.float64(0), np.float64(1))}
+#: An empty state, for neuron layers without a membrane.
+NO_STATE = np.zeros(0, np.float32)
+
+
+@cache
+def compiled() -> Any:
+    """The compiled kernels (numba is imported and the cache loaded on first call)."""
+    import numba
+
+    @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+    def linear_rows(x, step, col_nnz, zero, one):  # pragma: no cover - compiled
+        """(effective ops, spike residual) of the rows ``x[:, step, :]`` of x (rows, steps,
+        in); see :func:`linear_counts`. ``zero`` and ``one`` have the input's dtype, so
+        the loop runs in it (a Python literal would promote float32 to float64 and halve
+        the vector width). Each row sum is exact in ``col_nnz``'s dtype (the caller sees
+        to it) and sums of non-negative terms do not depend on their order, so
+        reassociating them (which vectorises the loop) changes nothing."""
+        effective = 0.0
+        residual = 0.0
+        for i in range(x.shape[0]):
+            row = x[i, step]
+            row_effective = col_nnz[0] - col_nnz[0]  # 0 in col_nnz's dtype
+            row_residual = zero
+            for j in range(x.shape[2]):
+                magnitude = abs(row[j])
+                indicator = one if magnitude > 0 else zero
+                row_effective += indicator * col_nnz[j]
+                defect = magnitude - indicator
+                row_residual += defect * defect
+            effective += row_effective
+            residual += row_residual
+        return effective, residual
+
+    @numba.njit(cache=True, nogil=True)
+    def neuron_step(output, after, before):  # pragma: no cover - compiled
+        """(non-zero outputs, changed state elements) of one neuron-layer step; a state of
+        another size than before (a fresh state) counts every element as changed."""
+        nonzero = 0
+        for k in range(output.shape[0]):
+            nonzero += output[k] != 0
+        if after.shape[0] != before.shape[0]:
+            return nonzero, after.shape[0]
+        changed = 0
+        for k in range(after.shape[0]):
+            changed += after[k] != before[k]
+        return nonzero, changed
+
+    return linear_rows, neuron_step
+
+
+def as_array(x: Tensor) -> np.ndarray | None:
+    """A float32/float64 numpy view of a CPU tensor, or None (GPU, other dtypes, or a
+    tensor numpy cannot view, such as one with the conjugate bit set)."""
+    try:
+        array = x.numpy()
+    except (TypeError, RuntimeError):
+        return None
+    return array if array.dtype in _FLOAT_TYPES else None
+
+
+def column_counts_array(col_nnz: Tensor, row_sum_bound: int) -> np.ndarray:
+    """A weight's non-zero counts per input column as the Linear kernel's operand: float32
+    when ``row_sum_bound`` (in * out, the largest row sum) is exact in float32."""
+    dtype = np.float32 if row_sum_bound < 2**24 else np.float64
+    return col_nnz.detach().cpu().numpy().astype(dtype)
+
+
+def linear_counts(x: np.ndarray, step: int, col_nnz: np.ndarray) -> tuple[int, float]:
+    """One pass over the Linear input ``x[:, step, :]`` of ``x`` (rows, steps, in).
+
+    Returns (effective ops, residual): effective ops = sum over rows and columns j of
+    [x != 0] * col_nnz[j], an exact integer; residual = sum (|x| - [x != 0])**2, which is
+    0 exactly when every value is -1, 0 or 1 (every term is >= 0 and a non-zero term is
+    at least 2**-48 in float32, whose spacing near 1 is 2**-24, so the sum cannot vanish)
+    and NaN when the input holds NaN.
+    """
+    effective, residual = compiled()[0](x, step, col_nnz, *UNITS[x.dtype])
+    return int(effective), float(residual)
+
+
+def neuron_counts(output: np.ndarray, after: np.ndarray, before: np.ndarray) -> tuple[int, int]:
+    """(non-zero elements of ``output``, elements where ``after`` differs from ``before``),
+    all 1-d; use :data:`NO_STATE` for both states of a layer without a membrane."""
+    nonzero, changed = compiled()[1](output, after, before)
+    return int(nonzero), int(changed)
