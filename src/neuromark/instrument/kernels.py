@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 from torch import Tensor
 
-_FLOAT_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
-#: (0, 1) in each input dtype; they type the kernels' per-row sums.
-UNITS = {np.dtype(np.float32): (np.float32(0), np.float32(1)),
-         np.dtype(np.float64): (np.float64(0), np.float64(1))}
+#: (0, 1) in each input dtype (by numpy type character: float32, float64); they type the
+#: kernels' per-row sums. Keys are characters because comparing dtypes is slower.
+UNITS = {"f": (np.float32(0), np.float32(1)), "d": (np.float64(0), np.float64(1))}
 #: An empty state, for neuron layers without a membrane.
 NO_STATE = np.zeros(0, np.float32)
 
@@ -77,7 +76,7 @@ def as_array(x: Tensor) -> np.ndarray | None:
         array = x.numpy()
     except (TypeError, RuntimeError):
         return None
-    return array if array.dtype in _FLOAT_TYPES else None
+    return array if array.dtype.char in UNITS else None
 
 
 def column_counts_array(col_nnz: Tensor, row_sum_bound: int) -> np.ndarray:
@@ -96,7 +95,7 @@ def linear_counts(x: np.ndarray, step: int, col_nnz: np.ndarray) -> tuple[int, f
     at least 2**-48 in float32, whose spacing near 1 is 2**-24, so the sum cannot vanish)
     and NaN when the input holds NaN.
     """
-    effective, residual = compiled()[0](x, step, col_nnz, *UNITS[x.dtype])
+    effective, residual = compiled()[0](x, step, col_nnz, *UNITS[x.dtype.char])
     return int(effective), float(residual)
 
 

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
-from neuromark.instrument.kernels import NO_STATE, as_array, neuron_counts
+from neuromark.instrument.kernels import NO_STATE, as_array, compiled, neuron_counts
 
 Membrane = Callable[[nn.Module], Tensor | None]
 #: The state entering a step: (tensor, its values as an array or a torch tensor).
@@ -50,6 +50,44 @@ class NeuronCounter:
         self._pending: list[tuple[str, Tensor]] = []  # torch-path counts
         self._last: tuple[Tensor, np.ndarray] | None = None  # last state seen, and its array
 
+    def wrap(self, module: nn.Module, forward: Callable[..., Any]) -> Callable[..., Any]:
+        """``forward`` wrapped to count each call (see :mod:`~neuromark.instrument.wrapping`).
+
+        The common case, a CPU layer that rebinds its membrane each step with the state
+        of the previous step entering, runs inline: two numpy views and one kernel call."""
+        membrane, activations, get_array = self.membrane, self.activations, self.arrays.get
+        kernel = compiled()[1]
+        before_step, after_step = self.before, self.after
+
+        def neuron_forward(*args: Any, **kwargs: Any) -> Any:
+            last = self._last
+            mem = membrane(module) if membrane is not None else None
+            if last is None or mem is not last[0] or len(args) > 1 or self.by_copy:
+                before = before_step(module, args)
+                output = forward(*args, **kwargs)
+                after_step(module, output, before)
+                return output
+            output = forward(*args, **kwargs)
+            out = output
+            while isinstance(out, (tuple, list)):
+                out = out[0]
+            after = membrane(module)
+            out_array = get_array(out) if activations else NO_STATE
+            after_array = as_array(after) if after is not None and after is not mem else None
+            if out_array is None or after_array is None \
+                    or after_array.shape != last[1].shape:
+                after_step(module, output, (mem, last[1]))  # general path
+                return output
+            nonzero, changed = kernel(out_array.reshape(-1), after_array.reshape(-1),
+                                      last[1].reshape(-1))
+            self.nonzeros += nonzero
+            self.total += out_array.size
+            self.updates += changed
+            self._last = (after, after_array)
+            return output
+
+        return neuron_forward
+
     def before(self, module: nn.Module, args: tuple[Any, ...]) -> Before:
         """The state entering a step, or None (no membrane, or membranes not counted)."""
         if self.membrane is None:
@@ -61,7 +99,10 @@ class NeuronCounter:
             return None
         last = self._last
         if not self.by_copy:
-            return mem, (last[1] if last is not None and last[0] is mem else as_array(mem))
+            if last is not None and last[0] is mem:
+                return mem, last[1]
+            array = as_array(mem)
+            return mem, (array if array is not None else mem)
         array = as_array(mem)
         return mem, (array.copy() if array is not None else mem.clone())
 

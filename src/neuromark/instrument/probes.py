@@ -158,16 +158,8 @@ class Instrument:
         counter = self._neurons[layer.name] = NeuronCounter(
             layer.name, layer.membrane if "membrane" in self.probes else None,
             "activations" in self.probes, self._arrays)
-        before, after, module = counter.before, counter.after, layer.module
-
-        def make(forward: Forward) -> Forward:
-            def neuron_forward(*args: Any, **kwargs: Any) -> Any:
-                state = before(module, args)
-                output = forward(*args, **kwargs)
-                after(module, output, state)
-                return output
-            return neuron_forward
-        self._wrappers.append(ForwardWrapper(module, make))
+        module = layer.module
+        self._wrappers.append(ForwardWrapper(module, lambda forward: counter.wrap(module, forward)))
 
     def collect(self) -> Activity:
         """Sum what the probes recorded since the last call, and clear it."""

@@ -1,0 +1,292 @@
+"""The fused counting kernels and the probes' fast paths against plain torch references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from neuromark import Benchmark
+from neuromark.errors import MetricError, UnsupportedLayerError
+from neuromark.instrument.kernels import (
+    NO_STATE,
+    as_array,
+    column_counts_array,
+    linear_counts,
+    neuron_counts,
+)
+from neuromark.instrument.wrapping import ForwardWrapper
+from neuromark.metrics import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.models import SNNTorchModel, TorchModel
+
+
+def torch_linear_reference(x: torch.Tensor, col_nnz: torch.Tensor) -> tuple[float, bool]:
+    """(effective ops, spike input) by the definition, in float64 torch ops."""
+    x = x.double()
+    effective = float(((x != 0).double().reshape(-1, x.shape[-1]).sum(0) * col_nnz.double()).sum())
+    return effective, bool(((x == 0) | (x.abs() == 1)).all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("kind", ["binary", "signed", "graded"])
+def test_linear_kernel_matches_the_definition(dtype, kind):
+    gen = torch.Generator().manual_seed(3)
+    x = (torch.rand(37, 53, generator=gen) < 0.2).to(dtype)
+    if kind == "signed":
+        x = x * torch.randint(0, 2, x.shape, generator=gen).to(dtype).mul(2).sub(1)
+    elif kind == "graded":
+        x = x * torch.rand(x.shape, generator=gen, dtype=dtype)
+    col_nnz = torch.randint(0, 9, (53,), generator=gen).double()
+    effective, residual = linear_counts(as_array(x).reshape(-1, 1, 53), 0,
+                                        column_counts_array(col_nnz, 53 * 8))
+    expected, spikes = torch_linear_reference(x, col_nnz)
+    assert effective == expected
+    assert (residual == 0.0) == spikes == (kind != "graded")
+
+
+@pytest.mark.parametrize("value", [1.0 - 2.0**-24, 1.0 + 2.0**-23, 2.0**-149, -(1.0 + 2.0**-23),
+                                   float("inf"), 3.0e38])
+def test_linear_kernel_spike_test_is_exact_at_the_edges(value):
+    x = torch.tensor([[1.0, 0.0, value, -1.0]])
+    effective, residual = linear_counts(as_array(x)[:, None], 0,
+                                        column_counts_array(torch.ones(4), 4))
+    assert effective == 3
+    assert residual > 0.0  # not a spike input, and not reported as NaN
+
+
+def test_linear_kernel_reports_nan():
+    x = torch.tensor([[1.0, float("nan")]])
+    _, residual = linear_counts(as_array(x)[:, None], 0, column_counts_array(torch.ones(2), 2))
+    assert residual != residual
+
+
+def test_linear_kernel_is_exact_beyond_float32_row_sums():
+    # a row sum of 3 * 2**23 + 1 is not representable in float32: float64 column counts
+    col_nnz = torch.tensor([2.0**23, 2.0**23, 2.0**23 + 1])
+    operand = column_counts_array(col_nnz, 2**25)
+    assert operand.dtype == np.float64
+    effective, _ = linear_counts(np.ones((1, 1, 3), np.float32), 0, operand)
+    assert effective == 3 * 2**23 + 1
+
+
+def test_linear_kernel_reads_strided_rows_and_time_steps():
+    gen = torch.Generator().manual_seed(0)
+    batch = (torch.rand(5, 7, 11, generator=gen) < 0.3).float()
+    col_nnz = torch.arange(11).double()
+    operand = column_counts_array(col_nnz, 11 * 10)
+    whole = as_array(batch)
+    for t in range(7):
+        strided = as_array(batch[:, t])  # rows 7 * 11 elements apart
+        assert not strided.flags.c_contiguous
+        expected, _ = torch_linear_reference(batch[:, t], col_nnz)
+        assert linear_counts(whole, t, operand)[0] == expected
+        assert linear_counts(strided[:, None], 0, operand)[0] == expected
+
+
+def test_neuron_kernel_counts_outputs_and_changed_states():
+    out = np.array([0.0, 1.0, 0.0, 2.0], np.float32)
+    before = np.array([0.5, 0.0, np.nan, 1.0], np.float32)
+    after = np.array([0.5, 0.1, np.nan, 1.0], np.float32)
+    assert neuron_counts(out, after, before) == (2, 2)  # NaN never equals itself
+    assert neuron_counts(out, after, NO_STATE) == (2, 4)  # fresh state: all updated
+    assert neuron_counts(NO_STATE, NO_STATE, NO_STATE) == (0, 0)
+
+
+def test_as_array_declines_what_numpy_cannot_view():
+    assert as_array(torch.ones(2, dtype=torch.bfloat16)) is None
+    assert as_array(torch.ones(2, dtype=torch.int64)) is None
+    assert as_array(torch.ones(2, dtype=torch.complex64).conj()) is None
+    assert as_array(torch.ones(2)).dtype == np.float32
+
+
+class StepLoop(nn.Module):
+    """A net stepped by an explicit time loop inside the module (no adapter time steps)."""
+
+    def __init__(self, net: nn.Module, first: bool = True) -> None:
+        super().__init__()
+        self.net = net
+        self.first = first
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        outs = [self.net(x_t) for x_t in x.unbind(1)]
+        return torch.stack([o[0] if self.first else o for o in outs], 1)
+
+
+def snn(dtype: torch.dtype = torch.float32) -> nn.Module:
+    snntorch = pytest.importorskip("snntorch")
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(12, 9), snntorch.Leaky(beta=0.8, init_hidden=True),
+                        nn.Linear(9, 4), snntorch.Leaky(beta=0.8, init_hidden=True, output=True))
+    with torch.no_grad():
+        net[0].weight.mul_(3)
+        net[0].weight[:, :3] = 0
+    return net.to(dtype)
+
+
+def complexity(model, data: torch.Tensor) -> dict:
+    metrics = [SynapticOperations(), ActivationSparsity(), MembraneUpdates()]
+    res = dict(Benchmark(model, [(data, torch.zeros(len(data)))], metrics=metrics,
+                         quiet=True).run())
+    return {key: res[key] for key in ("synaptic_operations", "activation_sparsity",
+                                      "membrane_updates")}
+
+
+def test_time_steps_announced_by_the_adapter_count_like_any_other_input():
+    data = (torch.rand(6, 10, 12, generator=torch.Generator().manual_seed(1)) < 0.3).float()
+    net = snn()
+    announced = complexity(SNNTorchModel(net), data)
+    looped = complexity(TorchModel(StepLoop(net)), data)
+    assert announced == looped
+    assert announced["synaptic_operations"]["Effective_ACs"] > 0
+
+
+class LIF(nn.Module):
+    """A leaky integrate-and-fire layer that rebinds ``mem`` each step, in any dtype."""
+
+    neuromark_neuron = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mem = torch.zeros(())
+
+    def reset_state(self) -> None:
+        self.mem = torch.zeros(())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mem = 0.5 * self.mem.to(x.dtype) + x
+        spk = (mem >= 1).to(x.dtype)
+        self.mem = mem - spk
+        return spk
+
+
+def lif_net(dtype: torch.dtype) -> nn.Module:
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(12, 9), LIF(), nn.Linear(9, 4), nn.ReLU())
+    with torch.no_grad():
+        net[0].weight.mul_(3)
+        net[0].weight[:, :3] = 0
+    return StepLoop(net.to(dtype), first=False)
+
+
+def brute_force(net: nn.Module, data: torch.Tensor) -> dict:
+    """The three complexity figures of ``net`` by the definitions, with plain torch hooks."""
+    ops, zeros, total, updates = [0.0], [0], [0], [0]
+
+    def linear(mod, args, out):
+        x = args[0].float()
+        ops[0] += float(((x != 0).float().sum(0) * (mod.weight != 0).float().sum(0)).sum())
+
+    def activation(mod, args, out):
+        zeros[0] += int((out == 0).sum())
+        total[0] += out.numel()
+
+    def before(mod, args):
+        mod.previous = mod.mem
+
+    def after(mod, args, out):
+        same_shape = mod.previous.shape == mod.mem.shape
+        updates[0] += int((mod.mem != mod.previous).sum()) if same_shape else mod.mem.numel()
+
+    handles = []
+    for mod in net.modules():
+        if isinstance(mod, nn.Linear):
+            handles.append(mod.register_forward_hook(linear))
+        if isinstance(mod, (LIF, nn.ReLU)):
+            handles.append(mod.register_forward_hook(activation))
+        if isinstance(mod, LIF):
+            handles += [mod.register_forward_pre_hook(before), mod.register_forward_hook(after)]
+            mod.reset_state()
+    with torch.inference_mode():
+        net(data)
+    for handle in handles:
+        handle.remove()
+    n = len(data)
+    return {"Effective_ACs": ops[0] / n, "activation_sparsity": zeros[0] / total[0],
+            "membrane_updates": updates[0] / n}
+
+
+def test_torch_fallback_counts_by_the_definitions():
+    # numpy cannot view bfloat16 tensors, so every probe takes its torch path
+    data = (torch.rand(6, 10, 12, generator=torch.Generator().manual_seed(1)) < 0.3).bfloat16()
+    net = lif_net(torch.bfloat16)
+    ours = complexity(net, data)
+    expected = brute_force(net, data)
+    assert ours["synaptic_operations"]["Effective_ACs"] == expected["Effective_ACs"] > 0
+    assert ours["synaptic_operations"]["Effective_MACs"] == 0.0
+    assert ours["activation_sparsity"] == expected["activation_sparsity"]
+    assert ours["membrane_updates"] == expected["membrane_updates"] > 0
+    assert complexity(lif_net(torch.float32), data.float()) == complexity(
+        lif_net(torch.float32), data.float())  # the kernel path is deterministic
+
+
+def test_kernel_path_counts_by_the_definitions():
+    data = (torch.rand(6, 10, 12, generator=torch.Generator().manual_seed(1)) < 0.3).float()
+    net = lif_net(torch.float32)
+    ours = complexity(net, data)
+    expected = brute_force(net, data)
+    assert ours["synaptic_operations"]["Effective_ACs"] == expected["Effective_ACs"] > 0
+    assert ours["activation_sparsity"] == expected["activation_sparsity"]
+    assert ours["membrane_updates"] == expected["membrane_updates"] > 0
+
+
+class Plastic(nn.Module):
+    """Zeroes the first input column of its weight, in place, after its second call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 1, bias=False)
+        nn.init.ones_(self.fc.weight)
+        self.calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.stack([self.fc(x_t) for x_t in x.unbind(1)], 1)
+        return out
+
+    def step(self) -> None:
+        self.calls += 1
+        if self.calls == 2:
+            self.fc.weight[0, 0] = 0.0
+
+
+def test_weights_changed_in_place_during_a_run_are_followed():
+    net = Plastic()
+    net.fc.register_forward_hook(lambda *_: net.step())
+    ops = dict(Benchmark(net, [(torch.ones(1, 4, 2), torch.zeros(1))],
+                         metrics=[SynapticOperations()], quiet=True).run())["synaptic_operations"]
+    # calls 1-2 see two non-zero weights, calls 3-4 one: 2 + 2 + 1 + 1
+    assert ops["Effective_ACs"] == 6.0
+
+
+def test_weight_storage_replaced_during_a_batch_is_an_error():
+    net = Plastic()
+    calls = []
+
+    def swap(*_: object) -> None:  # ``.data =`` does not bump the weight's version
+        calls.append(1)
+        if len(calls) == 2:
+            net.fc.weight.data = torch.zeros(1, 2)
+
+    net.fc.register_forward_hook(swap)
+    with pytest.raises(MetricError, match="weight storage of connection layer 'fc' was replaced"):
+        Benchmark(net, [(torch.ones(1, 4, 2), torch.zeros(1))], metrics=[SynapticOperations()],
+                  quiet=True).run()
+
+
+def test_wrappers_keep_user_hooks_and_are_removed_after_the_run():
+    net = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    seen = []
+    net[0].register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+    own = net[1].forward
+    net[1].__dict__["forward"] = own  # an instance-level forward set by the user
+    Benchmark(net, [(torch.ones(4, 3), torch.zeros(4))],
+              metrics=[SynapticOperations(), ActivationSparsity()], quiet=True).run()
+    assert seen == [torch.Size([4, 2])]
+    assert "forward" not in net[0].__dict__
+    assert net[1].__dict__["forward"] is own
+
+
+def test_scripted_modules_are_refused_by_name():
+    scripted = torch.jit.script(nn.Linear(2, 2))
+    with pytest.raises(UnsupportedLayerError, match="TorchScript"):
+        ForwardWrapper(scripted, lambda forward: forward)
