@@ -290,3 +290,41 @@ def test_scripted_modules_are_refused_by_name():
     scripted = torch.jit.script(nn.Linear(2, 2))
     with pytest.raises(UnsupportedLayerError, match="TorchScript"):
         ForwardWrapper(scripted, lambda forward: forward)
+
+
+class PassedState(nn.Module):
+    """snnTorch with ``init_hidden=False``: the loop passes ``mem`` in, by position or name."""
+
+    def __init__(self, by_keyword: bool) -> None:
+        super().__init__()
+        snntorch = pytest.importorskip("snntorch")
+        torch.manual_seed(0)
+        self.fc = nn.Linear(5, 4)
+        with torch.no_grad():  # neurons 0 and 1 get no input: their membranes stay 0
+            self.fc.weight[:2] = 0
+            self.fc.bias[:2] = 0
+        self.lif = snntorch.Leaky(beta=0.5, init_hidden=False)
+        self.by_keyword = by_keyword
+        self.seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, 5)
+        mem = self.lif.init_leaky()
+        outs = []
+        for x_t in x.unbind(1):
+            cur = self.fc(x_t) * 2
+            before = mem
+            spk, mem = self.lif(cur, mem=mem) if self.by_keyword else self.lif(cur, mem)
+            self.seen.append((before, mem))
+            outs.append(spk)
+        return torch.stack(outs, 1)
+
+
+@pytest.mark.parametrize("by_keyword", [False, True])
+def test_membrane_passed_in_is_the_state_entering_the_step(by_keyword):
+    net = PassedState(by_keyword)
+    data = torch.rand(3, 6, 5, generator=torch.Generator().manual_seed(2))
+    ours = complexity(net, data)["membrane_updates"]
+    expected = sum(int((after != before).sum()) if before.shape == after.shape else after.numel()
+                   for before, after in net.seen) / len(data)
+    assert ours == expected > 0
+    assert expected < 6 * 4  # neurons 0 and 1 kept their state: a real comparison was made

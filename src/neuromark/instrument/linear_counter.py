@@ -46,7 +46,7 @@ class StepIndex:
         self.batch, self.steps, self.index = None, (), {}
 
 
-class LinearCallBuffer:
+class LinearCounter:
     """Effective and dense operations of successive calls of one ``nn.Linear``."""
 
     def __init__(self, name: str, module: nn.Linear, weights: WeightCache,

@@ -62,8 +62,8 @@ class NeuronCounter:
         def neuron_forward(*args: Any, **kwargs: Any) -> Any:
             last = self._last
             mem = membrane(module) if membrane is not None else None
-            if last is None or mem is not last[0] or len(args) > 1 or self.by_copy:
-                before = before_step(module, args)
+            if last is None or mem is not last[0] or len(args) > 1 or kwargs or self.by_copy:
+                before = before_step(module, args, kwargs)
                 output = forward(*args, **kwargs)
                 after_step(module, output, before)
                 return output
@@ -88,13 +88,15 @@ class NeuronCounter:
 
         return neuron_forward
 
-    def before(self, module: nn.Module, args: tuple[Any, ...]) -> Before:
+    def before(self, module: nn.Module, args: tuple[Any, ...],
+               kwargs: dict[str, Any] | None = None) -> Before:
         """The state entering a step, or None (no membrane, or membranes not counted)."""
         if self.membrane is None:
             return None
         mem = self.membrane(module)
-        if mem is not None and len(args) > 1 and isinstance(args[1], Tensor):
-            mem = args[1]  # snnTorch init_hidden=False: state passed in
+        passed = args[1] if len(args) > 1 else (kwargs or {}).get("mem")
+        if mem is not None and isinstance(passed, Tensor):
+            mem = passed  # snnTorch init_hidden=False: state passed in
         if mem is None:
             return None
         last = self._last

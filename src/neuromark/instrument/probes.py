@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.layer_ops import Part, WeightCache, counter_for
-from neuromark.instrument.linear_counter import LinearCallBuffer, StepIndex
+from neuromark.instrument.linear_counter import LinearCounter, StepIndex
 from neuromark.instrument.membrane import NeuronCounter
 from neuromark.instrument.wrapping import Forward, ForwardWrapper
 from neuromark.models.base import NeuronLayer
@@ -95,7 +95,7 @@ class Instrument:
         self._steps = StepIndex()
         self._arrays = LastArray()
         self._ops: dict[str, list[Part]] = defaultdict(list)
-        self._linear: dict[str, LinearCallBuffer] = {}
+        self._linear: dict[str, LinearCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
 
     def __enter__(self) -> Instrument:
@@ -132,14 +132,14 @@ class Instrument:
 
     def _wrap_connection(self, name: str, module: nn.Module) -> None:
         if isinstance(module, nn.Linear):
-            buffer = self._linear[name] = LinearCallBuffer(name, module, self._weights, self._steps,
-                                                                self._arrays)
-            add = buffer.add
+            linear = self._linear[name] = LinearCounter(name, module, self._weights,
+                                                        self._steps, self._arrays)
+            add = linear.add
 
             def make(forward: Forward) -> Forward:
-                def linear_forward(x: Tensor, *args: Any, **kwargs: Any) -> Any:
-                    output = forward(x, *args, **kwargs)
-                    add(x)
+                def linear_forward(*args: Any, **kwargs: Any) -> Any:
+                    output = forward(*args, **kwargs)
+                    add(args[0] if args else kwargs["input"])
                     return output
                 return linear_forward
         else:
@@ -168,8 +168,8 @@ class Instrument:
         for name, parts in self._ops.items():
             activity.ops[name] = _sum_parts(name, parts)
             parts.clear()
-        for name, buffer in self._linear.items():
-            acs, macs, dense = buffer.take()
+        for name, linear in self._linear.items():
+            acs, macs, dense = linear.take()
             activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)
         for name, counter in self._neurons.items():
             nonzeros, total, updates = counter.take()
