@@ -29,7 +29,7 @@ def test_missing_config_file(tmp_path, capsys):
 
 def test_import_is_light():
     code = ("import sys, neuromark; bad = [m for m in ('torch', 'snntorch', 'tonic', "
-            "'mlperf_loadgen', 'dimod') if m in sys.modules]; print(bad)")
+            "'mlperf_loadgen', 'dimod', 'numba') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
