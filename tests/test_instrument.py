@@ -328,3 +328,18 @@ def test_membrane_passed_in_is_the_state_entering_the_step(by_keyword):
                    for before, after in net.seen) / len(data)
     assert ours == expected > 0
     assert expected < 6 * 4  # neurons 0 and 1 kept their state: a real comparison was made
+
+
+def test_only_true_time_slices_are_read_from_the_batch():
+    from neuromark.instrument.linear_counter import StepIndex
+
+    data = torch.rand(4, 3, 5)
+    index = StepIndex()
+    index.announce(data, data.unbind(1), 1)
+    assert sorted(index.index.values()) == [0, 1, 2]
+    index.announce(data, [s.clone() for s in data.unbind(1)], 1)  # copies, not slices
+    assert index.index == {}
+    index.announce(data, data.unbind(1)[::-1], 1)  # slices in the wrong order
+    assert index.index == {}
+    index.announce(data.transpose(0, 1), data.transpose(0, 1).unbind(1), 1)  # not contiguous
+    assert index.index == {}

@@ -34,10 +34,19 @@ class StepIndex:
         self.index: dict[int, int] = {}
 
     def announce(self, data: Tensor, steps: Sequence[Tensor], time_dim: int) -> None:
-        """Called by the adapter before it feeds ``steps`` (``data.unbind(time_dim)``)."""
+        """Called by the adapter before it feeds ``steps`` (``data.unbind(time_dim)``).
+
+        Only steps that are verifiably the slices ``data[:, t]`` of a C-contiguous CPU
+        float batch are indexed (each is checked by address and strides); anything else is
+        counted like any other input."""
+        self.clear()
         batch = as_array(data) if time_dim == 1 and data.dim() == 3 else None
-        if batch is None or not batch.flags.c_contiguous:
-            self.batch, self.steps, self.index = None, (), {}
+        if batch is None or not batch.flags.c_contiguous or len(steps) != data.shape[1]:
+            return
+        start, step_bytes = data.data_ptr(), data.stride(1) * data.element_size()
+        strides = (data.stride(0), data.stride(2))
+        if any(s.data_ptr() != start + t * step_bytes or s.stride() != strides
+               or s.dtype != data.dtype for t, s in enumerate(steps)):
             return
         self.batch, self.steps = batch, steps
         self.index = {id(step): t for t, step in enumerate(steps)}
