@@ -82,16 +82,19 @@ def compiled() -> Any:
 
     @numba.njit(cache=True, nogil=True)
     def neuron_step(output, after, before):  # pragma: no cover - compiled
-        """(non-zero outputs, changed state elements) of one neuron-layer step; a state of
-        another size than before (a fresh state) counts every element as changed."""
+        """(non-zero outputs, changed state elements) of one neuron-layer step, for arrays
+        of any shape (``ravel`` is a view of a C-contiguous array, a copy otherwise); a
+        state of another size than before (a fresh state) counts every element as changed."""
+        values = output.ravel()
         nonzero = 0
-        for k in range(output.shape[0]):
-            nonzero += output[k] != 0
-        if after.shape[0] != before.shape[0]:
-            return nonzero, after.shape[0]
+        for k in range(values.shape[0]):
+            nonzero += values[k] != 0
+        if after.size != before.size:
+            return nonzero, after.size
+        now, then = after.ravel(), before.ravel()
         changed = 0
-        for k in range(after.shape[0]):
-            changed += after[k] != before[k]
+        for k in range(now.shape[0]):
+            changed += now[k] != then[k]
         return nonzero, changed
 
     return linear_rows, neuron_step
@@ -129,7 +132,7 @@ def linear_counts(x: np.ndarray, step: int, col_nnz: np.ndarray) -> tuple[int, f
 
 
 def neuron_counts(output: np.ndarray, after: np.ndarray, before: np.ndarray) -> tuple[int, int]:
-    """(non-zero elements of ``output``, elements where ``after`` differs from ``before``),
-    all 1-d; use :data:`NO_STATE` for both states of a layer without a membrane."""
+    """(non-zero elements of ``output``, elements where ``after`` differs from ``before``
+    in flat order); use :data:`NO_STATE` for both states of a layer without a membrane."""
     nonzero, changed = compiled()[1](output, after, before)
     return int(nonzero), int(changed)

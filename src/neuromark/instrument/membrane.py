@@ -78,8 +78,7 @@ class NeuronCounter:
                     or after_array.shape != last[1].shape:
                 after_step(module, output, (mem, last[1]))  # general path
                 return output
-            nonzero, changed = kernel(out_array.reshape(-1), after_array.reshape(-1),
-                                      last[1].reshape(-1))
+            nonzero, changed = kernel(out_array, after_array, last[1])
             self.nonzeros += nonzero
             self.total += out_array.size
             self.updates += changed
@@ -121,7 +120,7 @@ class NeuronCounter:
                 self._pending.append(("nonzeros", torch.count_nonzero(out)))
             else:
                 self.total += array.size
-                out_array = array.reshape(-1)
+                out_array = array
         mem = self.membrane(module) if self.membrane is not None else None
         if mem is None:
             if out_array.size:
@@ -137,8 +136,7 @@ class NeuronCounter:
             fresh = self._count_with_torch(out_array, mem, prev)
         else:
             fresh = prev is None or prev.shape != mem_array.shape
-            nonzero, changed = neuron_counts(out_array, mem_array.reshape(-1),
-                                             NO_STATE if fresh else prev.reshape(-1))
+            nonzero, changed = neuron_counts(out_array, mem_array, NO_STATE if fresh else prev)
             self.nonzeros += nonzero
             self.updates += mem_array.size if fresh else changed
             self._last = (mem, mem_array)
