@@ -343,3 +343,18 @@ def test_only_true_time_slices_are_read_from_the_batch():
     assert index.index == {}
     index.announce(data.transpose(0, 1), data.transpose(0, 1).unbind(1), 1)  # not contiguous
     assert index.index == {}
+
+
+def test_snntorch_adapter_feeds_the_linear_probe_from_the_batch():
+    from neuromark.instrument.probes import Instrument
+
+    model = SNNTorchModel(snn())
+    data = (torch.rand(2, 4, 12) < 0.5).float()
+    hits = []
+    with Instrument(model, {"synops"}) as probe, torch.inference_mode():
+        model.module[0].register_forward_pre_hook(
+            lambda mod, args: hits.append(id(args[0]) in probe._steps.index))
+        model(data)
+        probe.collect()
+    assert hits == [True] * 4
+    assert model.step_listeners == []  # detached with the probes
