@@ -1,0 +1,80 @@
+"""The numba kernels behind :mod:`neuromark.instrument.kernels` (imported on first use).
+
+They live at module level so that numba's on-disk cache (``cache=True``) can reuse them
+between processes; kernels defined inside a function, or calling one defined there, are
+recompiled by every process.
+"""
+
+from __future__ import annotations
+
+import numba
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def row_terms(value, zero, one):  # pragma: no cover - compiled
+    """(non-zero indicator, squared spike defect) of one input value."""
+    magnitude = abs(value)
+    indicator = one if magnitude > 0 else zero
+    defect = magnitude - indicator
+    return indicator, defect * defect
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def linear_rows(x, step, col_nnz, zero, one):  # pragma: no cover - compiled
+    """(effective ops, spike residual) of the rows ``x[:, step, :]`` of x (rows, steps,
+    in); see :func:`linear_counts`.
+
+    ``zero`` and ``one`` have the input's dtype, so the loop runs in it (a Python
+    literal would promote float32 to float64 and halve the vector width). Rows are
+    read four at a time: on a batch of time steps they lie far apart in memory, and
+    four streams hide more memory latency than one. Each row-group sum is exact in
+    ``col_nnz``'s dtype (the caller sees to it) and sums of non-negative terms do not
+    depend on their order, so reassociating them (which vectorises the loop) changes
+    nothing."""
+    rows, cols = x.shape[0], x.shape[2]
+    no_ops = col_nnz[0] - col_nnz[0]  # 0 in col_nnz's dtype
+    effective = 0.0
+    residual = 0.0
+    i = 0
+    while i + 4 <= rows:
+        r0, r1, r2, r3 = x[i, step], x[i + 1, step], x[i + 2, step], x[i + 3, step]
+        group_effective = no_ops
+        group_residual = zero
+        for j in range(cols):
+            n0, d0 = row_terms(r0[j], zero, one)
+            n1, d1 = row_terms(r1[j], zero, one)
+            n2, d2 = row_terms(r2[j], zero, one)
+            n3, d3 = row_terms(r3[j], zero, one)
+            group_effective += (n0 + n1 + n2 + n3) * col_nnz[j]
+            group_residual += d0 + d1 + d2 + d3
+        effective += group_effective
+        residual += group_residual
+        i += 4
+    while i < rows:
+        row = x[i, step]
+        row_effective = no_ops
+        row_residual = zero
+        for j in range(cols):
+            nonzero, defect = row_terms(row[j], zero, one)
+            row_effective += nonzero * col_nnz[j]
+            row_residual += defect
+        effective += row_effective
+        residual += row_residual
+        i += 1
+    return effective, residual
+
+@numba.njit(cache=True, nogil=True)
+def neuron_step(output, after, before):  # pragma: no cover - compiled
+    """(non-zero outputs, changed state elements) of one neuron-layer step, for arrays
+    of any shape (``ravel`` is a view of a C-contiguous array, a copy otherwise); a
+    state of another size than before (a fresh state) counts every element as changed."""
+    values = output.ravel()
+    nonzero = 0
+    for k in range(values.shape[0]):
+        nonzero += values[k] != 0
+    if after.size != before.size:
+        return nonzero, after.size
+    now, then = after.ravel(), before.ravel()
+    changed = 0
+    for k in range(now.shape[0]):
+        changed += now[k] != then[k]
+    return nonzero, changed
