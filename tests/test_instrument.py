@@ -358,3 +358,19 @@ def test_snntorch_adapter_feeds_the_linear_probe_from_the_batch():
         probe.collect()
     assert hits == [True] * 4
     assert model.step_listeners == []  # detached with the probes
+
+
+def test_compiled_kernels_are_reused_from_numba_disk_cache(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"
+            "from neuromark.instrument import kernels as K\n"
+            "K.linear_counts(np.ones((2, 1, 3), np.float32), 0, np.ones(3, np.float32))\n"
+            "K.neuron_counts(*[np.ones((2, 3), np.float32)] * 3)\n"
+            "print(sum(len(k.stats.cache_hits) for k in K.compiled()))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True).stdout.strip() for _ in range(2)]
+    assert runs == ["0", "2"]  # compiled by the first process, loaded by the second
