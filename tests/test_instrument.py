@@ -374,3 +374,10 @@ def test_compiled_kernels_are_reused_from_numba_disk_cache(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True, check=True).stdout.strip() for _ in range(2)]
     assert runs == ["0", "2"]  # compiled by the first process, loaded by the second
+
+
+def test_empty_inputs_count_nothing():
+    layer = nn.Linear(3, 2)  # called on (2, 0, 3): two samples of zero rows each
+    ops = dict(Benchmark(TorchModel(layer), [(torch.ones(2, 0, 3), torch.zeros(2))],
+                         metrics=[SynapticOperations()], quiet=True).run())
+    assert ops["synaptic_operations"] == {"Effective_MACs": 0.0, "Effective_ACs": 0.0, "Dense": 0.0}

@@ -90,11 +90,13 @@ class LinearCounter:
                 self._add_with_torch(x)
                 return
             rows, step = array.reshape(-1, 1, array.shape[-1]), 0
+        self.dense += rows.shape[0] * rows.shape[2] * self.out_features
+        if rows.size == 0:
+            return
         weight = self._parameters["weight"]
         if weight is not self._weight or weight._version != self._stamp[1]:
             self._refresh(weight)
         effective, residual = linear_counts(rows, step, self._col_nnz)
-        self.dense += rows.shape[0] * rows.shape[2] * self.out_features
         if residual != residual:
             self.nan_seen = True
         elif residual == 0.0:
