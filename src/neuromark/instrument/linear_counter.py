@@ -1,6 +1,6 @@
 """Counting of Linear-layer calls: one fused kernel pass per call on CPU, torch elsewhere.
 
-CPU float inputs are read by :func:`~neuromark.instrument.kernels.linear_counts` as rows
+CPU float inputs are read by the kernel of :func:`~neuromark.instrument.kernels.linear_counts` as rows
 of a (rows, steps, in) array: a time step announced by the adapter (``data[:, t]`` of a
 (B, T, in) batch) is row set ``t`` of the batch itself, and any other input ``x`` is
 ``x.reshape(-1, 1, in)``. Other inputs (GPU, other dtypes) take the torch path: |x| and
@@ -20,7 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
-from neuromark.instrument.kernels import as_array, column_counts_array, linear_counts
+from neuromark.instrument.kernels import UNITS, as_array, column_counts_array, compiled
 from neuromark.instrument.layer_ops import WeightCache
 
 
@@ -70,6 +70,7 @@ class LinearCounter:
         self._weight: Tensor | None = None  # the weight _col_nnz was computed for
         self._stamp = (0, -1)  # its (data_ptr, version) then
         self._col_nnz = np.zeros(0, np.float32)
+        self._kernel = compiled()[0]  # see linear_counts(); called directly: once per call
         self.magnitude: Tensor | None = None
         self.indicator: Tensor | None = None
         self.column_counts: list[Tensor] = []
@@ -96,7 +97,7 @@ class LinearCounter:
         weight = self._parameters["weight"]
         if weight is not self._weight or weight._version != self._stamp[1]:
             self._refresh(weight)
-        effective, residual = linear_counts(rows, step, self._col_nnz)
+        effective, residual = self._kernel(rows, step, self._col_nnz, *UNITS[rows.dtype.char])
         if residual != residual:
             self.nan_seen = True
         elif residual == 0.0:
