@@ -381,3 +381,16 @@ def test_empty_inputs_count_nothing():
     ops = dict(Benchmark(TorchModel(layer), [(torch.ones(2, 0, 3), torch.zeros(2))],
                          metrics=[SynapticOperations()], quiet=True).run())
     assert ops["synaptic_operations"] == {"Effective_MACs": 0.0, "Effective_ACs": 0.0, "Dense": 0.0}
+
+
+def test_neuron_kernel_counts_across_chunks():
+    from neuromark.instrument._compiled import CHUNK
+
+    rng = np.random.default_rng(0)
+    size = 3 * CHUNK + 5  # partial sums per chunk, then a ragged last chunk
+    out = (rng.random(size) < 0.4).astype(np.float32)
+    before = rng.random(size).astype(np.float32)
+    after = before.copy()
+    after[rng.random(size) < 0.3] += 1
+    assert neuron_counts(out.reshape(-1, 5) if size % 5 == 0 else out, after, before) == (
+        int(np.count_nonzero(out)), int(np.count_nonzero(after != before)))

@@ -8,6 +8,7 @@ recompiled by every process.
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -62,19 +63,45 @@ def linear_rows(x, step, col_nnz, zero, one):  # pragma: no cover - compiled
         i += 1
     return effective, residual
 
+#: Elements counted per float32 partial sum: far below 2**24, so every partial is exact.
+CHUNK = 1 << 16
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def count_nonzero(values):  # pragma: no cover - compiled
+    """Non-zero elements of a 1-d array, summed as float32 per chunk (exact; the loop
+    vectorises) and as an integer over chunks. Chunks are slices indexed from 0, which
+    numba knows are in bounds; an index from ``range(start, end)`` would not vectorise."""
+    total = 0
+    for start in range(0, values.shape[0], CHUNK):
+        chunk = values[start:start + CHUNK]
+        partial = np.float32(0)
+        for k in range(chunk.shape[0]):
+            partial += np.float32(1) if chunk[k] != 0 else np.float32(0)
+        total += int(partial)
+    return total
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def count_differences(now, then):  # pragma: no cover - compiled
+    """Elements where two equally long 1-d arrays differ (NaN never equals itself); summed
+    like :func:`count_nonzero`."""
+    total = 0
+    for start in range(0, now.shape[0], CHUNK):
+        a, b = now[start:start + CHUNK], then[start:start + CHUNK]
+        partial = np.float32(0)
+        for k in range(a.shape[0]):
+            partial += np.float32(1) if a[k] != b[k] else np.float32(0)
+        total += int(partial)
+    return total
+
+
 @numba.njit(cache=True, nogil=True)
 def neuron_step(output, after, before):  # pragma: no cover - compiled
     """(non-zero outputs, changed state elements) of one neuron-layer step, for arrays
     of any shape (``ravel`` is a view of a C-contiguous array, a copy otherwise); a
     state of another size than before (a fresh state) counts every element as changed."""
-    values = output.ravel()
-    nonzero = 0
-    for k in range(values.shape[0]):
-        nonzero += values[k] != 0
+    nonzero = count_nonzero(output.ravel())
     if after.size != before.size:
         return nonzero, after.size
-    now, then = after.ravel(), before.ravel()
-    changed = 0
-    for k in range(now.shape[0]):
-        changed += now[k] != then[k]
-    return nonzero, changed
+    return nonzero, count_differences(after.ravel(), before.ravel())
