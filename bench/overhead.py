@@ -12,7 +12,12 @@ Both wall time and process CPU time are recorded; on a busy machine the CPU-time
 Both loops are warmed up first; the first metric run's time, which includes compiling the
 counting kernels (or loading them from numba's on-disk cache), is printed on its own.
 
-Usage: python bench/overhead.py [--rounds 15] [--threads N]
+With ``--neurobench`` (neurobench importable, e.g. in the scratch venv that
+``scripts/reference_checks.sh`` builds: ``.cache/reference-venv/bin/python``), neurobench
+2.3.0's own Benchmark with the same seven metrics joins the alternation, so both ratios come
+from one run on one machine.
+
+Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench]
 """
 
 from __future__ import annotations
@@ -61,10 +66,41 @@ def metric_run(model: SNNTorchModel, loader, post):
     return time.perf_counter() - wall, time.process_time() - cpu, results
 
 
+class Collated:
+    """Pre-collated batches with the ``dataset`` and ``len`` neurobench's loop reads."""
+
+    def __init__(self, batches: list, dataset) -> None:
+        self.batches, self.dataset = batches, dataset
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+
+def neurobench_run(net, loader: Collated) -> tuple[float, float]:
+    """(wall s, CPU s) of neurobench 2.3.0's Benchmark with the same seven metrics."""
+    from neurobench.benchmarks import Benchmark as NBBenchmark
+    from neurobench.metrics import static as nb_static
+    from neurobench.metrics import workload as nb_workload
+    from neurobench.models import SNNTorchModel as NBSNNTorchModel
+
+    static = [nb_static.Footprint, nb_static.ParameterCount, nb_static.ConnectionSparsity]
+    workload = [nb_workload.ClassificationAccuracy, nb_workload.ActivationSparsity,
+                nb_workload.SynapticOperations, nb_workload.MembraneUpdates]
+    wall, cpu = time.perf_counter(), time.process_time()
+    NBBenchmark(NBSNNTorchModel(net), loader, [], [lambda spikes: spikes.sum(1).argmax(-1)],
+                [static, workload]).run(quiet=True, verbose=False)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--neurobench", action="store_true",
+                        help="also time neurobench 2.3.0's Benchmark (must be importable)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -76,12 +112,19 @@ def main() -> None:
     print(f"first metric run (one-time kernel compilation or cache load included): {first_wall:.3f} s")
     walls: list[tuple[float, float]] = []
     cpus: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []  # neurobench (wall, CPU) over the same plain run
+    collated = Collated(batches, loader.dataset)
+    if args.neurobench:
+        neurobench_run(net, collated)  # warm-up
     results = None
     for _ in range(args.rounds):
         wall_plain, cpu_plain = plain_loop(model, batches, post)
         wall_metrics, cpu_metrics, results = metric_run(model, batches, post)
         walls.append((wall_plain, wall_metrics))
         cpus.append((cpu_plain, cpu_metrics))
+        if args.neurobench:
+            wall_nb, cpu_nb = neurobench_run(net, collated)
+            theirs.append((wall_nb / wall_plain, cpu_nb / cpu_plain))
     for label, pairs in (("wall time", walls), ("CPU time", cpus)):
         ratios = [m / p for p, m in pairs]
         print(f"overhead ({label}): all 7 metrics / plain inference_mode loop = "
@@ -89,6 +132,14 @@ def main() -> None:
               f"{min(ratios):.3f}, max {max(ratios):.3f}; plain "
               f"{statistics.median(p for p, _ in pairs):.3f} s, metrics "
               f"{statistics.median(m for _, m in pairs):.3f} s, {torch.get_num_threads()} threads)")
+    if theirs:
+        for label, index, pairs in (("wall time", 0, walls), ("CPU time", 1, cpus)):
+            nb_ratios = [t[index] for t in theirs]
+            ours_ratios = [m / p for p, m in pairs]
+            print(f"neurobench 2.3.0 ({label}): all 7 metrics / plain loop = "
+                  f"{statistics.median(nb_ratios):.3f} (median of {args.rounds} rounds); "
+                  f"neurobench's overhead / ours = "
+                  f"{(statistics.median(nb_ratios) - 1) / (statistics.median(ours_ratios) - 1):.1f}x")
     ref = reference_figures()["per_sample"]
     ours = dict(results)
     figures = {
