@@ -394,3 +394,21 @@ def test_neuron_kernel_counts_across_chunks():
     after[rng.random(size) < 0.3] += 1
     assert neuron_counts(out.reshape(-1, 5) if size % 5 == 0 else out, after, before) == (
         int(np.count_nonzero(out)), int(np.count_nonzero(after != before)))
+
+
+def test_wrappers_are_removed_when_the_model_fails():
+    class Failing(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+            self.act = nn.ReLU()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.act(self.fc(x))
+            raise RuntimeError("model failed")
+
+    net = Failing()
+    with pytest.raises(RuntimeError, match="model failed"):
+        Benchmark(net, [(torch.ones(1, 2), torch.zeros(1))],
+                  metrics=[SynapticOperations(), ActivationSparsity()], quiet=True).run()
+    assert "forward" not in net.fc.__dict__ and "forward" not in net.act.__dict__
