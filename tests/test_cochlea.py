@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REFERENCE_DIR
 
 pytest.importorskip("numba")
 pytest.importorskip("soundfile")
@@ -29,7 +30,7 @@ from neuromark.processors.cochlea.params import (  # noqa: E402
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_AUDIO = ROOT.parent / "shared/reference/spoken_digit_48k.flac"
+REFERENCE_AUDIO = REFERENCE_DIR / "spoken_digit_48k.flac"
 LAUSCHER_SPIKES = ROOT / "tests/data/lauscher_spoken_digit_48k.npz"
 
 

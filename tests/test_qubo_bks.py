@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REFERENCE_DIR
 
 from neuromark.errors import DataError, MetricError
 from neuromark.system.qubo import bks_gap, energy, load_bks, mis_workload
@@ -14,7 +14,7 @@ from neuromark.system.qubo.bks import BKS_PATH, BKSRow, BKSTable, check_row, enc
 from neuromark.system.qubo.exact import exact_mis
 from neuromark.system.qubo.gap import cost_at_gap
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/qubo_mis_bks.csv"
+REFERENCE = REFERENCE_DIR / "qubo_mis_bks.csv"
 
 
 def test_gap_sign_and_threshold():

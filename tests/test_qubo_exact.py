@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import REFERENCE_DIR
 
 from neuromark.errors import ConfigError
 from neuromark.system.qubo import energy, is_independent_set, mis_workload
 from neuromark.system.qubo.exact import brute_force, exact_mis
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/qubo_mis_bks.csv"
+REFERENCE = REFERENCE_DIR / "qubo_mis_bks.csv"
 
 
 def reference_rows():
