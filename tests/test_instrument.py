@@ -249,10 +249,11 @@ class Plastic(nn.Module):
             self.fc.weight[0, 0] = 0.0
 
 
-def test_weights_changed_in_place_during_a_run_are_followed():
-    net = Plastic()
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # kernel and torch paths
+def test_weights_changed_in_place_during_a_run_are_followed(dtype):
+    net = Plastic().to(dtype)
     net.fc.register_forward_hook(lambda *_: net.step())
-    ops = dict(Benchmark(net, [(torch.ones(1, 4, 2), torch.zeros(1))],
+    ops = dict(Benchmark(net, [(torch.ones(1, 4, 2, dtype=dtype), torch.zeros(1))],
                          metrics=[SynapticOperations()], quiet=True).run())["synaptic_operations"]
     # calls 1-2 see two non-zero weights, calls 3-4 one: 2 + 2 + 1 + 1
     assert ops["Effective_ACs"] == 6.0

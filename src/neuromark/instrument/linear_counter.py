@@ -4,8 +4,8 @@ CPU float inputs are read by the kernel of :func:`~neuromark.instrument.kernels.
 of a (rows, steps, in) array: a time step announced by the adapter (``data[:, t]`` of a
 (B, T, in) batch) is row set ``t`` of the batch itself, and any other input ``x`` is
 ``x.reshape(-1, 1, in)``. Other inputs (GPU, other dtypes) take the torch path: |x| and
-its non-zero indicator written into buffers reused from call to call, per-column counts
-kept, and the dot products with the weight's column counts done at once in :meth:`take`.
+its non-zero indicator written into buffers reused from call to call, and the call's
+effective ops and spike residual kept as tensors until :meth:`take`.
 
 Either way a call is an AC call when every input value is -1, 0 or 1, else a MAC call;
 NaN input is reported by :meth:`take`, outside the forward pass.
@@ -73,8 +73,7 @@ class LinearCounter:
         self._kernel = compiled()[0]  # see linear_counts(); called directly: once per call
         self.magnitude: Tensor | None = None
         self.indicator: Tensor | None = None
-        self.column_counts: list[Tensor] = []
-        self.spikes: list[bool] = []
+        self.pending: list[tuple[Tensor, Tensor]] = []  # torch path: (effective, residual)
         self.acs = 0
         self.macs = 0
         self.dense = 0
@@ -111,6 +110,8 @@ class LinearCounter:
         self._col_nnz = column_counts_array(self.weights.col_nnz(weight), weight.numel())
 
     def _add_with_torch(self, x: Tensor) -> None:
+        """The same counts with torch ops, kept as tensors until :meth:`take` (no host
+        sync per call on a GPU); the weight's column counts are those of this call."""
         self.dense += x.numel() * self.out_features
         if x.dtype not in (torch.float32, torch.float64):
             x = x.to(torch.float32)
@@ -122,13 +123,13 @@ class LinearCounter:
         indicator = self.indicator
         torch.abs(x, out=magnitude)
         torch.sign(magnitude, out=indicator)  # 1 where x != 0 (NaN -> 0)
-        self.column_counts.append(indicator.reshape(-1, x.shape[-1]).sum(dim=0))
+        # per-column counts are exact in float32 (rows < 2**24); the dot product is float64
+        columns = indicator.reshape(-1, x.shape[-1]).sum(dim=0, dtype=torch.float64)
+        col_nnz = self.weights.col_nnz(self._parameters["weight"]).to(columns.device)
         # |x| - indicator is 0 exactly where |x| is 0 or 1; elsewhere its square is
         # >= 2**-48 (float32 spacing below 1), so the sum of squares cannot vanish.
         flat = magnitude.sub_(indicator).reshape(-1)
-        residual = float(torch.dot(flat, flat))
-        self.nan_seen |= residual != residual
-        self.spikes.append(residual == 0.0)
+        self.pending.append((columns @ col_nnz, torch.dot(flat, flat)))
 
     def take(self) -> tuple[float, float, float]:
         """(effective ACs, effective MACs, dense) since the last take; resets the totals."""
@@ -141,19 +142,18 @@ class LinearCounter:
             raise ValueError(f"the weight storage of connection layer {self.name!r} was "
                              "replaced (``weight.data = ...``) during the batch; its "
                              "operations cannot be attributed to the right weights")
-        if self.column_counts and not nan_seen:
-            counts = torch.stack(self.column_counts).to(torch.float64)
-            col_nnz = self.weights.col_nnz(self.module.weight).to(counts.device)
-            effective = (counts @ col_nnz).tolist()
-            acs += sum(e for e, s in zip(effective, self.spikes) if s)
-            macs += sum(e for e, s in zip(effective, self.spikes) if not s)
+        if self.pending:
+            effective = torch.stack([e for e, _ in self.pending]).tolist()
+            residuals = torch.stack([r.to(torch.float64) for _, r in self.pending]).tolist()
+            nan_seen |= any(r != r for r in residuals)
+            acs += sum(e for e, r in zip(effective, residuals) if r == 0.0)
+            macs += sum(e for e, r in zip(effective, residuals) if r != 0.0)
         self._reset()
         if nan_seen:
             raise ValueError(f"connection layer {self.name!r} received NaN input")
         return acs, macs, dense
 
     def _reset(self) -> None:
-        self.column_counts.clear()
-        self.spikes.clear()
+        self.pending.clear()
         self.acs = self.macs = self.dense = 0
         self.nan_seen = False
