@@ -332,7 +332,7 @@ def test_membrane_passed_in_is_the_state_entering_the_step(by_keyword):
 
 
 def test_only_true_time_slices_are_read_from_the_batch():
-    from neuromark.instrument.linear_counter import StepIndex
+    from neuromark.instrument.steps import StepIndex
 
     data = torch.rand(4, 3, 5)
     index = StepIndex()
@@ -413,3 +413,78 @@ def test_wrappers_are_removed_when_the_model_fails():
         Benchmark(net, [(torch.ones(1, 2), torch.zeros(1))],
                   metrics=[SynapticOperations(), ActivationSparsity()], quiet=True).run()
     assert "forward" not in net.fc.__dict__ and "forward" not in net.act.__dict__
+
+
+def conv_mask_reference(conv: nn.Module, x: torch.Tensor) -> tuple[float, float]:
+    """(effective, dense) ops of ``conv`` on ``x`` per sample, by convolving the masks
+    forward (an independent computation from the probes' input-side maps)."""
+    fn = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d,
+          3: torch.nn.functional.conv3d}[len(conv.kernel_size)]
+    geometry = (conv.stride, conv.padding, conv.dilation, conv.groups)
+    x = x.double()
+    effective = fn((x != 0).double(), (conv.weight != 0).double(), None, *geometry).sum()
+    dense = fn(torch.ones_like(x), torch.ones_like(conv.weight, dtype=torch.float64), None,
+               *geometry).sum()
+    return float(effective) / len(x), float(dense) / len(x)
+
+
+@pytest.mark.parametrize("conv", [
+    nn.Conv1d(4, 6, 3, stride=2, padding=1),
+    nn.Conv2d(4, 6, 3, padding="same", dilation=2, groups=2),
+    nn.Conv2d(4, 4, (2, 3), stride=(2, 1), padding=(1, 0), groups=4),
+    nn.Conv3d(4, 2, 2, stride=1, padding=1),
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # kernel and torch paths
+def test_convolutions_match_the_mask_convolution(conv, dtype):
+    gen = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        conv.weight.mul_(torch.rand(conv.weight.shape, generator=gen) > 0.5)
+    spatial = (7,) * (len(conv.kernel_size))
+    x = (torch.rand(3, 4, *spatial, generator=gen) < 0.3).float()
+    effective, dense = conv_mask_reference(conv, x)
+    ops = dict(Benchmark(conv.to(dtype), [(x.to(dtype), torch.zeros(3))],
+                         metrics=[SynapticOperations()], quiet=True).run())["synaptic_operations"]
+    assert ops == {"Effective_MACs": 0.0, "Effective_ACs": effective, "Dense": dense}
+    graded = x * 0.5
+    ops = dict(Benchmark(conv, [(graded.to(dtype), torch.zeros(3))],
+                         metrics=[SynapticOperations()], quiet=True).run())["synaptic_operations"]
+    assert ops["Effective_MACs"] == effective and ops["Effective_ACs"] == 0.0
+
+
+def test_conv_snn_time_steps_from_the_batch_count_like_a_loop():
+    snntorch = pytest.importorskip("snntorch")
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), snntorch.Leaky(beta=0.9, init_hidden=True),
+                        nn.Conv2d(4, 4, 3, stride=2), snntorch.Leaky(beta=0.9, init_hidden=True),
+                        nn.Flatten(), nn.Linear(4 * 3 * 3, 3),
+                        snntorch.Leaky(beta=0.9, init_hidden=True, output=True))
+    data = (torch.rand(5, 6, 2, 8, 8, generator=torch.Generator().manual_seed(3)) < 0.3).float()
+    announced = complexity(SNNTorchModel(net), data)
+    looped = complexity(TorchModel(StepLoop(net)), data)
+    assert announced == looped
+    assert announced["synaptic_operations"]["Effective_ACs"] > 0
+    torch.manual_seed(0)
+    batched = complexity(TorchModel(nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU())), data[:, 0])
+    unbatched = complexity(TorchModel(UnbatchedConv()), data[:, 0])  # samples as (C, H, W)
+    assert unbatched["synaptic_operations"] == batched["synaptic_operations"]
+    assert batched["synaptic_operations"]["Effective_ACs"] > 0
+
+
+class UnbatchedConv(nn.Module):
+    """Feeds each sample to a Conv2d unbatched, as (C, H, W)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(2, 3, 3)
+        self.act = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([self.act(self.conv(sample)) for sample in x])
+
+
+def test_conv_padding_modes_other_than_zeros_are_refused_by_name():
+    net = nn.Sequential(nn.Conv2d(1, 1, 3, padding=1, padding_mode="reflect"))
+    with pytest.raises(UnsupportedLayerError, match="'0' with padding_mode='reflect'"):
+        Benchmark(net, [(torch.ones(1, 1, 4, 4), torch.zeros(1))],
+                  metrics=[SynapticOperations()], quiet=True).run()

@@ -23,13 +23,12 @@ from torch.nn.utils.rnn import PackedSequence
 
 from neuromark.errors import UnsupportedLayerError
 from neuromark.metrics.functional.synops import (
-    conv_ops,
     linear_dense,
     linear_effective,
     spike_stats,
     weight_column_nnz,
 )
-from neuromark.models.base import CELL_TYPES, CONV_TYPES, RNN_TYPES
+from neuromark.models.base import CELL_TYPES, RNN_TYPES
 
 #: (effective ops, dense ops, spike defect, input peak |x|); see ``spike_stats``.
 Part = tuple[Tensor, float, Tensor, Tensor]
@@ -55,20 +54,6 @@ class WeightCache:
 
 def _linear(module: nn.Linear, args: tuple[Any, ...], output: Any, cache: WeightCache) -> list[Part]:
     return [_matrix_part(args[0], module.weight, cache)]
-
-
-def _conv(module: nn.Module, args: tuple[Any, ...], output: Any, cache: WeightCache) -> list[Part]:
-    x = args[0]
-    dims = len(module.kernel_size)
-    if module.padding_mode != "zeros":
-        raise UnsupportedLayerError(f"{type(module).__name__} with padding_mode="
-                                    f"{module.padding_mode!r} cannot be counted (only 'zeros')")
-    indicator, defect, peak = spike_stats(x)
-    if indicator.dim() == dims + 1:  # unbatched
-        indicator = indicator.unsqueeze(0)
-    eff, dense = conv_ops(indicator, module.weight, module.stride, module.padding,
-                          module.dilation, module.groups, dims)
-    return [(eff, float(dense), defect, peak)]
 
 
 def _matrix_part(x: Tensor, weight: Tensor, cache: WeightCache) -> Part:
@@ -159,8 +144,6 @@ def counter_for(module: nn.Module) -> Counter:
     """The counter of a connection layer; other layer types raise naming the type."""
     if isinstance(module, nn.Linear):
         return _linear  # type: ignore[return-value]
-    if isinstance(module, CONV_TYPES):
-        return _conv
     if isinstance(module, RNN_TYPES):
         return _rnn  # type: ignore[return-value]
     if isinstance(module, CELL_TYPES):

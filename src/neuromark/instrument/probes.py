@@ -21,11 +21,13 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
+from neuromark.instrument.conv_counter import ConvCounter
 from neuromark.instrument.layer_ops import Part, WeightCache, counter_for
-from neuromark.instrument.linear_counter import LinearCounter, StepIndex
+from neuromark.instrument.linear_counter import LinearCounter
 from neuromark.instrument.membrane import NeuronCounter
+from neuromark.instrument.steps import StepIndex
 from neuromark.instrument.wrapping import Forward, ForwardWrapper
-from neuromark.models.base import NeuronLayer
+from neuromark.models.base import CONV_TYPES, NeuronLayer
 
 PROBES = frozenset({"synops", "activations", "membrane"})
 
@@ -95,7 +97,7 @@ class Instrument:
         self._steps = StepIndex()
         self._arrays = LastArray()
         self._ops: dict[str, list[Part]] = defaultdict(list)
-        self._linear: dict[str, LinearCounter] = {}
+        self._matrices: dict[str, LinearCounter | ConvCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
 
     def __enter__(self) -> Instrument:
@@ -118,7 +120,7 @@ class Instrument:
             self.detach()
             raise
         listeners = getattr(self.adapter, "step_listeners", None)
-        if listeners is not None and self._linear:
+        if listeners is not None and self._matrices:
             listeners.append(self._steps.announce)
 
     def detach(self) -> None:
@@ -131,25 +133,27 @@ class Instrument:
         self._steps.clear()
 
     def _wrap_connection(self, name: str, module: nn.Module) -> None:
-        if isinstance(module, nn.Linear):
-            linear = self._linear[name] = LinearCounter(name, module, self._weights,
-                                                        self._steps, self._arrays)
-            add = linear.add
+        if isinstance(module, (nn.Linear, *CONV_TYPES)):
+            counter = LinearCounter(name, module, self._weights, self._steps, self._arrays) \
+                if isinstance(module, nn.Linear) else ConvCounter(name, module, self._steps,
+                                                                  self._arrays)
+            self._matrices[name] = counter
+            add = counter.add
 
             def make(forward: Forward) -> Forward:
-                def linear_forward(*args: Any, **kwargs: Any) -> Any:
+                def matrix_forward(*args: Any, **kwargs: Any) -> Any:
                     output = forward(*args, **kwargs)
                     add(args[0] if args else kwargs["input"])
                     return output
-                return linear_forward
+                return matrix_forward
         else:
-            counter = counter_for(module)
+            count_call = counter_for(module)
             weights, store = self._weights, self._ops[name]
 
             def make(forward: Forward) -> Forward:
                 def counted_forward(*args: Any, **kwargs: Any) -> Any:
                     output = forward(*args, **kwargs)
-                    store.extend(counter(module, args, output, weights))
+                    store.extend(count_call(module, args, output, weights))
                     return output
                 return counted_forward
         self._wrappers.append(ForwardWrapper(module, make))
@@ -168,8 +172,8 @@ class Instrument:
         for name, parts in self._ops.items():
             activity.ops[name] = _sum_parts(name, parts)
             parts.clear()
-        for name, linear in self._linear.items():
-            acs, macs, dense = linear.take()
+        for name, counter in self._matrices.items():
+            acs, macs, dense = counter.take()
             activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)
         for name, counter in self._neurons.items():
             nonzeros, total, updates = counter.take()

@@ -9,8 +9,9 @@ Definitions, per model execution:
 neurobench 2.3.0 counts effective ops by copying each layer and running extra forward
 passes with binarised weights. Here the counts come from mask algebra instead: for a
 Linear layer y = W x with W of shape (out, in),
-``effective = sum_j nnz(x_j) * nnz(W[:, j])`` and ``dense = in * out`` per sample, which
-costs one count and one dot product per call.
+``effective = sum_j nnz(x_j) * nnz(W[:, j])`` and ``dense = in * out`` per sample; a
+convolution has the same form with a per-input-element weight count map
+(:func:`conv_input_counts`), so both cost one pass over the input per call.
 
 All functions return float64 scalar tensors (exact for counts below 2**53).
 """
@@ -62,22 +63,22 @@ def linear_dense(x: Tensor, weight: Tensor) -> float:
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
 
 
-def conv_ops(indicator: Tensor, weight: Tensor, stride, padding, dilation, groups: int,
-             dims: int) -> tuple[Tensor, Tensor]:
-    """(effective, dense) ops of a convolution over a batch, given the non-zero indicator
-    of its input (N, C, *spatial).
+def conv_input_counts(weight_mask: Tensor, in_shape: tuple[int, ...], stride, padding,
+                      dilation, groups: int) -> Tensor:
+    """For a convolution with weights ``weight_mask`` (1 where a weight counts, else 0),
+    the number of (output, weight) multiplications each input element takes part in:
+    shape ``in_shape`` = (C, *spatial), float64.
 
-    Effective = the convolution of the input's non-zero mask with the weight's non-zero
-    mask, summed over all outputs; dense = the same with all-ones masks (multiplications
-    with zero padding are not operations).
+    A convolution is linear in its input, so summed over all outputs it is
+    ``sum(conv(x, m)) = sum(x * M)`` with ``M`` the gradient of ``sum(conv(x, m))`` with
+    respect to ``x``. Effective ops of a sample are then ``sum([x != 0] * M)`` with ``m`` the
+    weight's non-zero mask, and dense ops ``sum(M)`` with ``m`` all ones: multiplications
+    with zero padding fall outside ``x`` and are not counted. Any padding mode, including
+    ``"same"``, and strides, dilation and groups are handled by torch's own convolution.
     """
-    conv = _CONV[dims]
-    x_mask = indicator.to(torch.float32)
-    w_mask = (weight != 0).to(torch.float32)
-    eff = conv(x_mask, w_mask, None, stride, padding, dilation, groups).sum(dtype=torch.float64)
-    ones_in = torch.ones_like(x_mask[:1])
-    dense_one = conv(ones_in, torch.ones_like(w_mask), None, stride, padding, dilation,
-                     groups).sum(dtype=torch.float64)
-    return eff, dense_one * x_mask.shape[0]
-
-
+    conv = _CONV[weight_mask.dim() - 2]
+    with torch.inference_mode(False), torch.enable_grad():
+        ones = torch.ones((1, *in_shape), dtype=torch.float64, requires_grad=True)
+        mask = weight_mask.detach().to(torch.float64).clone()
+        conv(ones, mask, None, stride, padding, dilation, groups).sum().backward()
+    return ones.grad[0].detach()

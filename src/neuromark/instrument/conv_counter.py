@@ -1,0 +1,93 @@
+"""Counting of convolution calls with the Linear kernel.
+
+A convolution is linear in its input, so over all its outputs a sample's effective ops
+are ``sum([x != 0] * M)``, where ``M`` (the shape of one input sample) counts the non-zero
+weights each input element meets, and dense ops are ``sum(M_ones)`` with all weights
+counted (:func:`~neuromark.metrics.functional.synops.conv_input_counts`). Both maps depend
+only on the weight and the input shape, so they are computed once and cached; each call is
+then the Linear kernel's single pass with the flattened sample as the row and ``M`` as the
+weight counts. neurobench instead convolves a copy of the input with binarised weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from neuromark.errors import UnsupportedLayerError
+from neuromark.instrument.arrays import LastArray
+from neuromark.instrument.call_totals import CallTotals, torch_counts
+from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
+from neuromark.instrument.steps import StepIndex
+from neuromark.metrics.functional.synops import conv_input_counts
+
+#: Per input-sample shape: (weight counts for the kernel, the same as a tensor, dense ops).
+Maps = tuple[np.ndarray, Tensor, int]
+
+
+class ConvCounter(CallTotals):
+    """Effective and dense operations of successive calls of one ``nn.Conv1d/2d/3d``."""
+
+    def __init__(self, name: str, module: nn.Module, steps: StepIndex,
+                 arrays: LastArray | None = None) -> None:
+        if module.padding_mode != "zeros":
+            raise UnsupportedLayerError(f"{type(module).__name__} {name!r} with padding_mode="
+                                        f"{module.padding_mode!r} cannot be counted (only 'zeros')")
+        super().__init__(name)
+        self.module = module
+        self.dims = len(module.kernel_size)
+        self.steps = steps
+        self.arrays = arrays or LastArray()
+        self._parameters = module._parameters
+        self._stamp: tuple[Tensor, int, int] | None = None  # weight, data_ptr, version
+        self._maps: dict[tuple[int, ...], Maps] = {}
+        self._kernel = compiled()[0]
+
+    def maps(self, sample_shape: tuple[int, ...]) -> Maps:
+        """The weight-count maps for input samples of ``sample_shape`` (C, *spatial),
+        recomputed when the weight changes (in place: its version moves; or replaced)."""
+        weight = self._parameters["weight"]
+        stamp = self._stamp
+        if stamp is None or weight is not stamp[0] or weight._version != stamp[2] \
+                or weight.data_ptr() != stamp[1]:
+            self._stamp = (weight, weight.data_ptr(), weight._version)
+            self._maps.clear()
+        maps = self._maps.get(sample_shape)
+        if maps is None:
+            m = self.module
+            geometry = (m.stride, m.padding, m.dilation, m.groups)
+            effective = conv_input_counts(weight != 0, sample_shape, *geometry).reshape(-1)
+            dense = int(conv_input_counts(torch.ones_like(weight), sample_shape, *geometry).sum())
+            maps = self._maps[sample_shape] = (column_counts_array(effective, dense),
+                                               effective, dense)
+        return maps
+
+    def add(self, x: Tensor) -> None:
+        """Record one call's input ``x``: (N, C, *spatial), or (C, *spatial) unbatched."""
+        step = self.steps.index.get(id(x))
+        if step is not None and self.steps.batch.ndim == self.dims + 3:
+            rows, sample_shape = self.steps.flat, self.steps.batch.shape[2:]
+        else:
+            array = self.arrays.get(x)
+            if array is None:
+                self._add_with_torch(x)
+                return
+            batched = array.ndim == self.dims + 2
+            sample_shape = array.shape[1:] if batched else array.shape
+            rows, step = array.reshape(array.shape[0] if batched else 1, 1, -1), 0
+        vector, _, dense = self.maps(tuple(sample_shape))
+        self.dense += rows.shape[0] * dense
+        if rows.size == 0:
+            return
+        self.record(*self._kernel(rows, step, vector, *UNITS[rows.dtype.char]))
+
+    def _add_with_torch(self, x: Tensor) -> None:
+        batched = x.dim() == self.dims + 2
+        sample_shape = tuple(x.shape[1:] if batched else x.shape)
+        _, counts, dense = self.maps(sample_shape)
+        samples = x.shape[0] if batched else 1
+        self.dense += samples * dense
+        self.pending.append(torch_counts(x.reshape(samples, math.prod(sample_shape)), counts))
