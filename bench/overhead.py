@@ -17,7 +17,10 @@ With ``--neurobench`` (neurobench importable, e.g. in the scratch venv that
 2.3.0's own Benchmark with the same seven metrics joins the alternation, so both ratios come
 from one run on one machine.
 
-Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench]
+``--conv`` times a convolutional SNN instead (``reference_net.build_conv``; no reference
+figures exist for it).
+
+Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench] [--conv]
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference_net import build_reference, reference_figures  # noqa: E402
+from reference_net import build_conv, build_reference, reference_figures  # noqa: E402
 
 from neuromark import Benchmark  # noqa: E402
 from neuromark.metrics import (  # noqa: E402
@@ -101,10 +104,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--neurobench", action="store_true",
                         help="also time neurobench 2.3.0's Benchmark (must be importable)")
+    parser.add_argument("--conv", action="store_true",
+                        help="a convolutional SNN instead of the reference network")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    net, loader = build_reference()
+    net, loader = build_conv() if args.conv else build_reference()
     batches = list(loader)  # collate once: data loading is not what is compared
     model, post = SNNTorchModel(net), ChooseMaxCount()
     plain_loop(model, batches, post)  # warm-up
@@ -140,8 +145,12 @@ def main() -> None:
                   f"{statistics.median(nb_ratios):.3f} (median of {args.rounds} rounds); "
                   f"neurobench's overhead / ours = "
                   f"{(statistics.median(nb_ratios) - 1) / (statistics.median(ours_ratios) - 1):.1f}x")
-    ref = reference_figures()["per_sample"]
     ours = dict(results)
+    if args.conv:  # no reference figures for this network
+        for key in ("synaptic_operations", "activation_sparsity", "membrane_updates"):
+            print(f"{key:20s} ours {ours[key]}")
+        return
+    ref = reference_figures()["per_sample"]
     figures = {
         "Effective_ACs": ours["synaptic_operations"]["Effective_ACs"],
         "Effective_MACs": ours["synaptic_operations"]["Effective_MACs"],

@@ -39,5 +39,23 @@ def build_reference(batch_size: int = 64) -> tuple[nn.Module, DataLoader]:
     return net, DataLoader(TensorDataset(data, targets), batch_size=batch_size)
 
 
+def build_conv(batch_size: int = 16) -> tuple[nn.Module, DataLoader]:
+    """A convolutional SNN (not in the reference file): Conv2d(2,16,3) -> Leaky ->
+    Conv2d(16,32,3,stride 2) -> Leaky -> Linear(8192,10) -> Leaky, on Bernoulli(0.1) spikes
+    of shape (64, 20, 2, 32, 32), batch 16."""
+    import snntorch as snn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(2, 16, 3, padding=1), snn.Leaky(beta=0.9, init_hidden=True),
+        nn.Conv2d(16, 32, 3, stride=2, padding=1), snn.Leaky(beta=0.9, init_hidden=True),
+        nn.Flatten(), nn.Linear(32 * 16 * 16, 10),
+        snn.Leaky(beta=0.9, init_hidden=True, output=True),
+    )
+    data = torch.bernoulli(torch.full((64, 20, 2, 32, 32), 0.1))
+    targets = torch.randint(0, 10, (64,))
+    return net, DataLoader(TensorDataset(data, targets), batch_size=batch_size)
+
+
 def reference_figures() -> dict:
     return json.loads(REFERENCE_JSON.read_text())
