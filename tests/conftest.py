@@ -5,7 +5,30 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import torch
+from torch import nn
+
 #: ``$NEUROMARK_REFERENCE_DIR`` or ``shared/reference`` beside the checkout (the project's
 #: reference data; tests that need it skip when it is absent).
 REFERENCE_DIR = Path(os.environ.get("NEUROMARK_REFERENCE_DIR",
                                     Path(__file__).resolve().parents[2] / "shared/reference"))
+
+
+class CountingLIF(nn.Module):
+    """A tiny LIF with a ``mem`` attribute rebound each step (as snnTorch does), in the
+    dtype of its input."""
+
+    neuromark_neuron = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mem = torch.zeros(())
+
+    def reset_state(self) -> None:
+        self.mem = torch.zeros(())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.mem = 0.5 * self.mem + x
+        spk = (self.mem >= 1).to(x.dtype)
+        self.mem = self.mem - spk
+        return spk

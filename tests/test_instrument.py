@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import CountingLIF
 from torch import nn
 
 from neuromark import Benchmark
@@ -141,28 +142,9 @@ def test_time_steps_announced_by_the_adapter_count_like_any_other_input():
     assert announced["synaptic_operations"]["Effective_ACs"] > 0
 
 
-class LIF(nn.Module):
-    """A leaky integrate-and-fire layer that rebinds ``mem`` each step, in any dtype."""
-
-    neuromark_neuron = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.mem = torch.zeros(())
-
-    def reset_state(self) -> None:
-        self.mem = torch.zeros(())
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mem = 0.5 * self.mem.to(x.dtype) + x
-        spk = (mem >= 1).to(x.dtype)
-        self.mem = mem - spk
-        return spk
-
-
 def lif_net(dtype: torch.dtype) -> nn.Module:
     torch.manual_seed(0)
-    net = nn.Sequential(nn.Linear(12, 9), LIF(), nn.Linear(9, 4), nn.ReLU())
+    net = nn.Sequential(nn.Linear(12, 9), CountingLIF(), nn.Linear(9, 4), nn.ReLU())
     with torch.no_grad():
         net[0].weight.mul_(3)
         net[0].weight[:, :3] = 0
@@ -192,9 +174,9 @@ def brute_force(net: nn.Module, data: torch.Tensor) -> dict:
     for mod in net.modules():
         if isinstance(mod, nn.Linear):
             handles.append(mod.register_forward_hook(linear))
-        if isinstance(mod, (LIF, nn.ReLU)):
+        if isinstance(mod, (CountingLIF, nn.ReLU)):
             handles.append(mod.register_forward_hook(activation))
-        if isinstance(mod, LIF):
+        if isinstance(mod, CountingLIF):
             handles += [mod.register_forward_pre_hook(before), mod.register_forward_hook(after)]
             mod.reset_state()
     with torch.inference_mode():
@@ -206,28 +188,18 @@ def brute_force(net: nn.Module, data: torch.Tensor) -> dict:
             "membrane_updates": updates[0] / n}
 
 
-def test_torch_fallback_counts_by_the_definitions():
-    # numpy cannot view bfloat16 tensors, so every probe takes its torch path
-    data = (torch.rand(6, 10, 12, generator=torch.Generator().manual_seed(1)) < 0.3).bfloat16()
-    net = lif_net(torch.bfloat16)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])  # kernel and torch paths
+def test_complexity_counts_by_the_definitions(dtype):
+    # numpy cannot view bfloat16 tensors, so there every probe takes its torch path
+    data = (torch.rand(6, 10, 12, generator=torch.Generator().manual_seed(1)) < 0.3).to(dtype)
+    net = lif_net(dtype)
     ours = complexity(net, data)
     expected = brute_force(net, data)
     assert ours["synaptic_operations"]["Effective_ACs"] == expected["Effective_ACs"] > 0
     assert ours["synaptic_operations"]["Effective_MACs"] == 0.0
     assert ours["activation_sparsity"] == expected["activation_sparsity"]
     assert ours["membrane_updates"] == expected["membrane_updates"] > 0
-    assert complexity(lif_net(torch.float32), data.float()) == complexity(
-        lif_net(torch.float32), data.float())  # the kernel path is deterministic
-
-
-def test_kernel_path_counts_by_the_definitions():
-    data = (torch.rand(6, 10, 12, generator=torch.Generator().manual_seed(1)) < 0.3).float()
-    net = lif_net(torch.float32)
-    ours = complexity(net, data)
-    expected = brute_force(net, data)
-    assert ours["synaptic_operations"]["Effective_ACs"] == expected["Effective_ACs"] > 0
-    assert ours["activation_sparsity"] == expected["activation_sparsity"]
-    assert ours["membrane_updates"] == expected["membrane_updates"] > 0
+    assert complexity(net, data) == ours  # counting is deterministic
 
 
 class Plastic(nn.Module):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import CountingLIF
 from torch import nn
 
 from neuromark import Benchmark
@@ -94,25 +95,6 @@ def test_activation_sparsity_relu_net_by_layer():
     # ReLU outputs [[1,0],[0,0]] -> 3/4 zero; Tanh of those -> same zeros 3/4
     assert res["activation_sparsity"] == pytest.approx(0.75)
     assert res["activation_sparsity_by_layer"] == {"1": 0.75, "2.0": 0.75}
-
-
-class CountingLIF(nn.Module):
-    """A tiny LIF with a ``mem`` attribute rebound each step (as snnTorch does)."""
-
-    neuromark_neuron = True
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.mem = torch.zeros(())
-
-    def reset_state(self) -> None:
-        self.mem = torch.zeros(())
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        self.mem = 0.5 * self.mem + x
-        spk = (self.mem >= 1).float()
-        self.mem = self.mem - spk
-        return spk
 
 
 class InPlaceLIF(CountingLIF):
