@@ -460,3 +460,13 @@ def test_conv_padding_modes_other_than_zeros_are_refused_by_name():
     with pytest.raises(UnsupportedLayerError, match="'0' with padding_mode='reflect'"):
         Benchmark(net, [(torch.ones(1, 1, 4, 4), torch.zeros(1))],
                   metrics=[SynapticOperations()], quiet=True).run()
+
+
+def test_linear_on_multidimensional_time_steps_counts_every_row():
+    layer = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+    data = (torch.rand(2, 5, 6, 4, generator=torch.Generator().manual_seed(4)) < 0.4).float()
+    # steps of (2, 6, 4): not read from the batch (rows are not the batch's rows)
+    stepped = dict(Benchmark(SNNTorchModel(layer), [(data, torch.zeros(2))],
+                             metrics=[SynapticOperations()], quiet=True).run())["synaptic_operations"]
+    expected = torch_linear_reference(data, (layer[0].weight != 0).sum(0).double())[0] / 2
+    assert stepped == {"Effective_MACs": 0.0, "Effective_ACs": expected, "Dense": 5 * 6 * 4 * 3.0}
