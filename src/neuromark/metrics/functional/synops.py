@@ -78,7 +78,8 @@ def conv_input_counts(weight_mask: Tensor, in_shape: tuple[int, ...], stride, pa
     """
     conv = _CONV[weight_mask.dim() - 2]
     with torch.inference_mode(False), torch.enable_grad():
-        ones = torch.ones((1, *in_shape), dtype=torch.float64, requires_grad=True)
+        ones = torch.ones((1, *in_shape), dtype=torch.float64, device=weight_mask.device,
+                          requires_grad=True)
         mask = weight_mask.detach().to(torch.float64).clone()
         conv(ones, mask, None, stride, padding, dilation, groups).sum().backward()
     return ones.grad[0].detach()
