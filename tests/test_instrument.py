@@ -470,3 +470,50 @@ def test_linear_on_multidimensional_time_steps_counts_every_row():
                              metrics=[SynapticOperations()], quiet=True).run())["synaptic_operations"]
     expected = torch_linear_reference(data, (layer[0].weight != 0).sum(0).double())[0] / 2
     assert stepped == {"Effective_MACs": 0.0, "Effective_ACs": expected, "Dense": 5 * 6 * 4 * 3.0}
+
+
+class CellLoop(nn.Module):
+    """Steps a cell over (B, T, in), passing the hidden state (and cell state) back in."""
+
+    def __init__(self, cell: nn.Module, unbatched: bool = False) -> None:
+        super().__init__()
+        self.cell = cell
+        self.unbatched = unbatched
+        self.seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        samples = x.unbind(0) if self.unbatched else [x]
+        outs = []
+        for sample in samples:
+            state = None
+            for x_t in sample.unbind(-2):
+                h = None if state is None else (state[0] if isinstance(state, tuple) else state)
+                self.seen.append((x_t, h))
+                state = self.cell(x_t, state)
+            outs.append(state[0] if isinstance(state, tuple) else state)
+        return torch.stack(outs) if self.unbatched else outs[0]
+
+
+def matrix_ops(x: torch.Tensor, weight: torch.Tensor) -> float:
+    x = x.float().reshape(-1, weight.shape[1])
+    return float(((x != 0).float().sum(0) * (weight != 0).float().sum(0)).sum())
+
+
+@pytest.mark.parametrize("kind", [nn.RNNCell, nn.GRUCell, nn.LSTMCell])
+@pytest.mark.parametrize("dtype,unbatched", [(torch.float32, False), (torch.float32, True),
+                                             (torch.bfloat16, False)])
+def test_cells_count_both_matrices_by_brute_force(kind, dtype, unbatched):
+    torch.manual_seed(0)
+    cell = kind(5, 3)
+    with torch.no_grad():
+        cell.weight_ih.mul_(torch.rand(cell.weight_ih.shape) > 0.4)
+    net = CellLoop(cell, unbatched).to(dtype)
+    data = (torch.rand(4, 6, 5, generator=torch.Generator().manual_seed(2)) < 0.4).to(dtype)
+    ops = dict(Benchmark(net, [(data, torch.zeros(4))], metrics=[SynapticOperations()],
+                         quiet=True).run())["synaptic_operations"]
+    acs = sum(matrix_ops(x, cell.weight_ih) for x, _ in net.seen)
+    macs = sum(matrix_ops(h, cell.weight_hh) for _, h in net.seen if h is not None)
+    dense = sum((x.numel() // 5) * (cell.weight_ih.numel() + cell.weight_hh.numel())
+                for x, _ in net.seen)
+    assert ops == {"Effective_ACs": acs / 4, "Effective_MACs": macs / 4, "Dense": dense / 4}
+    assert macs > 0

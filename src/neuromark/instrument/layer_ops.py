@@ -28,7 +28,7 @@ from neuromark.metrics.functional.synops import (
     spike_stats,
     weight_column_nnz,
 )
-from neuromark.models.base import CELL_TYPES, RNN_TYPES
+from neuromark.models.base import RNN_TYPES
 
 #: (effective ops, dense ops, spike defect, input peak |x|); see ``spike_stats``.
 Part = tuple[Tensor, float, Tensor, Tensor]
@@ -61,16 +61,6 @@ def _matrix_part(x: Tensor, weight: Tensor, cache: WeightCache) -> Part:
     indicator, defect, peak = spike_stats(x)
     return (linear_effective(indicator, cache.col_nnz(weight)), linear_dense(x, weight),
             defect, peak)
-
-
-def _cell(module: nn.Module, args: tuple[Any, ...], output: Any, cache: WeightCache) -> list[Part]:
-    x = args[0]
-    hx = args[1] if len(args) > 1 else None
-    if isinstance(hx, tuple):  # LSTMCell (h, c)
-        hx = hx[0]
-    if hx is None:
-        hx = torch.zeros(*x.shape[:-1], module.hidden_size, dtype=x.dtype, device=x.device)
-    return [_matrix_part(x, module.weight_ih, cache), _matrix_part(hx, module.weight_hh, cache)]
 
 
 def _single_layer_replay(module: nn.RNNBase, layer: int) -> nn.RNNBase:
@@ -146,6 +136,4 @@ def counter_for(module: nn.Module) -> Counter:
         return _linear  # type: ignore[return-value]
     if isinstance(module, RNN_TYPES):
         return _rnn  # type: ignore[return-value]
-    if isinstance(module, CELL_TYPES):
-        return _cell
     raise UnsupportedLayerError(f"cannot count synaptic operations of {type(module).__name__}")

@@ -22,16 +22,20 @@ from neuromark.instrument.steps import StepIndex
 
 
 class LinearCounter(CallTotals):
-    """Effective and dense operations of successive calls of one ``nn.Linear``."""
+    """Effective and dense operations of successive calls of one ``nn.Linear``, or of one
+    weight matrix ``weight_name`` (out, in) of another module, such as a cell's
+    ``weight_ih``."""
 
-    def __init__(self, name: str, module: nn.Linear, weights: WeightCache,
-                 steps: StepIndex, arrays: LastArray | None = None) -> None:
+    def __init__(self, name: str, module: nn.Module, weights: WeightCache,
+                 steps: StepIndex, arrays: LastArray | None = None,
+                 weight_name: str = "weight") -> None:
         super().__init__(name)
         self.module = module
         self.weights = weights
         self.steps = steps
         self.arrays = arrays or LastArray()
-        self.out_features = module.out_features
+        self.weight_name = weight_name
+        self.out_features = module._parameters[weight_name].shape[0]
         self._parameters = module._parameters
         self._weight: Tensor | None = None  # the weight _col_nnz was computed for
         self._stamp = (0, -1)  # its (data_ptr, version) then
@@ -52,7 +56,7 @@ class LinearCounter(CallTotals):
         self.dense += rows.shape[0] * rows.shape[2] * self.out_features
         if rows.size == 0:
             return
-        weight = self._parameters["weight"]
+        weight = self._parameters[self.weight_name]
         if weight is not self._weight or weight._version != self._stamp[1]:
             self._refresh(weight)
         self.record(*self._kernel(rows, step, self._col_nnz, *UNITS[rows.dtype.char]))
@@ -65,7 +69,7 @@ class LinearCounter(CallTotals):
     def _add_with_torch(self, x: Tensor) -> None:
         """Torch ops, with the column counts of the weight as it is at this call."""
         self.dense += x.numel() * self.out_features
-        col_nnz = self.weights.col_nnz(self._parameters["weight"])
+        col_nnz = self.weights.col_nnz(self._parameters[self.weight_name])
         self.pending.append(torch_counts(x.reshape(-1, x.shape[-1]), col_nnz))
 
     def take(self) -> tuple[float, float, float]:
@@ -78,3 +82,33 @@ class LinearCounter(CallTotals):
                              "replaced (``weight.data = ...``) during the batch; its "
                              "operations cannot be attributed to the right weights")
         return super().take()
+
+
+class CellCounter:
+    """An RNN/LSTM/GRU cell: W_ih applied to the input and W_hh to the hidden state entering
+    the step (all zeros when none is passed: dense operations only), each counted like a
+    Linear layer; the totals are reported together under the cell's name."""
+
+    def __init__(self, name: str, module: nn.Module, weights: WeightCache,
+                 steps: StepIndex, arrays: LastArray | None = None) -> None:
+        self.hidden_size = module.hidden_size
+        self.input = LinearCounter(name, module, weights, steps, arrays, "weight_ih")
+        self.hidden = LinearCounter(name, module, weights, steps, arrays, "weight_hh")
+
+    def add_call(self, args: tuple, kwargs: dict) -> None:
+        """Record one call ``cell(input, hx)``; an LSTM cell's ``hx`` is ``(h, c)``."""
+        x = args[0] if args else kwargs["input"]
+        hx = args[1] if len(args) > 1 else kwargs.get("hx")
+        if isinstance(hx, tuple):
+            hx = hx[0]
+        self.input.add(x)
+        if hx is None:
+            rows = x.numel() // x.shape[-1]
+            self.hidden.dense += rows * self.hidden_size * self.hidden.out_features
+        else:
+            self.hidden.add(hx)
+
+    def take(self) -> tuple[float, float, float]:
+        """(effective ACs, effective MACs, dense) of both matrices since the last take."""
+        first, second = self.input.take(), self.hidden.take()
+        return tuple(a + b for a, b in zip(first, second))  # type: ignore[return-value]

@@ -23,11 +23,11 @@ from torch import Tensor, nn
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.conv_counter import ConvCounter
 from neuromark.instrument.layer_ops import Part, WeightCache, counter_for
-from neuromark.instrument.linear_counter import LinearCounter
+from neuromark.instrument.linear_counter import CellCounter, LinearCounter
 from neuromark.instrument.membrane import NeuronCounter
 from neuromark.instrument.steps import StepIndex
 from neuromark.instrument.wrapping import Forward, ForwardWrapper
-from neuromark.models.base import CONV_TYPES, NeuronLayer
+from neuromark.models.base import CELL_TYPES, CONV_TYPES, NeuronLayer
 
 PROBES = frozenset({"synops", "activations", "membrane"})
 
@@ -97,7 +97,7 @@ class Instrument:
         self._steps = StepIndex()
         self._arrays = LastArray()
         self._ops: dict[str, list[Part]] = defaultdict(list)
-        self._matrices: dict[str, LinearCounter | ConvCounter] = {}
+        self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
 
     def __enter__(self) -> Instrument:
@@ -146,6 +146,17 @@ class Instrument:
                     add(args[0] if args else kwargs["input"])
                     return output
                 return matrix_forward
+        elif isinstance(module, CELL_TYPES):
+            cell = self._matrices[name] = CellCounter(name, module, self._weights, self._steps,
+                                                      self._arrays)
+            add_call = cell.add_call
+
+            def make(forward: Forward) -> Forward:
+                def cell_forward(*args: Any, **kwargs: Any) -> Any:
+                    output = forward(*args, **kwargs)
+                    add_call(args, kwargs)
+                    return output
+                return cell_forward
         else:
             count_call = counter_for(module)
             weights, store = self._weights, self._ops[name]
