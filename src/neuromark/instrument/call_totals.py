@@ -1,25 +1,9 @@
-"""Per-layer operation totals of successive calls, shared by the Linear and Conv counters."""
+"""Per-layer operation totals of successive calls, shared by all connection-layer counters."""
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor
-
-
-def torch_counts(rows: Tensor, weight_counts: Tensor) -> tuple[Tensor, Tensor]:
-    """(effective ops, spike residual) of ``rows`` (R, K) against ``weight_counts`` (K,),
-    the number of non-zero weights each input element meets, as 0-d tensors (no host sync):
-    effective = sum over rows of [x != 0] @ weight_counts; residual = sum (|x| - [x != 0])**2,
-    0 exactly for spike inputs (-1, 0, 1) and NaN for NaN inputs. The torch path for
-    tensors the kernels cannot read (GPU, bfloat16, float16)."""
-    if rows.dtype not in (torch.float32, torch.float64):
-        rows = rows.to(torch.float32)
-    magnitude = rows.abs()
-    indicator = magnitude.sign()  # 1 where x != 0 (NaN -> 0)
-    # per-column counts are exact in float32 (rows < 2**24); the dot product is float64
-    columns = indicator.sum(dim=0, dtype=torch.float64)
-    defect = (magnitude - indicator).reshape(-1)
-    return columns @ weight_counts.to(columns.device, torch.float64), torch.dot(defect, defect)
 
 
 class CallTotals:

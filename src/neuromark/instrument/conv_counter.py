@@ -19,10 +19,10 @@ from torch import Tensor, nn
 
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
-from neuromark.instrument.call_totals import CallTotals, torch_counts
+from neuromark.instrument.call_totals import CallTotals
 from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
 from neuromark.instrument.steps import StepIndex
-from neuromark.metrics.functional.synops import conv_input_counts
+from neuromark.metrics.functional.synops import conv_input_counts, masked_counts
 
 #: Per input-sample shape: (weight counts for the kernel, the same as a tensor, dense ops).
 Maps = tuple[np.ndarray, Tensor, int]
@@ -90,4 +90,4 @@ class ConvCounter(CallTotals):
         _, counts, dense = self.maps(sample_shape)
         samples = x.shape[0] if batched else 1
         self.dense += samples * dense
-        self.pending.append(torch_counts(x.reshape(samples, math.prod(sample_shape)), counts))
+        self.pending.append(masked_counts(x.reshape(samples, math.prod(sample_shape)), counts))

@@ -1,20 +1,15 @@
-"""Per-layer synaptic-operation counters, one per connection-layer type.
+"""Weight column counts, and the counter of full recurrent layers (``nn.RNN/LSTM/GRU``).
 
-Each counter is called from a forward hook with the layer's inputs and output and returns
-``(effective, dense, is_ac)`` parts: a list of ``(effective, dense, spikes)`` triples (one
-per weight matrix the layer applies), where ``spikes`` says whether that matrix's input was
-a spike tensor (ACs) or not (MACs).
-
-Recurrent layers apply two matrices per step: W_ih to x_t and W_hh to h_{t-1}. For full
-``nn.RNN/LSTM/GRU`` layers the hidden sequence of every layer and direction is needed;
-the last layer's comes from the output, earlier layers' from a single-layer replay that
-shares the weights (one extra forward of those layers). neurobench 2.3.0 silently skips
-full recurrent layers.
+Recurrent layers apply two matrices per step: W_ih to x_t and W_hh to h_{t-1}. A full layer
+is called once with the whole sequence, so each matrix is counted once per call over all
+steps with :func:`~neuromark.metrics.functional.synops.masked_counts`. The hidden sequence
+of every layer and direction is needed: the last layer's comes from the output, earlier
+layers' from a single-layer replay that shares the weights (one extra forward of those
+layers). neurobench 2.3.0 silently skips full recurrent layers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -22,17 +17,8 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
 from neuromark.errors import UnsupportedLayerError
-from neuromark.metrics.functional.synops import (
-    linear_dense,
-    linear_effective,
-    spike_stats,
-    weight_column_nnz,
-)
-from neuromark.models.base import RNN_TYPES
-
-#: (effective ops, dense ops, spike defect, input peak |x|); see ``spike_stats``.
-Part = tuple[Tensor, float, Tensor, Tensor]
-Counter = Callable[[nn.Module, tuple[Any, ...], Any, "WeightCache"], list[Part]]
+from neuromark.instrument.call_totals import CallTotals
+from neuromark.metrics.functional.synops import masked_counts, weight_column_nnz
 
 
 class WeightCache:
@@ -50,17 +36,6 @@ class WeightCache:
         value = weight_column_nnz(weight.detach())
         self._cache[key] = (*stamp, value)
         return value
-
-
-def _linear(module: nn.Linear, args: tuple[Any, ...], output: Any, cache: WeightCache) -> list[Part]:
-    return [_matrix_part(args[0], module.weight, cache)]
-
-
-def _matrix_part(x: Tensor, weight: Tensor, cache: WeightCache) -> Part:
-    """One weight matrix applied to x (..., in)."""
-    indicator, defect, peak = spike_stats(x)
-    return (linear_effective(indicator, cache.col_nnz(weight)), linear_dense(x, weight),
-            defect, peak)
 
 
 def _single_layer_replay(module: nn.RNNBase, layer: int) -> nn.RNNBase:
@@ -85,14 +60,33 @@ def _single_layer_replay(module: nn.RNNBase, layer: int) -> nn.RNNBase:
     return replay
 
 
-def _rnn(module: nn.RNNBase, args: tuple[Any, ...], output: Any, cache: WeightCache) -> list[Part]:
-    x = args[0]
+class RecurrentCounter(CallTotals):
+    """Effective and dense operations of successive calls of one full recurrent layer."""
+
+    def __init__(self, name: str, module: nn.RNNBase, weights: WeightCache) -> None:
+        super().__init__(name)
+        self.module = module
+        self.weights = weights
+
+    def add_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
+        """Record one call ``layer(input, hx)`` from its arguments and output."""
+        x = args[0] if args else kwargs["input"]
+        state = args[1] if len(args) > 1 else kwargs.get("hx")
+        for inputs, weight in _matrix_inputs(self.module, x, state, output):
+            rows = inputs.reshape(-1, weight.shape[1])
+            self.dense += rows.shape[0] * weight.numel()
+            self.pending.append(masked_counts(rows, self.weights.col_nnz(weight)))
+
+
+def _matrix_inputs(module: nn.RNNBase, x: Any, state: Any,
+                   output: Any) -> list[tuple[Tensor, Tensor]]:
+    """(inputs, weight) for every matrix of every layer and direction: (x_t over all t,
+    W_ih) and (h_{t-1} over all t, W_hh), sequences time-major."""
     if isinstance(x, PackedSequence):
         raise UnsupportedLayerError("PackedSequence inputs cannot be counted yet; pass padded "
                                     "tensors (padding steps are then counted as executed)")
     if getattr(module, "proj_size", 0):
         raise UnsupportedLayerError("LSTM with proj_size > 0 cannot be counted")
-    state = args[1] if len(args) > 1 else None
     h_state, c_state = state if isinstance(state, tuple) else (state, None)
     unbatched = x.dim() == 2
     seq = x.unsqueeze(1) if unbatched else (x.transpose(0, 1) if module.batch_first else x)
@@ -106,7 +100,7 @@ def _rnn(module: nn.RNNBase, args: tuple[Any, ...], output: Any, cache: WeightCa
         h_state = h_state.unsqueeze(1)
     if c_state is not None and unbatched:
         c_state = c_state.unsqueeze(1)
-    parts: list[Part] = []
+    pairs: list[tuple[Tensor, Tensor]] = []
     layer_in = seq
     for layer in range(module.num_layers):
         rows = slice(layer * directions, (layer + 1) * directions)
@@ -124,16 +118,7 @@ def _rnn(module: nn.RNNBase, args: tuple[Any, ...], output: Any, cache: WeightCa
             h_init = h_state[layer * directions + d].unsqueeze(0)
             # hidden state entering each step: forward runs t = 0..L-1, reverse t = L-1..0
             prev = torch.cat([h_init, h_seq[:-1]]) if d == 0 else torch.cat([h_seq[1:], h_init])
-            parts.append(_matrix_part(layer_in, getattr(module, f"weight_ih_l{layer}{suffix}"), cache))
-            parts.append(_matrix_part(prev, getattr(module, f"weight_hh_l{layer}{suffix}"), cache))
+            pairs.append((layer_in, getattr(module, f"weight_ih_l{layer}{suffix}")))
+            pairs.append((prev, getattr(module, f"weight_hh_l{layer}{suffix}")))
         layer_in = layer_out
-    return parts
-
-
-def counter_for(module: nn.Module) -> Counter:
-    """The counter of a connection layer; other layer types raise naming the type."""
-    if isinstance(module, nn.Linear):
-        return _linear  # type: ignore[return-value]
-    if isinstance(module, RNN_TYPES):
-        return _rnn  # type: ignore[return-value]
-    raise UnsupportedLayerError(f"cannot count synaptic operations of {type(module).__name__}")
+    return pairs

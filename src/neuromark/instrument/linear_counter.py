@@ -4,7 +4,7 @@ CPU float inputs are read by the kernel of :func:`~neuromark.instrument.kernels.
 as rows of a (rows, steps, in) array: a time step announced by the adapter (``data[:, t]``
 of a (B, T, in) batch) is row set ``t`` of the batch itself, and any other input ``x`` is
 ``x.reshape(-1, 1, in)``. Other inputs (GPU, other dtypes) take
-:func:`~neuromark.instrument.call_totals.torch_counts`. Either way a call is an AC call
+:func:`~neuromark.metrics.functional.synops.masked_counts`. Either way a call is an AC call
 when every input value is -1, 0 or 1, else a MAC call; NaN input is reported by
 :meth:`~neuromark.instrument.call_totals.CallTotals.take`, outside the forward pass.
 """
@@ -15,10 +15,11 @@ import numpy as np
 from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
-from neuromark.instrument.call_totals import CallTotals, torch_counts
+from neuromark.instrument.call_totals import CallTotals
 from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
 from neuromark.instrument.layer_ops import WeightCache
 from neuromark.instrument.steps import StepIndex
+from neuromark.metrics.functional.synops import masked_counts
 
 
 class LinearCounter(CallTotals):
@@ -70,7 +71,7 @@ class LinearCounter(CallTotals):
         """Torch ops, with the column counts of the weight as it is at this call."""
         self.dense += x.numel() * self.out_features
         col_nnz = self.weights.col_nnz(self._parameters[self.weight_name])
-        self.pending.append(torch_counts(x.reshape(-1, x.shape[-1]), col_nnz))
+        self.pending.append(masked_counts(x.reshape(-1, x.shape[-1]), col_nnz))
 
     def take(self) -> tuple[float, float, float]:
         """(effective ACs, effective MACs, dense) since the last take; resets the totals."""
@@ -95,7 +96,7 @@ class CellCounter:
         self.input = LinearCounter(name, module, weights, steps, arrays, "weight_ih")
         self.hidden = LinearCounter(name, module, weights, steps, arrays, "weight_hh")
 
-    def add_call(self, args: tuple, kwargs: dict) -> None:
+    def add_call(self, args: tuple, kwargs: dict, output: object = None) -> None:
         """Record one call ``cell(input, hx)``; an LSTM cell's ``hx`` is ``(h, c)``."""
         x = args[0] if args else kwargs["input"]
         hx = args[1] if len(args) > 1 else kwargs.get("hx")

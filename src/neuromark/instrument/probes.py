@@ -12,22 +12,21 @@ and Python integers; elsewhere a few torch ops whose results stay tensors until
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-from torch import Tensor, nn
+from torch import nn
 
+from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.conv_counter import ConvCounter
-from neuromark.instrument.layer_ops import Part, WeightCache, counter_for
+from neuromark.instrument.layer_ops import RecurrentCounter, WeightCache
 from neuromark.instrument.linear_counter import CellCounter, LinearCounter
 from neuromark.instrument.membrane import NeuronCounter
 from neuromark.instrument.steps import StepIndex
 from neuromark.instrument.wrapping import Forward, ForwardWrapper
-from neuromark.models.base import CELL_TYPES, CONV_TYPES, NeuronLayer
+from neuromark.models.base import CELL_TYPES, CONV_TYPES, RNN_TYPES, NeuronLayer
 
 PROBES = frozenset({"synops", "activations", "membrane"})
 
@@ -48,21 +47,6 @@ class LayerActivity:
     zeros: int = 0
     total: int = 0
     membrane_updates: int = 0
-
-
-def _sum_parts(layer: str, parts: list[tuple[Tensor, float, Tensor, Tensor]]) -> LayerOps:
-    """Split recorded parts into ACs (spike inputs) and MACs and sum them (float64)."""
-    if not parts:
-        return LayerOps()
-    effective = torch.stack([p[0] for p in parts]).to(torch.float64)
-    defects = torch.stack([p[2].to(torch.float64) for p in parts])
-    peaks = torch.stack([p[3].to(torch.float64) for p in parts])
-    if not bool(torch.isfinite(defects).all()):
-        raise ValueError(f"connection layer {layer!r} received NaN or infinite input")
-    spikes = (defects == 0) & (peaks <= 1)
-    return LayerOps(effective_acs=float(effective[spikes].sum()),
-                    effective_macs=float(effective[~spikes].sum()),
-                    dense=float(sum(p[1] for p in parts)))
 
 
 @dataclass
@@ -96,8 +80,7 @@ class Instrument:
         self._weights = WeightCache()
         self._steps = StepIndex()
         self._arrays = LastArray()
-        self._ops: dict[str, list[Part]] = defaultdict(list)
-        self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter] = {}
+        self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
 
     def __enter__(self) -> Instrument:
@@ -146,27 +129,21 @@ class Instrument:
                     add(args[0] if args else kwargs["input"])
                     return output
                 return matrix_forward
-        elif isinstance(module, CELL_TYPES):
-            cell = self._matrices[name] = CellCounter(name, module, self._weights, self._steps,
-                                                      self._arrays)
-            add_call = cell.add_call
+        elif isinstance(module, (*CELL_TYPES, *RNN_TYPES)):
+            recurrent = CellCounter(name, module, self._weights, self._steps, self._arrays) \
+                if isinstance(module, CELL_TYPES) else RecurrentCounter(name, module, self._weights)
+            self._matrices[name] = recurrent
+            add_call = recurrent.add_call
 
             def make(forward: Forward) -> Forward:
-                def cell_forward(*args: Any, **kwargs: Any) -> Any:
+                def recurrent_forward(*args: Any, **kwargs: Any) -> Any:
                     output = forward(*args, **kwargs)
-                    add_call(args, kwargs)
+                    add_call(args, kwargs, output)
                     return output
-                return cell_forward
+                return recurrent_forward
         else:
-            count_call = counter_for(module)
-            weights, store = self._weights, self._ops[name]
-
-            def make(forward: Forward) -> Forward:
-                def counted_forward(*args: Any, **kwargs: Any) -> Any:
-                    output = forward(*args, **kwargs)
-                    store.extend(count_call(module, args, output, weights))
-                    return output
-                return counted_forward
+            raise UnsupportedLayerError(
+                f"cannot count synaptic operations of {type(module).__name__} {name!r}")
         self._wrappers.append(ForwardWrapper(module, make))
 
     def _wrap_neuron(self, layer: NeuronLayer) -> None:
@@ -180,9 +157,6 @@ class Instrument:
         """Sum what the probes recorded since the last call, and clear it."""
         activity = Activity()
         self._arrays.clear()
-        for name, parts in self._ops.items():
-            activity.ops[name] = _sum_parts(name, parts)
-            parts.clear()
         for name, counter in self._matrices.items():
             acs, macs, dense = counter.take()
             activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)

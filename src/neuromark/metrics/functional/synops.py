@@ -13,7 +13,7 @@ Linear layer y = W x with W of shape (out, in),
 convolution has the same form with a per-input-element weight count map
 (:func:`conv_input_counts`), so both cost one pass over the input per call.
 
-All functions return float64 scalar tensors (exact for counts below 2**53).
+Counts are float64 (exact below 2**53).
 """
 
 from __future__ import annotations
@@ -23,41 +23,28 @@ from torch import Tensor
 from torch.nn import functional as F
 
 
-def spike_stats(x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """Non-zero indicator of ``x`` (float, same shape) and two 0-d spike statistics.
+def masked_counts(rows: Tensor, weight_counts: Tensor) -> tuple[Tensor, Tensor]:
+    """(effective ops, spike residual) of ``rows`` (R, K) against ``weight_counts`` (K,),
+    the non-zero weights each input element meets, as 0-d tensors (no host sync).
 
-    ``x`` holds only -1, 0, 1 exactly when ``defect == 0`` and ``peak <= 1``, where
-    ``peak = max|x|`` and ``defect = sum(indicator - |x|)``: with |x| <= 1 every term is
-    >= 0 and is 0 only for |x| in {0, 1}, so the sum cannot cancel. Seven cheap passes,
-    no boolean reductions (which are slow on strided CPU tensors) and no Python sync.
-    NaN inputs give a NaN ``defect``.
+    effective = sum over rows of ``[x != 0] @ weight_counts``; residual =
+    ``sum (|x| - [x != 0])**2``, which is 0 exactly when every value is -1, 0 or 1 (every
+    term is >= 0 and a non-zero term is >= 2**-48 in float32, whose spacing near 1 is
+    2**-24, so the sum cannot vanish or cancel) and NaN for NaN input.
     """
-    if not x.is_floating_point():
-        x = x.to(torch.float32)
-    magnitude = x.abs()
-    indicator = magnitude.ceil().clamp_(max=1.0)
-    return indicator, (indicator - magnitude).sum(), magnitude.amax() if x.numel() else \
-        torch.zeros((), dtype=x.dtype)
+    if rows.dtype not in (torch.float32, torch.float64):
+        rows = rows.to(torch.float32)
+    magnitude = rows.abs()
+    indicator = magnitude.sign()  # 1 where x != 0 (NaN -> 0)
+    # per-column counts are exact in float32 (rows < 2**24); the dot product is float64
+    columns = indicator.sum(dim=0, dtype=torch.float64)
+    defect = (magnitude - indicator).reshape(-1)
+    return columns @ weight_counts.to(columns.device, torch.float64), torch.dot(defect, defect)
 
 
 def weight_column_nnz(weight: Tensor) -> Tensor:
     """Non-zero weights per input column of a (out, in) matrix; shape (in,), float64."""
     return (weight != 0).sum(dim=0, dtype=torch.float64)
-
-
-def linear_effective(indicator: Tensor, col_nnz: Tensor) -> Tensor:
-    """Effective ops of y = W x summed over all rows of x (..., in), given the non-zero
-    indicator of x (from :func:`spike_stats`) and ``col_nnz`` from :func:`weight_column_nnz`:
-    ``sum_j nnz(x[:, j]) * nnz(W[:, j])``."""
-    # per-column counts are exact in float32 (rows < 2**24); the dot product is float64
-    per_column = indicator.reshape(-1, indicator.shape[-1]).sum(dim=0)
-    return per_column.to(torch.float64) @ col_nnz
-
-
-def linear_dense(x: Tensor, weight: Tensor) -> float:
-    """Dense ops of y = W x over all rows of ``x`` (..., in): rows * in * out."""
-    rows = x.numel() // x.shape[-1]
-    return float(rows * weight.shape[0] * weight.shape[1])
 
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
