@@ -22,19 +22,20 @@ from neuromark.metrics.functional.synops import masked_counts, weight_column_nnz
 
 
 class WeightCache:
-    """Column non-zero counts of weight matrices, recomputed when a weight changes."""
+    """Column non-zero counts of weight matrices, recomputed when a weight changes (in
+    place: its version moves; its storage: its address moves). Entries hold the weight
+    itself, so an id cannot be reused by another tensor while cached."""
 
     def __init__(self) -> None:
-        self._cache: dict[int, tuple[int, int, Tensor]] = {}
+        self._cache: dict[int, tuple[Tensor, int, int, Tensor]] = {}
 
     def col_nnz(self, weight: Tensor) -> Tensor:
-        key = id(weight)
-        stamp = (weight.data_ptr(), weight._version)
-        hit = self._cache.get(key)
-        if hit is not None and hit[:2] == stamp:
-            return hit[2]
+        hit = self._cache.get(id(weight))
+        if hit is not None and hit[0] is weight and hit[1] == weight.data_ptr() \
+                and hit[2] == weight._version:
+            return hit[3]
         value = weight_column_nnz(weight.detach())
-        self._cache[key] = (*stamp, value)
+        self._cache[id(weight)] = (weight, weight.data_ptr(), weight._version, value)
         return value
 
 
