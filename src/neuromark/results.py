@@ -18,6 +18,7 @@ Results file schema (``schema_version`` "1.0"), one JSON object:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -187,23 +188,38 @@ def to_jsonable(obj: Any) -> Any:
     raise TypeError(f"cannot convert {type(obj).__name__} to JSON")
 
 
-def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
-    """Write ``data`` as indented JSON to ``path`` via a temp file and ``os.replace``."""
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Write a file atomically: yields a temp path beside ``path`` to write to; on success
+    it gets the usual permissions (0666 less the umask; mkstemp makes 0600 files) and
+    replaces ``path`` with ``os.replace``; on failure it is removed and ``path`` is left as
+    it was."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(to_jsonable(data), handle, indent=1, allow_nan=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return target
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`), fsynced."""
+    with atomic_path(path) as tmp, open(tmp, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return Path(path)
+
+
+def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
+    """Write ``data`` as indented JSON to ``path`` atomically (see :func:`atomic_path`)."""
+    text = json.dumps(to_jsonable(data), indent=1, allow_nan=False) + "\n"
+    return write_text_atomic(path, text)
 
 
 def current_umask() -> int:

@@ -113,6 +113,10 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
         stem = config.path.stem if config.path else task.name
         for results in task.run(config, out_dir / stem, quiet=quiet):
             target = out_dir / f"{results.benchmark.id}.json"
+            if any(where == target for where, _ in written):
+                raise ConfigError(f"{config.path or task.name}: benchmark id "
+                                  f"{results.benchmark.id!r} is produced twice; its results "
+                                  f"would overwrite {target}. Give each benchmark its own id")
             results.save(target)
             written.append((target, results))
     return written

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from neuromark._threads import torch_threads
 from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
 from neuromark.data.hdf5_spikes import SpikeSamples, read_shd_file
 from neuromark.errors import ConfigError, DataError
@@ -258,16 +259,11 @@ def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
 def train_model(settings: RecipeSettings, train: SpikeSamples, classes: int, *, quiet: bool = True
                 ) -> tuple[Any, dict[str, Any]]:
     """Train the configured model on ``train``; returns (model, training info)."""
-    import torch
 
     start = time.perf_counter()
     rng = np.random.default_rng(settings.train.seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(settings.train.threads)
-    try:
+    with torch_threads(settings.train.threads):
         model, info = _train(settings, train, classes, rng, quiet)
-    finally:
-        torch.set_num_threads(threads)
     info["train_seconds"] = time.perf_counter() - start
     info["train_samples"] = len(train)
     return model, info

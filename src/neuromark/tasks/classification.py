@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from neuromark._threads import torch_threads
 from neuromark.config import ConfigFile
 from neuromark.errors import ConfigError
 from neuromark.results import BenchmarkInfo, Results
@@ -73,12 +74,8 @@ class ClassificationTask:
         info = BenchmarkInfo(bench.id, bench.version, bench.parent, bench.citation or _citation())
         harness = Benchmark(model, loader, [], [max_over_time_argmax],
                             [metrics.get(name)() for name in eval_metrics(settings)], quiet=quiet, info=info)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(settings.train.threads)
-        try:
+        with torch_threads(settings.train.threads):
             results = harness.run(config=config.data, seeds={"train": settings.train.seed})
-        finally:
-            torch.set_num_threads(threads)
         results.details.update({
             "checkpoint": str(path), "trained_now": trained, "model": settings.model.kind,
             "test_file": str(test_path), "train_seconds": meta.get("train_seconds"),

@@ -28,18 +28,17 @@ entries are kept under ``<out>/entries/`` and a re-run into the same folder resu
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from neuromark._threads import torch_threads
 from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
-from neuromark.errors import ConfigError
+from neuromark.errors import ConfigError, MetricError
 from neuromark.results import BenchmarkInfo, Results, Score, to_jsonable, write_json_atomic
 
 VERSION = "1.0"
@@ -101,6 +100,25 @@ def _model_params(model: ModelSettings, config: ConfigFile | None, index: int):
     return validate(cls, model.params, config, ("models", index, "params"))
 
 
+def _check_fits_training(params: Any, settings: DataSettings, config: ConfigFile | None,
+                         index: int) -> None:
+    """An ESN warm-up must leave training steps for the readout, and an LSTM chunk must fit
+    in the training half (``length`` L at 75 points per L, halved)."""
+    from neuromark.data.mackey_glass import POINTS_PER_LYAPUNOV_TIME
+
+    n_train = int(round(settings.length * POINTS_PER_LYAPUNOV_TIME)) // 2
+    key, value = ("warmup", getattr(params, "warmup", None))
+    if value is None:
+        key, value = ("chunk", params.chunk)
+        bad = value > n_train
+    else:
+        bad = value >= n_train
+    if bad:
+        where = config.where(("models", index, "params", key)) if config else "<config>"
+        raise ConfigError(f"{where}: models[{index}].params.{key}={value} does not fit the "
+                          f"training half of {n_train} steps (data.length={settings.length} L)")
+
+
 def _root(settings: DataSettings, config: ConfigFile | None) -> Path | None:
     return resolve_path(settings.root, config) if settings.root else None
 
@@ -150,19 +168,6 @@ def build_model(model: ModelSettings, params: Any, seed: int):
     return cls(params, seed=seed)
 
 
-@contextlib.contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Temporarily set torch's intra-op threads (small per-step ops are fastest on one)."""
-    import torch
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def forecast_metrics():
     """The metrics measured on the forecast phase."""
     from neuromark.metrics import (
@@ -179,19 +184,12 @@ def forecast_metrics():
 
 
 def smape(predictions: Any, targets: Any) -> float:
-    """sMAPE = 200 mean(|y - p| / (|y| + |p|)) in [0, 200] (NeuroBench eq.; torch tensors).
+    """sMAPE over all steps in [0, 200] (non-finite predictions count 200, 0/0 counts 0),
+    with :func:`~neuromark.metrics.functional.correctness.smape_terms`, which also
+    scales huge finite pairs so that a diverging forecast cannot overflow."""
+    from neuromark.metrics.functional.correctness import smape_terms
 
-    Non-finite predictions count 200, 0/0 counts 0. The ratio is taken before scaling by 200,
-    so huge finite predictions (a diverging forecast near 1e308) cannot overflow to inf.
-    """
-    import torch
-
-    y = targets.reshape(-1).to(torch.float64)
-    p = predictions.reshape(-1).to(torch.float64)
-    denom = y.abs() + p.abs()
-    ratio = torch.where(denom > 0, (y - p).abs() / torch.where(denom > 0, denom, 1.0), 0.0)
-    ratio = torch.where(torch.isfinite(p) & torch.isfinite(ratio), ratio.clamp(max=1.0), 1.0)
-    return float(200.0 * ratio.mean())
+    return float(smape_terms(predictions.reshape(-1), targets.reshape(-1)).mean())
 
 
 def evaluate_instance(module: Any, inputs: Any, targets: Any) -> tuple[Results | None, Any]:
@@ -221,7 +219,7 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any) -> tuple[Results |
     try:
         results = Benchmark(module, loader, postprocessors=[capture],
                             metrics=forecast_metrics(), quiet=True).run()
-    except Exception:
+    except MetricError:  # the probes refuse NaN inputs; anything else is a real failure
         trained.eval()
         with torch.inference_mode():
             predictions = trained(inputs)
@@ -304,7 +302,9 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
                                  higher_is_better=better.get(name, False))
     if cfg.execution_rate_hz is not None:
         scores["model_execution_rate"] = Score(cfg.execution_rate_hz, unit="Hz")
-    bench_id = cfg.benchmark.id or f"mackey_glass_tau{entry['tau']}-{model.key}"
+    bench_id = f"mackey_glass_tau{entry['tau']}-{model.key}"
+    if cfg.benchmark.id:  # one results file per model: the given id, suffixed if several
+        bench_id = cfg.benchmark.id if len(cfg.models) == 1 else f"{cfg.benchmark.id}-{model.key}"
     details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se")}
     details["flags"] = _flags(entry)
     if not c:
@@ -315,8 +315,11 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
                    details=details)
 
 
-def _fingerprint(resolved: dict[str, Any], model: ModelSettings, tau: int) -> str:
-    key = {"data": resolved["data"], "model": model.model_dump(), "tau": tau}
+def _fingerprint(resolved: dict[str, Any], index: int, tau: int) -> str:
+    """What an entry of the sweep depends on: the data settings other than the list of
+    taus, model ``index`` with its parameters resolved (defaults filled in), and tau."""
+    data = {k: v for k, v in resolved["data"].items() if k != "taus"}
+    key = {"data": data, "model": resolved["models"][index], "tau": tau}
     return hashlib.sha256(json.dumps(to_jsonable(key), sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -328,7 +331,7 @@ class MackeyGlassTask:
     def validate(self, config: ConfigFile) -> MackeyGlassConfig:
         cfg = validate(MackeyGlassConfig, config.data, config)
         for i, model in enumerate(cfg.models):
-            _model_params(model, config, i)
+            _check_fits_training(_model_params(model, config, i), cfg.data, config, i)
         check_data(cfg.data, config)  # a corrupt data file raises ChecksumError naming it
         return cfg
 
@@ -342,10 +345,10 @@ class MackeyGlassTask:
         sweep = len(cfg.data.taus) > 1
         entries: list[dict[str, Any]] = []
         with torch_threads(cfg.threads):
-            for model, p in zip(cfg.models, params):
+            for index, (model, p) in enumerate(zip(cfg.models, params)):
                 for tau in cfg.data.taus:
                     cache = out_dir / "entries" / f"{model.key}_tau{tau}.json"
-                    stamp = _fingerprint(resolved, model, tau)
+                    stamp = _fingerprint(resolved, index, tau)
                     if cache.is_file():
                         saved = json.loads(cache.read_text())
                         if saved.get("fingerprint") == stamp and isinstance(
