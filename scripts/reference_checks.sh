@@ -12,8 +12,9 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import neurobench" 2>
            pydantic pyyaml pytest h5py scipy matplotlib &&
          "$venv/bin/pip" install -q --no-deps neurobench==2.3.0 tonic==1.7.0; }; then
     echo "reference checks: could not build the scratch venv; neurobench cross-checks NOT run" >&2
-    exit 0
+    exit 1
   fi
 fi
 "$venv/bin/pip" install -q --no-deps -e . >/dev/null
-exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference tests/test_neurobench_reference.py
+# in this venv neurobench must import: a failed import is an error, not a skip
+NEUROMARK_REQUIRE_REFERENCE=1 exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference tests/test_neurobench_reference.py

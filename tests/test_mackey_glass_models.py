@@ -148,3 +148,11 @@ def test_lstm_dense_operations_per_execution():
     res = _forecast_results(lstm)
     # 4 gates x 100 x (50 inputs + 100 recurrent) + readout 100 (biases not counted)
     assert res["synaptic_operations"]["Dense"] == pytest.approx(4 * 100 * 150 + 100)
+
+
+def test_lstm_construction_leaves_the_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    LSTMForecaster(seed=5)
+    assert torch.equal(torch.rand(3), expected)

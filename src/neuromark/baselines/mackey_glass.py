@@ -165,10 +165,13 @@ class LSTMForecaster(nn.Module):
         super().__init__()
         self.params = p = params or LSTMParams()
         self.seed = seed
-        torch.manual_seed(seed)  # nn.LSTM / nn.Linear initialise from the global generator
-        self.lstm = nn.LSTM(p.window, p.hidden_size, dtype=dtype)
+        # nn.LSTM / nn.Linear initialise from the global generator: seed it in a fork, so
+        # the caller's random state is left as it was
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.lstm = nn.LSTM(p.window, p.hidden_size, dtype=dtype)
+            self.readout = nn.Linear(p.hidden_size, 1, dtype=dtype)
         self.activation = nn.ReLU()
-        self.readout = nn.Linear(p.hidden_size, 1, dtype=dtype)
         self.register_buffer("memory", torch.zeros(p.window, dtype=dtype))
         self.register_buffer("h", torch.zeros(1, 1, p.hidden_size, dtype=dtype))
         self.register_buffer("c", torch.zeros(1, 1, p.hidden_size, dtype=dtype))

@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import csv
-import hashlib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError
 
 #: Folder of the shipped files.
@@ -65,11 +65,6 @@ class LyapunovEntry:
     file: str
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def read_sha256sums(path: Path) -> dict[str, str]:
     """Parse a ``sha256sum`` file (``<hex>  <name>`` lines) into ``{name: hex}``."""
     if not path.is_file():
@@ -93,7 +88,7 @@ def verify_file(path: Path, root: Path | None = None) -> None:
         raise ChecksumError(f"{path}: no sha256 listed in {root / SUMS_FILE}")
     if not path.is_file():
         raise DataError(f"{path}: data file missing")
-    got = sha256_file(path)
+    got = file_digest(path)
     if got != sums[path.name]:
         raise ChecksumError(f"{path}: sha256 mismatch (expected {sums[path.name]}, got {got}); "
                             f"the file is corrupt or modified - restore it or regenerate with "

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
+from neuromark.report.markdown import format_value
 from neuromark.results import Results
 from neuromark.system.plots import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.system.timing import decode_ns
@@ -95,9 +96,7 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
     lines = [f"### {res.benchmark.id} (v{res.benchmark.version})", ""]
     lines += ["| metric | value |", "|---|---|"]
     for name, score in res.scores.items():
-        err = f" ± {_fmt(score.error)}" if isinstance(score.error, (int, float)) else ""
-        lines.append(f"| {name} | {_fmt(score.value) if not isinstance(score.value, str) else score.value}"
-                     f"{err} {score.unit} |")
+        lines.append(f"| {name} | {format_value(score)} |")
     lines.append("")
     if "timing" in d:
         lines += ["Per-sample timings (batch size 1; pre-processing and inference timed separately):", ""]
