@@ -110,3 +110,28 @@ def test_every_registered_entry_resolves():
                 registry.solvers, registry.meters):
         for name in reg.names():
             assert reg.get(name) is not None, (reg.kind, name)
+
+
+def test_summary_lists_every_flag_after_the_table():
+    from neuromark.report.markdown import format_summary
+
+    res = Results(scores={"sMAPE": Score(9.9, error=0.5, unit="%")},
+                  benchmark=BenchmarkInfo("mg"),
+                  details={"flags": ["esn tau=17: instance 3 diverged"]})
+    lines = format_summary([res]).splitlines()
+    assert lines[-1] == "flag [mg]: esn tau=17: instance 3 diverged"
+    assert any("9.9 ± 0.5 %" in line for line in lines[:-1])
+
+
+def test_duplicate_benchmark_ids_in_one_run_are_refused(tmp_path):
+    from neuromark.suite import run_configs
+
+    config = tmp_path / "two.yaml"
+    config.write_text("task: mackey_glass\nbenchmark: {id: same}\n"
+                      "data: {taus: [17], instances: 1, length: 4}\n"
+                      "models:\n  - {name: esn, label: a, params: {reservoir_size: 20}}\n"
+                      "  - {name: esn, label: b, params: {reservoir_size: 20}}\n")
+    written = run_configs([config], tmp_path / "out", quiet=True)
+    assert sorted(p.name for p, _ in written) == ["same-a.json", "same-b.json"]
+    with pytest.raises(ConfigError, match="benchmark id 'same-a' is produced twice"):
+        run_configs([config, config], tmp_path / "twice", quiet=True)

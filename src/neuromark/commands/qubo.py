@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from neuromark.config import load_config
-    from neuromark.report.markdown import format_table, write_report
+    from neuromark.report.markdown import format_summary, write_report
     from neuromark.system.qubo.sweep import TASK
 
     config = load_config(args.config)
@@ -57,10 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     written = []
     for res in TASK.run(config, out, quiet=args.quiet):
         written.append((res.save(out / f"{res.benchmark.id}.json"), res))
-    print(format_table([r for _, r in written]))
-    for _, res in written:
-        for flag in res.details.get("flags", []):
-            print(f"flag: {flag}")
+    print(format_summary([r for _, r in written]))
     print(f"\nreport: {write_report(out, written)}; entries: {out / 'entries.jsonl'}")
     return 0
 

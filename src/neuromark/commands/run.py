@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from neuromark.report.markdown import format_table, write_report
+    from neuromark.report.markdown import format_summary, write_report
     from neuromark.suite import default_suite_path, run_configs, timestamped_dir
 
     configs = args.configs or [default_suite_path()]
@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     written = run_configs(configs, out_dir, quiet=args.quiet)
     wall = time.perf_counter() - start
-    print(format_table([r for _, r in written]))
+    print(format_summary([r for _, r in written]))
     report = write_report(out_dir, written, wall_s=wall)
     print(f"\n{len(written)} result file(s) and the report {report} in {out_dir} "
           f"({wall:.1f} s)")

@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from neuromark.errors import ConfigError
-    from neuromark.report.markdown import format_table, write_report
+    from neuromark.report.markdown import format_summary, write_report
     from neuromark.suite import expand, run_configs, timestamped_dir
 
     for config in expand(args.configs):
@@ -36,10 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     written = run_configs(args.configs, out_dir, quiet=args.quiet)
     wall = time.perf_counter() - start
-    print(format_table([r for _, r in written]))
-    for _, res in written:
-        for flag in res.details.get("flags", []):
-            print(f"flag [{res.benchmark.id}]: {flag}")
+    print(format_summary([r for _, r in written]))
     report = write_report(out_dir, written, wall_s=wall)
     print(f"\n{len(written)} result file(s), LoadGen logs and {report} in {out_dir} ({wall:.1f} s)")
     return 0

@@ -25,6 +25,14 @@ def format_value(score: Score) -> str:
     return f"{text} {score.unit}".rstrip()
 
 
+def format_summary(results: Sequence[Results]) -> str:
+    """:func:`format_table`, then every flag the results carry (``details["flags"]``:
+    divergences, overruns, unmeasured figures), one line each."""
+    flags = [f"flag [{res.benchmark.id}]: {flag}"
+             for res in results for flag in res.details.get("flags", [])]
+    return "\n".join([format_table(results), *flags])
+
+
 def format_table(results: Sequence[Results]) -> str:
     """A plain-text table: benchmark, metric, value ± error."""
     rows = [("benchmark", "metric", "value")]
