@@ -168,6 +168,12 @@ def instance_start(instance: int, shift: float,
     return int(math.floor(instance * shift * points_per_lyapunov_time + 0.5))
 
 
+def instance_stop(instance: int, length: float, shift: float) -> int:
+    """One past the last sample ``instance`` reads: its start, ``length * 75`` samples,
+    and one more point for the last target."""
+    return instance_start(instance, shift) + int(round(length * POINTS_PER_LYAPUNOV_TIME)) + 1
+
+
 try:  # a torch Dataset when torch is importable (it is a core dependency)
     from torch.utils.data import Dataset as _Base
 except ImportError:  # pragma: no cover
@@ -207,7 +213,7 @@ class MackeyGlass(_Base):  # type: ignore[misc]
         if self.n_samples < 2:
             raise DataError(f"MackeyGlass: length={length} L gives fewer than 2 samples")
         self.start = instance_start(instance, shift)
-        stop = self.start + self.n_samples + 1  # one more point: the last target
+        stop = instance_stop(instance, length, shift)
         if stop > row.n_points:
             raise DataError(
                 f"Mackey-Glass tau={tau}: instance {instance} needs samples {self.start}..{stop - 1} "

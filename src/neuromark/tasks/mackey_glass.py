@@ -128,10 +128,9 @@ def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None
     matches."""
     from neuromark.data.mackey_glass import (
         DATA_DIR,
-        POINTS_PER_LYAPUNOV_TIME,
         available_taus,
         entry,
-        instance_start,
+        instance_stop,
         verify_file,
     )
 
@@ -147,8 +146,7 @@ def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None
                               f"(available: {', '.join(map(str, known))})")
         row = entry(tau, root)
         verify_file((root or DATA_DIR) / row.file, root or DATA_DIR)
-        last = instance_start(settings.instances - 1, settings.shift)
-        stop = last + round(settings.length * POINTS_PER_LYAPUNOV_TIME) + 1
+        stop = instance_stop(settings.instances - 1, settings.length, settings.shift)
         if stop > row.n_points:
             raise ConfigError(
                 f"{where('instances')}: instance {settings.instances - 1} of tau={tau} ends at "
