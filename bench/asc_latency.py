@@ -22,7 +22,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     pipes = {name: build_pipeline(data="synthetic", samples=args.samples, seed=0, train_epochs=1,
-                                  int8=int8, threads=args.threads, weights=None, warmup=0)
+                                  int8=int8, threads=args.threads, weights=None)
              for name, int8 in (("float32", False), ("int8", True))}
     medians: dict[str, dict[str, list[float]]] = {n: {"preprocess": [], "inference": []} for n in pipes}
     for pipe in pipes.values():

@@ -84,6 +84,20 @@ def test_roundtrip_and_solution_encoding(tmp_path):
     check_row(back.get(25, 0.1, 2), w)
 
 
+def test_save_is_atomic_with_the_usual_permissions(tmp_path):
+    import os
+
+    table = BKSTable([_row(10, 0.1, 0, -7.0)])
+    old = os.umask(0o027)
+    try:
+        path = table.save(tmp_path / "bks.csv")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o640  # 0666 less the umask, not a fixed 0644
+    assert [p.name for p in tmp_path.iterdir()] == ["bks.csv"]  # no temp file left
+    assert load_bks(path).target(10, 0.1, 0) == -7.0
+
+
 def test_row_below_exact_optimum_is_rejected():
     # exact optimum of (10, 0.1, 0) is -7; a table claiming -8 contradicts the workload
     with pytest.raises(DataError, match=r"n=10, density=0.1, seed=0: cost -8 is below the "

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 import numpy as np
 import pytest
 
 from neuromark.config import parse_yaml
-from neuromark.errors import ConfigError, DataError
+from neuromark.errors import ConfigError, DataError, ModelOutputError
 from neuromark.registry import meters, solvers
-from neuromark.system.qubo import mis_workload
-from neuromark.system.qubo.scenarios import NOT_MEASURED, fixed_timeout, max_supported_size, time_to_solution
+from neuromark.system.power.csv_trace import CsvTraceMeter
+from neuromark.system.qubo import energy, mis_workload
+from neuromark.system.qubo.scenarios import (
+    NOT_MEASURED,
+    NOT_REACHED,
+    fixed_timeout,
+    max_supported_size,
+    power_figures,
+    time_to_solution,
+)
 from neuromark.system.qubo.solvers import SolveResult
+from neuromark.system.qubo.solvers.base import allowed_overrun
 from neuromark.system.qubo.sweep import TASK
 
 pytest.importorskip("numba")
@@ -83,8 +95,10 @@ def test_time_to_solution_reads_the_trace():
 
 def test_max_supported_size():
     sa = solvers.get("neuromark-sa")
-    out = max_supported_size(lambda: sa(), [10, 40], 1.0, 0.01)
+    out = max_supported_size(lambda: sa(), [10, 40], 1.0, 0.2)
     assert out["largest"] == 40 and [r["cost"] for r in out["tried"]] == [-1.0, -1.0]
+    assert all(r["within_limit"] for r in out["tried"])
+    assert out["mean_load_s"] == pytest.approx(np.mean([r["load_s"] for r in out["tried"]]))
 
     class Zero:
         name = "zero"
@@ -96,6 +110,72 @@ def test_max_supported_size():
     assert out["largest"] is None and len(out["tried"]) == 1 and not out["tried"][0]["ok"]
 
 
+def one_vertex(Q):
+    """A valid MIS answer (vertex 0 alone) with its true cost."""
+    x = np.zeros(Q.shape[0], dtype=np.int8)
+    x[0] = 1
+    return SolveResult(x=x, cost=energy(Q, x))
+
+
+class SlowOnBig:
+    """Answers at once up to 20 nodes; above, returns 20 ms after its timeout (a grace of
+    max(5%, 2 ms) allows 2 ms at 10 ms), with a cost that beats 0."""
+
+    name = "slow-on-big"
+
+    def solve(self, Q, timeout_s, seed, *, target=None):
+        if Q.shape[0] > 20:
+            time.sleep(timeout_s + 0.02)
+        return one_vertex(Q)
+
+
+def test_overrunning_solver_is_not_supported():
+    out = max_supported_size(SlowOnBig, [10, 40, 80], 0.1, 0.01)
+    assert out["largest"] == 10 and [r["n"] for r in out["tried"]] == [10, 40]
+    small, big = out["tried"]
+    assert small["ok"] and small["within_limit"]
+    assert big["cost"] < 0 and not big["ok"] and not big["within_limit"]
+    assert big["overrun_s"] > allowed_overrun(0.01) and "overran the 0.01 s timeout" in big["error"]
+
+
+def test_max_size_errors_other_than_memory_propagate():
+    class Lying:
+        name = "lying"
+
+        def solve(self, Q, timeout_s, seed, *, target=None):
+            return SolveResult(x=np.zeros(Q.shape[0], dtype=np.int8), cost=-1.0)
+
+    with pytest.raises(ModelOutputError, match="reported cost -1"):
+        max_supported_size(Lying, [10], 0.1, 0.01)
+
+    def bad_config():
+        raise ConfigError("solver 'x': bad options")
+
+    with pytest.raises(ConfigError, match="bad options"):
+        max_supported_size(bad_config, [10], 0.1, 0.01)
+
+
+def test_max_size_out_of_memory_and_mean_load_over_loaded_sizes():
+    made = []
+
+    def factory():
+        made.append(1)
+        if len(made) > 1:
+            raise MemoryError
+        return SlowOnBig()
+
+    out = max_supported_size(factory, [10, 15], 0.1, 0.01)
+    assert out["largest"] == 10 and out["tried"][1] == {"n": 15, "ok": False,
+                                                         "error": "out of memory"}
+    assert out["mean_load_s"] == pytest.approx(out["tried"][0]["load_s"])  # not halved by a 0
+
+    def no_memory():
+        raise MemoryError
+
+    out = max_supported_size(no_memory, [10], 0.1, 0.01)
+    assert out["largest"] is None and out["mean_load_s"] is None
+
+
 CONFIG = """task: qubo
 id: s
 bks: {bks}
@@ -103,7 +183,7 @@ workloads: {{sizes: [10], densities: [0.25], seeds: [0, 1]}}
 solvers: [{{name: neuromark-sa}}]
 fixed_timeout: {{timeouts: [0.005]}}
 time_to_solution: {{gaps: [0.01], cap_s: 1.0}}
-max_size: {{sizes: [10, 30], densities: [0.01, 1.0], timeout_s: 0.01}}
+max_size: {{sizes: [10, 30], densities: [0.01, 1.0], timeout_s: 0.2}}
 """
 
 
@@ -132,6 +212,18 @@ def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
     assert any("2 parallel processes" in f for f in res.details["flags"])
 
 
+@pytest.mark.parametrize(("old", "new", "match"), [
+    ("densities: [0.01, 1.0]", "densities: [0.01, 1.5]", r"max_size.densities: .*\(0, 1\]"),
+    ("densities: [0.01, 1.0]", "densities: [0]", r"max_size.densities: .*\(0, 1\]"),
+    ("sizes: [10, 30]", "sizes: [0, 30]", r"max_size.sizes: .*>= 1"),
+])
+def test_bad_max_size_config(bks, old, new, match):
+    text = CONFIG.format(bks=bks)
+    assert text.count(old) == 1  # only in the max_size line
+    with pytest.raises(ConfigError, match=match):
+        TASK.validate(parse_yaml(text.replace(old, new)))
+
+
 def test_meter_with_jobs_is_rejected(bks):
     with pytest.raises(ConfigError, match="jobs: power is measured for one process"):
         TASK.validate(parse_yaml(CONFIG.format(bks=bks) + "meter: {name: x}\njobs: 2\n"))
@@ -144,3 +236,59 @@ def test_time_to_solution_energy_from_the_meter():
     assert out["energy_j_to_gap"]["0"] == pytest.approx(2.0 * 0.002)
     out = time_to_solution(Steps(), w, [0.7], 1.0, 0, -3.0, TwoWattMeter(fail=True))
     assert out["energy_j_to_gap"] == {"0.7": NOT_MEASURED}
+
+
+class GrowingTrace(CsvTraceMeter):
+    """A CSV meter whose trace a logger extends while the sweep runs: a 2 W row is logged at
+    every mark, so the file only covers an entry's window once that entry has run."""
+
+    def mark(self, label):
+        t = super().mark(label)
+        with self.path.open("a") as handle:
+            handle.write(f"{t!r},2.0\n")
+        return t
+
+
+GROWING = """task: qubo
+id: g
+bks: {bks}
+workloads: {{sizes: [10], densities: [0.25], seeds: [0, 1]}}
+solvers: [{{name: neuromark-sa}}]
+fixed_timeout: {{timeouts: [0.005]}}
+time_to_solution: {{gaps: [0.01], cap_s: 1.0}}
+meter: {{name: growing-csv, options: {{path: "{trace}", offset_s: 0}}}}
+"""
+
+
+def test_sweep_power_for_every_entry_from_a_trace_written_during_the_run(bks, tmp_path):
+    trace = tmp_path / "trace.csv"
+    t = time.perf_counter()
+    trace.write_text(f"t_s,power_w\n{t - 2.0!r},2.0\n{t - 1.0!r},2.0\n")
+    meters.register("growing-csv", GrowingTrace)
+    try:
+        res = TASK.run(parse_yaml(GROWING.format(bks=bks, trace=trace)), tmp_path / "out",
+                       quiet=True)[0]
+    finally:
+        meters._entries.pop("growing-csv", None)
+    entries = res.details["entries"]
+    assert len(entries) == 4  # 2 graph seeds x (fixed timeout + time to solution)
+    for e in entries:
+        t0, t1 = e["meter_window"]
+        assert e["power_w"] == pytest.approx(2.0) and e["power_reason"] == ""
+        if e["scenario"] == "fixed_timeout":
+            assert e["energy_j"] == pytest.approx(2.0 * (t1 - t0))
+        else:
+            for g, lat in e["latency_s"].items():
+                expected = NOT_REACHED if isinstance(lat, str) else pytest.approx(2.0 * lat)
+                assert e["energy_j_to_gap"][g] == expected
+    assert res["avg_power_w@0.005s"] == pytest.approx(2.0)
+    assert not any("power" in f for f in res.details["flags"])
+    # the entries file holds the figures too, one line per entry
+    lines = [json.loads(x) for x in (tmp_path / "out" / "entries.jsonl").read_text().splitlines()]
+    assert len(lines) == 4 and all(e["power_w"] == pytest.approx(2.0) for e in lines)
+
+
+def test_power_figures_of_a_missing_trace_are_not_measured(tmp_path):
+    meter = CsvTraceMeter(tmp_path / "not-yet.csv", offset_s=0.0)
+    out = power_figures(meter, 1.0, 2.0)
+    assert out["power_w"] == NOT_MEASURED and "power trace not found" in out["power_reason"]

@@ -70,6 +70,25 @@ def test_dwave_baselines_report_true_energies(name):
     assert res.x.shape == (50,)
 
 
+@pytest.mark.parametrize("name", ["neuromark-sa", "neuromark-tabu", "dwave-tabu", "dwave-sa"])
+def test_prepare_loads_each_q_object_once(name, monkeypatch):
+    if name.startswith("dwave"):
+        pytest.importorskip("dwave.samplers")
+    solver = solvers.get(name)()
+    built, build = [], solver._build
+    monkeypatch.setattr(solver, "_build", lambda Q: built.append(Q) or build(Q))
+    a = mis_workload(20, 0.2, 0).Q
+    solver.prepare(a)
+    solver.prepare(a)
+    res = solver.solve(a, 0.02, 0)
+    assert len(built) == 1 and built[0] is a and energy(a, res.x) == res.cost
+    b = mis_workload(20, 0.2, 1).Q  # another workload: loaded afresh, solved on its own Q
+    res = solver.solve(b, 0.02, 0)
+    assert len(built) == 2 and built[1] is b and energy(b, res.x) == res.cost
+    solver.solve(a.copy(), 0.02, 0)  # an equal but distinct object is loaded again
+    assert len(built) == 3
+
+
 def test_dwave_tabu_timeout_is_whole_milliseconds():
     pytest.importorskip("dwave.samplers")
     w = mis_workload(25, 0.1, 0)

@@ -15,6 +15,7 @@ from neuromark.system.qubo import energy, mis_workload
 from neuromark.system.qubo.bks import BKSRow, BKSTable, encode_solution
 from neuromark.system.qubo.exact import exact_mis
 from neuromark.system.qubo.solvers import SolveResult
+from neuromark.system.qubo.solvers.base import allowed_overrun
 from neuromark.system.qubo.store import EntryStore
 from neuromark.system.qubo.sweep import TASK
 
@@ -90,6 +91,11 @@ def test_sweep_results_and_files(bks_file, tmp_path):
     assert any("power: not measured" in f for f in sa.details["flags"])
     assert sa.scores["max_overrun_s"].value < 1.0
     entries = [json.loads(line) for line in (tmp_path / "entries.jsonl").read_text().splitlines()]
+    # the timing scores agree with the entries and the allowed overrun, max(5%, 2 ms)
+    fixed = [e for e in entries if e["solver"] == "neuromark-sa" and e["scenario"] == "fixed_timeout"]
+    assert all(e["within_limit"] == (e["overrun_s"] <= allowed_overrun(e["timeout_s"])) for e in fixed)
+    assert sa["within_time_limit"] == pytest.approx(np.mean([e["within_limit"] for e in fixed]))
+    assert sa.scores["max_overrun_s"].value == max(e["overrun_s"] for e in fixed)
     assert len(entries) == 4 * 2 * 3  # workloads x solvers x (2 timeouts + TTS)
     gaps = {e["gap"] for e in entries if e["solver"] == "test-greedy"}
     assert all(g >= 0 for g in gaps)

@@ -141,7 +141,7 @@ def test_train_entry_point_writes_weights_the_sut_loads(tmp_path, capsys):
     saved = torch.load(out, weights_only=True)
     assert {"model", "mean", "std", "val_accuracy"} <= set(saved)
     pipe = build_pipeline(data=str(root), samples=4, seed=0, train_epochs=0, int8=False, threads=1,
-                          weights=str(out), warmup=0)
+                          weights=str(out))
     assert pipe.info["weights"] == str(out)
     assert pipe.info["feature_norm"]["mean"] == pytest.approx(saved["mean"])
     for name, value in pipe.model.state_dict().items():

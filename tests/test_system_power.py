@@ -72,6 +72,40 @@ def test_csv_bad_traces(tmp_path):
         CsvTraceMeter(short, offset_s=0).energy(1.5, 3.0)
 
 
+def test_csv_meter_rereads_a_grown_trace_at_stop(tmp_path):
+    f = write_trace(tmp_path / "t.csv", [0.0, 1.0], [2.0, 2.0])
+    meter = CsvTraceMeter(f, offset_s=0.0)
+    assert meter.energy(0.0, 1.0) == pytest.approx(2.0)  # read (and kept) before the end
+    write_trace(f, [0.0, 1.0, 2.0, 3.0], [2.0, 2.0, 4.0, 4.0])  # the logger went on
+    meter.stop()
+    assert meter.energy(2.0, 3.0) == pytest.approx(4.0)
+
+
+def test_make_meter_builds_registered_meters(tmp_path):
+    from neuromark.config import parse_yaml
+    from neuromark.registry import meters
+    from neuromark.system.config import PowerConfig
+    from neuromark.system.run import make_meter
+
+    null = make_meter(PowerConfig(meter="null", reason="no instrument"))
+    assert isinstance(null, NullMeter) and null.metadata()["reason"] == "no instrument"
+    config = parse_yaml("task: system\n", tmp_path / "s.yaml")
+    write_trace(tmp_path / "trace.csv", [0.0, 1.0], [1.0, 1.0])
+    csv = make_meter(PowerConfig(meter="csv", csv="trace.csv", offset_s=0.5), config)
+    assert isinstance(csv, CsvTraceMeter) and csv.path == tmp_path / "trace.csv"
+    assert csv.offset_s == 0.5 and not csv.wall_clock
+
+    class Replacement(NullMeter):
+        pass
+
+    original = meters._entries["null"]
+    meters.register("null", Replacement)
+    try:
+        assert type(make_meter(PowerConfig(meter="null"))) is Replacement
+    finally:
+        meters._entries["null"] = original
+
+
 def test_null_meter_says_not_measured():
     meter = NullMeter("no instrument on this CPU")
     assert meter.metadata() == {"name": "null", "measured": False, "reason": "no instrument on this CPU",

@@ -136,7 +136,7 @@ def test_accuracy_log_scored_with_our_metric(tmp_path):
     entries = [{"seq_id": i, "qsl_idx": k, "data": np.asarray(v, dtype="<f4").tobytes().hex().upper()}
                for i, (k, v) in enumerate(logits.items())]
     (tmp_path / "mlperf_log_accuracy.json").write_text(json.dumps(entries))
-    run = LoadGenRun(log_dir=tmp_path, summary={}, requested={}, response_dtype="<f4")
+    run = LoadGenRun(log_dir=tmp_path, summary={}, response_dtype="<f4")
     score = _accuracy(run, np.array([1, 0, 3]))  # sample 1 is wrong: 2/3 correct
     assert score.value == pytest.approx(2 / 3)
     assert score.error == pytest.approx(np.std([1, 0, 1], ddof=1) / np.sqrt(3))

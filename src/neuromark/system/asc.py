@@ -47,7 +47,7 @@ class AscPipeline:
 
 
 def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int8: bool,
-                   threads: int, weights: str | None, warmup: int, n_mels: int = 40,
+                   threads: int, weights: str | None, n_mels: int = 40,
                    config_dir: Path | None = None) -> AscPipeline:
     """Build the MFE + CNN SUT over ``data`` ("synthetic" or a TAU 2020 root folder)."""
     import torch

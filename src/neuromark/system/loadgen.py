@@ -15,7 +15,7 @@ crashes on a freed one).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -143,10 +143,8 @@ class LoadGenRun:
 
     log_dir: Path
     summary: dict[str, Any]
-    requested: dict[str, Any]
     response_dtype: str
     failure: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class _Bridge:
@@ -270,8 +268,7 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
     finally:
         lg.DestroyQSL(qsl_handle)
         lg.DestroyFastSUT(sut_handle)
-    run = LoadGenRun(log_dir=log_dir, summary=summarize(log_dir), requested=settings.model_dump(),
-                     response_dtype=bridge.dtype.str,
+    run = LoadGenRun(log_dir=log_dir, summary=summarize(log_dir), response_dtype=bridge.dtype.str,
                      failure=bridge.failure)
     if bridge.failure and raise_on_failure:
         raise SUTFailure(f"{bridge.failure}; LoadGen logs kept in {log_dir}")

@@ -22,6 +22,16 @@ def _plt() -> Any:
     return plt
 
 
+def _save(fig: Any, path: str | Path, dpi: int = 110) -> Path:
+    """Lay out ``fig``, write it to ``path`` (creating the folder) and close it."""
+    fig.tight_layout()
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(target, dpi=dpi)
+    _plt().close(fig)
+    return target
+
+
 def latency_histogram(stages_ns: Mapping[str, Sequence[int]], path: str | Path,
                       title: str = "per-sample latency") -> Path:
     """One histogram panel per stage (ms), with p50, p90 and p99 as vertical lines."""
@@ -38,12 +48,7 @@ def latency_histogram(stages_ns: Mapping[str, Sequence[int]], path: str | Path,
         ax.set_ylabel("samples")
         ax.legend(fontsize=8)
     axes[0, 0].set_title(title)
-    fig.tight_layout()
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=110)
-    plt.close(fig)
-    return target
+    return _save(fig, path)
 
 
 def power_trace(timeline: Mapping[str, Any], windows: Mapping[str, tuple[float, float]],
@@ -64,12 +69,7 @@ def power_trace(timeline: Mapping[str, Any], windows: Mapping[str, tuple[float, 
     ax.set_ylabel("power (W)")
     ax.set_title(title)
     ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=110)
-    plt.close(fig)
-    return target
+    return _save(fig, path)
 
 
 def workflow_diagram(path: str | Path, notes: Mapping[str, str] | None = None,
@@ -95,9 +95,4 @@ def workflow_diagram(path: str | Path, notes: Mapping[str, str] | None = None,
         if i < len(steps) - 1:
             ax.annotate("", xy=(i + 1.08, 0.65), xytext=(i + 0.92, 0.65),
                         arrowprops={"arrowstyle": "->", "color": "#335577"})
-    fig.tight_layout()
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(target, dpi=110)
-    plt.close(fig)
-    return target
+    return _save(fig, path)

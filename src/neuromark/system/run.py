@@ -33,25 +33,22 @@ PRIMARY = {"SingleStream": "p90 latency", "MultiStream": "p99 per-query latency"
 
 
 def make_meter(cfg: PowerConfig, config: ConfigFile | None = None) -> Any:
-    """The configured :class:`~neuromark.system.power.protocol.PowerMeter`."""
+    """The configured :class:`~neuromark.system.power.protocol.PowerMeter`, from
+    :data:`neuromark.registry.meters` (as the QUBO task's ``meter``)."""
     from neuromark.config import resolve_path
+    from neuromark.registry import meters
 
+    options: dict[str, Any]
     if cfg.meter == "null":
-        from neuromark.system.power.null import NullMeter
-
-        return NullMeter(cfg.reason)
-    if cfg.meter == "rapl":
-        from neuromark.system.power.rapl import RaplMeter
-
-        return RaplMeter(cfg.rapl_root, interval_s=cfg.interval_s)
-    if cfg.meter == "nvml":
-        from neuromark.system.power.nvml import NvmlMeter
-
-        return NvmlMeter(cfg.gpu_index, interval_s=cfg.interval_s)
-    from neuromark.system.power.csv_trace import CsvTraceMeter
-
-    return CsvTraceMeter(resolve_path(cfg.csv or "", config), offset_s=cfg.offset_s,
-                         wall_clock=cfg.wall_clock)
+        options = {"reason": cfg.reason}
+    elif cfg.meter == "rapl":
+        options = {"root": cfg.rapl_root, "interval_s": cfg.interval_s}
+    elif cfg.meter == "nvml":
+        options = {"index": cfg.gpu_index, "interval_s": cfg.interval_s}
+    else:
+        options = {"path": resolve_path(cfg.csv or "", config), "offset_s": cfg.offset_s,
+                   "wall_clock": cfg.wall_clock}
+    return meters.get(cfg.meter)(**options)
 
 
 def build_sut(cfg: SystemConfig, config: ConfigFile | None) -> tuple[Any, InMemoryLibrary, Any, dict]:
@@ -61,8 +58,7 @@ def build_sut(cfg: SystemConfig, config: ConfigFile | None) -> tuple[Any, InMemo
         from neuromark.system.asc import build_pipeline
 
         pipe = build_pipeline(data=s.data, samples=s.samples, seed=cfg.seed, train_epochs=s.train_epochs,
-                              int8=s.int8, threads=s.threads, weights=s.weights, warmup=cfg.timing.warmup,
-                              n_mels=s.n_mels,
+                              int8=s.int8, threads=s.threads, weights=s.weights, n_mels=s.n_mels,
                               config_dir=config.path.parent if config and config.path else None)
         return pipe.sut, pipe.library, pipe.labels, pipe.info
     if isinstance(s, EsnSUT):

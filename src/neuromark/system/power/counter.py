@@ -77,13 +77,6 @@ class CounterMeter:
         t, e = self._arrays()
         return counter_energy(t, e, t0, t1, f"{self.name} meter")
 
-    def energy_by_domain(self, t0: float, t1: float) -> dict[str, float]:
-        with self._lock:
-            t = np.asarray(self.t)
-            rows = list(self.e)
-        return {d: counter_energy(t, np.asarray([r[d] for r in rows]), t0, t1, f"{self.name}:{d}")
-                for d in self.domains}
-
     def samples_in(self, t0: float, t1: float) -> int:
         return count_samples(np.asarray(self.t), t0, t1)
 

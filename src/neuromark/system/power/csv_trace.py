@@ -134,6 +134,8 @@ class CsvTraceMeter:
         pass
 
     def stop(self) -> None:
+        """Read the trace, afresh: a logger may have written to it since an earlier read."""
+        self._trace = None
         self._load()
 
     def mark(self, label: str) -> float:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -115,21 +114,10 @@ class BKSTable:
         return out.getvalue()
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the table as CSV atomically (temp file + rename)."""
-        target = Path(path or self.path or BKS_PATH)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(self.to_csv())
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, 0o644)  # mkstemp makes it private; the table is a shared file
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        """Write the table as CSV atomically (temp file, fsync, usual permissions, rename)."""
+        from neuromark.results import write_text_atomic
+
+        return write_text_atomic(Path(path or self.path or BKS_PATH), self.to_csv())
 
 
 def load_bks(path: str | os.PathLike[str] | None = None) -> BKSTable:

@@ -26,26 +26,27 @@ def _positive(values: list[float], what: str) -> list[float]:
     return values
 
 
+def _sizes(v: list[int]) -> list[int]:
+    bad = [n for n in v if n < 1]
+    if bad:
+        raise ValueError(f"sizes must be >= 1, got {bad}")
+    return v
+
+
+def _densities(v: list[float]) -> list[float]:
+    bad = [d for d in v if not 0 < d <= 1]
+    if bad:
+        raise ValueError(f"densities must be in (0, 1], got {bad}")
+    return v
+
+
 class WorkloadSet(StrictModel):
     sizes: list[int] = Field(min_length=1)
     densities: list[float] = Field(min_length=1)
     seeds: list[int] = Field(default=[0], min_length=1)
 
-    @field_validator("sizes")
-    @classmethod
-    def _sizes(cls, v: list[int]) -> list[int]:
-        bad = [n for n in v if n < 1]
-        if bad:
-            raise ValueError(f"sizes must be >= 1, got {bad}")
-        return v
-
-    @field_validator("densities")
-    @classmethod
-    def _densities(cls, v: list[float]) -> list[float]:
-        bad = [d for d in v if not 0 < d <= 1]
-        if bad:
-            raise ValueError(f"densities must be in (0, 1], got {bad}")
-        return v
+    _sizes = field_validator("sizes")(_sizes)
+    _densities = field_validator("densities")(_densities)
 
     @field_validator("seeds")
     @classmethod
@@ -93,8 +94,11 @@ class TimeToSolution(StrictModel):
 
 class MaxSize(StrictModel):
     sizes: list[int] = Field(default=[100, 1000, 5000], min_length=1)
-    densities: list[float] = [0.01, 1.0]
+    densities: list[float] = Field(default=[0.01, 1.0], min_length=1)
     timeout_s: float = 1.0
+
+    _sizes = field_validator("sizes")(_sizes)
+    _densities = field_validator("densities")(_densities)
 
     @field_validator("timeout_s")
     @classmethod

@@ -8,14 +8,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from neuromark.system.plots import _plt, _save
 
 
 def plot_gap_vs_timeout(entries: list[dict[str, Any]], path: Path) -> Path | None:
@@ -36,10 +29,7 @@ def plot_gap_vs_timeout(entries: list[dict[str, Any]], path: Path) -> Path | Non
     ax.axhline(0.0, color="grey", lw=0.5)
     ax.legend(fontsize=7)
     ax.set_title("QUBO MIS: BKS-gap vs timeout")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(fig, path, dpi=100)
 
 
 def plot_tts(entries: list[dict[str, Any]], path: Path) -> Path | None:
@@ -72,10 +62,7 @@ def plot_tts(entries: list[dict[str, Any]], path: Path) -> Path | None:
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7)
     ax.set_title("QUBO MIS: time to solution")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(fig, path, dpi=100)
 
 
 def plot_all(entries: list[dict[str, Any]], out_dir: Path) -> list[str]:

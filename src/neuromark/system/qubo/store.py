@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import DataError
-from neuromark.results import to_jsonable
+from neuromark.results import to_jsonable, write_text_atomic
 
 
 class EntryStore:
@@ -59,3 +59,9 @@ class EntryStore:
             handle.flush()
             os.fsync(handle.fileno())
         self.entries[entry["key"]] = entry
+
+    def rewrite(self) -> None:
+        """Write every entry in memory (amended since it was appended) to the file, once
+        per key, atomically (temp file, fsync, rename)."""
+        write_text_atomic(self.path, "".join(json.dumps(to_jsonable(e), allow_nan=False) + "\n"
+                                             for e in self.entries.values()))

@@ -4,6 +4,9 @@ Finished entries are appended to ``<out>/entries.jsonl`` (flush + fsync); runnin
 config with the same output folder again skips them, so an interrupted sweep resumes where
 it stopped. ``jobs: N`` runs entries in N processes (timings then share the CPU; the
 results carry a flag). One :class:`~neuromark.results.Results` per solver.
+
+With a ``meter``, each solve's window is marked while it runs and its power figures are
+computed once the meter has stopped; the entries file is then rewritten with them.
 """
 
 from __future__ import annotations
@@ -85,7 +88,9 @@ _SOLVERS: dict[str, Any] = {}
 
 def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
               meter: Any = None) -> dict[str, Any]:
-    """Run one planned entry; returns the spec plus its measurements."""
+    """Run one planned entry; returns the spec plus its measurements. With a ``meter`` the
+    solve is bracketed by meter marks and its power figures are left for
+    :func:`~neuromark.system.qubo.scenarios.add_power` after the meter stops."""
     from neuromark.system.qubo import scenarios
 
     if spec["scenario"] == "max_size":
@@ -99,10 +104,11 @@ def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
         solver = _SOLVERS[cache_key] = make_solver(solver_spec)
     w = _workload(spec["n"], spec["density"], spec["graph_seed"])
     if spec["scenario"] == "fixed_timeout":
-        out = scenarios.fixed_timeout(solver, w, spec["timeout_s"], spec["seed"], bks, meter)
+        out = scenarios.fixed_timeout(solver, w, spec["timeout_s"], spec["seed"], bks, meter,
+                                      defer_power=True)
     else:
         out = scenarios.time_to_solution(solver, w, spec["gaps"], spec["cap_s"], spec["seed"],
-                                         bks, meter)
+                                         bks, meter, defer_power=True)
     return {**spec, **out}
 
 
@@ -179,12 +185,16 @@ class QuboTask:
         meter = _make_meter(cfg)
         bar = tqdm(total=len(specs), initial=len(specs) - len(todo), disable=quiet,
                    desc=f"qubo {cfg.id}", unit="entry")
+        measured: list[dict[str, Any]] = []  # entries of this run with a meter window
         try:
             if meter is not None:
                 meter.start()
             if cfg.jobs == 1:
                 for spec in todo:
-                    store.append(run_entry(spec, by_tag[spec["solver"]], target(spec), meter))
+                    entry = run_entry(spec, by_tag[spec["solver"]], target(spec), meter)
+                    store.append(entry)
+                    if meter is not None and entry["scenario"] != "max_size":
+                        measured.append(entry)
                     bar.update()
             else:
                 with ProcessPoolExecutor(cfg.jobs) as pool:
@@ -197,6 +207,14 @@ class QuboTask:
             bar.close()
             if meter is not None:
                 meter.stop()
+                # Power after the meter stopped (as the system task does): a trace may only
+                # cover the whole run now. The store is rewritten with the figures.
+                if measured:
+                    from neuromark.system.qubo.scenarios import add_power
+
+                    for entry in measured:
+                        add_power(entry, meter)
+                    store.rewrite()
         entries = [store.entries[s["key"]] for s in specs]
         from neuromark.system.qubo.plots import plot_all
 

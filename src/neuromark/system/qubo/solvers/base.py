@@ -8,7 +8,6 @@ workload into the solver (format conversion, JIT warm-up); it runs before the cl
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -60,12 +59,3 @@ def allowed_overrun(timeout_s: float) -> float:
     """The grace a solver has past its timeout: max(5% of it, 2 ms), in seconds."""
     return max(0.05 * timeout_s, 0.002)
 
-
-class Clock:
-    """Monotonic seconds since construction (``time.perf_counter``)."""
-
-    def __init__(self) -> None:
-        self.t0 = time.perf_counter()
-
-    def __call__(self) -> float:
-        return time.perf_counter() - self.t0

@@ -7,13 +7,31 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from neuromark.errors import require
 
 CSR = tuple[np.ndarray, np.ndarray, np.ndarray]
+T = TypeVar("T")
+_NOTHING = object()
+
+
+class Loaded(Generic[T]):
+    """What a solver's ``prepare(Q)`` built for the Q it holds, reused while the same Q
+    object comes back (identity: the Q is held, so ``is`` cannot match a recycled object)."""
+
+    def __init__(self) -> None:
+        self.Q: Any = _NOTHING
+        self.value: T | None = None
+
+    def get(self, Q: Any, build: Callable[[Any], T]) -> T:
+        """``build(Q)`` for a Q other than the held one, else what was built for it."""
+        if self.Q is not Q:
+            self.value = build(Q)
+            self.Q = Q
+        return self.value  # type: ignore[return-value]
 
 
 def csr_arrays(Q: Any) -> CSR:

@@ -24,6 +24,7 @@ import numpy as np
 
 from neuromark.errors import require
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
+from neuromark.system.qubo.solvers.common import Loaded
 
 
 def to_bqm(Q: Any) -> Any:
@@ -44,16 +45,14 @@ class _DWaveBase:
     name = "dwave"
 
     def __init__(self) -> None:
-        self._loaded: tuple[int, Any, Any] | None = None  # (id(Q), Q, bqm)
+        self._loaded: Loaded[Any] = Loaded()
 
-    def prepare(self, Q: Any) -> None:
-        """Build the BQM (untimed)."""
-        if self._loaded is None or self._loaded[0] != id(Q):
-            self._loaded = (id(Q), Q, to_bqm(Q))
+    def prepare(self, Q: Any) -> Any:
+        """Build the BQM (untimed), once per Q; returns what :meth:`_build` made of Q."""
+        return self._loaded.get(Q, self._build)
 
-    def _bqm(self, Q: Any) -> Any:
-        self.prepare(Q)
-        return self._loaded[2]  # type: ignore[index]
+    def _build(self, Q: Any) -> Any:
+        return to_bqm(Q)
 
     @staticmethod
     def _result(sampleset: Any, n: int, wall: float, info: dict[str, Any]) -> SolveResult:
@@ -72,7 +71,7 @@ class DWaveTabu(_DWaveBase):
               ) -> SolveResult:
         timeout_s = check_timeout(timeout_s)
         samplers = require("dwave.samplers", "qubo")
-        bqm = self._bqm(Q)
+        bqm = self.prepare(Q)
         timeout_ms = max(1, math.floor(timeout_s * 1000 + 1e-9))
         kwargs: dict[str, Any] = {"num_reads": 1, "timeout": timeout_ms, "seed": int(seed) % 2**32}
         if target is not None:
@@ -95,43 +94,37 @@ class DWaveSA(_DWaveBase):
     def __init__(self, num_sweeps: int = 1000) -> None:
         super().__init__()
         self.num_sweeps = num_sweeps
-        self._sweep_s: float | None = None
-        self._overhead_s = 0.0
 
-    def prepare(self, Q: Any) -> None:
-        """Build the BQM; time reads of 10 and 210 sweeps (untimed calibration)."""
-        fresh = self._loaded is None or self._loaded[0] != id(Q)
-        super().prepare(Q)
-        if fresh or self._sweep_s is None:
-            samplers = require("dwave.samplers", "qubo")
-            sampler = samplers.SimulatedAnnealingSampler()
-            bqm = self._loaded[2]  # type: ignore[index]
-            sampler.sample(bqm, num_reads=1, num_sweeps=10, seed=0)
-            times = []
-            for sweeps in (10, 210):
-                start = time.perf_counter()
-                sampler.sample(bqm, num_reads=1, num_sweeps=sweeps, seed=0)
-                times.append(time.perf_counter() - start)
-            self._sweep_s = max((times[1] - times[0]) / 200, 1e-9)
-            self._overhead_s = max(times[0] - 10 * self._sweep_s, 0.0)
+    def _build(self, Q: Any) -> tuple[Any, float, float]:
+        """(BQM, seconds per sweep, per-call overhead): reads of 10 and 210 sweeps are timed
+        (untimed calibration, with the loading)."""
+        bqm = to_bqm(Q)
+        samplers = require("dwave.samplers", "qubo")
+        sampler = samplers.SimulatedAnnealingSampler()
+        sampler.sample(bqm, num_reads=1, num_sweeps=10, seed=0)
+        times = []
+        for sweeps in (10, 210):
+            start = time.perf_counter()
+            sampler.sample(bqm, num_reads=1, num_sweeps=sweeps, seed=0)
+            times.append(time.perf_counter() - start)
+        sweep_s = max((times[1] - times[0]) / 200, 1e-9)
+        return bqm, sweep_s, max(times[0] - 10 * sweep_s, 0.0)
 
     def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
               ) -> SolveResult:
         timeout_s = check_timeout(timeout_s)
         samplers = require("dwave.samplers", "qubo")
-        bqm = self._bqm(Q)
-        self.prepare(Q)
-        sweep_s = self._sweep_s or 1e-6
+        bqm, sweep_s, overhead_s = self.prepare(Q)
         # The sampler's fixed per-call overhead is spent first; at least 4 reads fit in the
         # rest, each with the same sweeps (at least 1, so tiny budgets overrun: reported).
-        left = max(timeout_s - self._overhead_s, 0.0)
+        left = max(timeout_s - overhead_s, 0.0)
         sweeps = int(max(1, min(self.num_sweeps, 0.2 * left / sweep_s)))
         read_s = sweeps * sweep_s
         start = time.perf_counter()
         deadline = start + timeout_s
 
         def interrupt() -> bool:
-            return time.perf_counter() + 1.2 * read_s + self._overhead_s > deadline
+            return time.perf_counter() + 1.2 * read_s + overhead_s > deadline
 
         max_reads = max(1, int(left / read_s) + 1)
         sampleset = samplers.SimulatedAnnealingSampler().sample(
@@ -139,5 +132,5 @@ class DWaveSA(_DWaveBase):
             interrupt_function=interrupt)
         wall = time.perf_counter() - start
         info = {"num_sweeps": sweeps, "num_reads": len(sampleset), "sweep_s": sweep_s,
-                "overhead_s": self._overhead_s}
+                "overhead_s": overhead_s}
         return self._result(sampleset, Q.shape[0], wall, info)

@@ -18,6 +18,7 @@ import numpy as np
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
 from neuromark.system.qubo.solvers.common import (
     CSR,
+    Loaded,
     SharedBest,
     csr_arrays,
     rng_state,
@@ -50,15 +51,18 @@ class TabuSearch:
         self.perturb = perturb
         self.chunk_s = chunk_s
         self.parallel_from_s = parallel_from_s
-        self._prepared: tuple[int, CSR, Any] | None = None
+        self._loaded: Loaded[CSR] = Loaded()
 
-    def prepare(self, Q: Any) -> None:
-        """Convert Q to int64 CSR arrays and compile/warm the kernels (untimed)."""
-        if self._prepared is not None and self._prepared[0] == id(Q):
-            return
+    def prepare(self, Q: Any) -> CSR:
+        """Convert Q to int64 CSR arrays and compile/warm the kernels (untimed); returns the
+        arrays, built once per Q."""
+        return self._loaded.get(Q, self._build)
+
+    @staticmethod
+    def _build(Q: Any) -> CSR:
         arrays = csr_arrays(Q)
         warm_up()
-        self._prepared = (id(Q), arrays, Q)
+        return arrays
 
     def _n_workers(self, timeout_s: float) -> int:
         return worker_count(self.workers, timeout_s, self.parallel_from_s)
@@ -68,8 +72,7 @@ class TabuSearch:
         """Search until ``timeout_s`` seconds have passed or ``target`` cost is reached."""
         timeout_s = check_timeout(timeout_s)
         start = time.perf_counter()
-        self.prepare(Q)  # no-op when loaded already
-        _, (indptr, indices, data), _ = self._prepared  # type: ignore[misc]
+        indptr, indices, data = self.prepare(Q)  # no-op when loaded already
         n = len(indptr) - 1
         deadline = start + timeout_s
         n_workers = self._n_workers(timeout_s)
