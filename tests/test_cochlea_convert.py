@@ -77,6 +77,10 @@ def test_cli_writes_readable_shd_file(tmp_path: Path, capsys: pytest.CaptureFixt
     hi_units, lo_units = samples.spikes(0)[1], samples.spikes(1)[1]
     assert np.median(hi_units) < np.median(lo_units)
     assert "wrote" in capsys.readouterr().out
+    import h5py
+
+    with h5py.File(out) as handle:  # no --sample-rate: resampled to SHD's 48 kHz
+        assert int(handle.attrs["cochlea_sample_rate"]) == 48000
 
 
 def test_cli_bad_input_exits_1_naming_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

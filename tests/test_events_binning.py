@@ -151,6 +151,43 @@ def test_jitter_drops_spikes_shifted_out_of_range():
     assert js.offsets[-1] == js.units.size < 200 and js.counts().sum() == js.times.size
 
 
+@pytest.mark.parametrize("per", ["spike", "sample"])
+def test_jitter_samples_keeps_each_spike_in_its_own_sample(per):
+    """Per-sample kept spikes against a plain Python loop over the same normal draws."""
+    rng = np.random.default_rng(11)
+    counts = [5, 0, 7, 1, 9, 4]  # sample 1 is empty
+    times = [np.sort(rng.uniform(0, 1, k)) for k in counts]
+    units = [rng.integers(0, 40, k) for k in counts]  # 40 channels, sigma 15: many fall off
+    offsets = np.cumsum([0] + counts)
+    s = SpikeSamples(np.concatenate(times), np.concatenate(units).astype(np.uint16), offsets,
+                     np.arange(len(counts)) + 10, np.arange(len(counts)) + 100, ["k"],
+                     {"age": np.zeros(3)}, channels=40, path=None)
+    js = ChannelJitter(rng=np.random.default_rng(3), sigma=15.0, per=per).jitter_samples(s)
+
+    draws = np.random.default_rng(3).normal(0.0, 15.0, sum(counts) if per == "spike" else len(counts))
+    flat_index = 0
+    expected_counts = []
+    for i, (t, u) in enumerate(zip(times, units)):
+        kept_t, kept_u = [], []
+        for time, unit in zip(t, u):
+            shift = int(np.rint(draws[flat_index if per == "spike" else i]))
+            flat_index += 1
+            if 0 <= unit + shift < 40:
+                kept_t.append(time)
+                kept_u.append(unit + shift)
+        expected_counts.append(len(kept_t))
+        got_t, got_u = js.spikes(i)
+        assert got_t.tolist() == kept_t and got_u.tolist() == kept_u, f"sample {i}"
+    assert js.counts().tolist() == expected_counts
+    assert 0 < sum(expected_counts) < sum(counts)  # some spikes dropped, some kept
+    assert js.labels.tolist() == s.labels.tolist() and js.speakers.tolist() == s.speakers.tolist()
+    assert js.keys == ["k"] and list(js.meta_info) == ["age"] and js.channels == 40
+    assert js.units.dtype == np.uint16
+    ps = PoolChannels(4).pool_samples(js)
+    assert ps.channels == 10 and ps.offsets is js.offsets and ps.speakers is js.speakers
+    assert ps.units.tolist() == (js.units // 4).tolist()
+
+
 @pytest.mark.reference
 def test_binning_matches_tonic_to_frame(tmp_path):
     tonic = pytest.importorskip("tonic")

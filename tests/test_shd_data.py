@@ -93,6 +93,29 @@ def test_writer_rejects_bad_samples(tmp_path, times, units, match):
     assert not (tmp_path / "bad.h5").exists()
 
 
+@pytest.mark.parametrize("labels, speakers, match", [
+    ([0, 70000], None, r"sample 1: label 70000 is not an integer in 0\.\.65535"),  # was stored as 4464
+    ([0, 1], [3, -1], r"sample 1: speaker id -1 is not an integer in 0\.\.65535"),  # was 65535
+    ([0, 1], [65536, 0], r"sample 0: speaker id 65536 is not an integer"),  # was 0
+    ([0.0, 1.5], None, r"sample 1: label 1\.5 is not an integer"),  # was 1
+    ([0.0, np.nan], None, r"sample 1: label nan is not an integer"),
+])
+def test_writer_rejects_labels_and_speakers_beyond_uint16(tmp_path, labels, speakers, match):
+    with pytest.raises(DataError, match=match):
+        write_shd_file(tmp_path / "bad.h5", [[0.1], [0.2]], [[1], [2]], labels, speakers)
+    assert not (tmp_path / "bad.h5").exists()
+    assert list(tmp_path.iterdir()) == []  # no temp file left behind either
+
+
+def test_writer_keeps_the_uint16_extremes(tmp_path):
+    path = write_shd_file(tmp_path / "x.h5", [[0.1], [0.2]], [[1], [2]], np.array([65535, 0]),
+                          np.array([0, 65535], dtype=np.int64))
+    samples = read_shd_file(path)
+    assert samples.labels.tolist() == [65535, 0] and samples.speakers.tolist() == [0, 65535]
+    path = write_shd_file(tmp_path / "y.h5", [[0.1]], [[1]], np.array([3.0]))  # integral floats pass
+    assert read_shd_file(path).labels.tolist() == [3]
+
+
 def test_writer_rejects_count_mismatch(tmp_path):
     with pytest.raises(DataError, match="2 times arrays, 2 units arrays and 1 labels"):
         write_shd_file(tmp_path / "bad.h5", [[0.1], [0.2]], [[1], [2]], [0])
@@ -259,3 +282,25 @@ def test_written_spike_files_get_normal_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_downloaded_and_unpacked_files_get_normal_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    src = tmp_path / "src" / "data.bin"
+    src.parent.mkdir()
+    src.write_bytes(b"spikes")
+    out = fetch(src.as_uri(), tmp_path / "dl", sha256=hashlib.sha256(b"spikes").hexdigest())
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+    gz = tmp_path / "x.h5.gz"
+    gz.write_bytes(gzip.compress(b"payload"))
+    [unpacked] = unpack(gz, tmp_path / "un")
+    assert unpacked.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert sorted(p.name for p in (tmp_path / "un").iterdir()) == ["x.h5"]  # no temp file left
+    # md5 and sha256 are compared case-insensitively, in fetch as in verify_file
+    upper = fetch(src.as_uri(), tmp_path / "dl5", md5=hashlib.md5(b"spikes").hexdigest().upper())
+    verify_file(upper, md5=hashlib.md5(b"spikes").hexdigest().upper())
+    with pytest.raises(ChecksumError, match=r"data\.bin: md5 is .* expected 0+ \(corrupt or incomplete"):
+        verify_file(upper, md5="0" * 32)

@@ -138,6 +138,17 @@ def test_checkpoint_roundtrip_weights_only(tmp_path):
         load_checkpoint(tmp_path / "none.pt")
 
 
+def test_saved_checkpoint_gets_normal_permissions(tmp_path):
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    net = SpikingClassifier(SNNConfig(inputs=4, classes=2, hidden=3))
+    path = save_checkpoint(tmp_path / "sub" / "c.pt", net, {})  # was 0600 (mkstemp's mode)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+    assert [p.name for p in path.parent.iterdir()] == ["c.pt"]  # no temp file left
+
+
 def make_corpus(folder: Path, n_train: int = 40, n_test: int = 20) -> None:
     """Two classes: spikes in channels 0-349 early (class 0) or 350-699 late (class 1)."""
     rng = np.random.default_rng(0)
@@ -204,6 +215,47 @@ def test_classification_task_end_to_end(tmp_path, kind):
     assert again.scores["classification_accuracy"].value == acc.value
 
 
+def test_run_finds_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
+    import neuromark.baselines.shd_recipe as recipe
+
+    calls = {"data_paths": 0, "load_checkpoint": 0}
+
+    def counting(name):
+        original = getattr(recipe, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return original(*args, **kwargs)
+        return wrapper
+
+    for name in calls:
+        monkeypatch.setattr(recipe, name, counting(name))
+    make_corpus(tmp_path)
+    config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
+    [first] = TASK.run(config, tmp_path / "out", quiet=True)  # trains, saves, loads it back
+    assert first.details["trained_now"] is True
+    assert calls == {"data_paths": 1, "load_checkpoint": 1}
+    [again] = TASK.run(config, tmp_path / "out", quiet=True)  # cached: the recipe check's load
+    assert again.details["trained_now"] is False
+    assert calls == {"data_paths": 2, "load_checkpoint": 2}
+    assert again.scores["classification_accuracy"].value == first.scores["classification_accuracy"].value
+    assert again.details["test_file"] == str(tmp_path / "test.h5")
+
+
+def test_recipe_hash_covers_the_recipe_and_the_training_bytes(tmp_path):
+    import hashlib
+
+    from neuromark.baselines.shd_recipe import recipe_hash
+
+    make_corpus(tmp_path)
+    settings = load_settings(parse_yaml(config_text(tmp_path, "svm")))
+    recipe = {k: settings.model_dump()[k] for k in ("data", "model", "train")}
+    expected = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()
+                              + (tmp_path / "train.h5").read_bytes()).hexdigest()
+    paths = {"train": tmp_path / "train.h5", "test": tmp_path / "test.h5"}
+    assert recipe_hash(settings, paths) == expected  # unchanged, so cached checkpoints stay valid
+
+
 def test_recipe_change_retrains_and_train_if_missing_false(tmp_path):
     make_corpus(tmp_path)
     config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
@@ -261,3 +313,4 @@ def test_training_is_deterministic_for_a_seed(tmp_path):
     for key, value in first.state_dict().items():
         torch.testing.assert_close(value, second.state_dict()[key], rtol=0, atol=0)
     assert len(info["loss"]) == 2 and info["train_samples"] == 40
+    assert first.fc1.in_features == 70  # 700 channels pooled by 10

@@ -64,10 +64,14 @@ def test_missing_espeak_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> 
         sd.espeak_binary()
 
 
+ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256(b"")
+
+
 def test_verify_names_the_corrupted_file(tmp_path: Path) -> None:
     (tmp_path / "train.h5").write_bytes(b"abc")
-    (tmp_path / "SHA256SUMS").write_text(
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  train.h5\n")
+    (tmp_path / "test.h5").write_bytes(b"")
+    (tmp_path / "SHA256SUMS").write_text(f"{ABC_SHA256}  train.h5\n{EMPTY_SHA256}  test.h5\n# recipe x\n")
     sd.verify(tmp_path)  # sha256("abc") by hand from FIPS 180-2
     (tmp_path / "train.h5").write_bytes(b"abd")
     with pytest.raises(ChecksumError, match="train.h5"):
@@ -75,6 +79,28 @@ def test_verify_names_the_corrupted_file(tmp_path: Path) -> None:
     (tmp_path / "train.h5").unlink()
     with pytest.raises(DataError, match="train.h5: missing"):
         sd.verify(tmp_path)
+
+
+def test_verify_requires_both_splits_to_be_listed(tmp_path: Path) -> None:
+    (tmp_path / "train.h5").write_bytes(b"abc")
+    (tmp_path / "test.h5").write_bytes(b"anything: not covered by the sums")
+    (tmp_path / "SHA256SUMS").write_text(f"{ABC_SHA256}  train.h5\n")
+    with pytest.raises(DataError, match=r"SHA256SUMS: does not list test\.h5"):
+        sd.verify(tmp_path)
+    (tmp_path / "SHA256SUMS").write_text("# recipe x\n")
+    with pytest.raises(DataError, match=r"does not list train\.h5, test\.h5"):
+        sd.verify(tmp_path)
+    (tmp_path / "SHA256SUMS").write_text(f"{ABC_SHA256}  train.h5\n{EMPTY_SHA256}\n")
+    with pytest.raises(DataError, match=r"SHA256SUMS:2: expected '<sha256>  <file name>'"):
+        sd.verify(tmp_path)
+
+
+def test_missing_soundfile_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "soundfile", None)  # import soundfile -> ImportError
+    with pytest.raises(MissingExtraError, match=r"neuromark\[audio\]"):
+        sd.synthesise("one", "en", sd.SPEAKERS[0])
 
 
 @pytest.mark.skipif(not HAVE_ESPEAK, reason="espeak-ng is not installed")

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,8 +30,10 @@ from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
 from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
+from neuromark.data.download import update_digest
 from neuromark.data.hdf5_spikes import SpikeSamples, read_shd_file
 from neuromark.errors import ConfigError, DataError
+from neuromark.results import atomic_path
 
 #: Version of the checkpoint dict layout.
 CHECKPOINT_FORMAT = 1
@@ -158,8 +160,8 @@ def data_paths(settings: RecipeSettings, config: ConfigFile) -> dict[str, Path]:
     return paths
 
 
-def checkpoint_path(settings: RecipeSettings, config: ConfigFile) -> Path:
-    """The checkpoint file: relative paths are relative to the working directory."""
+def checkpoint_path(settings: RecipeSettings) -> Path:
+    """The checkpoint file: relative paths are relative to the working directory (not the config)."""
     return Path(settings.checkpoint)
 
 
@@ -191,10 +193,7 @@ def recipe_hash(settings: RecipeSettings, paths: dict[str, Path]) -> str:
     digest = hashlib.sha256()
     recipe = {k: settings.model_dump()[k] for k in ("data", "model", "train")}
     digest.update(json.dumps(recipe, sort_keys=True).encode())
-    with open(paths["train"], "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return str(update_digest(digest, paths["train"]).hexdigest())
 
 
 def build_model(kind: str, config: dict[str, Any]) -> Any:
@@ -215,20 +214,13 @@ def build_model(kind: str, config: dict[str, Any]) -> Any:
 
 
 def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
-    """Write ``model.checkpoint()`` plus ``meta`` atomically with ``torch.save``."""
-    import tempfile
-
+    """Write ``model.checkpoint()`` plus ``meta`` atomically with ``torch.save``
+    (permissions 0666 less the umask, like any other file written)."""
     import torch
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {**model.checkpoint(), "format": CHECKPOINT_FORMAT, "meta": meta}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         torch.save(payload, tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
     return path
 
 
@@ -299,19 +291,43 @@ def new_torch_model(settings: RecipeSettings, inputs: int, classes: int) -> Any:
     raise ValueError(f"{m.kind} is not a torch-trained model")
 
 
-def ensure_checkpoint(settings: RecipeSettings, config: ConfigFile, *, retrain: bool = False,
-                      quiet: bool = True) -> tuple[Path, bool]:
-    """Train and save unless a checkpoint of the same recipe exists; returns (path, trained)."""
+@dataclass
+class PreparedCheckpoint:
+    """What evaluating a recipe needs, each obtained once (see :func:`prepare_checkpoint`).
+
+    Attributes:
+        path: the checkpoint file.
+        trained: True when it was (re)trained now, False when the cached one was reused.
+        paths: ``{"train": path, "test": path}`` of the spike files (:func:`data_paths`).
+        model: the checkpoint's model in eval mode, as saved (:func:`load_checkpoint`).
+        meta: the checkpoint's meta (recipe hash, classes, training curves and time).
+    """
+
+    path: Path
+    trained: bool
+    paths: dict[str, Path]
+    model: Any
+    meta: dict[str, Any]
+
+
+def prepare_checkpoint(settings: RecipeSettings, config: ConfigFile, *, retrain: bool = False,
+                       quiet: bool = True) -> PreparedCheckpoint:
+    """Train and save unless a checkpoint of the same recipe exists; then the loaded checkpoint.
+
+    Finds the data files (hashing the shipped corpus) and loads the checkpoint once each:
+    a cached checkpoint is the one loaded to compare its recipe hash; a new one is loaded
+    back after saving, so that evaluation always sees the weights exactly as saved.
+    """
     paths = data_paths(settings, config)
-    target = checkpoint_path(settings, config)
+    target = checkpoint_path(settings)
     digest = recipe_hash(settings, paths)
     if target.is_file() and not retrain:
         try:
-            _, meta = load_checkpoint(target)
+            model, meta = load_checkpoint(target)
         except DataError:
-            meta = {}
+            model, meta = None, {}
         if meta.get("recipe_hash") == digest:
-            return target, False
+            return PreparedCheckpoint(target, False, paths, model, meta)
         if not settings.train_if_missing:
             raise DataError(f"{target}: checkpoint was made from a different recipe or data; "
                             "run `neuromark train CONFIG`")
@@ -325,4 +341,5 @@ def ensure_checkpoint(settings: RecipeSettings, config: ConfigFile, *, retrain: 
     meta = {"recipe_hash": digest, "classes": classes, "keys": list(train.keys),
             "train_file": str(paths["train"]), **info}
     save_checkpoint(target, model, meta)
-    return target, True
+    model, meta = load_checkpoint(target)
+    return PreparedCheckpoint(target, True, paths, model, meta)

@@ -45,11 +45,13 @@ def fit_torch_model(settings: RecipeSettings, train: SpikeSamples, classes: int,
     cfg = settings.train
     torch.manual_seed(cfg.seed)
     order = torch.Generator().manual_seed(cfg.seed)
-    frames, labels = dense(train, settings)
-    model = new_torch_model(settings, frames.shape[-1], classes)
+    # Without jitter the frames are binned once here; with it, afresh every epoch below.
+    fixed = None if cfg.jitter_sigma > 0 else dense(train, settings)[0]
+    # Input width = the binned frames' last axis: the channels after pooling.
+    model = new_torch_model(settings, train.channels // settings.data.pool, classes)
     optimiser_cls = torch.optim.Adamax if cfg.optimizer == "adamax" else torch.optim.Adam
     optimiser = optimiser_cls(model.parameters(), lr=cfg.lr)
-    y_all = torch.as_tensor(labels, dtype=torch.long)
+    y_all = torch.as_tensor(train.labels, dtype=torch.long)
     losses: list[float] = []
     accuracies: list[float] = []
     progress: Any = range(cfg.epochs)
@@ -59,8 +61,7 @@ def fit_torch_model(settings: RecipeSettings, train: SpikeSamples, classes: int,
         progress = tqdm(progress, desc=f"train {settings.benchmark.id}", unit="epoch", leave=False)
     model.train(True)
     for _ in progress:
-        if cfg.jitter_sigma > 0:
-            frames, _ = dense(train, settings, rng)
+        frames = dense(train, settings, rng)[0] if fixed is None else fixed
         x_all = torch.as_tensor(frames)
         perm = torch.randperm(len(y_all), generator=order)
         total, correct, seen = 0.0, 0, 0

@@ -22,8 +22,10 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
     cochlea.add_argument("out", type=Path, metavar="OUT.h5")
     cochlea.add_argument("--labels", type=Path, default=None, metavar="CSV",
                          help="CSV with a header: file (relative to IN_DIR), label, optional speaker")
-    cochlea.add_argument("--sample-rate", type=int, default=48_000,
-                         help="resample the audio to this rate first (default 48000, as SHD; 0 keeps it)")
+    # The default (None) means SHD's rate, SHD_SAMPLE_RATE; importing it here would load numpy
+    # whenever the CLI starts.
+    cochlea.add_argument("--sample-rate", type=int, default=None,
+                         help="resample the audio to this rate first (default: SHD's 48000 Hz; 0 keeps it)")
     cochlea.add_argument("--seed", type=int, default=0, help="seed of file 0; file i uses seed+i")
     cochlea.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     cochlea.set_defaults(func=_cochlea)
@@ -55,10 +57,12 @@ def _progress(label: str):
 
 def _cochlea(args: argparse.Namespace) -> int:
     from neuromark.processors.cochlea.convert import convert_directory
+    from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 
+    rate = SHD_SAMPLE_RATE if args.sample_rate is None else args.sample_rate or None  # 0: keep
     start = time.perf_counter()
     out = convert_directory(args.in_dir, args.out, labels_csv=args.labels,
-                            sample_rate=args.sample_rate or None, seed=args.seed, jobs=args.jobs,
+                            sample_rate=rate, seed=args.seed, jobs=args.jobs,
                             progress=_progress("cochlea"))
     print(f"wrote {out} ({time.perf_counter() - start:.1f} s)")
     return 0

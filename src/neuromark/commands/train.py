@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from neuromark.baselines.shd_recipe import ensure_checkpoint, load_checkpoint, load_settings
+    from neuromark.baselines.shd_recipe import load_settings, prepare_checkpoint
     from neuromark.config import load_config
     from neuromark.suite import task_of
 
@@ -34,11 +34,11 @@ def _train(args: argparse.Namespace) -> int:
     settings = load_settings(config)
     if args.out is not None:
         settings = settings.model_copy(update={"checkpoint": str(args.out)})
-    path, _ = ensure_checkpoint(settings, config, retrain=True, quiet=args.quiet)
-    _, meta = load_checkpoint(path)
+    checkpoint = prepare_checkpoint(settings, config, retrain=True, quiet=args.quiet)
+    meta = checkpoint.meta
     acc = (meta.get("train_accuracy") or [None])[-1]
     print(f"trained {settings.model.kind} on {meta.get('train_samples')} samples in "
           f"{meta.get('train_seconds', 0):.1f} s"
           + (f"; final training accuracy {acc:.3f}" if acc is not None else ""))
-    print(f"checkpoint: {path}")
+    print(f"checkpoint: {checkpoint.path}")
     return 0

@@ -16,24 +16,42 @@ import gzip
 import hashlib
 import os
 import shutil
-import tempfile
 import urllib.request
 import zipfile
 from pathlib import Path
+from typing import Any
 
 from neuromark.errors import ChecksumError, DataError
-from neuromark.results import current_umask
+from neuromark.results import atomic_path
 
 _BLOCK = 1 << 20
 
 
-def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
-    """Hex digest of a file (``"sha256"`` or ``"md5"``), read in 1 MiB blocks."""
-    digest = hashlib.new(algorithm)
+def update_digest(digest: Any, path: str | os.PathLike[str]) -> Any:
+    """Feed a file's bytes to a ``hashlib`` object (in 1 MiB blocks); returns ``digest``.
+
+    For hashes over more than one file's bytes (a recipe plus its training file)."""
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(_BLOCK), b""):
             digest.update(block)
-    return digest.hexdigest()
+    return digest
+
+
+def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
+    """Hex digest of a file (``"sha256"`` or ``"md5"``), read in 1 MiB blocks."""
+    return str(update_digest(hashlib.new(algorithm), path).hexdigest())
+
+
+def _check_digests(path: str | os.PathLike[str], sha256: str | None, md5: str | None, name: str,
+                   advice: str) -> None:
+    """Compare ``path``'s sha256 and/or md5 with the expected ones (case-insensitive);
+    raise :class:`ChecksumError` "``name``: <algorithm> is <actual>, expected <expected> (advice)"."""
+    for algorithm, expected in (("sha256", sha256), ("md5", md5)):
+        if expected is None:
+            continue
+        actual = file_digest(path, algorithm)
+        if actual.lower() != expected.lower():
+            raise ChecksumError(f"{name}: {algorithm} is {actual}, expected {expected} ({advice})")
 
 
 def verify_file(path: str | os.PathLike[str], *, sha256: str | None = None, md5: str | None = None) -> None:
@@ -46,13 +64,8 @@ def verify_file(path: str | os.PathLike[str], *, sha256: str | None = None, md5:
         raise DataError(f"{file}: no such file")
     if sha256 is None and md5 is None:
         raise ChecksumError(f"{file}: no checksum known to verify against")
-    for algorithm, expected in (("sha256", sha256), ("md5", md5)):
-        if expected is None:
-            continue
-        actual = file_digest(file, algorithm)
-        if actual.lower() != expected.lower():
-            raise ChecksumError(f"{file}: {algorithm} is {actual}, expected {expected} "
-                                "(corrupt or incomplete download; delete it and download again)")
+    _check_digests(file, sha256, md5, str(file),
+                   "corrupt or incomplete download; delete it and download again")
 
 
 def fetch(url: str, dest_dir: str | os.PathLike[str], *, sha256: str | None = None,
@@ -78,23 +91,15 @@ def fetch(url: str, dest_dir: str | os.PathLike[str], *, sha256: str | None = No
             return target
         except ChecksumError:
             target.unlink()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as out:
             try:
                 with urllib.request.urlopen(url, timeout=timeout_s) as response:  # noqa: S310
                     shutil.copyfileobj(response, out, _BLOCK)
             except OSError as exc:
                 raise DataError(f"cannot download {url}: {exc}") from exc
-        for algorithm, expected in (("sha256", sha256), ("md5", md5)):
-            actual = file_digest(tmp, algorithm) if expected else None
-            if actual is not None and actual != expected.lower():
-                raise ChecksumError(f"{url} -> {target}: {algorithm} is {actual}, expected {expected} "
-                                    "(corrupt or tampered download; nothing was kept)")
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+        _check_digests(tmp, sha256, md5, f"{url} -> {target}",
+                       "corrupt or tampered download; nothing was kept")
     return target
 
 
@@ -111,16 +116,12 @@ def unpack(archive: str | os.PathLike[str], dest_dir: str | os.PathLike[str] | N
     folder.mkdir(parents=True, exist_ok=True)
     if source.suffix == ".gz":
         target = folder / source.stem
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as out, gzip.open(source, "rb") as inp:
-                shutil.copyfileobj(inp, out, _BLOCK)
-            os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
-            os.replace(tmp, target)
-        except (OSError, EOFError) as exc:
-            raise DataError(f"{source}: corrupt or truncated gzip archive: {exc}") from exc
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        with atomic_path(target) as tmp:
+            try:
+                with open(tmp, "wb") as out, gzip.open(source, "rb") as inp:
+                    shutil.copyfileobj(inp, out, _BLOCK)
+            except (OSError, EOFError) as exc:
+                raise DataError(f"{source}: corrupt or truncated gzip archive: {exc}") from exc
         return [target]
     if source.suffix == ".zip":
         try:

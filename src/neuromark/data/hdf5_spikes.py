@@ -19,9 +19,8 @@ and byte-for-byte deterministically.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +29,19 @@ from numpy.typing import ArrayLike
 
 from neuromark.data.events import make_events
 from neuromark.errors import DataError
-from neuromark.results import current_umask
+from neuromark.results import atomic_path
 
 #: Number of cochlea channels in SHD/SSC.
 SHD_CHANNELS = 700
 #: Largest finite float16 value; spike times (s) must stay below it.
 _FLOAT16_MAX = float(np.finfo(np.float16).max)
+#: Largest label / speaker id the uint16 datasets hold.
+_UINT16_MAX = int(np.iinfo(np.uint16).max)
+
+
+def sample_index(offsets: np.ndarray, flat_index: int | np.ndarray) -> Any:
+    """The sample holding position ``flat_index`` of flat arrays split at ``offsets`` (N+1,)."""
+    return np.searchsorted(offsets, flat_index, side="right") - 1
 
 
 @dataclass
@@ -87,7 +93,7 @@ class SpikeSamples:
 
     def sample_of(self, flat_index: int | np.ndarray) -> Any:
         """The sample index holding the spike at position ``flat_index`` of the flat arrays."""
-        return np.searchsorted(self.offsets, flat_index, side="right") - 1
+        return sample_index(self.offsets, flat_index)
 
     def subset(self, indices: ArrayLike) -> SpikeSamples:
         """A new SpikeSamples holding only ``indices`` (in that order)."""
@@ -97,9 +103,10 @@ class SpikeSamples:
         np.cumsum(counts, out=offsets[1:])
         take = (np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx])
                 if idx.size else np.zeros(0, dtype=np.int64))
-        return SpikeSamples(self.times[take], self.units[take], offsets, self.labels[idx],
-                            None if self.speakers is None else self.speakers[idx], list(self.keys),
-                            dict(self.meta_info), self.channels, self.path)
+        return replace(self, times=self.times[take], units=self.units[take], offsets=offsets,
+                       labels=self.labels[idx],
+                       speakers=None if self.speakers is None else self.speakers[idx],
+                       keys=list(self.keys), meta_info=dict(self.meta_info))
 
 
 def _decode(values: Any) -> list[str]:
@@ -272,7 +279,8 @@ def write_shd_file(
 
     Raises:
         DataError: mismatched lengths, units out of range, negative/non-finite times or
-            times beyond the float16 range, naming the sample.
+            times beyond the float16 range, labels or speaker ids outside 0..65535 (uint16),
+            naming the sample.
     """
     import h5py
 
@@ -304,14 +312,13 @@ def write_shd_file(
         times16[i], units16[i] = t16[order], u16[order]
     if n and (label_arr < 0).any():
         raise DataError(f"{target}: sample {int(np.flatnonzero(label_arr < 0)[0])}: negative label")
+    _check_uint16(label_arr, "label", target)
+    _check_uint16(speaker_arr, "speaker id", target)
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
     opts: dict[str, Any] = {"track_times": False}
     if compression:
         opts["compression"] = compression
-    try:
+    with atomic_path(target) as tmp:
         with h5py.File(tmp, "w", track_order=False) as handle:
             spikes = handle.create_group("spikes")
             spikes.create_dataset("times", data=times16, dtype=h5py.vlen_dtype(np.float16), **opts)
@@ -326,9 +333,18 @@ def write_shd_file(
                 meta.create_dataset(name, data=_as_h5_array(meta_info[name]), track_times=False)
             for key, value in (attrs or {}).items():
                 handle.attrs[key] = value
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target
+
+
+def _check_uint16(values: np.ndarray, what: str, target: Path) -> None:
+    """Labels and speaker ids are stored as uint16: anything else would wrap around silently."""
+    if not values.size:
+        return
+    wrong = (values < 0) | (values > _UINT16_MAX)
+    if values.dtype.kind == "f":
+        wrong |= values != np.floor(values)  # fractions and NaN would be truncated silently
+    bad = np.flatnonzero(wrong)
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{target}: sample {i}: {what} {values[i]} is not an integer in "
+                        f"0..{_UINT16_MAX} (stored as uint16; {bad.size} sample(s) out of range)")

@@ -32,7 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from neuromark.errors import ChecksumError, DataError, MissingExtraError
+from neuromark.data.download import file_digest
+from neuromark.errors import ChecksumError, DataError, MissingExtraError, require
+from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
+from neuromark.results import write_text_atomic
 
 #: Version of the corpus recipe; bump it whenever the generated spikes would change.
 CORPUS_VERSION = "1"
@@ -49,7 +52,8 @@ CITATION = (
 )
 _SILENCE = 0.01  # trim leading/trailing samples below this fraction of the peak amplitude
 _MARGIN_S = 0.01  # keep this much audio around the trimmed utterance
-_COCHLEA_RATE = 48_000
+#: The files of the corpus, each of which ``SHA256SUMS`` must list.
+SPLITS = ("train", "test")
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,7 @@ def espeak_version() -> str:
 
 def synthesise(text: str, language: str, speaker: Speaker) -> tuple[np.ndarray, int]:
     """Speak ``text`` with espeak-ng: (float64 mono samples, rate in Hz, 22050 for espeak-ng)."""
-    import soundfile
-
+    soundfile = require("soundfile", "audio")
     voice = f"{language}+{speaker.variant}"
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "utterance.wav"
@@ -158,18 +161,10 @@ def _padded_length(max_samples_48k: int) -> int:
 def _recipe(speakers: Sequence[Speaker], digits: Sequence[int]) -> dict[str, object]:
     recipe: dict[str, object] = {
         "corpus_version": CORPUS_VERSION, "speakers": [asdict(s) for s in speakers],
-        "words": {k: list(v[1]) for k, v in WORDS.items()}, "cochlea_rate": _COCHLEA_RATE}
+        "words": {k: list(v[1]) for k, v in WORDS.items()}, "cochlea_rate": SHD_SAMPLE_RATE}
     if list(digits) != list(range(10)):
         recipe["digits"] = list(digits)
     return recipe
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def build_corpus(
@@ -195,7 +190,7 @@ def build_corpus(
     out = Path(out_dir)
     recipe = _recipe(speakers, digits)
     recipe_hash = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
-    paths = {split: out / f"{split}.h5" for split in ("train", "test")}
+    paths = {split: out / f"{split}.h5" for split in SPLITS}
     if not force and _cached(out, recipe_hash):
         return paths
 
@@ -204,9 +199,9 @@ def build_corpus(
     with ThreadPoolExecutor(workers) as threads:  # espeak-ng runs as a subprocess
         waves = list(threads.map(lambda u: synthesise(u.text, u.language, u.speaker), items))
     audio = [(trim_silence(wave, rate), rate) for wave, rate in waves]
-    longest = max(int(np.ceil(a.size * _COCHLEA_RATE / r)) for a, r in audio)
-    pad_to = _padded_length(longest) / _COCHLEA_RATE
-    results = clips_to_spikes([Clip(a, r) for a, r in audio], sample_rate=_COCHLEA_RATE,
+    longest = max(int(np.ceil(a.size * SHD_SAMPLE_RATE / r)) for a, r in audio)
+    pad_to = _padded_length(longest) / SHD_SAMPLE_RATE
+    results = clips_to_spikes([Clip(a, r) for a, r in audio], sample_rate=SHD_SAMPLE_RATE,
                               pad_to=pad_to, seed=1000, jobs=workers, progress=progress)
 
     espeak = espeak_version()
@@ -226,8 +221,8 @@ def build_corpus(
                    "recipe": json.dumps(recipe, sort_keys=True), "synthesiser": espeak,
                    "pad_to_s": pad_to, "note": "meta_info age and body_height are 0 (unknown)"},
         )
-    sums = "".join(f"{sha256_of(p)}  {p.name}\n" for p in paths.values())
-    (out / "SHA256SUMS").write_text(sums + f"# recipe {recipe_hash}\n")
+    sums = "".join(f"{file_digest(p)}  {p.name}\n" for p in paths.values())
+    write_text_atomic(out / "SHA256SUMS", sums + f"# recipe {recipe_hash}\n")
     return paths
 
 
@@ -246,19 +241,33 @@ def _cached(out: Path, recipe_hash: str) -> bool:
 
 
 def verify(directory: str | os.PathLike[str]) -> None:
-    """Check ``train.h5`` and ``test.h5`` in ``directory`` against its ``SHA256SUMS``."""
+    """Check ``train.h5`` and ``test.h5`` in ``directory`` against its ``SHA256SUMS``.
+
+    Both must be listed there (a file the sums do not cover is unverified, not valid); every
+    listed file must exist and match.
+    """
     folder = Path(directory)
     sums = folder / "SHA256SUMS"
     if not sums.is_file():
         raise DataError(f"{sums}: missing checksum file")
-    for line in sums.read_text().splitlines():
+    listed: list[tuple[str, str]] = []  # (file name, sha256), every line checked
+    for number, line in enumerate(sums.read_text().splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
-        digest, name = line.split(maxsplit=1)
+        parts = line.split(maxsplit=1)
+        if len(parts) != 2:
+            raise DataError(f"{sums}:{number}: expected '<sha256>  <file name>', got {line!r}")
+        listed.append((parts[1], parts[0]))
+    names = {name for name, _ in listed}
+    unlisted = [f"{split}.h5" for split in SPLITS if f"{split}.h5" not in names]
+    if unlisted:
+        raise DataError(f"{sums}: does not list {', '.join(unlisted)}, so it cannot be verified; "
+                        "regenerate the corpus with: neuromark data spoken-digits DIR")
+    for name, digest in listed:
         path = folder / name
         if not path.is_file():
             raise DataError(f"{path}: missing (listed in {sums})")
-        actual = sha256_of(path)
+        actual = file_digest(path)
         if actual != digest:
             raise ChecksumError(f"{path}: sha256 {actual} does not match {digest} in {sums}; "
                                 "regenerate it with: neuromark data spoken-digits DIR")
@@ -267,4 +276,4 @@ def verify(directory: str | os.PathLike[str]) -> None:
 def shipped_corpus() -> dict[str, Path]:
     """Paths of the corpus shipped with neuromark, ``{"train": ..., "test": ...}``, verified."""
     verify(SHIPPED_DIR)
-    return {split: SHIPPED_DIR / f"{split}.h5" for split in ("train", "test")}
+    return {split: SHIPPED_DIR / f"{split}.h5" for split in SPLITS}

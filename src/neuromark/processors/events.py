@@ -18,13 +18,13 @@ https://doi.org/10.1109/TNNLS.2020.3044364 (Secs. IV-V).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from neuromark.data.events import seconds_to_us
-from neuromark.data.hdf5_spikes import SpikeSamples
+from neuromark.data.hdf5_spikes import SpikeSamples, sample_index
 from neuromark.errors import DataError
 
 #: Largest dense block (elements) counted by one ``np.bincount`` call.
@@ -75,12 +75,14 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
         bad = (index < 0) | (index > t_max_us)
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{name}: sample {_sample_of(offsets, lo + pos)}: spike at {index[pos]} us is "
+            sample = int(sample_index(offsets, lo + pos))
+            raise DataError(f"{name}: sample {sample}: spike at {index[pos]} us is "
                             f"outside [0, t_max={t_max_us} us]; raise t_max")
         bad = (unit >= channels) | (unit < 0) if unit.dtype.kind == "i" else unit >= channels
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise DataError(f"{name}: sample {_sample_of(offsets, lo + pos)}: unit {int(unit[pos])} is not "
+            sample = int(sample_index(offsets, lo + pos))
+            raise DataError(f"{name}: sample {sample}: unit {int(unit[pos])} is not "
                             f"below channels={channels}")
         index //= dt_us
         np.minimum(index, steps - 1, out=index)
@@ -96,10 +98,6 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
                             f"{np.dtype(dtype).name}; use a wider dtype")
         out[start:stop] = counts.reshape(stop - start, steps, channels)
     return out
-
-
-def _sample_of(offsets: np.ndarray, pos: int) -> int:
-    return int(np.searchsorted(offsets, pos, side="right") - 1)
 
 
 def pool_units(units: np.ndarray, factor: int) -> np.ndarray:
@@ -197,9 +195,8 @@ class PoolChannels:
         """Pooled copy of a whole file's samples (channels divided by ``factor``)."""
         if samples.channels % self.factor:
             raise ValueError(f"{samples.channels} channels are not divisible by {self.factor}")
-        return SpikeSamples(samples.times, pool_units(samples.units, self.factor), samples.offsets,
-                            samples.labels, samples.speakers, samples.keys, samples.meta_info,
-                            samples.channels // self.factor, samples.path)
+        return replace(samples, units=pool_units(samples.units, self.factor),
+                       channels=samples.channels // self.factor)
 
 
 @dataclass(frozen=True)
@@ -232,6 +229,5 @@ class ChannelJitter:
         kept_counts = np.bincount(sample[keep], minlength=len(samples))
         offsets = np.zeros(len(samples) + 1, dtype=np.int64)
         np.cumsum(kept_counts, out=offsets[1:])
-        return SpikeSamples(samples.times[keep], moved[keep].astype(np.uint16), offsets, samples.labels,
-                            samples.speakers, samples.keys, samples.meta_info, samples.channels,
-                            samples.path)
+        return replace(samples, times=samples.times[keep], units=moved[keep].astype(np.uint16),
+                       offsets=offsets)

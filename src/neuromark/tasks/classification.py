@@ -30,6 +30,15 @@ class ClassificationTask:
     name = "classification"
 
     def validate(self, config: ConfigFile) -> Any:
+        settings = self._settings(config)
+        if settings.data.corpus is None:
+            from neuromark.baselines.shd_recipe import data_paths
+
+            data_paths(settings, config)
+        return settings
+
+    def _settings(self, config: ConfigFile) -> Any:
+        """The validated settings, metric names checked (the data files are not looked at)."""
         from neuromark.baselines.shd_recipe import eval_metrics, load_settings
         from neuromark.registry import metrics
 
@@ -41,30 +50,21 @@ class ClassificationTask:
                 except KeyError as exc:
                     raise ConfigError(f"{config.where(('eval', 'metrics', i))}: eval.metrics[{i}]: "
                                       f"{exc}") from None
-        if settings.data.corpus is None:
-            from neuromark.baselines.shd_recipe import data_paths
-
-            data_paths(settings, config)
         return settings
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         import torch
 
-        from neuromark.baselines.shd_recipe import (
-            data_paths,
-            dense,
-            ensure_checkpoint,
-            eval_metrics,
-            load_checkpoint,
-            load_split,
-        )
+        from neuromark.baselines.shd_recipe import dense, eval_metrics, load_split, prepare_checkpoint
         from neuromark.registry import metrics
         from neuromark.runner import Benchmark
 
-        settings = self.validate(config)
-        path, trained = ensure_checkpoint(settings, config, quiet=quiet)
-        model, meta = load_checkpoint(path)
-        test_path = data_paths(settings, config)["test"]
+        settings = self._settings(config)
+        # Finds the data files (a missing one is the same ConfigError validate gives) and
+        # loads the checkpoint once each.
+        prepared = prepare_checkpoint(settings, config, quiet=quiet)
+        model, meta, path, trained = prepared.model, prepared.meta, prepared.path, prepared.trained
+        test_path = prepared.paths["test"]
         frames, labels = dense(load_split(test_path, settings), settings)
         x = torch.as_tensor(frames)
         y = torch.as_tensor(labels, dtype=torch.long)

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from neuromark.errors import DataError
+from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 
@@ -58,7 +59,7 @@ def _job(job: tuple[int, Clip | Path, int | None, float | None, int]) -> tuple[i
 def clips_to_spikes(
     clips: Sequence[Clip | Path],
     *,
-    sample_rate: int | None = 48_000,
+    sample_rate: int | None = SHD_SAMPLE_RATE,
     pad_to: float | None = None,
     seed: int = 0,
     jobs: int | None = None,
@@ -153,7 +154,7 @@ def convert_directory(
     out_h5: str | os.PathLike[str],
     *,
     labels_csv: str | os.PathLike[str] | None = None,
-    sample_rate: int | None = 48_000,
+    sample_rate: int | None = SHD_SAMPLE_RATE,
     seed: int = 0,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
