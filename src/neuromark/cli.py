@@ -47,6 +47,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; completed entries are saved", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -94,6 +94,9 @@ models: Registry[Any] = Registry("models")
 datasets: Registry[type] = Registry("datasets")
 solvers: Registry[Any] = Registry("solvers")
 meters: Registry[Any] = Registry("meters")
+#: Systems under test (``neuromark.system.suts``): factories called with the config's
+#: ``sut.options``, returning a built SUT with its sample library.
+suts: Registry[Callable[..., Any]] = Registry("suts")
 
 metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",

@@ -1,18 +1,26 @@
-"""``neuromark run [CONFIG...] [--out DIR]``: run benchmark configs or suites."""
+"""``neuromark run [CONFIG...] [--out DIR]``: run benchmark configs or suites.
+
+The one run path: ``system run`` and ``qubo run`` are thin aliases over
+:func:`run_and_report` (validate every config first, unique ids, results written by the
+driver, the summary table and ``report.md``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "run", help="run benchmark configs (default: the default suite)",
-        description="Run benchmark configs or suites. With no CONFIG, runs "
+        description="Run benchmark configs or suites (any task: classification, mackey_glass, "
+                    "system, qubo, or a plugin's). With no CONFIG, runs "
                     "configs/suite/default.yaml. Writes results/<timestamp>/ with one JSON "
-                    "file per benchmark and a Markdown report.")
+                    "file per benchmark and a Markdown report; a rerun into the same --out "
+                    "resumes sweeps from their completed entries.")
     parser.add_argument("configs", nargs="*", metavar="CONFIG", help="YAML config or suite files")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default: results/<timestamp>)")
@@ -20,18 +28,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_run)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from neuromark.report.markdown import format_summary, write_report
-    from neuromark.suite import default_suite_path, run_configs, timestamped_dir
+def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
+                   only_task: str | None = None) -> int:
+    """Validate all ``configs`` (suites expanded), run them into ``out_dir`` (default
+    ``results/<timestamp>``), print the summary table and write ``report.md``.
 
-    configs = args.configs or [default_suite_path()]
-    out_dir = args.out or timestamped_dir()
+    ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
+    """
+    from neuromark.errors import ConfigError
+    from neuromark.report.markdown import format_summary, write_report
+    from neuromark.suite import expand, run_configs, timestamped_dir
+
+    if only_task is not None:
+        for config in expand(configs):
+            if config.data.get("task") != only_task:
+                raise ConfigError(f"{config.where(('task',))}: this command runs task: {only_task}, "
+                                  f"got {config.data.get('task')!r} (use 'neuromark run')")
+    out_dir = out_dir or timestamped_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    written = run_configs(configs, out_dir, quiet=args.quiet)
+    written = run_configs(configs, out_dir, quiet=quiet)
     wall = time.perf_counter() - start
     print(format_summary([r for _, r in written]))
     report = write_report(out_dir, written, wall_s=wall)
-    print(f"\n{len(written)} result file(s) and the report {report} in {out_dir} "
-          f"({wall:.1f} s)")
+    print(f"\n{len(written)} result file(s) and the report {report} in {out_dir} ({wall:.1f} s)")
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from neuromark.suite import default_suite_path
+
+    return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet)

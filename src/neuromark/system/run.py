@@ -201,7 +201,7 @@ def _timing_and_loadgen(run: LoadGenRun, timer: StageTimer | None, settings: Any
         for stage, st in stats.items():
             scores[f"{stage}_latency"] = _score_ms(st)
             latency_means[stage] = st["mean_s"]
-        from neuromark.system.plots import latency_histogram
+        from neuromark.plotting import latency_histogram
 
         details["plots"].append(str(latency_histogram(timer.samples, out_dir / "latency.png",
                                                       f"{sut_name}: per-sample latency")))
@@ -286,7 +286,7 @@ def _run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> 
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
     else:
-        from neuromark.system.plots import power_trace
+        from neuromark.plotting import power_trace
         from neuromark.system.power.windows import Window, analyse, window_power
 
         active = [Window(k, *v) for k, v in windows.items() if k != "idle"]

@@ -86,34 +86,13 @@ class ClassificationTask:
             "input_shape": list(frames.shape[1:]),
         })
         if meta.get("loss"):
+            from neuromark.plotting import plot_training
+
             plot = plot_training(meta, out_dir / f"{bench.id}_training.png", bench.id)
             results.details["plots"] = [f"{out_dir.name}/{plot.name}"]
         return [results]
 
 
-def plot_training(meta: dict[str, Any], path: Path, title: str) -> Path:
-    """Training loss (and accuracy) per epoch from a checkpoint's meta, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=110)
-    epochs = range(1, len(meta["loss"]) + 1)
-    ax.plot(epochs, meta["loss"], color="C0", label="training loss")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("loss (CE + regularisers)")
-    if meta.get("train_accuracy"):
-        acc_ax = ax.twinx()
-        acc_ax.plot(epochs, meta["train_accuracy"], color="C1", label="training accuracy")
-        acc_ax.set_ylabel("training accuracy")
-        acc_ax.set_ylim(0, 1)
-    ax.set_title(f"{title}: training ({meta.get('train_seconds', 0):.0f} s)")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
 
 
 def _citation() -> str:

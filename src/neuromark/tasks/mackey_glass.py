@@ -365,7 +365,7 @@ class MackeyGlassTask:
     @staticmethod
     def _sweep_results(entries: list[dict[str, Any]], cfg: MackeyGlassConfig,
                        resolved: dict[str, Any], out_dir: Path) -> Results:
-        from neuromark.tasks.mackey_glass_plot import plot_smape_vs_tau
+        from neuromark.plotting import plot_smape_vs_tau
 
         scores = {f"sMAPE[{e['model']},tau={e['tau']}]": Score(e["sMAPE"], e["sMAPE_se"], "%", False)
                   for e in entries}

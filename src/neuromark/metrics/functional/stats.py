@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+
+def standard_error(values: Sequence[float]) -> float | None:
+    """Standard error of the mean: sample standard deviation (ddof=1) / sqrt(n).
+
+    Fewer than two values have no error estimate: the result is None ("no error"), never 0.
+    """
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
 
 
 @dataclass

@@ -216,9 +216,9 @@ class QuboTask:
                         add_power(entry, meter)
                     store.rewrite()
         entries = [store.entries[s["key"]] for s in specs]
-        from neuromark.system.qubo.plots import plot_all
+        from neuromark.plotting import plot_qubo_sweep
 
-        plots = plot_all(entries, out_dir) if cfg.plots else []
+        plots = plot_qubo_sweep(entries, out_dir) if cfg.plots else []
         return [summarise(cfg, tag, [e for e in entries if e["solver"] == tag], plots,
                           meter_reason(cfg)) for tag in by_tag]
 
