@@ -19,9 +19,9 @@ from pydantic import Field
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
+from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.report.markdown import format_value
 from neuromark.results import Results
-from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.system.timing import decode_ns
 
 
