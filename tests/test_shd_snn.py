@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.shd_recipe import load_checkpoint, load_settings, save_checkpoint
 from neuromark.baselines.shd_reference import LSTMClassifier, LSTMConfig, fit_linear_svm
 from neuromark.baselines.shd_snn import (
     LeakyReadout,
@@ -22,6 +21,7 @@ from neuromark.baselines.shd_snn import (
     spike_count_regularisers,
     spike_fn,
 )
+from neuromark.baselines.spike_classifiers import load_checkpoint, save_checkpoint
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.data.hdf5_spikes import write_shd_file
@@ -166,24 +166,42 @@ def make_corpus(folder: Path, n_train: int = 40, n_test: int = 20) -> None:
 def config_text(folder: Path, kind: str = "rsnn", epochs: int = 3) -> str:
     return f"""task: classification
 benchmark: {{id: toy-{kind}, version: "1.0"}}
-data: {{train: {folder}/train.h5, test: {folder}/test.h5, dt_ms: 20, t_max_ms: 200, pool: 10}}
-model: {{kind: {kind}, hidden: 16}}
+dataset:
+  name: spike_files
+  options: {{train: {folder}/train.h5, test: {folder}/test.h5, dt_us: 20000, t_max_us: 200000, pool: 10}}
+model: {{name: {kind}, options: {{hidden: 16}}, checkpoint: {folder}/{kind}.pt}}
 train: {{epochs: {epochs}, batch_size: 10, lr: 0.02, seed: 3}}
-checkpoint: {folder}/{kind}.pt
 eval: {{batch_size: 8}}
 """
 
 
 def test_config_errors_name_the_key(tmp_path):
     make_corpus(tmp_path)
-    text = config_text(tmp_path).replace("kind: rsnn", "kind: gru")
-    with pytest.raises(ConfigError, match=r"model\.kind: .*'gru'"):
+    text = config_text(tmp_path).replace("name: rsnn", "name: rsn")
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: model\.name: unknown model 'rsn'; "
+                                          r"did you mean 'rsnn'"):
+        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+    text = config_text(tmp_path).replace("hidden: 16", "hiden: 16")
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: model\.options\.hiden: unknown key; "
+                                          "did you mean hidden"):
         TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
     text = config_text(tmp_path).replace("pool: 10", "pool: 10, corpus: spoken_digits")
-    with pytest.raises(ConfigError, match="either corpus: spoken_digits, or both train: and test:"):
-        TASK.validate(parse_yaml(text))
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: dataset\.options: 'spike_files' got an "
+                                          "unexpected keyword "
+                                          "argument 'corpus'"):
+        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
     text = config_text(tmp_path).replace("test.h5", "missing.h5")
-    with pytest.raises(ConfigError, match=r"data\.test: no such file .*missing\.h5"):
+    with pytest.raises(ConfigError, match=r"dataset 'spike_files' \(test\): "
+                                          r".*missing\.h5: no such spike file"):
+        TASK.validate(parse_yaml(text))
+    text = config_text(tmp_path).replace("dataset:\n  name: spike_files\n  options:", "data:")
+    with pytest.raises(ConfigError, match=r"'data' is no longer a key; use dataset: \{name, options\}"):
+        TASK.validate(parse_yaml(text))
+    text = config_text(tmp_path).replace("name: rsnn,", "kind: rsnn,")
+    with pytest.raises(ConfigError, match=r"'model.kind' is no longer a key; use model: \{name: ...\}"):
+        TASK.validate(parse_yaml(text))
+    text = config_text(tmp_path).replace(f", checkpoint: {tmp_path}/rsnn.pt", "")
+    with pytest.raises(ConfigError, match=r"model\.checkpoint: model 'rsnn' is trained by its recipe"):
         TASK.validate(parse_yaml(text))
     text = config_text(tmp_path).replace("eval: {batch_size: 8}", "eval: {metrics: [acuracy]}")
     with pytest.raises(ConfigError, match=r"eval\.metrics\[0\]: unknown metric 'acuracy'"):
@@ -215,10 +233,11 @@ def test_classification_task_end_to_end(tmp_path, kind):
     assert again.scores["classification_accuracy"].value == acc.value
 
 
-def test_run_finds_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
-    import neuromark.baselines.shd_recipe as recipe
+def test_run_reads_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
+    import neuromark.baselines.spike_classifiers as recipe
+    import neuromark.data.binned as binned
 
-    calls = {"data_paths": 0, "load_checkpoint": 0}
+    calls = {"read_shd_file": 0, "load_checkpoint": 0}
 
     def counting(name):
         original = getattr(recipe, name)
@@ -228,16 +247,21 @@ def test_run_finds_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
             return original(*args, **kwargs)
         return wrapper
 
-    for name in calls:
-        monkeypatch.setattr(recipe, name, counting(name))
+    monkeypatch.setattr(recipe, "load_checkpoint", counting("load_checkpoint"))
+    original_read = binned.read_shd_file
+
+    def counting_read(*args, **kwargs):
+        calls["read_shd_file"] += 1
+        return original_read(*args, **kwargs)
+    monkeypatch.setattr(binned, "read_shd_file", counting_read)
     make_corpus(tmp_path)
     config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
     [first] = TASK.run(config, tmp_path / "out", quiet=True)  # trains, saves, loads it back
     assert first.details["trained_now"] is True
-    assert calls == {"data_paths": 1, "load_checkpoint": 1}
+    assert calls == {"read_shd_file": 2, "load_checkpoint": 1}  # train and test files, once each
     [again] = TASK.run(config, tmp_path / "out", quiet=True)  # cached: the recipe check's load
     assert again.details["trained_now"] is False
-    assert calls == {"data_paths": 2, "load_checkpoint": 2}
+    assert calls == {"read_shd_file": 3, "load_checkpoint": 2}  # the test file only
     assert again.scores["classification_accuracy"].value == first.scores["classification_accuracy"].value
     assert again.details["test_file"] == str(tmp_path / "test.h5")
 
@@ -245,15 +269,14 @@ def test_run_finds_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
 def test_recipe_hash_covers_the_recipe_and_the_training_bytes(tmp_path):
     import hashlib
 
-    from neuromark.baselines.shd_recipe import recipe_hash
+    from neuromark.baselines.spike_classifiers import recipe_hash
 
     make_corpus(tmp_path)
-    settings = load_settings(parse_yaml(config_text(tmp_path, "svm")))
-    recipe = {k: settings.model_dump()[k] for k in ("data", "model", "train")}
+    recipe = {"dataset": {"name": "spike_files"}, "model": {"name": "svm"}, "train": {"seed": 3}}
     expected = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()
                               + (tmp_path / "train.h5").read_bytes()).hexdigest()
-    paths = {"train": tmp_path / "train.h5", "test": tmp_path / "test.h5"}
-    assert recipe_hash(settings, paths) == expected  # unchanged, so cached checkpoints stay valid
+    assert recipe_hash(recipe, tmp_path / "train.h5") == expected
+    assert recipe_hash({**recipe, "train": {"seed": 4}}, tmp_path / "train.h5") != expected
 
 
 def test_recipe_change_retrains_and_train_if_missing_false(tmp_path):
@@ -266,8 +289,6 @@ def test_recipe_change_retrains_and_train_if_missing_false(tmp_path):
                         + "train_if_missing: false\n")
     with pytest.raises(DataError, match=r"svm\.pt: checkpoint was made from a different recipe"):
         TASK.run(strict, tmp_path / "out", quiet=True)
-    settings = load_settings(strict)
-    assert settings.data.dt_us == 20_000 and settings.data.t_max_us == 200_000
 
 
 def test_cli_train_then_run(tmp_path, capsys):
@@ -293,23 +314,25 @@ def test_shipped_configs_validate():
     root = Path(__file__).resolve().parents[1] / "configs" / "spiking_audio"
     kinds = {}
     for path in sorted(root.glob("spoken_digits_*.yaml")):
-        kinds[path.stem] = TASK.validate(load_config(path)).model.kind
+        kinds[path.stem] = TASK.validate(load_config(path)).settings.model.name
     assert kinds == {"spoken_digits_lstm": "lstm", "spoken_digits_rsnn": "rsnn",
                      "spoken_digits_snn": "snn", "spoken_digits_svm": "svm"}
     if not Path("data/shd/shd_train.h5").exists():  # the real SHD files are not shipped
-        with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: data\.train: no such file"):
+        with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: dataset 'shd' "
+                                              r"\(test\): .*shd_test\.h5: no such file"):
             TASK.validate(load_config(root / "shd_rsnn.yaml"))
 
 
 def test_training_is_deterministic_for_a_seed(tmp_path):
-    from neuromark.baselines.shd_recipe import load_split, train_model
+    from neuromark.baselines.spike_classifiers import RSNN, SpikeModelOptions, TrainSettings
+    from neuromark.data.binned import BinnedSpikes
 
     make_corpus(tmp_path)
-    text = config_text(tmp_path, "rsnn", epochs=2).replace("seed: 3}", "seed: 3, jitter_sigma: 20}")
-    settings = load_settings(parse_yaml(text))
-    train = load_split(tmp_path / "train.h5", settings)
-    first, info = train_model(settings, train, 2)
-    second, _ = train_model(settings, train, 2)
+    train = BinnedSpikes(tmp_path / "train.h5", dt_us=20_000, t_max_us=200_000, pool=10)
+    options = SpikeModelOptions(hidden=16)
+    settings = TrainSettings(epochs=2, batch_size=10, lr=0.02, seed=3, jitter_sigma=20)
+    first, info = RSNN.fit(options, settings, train, 2)
+    second, _ = RSNN.fit(options, settings, train, 2)
     for key, value in first.state_dict().items():
         torch.testing.assert_close(value, second.state_dict()[key], rtol=0, atol=0)
     assert len(info["loss"]) == 2 and info["train_samples"] == 40

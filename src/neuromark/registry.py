@@ -91,6 +91,7 @@ class Registry(Generic[T]):
 tasks: Registry[Callable[..., Any]] = Registry("tasks")
 metrics: Registry[type] = Registry("metrics")
 models: Registry[Any] = Registry("models")
+adapters: Registry[Any] = Registry("adapters")
 datasets: Registry[type] = Registry("datasets")
 solvers: Registry[Any] = Registry("solvers")
 meters: Registry[Any] = Registry("meters")
@@ -111,17 +112,27 @@ metrics.register_many({
     "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
 })
 
-models.register_many({
+#: Framework adapters (``neuromark.models``): wrap a framework's network for the harness.
+adapters.register_many({
     "torch": "neuromark.models.torch_model:TorchModel",
     "snntorch": "neuromark.models.snntorch_model:SNNTorchModel",
+})
+
+# Models a config names (``model: {name, options}``): factories returning a torch module or
+# an adapter, or model families with a training recipe (``fit``, ``options_model``).
+models.register_many({
+    "snn": "neuromark.baselines.spike_classifiers:SNN",
+    "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
+    "lstm": "neuromark.baselines.spike_classifiers:LSTM",
+    "svm": "neuromark.baselines.spike_classifiers:SVM",
 })
 
 # Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
 tasks.register_many({
     "mackey_glass": "neuromark.tasks.mackey_glass:TASK",
     "classification": "neuromark.tasks.classification:TASK",
-    "system": "neuromark.system.run:TASK",
-    "qubo": "neuromark.system.qubo.sweep:TASK",
+    "system": "neuromark.tasks.system:TASK",
+    "qubo": "neuromark.tasks.qubo:TASK",
 })
 
 # QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.
@@ -130,6 +141,14 @@ solvers.register_many({
     "neuromark-tabu": "neuromark.system.qubo.solvers.tabu:TabuSearch",
     "dwave-tabu": "neuromark.system.qubo.solvers.dwave:DWaveTabu",
     "dwave-sa": "neuromark.system.qubo.solvers.dwave:DWaveSA",
+})
+
+# Systems under test (``neuromark.system.suts``): factories returning a BuiltSUT.
+suts.register_many({
+    "asc_cnn": "neuromark.system.suts.asc:asc_cnn",
+    "esn": "neuromark.system.suts.esn:esn",
+    "null": "neuromark.system.suts.null:null",
+    "sleep": "neuromark.system.suts.sleep:sleep",
 })
 
 # Power meters (``neuromark.system.power``), following the PowerMeter protocol.
@@ -142,9 +161,11 @@ meters.register_many({
 
 # Datasets (``neuromark.data``).
 datasets.register_many({
-    "shd": "neuromark.data.shd:SHD",
-    "ssc": "neuromark.data.shd:SSC",
-    "spike_file": "neuromark.data.shd:SpikeFileDataset",
+    # called with split= and options; yield (input, label) per sample
+    "spoken_digits": "neuromark.data.binned:spoken_digits",
+    "shd": "neuromark.data.binned:shd",
+    "ssc": "neuromark.data.binned:ssc",
+    "spike_files": "neuromark.data.binned:spike_files",
     "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
     "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
 })

@@ -9,26 +9,25 @@ the weight initialisation, a ``torch.Generator`` for the batch order and a numpy
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
 from neuromark.baselines.shd_snn import SpikingClassifier, max_over_time, spike_count_regularisers
-from neuromark.data.hdf5_spikes import SpikeSamples
-
-if TYPE_CHECKING:
-    from neuromark.baselines.shd_recipe import RecipeSettings
+from neuromark.data.binning import jitter_samples
 
 
-def batch_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: RecipeSettings
+def batch_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: Any
                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, logits) of one batch: CE of the max-over-time readout (+ SNN regularisers)."""
+    """(loss, logits) of one batch: CE of the max-over-time readout (+ SNN regularisers);
+    ``settings`` is the ``train:`` section (its ``regularisers``)."""
     logits = max_over_time(model(x))
     loss = nn.functional.cross_entropy(logits, y)
     if isinstance(model, SpikingClassifier) and model.last_hidden_spikes is not None:
-        reg = settings.train.regularisers
+        reg = settings.regularisers
         lower, upper = spike_count_regularisers(
             model.last_hidden_spikes, lower_strength=reg.lower_strength,
             lower_threshold=reg.lower_threshold, upper_strength=reg.upper_strength,
@@ -37,31 +36,36 @@ def batch_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: Rec
     return loss, logits
 
 
-def fit_torch_model(settings: RecipeSettings, train: SpikeSamples, classes: int,
-                    rng: np.random.Generator, *, quiet: bool = True) -> tuple[nn.Module, dict[str, Any]]:
-    """Train an SNN/RSNN/LSTM on ``train``; returns (model in eval mode, info)."""
-    from neuromark.baselines.shd_recipe import dense, new_torch_model
+def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng: np.random.Generator,
+                    *, quiet: bool = True, label: str = "") -> tuple[nn.Module, dict[str, Any]]:
+    """Train an SNN/RSNN/LSTM; returns (model in eval mode, info).
 
-    cfg = settings.train
+    Args:
+        new_model: builds the untrained model (called after seeding torch with ``cfg.seed``,
+            so the initial weights are reproducible).
+        cfg: the ``train:`` section (:class:`~neuromark.baselines.spike_classifiers.TrainSettings`).
+        data: the training split (:class:`~neuromark.data.binned.BinnedSpikes`): its
+            ``samples`` are jittered (channels, before pooling) and binned by ``frames``.
+        rng: the channel jitter's generator.
+    """
     torch.manual_seed(cfg.seed)
     order = torch.Generator().manual_seed(cfg.seed)
     # Without jitter the frames are binned once here; with it, afresh every epoch below.
-    fixed = None if cfg.jitter_sigma > 0 else dense(train, settings)[0]
-    # Input width = the binned frames' last axis: the channels after pooling.
-    model = new_torch_model(settings, train.channels // settings.data.pool, classes)
+    fixed = None if cfg.jitter_sigma > 0 else data.frames()
+    model = new_model()
     optimiser_cls = torch.optim.Adamax if cfg.optimizer == "adamax" else torch.optim.Adam
     optimiser = optimiser_cls(model.parameters(), lr=cfg.lr)
-    y_all = torch.as_tensor(train.labels, dtype=torch.long)
+    y_all = torch.as_tensor(data.samples.labels, dtype=torch.long)
     losses: list[float] = []
     accuracies: list[float] = []
     progress: Any = range(cfg.epochs)
     if not quiet:
         from tqdm.auto import tqdm
 
-        progress = tqdm(progress, desc=f"train {settings.benchmark.id}", unit="epoch", leave=False)
+        progress = tqdm(progress, desc=f"train {label}", unit="epoch", leave=False)
     model.train(True)
     for _ in progress:
-        frames = dense(train, settings, rng)[0] if fixed is None else fixed
+        frames = data.frames(jitter_samples(data.samples, rng, cfg.jitter_sigma)) if fixed is None else fixed
         x_all = torch.as_tensor(frames)
         perm = torch.randperm(len(y_all), generator=order)
         total, correct, seen = 0.0, 0, 0
@@ -69,7 +73,7 @@ def fit_torch_model(settings: RecipeSettings, train: SpikeSamples, classes: int,
             idx = perm[start:start + cfg.batch_size]
             x, y = x_all[idx], y_all[idx]
             optimiser.zero_grad()
-            loss, logits = batch_loss(model, x, y, settings)
+            loss, logits = batch_loss(model, x, y, cfg)
             loss.backward()
             optimiser.step()
             total += float(loss.detach()) * len(idx)

@@ -1,4 +1,5 @@
-"""``neuromark list``: registered tasks, metrics, models, datasets, solvers and meters."""
+"""``neuromark list``: registered tasks, metrics, datasets, models, adapters, systems under
+test, meters and solvers."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def _list(args: argparse.Namespace) -> int:
     configs = sorted(p.relative_to(project_root()).as_posix()
                      for p in (project_root() / "configs").rglob("*.yaml"))
     print("benchmark configs:\n  " + ("\n  ".join(configs) or "(none)"))
-    for reg in (registry.tasks, registry.metrics, registry.models, registry.datasets,
-                registry.solvers, registry.meters):
+    for reg in (registry.tasks, registry.metrics, registry.datasets, registry.models,
+                registry.adapters, registry.suts, registry.meters, registry.solvers):
         print(f"{reg.kind}:\n  " + (", ".join(reg.names()) or "(none)"))
     return 0

@@ -20,25 +20,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from neuromark.baselines.shd_recipe import load_settings, prepare_checkpoint
     from neuromark.config import load_config
+    from neuromark.errors import ConfigError
     from neuromark.suite import task_of
+    from neuromark.tasks.classification import TASK
 
     config = load_config(args.config)
     task_of(config)  # a clear error for configs of other tasks
     if config.data.get("task") != "classification":
-        from neuromark.errors import ConfigError
-
         raise ConfigError(f"{config.where(('task',))}: `neuromark train` supports task "
                           f"'classification', not {config.data.get('task')!r}")
-    settings = load_settings(config)
-    if args.out is not None:
-        settings = settings.model_copy(update={"checkpoint": str(args.out)})
-    checkpoint = prepare_checkpoint(settings, config, retrain=True, quiet=args.quiet)
-    meta = checkpoint.meta
+    plan = TASK.validate(config)
+    if plan.family is None:
+        raise ConfigError(f"{config.where(('model',))}: model "
+                          f"{plan.settings.model.name or plan.settings.model.checkpoint!r} has no "
+                          "training recipe; `neuromark train` trains model families (snn, rsnn, lstm, svm)")
+    prepared = TASK.prepare(plan, config, checkpoint=args.out, retrain=True, quiet=args.quiet)
+    meta = prepared.meta
     acc = (meta.get("train_accuracy") or [None])[-1]
-    print(f"trained {settings.model.kind} on {meta.get('train_samples')} samples in "
+    print(f"trained {plan.settings.model.name} on {meta.get('train_samples')} samples in "
           f"{meta.get('train_seconds', 0):.1f} s"
           + (f"; final training accuracy {acc:.3f}" if acc is not None else ""))
-    print(f"checkpoint: {checkpoint.path}")
+    print(f"checkpoint: {prepared.path}")
     return 0

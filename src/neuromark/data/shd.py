@@ -93,13 +93,12 @@ class SpikeFileDataset(Dataset):
     def dense(self, dt_us: int, t_max_us: int, *, pool: int = 1, dtype: Any = np.float32
               ) -> tuple[np.ndarray, np.ndarray]:
         """All samples binned to (N, T, channels // pool) counts, and (N,) labels."""
-        from neuromark.processors.events import BinSpikes, PoolChannels
+        from neuromark.data.binning import bin_samples, pool_samples
 
         samples = self.samples
         if pool > 1:
-            samples = PoolChannels(pool).pool_samples(samples)
-        frames = BinSpikes(dt_us, t_max_us, samples.channels, dtype).bin_samples(samples)
-        return frames, samples.labels
+            samples = pool_samples(samples, pool)
+        return bin_samples(samples, dt_us, t_max_us, dtype), samples.labels
 
 
 class HeidelbergSpikes(SpikeFileDataset):

@@ -1,7 +1,7 @@
 """Spike-event processors: dense binning, channel pooling, channel jitter.
 
-Pure functions on flat arrays (all samples at once, vectorised with ``np.bincount``) plus
-frozen dataclasses that wrap them, as tonic's transforms do.
+Frozen dataclasses, as tonic's transforms are, over the pure kernels of
+:mod:`neuromark.data.binning` (re-exported here).
 
 Binning convention (explicit, no spike dropped): with window ``dt_us`` and maximum time
 ``t_max_us`` (both integer microseconds) there are ``T = ceil(t_max_us / dt_us)`` bins;
@@ -17,123 +17,25 @@ https://doi.org/10.1109/TNNLS.2020.3044364 (Secs. IV-V).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
-from neuromark.data.events import seconds_to_us
-from neuromark.data.hdf5_spikes import SpikeSamples, sample_index
-from neuromark.errors import DataError
+from neuromark.data.binning import (
+    bin_flat,
+    bin_samples,
+    jitter_samples,
+    jitter_units,
+    n_bins,
+    pool_dense,
+    pool_samples,
+    pool_units,
+)
+from neuromark.data.hdf5_spikes import SpikeSamples
 
-#: Largest dense block (elements) counted by one ``np.bincount`` call.
-_CHUNK_ELEMENTS = 1 << 17
-
-
-def n_bins(dt_us: int, t_max_us: int) -> int:
-    """Number of time bins ``ceil(t_max_us / dt_us)`` (at least 1)."""
-    if dt_us <= 0 or t_max_us <= 0:
-        raise ValueError(f"dt_us and t_max_us must be positive, got {dt_us} and {t_max_us}")
-    return max(1, math.ceil(t_max_us / dt_us))
-
-
-def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us: int, t_max_us: int,
-             channels: int, dtype: Any = np.float32, name: str = "<memory>", seconds: bool = False
-             ) -> np.ndarray:
-    """Bin flat spike arrays of N samples into dense counts of shape (N, T, channels).
-
-    Args:
-        t_us: (S,) int64 spike times in microseconds, all samples concatenated (or float
-            seconds when ``seconds`` is True; converted chunk by chunk with
-            :func:`~neuromark.data.events.seconds_to_us`, which saves memory).
-        units: (S,) channel indices.
-        offsets: (N+1,) sample boundaries into ``t_us``/``units``.
-        dt_us, t_max_us: bin width and maximum time in microseconds (see module docstring).
-        channels: number of channels (units must be below it).
-        dtype: output dtype; integer dtypes are checked for overflow.
-        name: file name used in error messages.
-
-    Raises:
-        DataError: a time < 0 or > t_max_us, a unit outside 0..channels-1, or a count that
-            does not fit ``dtype``, naming the file and the sample.
-    """
-    n = offsets.shape[0] - 1
-    steps = n_bins(dt_us, t_max_us)
-    times = np.asarray(t_us)
-    units = np.asarray(units)
-    out = np.empty((n, steps, channels), dtype=dtype)
-    per_sample = steps * channels
-    chunk = max(1, _CHUNK_ELEMENTS // per_sample)
-    info = np.iinfo(dtype) if np.issubdtype(np.dtype(dtype), np.integer) else None
-    for start in range(0, n, chunk):
-        # Small chunks keep the int64 counts of np.bincount in cache; one pass per chunk.
-        stop = min(n, start + chunk)
-        lo, hi = offsets[start], offsets[stop]
-        index = seconds_to_us(times[lo:hi]) if seconds else times[lo:hi].astype(np.int64)
-        unit = units[lo:hi]
-        bad = (index < 0) | (index > t_max_us)
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            sample = int(sample_index(offsets, lo + pos))
-            raise DataError(f"{name}: sample {sample}: spike at {index[pos]} us is "
-                            f"outside [0, t_max={t_max_us} us]; raise t_max")
-        bad = (unit >= channels) | (unit < 0) if unit.dtype.kind == "i" else unit >= channels
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            sample = int(sample_index(offsets, lo + pos))
-            raise DataError(f"{name}: sample {sample}: unit {int(unit[pos])} is not "
-                            f"below channels={channels}")
-        index //= dt_us
-        np.minimum(index, steps - 1, out=index)
-        index *= channels
-        index += unit
-        if stop - start > 1:
-            index += np.repeat(np.arange(0, (stop - start) * per_sample, per_sample, dtype=np.int64),
-                               np.diff(offsets[start:stop + 1]))
-        counts = np.bincount(index, minlength=(stop - start) * per_sample)
-        if info is not None and counts.size and counts.max() > info.max:
-            worst = start + int(np.argmax(counts) // per_sample)
-            raise DataError(f"{name}: sample {worst}: {int(counts.max())} spikes in one bin do not fit "
-                            f"{np.dtype(dtype).name}; use a wider dtype")
-        out[start:stop] = counts.reshape(stop - start, steps, channels)
-    return out
-
-
-def pool_units(units: np.ndarray, factor: int) -> np.ndarray:
-    """Channel index after summing ``factor`` neighbouring channels: ``unit // factor``."""
-    return (np.asarray(units) // factor).astype(np.asarray(units).dtype)
-
-
-def pool_dense(frames: Any, factor: int) -> Any:
-    """Sum groups of ``factor`` neighbouring channels of (..., C) numpy or torch frames."""
-    channels = frames.shape[-1]
-    if channels % factor:
-        raise ValueError(f"{channels} channels are not divisible by the pooling factor {factor}")
-    return frames.reshape(*frames.shape[:-1], channels // factor, factor).sum(-1)
-
-
-def jitter_units(units: np.ndarray, offsets: np.ndarray, *, sigma: float, channels: int,
-                 rng: np.random.Generator, per: Literal["sample", "spike"] = "sample"
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Shift channel indices by rounded Gaussian offsets (std ``sigma`` channels).
-
-    ``per="sample"`` draws one shift per sample (all its spikes move together, the channel
-    augmentation of Cramer et al. 2020); ``per="spike"`` draws one per spike.
-    Returns ``(new_units, keep)``: spikes shifted outside 0..channels-1 are removed
-    (``keep`` is False for them), since no such channel exists.
-    """
-    n = offsets.shape[0] - 1
-    counts = np.diff(offsets)
-    if per == "sample":
-        shift = np.repeat(np.rint(rng.normal(0.0, sigma, n)).astype(np.int64), counts)
-    elif per == "spike":
-        shift = np.rint(rng.normal(0.0, sigma, int(offsets[-1]))).astype(np.int64)
-    else:
-        raise ValueError(f"per must be 'sample' or 'spike', got {per!r}")
-    moved = np.asarray(units, dtype=np.int64) + shift
-    keep = (moved >= 0) & (moved < channels)
-    return moved, keep
+__all__ = ["BinSpikes", "ChannelJitter", "PoolChannels", "bin_flat", "jitter_units", "n_bins",
+           "pool_dense", "pool_units"]
 
 
 @dataclass(frozen=True)
@@ -166,9 +68,8 @@ class BinSpikes:
 
     def bin_samples(self, samples: SpikeSamples) -> np.ndarray:
         """All samples of a file -> (N, T, channels), in one vectorised pass."""
-        return bin_flat(samples.times, samples.units, samples.offsets, dt_us=self.dt_us,
-                        t_max_us=self.t_max_us, channels=self.channels, dtype=self.dtype,
-                        name=samples.name, seconds=True)
+        return bin_samples(replace(samples, channels=self.channels), self.dt_us, self.t_max_us,
+                           self.dtype)
 
 
 @dataclass(frozen=True)
@@ -193,10 +94,7 @@ class PoolChannels:
 
     def pool_samples(self, samples: SpikeSamples) -> SpikeSamples:
         """Pooled copy of a whole file's samples (channels divided by ``factor``)."""
-        if samples.channels % self.factor:
-            raise ValueError(f"{samples.channels} channels are not divisible by {self.factor}")
-        return replace(samples, units=pool_units(samples.units, self.factor),
-                       channels=samples.channels // self.factor)
+        return pool_samples(samples, self.factor)
 
 
 @dataclass(frozen=True)
@@ -223,11 +121,4 @@ class ChannelJitter:
 
     def jitter_samples(self, samples: SpikeSamples) -> SpikeSamples:
         """Jittered copy of a whole file's samples."""
-        moved, keep = jitter_units(samples.units, samples.offsets, sigma=self.sigma,
-                                   channels=samples.channels, rng=self.rng, per=self.per)
-        sample = np.repeat(np.arange(len(samples)), samples.counts())
-        kept_counts = np.bincount(sample[keep], minlength=len(samples))
-        offsets = np.zeros(len(samples) + 1, dtype=np.int64)
-        np.cumsum(kept_counts, out=offsets[1:])
-        return replace(samples, times=samples.times[keep], units=moved[keep].astype(np.uint16),
-                       offsets=offsets)
+        return jitter_samples(samples, self.rng, self.sigma, self.per)

@@ -1,22 +1,68 @@
-"""The ``classification`` task: evaluate a trained spike classifier with the harness.
+"""The ``classification`` task: any registered data set, any registered or checkpointed model.
 
-Config: see :mod:`neuromark.baselines.shd_recipe`. ``run`` makes sure the checkpoint exists
-(training it once when ``train_if_missing``; cached by recipe hash), loads it with
-``torch.load(weights_only=True)``, bins the test split and runs :class:`neuromark.Benchmark`
-with the configured metrics (default: accuracy with standard error, footprint, activation
-sparsity, synaptic operations, membrane updates). Works unchanged on the real SHD/SSC files
-(``data: {train: shd_train.h5, test: shd_test.h5, t_max_ms: 1400}``).
+Config::
+
+    task: classification
+    benchmark: {id: spoken-digits-rsnn, version: "1.0", parent: shd-classification}
+    dataset: {name: spoken_digits, options: {dt_us: 10000, t_max_us: 850000, pool: 10}}
+    model:
+      name: rsnn                     # a registered model (neuromark list)
+      options: {hidden: 128}
+      checkpoint: results/checkpoints/spoken_digits_rsnn.pt
+    train: {epochs: 30, batch_size: 32, lr: 0.01, seed: 0}   # for model families with a recipe
+    eval: {batch_size: 128, metrics: [classification_accuracy, footprint]}
+
+- ``dataset`` names an entry of :data:`neuromark.registry.datasets`, called with
+  ``split="test"`` (and ``split="train"`` for training) plus ``options``; it yields
+  ``(input, label)`` per sample and may offer ``loader(batch_size, *, shuffle, seed,
+  drop_last)``; otherwise a torch ``DataLoader`` batches it.
+- ``model`` names an entry of :data:`neuromark.registry.models`. A model family with a
+  training recipe (``snn``, ``rsnn``, ``lstm``, ``svm``) is trained once on the train split
+  and cached at ``checkpoint`` by recipe hash. Any other entry is a factory called with
+  ``options`` returning a torch module or a model adapter; with ``checkpoint`` its
+  ``state_dict`` is loaded from that file. ``model: {checkpoint: FILE}`` alone evaluates a
+  neuromark checkpoint as saved.
+- The readout (B, T, K) is reduced by ``eval.postprocessor`` (default ``max_over_time``,
+  as trained; ``spike_count`` sums over time; ``argmax`` for (B, K) logits).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
-from neuromark.config import ConfigFile
-from neuromark.errors import ConfigError
-from neuromark.results import BenchmarkInfo, Results
+from neuromark.config import (
+    BenchmarkSettings,
+    ComponentSpec,
+    ConfigFile,
+    StrictModel,
+    build_component,
+    resolve_path,
+    validate,
+)
+from neuromark.errors import ConfigError, DataError, UnknownNameError
+from neuromark.results import Results
+
+#: Options of data set entries that hold paths, resolved from the config's folder.
+PATH_OPTIONS = ("path", "root", "train", "test", "valid")
+
+#: Default metrics: spiking models get all five; the others have no neuron modules, so
+#: activation sparsity and membrane updates do not apply to them.
+DEFAULT_METRICS = {
+    "spiking": ["classification_accuracy", "footprint", "activation_sparsity", "synaptic_operations",
+                "membrane_updates"],
+    "other": ["classification_accuracy", "footprint", "synaptic_operations"],
+}
+
+#: Old spellings and their replacements.
+_LEGACY = {("data",): "dataset: {name, options} (e.g. dataset: {name: spoken_digits, options: "
+                      "{dt_us: 10000, t_max_us: 1000000, pool: 10}})",
+           ("checkpoint",): "model: {checkpoint: ...}",
+           ("model", "kind"): "model: {name: ...}"}
 
 
 def max_over_time_argmax(output: Any) -> Any:
@@ -24,81 +70,224 @@ def max_over_time_argmax(output: Any) -> Any:
     return output.max(dim=1).values.argmax(dim=-1)
 
 
+def spike_count_argmax(output: Any) -> Any:
+    """Postprocessor: output spikes (B, T, K) -> class (B,) with the most spikes."""
+    return output.sum(dim=1).argmax(dim=-1)
+
+
+def argmax(output: Any) -> Any:
+    """Postprocessor: logits (B, K) -> class (B,)."""
+    return output.argmax(dim=-1)
+
+
+POSTPROCESSORS = {"max_over_time": max_over_time_argmax, "spike_count": spike_count_argmax,
+                  "argmax": argmax}
+
+
+class ModelSpec(StrictModel):
+    """``model: {name, options, checkpoint}``: a registered model and/or a checkpoint file."""
+
+    name: str | None = None
+    options: dict[str, Any] = {}
+    checkpoint: str | None = None
+
+    @model_validator(mode="after")
+    def _named(self) -> ModelSpec:
+        if self.name is None and self.checkpoint is None:
+            raise ValueError("give model.name (a registered model) and/or model.checkpoint")
+        return self
+
+
+class EvalSettings(StrictModel):
+    batch_size: int = Field(128, ge=1)
+    metrics: list[str] | None = None  # None: DEFAULT_METRICS for the model
+    postprocessor: Literal["max_over_time", "spike_count", "argmax"] = "max_over_time"
+
+
+class ClassificationConfig(StrictModel):
+    task: Literal["classification"]
+    description: str = ""
+    benchmark: BenchmarkSettings
+    dataset: ComponentSpec
+    model: ModelSpec
+    train: Any = None  # validated by the model family's recipe
+    train_if_missing: bool = True
+    eval: EvalSettings = EvalSettings()
+
+
+@dataclass
+class Plan:
+    """A validated classification config, resolved against the registries."""
+
+    settings: ClassificationConfig
+    dataset_options: dict[str, Any]
+    family: Any = None  # a model family with a training recipe, or None
+    model_options: Any = None
+    train: Any = None
+    metric_names: list[str] = field(default_factory=list)
+
+
 class ClassificationTask:
-    """Spike-data classification (SHD, SSC, the spoken-digit corpus)."""
+    """Classification of any registered data set by any registered or checkpointed model."""
 
     name = "classification"
 
-    def validate(self, config: ConfigFile) -> Any:
-        settings = self._settings(config)
-        if settings.data.corpus is None:
-            from neuromark.baselines.shd_recipe import data_paths
+    def validate(self, config: ConfigFile) -> Plan:
+        from neuromark.metrics.names import build_metrics
+        from neuromark.registry import models
 
-            data_paths(settings, config)
-        return settings
+        for loc, new in _LEGACY.items():
+            node: Any = config.data
+            for key in loc:
+                node = node.get(key) if isinstance(node, dict) and key in node else None
+            if node is not None:
+                raise ConfigError(f"{config.where(loc)}: '{'.'.join(loc)}' is no longer a key; use {new}")
+        settings = validate(ClassificationConfig, config.data, config)
+        options = {k: str(resolve_path(v, config)) if k in PATH_OPTIONS and isinstance(v, str) else v
+                   for k, v in settings.dataset.options.items()}
+        plan = Plan(settings, options)
+        self._dataset(plan, config, "test")
+        spec = settings.model
+        if spec.name is not None:
+            try:
+                entry = models.get(spec.name)
+            except UnknownNameError as exc:
+                raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {exc}") from None
+            if hasattr(entry, "fit") and hasattr(entry, "options_model"):
+                from neuromark.baselines.spike_classifiers import TrainSettings
 
-    def _settings(self, config: ConfigFile) -> Any:
-        """The validated settings, metric names checked (the data files are not looked at)."""
-        from neuromark.baselines.shd_recipe import eval_metrics, load_settings
-        from neuromark.registry import metrics
+                plan.family = entry
+                plan.model_options = validate(entry.options_model, spec.options, config, ("model", "options"))
+                plan.train = validate(TrainSettings, settings.train or {}, config, ("train",))
+                if spec.checkpoint is None:
+                    raise ConfigError(f"{config.where(('model',))}: model.checkpoint: model "
+                                      f"{spec.name!r} is trained by its recipe; give the file "
+                                      "where its weights are cached")
+        if plan.family is None and settings.train is not None:
+            raise ConfigError(f"{config.where(('train',))}: train: model "
+                              f"{spec.name or spec.checkpoint!r} has no training recipe")
+        spiking = plan.family.spiking if plan.family is not None else True
+        plan.metric_names = (list(settings.eval.metrics) if settings.eval.metrics is not None
+                             else DEFAULT_METRICS["spiking" if spiking else "other"])
+        build_metrics(plan.metric_names, config, ("eval", "metrics"))
+        return plan
 
-        settings = load_settings(config)
-        for i, name in enumerate(eval_metrics(settings)):
-            if name not in metrics:
-                try:
-                    metrics.get(name)
-                except KeyError as exc:
-                    raise ConfigError(f"{config.where(('eval', 'metrics', i))}: eval.metrics[{i}]: "
-                                      f"{exc}") from None
-        return settings
+    @staticmethod
+    def _dataset(plan: Plan, config: ConfigFile, split: str) -> Any:
+        from neuromark.registry import datasets
+
+        spec = plan.settings.dataset.model_copy(update={"options": plan.dataset_options})
+        try:
+            return build_component(datasets, spec, config, ("dataset",), split=split)
+        except (DataError, ConfigError) as exc:
+            if str(exc).startswith(str(config.path)):
+                raise
+            raise ConfigError(f"{config.where(('dataset',))}: dataset {spec.name!r} ({split}): "
+                              f"{exc}") from None
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         import torch
 
-        from neuromark.baselines.shd_recipe import dense, eval_metrics, load_split, prepare_checkpoint
-        from neuromark.registry import metrics
+        from neuromark.metrics.names import build_metrics
         from neuromark.runner import Benchmark
 
-        settings = self._settings(config)
-        # Finds the data files (a missing one is the same ConfigError validate gives) and
-        # loads the checkpoint once each.
-        prepared = prepare_checkpoint(settings, config, quiet=quiet)
-        model, meta, path, trained = prepared.model, prepared.meta, prepared.path, prepared.trained
-        test_path = prepared.paths["test"]
-        frames, labels = dense(load_split(test_path, settings), settings)
-        x = torch.as_tensor(frames)
-        y = torch.as_tensor(labels, dtype=torch.long)
+        plan = self.validate(config)
+        settings = plan.settings
+        test = self._dataset(plan, config, "test")
+        model, details = self._model(plan, config, test, quiet)
+        meta = details.pop("_meta", {})
         size = settings.eval.batch_size
-        loader = [(x[i:i + size], y[i:i + size]) for i in range(0, len(y), size)]
-        bench = settings.benchmark
-        info = BenchmarkInfo(bench.id, bench.version, bench.parent, bench.citation or _citation())
-        harness = Benchmark(model, loader, [], [max_over_time_argmax],
-                            [metrics.get(name)() for name in eval_metrics(settings)], quiet=quiet, info=info)
-        with torch_threads(settings.train.threads):
-            results = harness.run(config=config.data, seeds={"train": settings.train.seed})
-        results.details.update({
-            "checkpoint": str(path), "trained_now": trained, "model": settings.model.kind,
-            "test_file": str(test_path), "train_seconds": meta.get("train_seconds"),
-            "train_samples": meta.get("train_samples"), "epochs": meta.get("epochs"),
-            "final_train_loss": (meta.get("loss") or [None])[-1],
-            "final_train_accuracy": (meta.get("train_accuracy") or [None])[-1],
-            "chance_accuracy": 1.0 / max(1, int(meta.get("classes", 1))),
-            "input_shape": list(frames.shape[1:]),
-        })
+        loader = (test.loader(size) if hasattr(test, "loader")
+                  else torch.utils.data.DataLoader(test, batch_size=size))
+        citation = getattr(test, "citation", "") or getattr(plan.family, "citation", "")
+        info = settings.benchmark.info(citation)
+        harness = Benchmark(model, loader, [], [POSTPROCESSORS[settings.eval.postprocessor]],
+                            build_metrics(plan.metric_names, config, ("eval", "metrics")),
+                            quiet=quiet, info=info)
+        with torch_threads(plan.train.threads if plan.train else 1):
+            results = harness.run(config=config.data,
+                                  seeds={"train": plan.train.seed} if plan.train else {})
+        results.details.update(details)
+        results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
+        if getattr(test, "path", None) is not None:
+            results.details["test_file"] = str(test.path)
         if meta.get("loss"):
             from neuromark.plotting import plot_training
 
-            plot = plot_training(meta, out_dir / f"{bench.id}_training.png", bench.id)
+            plot = plot_training(meta, out_dir / f"{info.id}_training.png", info.id)
             results.details["plots"] = [f"{out_dir.name}/{plot.name}"]
         return [results]
 
+    def prepare(self, plan: Plan, config: ConfigFile, *, test: Any = None, checkpoint: Path | None = None,
+                retrain: bool = False, quiet: bool = True) -> Any:
+        """Train a model family's checkpoint unless one of the same recipe is cached; returns
+        the :class:`~neuromark.baselines.spike_classifiers.PreparedCheckpoint`."""
+        from neuromark.baselines.spike_classifiers import prepare_checkpoint
+
+        settings, spec = plan.settings, plan.settings.model
+        data = {"train": self._dataset(plan, config, "train"),
+                "test": test if test is not None else self._dataset(plan, config, "test")}
+        recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
+                  "model": {"name": spec.name, "options": plan.model_options.model_dump()},
+                  "train": plan.train.model_dump()}
+        target = checkpoint or Path(str(spec.checkpoint))
+        return prepare_checkpoint(plan.family, plan.model_options, plan.train, data, recipe, target,
+                                  train_if_missing=settings.train_if_missing, retrain=retrain,
+                                  quiet=quiet, label=settings.benchmark.id)
+
+    def _model(self, plan: Plan, config: ConfigFile, test: Any, quiet: bool) -> tuple[Any, dict[str, Any]]:
+        """(model or adapter, result details) as the config asks."""
+        spec = plan.settings.model
+        checkpoint = Path(spec.checkpoint) if spec.checkpoint else None
+        if plan.family is not None:
+            prepared = self.prepare(plan, config, test=test, quiet=quiet)
+            return prepared.model, _checkpoint_details(prepared.path, prepared.trained, spec.name,
+                                                       prepared.meta)
+        if spec.name is None:
+            from neuromark.baselines.spike_classifiers import load_checkpoint
+
+            assert checkpoint is not None
+            model, meta = load_checkpoint(checkpoint)
+            return model, _checkpoint_details(checkpoint, False, meta.get("kind"), meta)
+        from neuromark.registry import models
+
+        model = build_component(models, ComponentSpec(name=spec.name, options=spec.options), config,
+                                ("model",))
+        if checkpoint is not None:
+            _load_state_dict(model, checkpoint)
+        return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None}
 
 
+def _load_state_dict(model: Any, path: Path) -> None:
+    """Load a ``state_dict`` (or a neuromark checkpoint's) into ``model`` (weights only)."""
+    import pickle
 
-def _citation() -> str:
-    from neuromark.data.shd import CITATION
+    import torch
 
-    return CITATION
+    if not path.is_file():
+        raise DataError(f"{path}: no such checkpoint")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+        raise DataError(f"{path}: not a loadable checkpoint: {exc}") from exc
+    state = payload.get("state_dict", payload) if isinstance(payload, dict) else payload
+    module = getattr(model, "module", model)
+    try:
+        module.load_state_dict(state)
+    except (RuntimeError, TypeError, AttributeError) as exc:
+        raise DataError(f"{path}: weights do not fit the model: {exc}") from exc
+    module.eval()
+
+
+def _checkpoint_details(path: Path, trained: bool, model: str | None, meta: dict[str, Any]
+                        ) -> dict[str, Any]:
+    return {
+        "checkpoint": str(path), "trained_now": trained, "model": model,
+        "train_seconds": meta.get("train_seconds"), "train_samples": meta.get("train_samples"),
+        "epochs": meta.get("epochs"), "final_train_loss": (meta.get("loss") or [None])[-1],
+        "final_train_accuracy": (meta.get("train_accuracy") or [None])[-1],
+        "chance_accuracy": 1.0 / max(1, int(meta.get("classes", 1))), "_meta": meta,
+    }
 
 
 TASK = ClassificationTask()

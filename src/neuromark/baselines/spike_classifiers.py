@@ -1,0 +1,245 @@
+"""The spike-classifier model family (Cramer et al. 2020) and its training recipe.
+
+Registered models ``snn`` (feed-forward LIF), ``rsnn`` (recurrent LIF), ``lstm`` and ``svm``
+(linear SVM on spike counts) are :class:`SpikeClassifierFamily` entries: each validates its
+``options``, builds an untrained model for a data set's input width and classes, and trains
+it with the recipe of :mod:`neuromark.baselines.shd_train` on a spike-file training split
+(:class:`~neuromark.data.binned.BinnedSpikes`). Checkpoints are plain dicts of tensors and
+numbers (``kind``, ``config``, ``state_dict``, ``meta``), loaded with
+``torch.load(weights_only=True)``; a checkpoint is reused while its recipe hash (data set,
+model, training settings, training file bytes) matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from neuromark._threads import torch_threads
+from neuromark.config import StrictModel
+from neuromark.data.download import update_digest
+from neuromark.errors import DataError
+from neuromark.results import atomic_path
+
+#: Version of the checkpoint dict layout.
+CHECKPOINT_FORMAT = 1
+
+CITATION = """@article{cramer2020heidelberg,
+  title={The Heidelberg Spiking Data Sets for the Systematic Evaluation of Spiking Neural Networks},
+  author={Cramer, Benjamin and Stradmann, Yannik and Schemmel, Johannes and Zenke, Friedemann},
+  journal={IEEE Transactions on Neural Networks and Learning Systems},
+  volume={33}, number={7}, pages={2744--2757}, year={2022}, doi={10.1109/TNNLS.2020.3044364}}"""
+
+
+class SpikeModelOptions(StrictModel):
+    """``model.options`` of the family (times in ms; ``svm_c`` for the SVM only)."""
+
+    hidden: int = Field(128, gt=0)
+    tau_syn_ms: float = Field(10.0, gt=0)
+    tau_mem_ms: float = Field(20.0, gt=0)
+    threshold: float = Field(1.0, gt=0)
+    beta: float = Field(100.0, gt=0)
+    init_gain: float = Field(1.0, gt=0)
+    recurrent_gain: float = Field(0.5, ge=0)
+    svm_c: float = Field(1.0, gt=0)
+
+
+class RegulariserSettings(StrictModel):
+    """Spike-count regularisers (Cramer et al. 2020, eqs. 10-11); thresholds in spikes/sample."""
+
+    lower_strength: float = Field(1.0, ge=0)
+    lower_threshold: float = Field(1.0, ge=0)
+    upper_strength: float = Field(0.06, ge=0)
+    upper_threshold: float = Field(10.0, ge=0)
+
+
+class TrainSettings(StrictModel):
+    """The ``train:`` section of a classification config."""
+
+    epochs: int = Field(30, ge=1)
+    batch_size: int = Field(32, ge=1)
+    lr: float = Field(2e-3, gt=0)
+    optimizer: Literal["adamax", "adam"] = "adamax"
+    seed: int = 0
+    threads: int = Field(1, ge=1, description="torch threads; small step-wise models run fastest on one")
+    jitter_sigma: float = Field(0.0, ge=0, description="channel jitter (channels, before pooling)")
+    regularisers: RegulariserSettings = RegulariserSettings()
+
+
+@dataclass(frozen=True)
+class SpikeClassifierFamily:
+    """One registered model kind of the family: options schema, builder and training recipe."""
+
+    kind: Literal["snn", "rsnn", "lstm", "svm"]
+    options_model: type[SpikeModelOptions] = SpikeModelOptions
+    citation: str = CITATION
+
+    @property
+    def spiking(self) -> bool:
+        """True for the LIF networks (they have neuron layers, so activation sparsity and
+        membrane updates apply)."""
+        return self.kind in ("snn", "rsnn")
+
+    def build(self, options: SpikeModelOptions, inputs: int, classes: int, dt_ms: float) -> Any:
+        """An untrained torch model (not for the SVM, which is fitted, see :meth:`fit`)."""
+        if self.kind in ("snn", "rsnn"):
+            return build_model("snn", {
+                "inputs": inputs, "classes": classes, "hidden": options.hidden,
+                "recurrent": self.kind == "rsnn", "dt_ms": dt_ms, "tau_syn_ms": options.tau_syn_ms,
+                "tau_mem_ms": options.tau_mem_ms, "threshold": options.threshold, "beta": options.beta,
+                "init_gain": options.init_gain, "recurrent_gain": options.recurrent_gain})
+        if self.kind == "lstm":
+            return build_model("lstm", {"inputs": inputs, "classes": classes, "hidden": options.hidden})
+        raise ValueError(f"{self.kind} is not a torch-trained model")
+
+    def fit(self, options: SpikeModelOptions, train: TrainSettings, data: Any, classes: int, *,
+            quiet: bool = True, label: str = "") -> tuple[Any, dict[str, Any]]:
+        """Train on ``data`` (a :class:`~neuromark.data.binned.BinnedSpikes` training split);
+        returns (model in eval mode, training info)."""
+        start = time.perf_counter()
+        rng = np.random.default_rng(train.seed)
+        with torch_threads(train.threads):
+            if self.kind == "svm":
+                from neuromark.baselines.shd_reference import fit_linear_svm
+
+                model = fit_linear_svm(data.frames(), data.samples.labels, classes, c=options.svm_c,
+                                       seed=train.seed)
+                info: dict[str, Any] = {"epochs": 0, "loss": []}
+            else:
+                from neuromark.baselines.shd_train import fit_torch_model
+
+                dt_ms = data.dt_us / 1000
+
+                def new_model() -> Any:
+                    return self.build(options, data.input_shape[1], classes, dt_ms)
+
+                model, info = fit_torch_model(new_model, train, data, rng, quiet=quiet, label=label)
+        info["train_seconds"] = time.perf_counter() - start
+        info["train_samples"] = len(data)
+        return model, info
+
+
+def build_model(kind: str, config: dict[str, Any]) -> Any:
+    """A fresh model of a checkpoint ``kind`` ("snn", "lstm", "svm") from its config dict."""
+    if kind == "snn":
+        from neuromark.baselines.shd_snn import SNNConfig, SpikingClassifier
+
+        return SpikingClassifier(SNNConfig(**config))
+    if kind == "lstm":
+        from neuromark.baselines.shd_reference import LSTMClassifier, LSTMConfig
+
+        return LSTMClassifier(LSTMConfig(**config))
+    if kind == "svm":
+        from neuromark.baselines.shd_reference import SpikeCountLinear
+
+        return SpikeCountLinear(**config)
+    raise ValueError(f"unknown model kind {kind!r} (snn, lstm, svm)")
+
+
+def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
+    """Write ``model.checkpoint()`` plus ``meta`` atomically with ``torch.save``
+    (permissions 0666 less the umask, like any other file written)."""
+    import torch
+
+    payload = {**model.checkpoint(), "format": CHECKPOINT_FORMAT, "meta": meta}
+    with atomic_path(path) as tmp:
+        torch.save(payload, tmp)
+    return path
+
+
+def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
+    """(model in eval mode, meta) from a checkpoint, loaded with ``weights_only=True``."""
+    import pickle
+
+    import torch
+
+    if not path.is_file():
+        raise DataError(f"{path}: no such checkpoint; run `neuromark train CONFIG` first")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+        raise DataError(f"{path}: not a loadable checkpoint: {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise DataError(f"{path}: not a neuromark classification checkpoint (format "
+                        f"{CHECKPOINT_FORMAT} expected)")
+    model = build_model(payload["kind"], payload["config"])
+    try:
+        model.load_state_dict(payload["state_dict"])
+    except RuntimeError as exc:
+        raise DataError(f"{path}: weights do not fit the model: {exc}") from exc
+    model.eval()
+    return model, payload.get("meta", {})
+
+
+def recipe_hash(recipe: dict[str, Any], train_file: Path) -> str:
+    """sha256 of the recipe (data set, model and training settings, as JSON) and of the
+    training file's bytes."""
+    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode())
+    return str(update_digest(digest, train_file).hexdigest())
+
+
+@dataclass
+class PreparedCheckpoint:
+    """A checkpoint ready for evaluation (see :func:`prepare_checkpoint`).
+
+    Attributes:
+        path: the checkpoint file.
+        trained: True when it was (re)trained now, False when the cached one was reused.
+        model: the checkpoint's model in eval mode, as saved (:func:`load_checkpoint`).
+        meta: the checkpoint's meta (recipe hash, classes, training curves and time).
+    """
+
+    path: Path
+    trained: bool
+    model: Any
+    meta: dict[str, Any]
+
+
+def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions, train: TrainSettings,
+                       data: dict[str, Any], recipe: dict[str, Any], target: Path, *,
+                       train_if_missing: bool = True, retrain: bool = False, quiet: bool = True,
+                       label: str = "") -> PreparedCheckpoint:
+    """Train and save unless a checkpoint of the same recipe exists at ``target``; then the
+    loaded checkpoint (a new one is loaded back after saving, so that evaluation always sees
+    the weights exactly as saved).
+
+    Args:
+        data: ``{"train": BinnedSpikes, "test": BinnedSpikes}``.
+        recipe: the JSON-able settings that define the trained weights (hashed with the
+            training file's bytes).
+    """
+    digest = recipe_hash(recipe, data["train"].path)
+    if target.is_file() and not retrain:
+        try:
+            model, meta = load_checkpoint(target)
+        except DataError:
+            model, meta = None, {}
+        if meta.get("recipe_hash") == digest:
+            return PreparedCheckpoint(target, False, model, meta)
+        if not train_if_missing:
+            raise DataError(f"{target}: checkpoint was made from a different recipe or data; "
+                            "run `neuromark train CONFIG`")
+    elif not target.is_file() and not train_if_missing and not retrain:
+        raise DataError(f"{target}: no such checkpoint and train_if_missing is false; "
+                        "run `neuromark train CONFIG`")
+    classes = max(data["train"].num_classes, data["test"].num_classes)
+    model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label)
+    meta = {"recipe_hash": digest, "classes": classes, "keys": list(data["train"].samples.keys),
+            "train_file": str(data["train"].path), **info}
+    save_checkpoint(target, model, meta)
+    model, meta = load_checkpoint(target)
+    return PreparedCheckpoint(target, True, model, meta)
+
+
+#: The registered kinds (``neuromark.registry.models``).
+SNN = SpikeClassifierFamily("snn")
+RSNN = SpikeClassifierFamily("rsnn")
+LSTM = SpikeClassifierFamily("lstm")
+SVM = SpikeClassifierFamily("svm")

@@ -1,0 +1,168 @@
+"""Spike files in the SHD layout as binned classification data sets, batch by batch.
+
+:class:`BinnedSpikes` yields ``(frames, label)`` per sample: (T, channels // pool) float32
+spike counts (the binning convention of :mod:`neuromark.data.binning`) and the int class.
+Its :meth:`~BinnedSpikes.loader` bins one batch at a time, so evaluation holds one batch of
+dense frames, never the whole split. The registered dataset entries (``spoken_digits``,
+``shd``, ``ssc``, ``spike_files``) take ``split`` plus the binning options of a config::
+
+    dataset: {name: spoken_digits, options: {dt_us: 10000, t_max_us: 850000, pool: 10}}
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from torch.utils.data import Dataset
+
+from neuromark.data.binning import bin_samples, n_bins, pool_samples
+from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
+from neuromark.errors import ConfigError
+
+
+class BinnedSpikes(Dataset):
+    """A spike file in the SHD layout, binned: ``dataset[i] = (frames (T, C) float32, label)``.
+
+    Args:
+        path: the ``.h5`` file (read once, on first use, and checked).
+        dt_us, t_max_us: bin width and binning window in microseconds; every spike must lie
+            in ``[0, t_max_us]``.
+        pool: sum this many neighbouring channels (700 -> 70 with 10).
+        channels: channels of the file (units are checked against it).
+        citation: bibtex of the data set, for the results file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, dt_us: int = 10_000, t_max_us: int = 1_000_000,
+                 pool: int = 1, channels: int = SHD_CHANNELS, citation: str = "") -> None:
+        if dt_us <= 0 or t_max_us <= 0 or dt_us > t_max_us:
+            raise ConfigError(f"{path}: need 0 < dt_us <= t_max_us, got dt_us={dt_us}, "
+                              f"t_max_us={t_max_us}")
+        if pool < 1 or channels % pool:
+            raise ConfigError(f"{path}: channels={channels} is not divisible by pool={pool}")
+        self.path = Path(path)
+        self.dt_us, self.t_max_us, self.pool, self.channels = int(dt_us), int(t_max_us), pool, channels
+        self.citation = citation
+        self._samples: SpikeSamples | None = None
+
+    @property
+    def samples(self) -> SpikeSamples:
+        """The file's samples as flat arrays, before pooling (read on first access)."""
+        if self._samples is None:
+            self._samples = read_shd_file(self.path, channels=self.channels)
+        return self._samples
+
+    @property
+    def input_shape(self) -> tuple[int, int]:
+        """(T, channels // pool) of one sample's frames."""
+        return n_bins(self.dt_us, self.t_max_us), self.channels // self.pool
+
+    @property
+    def targets(self) -> np.ndarray:
+        """(N,) labels."""
+        return self.samples.labels
+
+    @property
+    def num_classes(self) -> int:
+        """Class names in the file, or the largest label + 1."""
+        return max(len(self.samples.keys), int(self.samples.labels.max(initial=-1)) + 1)
+
+    def frames(self, samples: SpikeSamples | None = None) -> np.ndarray:
+        """(N, T, C) float32 counts of ``samples`` (default: all of this file), pooled."""
+        samples = self.samples if samples is None else samples
+        if self.pool > 1:
+            samples = pool_samples(samples, self.pool)
+        return bin_samples(samples, self.dt_us, self.t_max_us, np.float32)
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> tuple[Any, int]:
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"{self.path}: sample {index} out of range (0..{n - 1})")
+        index %= n
+        return self.frames(_slice(self.samples, index, index + 1))[0], int(self.samples.labels[index])
+
+    def loader(self, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
+               drop_last: bool = False) -> Iterator[tuple[Any, Any]]:
+        """Batches ``(frames (B, T, C) float32 tensor, labels (B,) int64 tensor)``, binned one
+        batch at a time; ``shuffle`` draws the order from ``np.random.default_rng(seed)``."""
+        import torch
+
+        n = len(self)
+        order = np.random.default_rng(seed).permutation(n) if shuffle else None
+        stop = (n // batch_size) * batch_size if drop_last else n
+        for start in range(0, stop, batch_size):
+            end = min(start + batch_size, n)
+            part = (_slice(self.samples, start, end) if order is None
+                    else self.samples.subset(order[start:end]))
+            yield torch.from_numpy(self.frames(part)), torch.as_tensor(part.labels, dtype=torch.long)
+
+    def num_batches(self, batch_size: int, drop_last: bool = False) -> int:
+        return len(self) // batch_size if drop_last else math.ceil(len(self) / batch_size)
+
+
+def _slice(samples: SpikeSamples, start: int, stop: int) -> SpikeSamples:
+    """Samples ``start:stop`` as views of the flat arrays."""
+    lo, hi = samples.offsets[start], samples.offsets[stop]
+    return replace(samples, times=samples.times[lo:hi], units=samples.units[lo:hi],
+                   offsets=samples.offsets[start:stop + 1] - lo, labels=samples.labels[start:stop],
+                   speakers=None if samples.speakers is None else samples.speakers[start:stop])
+
+
+def spoken_digits(split: str = "test", *, dt_us: int = 10_000, t_max_us: int = 1_000_000,
+                  pool: int = 1) -> BinnedSpikes:
+    """The spoken-digit corpus shipped with neuromark (espeak-ng + our cochlea, SHD layout)."""
+    from neuromark.data.shd import CITATION
+    from neuromark.data.spoken_digits import shipped_corpus
+
+    paths = shipped_corpus()
+    if split not in paths:
+        raise ConfigError(f"spoken_digits: unknown split {split!r} (one of {', '.join(paths)})")
+    return BinnedSpikes(paths[split], dt_us=dt_us, t_max_us=t_max_us, pool=pool, citation=CITATION)
+
+
+def shd(split: str = "test", *, root: str | os.PathLike[str] = "data/shd", dt_us: int = 10_000,
+        t_max_us: int = 1_400_000, pool: int = 1) -> BinnedSpikes:
+    """Spiking Heidelberg Digits ``root/shd_<split>.h5`` (splits train, test)."""
+    from neuromark.data.shd import SHD
+
+    return _heidelberg(SHD, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool)
+
+
+def ssc(split: str = "test", *, root: str | os.PathLike[str] = "data/ssc", dt_us: int = 10_000,
+        t_max_us: int = 1_400_000, pool: int = 1) -> BinnedSpikes:
+    """Spiking Speech Commands ``root/ssc_<split>.h5`` (splits train, valid, test)."""
+    from neuromark.data.shd import SSC
+
+    return _heidelberg(SSC, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool)
+
+
+def _heidelberg(cls: Any, split: str, root: str | os.PathLike[str], **binning: Any) -> BinnedSpikes:
+    if split not in cls.splits:
+        raise ConfigError(f"{cls.__name__}: unknown split {split!r} (one of {', '.join(cls.splits)})")
+    path = Path(root) / f"{cls.prefix}_{split}.h5"
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such file; download it with "
+                          f"{cls.__name__}({str(root)!r}, {split!r}).download() or copy it there")
+    return BinnedSpikes(path, citation=cls.citation, **binning)
+
+
+def spike_files(split: str = "test", *, train: str | None = None, test: str | None = None,
+                valid: str | None = None, channels: int = SHD_CHANNELS, dt_us: int = 10_000,
+                t_max_us: int = 1_000_000, pool: int = 1) -> BinnedSpikes:
+    """Any spike files in the SHD layout, one per split (``train``, ``valid``, ``test`` paths)."""
+    paths = {"train": train, "valid": valid, "test": test}
+    if split not in paths or paths[split] is None:
+        given = ", ".join(k for k, v in paths.items() if v) or "none"
+        raise ConfigError(f"spike_files: no file for split {split!r} (given: {given})")
+    path = Path(str(paths[split]))
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such spike file (split {split!r})")
+    return BinnedSpikes(path, dt_us=dt_us, t_max_us=t_max_us, pool=pool, channels=channels)
