@@ -41,7 +41,7 @@ def _se(values):
 
 
 def test_smape_by_hand():
-    from neuromark.tasks.mackey_glass import smape
+    from neuromark.metrics.functional import smape
 
     y = torch.tensor([[1.0], [2.0], [0.0], [1.0], [1.0]], dtype=torch.float64)
     p = torch.tensor([[1.0], [1.0], [0.0], [float("nan")], [1e308]], dtype=torch.float64)
@@ -252,3 +252,44 @@ def test_corrupt_series_in_a_data_root_names_the_file(tmp_path):
         TASK.validate(config)  # checked before anything runs
     with pytest.raises(ChecksumError, match=r"data/mackey_glass_tau17\.npy: sha256 mismatch"):
         TASK.run(config, tmp_path / "out", quiet=True)
+
+
+ESN_ONLY = "task: mackey_glass\ndata: {taus: [17], instances: 2}\nmodels: [{name: esn}]\n"
+
+
+def test_unknown_metric_name_is_a_config_error_with_the_line(tmp_path):
+    text = ESN_ONLY + "metrics: [footprint, synaptic_operatons]\n"
+    with pytest.raises(ConfigError, match=r"mg\.yaml:4: metrics\[1\]: unknown metric "
+                                          r"'synaptic_operatons'; did you mean 'synaptic_operations'"):
+        TASK.validate(_config(text, tmp_path))
+    with pytest.raises(ConfigError, match=r"metrics: Value error, sMAPE is always scored"):
+        TASK.validate(_config(ESN_ONLY + "metrics: [sMAPE]\n", tmp_path))
+
+
+def test_configured_metrics_and_benchmark_identity(tmp_path):
+    text = ESN_ONLY + ("metrics: [parameter_count, MSE]\n"
+                       "benchmark: {id: my-esn, version: '2.0', citation: mine}\n")
+    (res,) = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)
+    assert list(res.scores) == ["sMAPE", "parameter_count", "MSE"]
+    assert res.scores["MSE"].higher_is_better is False and res.scores["MSE"].error is None
+    assert res.details["per_instance_complexity"][0]["parameter_count"] == res["parameter_count"]
+    assert (res.benchmark.id, res.benchmark.version, res.benchmark.parent,
+            res.benchmark.citation) == ("my-esn", "2.0", "neurobench-mackey_glass", "mine")
+
+
+def test_default_identity_and_score_metadata(tmp_path):
+    (res,) = TASK.run(_config(ESN_ONLY, tmp_path), tmp_path / "out", quiet=True)
+    assert res.benchmark.id == "mackey_glass_tau17-esn"
+    assert res.benchmark.parent == "neurobench-mackey_glass"
+    assert res.benchmark.citation == task_module.CITATION and res.benchmark.version == "1.0"
+    meta = {k: (s.unit, s.higher_is_better) for k, s in res.scores.items()}
+    assert meta == {"sMAPE": ("%", False), "footprint": ("bytes", False),
+                    "parameter_count": ("", False), "connection_sparsity": ("", True),
+                    "activation_sparsity": ("", True),
+                    "synaptic_operations": ("ops/sample", False)}
+
+
+def test_legacy_top_level_id_names_the_new_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"mg\.yaml:4: 'id' is no longer a top-level key; "
+                                          r"use benchmark: \{id: \.\.\.\} instead"):
+        TASK.validate(_config(ESN_ONLY + "id: old\n", tmp_path))

@@ -24,6 +24,7 @@ from neuromark.metrics import (
 )
 from neuromark.metrics.base import Step
 from neuromark.metrics.functional.correctness import smape_terms
+from neuromark.models import as_adapter
 
 
 def feed(metric, pairs):
@@ -81,9 +82,33 @@ def test_static_metrics_hand_computed():
     with torch.no_grad():
         net[0].weight.copy_(torch.tensor([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]]))
         net[2].weight.copy_(torch.tensor([[0.0, 1.0]]))
-    assert ParameterCount().compute(net).value == 6 + 2 + 2
-    assert ConnectionSparsity().compute(net).value == pytest.approx(4 / 8)
-    assert Footprint().compute(net).value == 10 * 4
+    adapter = as_adapter(net)
+    assert ParameterCount().compute(adapter).value == 6 + 2 + 2
+    assert ConnectionSparsity().compute(adapter).value == pytest.approx(4 / 8)
+    assert Footprint().compute(adapter).value == 10 * 4
+
+
+@pytest.mark.parametrize("metric", [Footprint, ParameterCount, ConnectionSparsity])
+def test_static_metrics_refuse_a_bare_module_and_name_as_adapter(metric):
+    with pytest.raises(TypeError, match=r"got Linear \(a bare nn\.Module\); wrap the network "
+                                        r"with neuromark\.models\.as_adapter"):
+        metric().compute(nn.Linear(2, 1))
+
+
+def test_static_metrics_take_any_object_with_the_adapter_api():
+    class Duck:  # duck-typed: no ModelAdapter base class needed
+        module = nn.Linear(2, 1, bias=False)
+        last_batch_size = None
+
+        def state(self):
+            return {}
+
+        def connection_layers(self):
+            return [("0", self.module)]
+
+    assert ParameterCount().compute(Duck()).value == 2
+    assert Footprint().compute(Duck()).value == 2 * 4
+    assert ConnectionSparsity().compute(Duck()).value == 0.0
 
 
 def test_activation_sparsity_relu_net_by_layer():

@@ -1,4 +1,5 @@
-"""The espeak-ng spoken-digit corpus: recipe, determinism, the shipped files, tonic reading."""
+"""The espeak-ng spoken-digit corpus: the generator's recipe and determinism
+(``neuromark.synth``), the shipped files and their reading (``neuromark.data``), tonic."""
 
 from __future__ import annotations
 
@@ -10,8 +11,31 @@ import pytest
 
 from neuromark.data import spoken_digits as sd
 from neuromark.errors import ChecksumError, DataError, MissingExtraError
+from neuromark.synth import spoken_digits as gen
 
 HAVE_ESPEAK = shutil.which("espeak-ng") is not None
+
+
+def test_reader_side_does_not_import_the_generator_or_processors() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, neuromark.data.spoken_digits as sd; sd.KEYS, sd.SPLITS, sd.shipped_corpus; "
+            "bad = [m for m in sys.modules if m.startswith(('neuromark.processors', 'neuromark.synth'))]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_generator_recipe_is_unchanged() -> None:
+    """The recipe hash is recorded in the shipped SHA256SUMS; moving code must not change it."""
+    import hashlib
+    import json
+
+    if not (sd.SHIPPED_DIR / "SHA256SUMS").is_file():
+        pytest.skip("the shipped corpus is not present")
+    recipe = gen._recipe(gen.SPEAKERS, range(10))
+    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+    assert f"# recipe {digest}" in (sd.SHIPPED_DIR / "SHA256SUMS").read_text().splitlines()
 
 
 def test_keys_follow_shd_class_order() -> None:
@@ -21,7 +45,7 @@ def test_keys_follow_shd_class_order() -> None:
 
 
 def test_speakers_are_distinct_and_test_speakers_held_out() -> None:
-    speakers = sd.SPEAKERS
+    speakers = gen.SPEAKERS
     assert len(speakers) == 24
     assert len({(s.variant, s.pitch, s.speed) for s in speakers}) == 24
     assert [s.id for s in speakers] == list(range(24))
@@ -33,7 +57,7 @@ def test_speakers_are_distinct_and_test_speakers_held_out() -> None:
 
 
 def test_utterances_cover_every_digit_language_and_speaker() -> None:
-    items = sd.utterances()
+    items = gen.utterances()
     assert len(items) == 480
     counts = np.bincount([u.label for u in items])
     assert counts.tolist() == [24] * 20
@@ -46,7 +70,7 @@ def test_trim_silence_keeps_a_margin() -> None:
     audio = np.zeros(100)
     audio[40:50] = 1.0
     audio[30] = 0.005  # below 1 % of the peak: silence
-    out = sd.trim_silence(audio, rate)
+    out = gen.trim_silence(audio, rate)
     assert out.size == 10 + 10 + 10  # samples 30..59
     assert out[10] == 1.0 and out[0] == 0.005
 
@@ -54,14 +78,14 @@ def test_trim_silence_keeps_a_margin() -> None:
 def test_padded_length_has_a_fast_inverse_fft() -> None:
     from scipy.fft import next_fast_len
 
-    n = sd._padded_length(34000)
+    n = gen._padded_length(34000)
     assert n >= 34000 and n // 2 + 1 == next_fast_len(17001, real=True)
 
 
 def test_missing_espeak_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sd.shutil, "which", lambda name: None)
+    monkeypatch.setattr(gen.shutil, "which", lambda name: None)
     with pytest.raises(MissingExtraError, match="apt-get install -y espeak-ng"):
-        sd.espeak_binary()
+        gen.espeak_binary()
 
 
 ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2
@@ -100,7 +124,7 @@ def test_missing_soundfile_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setitem(sys.modules, "soundfile", None)  # import soundfile -> ImportError
     with pytest.raises(MissingExtraError, match=r"neuromark\[audio\]"):
-        sd.synthesise("one", "en", sd.SPEAKERS[0])
+        gen.synthesise("one", "en", gen.SPEAKERS[0])
 
 
 @pytest.mark.skipif(not HAVE_ESPEAK, reason="espeak-ng is not installed")
@@ -108,13 +132,13 @@ def test_small_corpus_is_byte_identical_and_cached(tmp_path: Path) -> None:
     pytest.importorskip("numba")
     from neuromark.data.hdf5_spikes import read_shd_file
 
-    speakers = [sd.SPEAKERS[0], sd.SPEAKERS[3]]  # one training, one held-out speaker
-    a = sd.build_corpus(tmp_path / "a", speakers=speakers, digits=[7], jobs=1)
-    b = sd.build_corpus(tmp_path / "b", speakers=speakers, digits=[7], jobs=1)
+    speakers = [gen.SPEAKERS[0], gen.SPEAKERS[3]]  # one training, one held-out speaker
+    a = gen.build_corpus(tmp_path / "a", speakers=speakers, digits=[7], jobs=1)
+    b = gen.build_corpus(tmp_path / "b", speakers=speakers, digits=[7], jobs=1)
     for split in ("train", "test"):
         assert a[split].read_bytes() == b[split].read_bytes()
     mtime = a["train"].stat().st_mtime_ns
-    sd.build_corpus(tmp_path / "a", speakers=speakers, digits=[7], jobs=1)  # cached: untouched
+    gen.build_corpus(tmp_path / "a", speakers=speakers, digits=[7], jobs=1)  # cached: untouched
     assert a["train"].stat().st_mtime_ns == mtime
     train, test = read_shd_file(a["train"]), read_shd_file(a["test"])
     assert train.labels.tolist() == [7, 17] and test.labels.tolist() == [7, 17]

@@ -69,7 +69,7 @@ def _cochlea(args: argparse.Namespace) -> int:
 
 
 def _spoken_digits(args: argparse.Namespace) -> int:
-    from neuromark.data.spoken_digits import build_corpus
+    from neuromark.synth.spoken_digits import build_corpus
 
     start = time.perf_counter()
     paths = build_corpus(args.out_dir, jobs=args.jobs, force=args.force,

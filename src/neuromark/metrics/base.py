@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from torch import Tensor
+from torch import Tensor, nn
 
 from neuromark.results import Score
 
@@ -43,10 +43,35 @@ class Metric:
     requires: ClassVar[frozenset[str]] = frozenset()
 
 
-class StaticMetric(Metric):
-    """A metric of the model alone: ``compute(model) -> Score``."""
+#: What a static metric may use of the model adapter it is handed (duck-typed, so that the
+#: metrics layer needs no import of :mod:`neuromark.models`).
+ADAPTER_API = ("module", "state", "connection_layers", "last_batch_size")
 
-    def compute(self, model: Any) -> Score | dict[str, Score]:
+
+def check_adapter(adapter: Any, metric: str) -> Any:
+    """Return ``adapter`` if it offers :data:`ADAPTER_API`, else raise a TypeError that says
+    how to wrap a bare network (``neuromark.models.as_adapter``)."""
+    missing = [name for name in ADAPTER_API if not hasattr(adapter, name)]
+    if missing:
+        what = type(adapter).__name__ + (" (a bare nn.Module)" if isinstance(adapter, nn.Module)
+                                         else "")
+        raise TypeError(f"{metric}.compute needs a model adapter (with .module, .state(), "
+                        f".connection_layers() and .last_batch_size), got {what}; wrap the "
+                        "network with neuromark.models.as_adapter(model) first (the runner "
+                        "does this for you)")
+    return adapter
+
+
+class StaticMetric(Metric):
+    """A metric of the model alone: ``compute(adapter) -> Score``.
+
+    ``adapter`` is a model adapter (:class:`neuromark.models.ModelAdapter` or anything with
+    ``.module``, ``.state()``, ``.connection_layers()`` and ``.last_batch_size``); the runner
+    passes its own. Wrap a bare ``nn.Module`` with :func:`neuromark.models.as_adapter` to
+    call a static metric directly; implementations check with :func:`check_adapter`.
+    """
+
+    def compute(self, adapter: Any) -> Score | dict[str, Score]:
         raise NotImplementedError
 
 

@@ -19,6 +19,7 @@ class ActivationSparsity(WorkloadMetric):
     """
 
     name = "activation_sparsity"
+    higher_is_better = True
     requires = frozenset({"activations"})
 
     def reset(self) -> None:
@@ -36,8 +37,8 @@ class ActivationSparsity(WorkloadMetric):
                              "modules) whose activations could be counted")
         overall = zero_fraction(sum(self.zeros.values()), sum(self.totals.values()))
         by_layer = {k: zero_fraction(self.zeros[k], t) for k, t in self.totals.items() if t}
-        return {self.name: Score(overall),
-                f"{self.name}_by_layer": Score(by_layer)}
+        return {self.name: Score(overall, higher_is_better=self.higher_is_better),
+                f"{self.name}_by_layer": Score(by_layer, higher_is_better=self.higher_is_better)}
 
 
 class SynapticOperations(WorkloadMetric):

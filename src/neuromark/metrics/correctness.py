@@ -1,4 +1,9 @@
-"""Correctness metrics from sufficient statistics: accuracy, MSE, sMAPE, R²."""
+"""Correctness metrics from sufficient statistics: accuracy, MSE, sMAPE, R².
+
+Each class accumulates over batches what the matching function of
+:mod:`neuromark.metrics.functional` computes at once (``accuracy``, ``mse``, ``smape``,
+``r2``), with the same per-sample helpers, and adds the standard error over samples.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,11 @@ import torch
 
 from neuromark.metrics.base import Step, WorkloadMetric, as_float_tensor
 from neuromark.metrics.functional.correctness import (
-    check_same_shape,
     per_sample_correct,
     per_sample_smape,
     per_sample_squared_error,
     r2_from_sums,
+    r2_sums,
 )
 from neuromark.metrics.functional.stats import MeanStats
 from neuromark.results import Score
@@ -82,13 +87,12 @@ class R2(WorkloadMetric):
         self.ss_res: torch.Tensor | float = 0.0
 
     def update(self, step: Step) -> None:
-        p, y = as_float_tensor(step.predictions), as_float_tensor(step.targets)
-        check_same_shape(p, y, self.name)
-        y2d, p2d = y.reshape(len(y), -1), p.reshape(len(p), -1)
-        self.n += len(y2d)
-        self.sum_y = self.sum_y + y2d.sum(0)
-        self.sum_y2 = self.sum_y2 + (y2d * y2d).sum(0)
-        self.ss_res = self.ss_res + ((y2d - p2d) ** 2).sum(0)
+        n, sum_y, sum_y2, ss_res = r2_sums(as_float_tensor(step.predictions),
+                                           as_float_tensor(step.targets))
+        self.n += n
+        self.sum_y = self.sum_y + sum_y
+        self.sum_y2 = self.sum_y2 + sum_y2
+        self.ss_res = self.ss_res + ss_res
 
     def compute(self) -> Score:
         if self.n < 2:

@@ -1,18 +1,16 @@
-"""Static metrics: footprint, parameter count, connection sparsity (NeuroBench, Methods)."""
+"""Static metrics: footprint, parameter count, connection sparsity (NeuroBench, Methods).
+
+Each is handed a model adapter (see :class:`neuromark.metrics.base.StaticMetric`), never a
+bare network: wrap one with ``neuromark.models.as_adapter(net)``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from neuromark.metrics.base import StaticMetric
+from neuromark.metrics.base import StaticMetric, check_adapter
 from neuromark.metrics.functional.sparsity import weight_zero_counts, zero_fraction
 from neuromark.results import Score
-
-
-def _adapter(model: Any) -> Any:
-    from neuromark.models import as_adapter
-
-    return as_adapter(model)
 
 
 class Footprint(StaticMetric):
@@ -29,8 +27,8 @@ class Footprint(StaticMetric):
     higher_is_better = False
     unit = "bytes"
 
-    def compute(self, model: Any) -> Score:
-        adapter = _adapter(model)
+    def compute(self, adapter: Any) -> Score:
+        adapter = check_adapter(adapter, type(self).__name__)
         state = adapter.state()
         state_ids = {id(t) for t in state.values()}
         params = sum(p.numel() * p.element_size() for p in adapter.module.parameters())
@@ -54,8 +52,8 @@ class ParameterCount(StaticMetric):
     name = "parameter_count"
     higher_is_better = False
 
-    def compute(self, model: Any) -> Score:
-        adapter = _adapter(model)
+    def compute(self, adapter: Any) -> Score:
+        adapter = check_adapter(adapter, type(self).__name__)
         return Score(sum(p.numel() for p in adapter.module.parameters()),
                      higher_is_better=self.higher_is_better)
 
@@ -64,8 +62,9 @@ class ConnectionSparsity(StaticMetric):
     """Zero weights / all weights over connection layers (biases excluded)."""
 
     name = "connection_sparsity"
+    higher_is_better = True
 
-    def compute(self, model: Any) -> Score:
-        adapter = _adapter(model)
+    def compute(self, adapter: Any) -> Score:
+        adapter = check_adapter(adapter, type(self).__name__)
         zeros, total = weight_zero_counts(adapter.connection_layers())
-        return Score(zero_fraction(zeros, total), raw=zero_fraction(zeros, total))
+        return Score(zero_fraction(zeros, total), higher_is_better=self.higher_is_better)

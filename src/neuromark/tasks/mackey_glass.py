@@ -4,13 +4,14 @@ Protocol, per tau and model: ``instances`` windows of ``length`` Lyapunov times 
 shifted ``shift`` L from the last. On each, the model is re-initialised (seed + instance),
 trained on the first half with the ground truth as input (predicting f(t+dt)), then
 forecasts the second half autoregressively. The forecast is ONE batch of T samples, one per
-timestep, run through :class:`neuromark.runner.Benchmark`, which measures the complexity
-metrics (per model execution = per timestep); sMAPE is computed from the captured forecast
-by :func:`smape`. Scores: sMAPE = mean over instances with its standard error; complexity =
-mean over instances (equal sample counts, so this equals the pooled figure). A forecast with
-NaN/inf counts 200 per such step and the instance is flagged as diverged; if the non-finite
-values reach the model's own layers the probes cannot count them, and that instance is left
-out of the complexity means (flagged).
+timestep, run through :class:`neuromark.runner.Benchmark`, which measures the configured
+metrics (default: the complexity metrics of :data:`DEFAULT_METRICS`, per model execution =
+per timestep); sMAPE is computed from the captured forecast by
+:func:`neuromark.metrics.functional.smape`. Scores: sMAPE = mean over instances with its
+standard error; every other metric = mean over instances (equal sample counts, so this
+equals the pooled figure). A forecast with NaN/inf counts 200 per such step and the
+instance is flagged as diverged; if the non-finite values reach the model's own layers the
+probes cannot count them, and that instance is left out of the complexity means (flagged).
 
 Config (YAML)::
 
@@ -19,7 +20,13 @@ Config (YAML)::
     data: {taus: [17], instances: 30, length: 20, shift: 0.5}
     models:
       - {name: esn, seed: 0, params: {spectral_radius: 1.0}}
+    metrics: [footprint, parameter_count, connection_sparsity, activation_sparsity,
+              synaptic_operations]   # optional; registered metric names (sMAPE is always on)
     execution_rate_hz: null    # reported as given, when set
+
+``benchmark`` is the shared :class:`neuromark.config.BenchmarkSettings` (``id``, ``version``,
+``parent``, ``citation``); without it the ids are derived (:func:`benchmark_id`), the parent
+is ``neurobench-mackey_glass`` and the citation NeuroBench's.
 
 One tau: one results file per model with every score. Several taus: one sweep results file
 (``sMAPE[<model>,tau=<tau>]`` scores) and a PNG of sMAPE vs tau; finished (model, tau)
@@ -28,26 +35,37 @@ entries are kept under ``<out>/entries/`` and a re-run into the same folder resu
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from neuromark._threads import torch_threads
-from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
-from neuromark.errors import ConfigError, MetricError
+from neuromark.config import (
+    BenchmarkSettings,
+    ConfigFile,
+    StrictModel,
+    reject_legacy_keys,
+    resolve_path,
+    validate,
+)
+from neuromark.errors import ConfigError, MetricError, ModelOutputError
 from neuromark.results import BenchmarkInfo, Results, Score, to_jsonable, write_json_atomic
 
-VERSION = "1.0"
+PARENT = "neurobench-mackey_glass"
 CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
   author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
   year={2025}}"""
-COMPLEXITY = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
-              "synaptic_operations")
+#: The metrics measured on the forecast when the config names none (NeuroBench's complexity
+#: metrics); sMAPE is not among them: the task scores it from the forecast itself.
+DEFAULT_METRICS = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
+                   "synaptic_operations")
 
 
 class DataSettings(StrictModel):
@@ -70,17 +88,15 @@ class ModelSettings(StrictModel):
         return self.label or self.name
 
 
-class BenchmarkSettings(StrictModel):
-    id: str | None = None
-    version: str = VERSION
-
-
 class MackeyGlassConfig(StrictModel):
     task: Literal["mackey_glass"]
     description: str = ""
-    benchmark: BenchmarkSettings = Field(default_factory=BenchmarkSettings)
+    benchmark: BenchmarkSettings | None = Field(
+        None, description="the results identity; without it the ids are derived")
     data: DataSettings = Field(default_factory=DataSettings)
     models: list[ModelSettings] = Field(min_length=1)
+    metrics: list[str] = Field(default_factory=lambda: list(DEFAULT_METRICS),
+                               description="registered metrics measured on the forecast")
     execution_rate_hz: float | None = Field(None, gt=0)
     threads: int = Field(1, gt=0, description="torch CPU threads while training/forecasting")
 
@@ -91,6 +107,34 @@ class MackeyGlassConfig(StrictModel):
         if len(set(keys)) != len(keys):
             raise ValueError(f"model names/labels must be unique, got {keys}")
         return models
+
+    @field_validator("metrics")
+    @classmethod
+    def _metric_names(cls, names: list[str]) -> list[str]:
+        if "sMAPE" in names:
+            raise ValueError("sMAPE is always scored from the forecast (non-finite steps count "
+                             "200); leave it out of metrics")
+        if len(set(names)) != len(names):
+            raise ValueError(f"metric names must be unique, got {names}")
+        return names
+
+
+def benchmark_id(cfg: MackeyGlassConfig, model: ModelSettings | None, tau: int) -> str:
+    """The results id: ``benchmark.id`` (suffixed ``-<model>`` when the config has several
+    models), else ``mackey_glass_tau<tau>-<model>``; the sweep (``model=None``) is
+    ``benchmark.id`` or ``mackey_glass-tau_sweep``."""
+    given = cfg.benchmark.id if cfg.benchmark else None
+    if model is None:
+        return given or "mackey_glass-tau_sweep"
+    if given:  # one results file per model: the given id, suffixed if several
+        return given if len(cfg.models) == 1 else f"{given}-{model.key}"
+    return f"mackey_glass_tau{tau}-{model.key}"
+
+
+def benchmark_info(cfg: MackeyGlassConfig, bench_id: str) -> BenchmarkInfo:
+    """The configured identity with ``bench_id``; the parent defaults to NeuroBench's task."""
+    info = (cfg.benchmark or BenchmarkSettings(id=bench_id)).info(CITATION, id=bench_id)
+    return info if info.parent else dataclasses.replace(info, parent=PARENT)
 
 
 def _model_params(model: ModelSettings, config: ConfigFile | None, index: int):
@@ -166,37 +210,26 @@ def build_model(model: ModelSettings, params: Any, seed: int):
     return cls(params, seed=seed)
 
 
-def forecast_metrics():
-    """The metrics measured on the forecast phase."""
-    from neuromark.metrics import (
-        SMAPE,
-        ActivationSparsity,
-        ConnectionSparsity,
-        Footprint,
-        ParameterCount,
-        SynapticOperations,
-    )
+def forecast_metrics(names: Sequence[str] = DEFAULT_METRICS, config: ConfigFile | None = None) -> list:
+    """Fresh instances of the metrics measured on the forecast phase, by registered name
+    (:func:`neuromark.metrics.names.build_metrics`: unknown names raise ConfigError with the
+    config's file and line)."""
+    from neuromark.metrics.names import build_metrics
 
-    return [Footprint(), ParameterCount(), ConnectionSparsity(), SMAPE(), ActivationSparsity(),
-            SynapticOperations()]
+    return build_metrics(names, config, ("metrics",))
 
 
-def smape(predictions: Any, targets: Any) -> float:
-    """sMAPE over all steps in [0, 200] (non-finite predictions count 200, 0/0 counts 0),
-    with :func:`~neuromark.metrics.functional.correctness.smape_terms`, which also
-    scales huge finite pairs so that a diverging forecast cannot overflow."""
-    from neuromark.metrics.functional.correctness import smape_terms
-
-    return float(smape_terms(predictions.reshape(-1), targets.reshape(-1)).mean())
-
-
-def evaluate_instance(module: Any, inputs: Any, targets: Any) -> tuple[Results | None, Any]:
-    """Forecast the test half as one batch with the runner; returns (results, predictions).
+def evaluate_instance(module: Any, inputs: Any, targets: Any,
+                      metrics: Sequence[str] = DEFAULT_METRICS) -> tuple[Results | None, Any]:
+    """Forecast the test half as one batch with the runner, measuring ``metrics`` (registered
+    names); returns (results, predictions). Score the predictions with
+    :func:`neuromark.metrics.functional.smape`.
 
     A forecast that turns non-finite feeds NaN/inf into the model's own layers, which the
-    runner's probes refuse to count. Then the forecast is repeated on a copy of the trained
-    model without the runner and ``(None, predictions)`` is returned: the caller scores it
-    (non-finite steps count 200) and leaves its complexity out. Any other failure is raised.
+    runner's probes refuse to count (or into a metric that does not define NaN). Then the
+    forecast is repeated on a copy of the trained model without the runner and
+    ``(None, predictions)`` is returned: the caller scores it (non-finite steps count 200)
+    and leaves its other figures out. Any other failure is raised.
     """
     import copy
 
@@ -216,8 +249,8 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any) -> tuple[Results |
     loader = DataLoader(TensorDataset(inputs, targets), batch_size=len(inputs), shuffle=False)
     try:
         results = Benchmark(module, loader, postprocessors=[capture],
-                            metrics=forecast_metrics(), quiet=True).run()
-    except MetricError:  # the probes refuse NaN inputs; anything else is a real failure
+                            metrics=forecast_metrics(metrics), quiet=True).run()
+    except (MetricError, ModelOutputError):  # NaN refused; anything else is a real failure
         trained.eval()
         with torch.inference_mode():
             predictions = trained(inputs)
@@ -228,14 +261,21 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any) -> tuple[Results |
 
 
 def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
-                  root: Path | None, *, quiet: bool, desc: str) -> dict[str, Any]:
-    """Train and forecast every instance; returns per-instance figures and aggregates."""
+                  root: Path | None, *, quiet: bool, desc: str,
+                  metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, Any]:
+    """Train and forecast every instance; returns per-instance figures and aggregates.
+
+    ``complexity`` holds the mean over instances of each of ``metrics`` (named as in the
+    results); ``metric_info`` their unit and direction, as their metric classes give them.
+    """
     import torch
     from tqdm.auto import tqdm
 
     from neuromark.data.mackey_glass import MackeyGlass
+    from neuromark.metrics.functional import smape, standard_error
 
     smapes, diverged, complexity, losses = [], [], [], []
+    info: dict[str, dict[str, Any]] = {}
     bar = tqdm(range(settings.instances), desc=desc, unit="instance", disable=quiet, leave=False)
     for k in bar:
         data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
@@ -245,22 +285,24 @@ def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSet
         if model.name == "lstm":
             losses.append(fit[-1])
         x_test, y_test = data.test_split()
-        res, predictions = evaluate_instance(module, x_test, y_test)
+        res, predictions = evaluate_instance(module, x_test, y_test, metrics)
         smapes.append(smape(predictions, y_test))  # non-finite steps count 200 (the bound)
         if res is not None:
-            complexity.append({name: res[name] for name in COMPLEXITY if name in res})
+            complexity.append({name: res[name] for name in metrics if name in res})
+            info = info or {name: {"unit": res.scores[name].unit,
+                                   "higher_is_better": res.scores[name].higher_is_better}
+                            for name in metrics if name in res}
         if not bool(torch.isfinite(predictions).all()):
             first = int((~torch.isfinite(predictions)).reshape(-1).nonzero()[0])
             diverged.append({"instance": k, "first_nonfinite_step": first,
                              "complexity_measured": res is not None})
         bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
     n = len(smapes)
-    mean = sum(smapes) / n
-    se = math.sqrt(sum((s - mean) ** 2 for s in smapes) / (n - 1) / n) if n > 1 else None
-    out = {"model": model.key, "tau": tau, "sMAPE": mean, "sMAPE_se": se,
+    out = {"model": model.key, "tau": tau, "sMAPE": sum(smapes) / n,
+           "sMAPE_se": standard_error(smapes),
            "per_instance_sMAPE": smapes, "diverged": diverged,
            "complexity": _mean_complexity(complexity) if complexity else {},
-           "per_instance_complexity": complexity,
+           "per_instance_complexity": complexity, "metric_info": info,
            "dt": data.dt, "lyapunov_time": data.lyapunov_time,
            "seeds": [model.seed + k for k in range(n)]}
     if losses:
@@ -292,32 +334,28 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
                     resolved: dict[str, Any]) -> Results:
     c = entry["complexity"]
     scores = {"sMAPE": Score(entry["sMAPE"], entry["sMAPE_se"], "%", False)}
-    units = {"footprint": "bytes", "synaptic_operations": "ops/sample"}
-    better = {"connection_sparsity": True, "activation_sparsity": True}
-    for name in COMPLEXITY:
+    for name in cfg.metrics:
         if name in c:
-            scores[name] = Score(c[name], unit=units.get(name, ""),
-                                 higher_is_better=better.get(name, False))
+            scores[name] = Score(c[name], **entry["metric_info"][name])
     if cfg.execution_rate_hz is not None:
         scores["model_execution_rate"] = Score(cfg.execution_rate_hz, unit="Hz")
-    bench_id = f"mackey_glass_tau{entry['tau']}-{model.key}"
-    if cfg.benchmark.id:  # one results file per model: the given id, suffixed if several
-        bench_id = cfg.benchmark.id if len(cfg.models) == 1 else f"{cfg.benchmark.id}-{model.key}"
-    details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se")}
+    details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se", "metric_info")}
     details["flags"] = _flags(entry)
-    if not c:
+    if not c and cfg.metrics:
         details["flags"].append("no complexity figures: every instance diverged")
-    return Results(scores=scores, benchmark=BenchmarkInfo(bench_id, cfg.benchmark.version,
-                                                          "neurobench-mackey_glass", CITATION),
+    return Results(scores=scores, benchmark=benchmark_info(cfg, benchmark_id(cfg, model, entry["tau"])),
                    config=resolved, seeds={"models": {model.key: entry["seeds"]}},
                    details=details)
 
 
 def _fingerprint(resolved: dict[str, Any], index: int, tau: int) -> str:
     """What an entry of the sweep depends on: the data settings other than the list of
-    taus, model ``index`` with its parameters resolved (defaults filled in), and tau."""
+    taus, model ``index`` with its parameters resolved (defaults filled in), tau, and the
+    metrics when they are not the default ones."""
     data = {k: v for k, v in resolved["data"].items() if k != "taus"}
     key = {"data": data, "model": resolved["models"][index], "tau": tau}
+    if resolved["metrics"] != list(DEFAULT_METRICS):  # default: the keys of older entries
+        key["metrics"] = resolved["metrics"]
     return hashlib.sha256(json.dumps(to_jsonable(key), sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -327,7 +365,9 @@ class MackeyGlassTask:
     name = "mackey_glass"
 
     def validate(self, config: ConfigFile) -> MackeyGlassConfig:
+        reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(MackeyGlassConfig, config.data, config)
+        forecast_metrics(cfg.metrics, config)  # unknown names: ConfigError with file:line
         for i, model in enumerate(cfg.models):
             _check_fits_training(_model_params(model, config, i), cfg.data, config, i)
         check_data(cfg.data, config)  # a corrupt data file raises ChecksumError naming it
@@ -354,7 +394,7 @@ class MackeyGlassTask:
                             entries.append(saved["entry"])
                             continue
                     entry = run_instances(model, p, tau, cfg.data, root, quiet=quiet,
-                                          desc=f"{model.key} tau={tau}")
+                                          desc=f"{model.key} tau={tau}", metrics=cfg.metrics)
                     if sweep:
                         write_json_atomic(cache, {"fingerprint": stamp, "entry": entry})
                     entries.append(entry)
@@ -371,10 +411,7 @@ class MackeyGlassTask:
                   for e in entries}
         plot = plot_smape_vs_tau(entries, out_dir / "smape_vs_tau.png")
         flags = [f for e in entries for f in _flags(e)]
-        return Results(scores=scores,
-                       benchmark=BenchmarkInfo(cfg.benchmark.id or "mackey_glass-tau_sweep",
-                                               cfg.benchmark.version, "neurobench-mackey_glass",
-                                               CITATION),
+        return Results(scores=scores, benchmark=benchmark_info(cfg, benchmark_id(cfg, None, 0)),
                        config=resolved,
                        seeds={"models": {m.key: [m.seed + k for k in range(cfg.data.instances)]
                                          for m in cfg.models}},

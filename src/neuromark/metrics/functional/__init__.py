@@ -1,1 +1,46 @@
-"""Pure metric functions: counting and statistics, no state."""
+"""Pure metric functions: correctness, counting and statistics, no state.
+
+The public API, loaded on first use (``import neuromark.metrics.functional`` imports
+nothing heavy):
+
+Correctness (tensors, numpy arrays or lists of shape (N, ...); each returns a float):
+    :func:`accuracy`, :func:`mse`, :func:`smape`, :func:`r2`.
+
+Sparsity and synaptic-operation arithmetic (what the complexity metrics and the activity
+probes count with):
+    :func:`zero_fraction`, :func:`weight_zero_counts`, :func:`masked_counts`,
+    :func:`weight_column_nnz`, :func:`conv_input_counts`.
+
+Statistics:
+    :func:`standard_error`, :class:`MeanStats`.
+
+Example:
+    >>> from neuromark.metrics.functional import accuracy, smape
+    >>> accuracy([1, 2, 3, 4], [1, 2, 0, 4])
+    0.75
+    >>> smape([3.0, 0.0], [1.0, 0.0])
+    50.0
+"""
+
+from __future__ import annotations
+
+from neuromark._lazy import lazy_attributes
+
+_LAZY = {
+    "accuracy": "neuromark.metrics.functional.correctness",
+    "mse": "neuromark.metrics.functional.correctness",
+    "smape": "neuromark.metrics.functional.correctness",
+    "r2": "neuromark.metrics.functional.correctness",
+    "smape_terms": "neuromark.metrics.functional.correctness",
+    "zero_fraction": "neuromark.metrics.functional.sparsity",
+    "weight_zero_counts": "neuromark.metrics.functional.sparsity",
+    "masked_counts": "neuromark.metrics.functional.synops",
+    "weight_column_nnz": "neuromark.metrics.functional.synops",
+    "conv_input_counts": "neuromark.metrics.functional.synops",
+    "standard_error": "neuromark.metrics.functional.stats",
+    "MeanStats": "neuromark.metrics.functional.stats",
+}
+
+__all__ = sorted(_LAZY)
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
