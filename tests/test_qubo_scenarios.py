@@ -23,7 +23,7 @@ from neuromark.system.qubo.scenarios import (
 )
 from neuromark.system.qubo.solvers import SolveResult
 from neuromark.system.qubo.solvers.base import allowed_overrun
-from neuromark.system.qubo.sweep import TASK
+from neuromark.tasks.qubo import TASK
 
 pytest.importorskip("numba")
 
@@ -177,7 +177,7 @@ def test_max_size_out_of_memory_and_mean_load_over_loaded_sizes():
 
 
 CONFIG = """task: qubo
-id: s
+benchmark: {{id: s}}
 bks: {bks}
 workloads: {{sizes: [10], densities: [0.25], seeds: [0, 1]}}
 solvers: [{{name: neuromark-sa}}]
@@ -250,7 +250,7 @@ class GrowingTrace(CsvTraceMeter):
 
 
 GROWING = """task: qubo
-id: g
+benchmark: {{id: g}}
 bks: {bks}
 workloads: {{sizes: [10], densities: [0.25], seeds: [0, 1]}}
 solvers: [{{name: neuromark-sa}}]

@@ -17,7 +17,7 @@ from neuromark.system.qubo.exact import exact_mis
 from neuromark.system.qubo.solvers import SolveResult
 from neuromark.system.qubo.solvers.base import allowed_overrun
 from neuromark.system.qubo.store import EntryStore
-from neuromark.system.qubo.sweep import TASK
+from neuromark.tasks.qubo import TASK
 
 pytest.importorskip("numba")
 
@@ -145,7 +145,11 @@ def test_torn_last_line_is_dropped(tmp_path):
     ("cap_s: 0.5", "cap_s: 0", r"time_to_solution.cap_s"),
     ("  - name: test-greedy", "  - name: nosuch", r"solvers.1.name: unknown solver 'nosuch'"),
     ("seeds: [0, 1]", "seeds: [0, 3]", r"no best-known solution for n=10, density=0.1, seed=3"),
-    ("id: t", "id: t\ntimeout: 1", "timeout: unknown key"),
+    ("bks:", "timeout: 1\nbks:", "timeout: unknown key"),
+    ("benchmark: {id: t}", "id: t", r"<config>:2: 'id' is no longer a top-level key; use "
+                                    r"benchmark: \{id: ...\}"),
+    ("benchmark: {id: t}", "benchmark: {id: t}\nversion: '2'", r"'version' is no longer"),
+    ("benchmark: {id: t}", "benchmark: {name: t}", r"benchmark.id: Field required"),
 ])
 def test_bad_configs_name_the_key(bks_file, old, new, match):
     yaml_text = _yaml(bks_file).replace(old, new)
@@ -155,7 +159,7 @@ def test_bad_configs_name_the_key(bks_file, old, new, match):
 
 def _yaml(bks_file):
     return f"""task: qubo
-id: t
+benchmark: {{id: t}}
 bks: {bks_file}
 workloads:
   sizes: [10, 25]
@@ -189,12 +193,92 @@ def test_cli_qubo_run_and_compare(bks_file, tmp_path, capsys):
     assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
     assert (tmp_path / "o" / "t-test-greedy.json").is_file()
     assert (tmp_path / "o" / "report.md").is_file()
+    # the one run path: the task's artefacts in <out>/<config stem>/
+    assert len(EntryStore(tmp_path / "o" / "c" / "entries.jsonl")) == 12
+    assert (tmp_path / "o" / "c" / "qubo_gap_vs_timeout.png").is_file()
+    assert Greedy.calls == 12
+    assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert Greedy.calls == 12  # resumed: every entry was complete
     assert main(["qubo", "compare", str(bks_file), "--table", str(bks_file)]) == 0
     assert "4 equal" in capsys.readouterr().out
     bad = tmp_path / "bad.yaml"
     bad.write_text(_yaml(bks_file).replace("cap_s: 0.5", "cap_s: -2"))
     assert main(["qubo", "run", str(bad), "--out", str(tmp_path / "b")]) == 1
     assert "cap_s" in capsys.readouterr().err
+    other = tmp_path / "other.yaml"
+    other.write_text("task: mackey_glass\n")
+    assert main(["qubo", "run", str(other), "--out", str(tmp_path / "b")]) == 1
+    assert "this command runs task: qubo" in capsys.readouterr().err
+
+
+def test_neuromark_run_twice_resumes(bks_file, tmp_path, monkeypatch):
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(_yaml(bks_file).replace("  - name: neuromark-sa\n", ""))
+    Greedy.fail_after = 5
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"])
+    assert len(EntryStore(tmp_path / "o" / "sweep" / "entries.jsonl")) == 5
+    Greedy.fail_after = None
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert Greedy.calls == 12  # 5 + the 7 missing
+    saved = json.loads((tmp_path / "o" / "t-test-greedy.json").read_text())
+    assert saved["benchmark"]["id"] == "t-test-greedy"
+    # the default folder of `qubo run` is fixed per config, so a plain rerun resumes too
+    monkeypatch.chdir(tmp_path)
+    assert main(["qubo", "run", str(cfg), "--quiet"]) == 0
+    assert main(["qubo", "run", str(cfg), "--quiet"]) == 0
+    assert Greedy.calls == 24
+    assert (tmp_path / "results" / "qubo-sweep" / "sweep" / "entries.jsonl").is_file()
+
+
+def test_qubo_run_adopts_entries_of_the_old_layout(bks_file, tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(_yaml(bks_file).replace("  - name: neuromark-sa\n", ""))
+    TASK.run(parse_yaml(cfg.read_text()), tmp_path / "o", quiet=True)  # entries in o/
+    assert Greedy.calls == 12
+    assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert Greedy.calls == 12 and "moved" in capsys.readouterr().out
+    assert (tmp_path / "o" / "c" / "entries.jsonl").is_file()
+    assert not (tmp_path / "o" / "entries.jsonl").exists()
+
+
+def test_identity_from_the_benchmark_section(bks_file, tmp_path):
+    text = _yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
+        "benchmark: {id: t}", "benchmark: {id: u, version: '2.1', citation: '@misc{x}'}")
+    res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
+    assert res.benchmark.id == "u-test-greedy" and res.benchmark.version == "2.1"
+    assert res.benchmark.parent == "neurobench-qubo-mis" and res.benchmark.citation == "@misc{x}"
+    text = text.replace("version: '2.1'", "parent: p")
+    res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
+    assert res.benchmark.parent == "p" and res.benchmark.version == "1.0"
+    res = TASK.run(parse_yaml(_yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
+        "benchmark: {id: t}\n", "")), tmp_path / "d", quiet=True)[0]
+    assert res.benchmark.id == "qubo-mis-test-greedy"  # the default id
+    assert "yik2025neurobench" in res.benchmark.citation
+
+
+def test_solver_and_meter_options_are_checked_at_validate_time(bks_file, tmp_path):
+    from neuromark.config import load_config
+
+    def check(old, new, match):
+        path = tmp_path / "bad.yaml"
+        path.write_text(_yaml(bks_file).replace(old, new))
+        with pytest.raises(ConfigError, match=match):
+            TASK.validate(load_config(path))
+
+    check("  - name: neuromark-sa\n", "  - name: neuromark-sa\n    options: {sweeps: 3}\n",
+          r"bad.yaml:10: solvers.0.options: 'neuromark-sa' got an unexpected keyword argument "
+          r"'sweeps'")
+    check("  - name: test-greedy\n", "  - name: test-greedy\n    options: {x: 1}\n",
+          r"bad.yaml:11: solvers.1.options: 'test-greedy' got an unexpected keyword argument 'x'")
+    check("  - name: test-greedy", "  - name: test-greddy",
+          r"bad.yaml:10: solvers.1.name: unknown solver 'test-greddy'; did you mean 'test-greedy'")
+    check("bks:", "meter: {name: csv, options: {path: t.csv, offset: 0}}\nbks:",
+          r"bad.yaml:3: meter.options: 'csv' got an unexpected keyword argument 'offset'")
+    check("bks:", "meter: {name: csv}\nbks:",
+          r"bad.yaml:3: meter.options: 'csv' missing a required argument: 'path'")
+    check("bks:", "meter: {name: rapll}\nbks:", r"bad.yaml:3: meter.name: unknown meter 'rapll'")
+    check("bks:", "meter: rapl\nbks:", r"bad.yaml:3: meter: Input should be a valid dictionary")
 
 
 def test_default_config_validates_against_shipped_table():

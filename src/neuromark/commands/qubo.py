@@ -1,6 +1,9 @@
 """``neuromark qubo``: QUBO maximum-independent-set sweeps and the BKS table.
 
-- ``neuromark qubo run CONFIG [--out DIR]``: run (or resume) a sweep;
+- ``neuromark qubo run CONFIG [--out DIR]``: run (or resume) a sweep, i.e.
+  ``neuromark run CONFIG --out DIR`` for one QUBO config, with ``results/qubo-<config stem>``
+  as the default folder (results JSONs and ``report.md`` there, the entries and plots in
+  ``DIR/<config stem>/``);
 - ``neuromark qubo bks [--sizes ...] [--densities ...] [--seeds ...] [--budget S]``:
   recompute best-known solutions (exact below ``--exact-max`` nodes, long runs above),
   replacing a row only by a better cost;
@@ -48,18 +51,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from neuromark.config import load_config
-    from neuromark.report.markdown import format_summary, write_report
-    from neuromark.system.qubo.sweep import TASK
+    """``neuromark run CONFIG --out DIR`` for one ``task: qubo`` config; the default folder
+    is fixed per config so that a plain rerun resumes."""
+    from neuromark.commands.run import run_and_report
 
-    config = load_config(args.config)
     out = args.out or Path("results") / f"qubo-{args.config.stem}"
-    written = []
-    for res in TASK.run(config, out, quiet=args.quiet):
-        written.append((res.save(out / f"{res.benchmark.id}.json"), res))
-    print(format_summary([r for _, r in written]))
-    print(f"\nreport: {write_report(out, written)}; entries: {out / 'entries.jsonl'}")
-    return 0
+    _adopt_old_layout(out, args.config.stem)
+    return run_and_report([args.config], out, quiet=args.quiet, only_task="qubo")
+
+
+def _adopt_old_layout(out: Path, stem: str) -> None:
+    """Sweeps started before the one run path kept ``entries.jsonl`` in ``out`` itself; it
+    now lives in ``out/<config stem>/``. Move it there so that the rerun resumes."""
+    old, new = out / "entries.jsonl", out / stem / "entries.jsonl"
+    if old.is_file() and not new.exists():
+        new.parent.mkdir(parents=True, exist_ok=True)
+        old.replace(new)
+        print(f"moved {old} to {new} (the sweep's folder); resuming from it")
 
 
 def _bks(args: argparse.Namespace) -> int:

@@ -1,9 +1,18 @@
-"""``task: qubo``: sweeps of workloads x seeds x scenarios x solvers, resumable.
+"""``task: qubo``: QUBO maximum-independent-set sweeps of workloads x seeds x scenarios x
+solvers, resumable (NeuroBench system track; the mechanisms live in
+:mod:`neuromark.system.qubo`, the config in :mod:`neuromark.system.qubo.config`).
 
-Finished entries are appended to ``<out>/entries.jsonl`` (flush + fsync); running the same
-config with the same output folder again skips them, so an interrupted sweep resumes where
-it stopped. ``jobs: N`` runs entries in N processes (timings then share the CPU; the
-results carry a flag). One :class:`~neuromark.results.Results` per solver.
+Finished entries are appended to ``<out>/entries.jsonl`` (flush + fsync; ``<out>`` is the
+task's folder, ``<run out>/<config stem>`` under ``neuromark run``); running the same config
+into the same output folder again skips them, so an interrupted sweep resumes where it
+stopped. ``jobs: N`` runs entries in N processes (timings then share the CPU; the
+results carry a flag). One :class:`~neuromark.results.Results` per solver, with the id
+``<benchmark.id>-<solver label or name>``.
+
+Solvers and the meter are registry entries (:data:`neuromark.registry.solvers`,
+:data:`neuromark.registry.meters`) built with the config's ``options`` at validate time, so
+an unknown name or an option the constructor does not take is reported with ``file:line``
+before anything runs.
 
 With a ``meter``, each solve's window is marked while it runs and its power figures are
 computed once the meter has stopped; the entries file is then rewritten with them.
@@ -11,7 +20,9 @@ computed once the meter has stopped; the entries file is then rewritten with the
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
@@ -19,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.config import ConfigFile, validate
+from neuromark.config import ConfigFile, build_component, reject_legacy_keys, validate
 from neuromark.errors import ConfigError, NeuromarkError
 from neuromark.registry import solvers as solver_registry
-from neuromark.results import BenchmarkInfo, Results, Score
-from neuromark.system.qubo.config import QuboConfig, SolverSpec
+from neuromark.results import Results, Score
+from neuromark.system.qubo.config import PARENT, QuboConfig, SolverSpec
 from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED
 from neuromark.system.qubo.store import EntryStore
 
@@ -32,13 +43,12 @@ CITATION = ("@article{yik2025neurobench, title={The neurobench framework for ben
             "journal={Nature Communications}, volume={16}, pages={1545}, year={2025}}")
 
 
-def make_solver(spec: SolverSpec) -> Any:
-    """Instantiate a registered solver (a class or factory) with the spec's options."""
-    factory = solver_registry.get(spec.name)
-    try:
-        return factory(**spec.options)
-    except TypeError as exc:
-        raise ConfigError(f"solver {spec.name!r}: bad options {spec.options}: {exc}") from None
+def make_solver(spec: SolverSpec, config: ConfigFile | None = None,
+                loc: Sequence[str | int] = ("solvers",)) -> Any:
+    """Instantiate a registered solver (a class or factory) with the spec's options; an
+    unknown name or options its signature does not take raise :class:`ConfigError` naming
+    ``file:line`` of ``config`` at ``loc``."""
+    return build_component(solver_registry, spec, config, loc)
 
 
 def plan(cfg: QuboConfig, table: Any = None) -> list[dict[str, Any]]:
@@ -118,15 +128,19 @@ class QuboTask:
     name = "qubo"
 
     def validate(self, config: ConfigFile) -> QuboConfig:
+        return self._check(config)[0]
+
+    def _check(self, config: ConfigFile) -> tuple[QuboConfig, Any, Any]:
+        """The validated config, its BKS table and its meter (None without one)."""
+        from neuromark.system.power.spec import make_meter
+
+        reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(QuboConfig, config.data, config)
         if not (cfg.fixed_timeout or cfg.time_to_solution or cfg.max_size):
             raise ConfigError(f"{config.where(())}: no scenario; add fixed_timeout, "
                               f"time_to_solution or max_size")
-        for i, spec in enumerate(cfg.solvers):
-            if spec.name not in solver_registry:
-                raise ConfigError(f"{config.where(('solvers', i, 'name'))}: solvers.{i}.name: "
-                                  f"unknown solver {spec.name!r} (known: "
-                                  f"{', '.join(solver_registry.names())})")
+        for i, spec in enumerate(cfg.solvers):  # solvers are light; prepare(Q) loads them
+            make_solver(spec, config, ("solvers", i))
         tags = [s.tag for s in cfg.solvers]
         if len(set(tags)) != len(tags):
             raise ConfigError(f"{config.where(('solvers',))}: solvers: duplicate names {tags}; "
@@ -134,6 +148,7 @@ class QuboTask:
         if cfg.meter is not None and cfg.jobs > 1:
             raise ConfigError(f"{config.where(('jobs',))}: jobs: power is measured for one "
                               f"process at a time; use jobs: 1 with a meter")
+        meter = make_meter(cfg.meter, config, ("meter",)) if cfg.meter is not None else None
         table = self._bks(cfg, config)
         if cfg.fixed_timeout or cfg.time_to_solution:
             for n in cfg.workloads.sizes:
@@ -145,7 +160,7 @@ class QuboTask:
                                 f"solution for n={n}, density={d}, seed={g} in "
                                 f"{table.path}; compute it with `neuromark qubo bks --sizes {n} "
                                 f"--densities {d} --seeds {g}` or set 'bks' to a table with it")
-        return cfg
+        return cfg, table, meter
 
     @staticmethod
     def _bks(cfg: QuboConfig, config: ConfigFile) -> Any:
@@ -163,8 +178,7 @@ class QuboTask:
 
         from neuromark.system.qubo.bks import check_row
 
-        cfg = self.validate(config)
-        table = self._bks(cfg, config)
+        cfg, table, meter = self._check(config)
         out_dir.mkdir(parents=True, exist_ok=True)
         store = EntryStore(out_dir / "entries.jsonl")
         specs = plan(cfg, table)
@@ -182,9 +196,8 @@ class QuboTask:
             return checked[key]
 
         todo = [s for s in specs if s["key"] not in store]
-        meter = _make_meter(cfg)
         bar = tqdm(total=len(specs), initial=len(specs) - len(todo), disable=quiet,
-                   desc=f"qubo {cfg.id}", unit="entry")
+                   desc=f"qubo {cfg.benchmark.id}", unit="entry")
         measured: list[dict[str, Any]] = []  # entries of this run with a meter window
         try:
             if meter is not None:
@@ -223,45 +236,33 @@ class QuboTask:
                           meter_reason(cfg)) for tag in by_tag]
 
 
-def _make_meter(cfg: QuboConfig) -> Any:
-    if cfg.meter is None:
-        return None
-    from neuromark.registry import meters
-
-    try:
-        return meters.get(cfg.meter.name)(**cfg.meter.options)
-    except TypeError as exc:
-        raise ConfigError(f"meter {cfg.meter.name!r}: bad options {cfg.meter.options}: {exc}") from None
-
-
 def meter_reason(cfg: QuboConfig) -> str:
     return "" if cfg.meter else "no power meter configured (set 'meter' in the config)"
-
-
-def _sem(values: list[float]) -> float | None:
-    return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else None
 
 
 def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: list[str],
               no_meter_reason: str) -> Results:
     """Scores of one solver: gaps per timeout (and per size), TTS, overruns, max size, power."""
+    from neuromark.metrics.functional.stats import standard_error
+
     scores: dict[str, Score] = {}
     flags: list[str] = []
     fixed = [e for e in entries if e["scenario"] == "fixed_timeout"]
     for t in sorted({e["timeout_s"] for e in fixed}):
         at = [e for e in fixed if e["timeout_s"] == t]
         gaps = [e["gap"] for e in at]
-        scores[f"bks_gap@{t:g}s"] = Score(float(np.mean(gaps)), _sem(gaps), "", False)
+        scores[f"bks_gap@{t:g}s"] = Score(float(np.mean(gaps)), standard_error(gaps), "", False)
         for n, d in sorted({(e["n"], e["density"]) for e in at}):
             sub = [e["gap"] for e in at if (e["n"], e["density"]) == (n, d)]
-            scores[f"bks_gap[n={n},d={d:g}]@{t:g}s"] = Score(float(np.mean(sub)), _sem(sub), "", False)
+            scores[f"bks_gap[n={n},d={d:g}]@{t:g}s"] = Score(float(np.mean(sub)),
+                                                             standard_error(sub), "", False)
         scores[f"independent@{t:g}s"] = Score(float(np.mean([e["independent"] for e in at])),
                                               None, "fraction", True)
         scores[f"wall_s@{t:g}s"] = Score(float(np.mean([e["wall_s"] for e in at])),
-                                         _sem([e["wall_s"] for e in at]), "s", None)
+                                         standard_error([e["wall_s"] for e in at]), "s", None)
         power = [e["power_w"] for e in at]
         scores[f"avg_power_w@{t:g}s"] = (
-            Score(float(np.mean(power)), _sem(power), "W", False)
+            Score(float(np.mean(power)), standard_error(power), "W", False)
             if all(isinstance(p, float) for p in power) else
             Score(NOT_MEASURED, None, "W", False))
     if fixed:
@@ -311,9 +312,8 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
     if cfg.jobs > 1:
         flags.append(f"entries ran in {cfg.jobs} parallel processes: timings share the CPU")
     rows = [{k: v for k, v in e.items() if k not in ("trace", "key")} for e in entries]
-    return Results(scores=scores,
-                   benchmark=BenchmarkInfo(f"{cfg.id}-{tag}", cfg.version, "neurobench-qubo-mis",
-                                           CITATION),
+    info = cfg.benchmark.info(CITATION, id=f"{cfg.benchmark.id}-{tag}")
+    return Results(scores=scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),
                    config=cfg.model_dump(), seeds={"solver": cfg.seeds,
                                                    "graph": cfg.workloads.seeds},
                    details={"entries": rows, "plots": plots, "flags": flags})

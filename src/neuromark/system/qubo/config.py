@@ -3,20 +3,24 @@
 Example (``configs/qubo/mis_default.yaml``)::
 
     task: qubo
-    id: qubo-mis
+    benchmark: {id: qubo-mis-default, version: "1.0"}
     workloads: {sizes: [100, 250], densities: [0.05], seeds: [0, 1]}
     solvers: [{name: neuromark-sa}, {name: dwave-tabu}]
     seeds: [0]
     fixed_timeout: {timeouts: [0.01, 0.1]}
+    meter: {name: rapl}                       # optional; any registered power meter
+
+Each solver's results id is ``<benchmark.id>-<solver label or name>``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field, field_validator
 
-from neuromark.config import StrictModel
+from neuromark.config import BenchmarkSettings, ComponentSpec, StrictModel
+
+#: The parent benchmark of every QUBO result when ``benchmark.parent`` is not set.
+PARENT = "neurobench-qubo-mis"
 
 
 def _positive(values: list[float], what: str) -> list[float]:
@@ -56,9 +60,10 @@ class WorkloadSet(StrictModel):
         return v
 
 
-class SolverSpec(StrictModel):
-    name: str
-    options: dict[str, Any] = {}
+class SolverSpec(ComponentSpec):
+    """``{name, options, label}``: a registered solver, its constructor options, and the
+    label that tells two entries of the same solver apart (default: the name)."""
+
     label: str | None = None
 
     @property
@@ -106,15 +111,9 @@ class MaxSize(StrictModel):
         return _positive([v], "timeout_s")[0]
 
 
-class MeterSpec(StrictModel):
-    name: str
-    options: dict[str, Any] = {}
-
-
 class QuboConfig(StrictModel):
     task: str
-    id: str = "qubo-mis"
-    version: str = "1.0"
+    benchmark: BenchmarkSettings = BenchmarkSettings(id="qubo-mis")
     description: str = ""
     workloads: WorkloadSet
     solvers: list[SolverSpec] = Field(min_length=1)
@@ -123,6 +122,6 @@ class QuboConfig(StrictModel):
     time_to_solution: TimeToSolution | None = None
     max_size: MaxSize | None = None
     bks: str | None = None
-    meter: MeterSpec | None = None
+    meter: ComponentSpec | None = None
     jobs: int = Field(default=1, ge=1)
     plots: bool = True

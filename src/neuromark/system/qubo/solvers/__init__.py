@@ -1,7 +1,8 @@
-"""QUBO solvers: the :class:`Solver` protocol, neuromark's tabu search, D-Wave baselines.
+"""QUBO solvers: the :class:`Solver` protocol, neuromark's annealer and tabu search, D-Wave
+baselines.
 
-Registered in :data:`neuromark.registry.solvers` as ``neuromark-tabu``, ``dwave-tabu`` and
-``dwave-sa`` (lazy), so configs name them.
+Registered in :data:`neuromark.registry.solvers` as ``neuromark-sa``, ``neuromark-tabu``,
+``dwave-tabu`` and ``dwave-sa`` (lazy), so configs name them.
 """
 
 from neuromark.system.qubo.solvers.base import Solver, SolveResult, allowed_overrun, check_timeout

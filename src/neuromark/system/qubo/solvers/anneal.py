@@ -32,6 +32,7 @@ from neuromark.system.qubo.solvers.common import (
     csr_arrays,
     rng_state,
     run_workers,
+    warm_threads,
     warm_up,
     worker_count,
 )
@@ -95,6 +96,7 @@ class Annealer:
         arrays = csr_arrays(Q)
         betas = self.beta_range or default_beta_range(sp.csr_matrix(Q))
         warm_up()
+        warm_threads(Annealer.name, lambda: Annealer(workers=2))
         return arrays, betas
 
     def _n_workers(self, timeout_s: float) -> int:

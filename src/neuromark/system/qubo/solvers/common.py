@@ -1,4 +1,8 @@
-"""Pieces shared by neuromark's numba solvers: CSR arrays, the shared best, kernel warm-up."""
+"""Pieces shared by neuromark's numba solvers: CSR arrays, the shared best, kernel warm-up.
+
+Below the solver modules (:mod:`.anneal`, :mod:`.tabu`): it imports neither; each solver
+warms its own threaded path through :func:`warm_threads`.
+"""
 
 from __future__ import annotations
 
@@ -113,6 +117,17 @@ def run_workers(fn: Callable[[int], Any], n_workers: int, deadline: float, share
 
 
 _WARM = False
+_THREADS_WARM: set[str] = set()
+
+
+def tiny_qubo() -> Any:
+    """A 3-variable QUBO (a path graph's MIS, optimum -2) for warming kernels up."""
+    import scipy.sparse as sp
+
+    indptr = np.array([0, 2, 5, 7], dtype=np.int64)
+    indices = np.array([0, 1, 0, 1, 2, 1, 2], dtype=np.int64)
+    data = np.array([-1.0, 2.0, 2.0, -1.0, 2.0, 2.0, -1.0])
+    return sp.csr_matrix((data, indices, indptr), shape=(3, 3))
 
 
 def warm_up() -> None:
@@ -124,9 +139,7 @@ def warm_up() -> None:
     from neuromark.system.qubo.solvers import sa_kernel as sk
     from neuromark.system.qubo.solvers import tabu_kernel as tk
 
-    indptr = np.array([0, 2, 5, 7], dtype=np.int64)
-    indices = np.array([0, 1, 0, 1, 2, 1, 2], dtype=np.int64)
-    data = np.array([-1.0, 2.0, 2.0, -1.0, 2.0, 2.0, -1.0])
+    indptr, indices, data = csr_arrays(tiny_qubo())
     x = np.zeros(3, dtype=np.int8)
     h, diag = np.zeros(3), np.zeros(3)
     cur = tk.local_fields(indptr, indices, data, x, h, diag)
@@ -137,13 +150,14 @@ def warm_up() -> None:
     sk.anneal(indptr, indices, data, diag, x, h, x.copy(), costs, st, 0.1, 1.0, 2, -np.inf)
     sk.descend(indptr, indices, data, diag, x, h, costs)
     _WARM = True
-    # One short solve of each solver through the threaded path: the first threaded run in
-    # a fresh (e.g. forked worker) process otherwise stalls for tens of milliseconds.
-    import scipy.sparse as sp
 
-    from neuromark.system.qubo.solvers.anneal import Annealer
-    from neuromark.system.qubo.solvers.tabu import TabuSearch
 
-    q = sp.csr_matrix((data, indices, indptr), shape=(3, 3))
-    for solver in (TabuSearch(workers=2), Annealer(workers=2)):
-        solver.solve(q, 0.01, 0)
+def warm_threads(name: str, make: Callable[[], Any]) -> None:
+    """One short solve of ``make()`` (a solver with 2 workers) on :func:`tiny_qubo`, once per
+    process and solver ``name``: the first threaded run in a fresh (e.g. forked worker)
+    process otherwise stalls for tens of milliseconds. Call it after :func:`warm_up`, from
+    the solver's loading step (the nested ``prepare`` of the tiny QUBO finds it done)."""
+    if name in _THREADS_WARM:
+        return
+    _THREADS_WARM.add(name)
+    make().solve(tiny_qubo(), 0.01, 0)

@@ -23,6 +23,7 @@ from neuromark.system.qubo.solvers.common import (
     csr_arrays,
     rng_state,
     run_workers,
+    warm_threads,
     warm_up,
     worker_count,
 )
@@ -62,6 +63,7 @@ class TabuSearch:
     def _build(Q: Any) -> CSR:
         arrays = csr_arrays(Q)
         warm_up()
+        warm_threads(TabuSearch.name, lambda: TabuSearch(workers=2))
         return arrays
 
     def _n_workers(self, timeout_s: float) -> int:
