@@ -1,13 +1,15 @@
-"""Sufficient statistics for means with standard errors."""
+"""Sufficient statistics for means with standard errors (torch imported only by
+:meth:`MeanStats.add`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
-from torch import Tensor
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def standard_error(values: Sequence[float]) -> float | None:
@@ -32,6 +34,8 @@ class MeanStats:
 
     def add(self, values: Tensor) -> None:
         """Add per-sample values, shape (N,)."""
+        import torch  # deferred: standard_error alone must not import torch
+
         v = values.detach().to(torch.float64).reshape(-1)
         self.n += v.numel()
         self.total += float(v.sum())
