@@ -21,7 +21,9 @@ import mlperf_loadgen as lg
 
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.loadgen_log import summarize
-from neuromark.system.sut import InMemoryLibrary, NullSUT, SleepSUT
+from neuromark.system.sut import InMemoryLibrary
+from neuromark.system.suts.null import NullSUT
+from neuromark.system.suts.sleep import SleepSUT
 
 
 def settings(queries: int, expected_s: float) -> LoadGenSettings:

@@ -132,7 +132,7 @@ def test_cnn_trains_and_int8_agrees():
 
 def test_train_entry_point_writes_weights_the_sut_loads(tmp_path, capsys):
     from neuromark.baselines.asc_cnn import main
-    from neuromark.system.asc import build_pipeline
+    from neuromark.system.suts.asc import build_pipeline
 
     root = write_tau_fixture(tmp_path / "tau")
     out = tmp_path / "w.pt"

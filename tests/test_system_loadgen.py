@@ -11,7 +11,8 @@ from neuromark.config import parse_yaml, validate
 from neuromark.errors import ConfigError, DataError
 from neuromark.system.loadgen import LoadGenSettings, SUTFailure, run_test
 from neuromark.system.loadgen_log import parse_detail, read_accuracy_log, summarize
-from neuromark.system.sut import InMemoryLibrary, NullSUT
+from neuromark.system.sut import InMemoryLibrary
+from neuromark.system.suts.null import NullSUT
 
 pytest.importorskip("mlperf_loadgen")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from neuromark.cli import main
-from neuromark.errors import DataError, MetricError
+from neuromark.errors import ConfigError, DataError, MetricError
 from neuromark.system.power.csv_trace import CsvTraceMeter, read_trace
 from neuromark.system.power.null import NullMeter
 from neuromark.system.power.nvml import NvmlMeter
@@ -82,18 +82,21 @@ def test_csv_meter_rereads_a_grown_trace_at_stop(tmp_path):
 
 
 def test_make_meter_builds_registered_meters(tmp_path):
-    from neuromark.config import parse_yaml
+    from neuromark.config import ComponentSpec, parse_yaml
     from neuromark.registry import meters
-    from neuromark.system.config import PowerConfig
-    from neuromark.system.run import make_meter
+    from neuromark.system.power.spec import make_meter
 
-    null = make_meter(PowerConfig(meter="null", reason="no instrument"))
+    null = make_meter(ComponentSpec(name="null", options={"reason": "no instrument"}))
     assert isinstance(null, NullMeter) and null.metadata()["reason"] == "no instrument"
-    config = parse_yaml("task: system\n", tmp_path / "s.yaml")
+    assert make_meter(None).metadata()["reason"] == "no power meter configured"
+    config = parse_yaml("task: system\nmeter:\n  name: csv\n  options: {path: trace.csv, offset_s: 0.5}\n",
+                        tmp_path / "s.yaml")
     write_trace(tmp_path / "trace.csv", [0.0, 1.0], [1.0, 1.0])
-    csv = make_meter(PowerConfig(meter="csv", csv="trace.csv", offset_s=0.5), config)
+    csv = make_meter(ComponentSpec(**config.data["meter"]), config)
     assert isinstance(csv, CsvTraceMeter) and csv.path == tmp_path / "trace.csv"
     assert csv.offset_s == 0.5 and not csv.wall_clock
+    with pytest.raises(ConfigError, match=r"s.yaml:4: meter.options: 'csv' got an unexpected keyword"):
+        make_meter(ComponentSpec(name="csv", options={"path": "t.csv", "offset": 1}), config)
 
     class Replacement(NullMeter):
         pass
@@ -101,7 +104,7 @@ def test_make_meter_builds_registered_meters(tmp_path):
     original = meters._entries["null"]
     meters.register("null", Replacement)
     try:
-        assert type(make_meter(PowerConfig(meter="null"))) is Replacement
+        assert type(make_meter(ComponentSpec(name="null"))) is Replacement
     finally:
         meters._entries["null"] = original
 

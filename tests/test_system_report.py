@@ -11,8 +11,8 @@ from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError, DataError
 from neuromark.report.system_report import load_description, load_results
-from neuromark.system.run import TASK
 from neuromark.system.timing import now_s
+from neuromark.tasks.system import TASK
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -24,9 +24,10 @@ def results_dir(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sys")
     t = np.arange(now_s() - 1.0, now_s() + 120.0, 0.002)
     (tmp / "trace.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},2.0" for v in t))
-    text = ("task: system\nname: toy-sleep\nsut:\n  kind: sleep\n  sleep_s: 0.0002\nloadgen:\n"
-            "  min_query_count: 50\n  min_duration_s: 0\n  expected_latency_s: 0.0005\n"
-            "power:\n  meter: csv\n  csv: trace.csv\n  offset_s: 0\n  idle_s: 0.1\n  active_s: 0.1\n")
+    text = ("task: system\nbenchmark: {id: toy-sleep}\nsut: {name: sleep, options: {sleep_s: 0.0002}}\n"
+            "loadgen:\n  min_query_count: 50\n  min_duration_s: 0\n  expected_latency_s: 0.0005\n"
+            "meter: {name: csv, options: {path: trace.csv, offset_s: 0}}\n"
+            "power: {idle_s: 0.1, active_s: 0.1}\n")
     res = TASK.run(parse_yaml(text, tmp / "toy.yaml"), tmp / "toy")[0]
     res.save(tmp / f"{res.benchmark.id}.json")
     return tmp
@@ -86,3 +87,20 @@ def test_html_conversion_escapes_and_keeps_structure(results_dir):
     assert "<h1>T &lt;x&gt;</h1>" in page
     assert "<tr><th>a</th><th>b</th></tr><tr><td>1</td><td><code>c</code></td></tr>" in page
     assert "<li><strong>flag:</strong> y</li>" in page and '<img src="p.png" alt="p">' in page
+
+
+def test_a_single_timed_sample_has_no_error_estimate():
+    from neuromark.report.markdown import format_value
+    from neuromark.report.system_report import _timing_table
+    from neuromark.system.timing import latency_stats
+    from neuromark.tasks.system_scores import score_ms
+
+    stats = latency_stats([2_000_000])
+    assert stats["stderr_s"] is None
+    score = score_ms(stats)
+    assert score.value == pytest.approx(2.0) and score.error is None
+    assert format_value(score) == "2 ms"  # no "± 0"
+    row = _timing_table({"inference": stats})[2]
+    assert row.startswith("| inference | 1 | 2 |") and "±" not in row
+    two = _timing_table({"inference": latency_stats([1_000_000, 3_000_000])})[2]
+    assert "| 2 ± 1 |" in two

@@ -11,8 +11,8 @@ import pytest
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
-from neuromark.system.run import TASK
 from neuromark.system.timing import now_s
+from neuromark.tasks.system import TASK
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -38,9 +38,9 @@ def run_cli(tmp_path, config, capsys):
 
 @pytest.mark.parametrize("scenario", ["SingleStream", "MultiStream", "Server", "Offline"])
 def test_cli_runs_every_scenario_on_sleep_sut(tmp_path, capsys, scenario):
-    config = write_config(tmp_path, f"task: system\nname: toy\nsut:\n  kind: sleep\n  sleep_s: 0.0005\n"
-                                    f"  samples: 8\ntiming:\n  warmup: 2\nloadgen:\n  scenario: {scenario}\n"
-                                    + FAST + "  samples_per_query: 2\n")
+    config = write_config(tmp_path, f"task: system\nbenchmark: {{id: toy}}\nsut:\n  name: sleep\n"
+                                    f"  options: {{sleep_s: 0.0005, samples: 8}}\ntiming:\n  warmup: 2\n"
+                                    f"loadgen:\n  scenario: {scenario}\n" + FAST + "  samples_per_query: 2\n")
     out, res, stdout = run_cli(tmp_path, config, capsys)
     lg = res["details"]["loadgen"]["PerformanceOnly"]
     assert lg["scenario"] == scenario
@@ -57,8 +57,9 @@ def test_cli_runs_every_scenario_on_sleep_sut(tmp_path, capsys, scenario):
 
 
 def test_asc_synthetic_singlestream_with_accuracy(tmp_path, capsys):
-    config = write_config(tmp_path, "task: system\nsut:\n  kind: asc_cnn\n  samples: 8\n  train_epochs: 2\n"
-                                    "accuracy: true\ntiming:\n  warmup: 1\nloadgen:\n" + FAST)
+    config = write_config(tmp_path, "task: system\nsut:\n  name: asc_cnn\n"
+                                    "  options: {samples: 8, train_epochs: 2}\naccuracy: true\n"
+                                    "timing:\n  warmup: 1\nloadgen:\n" + FAST)
     out, res, _ = run_cli(tmp_path, config, capsys)
     scores = res["scores"]
     for stage in ("preprocess", "inference", "total"):
@@ -77,8 +78,9 @@ def test_asc_on_tau_fixture_every_scenario(tmp_path, capsys, scenario):
     from test_system_asc import write_tau_fixture
 
     write_tau_fixture(tmp_path / "tau")
-    config = write_config(tmp_path, f"task: system\nsut:\n  kind: asc_cnn\n  data: tau\n  samples: 100\n"
-                                    f"accuracy: true\nloadgen:\n  scenario: {scenario}\n" + FAST)
+    config = write_config(tmp_path, f"task: system\nsut:\n  name: asc_cnn\n"
+                                    f"  options: {{data: tau, samples: 100}}\naccuracy: true\n"
+                                    f"loadgen:\n  scenario: {scenario}\n" + FAST)
     _, res, _ = run_cli(tmp_path, config, capsys)
     assert res["details"]["sut"]["data"] == "tau"
     assert res["details"]["loadgen"]["PerformanceOnly"]["scenario"] == scenario
@@ -91,8 +93,9 @@ def test_csv_meter_power_windows(tmp_path):
     t = np.arange(now_s() - 1.0, now_s() + 120.0, 0.001)
     lines = "t_s,power_w\n" + "\n".join(f"{v:.6f},3.0" for v in t)
     (tmp_path / "trace.csv").write_text(lines)
-    text = ("task: system\nsut:\n  kind: asc_cnn\n  samples: 4\nloadgen:\n" + FAST +
-            "power:\n  meter: csv\n  csv: trace.csv\n  offset_s: 0\n  idle_s: 0.2\n  active_s: 0.2\n")
+    text = ("task: system\nsut:\n  name: asc_cnn\n  options: {samples: 4}\nloadgen:\n" + FAST +
+            "meter:\n  name: csv\n  options: {path: trace.csv, offset_s: 0}\n"
+            "power:\n  idle_s: 0.2\n  active_s: 0.2\n")
     config = parse_yaml(text, tmp_path / "p.yaml")
     res = TASK.run(config, tmp_path / "out")[0]
     inf = res.details["power"]["active"]["inference"]
@@ -110,34 +113,63 @@ def test_csv_meter_power_windows(tmp_path):
 
 
 @pytest.mark.parametrize("body, message", [
-    ("sut:\n  kind: quantum\n", r"sut: Input tag 'quantum' found using 'kind' does not match"),
-    ("sut:\n  kind: null\naccuracy: true\n", r"accuracy: SUT kind 'null' has no labels"),
-    ("sut:\n  kind: sleep\n  sleep_s: -1\n", r"sut.sleep.sleep_s: Input should be greater than or equal"),
-    ("sut:\n  kind: null\npower:\n  meter: csv\n", r"power.csv: the csv meter needs the trace file path"),
-    ("sut:\n  kind: null\nloadgen:\n  min_duration_s: -2\n", r"c.yaml:5: loadgen.min_duration_s"),
+    ("sut:\n  name: quantum\n", r"c.yaml:3: sut.name: unknown sut 'quantum'"),
+    ("sut:\n  name: slep\n", r"did you mean 'sleep'"),
+    ("sut:\n  name: sleep\n  options:\n    sleep_s: -1\n",
+     r"c.yaml:5: sut.options.sleep_s: Input should be greater than or equal"),
+    ("sut:\n  name: sleep\n  options:\n    sleeps: 1\n",
+     r"c.yaml:5: sut.options.sleeps: unknown key; did you mean sleep_s"),
+    ("sut:\n  name: esn\n  options:\n    data: mg\n",
+     r"sut.options.data: Input should be 'synthetic' or 'mackey_glass'"),
+    ("sut:\n  name: sleep\n  options:\n    seed: 1\n", r"sut.options.seed: given by the run"),
+    ('sut:\n  name: "null"\nmeter:\n  name: csv\n', r"c.yaml:4: meter.options.path: Field required"),
+    ('sut:\n  name: "null"\nmeter:\n  name: rapl\n  options: {interval: 1}\n',
+     r"c.yaml:6: meter.options.interval: unknown key; did you mean interval_s"),
+    ('sut:\n  name: "null"\nmeter:\n  name: wattmeter\n', r"c.yaml:5: meter.name: unknown meter 'wattmeter'"),
+    ('sut:\n  name: "null"\nloadgen:\n  min_duration_s: -2\n', r"c.yaml:5: loadgen.min_duration_s"),
+    ('sut:\n  name: "null"\npower:\n  idle_s: 0\n',
+     r"c.yaml:5: power.idle_s: Input should be greater than 0"),
+    # configs written before ``benchmark:``, ``sut: {name, options}`` and ``meter:`` name the new spelling
+    ("name: old\nsut:\n  name: sleep\n",
+     r"c.yaml:2: 'name' is no longer a top-level key; use benchmark: \{id"),
+    ('version: "2"\nsut:\n  name: sleep\n',
+     r"'version' is no longer a top-level key; use benchmark: \{version"),
+    ("sut:\n  kind: sleep\n  sleep_s: 0.001\n",
+     r'c.yaml:3: sut.kind is no longer used; write sut: \{name: "sleep", options: \{sleep_s: 0.001\}\}'),
+    ('sut:\n  name: sleep\npower:\n  meter: csv\n  csv: t.csv\n  idle_s: 1\n',
+     r'c.yaml:5: power.meter: the meter is no longer part of .power.; write meter: '
+     r'\{name: "csv", options: \{path: "t.csv"\}\} \(power: keeps idle_s'),
+    ('sut:\n  name: sleep\npower:\n  reason: none here\n',
+     r'power.reason: .*meter: \{name: "null", options: \{reason: "none here"\}\}'),
 ])
 def test_bad_system_configs(tmp_path, body, message):
-    config = parse_yaml("task: system\n" + body.replace("kind: null", 'kind: "null"'), tmp_path / "c.yaml")
+    config = parse_yaml("task: system\n" + body, tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match=message):
         TASK.validate(config)
+
+
+def test_accuracy_needs_a_sut_with_labels(tmp_path):
+    config = parse_yaml('task: system\nsut:\n  name: "null"\naccuracy: true\n', tmp_path / "c.yaml")
+    with pytest.raises(ConfigError, match=r"c.yaml:4: accuracy: SUT 'null' has no labels to score"):
+        TASK.run(config, tmp_path / "out")
 
 
 def test_system_run_refuses_other_tasks(tmp_path, capsys):
     config = write_config(tmp_path, "task: mackey_glass\n")
     assert main(["system", "run", str(config)]) == 1
-    assert "needs task: system" in capsys.readouterr().err
+    assert "this command runs task: system" in capsys.readouterr().err
 
 
 def test_accuracy_log_scored_with_our_metric(tmp_path):
     from neuromark.system.loadgen import LoadGenRun
-    from neuromark.system.run import _accuracy
+    from neuromark.tasks.system_scores import accuracy
 
     logits = {0: [0.1, 0.9, 0.0, 0.0], 1: [0.0, 0.1, 0.8, 0.1], 2: [0.0, 0.0, 0.0, 1.0]}
     entries = [{"seq_id": i, "qsl_idx": k, "data": np.asarray(v, dtype="<f4").tobytes().hex().upper()}
                for i, (k, v) in enumerate(logits.items())]
     (tmp_path / "mlperf_log_accuracy.json").write_text(json.dumps(entries))
     run = LoadGenRun(log_dir=tmp_path, summary={}, response_dtype="<f4")
-    score = _accuracy(run, np.array([1, 0, 3]))  # sample 1 is wrong: 2/3 correct
+    score = accuracy(run, np.array([1, 0, 3]))  # sample 1 is wrong: 2/3 correct
     assert score.value == pytest.approx(2 / 3)
     assert score.error == pytest.approx(np.std([1, 0, 1], ddof=1) / np.sqrt(3))
 
@@ -167,9 +199,9 @@ def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
     real_read = rapl._read
     monkeypatch.setattr(rapl, "_read", lambda f: f"{int((now_s() - start) * 5e6)}\n" if f == counter
                         else real_read(f))
-    text = ("task: system\nsut:\n  kind: sleep\n  sleep_s: 0.0002\nloadgen:\n" + FAST +
-            f"power:\n  meter: rapl\n  rapl_root: {root}\n  interval_s: 0.005\n  idle_s: 0.2\n"
-            "  active_s: 0.2\n")
+    text = ("task: system\nsut:\n  name: sleep\n  options: {sleep_s: 0.0002}\nloadgen:\n" + FAST +
+            f"meter:\n  name: rapl\n  options: {{root: {root}, interval_s: 0.005}}\n"
+            "power:\n  idle_s: 0.2\n  active_s: 0.2\n")
     res = TASK.run(parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
     assert res.details["power_meter"]["components"] == ["package-0", "dram"]  # dram stays at 0 W
     assert res["idle_power"] == pytest.approx(5.0, rel=0.01)
@@ -184,7 +216,7 @@ def test_esn_forecast_step_run(tmp_path):
 
     before = torch.get_num_threads()
     torch.set_num_threads(2)
-    text = ("task: system\nsut:\n  kind: esn\n  samples: 50\n  threads: 1\ntiming:\n  warmup: 5\n"
+    text = ("task: system\nsut:\n  name: esn\n  options: {samples: 50, threads: 1}\ntiming:\n  warmup: 5\n"
             "loadgen:\n" + FAST)
     try:
         res = TASK.run(parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
@@ -199,9 +231,45 @@ def test_esn_forecast_step_run(tmp_path):
 
 def test_loadgen_errors_become_flags(tmp_path):
     # min_duration 0.5 s but too few pre-generated queries: LoadGen logs "Ending early" as an error
-    text = ("task: system\nsut:\n  kind: \"null\"\nloadgen:\n  min_query_count: 10\n  min_duration_s: 0.5\n"
+    text = ("task: system\nsut:\n  name: \"null\"\nloadgen:\n  min_query_count: 10\n  min_duration_s: 0.5\n"
             "  expected_latency_s: 0.001\ntiming:\n  warmup: 0\n")
     res = TASK.run(parse_yaml(text, tmp_path / "n.yaml"), tmp_path / "out")[0]
     flags = res.details["flags"]
     assert any(f.startswith("LoadGen result INVALID: min duration not met (500 ms requested)") for f in flags)
     assert any(f.startswith("LoadGen error: error_runtime: Ending early") for f in flags)
+
+
+def test_a_third_party_sut_runs_from_neuromark_run(tmp_path, capsys):
+    """A package adds a SUT with ``suts.register`` and a config naming it; ``neuromark run``
+    validates its options against the factory's signature and runs it."""
+    from neuromark.registry import suts
+    from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
+
+    made = {}
+
+    def echo(*, scale: float, samples: int = 16, seed: int = 0) -> BuiltSUT:
+        library = InMemoryLibrary("echo-values", float, samples)
+        sut = StagedSUT("echo", library, lambda x: np.float32(x * scale), lambda f: np.asarray([f], "<f4"))
+        made.update(scale=scale, seed=seed)
+        return BuiltSUT(sut, library, info={"scale": scale})
+
+    suts.register("echo", echo)
+    try:
+        config = write_config(tmp_path, "task: system\nbenchmark: {id: echo-ss, version: '2.1'}\n"
+                                        "sut:\n  name: echo\n  options: {scale: 3}\nseed: 7\n"
+                                        "timing:\n  warmup: 2\nloadgen:\n" + FAST)
+        out = tmp_path / "out"
+        assert main(["run", str(config), "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
+        res = json.loads((out / "echo-ss.json").read_text())
+        assert made == {"scale": 3.0, "seed": 7}
+        assert res["benchmark"]["version"] == "2.1"
+        assert res["benchmark"]["parent"] == "neurobench-system-track"
+        assert res["details"]["sut"] == {"name": "echo", "entry": "echo", "scale": 3.0}
+        assert res["config"]["sut"] == {"name": "echo", "options": {"scale": 3.0, "samples": 16}}
+        assert res["scores"]["inference_latency"]["value"] > 0
+        bad = write_config(tmp_path, "task: system\nsut:\n  name: echo\n  options: {scale: loud}\n",
+                           "bad.yaml")
+        assert main(["run", str(bad), "--out", str(out)]) == 1
+        assert "bad.yaml:4: sut.options.scale: Input should be a valid number" in capsys.readouterr().err
+    finally:
+        suts._entries.pop("echo")

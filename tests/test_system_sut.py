@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from neuromark.errors import DataError, ModelOutputError
-from neuromark.system.sut import InMemoryLibrary, NullSUT, SleepSUT, StagedSUT
+from neuromark.system.sut import InMemoryLibrary, StagedSUT
+from neuromark.system.suts.null import NullSUT
+from neuromark.system.suts.sleep import SleepSUT
 
 
 def test_library_loads_untimed_and_names_missing_samples():
@@ -70,7 +72,7 @@ def test_null_and_sleep_suts():
 
 def test_esn_forecast_step_sut_predicts_the_next_value():
     pytest.importorskip("torch")
-    from neuromark.system.esn import build_esn_pipeline, synthetic_series
+    from neuromark.system.suts.esn import build_esn_pipeline, synthetic_series
 
     library, sut, info = build_esn_pipeline(data="synthetic", tau=17, samples=300, seed=0, threads=1)
     assert sut.response_dtype == "<f8" and info["train_points"] == 1000
@@ -81,3 +83,36 @@ def test_esn_forecast_step_sut_predicts_the_next_value():
     persistence = np.sqrt(np.mean((test[50:-1] - test[51:]) ** 2))
     assert rmse < 0.01 * persistence
     assert sut.timer.stats()["inference"]["n"] == 300
+
+
+def test_factory_options_are_checked_against_the_signature():
+    from neuromark.config import ComponentSpec
+    from neuromark.errors import ConfigError
+    from neuromark.registry import Registry
+    from neuromark.system.options import accepted, check_options
+
+    class Local:  # an annotation that does not resolve from the module: not type-checked
+        pass
+
+    def strict(*, n: int = 1, thing: Local | None = None, seed: int = 0):
+        return n
+
+    def loose(*, rate: float, **rest):
+        return rate
+
+    reg = Registry("suts")
+    reg.register("strict", strict)
+    reg.register("loose", loose)
+    run = {"seed": "top-level seed"}
+    checked = check_options(reg, ComponentSpec(name="strict", options={"n": "3"}), run_arguments=run)
+    assert checked == {"n": 3, "thing": None}
+    assert check_options(reg, ComponentSpec(name="strict", options={"thing": "x"}))["thing"] == "x"
+    assert check_options(reg, ComponentSpec(name="loose", options={"rate": 2, "extra": [1]})) == {
+        "rate": 2.0, "extra": [1]}
+    with pytest.raises(ConfigError, match=r"s.options.rate: Field required"):
+        check_options(reg, ComponentSpec(name="loose"), loc=("s",))
+    with pytest.raises(ConfigError, match=r"s.options.seed: given by the run \(top-level seed\)"):
+        check_options(reg, ComponentSpec(name="strict", options={"seed": 1}), loc=("s",),
+                      run_arguments=run)
+    assert accepted(strict, seed=1, config_dir="d") == {"seed": 1}
+    assert accepted(loose, seed=1, config_dir="d") == {"seed": 1, "config_dir": "d"}

@@ -31,7 +31,7 @@ def test_latency_stats_hand_computed():
 
 
 def test_latency_stats_single_and_empty():
-    assert latency_stats([5])["stderr_s"] == 0.0
+    assert latency_stats([5])["stderr_s"] is None  # one sample: no error estimate, not 0
     with pytest.raises(DataError, match="inference: no timed samples"):
         latency_stats([], name="inference")
 

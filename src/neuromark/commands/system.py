@@ -1,13 +1,13 @@
 """``neuromark system run CONFIG [--out DIR]``: run system-track benchmarks.
 
-Runs a scenario over a SUT, sample library and power meter; writes the results JSON, the
-LoadGen logs (``<out>/<config stem>/loadgen/``), the plots and ``report.md``.
+A thin alias of ``neuromark run`` restricted to ``task: system`` configs
+(:func:`neuromark.commands.run.run_and_report`): the results JSON, the LoadGen logs
+(``<out>/<config stem>/loadgen/``), the plots and ``report.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 
@@ -23,20 +23,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from neuromark.errors import ConfigError
-    from neuromark.report.markdown import format_summary, write_report
-    from neuromark.suite import expand, run_configs, timestamped_dir
+    from neuromark.commands.run import run_and_report
 
-    for config in expand(args.configs):
-        if config.data.get("task") != "system":
-            raise ConfigError(f"{config.where(('task',))}: 'neuromark system run' needs task: system, "
-                              f"got {config.data.get('task')!r} (use 'neuromark run')")
-    out_dir = args.out or timestamped_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    written = run_configs(args.configs, out_dir, quiet=args.quiet)
-    wall = time.perf_counter() - start
-    print(format_summary([r for _, r in written]))
-    report = write_report(out_dir, written, wall_s=wall)
-    print(f"\n{len(written)} result file(s), LoadGen logs and {report} in {out_dir} ({wall:.1f} s)")
-    return 0
+    return run_and_report(args.configs, args.out, quiet=args.quiet, only_task="system")

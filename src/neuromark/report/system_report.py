@@ -85,7 +85,9 @@ def _timing_table(timing: dict[str, dict[str, float]]) -> list[str]:
     lines = ["| stage | n | mean ± SE (ms) | median | p90 | p99 | min | max |",
              "|---|---|---|---|---|---|---|---|"]
     for stage, s in timing.items():
-        lines.append(f"| {stage} | {s['n']} | {_fmt(s['mean_s'], 1e3)} ± {_fmt(s['stderr_s'], 1e3, 2)} | "
+        err = s.get("stderr_s")  # None for a single sample: no error estimate
+        se = f" ± {_fmt(err, 1e3, 2)}" if err is not None else ""
+        lines.append(f"| {stage} | {s['n']} | {_fmt(s['mean_s'], 1e3)}{se} | "
                      + " | ".join(_fmt(s[k], 1e3) for k in ("median_s", "p90_s", "p99_s", "min_s", "max_s"))
                      + " |")
     return lines

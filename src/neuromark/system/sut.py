@@ -5,14 +5,20 @@
 - :class:`StagedSUT`: pre-processing and inference as two callables, timed separately per
   sample at batch size 1 (NeuroBench rule), with the timings kept in a
   :class:`~neuromark.system.timing.StageTimer`.
-- :class:`NullSUT` (answers at once; measures harness overhead) and :class:`SleepSUT`
-  (sleeps a fixed time; checks latency agreement with LoadGen).
+- :func:`warm_up`: untimed samples before a test.
+- :class:`BuiltSUT`: what a factory of :data:`neuromark.registry.suts` returns (the SUT,
+  its library, labels or None, an info dict); the factories live in
+  :mod:`neuromark.system.suts`, one module each.
+
+The test doubles ``NullSUT`` (answers at once) and ``SleepSUT`` (sleeps a fixed time) are
+in :mod:`neuromark.system.suts.null` and :mod:`neuromark.system.suts.sleep`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -65,6 +71,29 @@ class InMemoryLibrary:
         except KeyError:
             raise DataError(f"sample library {self.name!r}: sample {index} was not loaded "
                             "(LoadGen did not ask for it)") from None
+
+
+@dataclass
+class BuiltSUT:
+    """A system under test ready to run, as a :data:`neuromark.registry.suts` factory returns it.
+
+    Attributes:
+        sut: has ``name``, ``response_dtype`` and ``issue(indices) -> list of arrays``
+            (a :class:`StagedSUT` for separate stage timings); a ``timer`` attribute
+            (:class:`~neuromark.system.timing.StageTimer`) gives per-sample latencies.
+        library: the sample library LoadGen loads and unloads.
+        labels: ``labels[i]`` is the class of library sample ``i`` (scored in an accuracy
+            pass), or None when the SUT has nothing to score.
+        info: recorded under ``details.sut`` in the results (data, threads, weights, ...).
+        close: called once after the run, also when it fails (restore torch's thread
+            count, release a device); None when there is nothing to undo.
+    """
+
+    sut: Any
+    library: InMemoryLibrary
+    labels: np.ndarray | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    close: Callable[[], Any] | None = None
 
 
 class StagedSUT:
@@ -130,36 +159,18 @@ def _to_numpy(value: Any) -> Any:
     return value
 
 
-class NullSUT:
-    """Answers every sample at once with an empty float32 array (harness overhead)."""
-
-    name = "null"
-    response_dtype = "<f4"
-    _EMPTY = np.empty(0, dtype="<f4")
-    _ONE = (_EMPTY,)
-
-    def issue(self, sample_indices: Sequence[int]) -> Sequence[np.ndarray]:
-        n = len(sample_indices)
-        return self._ONE if n == 1 else [self._EMPTY] * n
-
-
-class SleepSUT:
-    """Sleeps ``sleep_s`` per sample (``time.sleep``) and records its own latency (ns)."""
-
-    name = "sleep"
-    response_dtype = "<f4"
-
-    def __init__(self, sleep_s: float = 1e-3) -> None:
-        if sleep_s < 0:
-            raise DataError(f"sleep_s must be >= 0, got {sleep_s}")
-        self.sleep_s = sleep_s
-        self.timer = StageTimer(("inference",))
-        self._empty = np.empty(0, dtype="<f4")
-
-    def issue(self, sample_indices: Sequence[int]) -> list[np.ndarray]:
-        clock = time.perf_counter_ns
-        for _ in sample_indices:
-            t0 = clock()
-            time.sleep(self.sleep_s)
-            self.timer.add("inference", clock() - t0)
-        return [self._empty] * len(sample_indices)
+def warm_up(sut: Any, library: InMemoryLibrary, n: int) -> None:
+    """Run ``n`` samples untimed (loaded and unloaded around them), then reset the SUT's
+    timer, so the test starts with warm caches and an empty timer."""
+    if n == 0:
+        return
+    idx = [i % library.total_count for i in range(n)]
+    library.load(sorted(set(idx)))
+    for i in idx:
+        if isinstance(sut, StagedSUT):
+            sut.run_one(i)
+        else:
+            sut.issue([i])
+    library.unload(sorted(set(idx)))
+    if getattr(sut, "timer", None) is not None:
+        sut.timer.reset()

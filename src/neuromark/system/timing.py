@@ -11,7 +11,6 @@ large, see :func:`encode_ns`).
 from __future__ import annotations
 
 import base64
-import math
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -46,10 +45,12 @@ def timer_resolution_ns(repeats: int = 2000) -> dict[str, float]:
             "declared_ns": time.get_clock_info("perf_counter").resolution * 1e9}
 
 
-def latency_stats(samples_ns: np.ndarray | list[int], *, name: str = "latency") -> dict[str, float]:
+def latency_stats(samples_ns: np.ndarray | list[int], *, name: str = "latency"
+                  ) -> dict[str, float | None]:
     """Summary of per-sample durations (ns in, seconds out).
 
-    Returns ``n``, ``mean_s``, ``stderr_s`` (sample std / sqrt(n), ddof=1; 0 for n=1),
+    Returns ``n``, ``mean_s``, ``stderr_s`` (sample std / sqrt(n), ddof=1, by
+    :func:`~neuromark.metrics.functional.stats.standard_error`: None for n=1, "no error"),
     ``median_s``, ``p90_s``, ``p99_s`` (linear interpolation, numpy's default), ``min_s``,
     ``max_s``. Empty input raises :class:`DataError` naming ``name``.
     """
@@ -58,12 +59,13 @@ def latency_stats(samples_ns: np.ndarray | list[int], *, name: str = "latency") 
         raise DataError(f"{name}: no timed samples (did every sample fall in the warm-up?)")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise DataError(f"{name}: timings must be finite and non-negative")
+    from neuromark.metrics.functional.stats import standard_error
+
     sec = arr * 1e-9
-    std = float(sec.std(ddof=1)) if sec.size > 1 else 0.0
     return {
         "n": int(sec.size),
         "mean_s": float(sec.mean()),
-        "stderr_s": std / math.sqrt(sec.size),
+        "stderr_s": standard_error(sec.tolist()),
         "median_s": float(np.percentile(sec, 50)),
         "p90_s": float(np.percentile(sec, 90)),
         "p99_s": float(np.percentile(sec, 99)),
@@ -129,7 +131,7 @@ class StageTimer:
             self.samples[stage] = []
             self.warm[stage] = []
 
-    def stats(self) -> dict[str, dict[str, float]]:
+    def stats(self) -> dict[str, dict[str, float | None]]:
         """:func:`latency_stats` of every stage, plus ``total`` when all stages have the
         same number of samples (their per-sample sum)."""
         out = {s: latency_stats(self.samples[s], name=s) for s in self.stages}

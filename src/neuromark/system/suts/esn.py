@@ -1,4 +1,4 @@
-"""The Mackey-Glass ESN forecast step as a system-track SUT.
+"""SUT ``esn``: the Mackey-Glass ESN forecast step.
 
 One sample = one time step: pre-processing turns the observed value f(t) into the model's
 input tensor (standardised with the training mean/std, shape (1, 1)); inference runs one
@@ -10,15 +10,20 @@ The ESN is stateful and LoadGen issues samples in a seeded random order, so its 
 are not a forecast of the series; the *latency* of a step does not depend on the order.
 Data: the shipped Mackey-Glass series (``neuromark.data.mackey_glass``) or, with
 ``data: synthetic``, a two-sine series that needs no data files.
+
+Config::
+
+    sut: {name: esn, options: {data: mackey_glass, tau: 17, samples: 500, threads: 1}}
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
-from neuromark.system.sut import InMemoryLibrary, StagedSUT
+from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 
 def synthetic_series(n: int) -> np.ndarray:
@@ -65,3 +70,28 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
             "reservoir_size": params.reservoir_size, "train_points": half, "test_points": len(test),
             "weights": "readout fitted by ridge regression on the first half of the series"}
     return library, sut, info
+
+
+def esn(*, data: Literal["synthetic", "mackey_glass"] = "synthetic", tau: Annotated[int, Field(ge=1)] = 17,
+        samples: Annotated[int, Field(ge=1)] = 500,
+        reservoir_size: Annotated[int, Field(ge=1)] | None = None,
+        threads: Annotated[int, Field(ge=1)] = 1, seed: int = 0) -> BuiltSUT:
+    """The ``esn`` entry of :data:`neuromark.registry.suts`.
+
+    Args:
+        data: "synthetic" (two sines) or "mackey_glass" (the shipped series ``tau``).
+        tau: Mackey-Glass delay of the shipped series.
+        samples: test time steps in the library.
+        reservoir_size: the ESN's reservoir (default: the baseline's).
+        threads: ``torch.set_num_threads`` during the run (restored by ``close``).
+    """
+    import torch
+
+    threads_before = torch.get_num_threads()
+    try:
+        library, sut, info = build_esn_pipeline(data=data, tau=tau, samples=samples, seed=seed,
+                                                threads=threads, reservoir_size=reservoir_size)
+    except BaseException:
+        torch.set_num_threads(threads_before)
+        raise
+    return BuiltSUT(sut, library, None, info, close=lambda: torch.set_num_threads(threads_before))

@@ -1,4 +1,4 @@
-"""The ASC system benchmark: MFE pre-processing + CNN inference as a LoadGen SUT.
+"""SUT ``asc_cnn``: the ASC reference pipeline, MFE pre-processing + CNN inference.
 
 Pre-processing (:class:`~neuromark.processors.mel.MelFilterbankEnergies`, then feature
 standardisation) and inference (:class:`~neuromark.baselines.asc_cnn.AscCNN`, float32 or
@@ -8,18 +8,23 @@ int8) are timed separately per 1-s sample at batch size 1 under
 Samples come from the TAU 2020 Mobile test split (:class:`~neuromark.data.dcase_asc.DcaseASC`)
 or, for offline smoke runs, from :func:`synthetic_audio`: class ``k`` is a tone at
 ``SYNTH_TONES_HZ[k]`` in white noise, so a quickly trained model can separate them.
+
+Config::
+
+    sut: {name: asc_cnn, options: {data: synthetic, samples: 64, threads: 1}}
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field
 
 from neuromark.errors import ConfigError
-from neuromark.system.sut import InMemoryLibrary, StagedSUT
+from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 SYNTH_TONES_HZ = (300.0, 700.0, 1500.0, 3000.0)
 
@@ -94,8 +99,10 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
             info["train_loss"] = losses
     if weights:
         path = Path(weights)
+        if not path.is_absolute() and config_dir is not None and (config_dir / path).is_file():
+            path = config_dir / path
         if not path.is_file():
-            raise ConfigError(f"sut.weights: no such file {path}")
+            raise ConfigError(f"sut.options.weights: no such file {path}")
         state = torch.load(path, map_location="cpu", weights_only=True)
         model.load_state_dict(state["model"] if "model" in state else state)
         mean, std = float(state.get("mean", mean)), float(state.get("std", std))
@@ -121,3 +128,33 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
     sut = StagedSUT("asc-mfe-cnn" + ("-int8" if int8 else ""), library, preprocess, infer,
                     response_dtype="<f4", warmup=0)
     return AscPipeline(library, sut, np.asarray(test_labels), model, info)
+
+
+def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 64,
+            train_epochs: Annotated[int, Field(ge=0)] = 0, int8: bool = False,
+            threads: Annotated[int, Field(ge=1)] = 1, weights: str | None = None,
+            n_mels: Annotated[int, Field(ge=4)] = 40, seed: int = 0,
+            config_dir: Path | None = None) -> BuiltSUT:
+    """The ``asc_cnn`` entry of :data:`neuromark.registry.suts`.
+
+    Args:
+        data: "synthetic" or a TAU 2020 root folder (relative to the config or the cwd).
+        samples: library size (test slices used).
+        train_epochs: quick training on the train split / synthetic clips.
+        int8: PyTorch eager post-training static quantization of the CNN.
+        threads: ``torch.set_num_threads`` during the run (restored by ``close``).
+        weights: a file written by ``python -m neuromark.baselines.asc_cnn``.
+        n_mels: mel bands of the MFE.
+    """
+    import torch
+
+    threads_before = torch.get_num_threads()
+    try:
+        pipe = build_pipeline(data=data, samples=samples, seed=seed, train_epochs=train_epochs,
+                              int8=int8, threads=threads, weights=weights, n_mels=n_mels,
+                              config_dir=config_dir)
+    except BaseException:
+        torch.set_num_threads(threads_before)
+        raise
+    return BuiltSUT(pipe.sut, pipe.library, pipe.labels, pipe.info,
+                    close=lambda: torch.set_num_threads(threads_before))

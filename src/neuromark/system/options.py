@@ -1,0 +1,103 @@
+"""Options of ``{name, options}`` components (SUTs, meters) checked before anything runs.
+
+:func:`check_options` looks the name up in its registry and validates the options against
+a pydantic model made from the entry's signature (:func:`options_model`), so unknown,
+missing and ill-typed options fail at ``validate`` time with the config's ``file:line``;
+the component itself is built at run time by :func:`neuromark.config.build_component`.
+
+Example:
+    >>> from neuromark.registry import suts
+    >>> check_options(suts, ComponentSpec(name="sleep", options={"sleep_s": 0.001}))
+    {'sleep_s': 0.001, 'samples': 64}
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from neuromark.config import ComponentSpec, ConfigFile, validate
+from neuromark.errors import ConfigError, UnknownNameError
+
+
+def parameters(factory: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """``factory``'s parameters; one ``**options`` when it has no signature (a builtin)."""
+    try:
+        return dict(inspect.signature(factory).parameters)
+    except (TypeError, ValueError):
+        return {"options": inspect.Parameter("options", inspect.Parameter.VAR_KEYWORD)}
+
+
+def accepted(factory: Callable[..., Any], **values: Any) -> dict[str, Any]:
+    """Those of ``values`` that ``factory`` takes by keyword."""
+    params = parameters(factory)
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return dict(values)
+    return {k: v for k, v in values.items()
+            if k in params and params[k].kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+
+
+def options_model(factory: Callable[..., Any], skip: Sequence[str] = ()) -> type[BaseModel]:
+    """A pydantic model of ``factory``'s keyword options: one field per parameter not in
+    ``skip`` (its annotation, or ``Any`` when it has none or it cannot be resolved; its
+    default, or required); extra keys are errors unless the factory takes ``**kwargs``."""
+    params = parameters(factory)
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    hints = _hints(target)
+    fields: dict[str, Any] = {}
+    for name, p in params.items():
+        if name in skip or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):
+            continue
+        fields[name] = (hints.get(name, Any), ... if p.default is p.empty else p.default)
+    extra = "allow" if any(p.kind is p.VAR_KEYWORD for p in params.values()) else "forbid"
+    config = ConfigDict(extra=extra, arbitrary_types_allowed=True, protected_namespaces=())
+    title = f"{getattr(factory, '__qualname__', 'component')}_options".replace(".", "_")
+    try:
+        return create_model(title, __config__=config, **fields)
+    except Exception:  # a field pydantic cannot model (a name shadowing BaseModel): names only
+        return create_model(title, __config__=config, **{k: (Any, d) for k, (_, d) in fields.items()})
+
+
+def _hints(target: Any) -> dict[str, Any]:
+    """Resolved annotations of ``target``; one that does not resolve (a class local to a
+    function) is left out, so its option is not type-checked."""
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:
+        pass
+    namespace = getattr(target, "__globals__", {})
+    out = {}
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        try:
+            out[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation
+        except Exception:
+            continue
+    return out
+
+
+def check_options(registry: Any, spec: ComponentSpec, config: ConfigFile | None = None,
+                  loc: Sequence[str | int] = (), *, run_arguments: Mapping[str, str] | None = None
+                  ) -> dict[str, Any]:
+    """Validate ``spec`` against its registry entry; returns the options with the entry's
+    defaults filled in. ``run_arguments`` (name -> where it comes from) are given by the
+    run, not by options.
+    Raises :class:`ConfigError` with ``file:line`` and the key path."""
+    run_arguments = run_arguments or {}
+    where = (config or ConfigFile(data={})).where
+    dotted = ".".join(map(str, loc))
+    try:
+        factory = registry.get(spec.name)
+    except UnknownNameError as exc:
+        raise ConfigError(f"{where((*loc, 'name'))}: {dotted}.name: {exc}") from None
+    for key in run_arguments:
+        if key in spec.options:
+            raise ConfigError(f"{where((*loc, 'options', key))}: {dotted}.options.{key}: given by "
+                              f"the run ({run_arguments[key]}), not an option")
+    model = options_model(factory, skip=tuple(run_arguments))
+    checked = validate(model, spec.options, config, (*loc, "options"))
+    return dict(checked)

@@ -1,0 +1,221 @@
+"""Task ``system``: a LoadGen scenario over a registered SUT, stage timings, power windows.
+
+Config (``configs/system/asc_cpu_singlestream.yaml``)::
+
+    task: system
+    benchmark: {id: asc_synthetic-cpu_singlestream, version: "1.0"}
+    sut: {name: asc_cnn, options: {data: synthetic, samples: 64, threads: 1}}
+    loadgen: {scenario: SingleStream, min_query_count: 256, min_duration_s: 1.0,
+              expected_latency_s: 0.003}
+    timing: {warmup: 10}
+    meter: {name: "null", options: {reason: "no power instrument on this CPU"}}
+    power: {idle_s: 2.0, active_s: 2.0, amortised: false}
+
+``sut`` names an entry of :data:`neuromark.registry.suts` (:mod:`neuromark.system.suts`),
+``meter`` one of :data:`neuromark.registry.meters`; both options are checked at
+``validate`` time against the entry's signature. Writes under ``out_dir``:
+``loadgen/<mode>/`` (LoadGen's raw logs, kept on failure too) and ``latency.png`` /
+``power.png``; returns one :class:`~neuromark.results.Results`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from neuromark.config import BenchmarkSettings, ComponentSpec, ConfigFile, StrictModel, validate
+from neuromark.errors import ConfigError
+from neuromark.results import Results, Score
+from neuromark.system.loadgen import LoadGenSettings
+
+CITATION = """@article{Yik2025neurobench,
+  title = {The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
+  author = {Yik, Jason and others}, journal = {Nature Communications}, volume = {16}, pages = {1545},
+  year = {2025}}
+@misc{mlperf_loadgen, title = {{MLPerf} Inference LoadGen}, howpublished =
+  {\\url{https://github.com/mlcommons/inference/tree/master/loadgen}}}"""
+
+#: The results' parent id when ``benchmark.parent`` is not set.
+PARENT = "neurobench-system-track"
+
+#: The scenario's MLPerf figure of merit and where it sits in the LoadGen summary.
+PRIMARY = {"SingleStream": "p90 latency", "MultiStream": "p99 per-query latency",
+           "Server": "completed samples/s within the latency bound", "Offline": "samples/s"}
+
+#: Flat meter keys of older ``power:`` sections and the meter option each became.
+OLD_POWER_KEYS = {"meter": "", "reason": "reason", "rapl_root": "root", "gpu_index": "index",
+                  "csv": "path", "offset_s": "offset_s", "wall_clock": "wall_clock",
+                  "interval_s": "interval_s"}
+
+
+class TimingConfig(StrictModel):
+    warmup: int = Field(10, ge=0, description="untimed samples run before the test")
+
+
+class PowerWindows(StrictModel):
+    """``power:``: the measurement windows in seconds (the instrument is ``meter:``).
+    ``amortised``: one long stream window over continuous samples instead of power × mean
+    latency."""
+
+    idle_s: float = Field(2.0, gt=0)
+    active_s: float = Field(2.0, gt=0)
+    amortised: bool = False
+
+
+class SystemConfig(StrictModel):
+    task: Literal["system"]
+    benchmark: BenchmarkSettings | None = Field(
+        None, description="identity; default id <sut name>-<scenario>")
+    description: str = ""
+    sut: ComponentSpec
+    loadgen: LoadGenSettings = LoadGenSettings()
+    accuracy: bool = Field(False, description="also run LoadGen AccuracyOnly and score it")
+    timing: TimingConfig = TimingConfig()
+    meter: ComponentSpec | None = Field(None, description="default: not measured (null meter)")
+    power: PowerWindows = PowerWindows()
+    seed: int = Field(0, ge=0)
+
+    def info(self) -> Any:
+        """The results' :class:`~neuromark.results.BenchmarkInfo`."""
+        settings = self.benchmark or BenchmarkSettings(
+            id=f"{self.sut.name}-{self.loadgen.scenario.lower()}")
+        if settings.parent is None:
+            settings = settings.model_copy(update={"parent": PARENT})
+        return settings.info(CITATION)
+
+
+def _quote(value: Any) -> str:
+    """``value`` as YAML: strings double-quoted, so "null" stays a string."""
+    import json
+
+    return json.dumps(value)
+
+
+def _flow(mapping: dict[str, Any]) -> str:
+    """``mapping`` in YAML flow style."""
+    return "{" + ", ".join(f"{k}: {_quote(v)}" for k, v in mapping.items()) + "}"
+
+
+def reject_old_spelling(config: ConfigFile) -> None:
+    """Clear errors for configs written before ``benchmark:``, ``sut: {name, options}`` and
+    ``meter: {name, options}``, each naming the new spelling."""
+    from neuromark.config import reject_legacy_keys
+
+    reject_legacy_keys(config, ("name", "id", "version"))
+    sut = config.data.get("sut")
+    if isinstance(sut, dict) and "kind" in sut:
+        options = {k: v for k, v in sut.items() if k != "kind"}
+        raise ConfigError(f"{config.where(('sut', 'kind'))}: sut.kind is no longer used; write "
+                          f"sut: {{name: {_quote(sut['kind'])}, options: {_flow(options)}}}")
+    power = config.data.get("power")
+    if isinstance(power, dict) and set(power) & set(OLD_POWER_KEYS):
+        old = [k for k in power if k in OLD_POWER_KEYS]
+        options = {OLD_POWER_KEYS[k]: power[k] for k in old if k != "meter"}
+        name = _quote(power.get("meter", "null"))
+        raise ConfigError(f"{config.where(('power', old[0]))}: power.{old[0]}: the meter is no longer "
+                          f"part of 'power'; write meter: {{name: {name}, options: {_flow(options)}}} "
+                          "(power: keeps idle_s, active_s, amortised)")
+
+
+def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
+    """Run one system benchmark; see the module docstring for what is written. The SUT's
+    ``close`` runs afterwards (torch SUTs restore the thread count there), also on errors."""
+    from neuromark.config import build_component
+    from neuromark.registry import suts
+    from neuromark.system.options import accepted
+    from neuromark.system.sut import BuiltSUT
+
+    config_dir = config.path.parent if config is not None and config.path is not None else None
+    run_arguments = accepted(suts.get(cfg.sut.name), seed=cfg.seed, config_dir=config_dir)
+    built = build_component(suts, cfg.sut, config, ("sut",), **run_arguments)
+    if not isinstance(built, BuiltSUT):
+        raise ConfigError(f"sut {cfg.sut.name!r}: its factory returned {type(built).__name__}, "
+                          "not a neuromark.system.sut.BuiltSUT")
+    try:
+        if cfg.accuracy and built.labels is None:
+            where = (config or ConfigFile(data={})).where(("accuracy",))
+            raise ConfigError(f"{where}: accuracy: SUT {cfg.sut.name!r} has no labels to score; "
+                              "set accuracy: false")
+        return _run(cfg, config, built, Path(out_dir).resolve())
+    finally:
+        if built.close is not None:
+            built.close()
+
+
+def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path) -> Results:
+    from neuromark.system.loadgen import run_test
+    from neuromark.system.power.measure import measure_windows
+    from neuromark.system.power.spec import make_meter
+    from neuromark.system.sut import warm_up
+    from neuromark.system.timing import timer_resolution_ns
+    from neuromark.tasks.system_scores import accuracy_pass, loadgen_scores, power_scores
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sut, library, labels, info = built.sut, built.library, built.labels, built.info
+    resolution = timer_resolution_ns()
+    warm_up(sut, library, cfg.timing.warmup)
+    settings = cfg.loadgen
+    flags: list[str] = []
+    details: dict[str, Any] = {"sut": {"name": sut.name, "entry": cfg.sut.name, **info},
+                               "timer_resolution_ns": resolution, "warmup_samples": cfg.timing.warmup,
+                               "loadgen": {}, "flags": flags, "plots": []}
+    scores: dict[str, Score] = {}
+    meter = make_meter(cfg.meter, config)
+    measured = getattr(meter, "measured", True)
+    if measured:
+        meter.start()
+        lg_start = meter.mark("loadgen_start")
+    try:
+        run = run_test(sut, library, settings, out_dir / "loadgen" / settings.mode.lower())
+        if measured:
+            lg_window = (lg_start, meter.mark("loadgen_end"))
+        latency_means = loadgen_scores(run, getattr(sut, "timer", None), settings, details, scores,
+                                       out_dir, sut.name)
+        if labels is not None and (cfg.accuracy or settings.mode == "AccuracyOnly"):
+            accuracy_pass(run, settings, sut, library, labels, details, scores, out_dir)
+            if "untrained" in str(info.get("weights", "")):
+                flags.append("accuracy of an untrained (seeded random) model: chance level expected")
+        if measured:
+            windows, counts = measure_windows(meter, sut, library, idle_s=cfg.power.idle_s,
+                                              active_s=cfg.power.active_s,
+                                              amortised=cfg.power.amortised)
+    finally:
+        if measured:
+            meter.stop()
+    details["power_meter"] = meter.metadata()
+    if measured:
+        power_scores(meter, windows, counts, lg_window, run, latency_means, details, scores, out_dir)
+    else:
+        scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
+        flags.append(f"energy not measured: {details['power_meter']['reason']}")
+    details["primary_metric"] = PRIMARY[settings.scenario]
+    return Results(scores=scores, benchmark=cfg.info(), config=cfg.model_dump(),
+                   seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details)
+
+
+class SystemTask:
+    """Task ``system``: see the module docstring for the YAML schema."""
+
+    name = "system"
+
+    def validate(self, config: ConfigFile) -> SystemConfig:
+        """The config with the SUT's options checked and their defaults filled in; the
+        meter's options are checked against its signature too."""
+        from neuromark.registry import meters, suts
+        from neuromark.system.options import check_options
+        from neuromark.system.suts import RUN_ARGUMENTS
+
+        reject_old_spelling(config)
+        cfg = validate(SystemConfig, config.data, config)
+        options = check_options(suts, cfg.sut, config, ("sut",), run_arguments=RUN_ARGUMENTS)
+        if cfg.meter is not None:
+            check_options(meters, cfg.meter, config, ("meter",))
+        return cfg.model_copy(update={"sut": cfg.sut.model_copy(update={"options": options})})
+
+    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+        return [run_system(self.validate(config), config, out_dir)]
+
+
+TASK = SystemTask()

@@ -1,0 +1,145 @@
+"""Scores of the ``system`` task: stage timings, LoadGen figures, accuracy, power.
+
+Each function adds :class:`~neuromark.results.Score` entries to ``scores`` and whatever
+it found to ``details`` (the results' ``details``: ``loadgen``, ``timing``, ``power``,
+``flags``, ``plots``); :mod:`neuromark.tasks.system` calls them in order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import DataError
+from neuromark.results import Score
+from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
+from neuromark.system.sut import InMemoryLibrary
+from neuromark.system.timing import StageTimer
+
+
+def score_ms(stats: dict[str, Any]) -> Score:
+    """Mean latency ± standard error in ms (no error when fewer than two samples)."""
+    err = stats["stderr_s"]
+    return Score(stats["mean_s"] * 1e3, error=None if err is None else err * 1e3, unit="ms",
+                 higher_is_better=False)
+
+
+def loadgen_scores(run: LoadGenRun, timer: StageTimer | None, settings: LoadGenSettings,
+                   details: dict[str, Any], scores: dict[str, Score], out_dir: Path,
+                   sut_name: str) -> dict[str, float]:
+    """Stage-timing scores, LoadGen figures and the latency plot; returns stage means (s)."""
+    details["loadgen"][settings.mode] = {**run.summary, "log_dir": str(run.log_dir),
+                                         "response_dtype": run.response_dtype}
+    if run.summary.get("validity") == "INVALID":
+        details["flags"].append("LoadGen result INVALID: " + "; ".join(run.summary["invalid_reasons"]))
+    details["flags"] += [f"LoadGen error: {e}" for e in run.summary.get("errors", [])]
+    latency_means: dict[str, float] = {}
+    if timer is not None:
+        stats = timer.stats()
+        details["timing"] = stats
+        details["raw_timings_ns"] = timer.raw()
+        for stage, st in stats.items():
+            scores[f"{stage}_latency"] = score_ms(st)
+            latency_means[stage] = st["mean_s"]
+        from neuromark.plotting import latency_histogram
+
+        details["plots"].append(str(latency_histogram(timer.samples, out_dir / "latency.png",
+                                                      f"{sut_name}: per-sample latency")))
+    lat = run.summary.get("latency_s", {})
+    if settings.mode == "PerformanceOnly" and lat:
+        scores["loadgen_mean_latency"] = Score(lat["mean_s"] * 1e3, unit="ms", higher_is_better=False)
+        target = "99" if settings.scenario == "MultiStream" else "90"
+        if target in lat.get("percentiles_s", {}):
+            scores[f"loadgen_p{target}_latency"] = Score(lat["percentiles_s"][target] * 1e3, unit="ms",
+                                                         higher_is_better=False)
+        if "samples_per_second" in run.summary:
+            scores["throughput"] = Score(run.summary["samples_per_second"], unit="samples/s",
+                                         higher_is_better=True)
+        elif "qps" in run.summary:
+            scores["throughput"] = Score(run.summary["qps"]["with_loadgen_overhead"], unit="queries/s",
+                                         higher_is_better=True)
+    return latency_means
+
+
+def accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
+    """Score an AccuracyOnly log with our ``classification_accuracy`` metric: responses
+    decoded with the recorded dtype, postprocessed by argmax over the logits."""
+    import torch
+
+    from neuromark.metrics.base import Step
+    from neuromark.registry import metrics
+    from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
+
+    responses = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
+    if not responses:
+        raise DataError(f"{run.log_dir / ACCURACY}: no responses logged")
+    order = sorted(responses)
+    predictions = torch.as_tensor([int(np.argmax(responses[i])) for i in order])
+    metric = metrics.get("classification_accuracy")()
+    metric.update(Step(0, predictions, torch.as_tensor(labels[order]), len(order)))
+    return metric.compute()
+
+
+def accuracy_pass(run: LoadGenRun, settings: LoadGenSettings, sut: Any, library: InMemoryLibrary,
+                  labels: np.ndarray, details: dict[str, Any], scores: dict[str, Score],
+                  out_dir: Path) -> None:
+    """Score the AccuracyOnly run (running one after the performance run if needed)."""
+    acc_run = run
+    if settings.mode != "AccuracyOnly":
+        acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
+        acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
+        details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
+                                              "response_dtype": acc_run.response_dtype}
+    scores["classification_accuracy"] = accuracy(acc_run, labels)
+
+
+def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: dict[str, int],
+                 loadgen_window: tuple[float, float], run: LoadGenRun,
+                 latency_means: dict[str, float], details: dict[str, Any],
+                 scores: dict[str, Score], out_dir: Path) -> None:
+    """The power analysis of the measured windows (idle, active, LoadGen), its scores (W
+    and J) and flags, the cropped trace and the power plot."""
+    from neuromark.plotting import power_trace
+    from neuromark.system.power.measure import crop_timeline
+    from neuromark.system.power.windows import Window, analyse, window_power
+
+    flags = details["flags"]
+    active = [Window(k, *v) for k, v in windows.items() if k != "idle"]
+    power = analyse(meter, Window("idle", *windows["idle"]), active, latency_s=latency_means,
+                    inferences=counts or None)
+    power["amortised"] = bool(counts)
+    lg = window_power(meter, Window("loadgen", *loadgen_window))
+    samples = run.summary.get("sample_count")
+    lg["samples"] = samples
+    lg["energy_per_sample_j"] = lg["energy_j"] / samples if samples else None
+    power["loadgen"] = lg
+    details["power"] = power
+    spans = [*windows.values(), loadgen_window]
+    details["power_timeline"] = crop_timeline(meter.timeline(), min(a for a, _ in spans) - 1.0,
+                                              max(b for _, b in spans) + 1.0)
+
+    scores["idle_power"] = Score(power["idle"]["mean_power_w"], unit="W", higher_is_better=False)
+    for name, st in power["active"].items():
+        scores[f"{name}_power"] = Score(st["mean_power_w"], unit="W", higher_is_better=False)
+        scores[f"{name}_dynamic_power"] = Score(st["dynamic_power_w"], unit="W", higher_is_better=False)
+        if "energy_per_inference_j" in st:
+            scores[f"{name}_energy_per_inference"] = Score(st["energy_per_inference_j"], unit="J",
+                                                           higher_is_better=False)
+            scores[f"{name}_dynamic_energy_per_inference"] = Score(
+                st["dynamic_energy_per_inference_j"], unit="J", higher_is_better=False)
+        if "warning" in st:
+            flags.append(st["warning"])
+    if "warning" in power["idle"]:
+        flags.append(power["idle"]["warning"])
+    if power["amortised"]:
+        flags.append("amortised power mode: energy per inference = stream energy / samples")
+    scores["loadgen_window_power"] = Score(lg["mean_power_w"], unit="W", higher_is_better=False)
+    if lg["energy_per_sample_j"] is not None:
+        scores["loadgen_energy_per_sample"] = Score(lg["energy_per_sample_j"], unit="J",
+                                                    higher_is_better=False)
+    title = f"{details['power_meter']['name']} meter"
+    details["plots"].append(str(power_trace(details["power_timeline"],
+                                            {**windows, "loadgen": loadgen_window},
+                                            out_dir / "power.png", title)))
