@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import neuromark.processors.events as ev_mod
+import neuromark.data.binning as ev_mod
 from neuromark.data.events import make_events
 from neuromark.data.hdf5_spikes import SpikeSamples, read_shd_file, write_shd_file
 from neuromark.errors import DataError

@@ -177,7 +177,6 @@ LEGACY_KEYS: dict[str, str] = {
     "name": "benchmark: {id: ...}",
     "id": "benchmark: {id: ...}",
     "version": "benchmark: {version: ...}",
-    "power": "meter: {name, options}",
 }
 
 
