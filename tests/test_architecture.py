@@ -44,11 +44,22 @@ def _is_type_checking(node: ast.AST) -> bool:
         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool, known: dict[str, Path]) -> set[str]:
+#: Third-party packages slow or large enough to import only where needed.
+HEAVY = {"torch", "numba", "numpy", "scipy", "h5py", "matplotlib", "snntorch", "tonic", "sklearn",
+         "mlperf_loadgen", "dwave", "dimod", "networkx", "soundfile", "jitcdde", "librosa", "tqdm",
+         "pydantic", "yaml", "pynvml"}
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, known: dict[str, Path],
+             top_level_only: bool = False, external: set[str] | None = None) -> set[str]:
+    """Internal modules imported by ``tree`` (all, or top-level ones only); top-level
+    third-party packages are added to ``external`` when given."""
     found: set[str] = set()
 
-    def visit(node: ast.AST) -> None:
+    def visit(node: ast.AST, depth: int = 0) -> None:
         if _is_type_checking(node):
+            return
+        if top_level_only and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return
         targets: list[str] = []
         if isinstance(node, ast.Import):
@@ -61,6 +72,10 @@ def _imports(tree: ast.AST, module: str, is_package: bool, known: dict[str, Path
                 base = ".".join(parts[:keep] + ([node.module] if node.module else []))
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         for target in targets:
+            if not target.startswith("neuromark"):
+                if external is not None and target:
+                    external.add(target.split(".")[0])
+                continue
             while target and target not in known and "." in target:
                 target = target.rsplit(".", 1)[0]
             if target in known and target != module:
@@ -169,6 +184,45 @@ def test_no_two_way_folders() -> None:
                 folders.setdefault(a, set()).add(b)
     cycles = strongly_connected(folders)
     assert not cycles, f"folders that import each other: {cycles}"
+
+
+def heavy_closure() -> dict[str, set[str]]:
+    """The heavy third-party packages each module pulls in when imported (top-level imports,
+    followed through internal modules)."""
+    files = module_files()
+    direct: dict[str, set[str]] = {}
+    inner: dict[str, set[str]] = {}
+    for name, path in files.items():
+        external: set[str] = set()
+        inner[name] = _imports(ast.parse(path.read_text()), name, path.name == "__init__.py", files,
+                               top_level_only=True, external=external)
+        direct[name] = external & HEAVY
+
+    def closure(name: str, seen: set[str]) -> set[str]:
+        if name in seen:
+            return set()
+        seen.add(name)
+        out = set(direct[name])
+        for target in inner[name]:
+            out |= closure(target, seen)
+        return out
+
+    return {name: closure(name, set()) for name in files}
+
+
+def test_deferred_imports_only_defer_heavy_packages() -> None:
+    """An import inside a function is kept only when it spares the importer a heavy package."""
+    heavy = heavy_closure()
+    files = module_files()
+    needless = []
+    for name, targets in import_graph().items():
+        path = files[name]
+        top = _imports(ast.parse(path.read_text()), name, path.name == "__init__.py", files,
+                       top_level_only=True)
+        needless += [f"{name} -> {t}" for t in sorted(targets - top)
+                     if name != "neuromark" and heavy[t] <= heavy[name]]
+    assert not needless, "deferred imports that defer nothing heavy (move them to the top):\n" + \
+        "\n".join(needless)
 
 
 @pytest.mark.parametrize("graph, expected", [

@@ -13,6 +13,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
+import neuromark.commands as commands
 from neuromark import __version__
 from neuromark.errors import NeuromarkError
 
@@ -23,7 +24,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="neuromark", description="Benchmarks for neuromorphic computing.")
     parser.add_argument("--version", action="version", version=f"neuromark {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    import neuromark.commands as commands
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"neuromark.commands.{info.name}")

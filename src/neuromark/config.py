@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from neuromark.errors import ConfigError, UnknownNameError
+from neuromark.results import BenchmarkInfo
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -160,7 +161,6 @@ class BenchmarkSettings(StrictModel):
     def info(self, citation: str = "", id: str | None = None) -> Any:
         """The results identity; ``citation`` is the task's default when none is configured,
         ``id`` overrides the configured one (a task writing several files derives theirs)."""
-        from neuromark.results import BenchmarkInfo
 
         return BenchmarkInfo(id or self.id, self.version, self.parent, self.citation or citation)
 

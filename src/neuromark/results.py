@@ -32,6 +32,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from neuromark.errors import DataError
+
 SCHEMA_VERSION = "1.0"
 
 #: Packages whose versions are recorded when installed.
@@ -147,8 +149,6 @@ class Results(Mapping[str, Any]):
         """Read a results file written by :meth:`save`."""
         data = json.loads(Path(path).read_text())
         if data.get("schema_version") != SCHEMA_VERSION:
-            from neuromark.errors import DataError
-
             raise DataError(f"{path}: schema_version {data.get('schema_version')!r} is not "
                             f"{SCHEMA_VERSION!r}")
         bench = data["benchmark"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from neuromark import registry
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("list", help="list registered benchmarks and components")
@@ -12,7 +14,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from neuromark import registry
     from neuromark.suite import project_root
 
     configs = sorted(p.relative_to(project_root()).as_posix()

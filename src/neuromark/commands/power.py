@@ -11,6 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
+from neuromark.errors import ConfigError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -28,7 +30,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def parse_window(text: str) -> tuple[str, float, float]:
     """``"name=T0:T1"`` -> ``(name, t0, t1)``; bad syntax raises :class:`ConfigError`."""
-    from neuromark.errors import ConfigError
 
     name, sep, span = text.partition("=")
     start, colon, end = span.partition(":")
@@ -45,7 +46,6 @@ def parse_window(text: str) -> tuple[str, float, float]:
 
 
 def analyse_trace(trace: Path, windows: list[str], inferences: int | None) -> dict:
-    from neuromark.errors import ConfigError
     from neuromark.system.power.csv_trace import CsvTraceMeter
     from neuromark.system.power.windows import Window, window_power
 

@@ -15,6 +15,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands.run import run_and_report
+from neuromark.errors import ConfigError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("qubo", help="QUBO maximum-independent-set benchmark",
@@ -53,7 +56,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     """``neuromark run CONFIG --out DIR`` for one ``task: qubo`` config; the default folder
     is fixed per config so that a plain rerun resumes."""
-    from neuromark.commands.run import run_and_report
 
     out = args.out or Path("results") / f"qubo-{args.config.stem}"
     _adopt_old_layout(out, args.config.stem)
@@ -71,7 +73,6 @@ def _adopt_old_layout(out: Path, stem: str) -> None:
 
 
 def _bks(args: argparse.Namespace) -> int:
-    from neuromark.errors import ConfigError
     from neuromark.system.qubo.bks import BKS_PATH, BKSTable, load_bks
     from neuromark.system.qubo.bks_runs import recompute
     from neuromark.system.qubo.solvers.base import check_timeout

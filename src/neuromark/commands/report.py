@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.report.html import write_html
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -30,7 +32,5 @@ def _report(args: argparse.Namespace) -> int:
     target = write_submission(results, system, args.out or base / "submission")
     print(f"wrote {target} ({len(results)} result file(s))")
     if args.html:
-        from neuromark.report.html import write_html
-
         print(f"wrote {write_html(target, f'NeuroBench system-track submission: {system.name}')}")
     return 0

@@ -12,6 +12,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from neuromark.errors import ConfigError
+from neuromark.report.markdown import format_summary, write_report
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -35,8 +38,6 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
-    from neuromark.errors import ConfigError
-    from neuromark.report.markdown import format_summary, write_report
     from neuromark.suite import expand, run_configs, timestamped_dir
 
     if only_task is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands.run import run_and_report
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("system", help="system-track benchmarks (MLPerf LoadGen scenarios)")
@@ -23,6 +25,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from neuromark.commands.run import run_and_report
-
     return run_and_report(args.configs, args.out, quiet=args.quiet, only_task="system")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.errors import ConfigError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -21,7 +23,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from neuromark.config import load_config
-    from neuromark.errors import ConfigError
     from neuromark.suite import task_of
     from neuromark.tasks.classification import TASK
 

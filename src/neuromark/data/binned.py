@@ -23,6 +23,8 @@ from torch.utils.data import Dataset
 
 from neuromark.data.binning import bin_samples, n_bins, pool_samples
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
+from neuromark.data.shd import CITATION, SHD, SSC
+from neuromark.data.spoken_digits import shipped_corpus
 from neuromark.errors import ConfigError
 
 
@@ -119,8 +121,6 @@ def _slice(samples: SpikeSamples, start: int, stop: int) -> SpikeSamples:
 def spoken_digits(split: str = "test", *, dt_us: int = 10_000, t_max_us: int = 1_000_000,
                   pool: int = 1) -> BinnedSpikes:
     """The spoken-digit corpus shipped with neuromark (espeak-ng + our cochlea, SHD layout)."""
-    from neuromark.data.shd import CITATION
-    from neuromark.data.spoken_digits import shipped_corpus
 
     paths = shipped_corpus()
     if split not in paths:
@@ -131,7 +131,6 @@ def spoken_digits(split: str = "test", *, dt_us: int = 10_000, t_max_us: int = 1
 def shd(split: str = "test", *, root: str | os.PathLike[str] = "data/shd", dt_us: int = 10_000,
         t_max_us: int = 1_400_000, pool: int = 1) -> BinnedSpikes:
     """Spiking Heidelberg Digits ``root/shd_<split>.h5`` (splits train, test)."""
-    from neuromark.data.shd import SHD
 
     return _heidelberg(SHD, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool)
 
@@ -139,7 +138,6 @@ def shd(split: str = "test", *, root: str | os.PathLike[str] = "data/shd", dt_us
 def ssc(split: str = "test", *, root: str | os.PathLike[str] = "data/ssc", dt_us: int = 10_000,
         t_max_us: int = 1_400_000, pool: int = 1) -> BinnedSpikes:
     """Spiking Speech Commands ``root/ssc_<split>.h5`` (splits train, valid, test)."""
-    from neuromark.data.shd import SSC
 
     return _heidelberg(SSC, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool)
 

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.data.download import fetch, unpack, verify_file
 from neuromark.errors import DataError, require
 
 CLASSES = ("airport", "street_traffic", "bus", "park")
@@ -213,7 +214,6 @@ class DcaseASC:
 
     def download(self) -> None:
         """Download and unpack every archive of the record into ``root`` (md5-verified)."""
-        from neuromark.data.download import fetch, unpack
 
         for name, md5 in ARCHIVES.items():
             archive = fetch(ZENODO + name, self.root / "archives", md5=md5)
@@ -221,7 +221,6 @@ class DcaseASC:
 
     def verify(self) -> None:
         """Verify the downloaded archives' md5 sums."""
-        from neuromark.data.download import verify_file
 
         for name, md5 in ARCHIVES.items():
             verify_file(self.root / "archives" / name, md5=md5)

@@ -24,6 +24,8 @@ from typing import Any, ClassVar
 import numpy as np
 from torch.utils.data import Dataset
 
+from neuromark.data.binning import bin_samples, pool_samples
+from neuromark.data.download import fetch, unpack, verify_file
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
 from neuromark.errors import ChecksumError, ConfigError, DataError
 
@@ -93,7 +95,6 @@ class SpikeFileDataset(Dataset):
     def dense(self, dt_us: int, t_max_us: int, *, pool: int = 1, dtype: Any = np.float32
               ) -> tuple[np.ndarray, np.ndarray]:
         """All samples binned to (N, T, channels // pool) counts, and (N,) labels."""
-        from neuromark.data.binning import bin_samples, pool_samples
 
         samples = self.samples
         if pool > 1:
@@ -132,7 +133,6 @@ class HeidelbergSpikes(SpikeFileDataset):
         ``archive="gz"`` fetches the ``.h5.gz`` file, verified against the md5 the server
         lists in ``md5sums.txt``.
         """
-        from neuromark.data.download import fetch, unpack
 
         if self.path.is_file():
             return self.path
@@ -154,7 +154,6 @@ class HeidelbergSpikes(SpikeFileDataset):
 
         Raises :class:`ChecksumError` or :class:`DataError` naming the file.
         """
-        from neuromark.data.download import verify_file
 
         packed = self.root / f"{self.prefix}_{self.split}.h5.zip"
         if packed.is_file():

@@ -29,8 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from neuromark.data.download import file_digest
+from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.data.spoken_digits import KEYS, SPLITS, WORDS, verify
 from neuromark.errors import DataError, MissingExtraError, require
+from neuromark.processors.cochlea.convert import Clip, clips_to_spikes
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 from neuromark.results import write_text_atomic
 
@@ -168,8 +170,6 @@ def build_corpus(
     Utterance ``i`` (in :func:`utterances` order) gets the cochlea seed ``1000 + i``.
     Returns ``{"train": path, "test": path}``.
     """
-    from neuromark.data.hdf5_spikes import write_shd_file
-    from neuromark.processors.cochlea.convert import Clip, clips_to_spikes
 
     out = Path(out_dir)
     recipe = _recipe(speakers, digits)

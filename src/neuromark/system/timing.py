@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from neuromark.errors import DataError
+from neuromark.metrics.functional.stats import standard_error
 
 #: Raw timing arrays longer than this are stored zlib-compressed + base64 in results.
 RAW_INLINE_LIMIT = 1000
@@ -59,7 +60,6 @@ def latency_stats(samples_ns: np.ndarray | list[int], *, name: str = "latency"
         raise DataError(f"{name}: no timed samples (did every sample fall in the warm-up?)")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise DataError(f"{name}: timings must be finite and non-negative")
-    from neuromark.metrics.functional.stats import standard_error
 
     sec = arr * 1e-9
     return {

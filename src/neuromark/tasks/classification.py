@@ -45,6 +45,8 @@ from neuromark.config import (
     validate,
 )
 from neuromark.errors import ConfigError, DataError, UnknownNameError
+from neuromark.metrics.names import build_metrics
+from neuromark.registry import datasets, models
 from neuromark.results import Results
 
 #: Options of data set entries that hold paths, resolved from the config's folder.
@@ -133,9 +135,6 @@ class ClassificationTask:
     name = "classification"
 
     def validate(self, config: ConfigFile) -> Plan:
-        from neuromark.metrics.names import build_metrics
-        from neuromark.registry import models
-
         for loc, new in _LEGACY.items():
             node: Any = config.data
             for key in loc:
@@ -174,8 +173,6 @@ class ClassificationTask:
 
     @staticmethod
     def _dataset(plan: Plan, config: ConfigFile, split: str) -> Any:
-        from neuromark.registry import datasets
-
         spec = plan.settings.dataset.model_copy(update={"options": plan.dataset_options})
         try:
             return build_component(datasets, spec, config, ("dataset",), split=split)
@@ -188,7 +185,6 @@ class ClassificationTask:
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         import torch
 
-        from neuromark.metrics.names import build_metrics
         from neuromark.runner import Benchmark
 
         plan = self.validate(config)
@@ -249,7 +245,6 @@ class ClassificationTask:
             assert checkpoint is not None
             model, meta = load_checkpoint(checkpoint)
             return model, _checkpoint_details(checkpoint, False, meta.get("kind"), meta)
-        from neuromark.registry import models
 
         model = build_component(models, ComponentSpec(name=spec.name, options=spec.options), config,
                                 ("model",))

@@ -55,6 +55,8 @@ from neuromark.config import (
     validate,
 )
 from neuromark.errors import ConfigError, MetricError, ModelOutputError
+from neuromark.metrics.functional import smape, standard_error
+from neuromark.metrics.names import build_metrics
 from neuromark.results import BenchmarkInfo, Results, Score, to_jsonable, write_json_atomic
 
 PARENT = "neurobench-mackey_glass"
@@ -214,7 +216,6 @@ def forecast_metrics(names: Sequence[str] = DEFAULT_METRICS, config: ConfigFile 
     """Fresh instances of the metrics measured on the forecast phase, by registered name
     (:func:`neuromark.metrics.names.build_metrics`: unknown names raise ConfigError with the
     config's file and line)."""
-    from neuromark.metrics.names import build_metrics
 
     return build_metrics(names, config, ("metrics",))
 
@@ -272,7 +273,6 @@ def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSet
     from tqdm.auto import tqdm
 
     from neuromark.data.mackey_glass import MackeyGlass
-    from neuromark.metrics.functional import smape, standard_error
 
     smapes, diverged, complexity, losses = [], [], [], []
     info: dict[str, dict[str, Any]] = {}

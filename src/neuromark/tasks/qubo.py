@@ -30,13 +30,19 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.config import ConfigFile, build_component, reject_legacy_keys, validate
+from neuromark.config import ConfigFile, build_component, reject_legacy_keys, resolve_path, validate
 from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.metrics.functional.stats import standard_error
+from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
 from neuromark.results import Results, Score
+from neuromark.system.power.spec import make_meter
+from neuromark.system.qubo import scenarios
+from neuromark.system.qubo.bks import check_row, load_bks
 from neuromark.system.qubo.config import PARENT, QuboConfig, SolverSpec
-from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED
+from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
 from neuromark.system.qubo.store import EntryStore
+from neuromark.system.qubo.workloads import mis_workload
 
 CITATION = ("@article{yik2025neurobench, title={The neurobench framework for benchmarking "
             "neuromorphic computing algorithms and systems}, author={Yik, Jason and others}, "
@@ -88,8 +94,6 @@ def plan(cfg: QuboConfig, table: Any = None) -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=2)
 def _workload(n: int, density: float, seed: int) -> Any:
-    from neuromark.system.qubo.workloads import mis_workload
-
     return mis_workload(n, density, seed)
 
 
@@ -101,7 +105,6 @@ def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
     """Run one planned entry; returns the spec plus its measurements. With a ``meter`` the
     solve is bracketed by meter marks and its power figures are left for
     :func:`~neuromark.system.qubo.scenarios.add_power` after the meter stops."""
-    from neuromark.system.qubo import scenarios
 
     if spec["scenario"] == "max_size":
         out = scenarios.max_supported_size(lambda: make_solver(solver_spec), spec["sizes"],
@@ -132,7 +135,6 @@ class QuboTask:
 
     def _check(self, config: ConfigFile) -> tuple[QuboConfig, Any, Any]:
         """The validated config, its BKS table and its meter (None without one)."""
-        from neuromark.system.power.spec import make_meter
 
         reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(QuboConfig, config.data, config)
@@ -164,9 +166,6 @@ class QuboTask:
 
     @staticmethod
     def _bks(cfg: QuboConfig, config: ConfigFile) -> Any:
-        from neuromark.config import resolve_path
-        from neuromark.system.qubo.bks import load_bks
-
         path = resolve_path(cfg.bks, config) if cfg.bks else None
         try:
             return load_bks(path)
@@ -176,7 +175,6 @@ class QuboTask:
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         from tqdm import tqdm
 
-        from neuromark.system.qubo.bks import check_row
 
         cfg, table, meter = self._check(config)
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -223,13 +221,10 @@ class QuboTask:
                 # Power after the meter stopped (as the system task does): a trace may only
                 # cover the whole run now. The store is rewritten with the figures.
                 if measured:
-                    from neuromark.system.qubo.scenarios import add_power
-
                     for entry in measured:
                         add_power(entry, meter)
                     store.rewrite()
         entries = [store.entries[s["key"]] for s in specs]
-        from neuromark.plotting import plot_qubo_sweep
 
         plots = plot_qubo_sweep(entries, out_dir) if cfg.plots else []
         return [summarise(cfg, tag, [e for e in entries if e["solver"] == tag], plots,
@@ -243,7 +238,6 @@ def meter_reason(cfg: QuboConfig) -> str:
 def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: list[str],
               no_meter_reason: str) -> Results:
     """Scores of one solver: gaps per timeout (and per size), TTS, overruns, max size, power."""
-    from neuromark.metrics.functional.stats import standard_error
 
     scores: dict[str, Score] = {}
     flags: list[str] = []

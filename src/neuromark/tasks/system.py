@@ -25,10 +25,26 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from neuromark.config import BenchmarkSettings, ComponentSpec, ConfigFile, StrictModel, validate
+from neuromark.config import (
+    BenchmarkSettings,
+    ComponentSpec,
+    ConfigFile,
+    StrictModel,
+    build_component,
+    reject_legacy_keys,
+    validate,
+)
 from neuromark.errors import ConfigError
+from neuromark.registry import meters, suts
 from neuromark.results import Results, Score
-from neuromark.system.loadgen import LoadGenSettings
+from neuromark.system.loadgen import LoadGenSettings, run_test
+from neuromark.system.options import accepted, check_options
+from neuromark.system.power.measure import measure_windows
+from neuromark.system.power.spec import make_meter
+from neuromark.system.sut import BuiltSUT, warm_up
+from neuromark.system.suts import RUN_ARGUMENTS
+from neuromark.system.timing import timer_resolution_ns
+from neuromark.tasks.system_scores import accuracy_pass, loadgen_scores, power_scores
 
 CITATION = """@article{Yik2025neurobench,
   title = {The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
@@ -101,7 +117,6 @@ def _flow(mapping: dict[str, Any]) -> str:
 def reject_old_spelling(config: ConfigFile) -> None:
     """Clear errors for configs written before ``benchmark:``, ``sut: {name, options}`` and
     ``meter: {name, options}``, each naming the new spelling."""
-    from neuromark.config import reject_legacy_keys
 
     reject_legacy_keys(config, ("name", "id", "version"))
     sut = config.data.get("sut")
@@ -122,10 +137,6 @@ def reject_old_spelling(config: ConfigFile) -> None:
 def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
     """Run one system benchmark; see the module docstring for what is written. The SUT's
     ``close`` runs afterwards (torch SUTs restore the thread count there), also on errors."""
-    from neuromark.config import build_component
-    from neuromark.registry import suts
-    from neuromark.system.options import accepted
-    from neuromark.system.sut import BuiltSUT
 
     config_dir = config.path.parent if config is not None and config.path is not None else None
     run_arguments = accepted(suts.get(cfg.sut.name), seed=cfg.seed, config_dir=config_dir)
@@ -145,13 +156,6 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> R
 
 
 def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path) -> Results:
-    from neuromark.system.loadgen import run_test
-    from neuromark.system.power.measure import measure_windows
-    from neuromark.system.power.spec import make_meter
-    from neuromark.system.sut import warm_up
-    from neuromark.system.timing import timer_resolution_ns
-    from neuromark.tasks.system_scores import accuracy_pass, loadgen_scores, power_scores
-
     out_dir.mkdir(parents=True, exist_ok=True)
     sut, library, labels, info = built.sut, built.library, built.labels, built.info
     resolution = timer_resolution_ns()
@@ -203,9 +207,6 @@ class SystemTask:
     def validate(self, config: ConfigFile) -> SystemConfig:
         """The config with the SUT's options checked and their defaults filled in; the
         meter's options are checked against its signature too."""
-        from neuromark.registry import meters, suts
-        from neuromark.system.options import check_options
-        from neuromark.system.suts import RUN_ARGUMENTS
 
         reject_old_spelling(config)
         cfg = validate(SystemConfig, config.data, config)

@@ -13,8 +13,13 @@ from typing import Any
 import numpy as np
 
 from neuromark.errors import DataError
+from neuromark.plotting import latency_histogram, power_trace
+from neuromark.registry import metrics
 from neuromark.results import Score
 from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
+from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
+from neuromark.system.power.measure import crop_timeline
+from neuromark.system.power.windows import Window, analyse, window_power
 from neuromark.system.sut import InMemoryLibrary
 from neuromark.system.timing import StageTimer
 
@@ -43,7 +48,6 @@ def loadgen_scores(run: LoadGenRun, timer: StageTimer | None, settings: LoadGenS
         for stage, st in stats.items():
             scores[f"{stage}_latency"] = score_ms(st)
             latency_means[stage] = st["mean_s"]
-        from neuromark.plotting import latency_histogram
 
         details["plots"].append(str(latency_histogram(timer.samples, out_dir / "latency.png",
                                                       f"{sut_name}: per-sample latency")))
@@ -69,8 +73,6 @@ def accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
     import torch
 
     from neuromark.metrics.base import Step
-    from neuromark.registry import metrics
-    from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
 
     responses = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
     if not responses:
@@ -101,9 +103,6 @@ def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: di
                  scores: dict[str, Score], out_dir: Path) -> None:
     """The power analysis of the measured windows (idle, active, LoadGen), its scores (W
     and J) and flags, the cropped trace and the power plot."""
-    from neuromark.plotting import power_trace
-    from neuromark.system.power.measure import crop_timeline
-    from neuromark.system.power.windows import Window, analyse, window_power
 
     flags = details["flags"]
     active = [Window(k, *v) for k, v in windows.items() if k != "idle"]

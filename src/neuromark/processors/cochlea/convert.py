@@ -26,8 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.errors import DataError
-from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
+from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea, read_audio
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 
@@ -47,8 +48,6 @@ def _init_worker() -> None:
 
 
 def _job(job: tuple[int, Clip | Path, int | None, float | None, int]) -> tuple[int, np.ndarray, np.ndarray]:
-    from neuromark.processors.cochlea.model import Cochlea, read_audio
-
     index, clip, sample_rate, pad_to, seed = job
     if isinstance(clip, Path):  # read in the worker: the parent never holds all the audio
         clip = Clip(*read_audio(clip))
@@ -160,7 +159,6 @@ def convert_directory(
     progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Convert every audio file of ``in_dir`` to spikes and write ``out_h5`` in the SHD layout."""
-    from neuromark.data.hdf5_spikes import write_shd_file
     files, labels, keys, speakers = discover(in_dir, labels_csv)
     spikes = clips_to_spikes(files, sample_rate=sample_rate, seed=seed, jobs=jobs, progress=progress)
     root = Path(in_dir)

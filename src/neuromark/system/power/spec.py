@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuromark.config import ComponentSpec, ConfigFile, build_component, resolve_path
+from neuromark.registry import meters
 
 #: Options holding file paths, resolved from the config's folder.
 PATH_OPTIONS = ("path", "root")
@@ -26,7 +27,6 @@ def make_meter(spec: ComponentSpec | None, config: ConfigFile | None = None,
     Unknown names and options that do not fit the meter raise :class:`ConfigError` with
     the config's ``file:line``; path options are resolved from the config's folder.
     """
-    from neuromark.registry import meters
 
     if spec is None:
         spec = ComponentSpec(name="null", options={"reason": reason})

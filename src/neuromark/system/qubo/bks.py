@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from neuromark.errors import DataError
+from neuromark.results import write_text_atomic
+from neuromark.system.qubo.exact import exact_mis
 
 BKS_PATH = Path(__file__).with_name("bks.csv")
 EXACT_BELOW = 50  # rows of workloads smaller than this are checked against the exact optimum
@@ -115,7 +117,6 @@ class BKSTable:
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
         """Write the table as CSV atomically (temp file, fsync, usual permissions, rename)."""
-        from neuromark.results import write_text_atomic
 
         return write_text_atomic(Path(path or self.path or BKS_PATH), self.to_csv())
 
@@ -169,8 +170,6 @@ def check_row(row: BKSRow, workload: object | None = None, where: str = "BKS") -
         raise DataError(f"{tag}: stored solution has cost {energy(w.Q, x):g}, row says "
                         f"{row.cost:g}")
     if n < EXACT_BELOW:
-        from neuromark.system.qubo.exact import exact_mis
-
         opt = energy(w.Q, exact_mis(n, w.edges))
         if row.cost != opt:
             reason = "below" if row.cost < opt else "above"

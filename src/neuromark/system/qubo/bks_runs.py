@@ -13,6 +13,9 @@ from pathlib import Path
 
 from neuromark.system.qubo.bks import BKSRow, BKSTable, encode_solution
 from neuromark.system.qubo.energy import energy
+from neuromark.system.qubo.exact import exact_mis
+from neuromark.system.qubo.solvers.anneal import Annealer
+from neuromark.system.qubo.workloads import mis_workload
 
 
 def _version(package: str) -> str:
@@ -26,17 +29,13 @@ def best_known(n: int, density: float, seed: int, *, budget_s: float, exact_max:
                solver_seed: int = 0) -> BKSRow:
     """A BKS row for workload (n, density, seed): exact when n <= ``exact_max``, else the
     best of a ``budget_s``-second run of neuromark's annealer (``neuromark-sa``)."""
-    from neuromark.system.qubo.workloads import mis_workload
 
     w = mis_workload(n, density, seed)
     today = date.today().isoformat()
     if n <= exact_max:
-        from neuromark.system.qubo.exact import exact_mis
-
         x = exact_mis(n, w.edges, max_n=exact_max)
         return BKSRow(n, w.density, seed, energy(w.Q, x), "exact", "neuromark.exact_mis",
                       _version("neuromark"), "", "", today, encode_solution(x))
-    from neuromark.system.qubo.solvers.anneal import Annealer
 
     solver = Annealer()
     solver.prepare(w.Q)

@@ -22,7 +22,7 @@ from neuromark.errors import DataError, MetricError, ModelOutputError
 from neuromark.system.qubo.energy import as_solution, energy, is_independent_set
 from neuromark.system.qubo.gap import bks_gap, cost_at_gap
 from neuromark.system.qubo.solvers.base import SolveResult, allowed_overrun, check_timeout
-from neuromark.system.qubo.workloads import Workload
+from neuromark.system.qubo.workloads import Workload, mis_workload
 
 NOT_MEASURED = "not measured"
 NOT_REACHED = "not reached within the cap"
@@ -180,7 +180,6 @@ def max_supported_size(solver_factory: Any, sizes: list[int], density: float, ti
     Only running out of memory counts as "does not fit"; any other error (a bad config, a
     solver reporting a false cost, a failing kernel) propagates.
     """
-    from neuromark.system.qubo.workloads import mis_workload
 
     largest, tried = None, []
     for n in sorted(sizes):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from neuromark.errors import ConfigError, DataError
+from neuromark.errors import ConfigError, DataError, require
 
 DENSITIES = (0.01, 0.05, 0.1, 0.25)
 SIZES = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000)
@@ -142,8 +142,6 @@ class Workload:
     def graph(self) -> Any:
         """The graph as a ``networkx.Graph`` (built on first use; needs the qubo extra)."""
         if self._graph is None:
-            from neuromark.errors import require
-
             nx = require("networkx", "qubo")
             graph = nx.Graph()
             graph.add_nodes_from(range(self.n))

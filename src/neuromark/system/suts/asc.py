@@ -23,7 +23,9 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from neuromark.data.dcase_asc import DcaseASC
 from neuromark.errors import ConfigError
+from neuromark.processors.mel import MelFilterbankEnergies
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 SYNTH_TONES_HZ = (300.0, 700.0, 1500.0, 3000.0)
@@ -58,7 +60,6 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
     import torch
 
     from neuromark.baselines.asc_cnn import TrainRecipe, build, quantize_int8, train
-    from neuromark.processors.mel import MelFilterbankEnergies
 
     torch.set_num_threads(threads)
     mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels)
@@ -71,8 +72,6 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
         fetch_many = None
         train_audio, train_labels = synthetic_audio(max(64, samples), seed=seed)
     else:
-        from neuromark.data.dcase_asc import DcaseASC
-
         root = Path(data)
         if not root.is_absolute() and config_dir is not None and (config_dir / root).exists():
             root = config_dir / root

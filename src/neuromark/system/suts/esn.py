@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field
 
+from neuromark.data.mackey_glass import load_series
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 
@@ -42,8 +43,6 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
 
     torch.set_num_threads(threads)
     if data == "mackey_glass":
-        from neuromark.data.mackey_glass import load_series
-
         series = load_series(tau)
     else:
         series = synthetic_series(max(2 * samples + 2, 2000))
