@@ -48,3 +48,15 @@ def test_suite_with_missing_entry_names_the_line(tmp_path, capsys):
     assert main(["validate", str(suite)]) == 1
     err = capsys.readouterr().err
     assert "s.yaml:3: entries[0]: no such config" in err
+
+
+def test_python_dash_m_equals_the_command():
+    """``python -m neuromark`` is the ``neuromark`` command: same listing, same exit codes."""
+    listing = subprocess.run([sys.executable, "-m", "neuromark", "list"], capture_output=True,
+                             text=True, check=True).stdout
+    for section in ("tasks:", "datasets:", "models:", "suts:", "meters:", "solvers:"):
+        assert section in listing
+    assert "classification, mackey_glass, qubo, system" in listing
+    bad = subprocess.run([sys.executable, "-m", "neuromark", "run", "no-such.yaml"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "config file not found: no-such.yaml" in bad.stderr
