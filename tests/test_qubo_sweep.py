@@ -267,16 +267,17 @@ def test_solver_and_meter_options_are_checked_at_validate_time(bks_file, tmp_pat
             TASK.validate(load_config(path))
 
     check("  - name: neuromark-sa\n", "  - name: neuromark-sa\n    options: {sweeps: 3}\n",
-          r"bad.yaml:10: solvers.0.options: 'neuromark-sa' got an unexpected keyword argument "
-          r"'sweeps'")
+          r"bad.yaml:10: solvers.0.options.sweeps: unknown key; did you mean first_sweeps\?")
+    check("  - name: neuromark-sa\n", "  - name: neuromark-sa\n    options: {first_sweeps: many}\n",
+          r"bad.yaml:10: solvers.0.options.first_sweeps: Input should be a valid integer")
     check("  - name: test-greedy\n", "  - name: test-greedy\n    options: {x: 1}\n",
-          r"bad.yaml:11: solvers.1.options: 'test-greedy' got an unexpected keyword argument 'x'")
+          r"bad.yaml:11: solvers.1.options.x: unknown key")
     check("  - name: test-greedy", "  - name: test-greddy",
           r"bad.yaml:10: solvers.1.name: unknown solver 'test-greddy'; did you mean 'test-greedy'")
     check("bks:", "meter: {name: csv, options: {path: t.csv, offset: 0}}\nbks:",
-          r"bad.yaml:3: meter.options: 'csv' got an unexpected keyword argument 'offset'")
+          r"bad.yaml:3: meter.options.offset: unknown key; did you mean offset_s\?")
     check("bks:", "meter: {name: csv}\nbks:",
-          r"bad.yaml:3: meter.options: 'csv' missing a required argument: 'path'")
+          r"bad.yaml:3: meter.options.path: Field required")
     check("bks:", "meter: {name: rapll}\nbks:", r"bad.yaml:3: meter.name: unknown meter 'rapll'")
     check("bks:", "meter: rapl\nbks:", r"bad.yaml:3: meter: Input should be a valid dictionary")
 

@@ -186,9 +186,11 @@ def test_config_errors_name_the_key(tmp_path):
                                           "did you mean hidden"):
         TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
     text = config_text(tmp_path).replace("pool: 10", "pool: 10, corpus: spoken_digits")
-    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: dataset\.options: 'spike_files' got an "
-                                          "unexpected keyword "
-                                          "argument 'corpus'"):
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: dataset\.options\.corpus: unknown key"):
+        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+    text = config_text(tmp_path).replace("pool: 10", "pool: ten")
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: dataset\.options\.pool: Input should be a valid "
+                                          "integer"):
         TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
     text = config_text(tmp_path).replace("test.h5", "missing.h5")
     with pytest.raises(ConfigError, match=r"dataset 'spike_files' \(test\): "

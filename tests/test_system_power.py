@@ -82,7 +82,8 @@ def test_csv_meter_rereads_a_grown_trace_at_stop(tmp_path):
 
 
 def test_make_meter_builds_registered_meters(tmp_path):
-    from neuromark.config import ComponentSpec, parse_yaml
+    from neuromark.components import ComponentSpec
+    from neuromark.config import parse_yaml
     from neuromark.registry import meters
     from neuromark.system.power.spec import make_meter
 
@@ -95,7 +96,7 @@ def test_make_meter_builds_registered_meters(tmp_path):
     csv = make_meter(ComponentSpec(**config.data["meter"]), config)
     assert isinstance(csv, CsvTraceMeter) and csv.path == tmp_path / "trace.csv"
     assert csv.offset_s == 0.5 and not csv.wall_clock
-    with pytest.raises(ConfigError, match=r"s.yaml:4: meter.options: 'csv' got an unexpected keyword"):
+    with pytest.raises(ConfigError, match=r"s.yaml:4: meter.options.offset: unknown key"):
         make_meter(ComponentSpec(name="csv", options={"path": "t.csv", "offset": 1}), config)
 
     class Replacement(NullMeter):

@@ -86,10 +86,9 @@ def test_esn_forecast_step_sut_predicts_the_next_value():
 
 
 def test_factory_options_are_checked_against_the_signature():
-    from neuromark.config import ComponentSpec
+    from neuromark.components import ComponentSpec, accepted, check_options
     from neuromark.errors import ConfigError
     from neuromark.registry import Registry
-    from neuromark.system.options import accepted, check_options
 
     class Local:  # an annotation that does not resolve from the module: not type-checked
         pass

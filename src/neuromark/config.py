@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from neuromark.errors import ConfigError, UnknownNameError
+from neuromark.errors import ConfigError
 from neuromark.results import BenchmarkInfo
 
 M = TypeVar("M", bound=BaseModel)
@@ -165,13 +165,6 @@ class BenchmarkSettings(StrictModel):
         return BenchmarkInfo(id or self.id, self.version, self.parent, self.citation or citation)
 
 
-class ComponentSpec(StrictModel):
-    """``{name, options}``: a registry entry (dataset, SUT, meter, ...) and its keyword options."""
-
-    name: str
-    options: dict[str, Any] = {}
-
-
 #: Keys of older configs and the key that replaced each (see :func:`reject_legacy_keys`).
 LEGACY_KEYS: dict[str, str] = {
     "name": "benchmark: {id: ...}",
@@ -186,25 +179,3 @@ def reject_legacy_keys(config: ConfigFile, keys: Sequence[str]) -> None:
         if key in config.data:
             raise ConfigError(f"{config.where((key,))}: '{key}' is no longer a top-level key; "
                               f"use {LEGACY_KEYS[key]} instead")
-
-
-def build_component(registry: Any, spec: ComponentSpec, config: ConfigFile | None,
-                    loc: Sequence[str | int], **extra: Any) -> Any:
-    """``registry.get(spec.name)(**spec.options, **extra)``; an unknown name or options that do
-    not fit the entry's signature raise :class:`ConfigError` with ``file:line``."""
-    import inspect
-
-    where = (config or ConfigFile(data={})).where
-    dotted = ".".join(map(str, loc))
-    try:
-        factory = registry.get(spec.name)
-    except UnknownNameError as exc:
-        raise ConfigError(f"{where((*loc, 'name'))}: {dotted}.name: {exc}") from None
-    options = {**spec.options, **extra}
-    try:
-        inspect.signature(factory).bind(**options)
-    except TypeError as exc:
-        raise ConfigError(f"{where((*loc, 'options'))}: {dotted}.options: {spec.name!r} {exc}") from None
-    except ValueError:  # no signature (a builtin): let the call check
-        pass
-    return factory(**options)

@@ -35,15 +35,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
-from neuromark.config import (
-    BenchmarkSettings,
-    ComponentSpec,
-    ConfigFile,
-    StrictModel,
-    build_component,
-    resolve_path,
-    validate,
-)
+from neuromark.components import ComponentSpec, build_component
+from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.errors import ConfigError, DataError, UnknownNameError
 from neuromark.metrics.names import build_metrics
 from neuromark.registry import datasets, models

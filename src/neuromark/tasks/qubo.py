@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.config import ConfigFile, build_component, reject_legacy_keys, resolve_path, validate
+from neuromark.components import build_component
+from neuromark.config import ConfigFile, reject_legacy_keys, resolve_path, validate
 from neuromark.errors import ConfigError, NeuromarkError
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.plotting import plot_qubo_sweep

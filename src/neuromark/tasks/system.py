@@ -25,20 +25,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from neuromark.config import (
-    BenchmarkSettings,
-    ComponentSpec,
-    ConfigFile,
-    StrictModel,
-    build_component,
-    reject_legacy_keys,
-    validate,
-)
+from neuromark.components import ComponentSpec, accepted, build_component, check_options
+from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, reject_legacy_keys, validate
 from neuromark.errors import ConfigError
 from neuromark.registry import meters, suts
 from neuromark.results import Results, Score
 from neuromark.system.loadgen import LoadGenSettings, run_test
-from neuromark.system.options import accepted, check_options
 from neuromark.system.power.measure import measure_windows
 from neuromark.system.power.spec import make_meter
 from neuromark.system.sut import BuiltSUT, warm_up

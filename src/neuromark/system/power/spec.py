@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from neuromark.config import ComponentSpec, ConfigFile, build_component, resolve_path
+from neuromark.components import ComponentSpec, build_component
+from neuromark.config import ConfigFile, resolve_path
 from neuromark.registry import meters
 
 #: Options holding file paths, resolved from the config's folder.

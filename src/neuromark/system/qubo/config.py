@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from neuromark.config import BenchmarkSettings, ComponentSpec, StrictModel
+from neuromark.components import ComponentSpec
+from neuromark.config import BenchmarkSettings, StrictModel
 
 #: The parent benchmark of every QUBO result when ``benchmark.parent`` is not set.
 PARENT = "neurobench-qubo-mis"

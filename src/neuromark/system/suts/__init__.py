@@ -10,7 +10,7 @@ file's folder, for relative data paths); it returns a
 Options are checked when the config is validated, before anything runs, against the
 factory's signature: unknown or missing options and values that do not fit the annotation
 (``Annotated[int, Field(ge=1)]`` adds a bound) are errors naming the YAML line
-(:func:`neuromark.system.options.check_options`).
+(:func:`neuromark.components.check_options`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Options of ``{name, options}`` components (SUTs, meters) checked before anything runs.
+"""Components a config names as ``{name, options}``: data sets, models, SUTs, meters, solvers.
 
 :func:`check_options` looks the name up in its registry and validates the options against
 a pydantic model made from the entry's signature (:func:`options_model`), so unknown,
 missing and ill-typed options fail at ``validate`` time with the config's ``file:line``;
-the component itself is built at run time by :func:`neuromark.config.build_component`.
+:func:`build_component` does the same, then calls the entry.
 
 Example:
     >>> from neuromark.registry import suts
@@ -20,8 +20,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from neuromark.config import ComponentSpec, ConfigFile, validate
+from neuromark.config import ConfigFile, StrictModel, validate
 from neuromark.errors import ConfigError, UnknownNameError
+
+
+class ComponentSpec(StrictModel):
+    """``{name, options}``: a registry entry (dataset, SUT, meter, ...) and its keyword options."""
+
+    name: str
+    options: dict[str, Any] = {}
 
 
 def parameters(factory: Callable[..., Any]) -> dict[str, inspect.Parameter]:
@@ -101,3 +108,13 @@ def check_options(registry: Any, spec: ComponentSpec, config: ConfigFile | None 
     model = options_model(factory, skip=tuple(run_arguments))
     checked = validate(model, spec.options, config, (*loc, "options"))
     return dict(checked)
+
+
+def build_component(registry: Any, spec: ComponentSpec, config: ConfigFile | None,
+                    loc: Sequence[str | int], **run_arguments: Any) -> Any:
+    """``registry.get(spec.name)(**options, **run_arguments)`` with the options checked by
+    :func:`check_options` (file:line errors); ``run_arguments`` (e.g. ``split``, ``seed``)
+    come from the run and are not options."""
+    options = check_options(registry, spec, config, loc,
+                            run_arguments={key: "the run" for key in run_arguments})
+    return registry.get(spec.name)(**options, **run_arguments)
