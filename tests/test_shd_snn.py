@@ -237,7 +237,7 @@ def test_classification_task_end_to_end(tmp_path, kind):
 
 def test_run_reads_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
     import neuromark.baselines.spike_classifiers as recipe
-    import neuromark.data.binned as binned
+    import neuromark.data.shd as binned
 
     calls = {"read_shd_file": 0, "load_checkpoint": 0}
 

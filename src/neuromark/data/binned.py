@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from torch.utils.data import Dataset
 
 from neuromark.data.binning import bin_samples, n_bins, pool_samples
-from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
-from neuromark.data.shd import CITATION, SHD, SSC
+from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples
+from neuromark.data.shd import CITATION, SHD, SSC, SpikeFileDataset
 from neuromark.data.spoken_digits import shipped_corpus
 from neuromark.errors import ConfigError
 
 
-class BinnedSpikes(Dataset):
-    """A spike file in the SHD layout, binned: ``dataset[i] = (frames (T, C) float32, label)``.
+class BinnedSpikes(SpikeFileDataset):
+    """A spike file in the SHD layout, binned: ``dataset[i] = (frames (T, C) float32, label)``
+    (its parent yields the events; ``samples`` holds the file's flat arrays, before pooling).
 
     Args:
         path: the ``.h5`` file (read once, on first use, and checked).
@@ -47,27 +47,14 @@ class BinnedSpikes(Dataset):
                               f"t_max_us={t_max_us}")
         if pool < 1 or channels % pool:
             raise ConfigError(f"{path}: channels={channels} is not divisible by pool={pool}")
-        self.path = Path(path)
-        self.dt_us, self.t_max_us, self.pool, self.channels = int(dt_us), int(t_max_us), pool, channels
+        super().__init__(path, channels=channels)
+        self.dt_us, self.t_max_us, self.pool = int(dt_us), int(t_max_us), pool
         self.citation = citation
-        self._samples: SpikeSamples | None = None
-
-    @property
-    def samples(self) -> SpikeSamples:
-        """The file's samples as flat arrays, before pooling (read on first access)."""
-        if self._samples is None:
-            self._samples = read_shd_file(self.path, channels=self.channels)
-        return self._samples
 
     @property
     def input_shape(self) -> tuple[int, int]:
         """(T, channels // pool) of one sample's frames."""
         return n_bins(self.dt_us, self.t_max_us), self.channels // self.pool
-
-    @property
-    def targets(self) -> np.ndarray:
-        """(N,) labels."""
-        return self.samples.labels
 
     @property
     def num_classes(self) -> int:
@@ -80,9 +67,6 @@ class BinnedSpikes(Dataset):
         if self.pool > 1:
             samples = pool_samples(samples, self.pool)
         return bin_samples(samples, self.dt_us, self.t_max_us, np.float32)
-
-    def __len__(self) -> int:
-        return len(self.samples)
 
     def __getitem__(self, index: int) -> tuple[Any, int]:
         n = len(self)

@@ -3,16 +3,8 @@
 Frozen dataclasses, as tonic's transforms are, over the pure kernels of
 :mod:`neuromark.data.binning` (re-exported here).
 
-Binning convention (explicit, no spike dropped): with window ``dt_us`` and maximum time
-``t_max_us`` (both integer microseconds) there are ``T = ceil(t_max_us / dt_us)`` bins;
-bin ``k`` holds ``k * dt_us <= t < (k + 1) * dt_us``. A spike at exactly ``t_max_us`` goes
-in the last bin (tonic's ``ToFrame`` drops it). A spike after ``t_max_us``, a negative time
-or a unit >= channels raises :class:`~neuromark.errors.DataError` naming the file and the
-sample. Times are the event dtype's int64 microseconds (floor of seconds * 1e6).
-
-Pooling 700 -> 70 channels (sum over 10 neighbouring channels) and channel jitter
-(sigma_u = 20 channels) follow Cramer et al. (2020), IEEE TNNLS,
-https://doi.org/10.1109/TNNLS.2020.3044364 (Secs. IV-V).
+The binning convention (no spike dropped; a spike at exactly ``t_max_us`` in the last bin)
+and the references for pooling and jitter are in :mod:`neuromark.data.binning`.
 """
 
 from __future__ import annotations
