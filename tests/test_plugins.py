@@ -116,3 +116,23 @@ def test_unknown_plugin_name_names_the_key(tmp_path, clean_registries, capsys):
     err = capsys.readouterr().err
     assert f"{config}:3: dataset.name: unknown dataset 'sign_data'" in err
     assert not (tmp_path / "out" / "sign-mean_sign.json").exists()
+
+
+def test_plugin_model_with_a_checkpoint_loads_its_weights(tmp_path, clean_registries, capsys):
+    import torch
+
+    (tmp_path / "toy_plugin.py").write_text(PLUGIN)
+    clean_registries.syspath_prepend(str(tmp_path))
+    import toy_plugin
+
+    toy_plugin.register()
+    flipped = toy_plugin.mean_sign_model(scale=-1.0)  # predicts the wrong class every time
+    torch.save(flipped.state_dict(), tmp_path / "flipped.pt")
+    config = tmp_path / "sign.yaml"
+    config.write_text(CONFIG.replace("options: {scale: 2.0}", "checkpoint: flipped.pt"))
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    data = json.loads((tmp_path / "out" / "sign-mean_sign.json").read_text())
+    assert data["scores"]["classification_accuracy"]["value"] == 0.0
+    torch.save({"weight": torch.zeros(3, 8)}, tmp_path / "flipped.pt")
+    assert main(["run", str(config), "--out", str(tmp_path / "out2"), "--quiet"]) == 1
+    assert "flipped.pt: weights do not fit the model" in capsys.readouterr().err

@@ -339,3 +339,21 @@ def test_training_is_deterministic_for_a_seed(tmp_path):
         torch.testing.assert_close(value, second.state_dict()[key], rtol=0, atol=0)
     assert len(info["loss"]) == 2 and info["train_samples"] == 40
     assert first.fc1.in_features == 70  # 700 channels pooled by 10
+
+
+def test_a_saved_checkpoint_alone_is_evaluated_as_saved(tmp_path):
+    make_corpus(tmp_path)
+    [trained] = TASK.run(parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml"), tmp_path / "out",
+                         quiet=True)
+    text = f"""task: classification
+benchmark: {{id: toy-saved, version: "1.0"}}
+dataset: {{name: spike_files, options: {{test: test.h5, dt_us: 20000, t_max_us: 200000, pool: 10}}}}
+model: {{checkpoint: svm.pt}}
+eval: {{metrics: [classification_accuracy, synaptic_operations]}}
+"""
+    [saved] = TASK.run(parse_yaml(text, tmp_path / "saved.yaml"), tmp_path / "out", quiet=True)
+    assert saved.details["trained_now"] is False and saved.details["model"] == "svm"
+    assert saved.details["checkpoint"] == str(tmp_path / "svm.pt")  # beside the config
+    assert saved.scores["classification_accuracy"].value == trained.scores["classification_accuracy"].value
+    with pytest.raises(ConfigError, match=r"train: model 'svm.pt' has no training recipe"):
+        TASK.validate(parse_yaml(text + "train: {epochs: 1}\n", tmp_path / "saved.yaml"))

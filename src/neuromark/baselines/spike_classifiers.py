@@ -26,6 +26,7 @@ from neuromark._threads import torch_threads
 from neuromark.config import StrictModel
 from neuromark.data.download import update_digest
 from neuromark.errors import DataError
+from neuromark.models.checkpoint import read_weights
 from neuromark.results import atomic_path
 
 #: Version of the checkpoint dict layout.
@@ -156,16 +157,7 @@ def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
 
 def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
     """(model in eval mode, meta) from a checkpoint, loaded with ``weights_only=True``."""
-    import pickle
-
-    import torch
-
-    if not path.is_file():
-        raise DataError(f"{path}: no such checkpoint; run `neuromark train CONFIG` first")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
-        raise DataError(f"{path}: not a loadable checkpoint: {exc}") from exc
+    payload = read_weights(path, missing_hint="; run `neuromark train CONFIG` first")
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise DataError(f"{path}: not a neuromark classification checkpoint (format "
                         f"{CHECKPOINT_FORMAT} expected)")

@@ -39,6 +39,7 @@ from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.errors import ConfigError, DataError, UnknownNameError
 from neuromark.metrics.names import build_metrics
+from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import datasets, models
 from neuromark.results import Results
 
@@ -227,11 +228,13 @@ class ClassificationTask:
     def _model(self, plan: Plan, config: ConfigFile, test: Any, quiet: bool) -> tuple[Any, dict[str, Any]]:
         """(model or adapter, result details) as the config asks."""
         spec = plan.settings.model
-        checkpoint = Path(spec.checkpoint) if spec.checkpoint else None
         if plan.family is not None:
             prepared = self.prepare(plan, config, test=test, quiet=quiet)
             return prepared.model, _checkpoint_details(prepared.path, prepared.trained, spec.name,
                                                        prepared.meta)
+        # a checkpoint only read is found beside the config first (a trained one is written
+        # relative to the working directory, see prepare)
+        checkpoint = resolve_path(spec.checkpoint, config) if spec.checkpoint else None
         if spec.name is None:
             from neuromark.baselines.spike_classifiers import load_checkpoint
 
@@ -242,29 +245,8 @@ class ClassificationTask:
         model = build_component(models, ComponentSpec(name=spec.name, options=spec.options), config,
                                 ("model",))
         if checkpoint is not None:
-            _load_state_dict(model, checkpoint)
+            load_state_dict(model, checkpoint)
         return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None}
-
-
-def _load_state_dict(model: Any, path: Path) -> None:
-    """Load a ``state_dict`` (or a neuromark checkpoint's) into ``model`` (weights only)."""
-    import pickle
-
-    import torch
-
-    if not path.is_file():
-        raise DataError(f"{path}: no such checkpoint")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
-        raise DataError(f"{path}: not a loadable checkpoint: {exc}") from exc
-    state = payload.get("state_dict", payload) if isinstance(payload, dict) else payload
-    module = getattr(model, "module", model)
-    try:
-        module.load_state_dict(state)
-    except (RuntimeError, TypeError, AttributeError) as exc:
-        raise DataError(f"{path}: weights do not fit the model: {exc}") from exc
-    module.eval()
 
 
 def _checkpoint_details(path: Path, trained: bool, model: str | None, meta: dict[str, Any]
