@@ -345,11 +345,11 @@ def test_a_saved_checkpoint_alone_is_evaluated_as_saved(tmp_path):
     make_corpus(tmp_path)
     [trained] = TASK.run(parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml"), tmp_path / "out",
                          quiet=True)
-    text = f"""task: classification
-benchmark: {{id: toy-saved, version: "1.0"}}
-dataset: {{name: spike_files, options: {{test: test.h5, dt_us: 20000, t_max_us: 200000, pool: 10}}}}
-model: {{checkpoint: svm.pt}}
-eval: {{metrics: [classification_accuracy, synaptic_operations]}}
+    text = """task: classification
+benchmark: {id: toy-saved, version: "1.0"}
+dataset: {name: spike_files, options: {test: test.h5, dt_us: 20000, t_max_us: 200000, pool: 10}}
+model: {checkpoint: svm.pt}
+eval: {metrics: [classification_accuracy, synaptic_operations]}
 """
     [saved] = TASK.run(parse_yaml(text, tmp_path / "saved.yaml"), tmp_path / "out", quiet=True)
     assert saved.details["trained_now"] is False and saved.details["model"] == "svm"

@@ -156,7 +156,8 @@ def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
 
 
 def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
-    """(model in eval mode, meta) from a checkpoint, loaded with ``weights_only=True``."""
+    """(model in eval mode, meta with the model ``kind``) from a checkpoint, loaded with
+    ``weights_only=True``."""
     payload = read_weights(path, missing_hint="; run `neuromark train CONFIG` first")
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise DataError(f"{path}: not a neuromark classification checkpoint (format "
@@ -167,7 +168,7 @@ def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
     except RuntimeError as exc:
         raise DataError(f"{path}: weights do not fit the model: {exc}") from exc
     model.eval()
-    return model, payload.get("meta", {})
+    return model, {**payload.get("meta", {}), "kind": payload["kind"]}
 
 
 def recipe_hash(recipe: dict[str, Any], train_file: Path) -> str:
