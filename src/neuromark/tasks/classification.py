@@ -121,6 +121,7 @@ class Plan:
     model_options: Any = None
     train: Any = None
     metric_names: list[str] = field(default_factory=list)
+    test: Any = None  # the test split, built (not read) at validation
 
 
 class ClassificationTask:
@@ -139,7 +140,7 @@ class ClassificationTask:
         options = {k: str(resolve_path(v, config)) if k in PATH_OPTIONS and isinstance(v, str) else v
                    for k, v in settings.dataset.options.items()}
         plan = Plan(settings, options)
-        self._dataset(plan, config, "test")
+        plan.test = self._dataset(plan, config, "test")
         spec = settings.model
         if spec.name is not None:
             try:
@@ -183,7 +184,7 @@ class ClassificationTask:
 
         plan = self.validate(config)
         settings = plan.settings
-        test = self._dataset(plan, config, "test")
+        test = plan.test
         model, details = self._model(plan, config, test, quiet)
         meta = details.pop("_meta", {})
         size = settings.eval.batch_size
