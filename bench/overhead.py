@@ -1,6 +1,6 @@
 """Overhead of all seven metrics vs a plain ``torch.inference_mode()`` loop.
 
-Runs the reference network and data of ``shared/reference/neurobench_2_3_0_reference.json``
+Runs the reference network and data of ``tests/data/reference/neurobench_2_3_0_reference.json``
 (snnTorch 700-128-20, 256 samples x 100 steps, batch 64). Plain loop and metric run are
 alternated ``--rounds`` times in one process; the printed ratio is the median of the
 per-round ratios (these machines are noisy). Then prints our figures beside the reference

@@ -37,7 +37,7 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=10.0, help="time-to-solution cap (s)")
     ap.add_argument("--bks", default=None,
                     help="BKS CSV for the targets (default: the shipped table); e.g. "
-                         "../shared/reference/qubo_mis_bks.csv for NeuroBench's values")
+                         "tests/data/reference/qubo_mis_bks.csv for NeuroBench's values")
     args = ap.parse_args()
 
     table = load_bks(args.bks)

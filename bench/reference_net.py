@@ -1,4 +1,4 @@
-"""The reference network and data of ``shared/reference/neurobench_2_3_0_reference.json``.
+"""The reference network and data of ``tests/data/reference/neurobench_2_3_0_reference.json``.
 
 snnTorch net: Linear(700,128) -> Leaky(beta=0.9, init_hidden) -> Linear(128,20) ->
 Leaky(beta=0.9, output); first Linear weight x4 after default init with
@@ -16,9 +16,9 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-#: ``$NEUROMARK_REFERENCE_DIR`` or ``../shared/reference`` beside the checkout.
+#: ``$NEUROMARK_REFERENCE_DIR`` or the figures shipped in ``tests/data/reference``.
 REFERENCE_DIR = Path(os.environ.get("NEUROMARK_REFERENCE_DIR",
-                                    Path(__file__).resolve().parents[2] / "shared/reference"))
+                                    Path(__file__).resolve().parents[1] / "tests/data/reference"))
 REFERENCE_JSON = REFERENCE_DIR / "neurobench_2_3_0_reference.json"
 
 

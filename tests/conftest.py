@@ -8,10 +8,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-#: ``$NEUROMARK_REFERENCE_DIR`` or ``shared/reference`` beside the checkout (the project's
-#: reference data; tests that need it skip when it is absent).
+#: ``$NEUROMARK_REFERENCE_DIR`` or ``tests/data/reference`` (reference figures shipped with
+#: their provenance; a test whose file is absent there skips).
 REFERENCE_DIR = Path(os.environ.get("NEUROMARK_REFERENCE_DIR",
-                                    Path(__file__).resolve().parents[2] / "shared/reference"))
+                                    Path(__file__).resolve().parent / "data" / "reference"))
 
 
 class CountingLIF(nn.Module):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from neuromark.commands.run import run_and_report
 from neuromark.errors import ConfigError
+from neuromark.suite import project_root
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     cmp_ = sub.add_parser("compare", help="compare our BKS table with another one")
     cmp_.add_argument("reference", type=Path, nargs="?",
-                      default=Path("../shared/reference/qubo_mis_bks.csv"))
+                      default=project_root() / "tests/data/reference/qubo_mis_bks.csv",
+                      help="a BKS CSV (default: NeuroBench's table, shipped in tests/data/reference)")
     cmp_.add_argument("--table", type=Path, default=None)
     cmp_.set_defaults(func=_compare)
 
