@@ -183,7 +183,7 @@ def test_unknown_metric_name_in_config():
 
 
 #: Figures measured with neurobench 2.3.0 on the reference set-up (source:
-#: shared/reference/neurobench_2_3_0_reference.json, "per_sample" and "static").
+#: tests/data/reference/neurobench_2_3_0_reference.json, "per_sample" and "static").
 NEUROBENCH_FIGURES = {"Effective_ACs": 463011.171875, "Effective_MACs": 0.0, "Dense": 9216000.0,
                       "activation_sparsity": 0.9485391152871622, "membrane_updates": 14800.0,
                       "parameter_count": 92308, "footprint_fresh_bytes": 369272}
