@@ -11,6 +11,7 @@ from torch import nn
 from neuromark import Benchmark
 from neuromark.errors import MetricError, UnsupportedLayerError
 from neuromark.metrics import SynapticOperations
+from neuromark.models import TorchModel
 
 
 def run_synops(module: nn.Module, data: torch.Tensor, targets: torch.Tensor | None = None) -> dict:
@@ -128,10 +129,17 @@ def test_cells_count_both_matrices():
     assert ops["Dense"] == 6 * 3 + 6 * 2
 
 
-def test_unsupported_layer_is_named():
+def test_a_layer_without_a_wrapper_is_counted_by_interception():
+    # ConvTranspose2d (was: UnsupportedLayerError): every input element meets every weight
+    net = nn.Sequential(nn.ConvTranspose2d(1, 2, 2))
+    ops = run_synops(net, torch.ones(1, 1, 3, 3))
+    assert ops == {"Effective_MACs": 0.0, "Effective_ACs": 9 * 2 * 2 * 2.0, "Dense": 72.0}
+
+
+def test_strict_connection_layers_still_name_an_unknown_weight_layer():
     net = nn.Sequential(nn.ConvTranspose2d(1, 1, 2))
     with pytest.raises(UnsupportedLayerError, match=r"'0' \(ConvTranspose2d\)"):
-        run_synops(net, torch.ones(1, 1, 3, 3))
+        TorchModel(net).connection_layers()
 
 
 def test_nan_input_to_a_layer_is_reported():

@@ -121,8 +121,13 @@ class Benchmark:
             except Exception as exc:
                 raise MetricError(f"metric {metric.name!r} failed: {exc}") from exc
             scores.update(value if isinstance(value, dict) else {metric.name: value})
+        details: dict[str, Any] = {"samples": seen}
+        for metric in workload:  # e.g. synaptic_operations: coverage, activation products
+            extra = getattr(metric, "details", None)
+            if callable(extra):
+                details[metric.name] = extra()
         return Results(scores=scores, benchmark=self.info, config=config or {},
-                       seeds=seeds or {}, details={"samples": seen})
+                       seeds=seeds or {}, details=details)
 
     @staticmethod
     def _collect(instrument: Instrument, index: int) -> Any:

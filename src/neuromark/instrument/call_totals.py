@@ -15,6 +15,7 @@ class CallTotals:
         self.macs = 0.0
         self.dense = 0
         self.nan_seen = False
+        self.empty_seen = False  # a call with an empty input (no ops, weights still used)
         self.pending: list[tuple[Tensor, Tensor]] = []  # torch path: (effective, residual)
 
     def record(self, effective: float, residual: float) -> None:

@@ -21,6 +21,7 @@ from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.call_totals import CallTotals
 from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
+from neuromark.instrument.linear_counter import weight_reader
 from neuromark.instrument.steps import StepIndex
 from neuromark.metrics.functional.synops import conv_input_counts, masked_counts
 
@@ -41,7 +42,7 @@ class ConvCounter(CallTotals):
         self.dims = len(module.kernel_size)
         self.steps = steps
         self.arrays = arrays or LastArray()
-        self._parameters = module._parameters
+        self.read_weight = weight_reader(module, "weight")
         self._stamp: tuple[Tensor, int, int] | None = None  # weight, data_ptr, version
         self._maps: dict[tuple[int, ...], Maps] = {}
         self._kernel = compiled()[0]
@@ -49,11 +50,12 @@ class ConvCounter(CallTotals):
     def maps(self, sample_shape: tuple[int, ...]) -> Maps:
         """The weight-count maps for input samples of ``sample_shape`` (C, *spatial),
         recomputed when the weight changes (in place: its version moves; or replaced)."""
-        weight = self._parameters["weight"]
+        weight = self.read_weight()
         stamp = self._stamp
-        if stamp is None or weight is not stamp[0] or weight._version != stamp[2] \
+        derived = not isinstance(weight, nn.Parameter)  # parametrised: new each call
+        if stamp is None or derived or weight is not stamp[0] or weight._version != stamp[2] \
                 or weight.data_ptr() != stamp[1]:
-            self._stamp = (weight, weight.data_ptr(), weight._version)
+            self._stamp = (weight, weight.data_ptr(), -1 if derived else weight._version)
             self._maps.clear()
         maps = self._maps.get(sample_shape)
         if maps is None:
@@ -81,6 +83,7 @@ class ConvCounter(CallTotals):
         vector, _, dense = self.maps(tuple(sample_shape))
         self.dense += rows.shape[0] * dense
         if rows.size == 0:
+            self.empty_seen = True  # called, on an empty input: its weights were used
             return
         self.record(*self._kernel(rows, step, vector, *UNITS[rows.dtype.char]))
 

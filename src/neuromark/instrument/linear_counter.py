@@ -11,15 +11,30 @@ when every input value is -1, 0 or 1, else a MAC call; NaN input is reported by
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from torch import Tensor, nn
 
+from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.call_totals import CallTotals
 from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
 from neuromark.instrument.layer_ops import WeightCache
 from neuromark.instrument.steps import StepIndex
-from neuromark.metrics.functional.synops import masked_counts
+from neuromark.metrics.functional.synops import masked_counts, weight_column_nnz
+
+
+def weight_reader(module: nn.Module, name: str) -> Callable[[], Tensor]:
+    """A call returning the weight ``name`` of ``module`` as its forward uses it: the
+    parameter itself, or the effective weight of a parametrisation (``torch.nn.utils.prune``
+    and ``weight_norm`` keep it as an attribute, ``parametrize`` computes it on access)."""
+    parameters = module._parameters
+    if parameters.get(name) is not None:
+        return lambda: parameters[name]
+    if not isinstance(getattr(module, name, None), Tensor):
+        raise UnsupportedLayerError(f"{type(module).__name__} has no weight {name!r}")
+    return lambda: getattr(module, name)
 
 
 class LinearCounter(CallTotals):
@@ -36,8 +51,10 @@ class LinearCounter(CallTotals):
         self.steps = steps
         self.arrays = arrays or LastArray()
         self.weight_name = weight_name
-        self.out_features = module._parameters[weight_name].shape[0]
-        self._parameters = module._parameters
+        self.read_weight = weight_reader(module, weight_name)
+        self.out_features = self.read_weight().shape[0]
+        #: a parametrised weight, recomputed by each forward (no version counter)
+        self._derived = not isinstance(self.read_weight(), nn.Parameter)
         self._weight: Tensor | None = None  # the weight _col_nnz was computed for
         self._stamp = (0, -1)  # its (data_ptr, version) then
         self._col_nnz = np.zeros(0, np.float32)
@@ -56,21 +73,30 @@ class LinearCounter(CallTotals):
             rows, step = array.reshape(-1, 1, array.shape[-1]), 0
         self.dense += rows.shape[0] * rows.shape[2] * self.out_features
         if rows.size == 0:
+            self.empty_seen = True  # called, on an empty input: its weights were used
             return
-        weight = self._parameters[self.weight_name]
-        if weight is not self._weight or weight._version != self._stamp[1]:
+        weight = self.read_weight()
+        if weight is not self._weight or self._derived or weight._version != self._stamp[1]:
             self._refresh(weight)
         self.record(*self._kernel(rows, step, self._col_nnz, *UNITS[rows.dtype.char]))
 
     def _refresh(self, weight: Tensor) -> None:
         """Column counts of a new or changed weight (in-place changes bump its version)."""
-        self._weight, self._stamp = weight, (weight.data_ptr(), weight._version)
-        self._col_nnz = column_counts_array(self.weights.col_nnz(weight), weight.numel())
+        version = -1 if self._derived else weight._version
+        self._weight, self._stamp = weight, (weight.data_ptr(), version)
+        self._col_nnz = column_counts_array(self._column_nnz(weight), weight.numel())
+
+    def _column_nnz(self, weight: Tensor) -> Tensor:
+        """Cached for parameters; a parametrised weight (``prune``, ``weight_norm``,
+        ``parametrize``) is a new tensor each call and is counted afresh."""
+        if isinstance(weight, nn.Parameter):
+            return self.weights.col_nnz(weight)
+        return weight_column_nnz(weight.detach())
 
     def _add_with_torch(self, x: Tensor) -> None:
         """Torch ops, with the column counts of the weight as it is at this call."""
         self.dense += x.numel() * self.out_features
-        col_nnz = self.weights.col_nnz(self._parameters[self.weight_name])
+        col_nnz = self._column_nnz(self.read_weight())
         self.pending.append(masked_counts(x.reshape(-1, x.shape[-1]), col_nnz))
 
     def take(self) -> tuple[float, float, float]:
@@ -108,6 +134,10 @@ class CellCounter:
             self.hidden.dense += rows * self.hidden_size * self.hidden.out_features
         else:
             self.hidden.add(hx)
+
+    @property
+    def empty_seen(self) -> bool:
+        return self.input.empty_seen
 
     def take(self) -> tuple[float, float, float]:
         """(effective ACs, effective MACs, dense) of both matrices since the last take."""

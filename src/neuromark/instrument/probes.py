@@ -21,6 +21,8 @@ from torch import nn
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.conv_counter import ConvCounter
+from neuromark.instrument.coverage import CoveragePlan, plan_coverage
+from neuromark.instrument.intercept import OpCounter
 from neuromark.instrument.layer_ops import RecurrentCounter, WeightCache
 from neuromark.instrument.linear_counter import CellCounter, LinearCounter
 from neuromark.instrument.membrane import NeuronCounter
@@ -51,10 +53,28 @@ class LayerActivity:
 
 @dataclass
 class Activity:
-    """What the probes saw during one batch, keyed by unique dotted layer names."""
+    """What the probes saw during one batch, keyed by unique dotted layer names (weights
+    counted by interception: by the weight's dotted name).
+
+    ``consumed`` names the parameters a counted operation used in this batch,
+    ``activation_products`` counts activation x activation multiplications (not synaptic),
+    ``coverage`` is the run's :class:`~neuromark.instrument.coverage.CoveragePlan` and
+    ``uses`` the uncounted uses of intercepted parameters (op names), for messages."""
 
     ops: dict[str, LayerOps] = field(default_factory=dict)
     neurons: dict[str, LayerActivity] = field(default_factory=dict)
+    consumed: set[str] = field(default_factory=set)
+    activation_products: float = 0.0
+    coverage: CoveragePlan | None = None
+    uses: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _connection_layers(adapter: Any) -> list[tuple[str, nn.Module]]:
+    """The adapter's connection layers, unknown weight layers left to interception."""
+    try:
+        return adapter.connection_layers(strict=False)
+    except TypeError:  # an adapter without the ``strict`` argument
+        return adapter.connection_layers()
 
 
 class Instrument:
@@ -82,6 +102,8 @@ class Instrument:
         self._arrays = LastArray()
         self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
+        self.plan: CoveragePlan | None = None
+        self.ops: OpCounter | None = None
 
     def __enter__(self) -> Instrument:
         self.attach()
@@ -94,8 +116,10 @@ class Instrument:
         """Wrap the layers the requested probes need."""
         try:
             if "synops" in self.probes:
-                for name, module in self.adapter.connection_layers():
+                layers = _connection_layers(self.adapter)
+                for name, module in layers:
                     self._wrap_connection(name, module)
+                self._plan(layers)
             if self.probes & {"activations", "membrane"}:
                 for layer in self.adapter.neuron_layers():
                     self._wrap_neuron(layer)
@@ -146,6 +170,47 @@ class Instrument:
                 f"cannot count synaptic operations of {type(module).__name__} {name!r}")
         self._wrappers.append(ForwardWrapper(module, make))
 
+    def _plan(self, layers: list[tuple[str, nn.Module]]) -> None:
+        """Sort the parameters (:func:`plan_coverage`); where some are intercepted, enter
+        an :class:`OpCounter` around their owners' forward and pause it inside the wrapped
+        connection layers below them."""
+        root = self.adapter.module
+        self.plan = plan = plan_coverage(root, layers, getattr(self.adapter, "exempt_params", ()))
+        if not plan.owners:
+            return
+        named = dict(root.named_parameters(remove_duplicate=False))
+        tracked = {n for n in plan.params if n not in plan.exempt
+                   and not any(n in names for names in plan.wrapped.values())}
+        ops = self.ops = OpCounter(plan.ids, {n: named[n] for n in plan.params}, tracked)
+        below = {id(m) for _, owner in plan.owners for m in owner.modules()}
+
+        def enter(forward: Forward) -> Forward:
+            def intercepted_forward(*args: Any, **kwargs: Any) -> Any:
+                if ops.active:
+                    return forward(*args, **kwargs)
+                ops.active = True
+                try:
+                    with ops:
+                        return forward(*args, **kwargs)
+                finally:
+                    ops.active = False
+            return intercepted_forward
+
+        def pause(forward: Forward) -> Forward:
+            def paused_forward(*args: Any, **kwargs: Any) -> Any:
+                ops.paused += 1
+                try:
+                    return forward(*args, **kwargs)
+                finally:
+                    ops.paused -= 1
+            return paused_forward
+
+        for _, module in layers:
+            if id(module) in below:
+                self._wrappers.append(ForwardWrapper(module, pause))
+        for _, owner in plan.owners:
+            self._wrappers.append(ForwardWrapper(owner, enter))
+
     def _wrap_neuron(self, layer: NeuronLayer) -> None:
         counter = self._neurons[layer.name] = NeuronCounter(
             layer.name, layer.membrane if "membrane" in self.probes else None,
@@ -157,9 +222,25 @@ class Instrument:
         """Sum what the probes recorded since the last call, and clear it."""
         activity = Activity()
         self._arrays.clear()
+        wrapped = self.plan.wrapped if self.plan is not None else {}
         for name, counter in self._matrices.items():
             acs, macs, dense = counter.take()
             activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)
+            if dense or getattr(counter, "empty_seen", False):
+                activity.consumed.update(wrapped.get(name, ()))
+        activity.coverage = self.plan
+        if self.ops is not None:
+            for name, (acs, macs, dense) in self.ops.take().items():
+                ops = activity.ops.setdefault(name, LayerOps())
+                ops.effective_acs += acs
+                ops.effective_macs += macs
+                ops.dense += dense
+            activity.consumed |= self.ops.consumed
+            activity.activation_products = self.ops.activation_products
+            activity.uses = self.ops.uses
+            self.ops.consumed = set()
+            self.ops.activation_products = 0.0
+            self.ops.refresh()
         for name, counter in self._neurons.items():
             nonzeros, total, updates = counter.take()
             activity.neurons[name] = LayerActivity(zeros=total - nonzeros, total=total,

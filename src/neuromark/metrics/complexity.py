@@ -5,9 +5,12 @@ All three read the activity recorded once per step by :mod:`neuromark.instrument
 
 from __future__ import annotations
 
+import warnings
 from collections import defaultdict
+from typing import Any
 
 from neuromark.metrics.base import Step, WorkloadMetric
+from neuromark.metrics.functional.coverage import coverage_message
 from neuromark.metrics.functional.sparsity import zero_fraction
 from neuromark.results import Score
 
@@ -46,7 +49,13 @@ class SynapticOperations(WorkloadMetric):
 
     Effective ops need a non-zero input and a non-zero weight; they are ACs when the layer
     input holds only -1, 0, 1, else MACs. Dense counts every input-weight multiplication.
-    Biases are not counted.
+    Biases are not counted. Activation x activation products (attention scores, ``A @ V``)
+    are not synaptic: they are reported in :meth:`details` as ``activation_products``.
+
+    Coverage: after the run every parameter must have been consumed by a counted operation
+    or be exempt (see :mod:`neuromark.instrument.coverage`); ``coverage="error"`` (the
+    default) fails naming each uncovered parameter, ``"warn"`` reports them in
+    :meth:`details` and warns.
     """
 
     name = "synaptic_operations"
@@ -54,23 +63,67 @@ class SynapticOperations(WorkloadMetric):
     higher_is_better = False
     requires = frozenset({"synops"})
 
+    def __init__(self, coverage: str = "error") -> None:
+        if coverage not in ("error", "warn"):
+            raise ValueError(f"coverage must be 'error' or 'warn', got {coverage!r}")
+        self.coverage = coverage
+        super().__init__()
+
     def reset(self) -> None:
         self.macs = self.acs = self.dense = 0.0
+        self.activation_products = 0.0
         self.samples = 0
+        self.consumed: set[str] = set()
+        self.plan: Any = None
+        self.uses: dict[str, list[str]] = {}
 
     def update(self, step: Step) -> None:
-        for ops in step.activity.ops.values():
+        activity = step.activity
+        for ops in activity.ops.values():
             self.macs += ops.effective_macs
             self.acs += ops.effective_acs
             self.dense += ops.dense
         self.samples += step.num_samples
+        self.consumed |= getattr(activity, "consumed", set())
+        self.activation_products += getattr(activity, "activation_products", 0.0)
+        self.plan = getattr(activity, "coverage", None) or self.plan
+        self.uses = getattr(activity, "uses", None) or self.uses
 
     def compute(self) -> Score:
         if self.samples == 0:
             raise ValueError("no samples seen")
+        uncovered = self._uncovered()
+        if uncovered and self.coverage == "error":
+            raise ValueError(coverage_message(uncovered, self.uses))
+        if uncovered:
+            warnings.warn(coverage_message(uncovered, self.uses), stacklevel=2)
         n = self.samples
         return Score({"Effective_MACs": self.macs / n, "Effective_ACs": self.acs / n,
                       "Dense": self.dense / n}, unit=self.unit, higher_is_better=False)
+
+    def _uncovered(self) -> list[Any]:
+        if self.plan is None:
+            return []
+        return [info for name, info in self.plan.params.items()
+                if name not in self.consumed and name not in self.plan.exempt]
+
+    def details(self) -> dict[str, Any]:
+        """Coverage (``counted`` and ``total`` parameter tensors and elements, the exempt
+        and uncovered names) and ``activation_products`` per sample."""
+        out: dict[str, Any] = {"activation_products": self.activation_products
+                               / max(self.samples, 1)}
+        plan = self.plan
+        if plan is not None:
+            counted = [i for n, i in plan.params.items() if n in self.consumed]
+            out["coverage"] = {
+                "mode": self.coverage,
+                "counted": {"tensors": len(counted), "elements": sum(i.numel for i in counted)},
+                "total": {"tensors": len(plan.params),
+                          "elements": sum(i.numel for i in plan.params.values())},
+                "exempt": dict(plan.exempt),
+                "uncovered": [i.name for i in self._uncovered()],
+            }
+        return out
 
 
 class MembraneUpdates(WorkloadMetric):

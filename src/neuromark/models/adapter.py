@@ -20,12 +20,18 @@ class ModelAdapter:
 
     Args:
         module: the network (an ``nn.Module``).
+        exempt_params: dotted names of parameters (or of modules, for all their
+            parameters) that apply no synaptic operations in this task, such as a head
+            the task replaces; they are exempt from the coverage check.
     """
 
-    def __init__(self, module: nn.Module) -> None:
+    def __init__(self, module: nn.Module, exempt_params: Sequence[str] = ()) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"{type(self).__name__} needs an nn.Module, got {type(module).__name__}")
+        if isinstance(exempt_params, str):
+            raise TypeError("exempt_params must be a list of dotted names, not a string")
         self.module = module
+        self.exempt_params = tuple(exempt_params)
         self.last_batch_size: int | None = None
         #: Called as ``listener(data, steps, time_dim)`` by adapters that feed a batch one
         #: time step at a time (``steps = data.unbind(time_dim)``), before the first step;
@@ -51,9 +57,10 @@ class ModelAdapter:
                     reset()
                     break
 
-    def connection_layers(self) -> list[tuple[str, nn.Module]]:
-        """Linear, Conv and recurrent layers (and cells) with unique dotted names."""
-        return find_connection_layers(self.module)
+    def connection_layers(self, strict: bool = True) -> list[tuple[str, nn.Module]]:
+        """Linear, Conv and recurrent layers (and cells) with unique dotted names; with
+        ``strict``, a module with other weights raises."""
+        return find_connection_layers(self.module, strict)
 
     def neuron_layers(self) -> list[NeuronLayer]:
         """Spiking neurons and activation modules with unique dotted names."""

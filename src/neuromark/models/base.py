@@ -83,8 +83,10 @@ def no_membrane(module: nn.Module) -> None:
     return None
 
 
-def find_connection_layers(root: nn.Module) -> list[tuple[str, nn.Module]]:
-    """All connection layers with unique dotted names; uncountable weight layers raise."""
+def find_connection_layers(root: nn.Module, strict: bool = True) -> list[tuple[str, nn.Module]]:
+    """All connection layers with unique dotted names. With ``strict``, other modules with
+    a ``weight*`` parameter raise; without, they are left out (the probes count their
+    operations by interception, :mod:`neuromark.instrument.intercept`)."""
     found = []
     for name, module in root.named_modules():
         if isinstance(module, CONNECTION_TYPES):
@@ -95,7 +97,7 @@ def find_connection_layers(root: nn.Module) -> list[tuple[str, nn.Module]]:
         if isinstance(module, NON_SYNAPTIC_TYPES + ACTIVATION_TYPES):
             continue
         own = [p for p, _ in module.named_parameters(recurse=False) if p.startswith("weight")]
-        if own:
+        if own and strict:
             raise UnsupportedLayerError(
                 f"module {name or '<root>'!r} ({type(module).__name__}) has weights "
                 f"{own} that neuromark cannot count; supported connection layers: Linear, "

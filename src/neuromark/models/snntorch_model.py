@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 from torch import Tensor, nn
 
@@ -20,8 +22,9 @@ class SNNTorchModel(ModelAdapter):
     Returns per batch the output spikes stacked over time, (B, T, *out_features).
     """
 
-    def __init__(self, module: nn.Module, time_dim: int = 1) -> None:
-        super().__init__(module)
+    def __init__(self, module: nn.Module, time_dim: int = 1,
+                 exempt_params: Sequence[str] = ()) -> None:
+        super().__init__(module, exempt_params)
         self.time_dim = time_dim
 
     def __call__(self, data: Tensor) -> Tensor:

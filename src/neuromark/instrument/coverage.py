@@ -1,0 +1,114 @@
+"""Which parameters the counters cover, found once per run before the first batch.
+
+Every parameter tensor of a model is, for the synaptic-operation count, one of:
+- **wrapped**: it belongs (at any depth, parametrisations included) to a connection layer
+  that a forward wrapper counts (Linear, Conv, RNN/LSTM/GRU and cells);
+- **exempt**: it applies no synapses (norm layers, ``Embedding``, ``PReLU``, spiking-neuron
+  time constants and thresholds, modules with ``neuromark_no_synapses = True``) or its
+  name is listed in ``exempt_params``;
+- **intercepted**: anything else. Operations on it are found by
+  :class:`~neuromark.instrument.intercept.OpCounter`, active only inside the modules that
+  own such parameters.
+
+A parameter is *consumed* when a counted operation used it during the run. After the run,
+every parameter that is neither consumed nor exempt is reported as uncovered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from torch import nn
+
+from neuromark.models.base import CONNECTION_TYPES, NON_SYNAPTIC_TYPES, is_spiking_neuron
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One parameter tensor: dotted name, owning module path and type, shape, elements."""
+
+    name: str
+    module: str
+    module_type: str
+    shape: tuple[int, ...]
+    numel: int
+
+
+@dataclass
+class CoveragePlan:
+    """The model's parameters sorted into wrapped, exempt and intercepted (see module doc).
+
+    Attributes:
+        params: every parameter tensor, by dotted name (shared tensors once, first name).
+        ids: ``id(parameter)`` -> dotted name.
+        exempt: dotted name -> why it is exempt.
+        wrapped: connection-layer name -> the dotted names of its parameters.
+        owners: modules (dotted name, module) that own intercepted parameters directly.
+    """
+
+    params: dict[str, ParamInfo] = field(default_factory=dict)
+    ids: dict[int, str] = field(default_factory=dict)
+    exempt: dict[str, str] = field(default_factory=dict)
+    wrapped: dict[str, list[str]] = field(default_factory=dict)
+    owners: list[tuple[str, nn.Module]] = field(default_factory=list)
+
+
+def _exempt_reason(module: nn.Module) -> str | None:
+    if getattr(module, "neuromark_no_synapses", False):
+        return "neuromark_no_synapses"
+    if is_spiking_neuron(module):
+        return "neuron parameter"
+    if isinstance(module, NON_SYNAPTIC_TYPES):
+        return f"non-synaptic {type(module).__name__}"
+    return None
+
+
+def _listed(name: str, exempt_params: Iterable[str]) -> bool:
+    """``name`` is listed, or lies under a listed module path."""
+    return any(name == e or name.startswith(e + ".") for e in exempt_params)
+
+
+def plan_coverage(root: nn.Module, connection_layers: list[tuple[str, nn.Module]],
+                  exempt_params: Iterable[str] = ()) -> CoveragePlan:
+    """Sort ``root``'s parameters; ``connection_layers`` are the wrapped layers (unique
+    dotted names, as the adapter reports them). Unknown ``exempt_params`` raise."""
+    exempt_params = list(exempt_params)
+    plan = CoveragePlan()
+    layer_of = {id(module): name for name, module in connection_layers}
+    modules = dict(root.named_modules(remove_duplicate=False))
+    names = set()
+    for name, param in root.named_parameters(remove_duplicate=False):
+        names.add(name)
+        if id(param) in plan.ids:
+            continue
+        path, _, _ = name.rpartition(".")
+        owner = modules[path]
+        plan.ids[id(param)] = name
+        plan.params[name] = ParamInfo(name, path or "<root>", type(owner).__name__,
+                                      tuple(param.shape), param.numel())
+        # the innermost enclosing connection layer or exempt module decides
+        parts = path.split(".") if path else []
+        reason = wrapped = None
+        for depth in range(len(parts), -1, -1):
+            module = modules[".".join(parts[:depth])]
+            if id(module) in layer_of and isinstance(module, CONNECTION_TYPES):
+                wrapped = layer_of[id(module)]
+                break
+            reason = _exempt_reason(module)
+            if reason:
+                break
+        if _listed(name, exempt_params):
+            plan.exempt[name] = "exempt_params"
+        elif wrapped is not None:
+            plan.wrapped.setdefault(wrapped, []).append(name)
+        elif reason is not None:
+            plan.exempt[name] = reason
+        elif not any(m is owner for _, m in plan.owners):
+            plan.owners.append((path or "<root>", owner))
+    unknown = [e for e in exempt_params
+               if not any(n == e or n.startswith(e + ".") for n in names)]
+    if unknown:
+        raise ValueError(f"exempt_params {unknown} name no parameter or module of the model; "
+                         f"parameters: {sorted(names)[:20]}")
+    return plan
