@@ -178,3 +178,70 @@ def test_footprint_does_not_depend_on_batch_size():
 def test_mean_error_is_none_for_one_sample():
     assert feed(ClassificationAccuracy(), [([1], [1])]).error is None
     assert math.isclose(feed(ClassificationAccuracy(), [([1, 0], [1, 1])]).error, 0.5)
+
+
+def _leaky_net(snn):
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 3), snn.Leaky(beta=0.9, init_hidden=True))
+
+
+def test_footprint_never_multiplies_by_the_batch_outside_the_runner():
+    snn = pytest.importorskip("snntorch")
+    from neuromark.models import SNNTorchModel, TorchModel
+
+    net = _leaky_net(snn)
+    fixed = 15 * 4 + (3 * 4 + 8)  # parameters, Leaky's scalar buffers
+    # never ran: snnTorch's fresh mem is empty -> not measured, never a batch figure
+    fresh = Footprint().compute(TorchModel(net))
+    assert fresh.raw["neuron_state"] is None and fresh.value == fixed
+    # example_input measures it: one sample of 3 neurons
+    measured = Footprint(example_input=torch.rand(5, 4)).compute(TorchModel(net))
+    assert measured.raw["neuron_state"] == 3 * 4 and measured.value == fixed + 3 * 4
+    # after a batch-256 run elsewhere: a new adapter and a bare module's adapter agree
+    Benchmark(SNNTorchModel(net), [(torch.rand(256, 2, 4), torch.zeros(256))],
+              metrics=[Footprint()], quiet=True).run()
+    assert net[1].mem.shape == (256, 3)
+    assert Footprint().compute(TorchModel(net)).value == fixed + 3 * 4
+    assert Footprint().compute(as_adapter(net)).value == fixed + 3 * 4
+
+
+def test_footprint_of_unbatched_input_counts_the_whole_state():
+    snn = pytest.importorskip("snntorch")
+    from neuromark.models import TorchModel
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(20, 20), snn.Leaky(beta=0.9, init_hidden=True))
+    adapter = TorchModel(net)
+    with torch.inference_mode():
+        adapter(torch.rand(20))  # one sample of shape (20,): state (20,)
+    assert adapter.last_batch_size == 1 and adapter.last_batched is False
+    assert Footprint().compute(adapter).raw["neuron_state"] == 20 * 4  # not 20 * 4 / 20
+
+
+class LSTMStep(nn.Module):
+    """neurobench's cell tests feed ``[x, (h, c)]``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = nn.LSTMCell(3, 2)
+
+    def forward(self, batch):
+        x, state = batch
+        return self.cell(x, state)[0]
+
+
+def test_torch_model_passes_any_batch_structure_through_and_counting_finds_the_tensors():
+    from neuromark.metrics import SynapticOperations
+    from neuromark.models import TorchModel
+
+    model = TorchModel(LSTMStep())
+    data = [torch.ones(4, 3), (torch.zeros(4, 2), torch.zeros(4, 2))]
+    res = Benchmark(model, [(data, torch.zeros(4))], metrics=[SynapticOperations()],
+                    quiet=True).run()
+    assert model.last_batch_size == 4
+    # W_ih (8 x 3) on all-ones input; W_hh (8 x 2) on zeros: dense only
+    assert res["synaptic_operations"]["Dense"] == 8 * 3 + 8 * 2
+    assert res["synaptic_operations"]["Effective_ACs"] == 8 * 3
+    structured = TorchModel(nn.Identity())
+    structured({"a": (torch.ones(7, 2),)})
+    assert structured.last_batch_size == 7

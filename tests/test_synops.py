@@ -171,3 +171,55 @@ def test_calls_are_counted_one_by_one_even_with_a_reused_input_buffer():
     x = torch.tensor([[[1.0, 0.0, 1.0], [0.5, 2.0, -1.0], [0.0, 0.0, 0.0]]])
     ops = run_synops(net, x)
     assert ops == {"Effective_ACs": 2 * 2.0, "Effective_MACs": 3 * 2.0, "Dense": 3 * 6.0}
+
+
+class CellStep(nn.Module):
+    """One cell step on ``[x, h]`` (an LSTM cell's h is ``(h, c)``), as neurobench's tests."""
+
+    def __init__(self, cell: nn.Module) -> None:
+        super().__init__()
+        self.cell = cell
+
+    def forward(self, batch):
+        x, h = batch
+        out = self.cell(x, h)
+        return out[0] if isinstance(out, tuple) else out
+
+
+@pytest.mark.parametrize("cell, gates, ours, neurobench", [
+    # input 25, hidden 5; x analog, h all ones (spikes); every weight non-zero
+    (nn.LSTMCell(25, 5), 4, (500, 100), 615),  # 4*5*25 + 4*5*5 + 3 gate products * 5
+    (nn.GRUCell(25, 5), 3, (375, 75), 465),  # 3*5*25 + 3*5*5 + 3 * 5
+    (nn.RNNCell(25, 5), 1, (125, 25), 150),  # 5*25 + 5*5, no gate products
+])
+def test_recurrent_cells_both_ways(cell, gates, ours, neurobench):
+    x = torch.rand(1, 25, generator=torch.Generator().manual_seed(0)) + 0.1
+    h = torch.ones(1, 5)
+    data = [x, (h, h) if isinstance(cell, nn.LSTMCell) else h]
+
+    def count(**options) -> dict:
+        res = Benchmark(TorchModel(CellStep(cell)), [(data, torch.zeros(1))],
+                        metrics=[SynapticOperations(**options)], quiet=True).run()
+        return dict(res)["synaptic_operations"]
+
+    # ours: per matrix (x analog -> MACs, h spikes -> ACs); no gate products
+    assert count() == {"Effective_MACs": ours[0], "Effective_ACs": ours[1],
+                       "Dense": gates * 5 * 25 + gates * 5 * 5}
+    # neurobench 2.3.0: gate products counted, MAC/AC for the whole cell from x alone
+    nb = count(recurrent_gates=True, cell_mac_rule="input")
+    assert nb["Effective_MACs"] == neurobench and nb["Effective_ACs"] == 0
+    with pytest.raises(ValueError, match="cell_mac_rule"):
+        SynapticOperations(cell_mac_rule="x")
+
+
+def test_connection_sparsity_recurrent_biases_option():
+    from neuromark.metrics import ConnectionSparsity
+
+    cell = nn.RNNCell(2, 2)
+    with torch.no_grad():
+        cell.weight_ih.zero_()
+        cell.bias_ih.fill_(1.0)
+        cell.bias_hh.fill_(1.0)
+    adapter = TorchModel(cell)
+    assert ConnectionSparsity().compute(adapter).value == 4 / 8
+    assert ConnectionSparsity(recurrent_biases=True).compute(adapter).value == 4 / 12

@@ -27,14 +27,19 @@ class CallTotals:
         else:
             self.macs += effective
 
-    def take(self) -> tuple[float, float, float]:
-        """(effective ACs, effective MACs, dense) since the last take; resets the totals.
-        NaN input seen in the meantime raises ``ValueError`` naming the layer."""
+    def flush(self) -> None:
+        """Record the torch path's pending counts now (one host sync)."""
         if self.pending:
             effective = torch.stack([e for e, _ in self.pending]).tolist()
             residuals = torch.stack([r.to(torch.float64) for _, r in self.pending]).tolist()
+            self.pending.clear()
             for e, r in zip(effective, residuals):
                 self.record(e, r)
+
+    def take(self) -> tuple[float, float, float]:
+        """(effective ACs, effective MACs, dense) since the last take; resets the totals.
+        NaN input seen in the meantime raises ``ValueError`` naming the layer."""
+        self.flush()
         totals = (float(self.acs), float(self.macs), float(self.dense))
         nan_seen = self.nan_seen
         self.reset()

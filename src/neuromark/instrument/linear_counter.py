@@ -114,13 +114,26 @@ class LinearCounter(CallTotals):
 class CellCounter:
     """An RNN/LSTM/GRU cell: W_ih applied to the input and W_hh to the hidden state entering
     the step (all zeros when none is passed: dense operations only), each counted like a
-    Linear layer; the totals are reported together under the cell's name."""
+    Linear layer; the totals are reported together under the cell's name.
+
+    Also kept, for neurobench's cell definition (``SynapticOperations(recurrent_gates=True,
+    cell_mac_rule="input")``): ``input_rule``, the (ACs, MACs) of both matrices with each
+    call classified by its input x alone, and ``gates``, the gate products per call (LSTM:
+    f*c, i*g, o*tanh(c); GRU: r*(W_hn h + b), (1 - z)*n, z*h; 3 x hidden per row; RNN: 0).
+    """
 
     def __init__(self, name: str, module: nn.Module, weights: WeightCache,
                  steps: StepIndex, arrays: LastArray | None = None) -> None:
         self.hidden_size = module.hidden_size
+        self.gate_products = 0 if isinstance(module, nn.RNNCell) else 3 * module.hidden_size
         self.input = LinearCounter(name, module, weights, steps, arrays, "weight_ih")
         self.hidden = LinearCounter(name, module, weights, steps, arrays, "weight_hh")
+        self.input_rule = [0.0, 0.0]
+        self.gates = 0.0
+
+    @property
+    def empty_seen(self) -> bool:
+        return self.input.empty_seen
 
     def add_call(self, args: tuple, kwargs: dict, output: object = None) -> None:
         """Record one call ``cell(input, hx)``; an LSTM cell's ``hx`` is ``(h, c)``."""
@@ -128,18 +141,27 @@ class CellCounter:
         hx = args[1] if len(args) > 1 else kwargs.get("hx")
         if isinstance(hx, tuple):
             hx = hx[0]
+        before = (self.input.acs, self.input.macs, self.hidden.acs, self.hidden.macs)
         self.input.add(x)
+        rows = x.numel() // x.shape[-1]
         if hx is None:
-            rows = x.numel() // x.shape[-1]
             self.hidden.dense += rows * self.hidden_size * self.hidden.out_features
         else:
             self.hidden.add(hx)
-
-    @property
-    def empty_seen(self) -> bool:
-        return self.input.empty_seen
+        self.input.flush()
+        self.hidden.flush()
+        x_acs, x_macs = self.input.acs - before[0], self.input.macs - before[1]
+        effective = x_acs + x_macs + self.hidden.acs - before[2] + self.hidden.macs - before[3]
+        self.input_rule[1 if x_macs else 0] += effective
+        self.gates += rows * self.gate_products
 
     def take(self) -> tuple[float, float, float]:
         """(effective ACs, effective MACs, dense) of both matrices since the last take."""
         first, second = self.input.take(), self.hidden.take()
         return tuple(a + b for a, b in zip(first, second))  # type: ignore[return-value]
+
+    def take_cell(self) -> tuple[tuple[float, float], float]:
+        """(input-rule ACs and MACs, gate products) since the last call."""
+        rule, gates = (self.input_rule[0], self.input_rule[1]), self.gates
+        self.input_rule, self.gates = [0.0, 0.0], 0.0
+        return rule, gates

@@ -40,6 +40,10 @@ class LayerOps:
     effective_acs: float = 0.0
     effective_macs: float = 0.0
     dense: float = 0.0
+    #: recurrent cells only: (ACs, MACs) with each call classified by its input alone,
+    #: and the gate products (see :class:`~neuromark.instrument.linear_counter.CellCounter`)
+    input_rule: tuple[float, float] | None = None
+    gates: float = 0.0
 
 
 @dataclass
@@ -224,8 +228,9 @@ class Instrument:
         self._arrays.clear()
         wrapped = self.plan.wrapped if self.plan is not None else {}
         for name, counter in self._matrices.items():
+            cell = counter.take_cell() if isinstance(counter, CellCounter) else (None, 0.0)
             acs, macs, dense = counter.take()
-            activity.ops[name] = LayerOps(effective_acs=acs, effective_macs=macs, dense=dense)
+            activity.ops[name] = LayerOps(acs, macs, dense, *cell)
             if dense or getattr(counter, "empty_seen", False):
                 activity.consumed.update(wrapped.get(name, ()))
         activity.coverage = self.plan

@@ -52,6 +52,12 @@ class SynapticOperations(WorkloadMetric):
     Biases are not counted. Activation x activation products (attention scores, ``A @ V``)
     are not synaptic: they are reported in :meth:`details` as ``activation_products``.
 
+    Recurrent cells: by default each matrix's ops are ACs or MACs by its own input (x for
+    W_ih, h for W_hh) and gate products are not synaptic. neurobench 2.3.0's definition:
+    ``recurrent_gates=True`` adds the gate products (LSTM f*c, i*g, o*tanh c; GRU
+    r*(W_hn h + b), (1 - z)*n, z*h: 3 x hidden per sample and step) as MACs and to Dense,
+    ``cell_mac_rule="input"`` classifies a cell call's ops from x alone.
+
     Coverage: after the run every parameter must have been consumed by a counted operation
     or be exempt (see :mod:`neuromark.instrument.coverage`); ``coverage="error"`` (the
     default) fails naming each uncovered parameter, ``"warn"`` reports them in
@@ -63,10 +69,15 @@ class SynapticOperations(WorkloadMetric):
     higher_is_better = False
     requires = frozenset({"synops"})
 
-    def __init__(self, coverage: str = "error") -> None:
+    def __init__(self, coverage: str = "error", recurrent_gates: bool = False,
+                 cell_mac_rule: str = "matrix") -> None:
         if coverage not in ("error", "warn"):
             raise ValueError(f"coverage must be 'error' or 'warn', got {coverage!r}")
+        if cell_mac_rule not in ("matrix", "input"):
+            raise ValueError(f"cell_mac_rule must be 'matrix' or 'input', got {cell_mac_rule!r}")
         self.coverage = coverage
+        self.recurrent_gates = recurrent_gates
+        self.cell_mac_rule = cell_mac_rule
         super().__init__()
 
     def reset(self) -> None:
@@ -80,9 +91,17 @@ class SynapticOperations(WorkloadMetric):
     def update(self, step: Step) -> None:
         activity = step.activity
         for ops in activity.ops.values():
-            self.macs += ops.effective_macs
-            self.acs += ops.effective_acs
+            rule = getattr(ops, "input_rule", None)
+            if rule is not None and self.cell_mac_rule == "input":
+                self.acs += rule[0]
+                self.macs += rule[1]
+            else:
+                self.macs += ops.effective_macs
+                self.acs += ops.effective_acs
             self.dense += ops.dense
+            if self.recurrent_gates and getattr(ops, "gates", 0.0):
+                self.macs += ops.gates  # analog gate values: multiply-accumulates
+                self.dense += ops.gates
         self.samples += step.num_samples
         self.consumed |= getattr(activity, "consumed", set())
         self.activation_products += getattr(activity, "activation_products", 0.0)

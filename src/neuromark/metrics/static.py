@@ -6,6 +6,7 @@ bare network: wrap one with ``neuromark.models.as_adapter(net)``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from neuromark.metrics.base import StaticMetric, check_adapter
@@ -16,34 +17,69 @@ from neuromark.results import Score
 class Footprint(StaticMetric):
     """Bytes of all parameters and buffers plus the neuron state needed for ONE sample.
 
-    State tensors (``mem``, ``syn``, ...) carry a batch dimension after a run; they are
-    counted per sample, so the figure does not depend on the batch size of the last run
-    (neurobench 2.3.0 counts the whole batch's state). Before any run, state tensors are
-    counted as they are (snnTorch keeps a scalar until the first step), so the runner
-    computes footprint after the workload.
+    Neuron state (``mem``, ``syn``, ...) is counted per sample and never multiplied by a
+    batch (neurobench 2.3.0 counts the whole batch's state):
+    - after a call through the adapter, its state tensors are divided by the batch size
+      the adapter recorded, along its ``batch_dim`` (an unbatched call: taken whole);
+    - a module that ran elsewhere (the adapter has not been called): a state of two or
+      more dimensions is divided by its size along the adapter's batch dimension;
+    - a module that never ran (an empty state, e.g. snnTorch's fresh ``mem``): the state
+      is "not measured" (``raw["neuron_state"]`` is None) unless ``example_input`` is
+      given, which is then run through the adapter (state reset first) to measure it.
+
+    Args:
+        example_input: a batch (or one unbatched sample) to measure neuron state on.
     """
 
     name = "footprint"
     higher_is_better = False
     unit = "bytes"
 
+    def __init__(self, example_input: Any = None) -> None:
+        self.example_input = example_input
+
     def compute(self, adapter: Any) -> Score:
         adapter = check_adapter(adapter, type(self).__name__)
+        if self.example_input is not None:
+            _run_example(adapter, self.example_input)
         state = adapter.state()
         state_ids = {id(t) for t in state.values()}
         params = sum(p.numel() * p.element_size() for p in adapter.module.parameters())
         buffers = sum(b.numel() * b.element_size() for b in adapter.module.buffers()
                       if id(b) not in state_ids)
-        batch = adapter.last_batch_size
-        neuron_state = 0
-        for tensor in state.values():
-            per_sample = tensor.numel()
-            if batch and tensor.dim() >= 1 and tensor.shape[0] == batch:
-                per_sample //= batch
-            neuron_state += per_sample * tensor.element_size()
-        return Score(params + buffers + neuron_state, unit=self.unit,
-                     higher_is_better=self.higher_is_better,
+        neuron_state = per_sample_state_bytes(state.values(), adapter)
+        total = params + buffers + (neuron_state or 0)
+        return Score(total, unit=self.unit, higher_is_better=self.higher_is_better,
                      raw={"parameters": params, "buffers": buffers, "neuron_state": neuron_state})
+
+
+def _run_example(adapter: Any, example: Any) -> None:
+    import torch
+
+    adapter.reset_state()
+    with torch.inference_mode():
+        adapter(example)
+
+
+def per_sample_state_bytes(tensors: Iterable[Any], adapter: Any) -> int | None:
+    """Bytes of neuron state for one sample (see :class:`Footprint`), or None when some
+    state tensor is empty (the module never ran)."""
+    tensors = list(tensors)
+    if any(t.numel() == 0 for t in tensors):
+        return None
+    batch = adapter.last_batch_size
+    batched = getattr(adapter, "last_batched", True)
+    dim = getattr(adapter, "batch_dim", 0)
+    total = 0
+    for tensor in tensors:
+        per_sample = tensor.numel()
+        if dim is not None and tensor.dim() > dim:
+            if batch is None and tensor.dim() >= 2:  # ran elsewhere: its own batch size
+                per_sample //= tensor.shape[dim]
+            elif batch and batched and tensor.shape[dim] == batch:
+                per_sample //= batch
+        total += per_sample * tensor.element_size()
+    return total
 
 
 class ParameterCount(StaticMetric):
@@ -59,12 +95,20 @@ class ParameterCount(StaticMetric):
 
 
 class ConnectionSparsity(StaticMetric):
-    """Zero weights / all weights over connection layers (biases excluded)."""
+    """Zero weights / all weights over connection layers (biases excluded).
+
+    Args:
+        recurrent_biases: also count the biases of recurrent layers and cells, as
+            neurobench 2.3.0 does.
+    """
 
     name = "connection_sparsity"
     higher_is_better = True
 
+    def __init__(self, recurrent_biases: bool = False) -> None:
+        self.recurrent_biases = recurrent_biases
+
     def compute(self, adapter: Any) -> Score:
         adapter = check_adapter(adapter, type(self).__name__)
-        zeros, total = weight_zero_counts(adapter.connection_layers())
+        zeros, total = weight_zero_counts(adapter.connection_layers(), self.recurrent_biases)
         return Score(zero_fraction(zeros, total), higher_is_better=self.higher_is_better)

@@ -15,6 +15,19 @@ from neuromark.models.base import (
 )
 
 
+def find_tensor(data: Any) -> Tensor | None:
+    """The first tensor of ``data``, depth-first through tuples, lists and dict values."""
+    if isinstance(data, Tensor):
+        return data
+    items = data.values() if isinstance(data, dict) else data \
+        if isinstance(data, (tuple, list)) else ()
+    for item in items:
+        found = find_tensor(item)
+        if found is not None:
+            return found
+    return None
+
+
 class ModelAdapter:
     """Wraps a network for the harness. Subclasses change how a batch is fed in.
 
@@ -25,23 +38,40 @@ class ModelAdapter:
             the task replaces; they are exempt from the coverage check.
     """
 
-    def __init__(self, module: nn.Module, exempt_params: Sequence[str] = ()) -> None:
+    def __init__(self, module: nn.Module, exempt_params: Sequence[str] = (),
+                 batch_dim: int | None = 0) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"{type(self).__name__} needs an nn.Module, got {type(module).__name__}")
         if isinstance(exempt_params, str):
             raise TypeError("exempt_params must be a list of dotted names, not a string")
         self.module = module
         self.exempt_params = tuple(exempt_params)
+        #: the batch dimension of inputs and neuron state; None: inputs are single samples
+        self.batch_dim = batch_dim
+        #: samples in the last call (1 for an unbatched input), None before any call
         self.last_batch_size: int | None = None
+        #: whether the last call's input (and so the neuron state) had a batch dimension
+        self.last_batched: bool | None = None
         #: Called as ``listener(data, steps, time_dim)`` by adapters that feed a batch one
         #: time step at a time (``steps = data.unbind(time_dim)``), before the first step;
         #: probes use it to read step inputs straight from the batch.
         self.step_listeners: list[Callable[[Tensor, Sequence[Tensor], int], None]] = []
 
-    def __call__(self, data: Tensor) -> Any:
-        """Run the network on one batch; returns its output."""
-        self.last_batch_size = int(data.shape[0])
+    def __call__(self, data: Any) -> Any:
+        """Run the network on one batch (a tensor, or any structure of tensors such as
+        ``[x, (h, c)]``, passed through as it is); returns its output."""
+        self.record_batch(data)
         return self.module(data)
+
+    def record_batch(self, data: Any) -> None:
+        """Record the batch size of ``data``: the size along :attr:`batch_dim` of its first
+        tensor (depth-first through tuples, lists and dicts). A tensor of one dimension,
+        or ``batch_dim=None``, is one unbatched sample."""
+        first = find_tensor(data)
+        if first is None or self.batch_dim is None or first.dim() < 2:
+            self.last_batch_size, self.last_batched = 1, False
+        else:
+            self.last_batch_size, self.last_batched = int(first.shape[self.batch_dim]), True
 
     def reset_state(self) -> None:
         """Reset all neuron state (called by the runner before every batch).

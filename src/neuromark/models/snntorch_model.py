@@ -18,6 +18,7 @@ class SNNTorchModel(ModelAdapter):
         module: a network mapping one timestep (B, *features) to spikes, or to a tuple whose
             first element is the spikes (e.g. ``(spk, mem)``).
         time_dim: the time dimension of the batch; data is (B, T, *features) by default.
+        exempt_params: see :class:`~neuromark.models.adapter.ModelAdapter`.
 
     Returns per batch the output spikes stacked over time, (B, T, *out_features).
     """
@@ -28,7 +29,7 @@ class SNNTorchModel(ModelAdapter):
         self.time_dim = time_dim
 
     def __call__(self, data: Tensor) -> Tensor:
-        self.last_batch_size = int(data.shape[0])
+        self.last_batch_size, self.last_batched = int(data.shape[0]), True
         inputs = data.unbind(self.time_dim)
         for listener in self.step_listeners:
             listener(data, inputs, self.time_dim)

@@ -6,7 +6,8 @@ from neuromark.models.adapter import ModelAdapter
 
 
 class TorchModel(ModelAdapter):
-    """A plain PyTorch network called once per batch: ``output = module(data)``.
+    """A plain PyTorch network called once per batch: ``output = module(data)``, with
+    ``data`` passed through as it is (a tensor, a tuple, a list or a dict of tensors).
 
     Custom neuron layers are found when they set ``neuromark_neuron = True`` and keep their
     membrane potential in a ``mem`` tensor attribute; ``reset_state()`` is called on every
