@@ -231,15 +231,20 @@ def test_neuromark_run_twice_resumes(bks_file, tmp_path, monkeypatch):
     assert (tmp_path / "results" / "qubo-sweep" / "sweep" / "entries.jsonl").is_file()
 
 
-def test_qubo_run_adopts_entries_of_the_old_layout(bks_file, tmp_path, capsys):
+def test_qubo_run_refuses_a_folder_of_the_old_layout(bks_file, tmp_path, capsys):
+    # a folder without a run manifest (the layout before the one run path) is not
+    # rewritten: refused with a clear message, files untouched, until --overwrite
     cfg = tmp_path / "c.yaml"
     cfg.write_text(_yaml(bks_file).replace("  - name: neuromark-sa\n", ""))
     TASK.run(parse_yaml(cfg.read_text()), tmp_path / "o", quiet=True)  # entries in o/
     assert Greedy.calls == 12
-    assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
-    assert Greedy.calls == 12 and "moved" in capsys.readouterr().out
+    before = (tmp_path / "o" / "entries.jsonl").read_bytes()
+    assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 1
+    assert "--overwrite" in capsys.readouterr().err and Greedy.calls == 12
+    assert (tmp_path / "o" / "entries.jsonl").read_bytes() == before
+    assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet",
+                 "--overwrite"]) == 0
     assert (tmp_path / "o" / "c" / "entries.jsonl").is_file()
-    assert not (tmp_path / "o" / "entries.jsonl").exists()
 
 
 def test_identity_from_the_benchmark_section(bks_file, tmp_path):

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from neuromark.errors import ConfigError
-from neuromark.results import BenchmarkInfo
+from neuromark.results import BenchmarkInfo, id_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -139,14 +139,37 @@ def validate(model: type[M], data: Any, config: ConfigFile | None = None,
         raise ConfigError("invalid config:\n  " + "\n  ".join(messages)) from None
 
 
+#: A config path starting with this prefix lies in the cache folder (:func:`cache_dir`).
+CACHE_PREFIX = "cache:"
+
+
+def cache_dir() -> Path:
+    """neuromark's cache folder (trained checkpoints): ``$NEUROMARK_CACHE_DIR`` (set by
+    ``--cache-dir``), else ``$XDG_CACHE_HOME/neuromark``, else ``~/.cache/neuromark``."""
+    import os
+
+    own = os.environ.get("NEUROMARK_CACHE_DIR")
+    if own:
+        return Path(own).expanduser().absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return (base / "neuromark").absolute()
+
+
 def resolve_path(value: str | Path, config: ConfigFile | None) -> Path:
-    """Resolve a path in a config: relative to the config file's folder when it exists there,
-    else relative to the working directory."""
-    candidate = Path(value)
+    """Resolve a path in a config to an absolute path: a relative path lies in the config
+    file's folder (never the working directory; no fallback), ``cache:REL`` in
+    :func:`cache_dir`; a config without a file resolves from the working directory."""
+    text = str(value)
+    if text.startswith(CACHE_PREFIX):
+        rel = Path(text[len(CACHE_PREFIX):])
+        if rel.is_absolute() or ".." in rel.parts:
+            raise ConfigError(f"{value}: a cache: path must stay inside the cache folder")
+        return cache_dir() / rel
+    candidate = Path(text).expanduser()
     if candidate.is_absolute() or config is None or config.path is None:
-        return candidate
-    beside = config.path.parent / candidate
-    return beside if beside.exists() else candidate
+        return candidate.absolute()
+    return (config.path.parent / candidate).absolute()
 
 
 class BenchmarkSettings(StrictModel):
@@ -157,6 +180,14 @@ class BenchmarkSettings(StrictModel):
     version: str = "1.0"
     parent: str | None = None
     citation: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_a_name(cls, value: str) -> str:
+        problem = id_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     def info(self, citation: str = "", id: str | None = None) -> Any:
         """The results identity; ``citation`` is the task's default when none is configured,

@@ -19,10 +19,12 @@ Results file schema (``schema_version`` "1.0"), one JSON object:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
 import platform
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -41,6 +43,38 @@ TRACKED_PACKAGES = (
     "neuromark", "torch", "numpy", "scipy", "snntorch", "tonic", "h5py", "jitcdde",
     "mlcommons-loadgen", "dimod", "dwave-samplers", "networkx", "numba", "librosa",
 )
+
+
+#: Benchmark ids (and every name derived from one) are file names: letters, digits, ``._-``.
+ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def id_problem(name: object) -> str | None:
+    """Why ``name`` is not a valid benchmark id (a file name, never a path), or None."""
+    if not isinstance(name, str) or not ID_PATTERN.fullmatch(name):
+        return (f"{name!r} is not a valid id: use letters, digits, '.', '_' and '-' only "
+                f"(an id names a file in the output folder; it is never a path)")
+    if set(name) == {"."}:
+        return f"{name!r} is not a valid id: it must not be only dots"
+    return None
+
+
+def path_in(folder: str | os.PathLike[str], name: str) -> Path:
+    """``folder/name`` for a valid id-like ``name``, refusing anything that would resolve
+    outside ``folder`` (:class:`~neuromark.errors.DataError`)."""
+    problem = id_problem(name.removesuffix(".json")) if isinstance(name, str) else id_problem(name)
+    base = Path(folder).resolve()
+    target = (base / name).resolve()
+    if problem or target.parent != base:
+        raise DataError(f"refusing to write {name!r} outside the output folder {folder}"
+                        + (f": {problem}" if problem else ""))
+    return Path(folder) / name
+
+
+def config_digest(data: Any) -> str:
+    """sha256 of ``data`` as canonical JSON (sorted keys): the identity of a resolved config."""
+    text = json.dumps(to_jsonable(data), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass

@@ -8,19 +8,34 @@ a ``suite`` key listing benchmark configs (paths relative to the suite file)::
     entries:
       - ../mackey_glass/esn.yaml
       - ../mackey_glass/lstm.yaml
+
+An output folder is claimed before any work (:func:`claim_folder`): it must be a writable
+folder, one run holds its exclusive lock (``.neuromark.lock``, with the holder's pid), and
+its manifest (``.neuromark-run``, JSON) records the digest of the resolved configs. A rerun
+with the same configs resumes; other configs into a non-empty folder are refused (naming
+the differing keys) unless ``overwrite``. Every results file is written under the folder,
+named by its id (never a path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
-from neuromark.errors import ConfigError
+from neuromark.errors import ConfigError, DataError
 from neuromark.registry import tasks
-from neuromark.results import Results
+from neuromark.results import Results, config_digest, path_in, to_jsonable, write_json_atomic
+
+#: The folder's lock and manifest (hidden: they are not results).
+LOCK_NAME = ".neuromark.lock"
+MANIFEST_NAME = ".neuromark-run"
+MANIFEST_FORMAT = 1
 
 
 class Task(Protocol):
@@ -53,19 +68,25 @@ def default_suite_path() -> Path:
     return local if local.is_file() else project_root() / "configs/suite/default.yaml"
 
 
-def expand(paths: Sequence[str | Path]) -> list[ConfigFile]:
-    """Load configs, expanding suites into their entries (in order)."""
+def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = ()) -> list[ConfigFile]:
+    """Load configs, expanding suites into their entries (in order); a suite that includes
+    itself, directly or through another suite, raises :class:`ConfigError` naming the cycle."""
     out: list[ConfigFile] = []
     for path in paths:
         config = load_config(path)
         if "suite" in config.data:
             suite = validate(SuiteConfig, config.data, config)
+            here = Path(path).resolve()
             for i, entry in enumerate(suite.entries):
                 entry_path = Path(path).parent / entry
                 if not entry_path.is_file():
                     raise ConfigError(f"{config.where(('entries', i))}: entries[{i}]: "
                                       f"no such config {entry_path}")
-                out.extend(expand([entry_path]))
+                if entry_path.resolve() in (*_within, here):
+                    cycle = " -> ".join(str(p) for p in (*_within, here, entry_path.resolve()))
+                    raise ConfigError(f"{config.where(('entries', i))}: entries[{i}]: suite "
+                                      f"includes itself ({cycle})")
+                out.extend(expand([entry_path], (*_within, here)))
         else:
             out.append(config)
     return out
@@ -103,20 +124,154 @@ def timestamped_dir(base: str | Path = "results") -> Path:
     return out
 
 
-def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = False
-                ) -> list[tuple[Path, Results]]:
-    """Validate all configs first, then run them; each result is saved under ``out_dir``."""
-    configs = validate_configs(paths)
-    written: list[tuple[Path, Results]] = []
+def resolved_configs(configs: Sequence[ConfigFile]) -> dict[str, Any]:
+    """What a run folder's digest covers: each config's data by task folder (config stem)."""
+    out: dict[str, Any] = {}
     for config in configs:
-        task = task_of(config)
-        stem = config.path.stem if config.path else task.name
-        for results in task.run(config, out_dir / stem, quiet=quiet):
-            target = out_dir / f"{results.benchmark.id}.json"
-            if any(where == target for where, _ in written):
-                raise ConfigError(f"{config.path or task.name}: benchmark id "
-                                  f"{results.benchmark.id!r} is produced twice; its results "
-                                  f"would overwrite {target}. Give each benchmark its own id")
-            results.save(target)
-            written.append((target, results))
+        stem = config.path.stem if config.path else str(config.data.get("task"))
+        key, n = stem, 1
+        while key in out:
+            n += 1
+            key = f"{stem}#{n}"
+        out[key] = to_jsonable(config.data)
+    return out
+
+
+def differing_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted key paths where ``old`` and ``new`` differ (added, removed or changed)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys: list[str] = []
+        for k in sorted(set(old) | set(new), key=str):
+            where = f"{prefix}.{k}" if prefix else str(k)
+            if k not in old or k not in new:
+                keys.append(where)
+            else:
+                keys += differing_keys(old[k], new[k], where)
+        return keys
+    return [] if old == new else [prefix or "<root>"]
+
+
+def _lock(out_dir: Path) -> Any:
+    """Open and exclusively lock ``out_dir/.neuromark.lock`` (non-blocking); the pid is
+    written into it. A held lock raises :class:`ConfigError` naming the holder's pid."""
+    import fcntl
+
+    path = out_dir / LOCK_NAME
+    try:
+        handle = open(path, "a+")  # noqa: SIM115 - held for the whole run
+    except OSError as exc:
+        raise ConfigError(f"--out {out_dir}: cannot write there ({exc.strerror}); choose a "
+                          f"writable folder") from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise ConfigError(f"--out {out_dir}: another neuromark run (pid {holder}) is writing "
+                          f"to this folder; wait for it or choose another --out") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def _read_manifest(out_dir: Path) -> dict[str, Any] | None:
+    path = out_dir / MANIFEST_NAME
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: unreadable run manifest ({exc}); move it away or pass "
+                          f"--overwrite") from None
+    if not isinstance(data, dict) or not isinstance(data.get("digest"), str):
+        raise ConfigError(f"{path}: not a neuromark run manifest; move it away or pass "
+                          f"--overwrite")
+    return data
+
+
+def check_folder(out_dir: Path, resolved: dict[str, Any], *, overwrite: bool = False) -> str:
+    """Decide whether a run of ``resolved`` configs may write into ``out_dir`` (already
+    locked): ``"new"``, ``"resume"`` (same digest) or ``"overwrite"``; raises
+    :class:`ConfigError` naming the differing keys when it may not."""
+    digest = config_digest(resolved)
+    manifest = _read_manifest(out_dir) if not overwrite else None
+    if manifest is not None:
+        if manifest["digest"] == digest:
+            return "resume"
+        keys = differing_keys(manifest.get("configs", {}), resolved) or ["<config digest>"]
+        shown = ", ".join(keys[:12]) + (f" (+{len(keys) - 12} more)" if len(keys) > 12 else "")
+        raise ConfigError(f"--out {out_dir}: holds results of other configs (differing keys: "
+                          f"{shown}); rerun the same configs to resume, choose another "
+                          f"--out, or pass --overwrite to replace them")
+    others = sorted(p.name for p in out_dir.iterdir() if p.name not in (LOCK_NAME, MANIFEST_NAME))
+    if others and not overwrite:
+        raise ConfigError(f"--out {out_dir}: not empty and not a neuromark results folder of "
+                          f"these configs (holds {', '.join(others[:5])}); choose an empty "
+                          f"folder or pass --overwrite")
+    return "overwrite" if others or (out_dir / MANIFEST_NAME).exists() else "new"
+
+
+@contextlib.contextmanager
+def claim_folder(out_dir: Path, configs: Sequence[ConfigFile], *, overwrite: bool = False
+                 ) -> Iterator[str]:
+    """Check, lock and record ``out_dir`` for a run of ``configs`` before any work; yields
+    the mode (:func:`check_folder`). The lock is released when the block ends."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out {out_dir}: exists and is not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {out_dir}: cannot create it ({exc.strerror})") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {out_dir}: the folder is not writable")
+    handle = _lock(out_dir)
+    try:
+        resolved = resolved_configs(configs)
+        mode = check_folder(out_dir, resolved, overwrite=overwrite)
+        try:
+            write_json_atomic(out_dir / MANIFEST_NAME, {
+                "format": MANIFEST_FORMAT, "digest": config_digest(resolved),
+                "configs": resolved,
+                "config_files": [str(c.path.absolute()) if c.path else None for c in configs]})
+        except OSError as exc:
+            raise ConfigError(f"--out {out_dir}: cannot write there ({exc.strerror})") from None
+        if mode != "new":
+            print(f"{out_dir}: {'resuming' if mode == 'resume' else 'overwriting'} "
+                  f"(config digest recorded in {MANIFEST_NAME})")
+        yield mode
+    finally:
+        handle.close()
+
+
+def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = False,
+                overwrite: bool = False,
+                finish: Callable[[list[tuple[Path, Results]]], Any] | None = None,
+                ) -> list[tuple[Path, Results]]:
+    """Validate all configs first, claim ``out_dir`` (:func:`claim_folder`), then run them;
+    each result is saved under ``out_dir`` as ``<id>.json``. ``finish`` (e.g. the report)
+    runs on the written results while the folder is still locked."""
+    configs = validate_configs(paths)
+    with claim_folder(out_dir, configs, overwrite=overwrite):
+        written: list[tuple[Path, Results]] = []
+        for config in configs:
+            task = task_of(config)
+            stem = config.path.stem if config.path else task.name
+            if stem.strip(".") == "":
+                stem = task.name
+            for results in task.run(config, out_dir / stem, quiet=quiet):
+                try:
+                    target = path_in(out_dir, f"{results.benchmark.id}.json")
+                except DataError as exc:
+                    raise ConfigError(f"{config.path or task.name}: {exc}") from None
+                if any(where == target for where, _ in written):
+                    raise ConfigError(f"{config.path or task.name}: benchmark id "
+                                      f"{results.benchmark.id!r} is produced twice; its results "
+                                      f"would overwrite {target}. Give each benchmark its own id")
+                results.save(target)
+                written.append((target, results))
+        if finish is not None:
+            finish(written)
     return written

@@ -7,13 +7,17 @@ it with the recipe of :mod:`neuromark.baselines.shd_train` on a spike-file train
 (:class:`~neuromark.data.binned.BinnedSpikes`). Checkpoints are plain dicts of tensors and
 numbers (``kind``, ``config``, ``state_dict``, ``meta``), loaded with
 ``torch.load(weights_only=True)``; a checkpoint is reused while its recipe hash (data set,
-model, training settings, training file bytes) matches.
+model, training settings, training file bytes) matches. Replacement rule (printed when it
+applies): a file is replaced only when it carries neuromark's header (``format``), by
+``neuromark train`` or by a run with ``train_if_missing: true`` whose recipe differs; a file
+neuromark did not write is never replaced.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,20 +159,84 @@ def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
     return path
 
 
+#: Keys of a checkpoint dict (``meta`` optional).
+CHECKPOINT_KEYS = ("format", "kind", "config", "state_dict", "meta")
+#: Model kinds a checkpoint may hold (:func:`build_model`).
+CHECKPOINT_KINDS = ("snn", "lstm", "svm")
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The raw checkpoint dict at ``path`` (``weights_only`` loading), or
+    :class:`DataError` with the real reason: missing, not loadable, not a neuromark
+    checkpoint (no ``format`` header), or a malformed dict (kind, keys, config)."""
+    try:
+        payload = read_weights(path, missing_hint="; run `neuromark train CONFIG` first")
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - torch raises many types for foreign bytes
+        raise DataError(f"{path}: not a loadable checkpoint: {type(exc).__name__}: {exc}") from None
+    if not is_neuromark_checkpoint(payload):
+        got = sorted(map(str, payload))[:6] if isinstance(payload, dict) else type(payload).__name__
+        raise DataError(f"{path}: not a neuromark classification checkpoint (no 'format': "
+                        f"{CHECKPOINT_FORMAT} header; got {got})")
+    unknown = sorted(str(k) for k in payload if k not in CHECKPOINT_KEYS)
+    missing = [k for k in CHECKPOINT_KEYS[:4] if k not in payload]
+    if unknown or missing:
+        raise DataError(f"{path}: malformed checkpoint: "
+                        + "; ".join(([f"missing key(s) {missing}"] if missing else [])
+                                    + ([f"unknown key(s) {unknown}"] if unknown else [])))
+    if payload["kind"] not in CHECKPOINT_KINDS:
+        raise DataError(f"{path}: malformed checkpoint: unknown kind {payload['kind']!r} "
+                        f"(one of {', '.join(CHECKPOINT_KINDS)})")
+    for key, kind in (("config", dict), ("state_dict", dict), ("meta", dict)):
+        if key in payload and not isinstance(payload[key], kind):
+            raise DataError(f"{path}: malformed checkpoint: '{key}' must be a mapping, got "
+                            f"{type(payload[key]).__name__}")
+    return payload
+
+
+def is_neuromark_checkpoint(payload: Any) -> bool:
+    """True when a loaded payload carries neuromark's checkpoint header (``format``)."""
+    return isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT
+
+
 def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
     """(model in eval mode, meta with the model ``kind``) from a checkpoint, loaded with
-    ``weights_only=True``."""
-    payload = read_weights(path, missing_hint="; run `neuromark train CONFIG` first")
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise DataError(f"{path}: not a neuromark classification checkpoint (format "
-                        f"{CHECKPOINT_FORMAT} expected)")
-    model = build_model(payload["kind"], payload["config"])
+    ``weights_only=True``; every failure is a :class:`DataError` giving its real reason."""
+    payload = read_checkpoint(path)
+    try:
+        model = build_model(payload["kind"], payload["config"])
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{path}: malformed checkpoint: its {payload['kind']} config does not "
+                        f"build a model: {exc}") from None
     try:
         model.load_state_dict(payload["state_dict"])
-    except RuntimeError as exc:
+    except (RuntimeError, TypeError, KeyError, AttributeError) as exc:
         raise DataError(f"{path}: weights do not fit the model: {exc}") from exc
     model.eval()
     return model, {**payload.get("meta", {}), "kind": payload["kind"]}
+
+
+def checkpoint_owner(path: Path) -> str | None:
+    """None when the file at ``path`` is a neuromark checkpoint (its header is ours), else
+    the reason it is not: neuromark never overwrites such a file."""
+    try:
+        payload = read_weights(path)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is foreign
+        return str(exc)
+    if is_neuromark_checkpoint(payload):
+        return None
+    return f"no 'format': {CHECKPOINT_FORMAT} header ({type(payload).__name__})"
+
+
+def _recipe_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new), key=str):
+            where = f"{prefix}.{k}" if prefix else str(k)
+            out += [where] if k not in old or k not in new else _recipe_keys(old[k], new[k], where)
+        return out
+    return [] if old == new else [prefix or "recipe"]
 
 
 def recipe_hash(recipe: dict[str, Any], train_file: Path) -> str:
@@ -209,22 +277,42 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
             training file's bytes).
     """
     digest = recipe_hash(recipe, data["train"].path)
-    if target.is_file() and not retrain:
+    if target.exists() and not target.is_file():
+        raise DataError(f"{target}: checkpoint path is not a file (a folder?)")
+    if target.is_file():
+        foreign = checkpoint_owner(target)
+        if foreign is not None:
+            raise DataError(f"{target}: not a neuromark checkpoint ({foreign}); neuromark never "
+                            "overwrites a file it did not write: move it away or set "
+                            "model.checkpoint to another path")
         try:
             model, meta = load_checkpoint(target)
-        except DataError:
-            model, meta = None, {}
-        if meta.get("recipe_hash") == digest:
+            problem = ""
+        except DataError as exc:
+            model, meta, problem = None, {}, str(exc)
+        if not retrain and not problem and meta.get("recipe_hash") == digest:
             return PreparedCheckpoint(target, False, model, meta)
-        if not train_if_missing:
-            raise DataError(f"{target}: checkpoint was made from a different recipe or data; "
-                            "run `neuromark train CONFIG`")
-    elif not target.is_file() and not train_if_missing and not retrain:
+        keys = _recipe_keys(meta.get("recipe"), recipe) if meta.get("recipe") else []
+        why = ("`neuromark train` retrains it" if retrain else
+               f"it does not load ({problem})" if problem else
+               "its recipe differs" + (f" ({', '.join(keys)})" if keys else
+                                       " (the training file or recipe changed)"))
+        if not retrain and not train_if_missing:
+            raise DataError(f"{target}: " + (f"checkpoint does not load: {problem}" if problem else
+                                             "checkpoint was made from a different recipe or "
+                                             "data" + (f" ({', '.join(keys)})" if keys else ""))
+                            + "; run `neuromark train CONFIG`")
+        print(f"replacing neuromark checkpoint {target}: {why} (rule: a neuromark checkpoint "
+              "is replaced by `neuromark train`, or by a run with train_if_missing: true when "
+              "its recipe differs; files neuromark did not write are never replaced)",
+              file=sys.stderr)
+    elif not train_if_missing and not retrain:
         raise DataError(f"{target}: no such checkpoint and train_if_missing is false; "
                         "run `neuromark train CONFIG`")
     classes = max(data["train"].num_classes, data["test"].num_classes)
     model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label)
-    meta = {"recipe_hash": digest, "classes": classes, "keys": list(data["train"].samples.keys),
+    meta = {"recipe_hash": digest, "recipe": recipe, "classes": classes,
+            "keys": list(data["train"].samples.keys),
             "train_file": str(data["train"].path), **info}
     save_checkpoint(target, model, meta)
     model, meta = load_checkpoint(target)

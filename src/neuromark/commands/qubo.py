@@ -6,7 +6,9 @@
   ``DIR/<config stem>/``);
 - ``neuromark qubo bks [--sizes ...] [--densities ...] [--seeds ...] [--budget S]``:
   recompute best-known solutions (exact below ``--exact-max`` nodes, long runs above),
-  replacing a row only by a better cost;
+  replacing a row only by a better cost, in ``--table`` (default: a copy of the shipped
+  table in the cache folder, ``<cache>/qubo/bks.csv``; the installed package is never
+  written; point a config's ``bks:`` at the table to use it);
 - ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's).
 """
 
@@ -15,7 +17,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.run import run_and_report
+from neuromark.commands.run import (
+    add_cache_flag,
+    add_output_flags,
+    apply_cache_flag,
+    run_and_report,
+)
+from neuromark.config import cache_dir
 from neuromark.errors import ConfigError
 from neuromark.suite import project_root
 
@@ -31,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--out", type=Path, default=None,
                      help="output folder; rerun with the same folder to resume "
                           "(default: results/qubo-<config stem>)")
+    add_output_flags(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 
@@ -44,7 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="largest size solved exactly (default 100)")
     bks.add_argument("--solver-seed", type=int, default=0)
     bks.add_argument("--table", type=Path, default=None,
-                     help="BKS CSV to update (default: the shipped table)")
+                     help="BKS CSV to update (default: <cache dir>/qubo/bks.csv, started "
+                          "from the shipped table; the package is never written)")
+    add_cache_flag(bks)
     bks.set_defaults(func=_bks)
 
     cmp_ = sub.add_parser("compare", help="compare our BKS table with another one")
@@ -60,18 +71,9 @@ def _run(args: argparse.Namespace) -> int:
     is fixed per config so that a plain rerun resumes."""
 
     out = args.out or Path("results") / f"qubo-{args.config.stem}"
-    _adopt_old_layout(out, args.config.stem)
-    return run_and_report([args.config], out, quiet=args.quiet, only_task="qubo")
-
-
-def _adopt_old_layout(out: Path, stem: str) -> None:
-    """Sweeps started before the one run path kept ``entries.jsonl`` in ``out`` itself; it
-    now lives in ``out/<config stem>/``. Move it there so that the rerun resumes."""
-    old, new = out / "entries.jsonl", out / stem / "entries.jsonl"
-    if old.is_file() and not new.exists():
-        new.parent.mkdir(parents=True, exist_ok=True)
-        old.replace(new)
-        print(f"moved {old} to {new} (the sweep's folder); resuming from it")
+    apply_cache_flag(args)
+    return run_and_report([args.config], out, quiet=args.quiet, only_task="qubo",
+                          overwrite=args.overwrite)
 
 
 def _bks(args: argparse.Namespace) -> int:
@@ -82,8 +84,13 @@ def _bks(args: argparse.Namespace) -> int:
     check_timeout(args.budget, "--budget")
     if any(n < 1 for n in args.sizes) or any(not 0 < d <= 1 for d in args.densities):
         raise ConfigError("--sizes must be >= 1 and --densities in (0, 1]")
-    path = args.table or BKS_PATH
-    table = load_bks(path) if path.is_file() else BKSTable(path=path)
+    apply_cache_flag(args)
+    path = args.table or user_bks_path()
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"--table {path}: is not a file")
+    table = load_bks(path if path.is_file() else BKS_PATH)
+    table = BKSTable(list(table.rows.values()), path=path)
+    print(f"BKS table: {path}" + ("" if path.is_file() else f" (new, from {BKS_PATH})"))
     workloads = [(n, d, s) for n in args.sizes for d in args.densities for s in args.seeds]
 
     def report(row, kept):  # noqa: ANN001
@@ -96,6 +103,11 @@ def _bks(args: argparse.Namespace) -> int:
                          solver_seed=args.solver_seed, save_to=path, report=report)
     print(f"{improved} row(s) improved or added in {path}")
     return 0
+
+
+def user_bks_path() -> Path:
+    """Where ``qubo bks`` keeps its table by default: ``<cache dir>/qubo/bks.csv``."""
+    return cache_dir() / "qubo" / "bks.csv"
 
 
 def _compare(args: argparse.Namespace) -> int:

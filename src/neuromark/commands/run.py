@@ -22,17 +22,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run benchmark configs or suites (any task: classification, mackey_glass, "
                     "system, qubo, or a plugin's). With no CONFIG, runs "
                     "configs/suite/default.yaml. Writes results/<timestamp>/ with one JSON "
-                    "file per benchmark and a Markdown report; a rerun into the same --out "
-                    "resumes sweeps from their completed entries.")
+                    "file per benchmark and a Markdown report; a rerun of the same configs into "
+                    "the same --out resumes sweeps from their completed entries, other "
+                    "configs are refused unless --overwrite (see docs/files.md).")
     parser.add_argument("configs", nargs="*", metavar="CONFIG", help="YAML config or suite files")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default: results/<timestamp>)")
+    add_output_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=_run)
 
 
+def add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """``--overwrite`` and ``--cache-dir``, shared by every command that writes results."""
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into a non-empty --out that holds results of other "
+                             "configs (its results of the same ids are replaced)")
+    add_cache_flag(parser)
+
+
+def add_cache_flag(parser: argparse.ArgumentParser) -> None:
+    """``--cache-dir DIR``: where trained checkpoints are cached (sets NEUROMARK_CACHE_DIR)."""
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="cache folder for trained checkpoints (default: "
+                             "$NEUROMARK_CACHE_DIR, else $XDG_CACHE_HOME/neuromark)")
+
+
+def apply_cache_flag(args: argparse.Namespace) -> None:
+    """Make ``--cache-dir`` (when given) the cache folder of this process."""
+    import os
+
+    if getattr(args, "cache_dir", None) is not None:
+        os.environ["NEUROMARK_CACHE_DIR"] = str(Path(args.cache_dir).expanduser().absolute())
+
+
 def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
-                   only_task: str | None = None) -> int:
+                   only_task: str | None = None, overwrite: bool = False) -> int:
     """Validate all ``configs`` (suites expanded), run them into ``out_dir`` (default
     ``results/<timestamp>``), print the summary table and write ``report.md``.
 
@@ -46,17 +71,23 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
                 raise ConfigError(f"{config.where(('task',))}: this command runs task: {only_task}, "
                                   f"got {config.data.get('task')!r} (use 'neuromark run')")
     out_dir = out_dir or timestamped_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    written = run_configs(configs, out_dir, quiet=quiet)
+    reports: list[Path] = []
+
+    def finish(written: list) -> None:  # while the folder is locked
+        print(format_summary([r for _, r in written]))
+        reports.append(write_report(out_dir, written, wall_s=time.perf_counter() - start))
+
+    written = run_configs(configs, out_dir, quiet=quiet, overwrite=overwrite, finish=finish)
     wall = time.perf_counter() - start
-    print(format_summary([r for _, r in written]))
-    report = write_report(out_dir, written, wall_s=wall)
-    print(f"\n{len(written)} result file(s) and the report {report} in {out_dir} ({wall:.1f} s)")
+    print(f"\n{len(written)} result file(s) and the report {reports[0]} in {out_dir} "
+          f"({wall:.1f} s)")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     from neuromark.suite import default_suite_path
 
-    return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet)
+    apply_cache_flag(args)
+    return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet,
+                          overwrite=args.overwrite)

@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from neuromark.results import Results, Score, to_jsonable
+from neuromark.errors import DataError
+from neuromark.results import Results, Score, to_jsonable, write_text_atomic
 
 
 def format_value(score: Score) -> str:
@@ -45,26 +46,56 @@ def format_table(results: Sequence[Results]) -> str:
     return "\n".join(lines)
 
 
+def folder_results(out_dir: Path, written: Sequence[tuple[Path, Results]] = ()
+                   ) -> tuple[list[tuple[Path, Results]], list[tuple[Path, Results]], list[str]]:
+    """(this run's results, earlier results files in ``out_dir``, problems with other JSON
+    files there): everything the report describes."""
+    mine = {p.resolve() for p, _ in written}
+    earlier: list[tuple[Path, Results]] = []
+    problems: list[str] = []
+    for path in sorted(out_dir.glob("*.json")):
+        if path.name.startswith(".") or path.resolve() in mine:
+            continue
+        try:
+            earlier.append((path, Results.load(path)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, DataError) as exc:
+            problems.append(f"`{path.name}`: not a readable results file ({exc})")
+    return list(written), earlier, problems
+
+
+def _section(out_dir: Path, path: Path, res: Results) -> list[str]:
+    lines = [f"## {res.benchmark.id} (v{res.benchmark.version})", "",
+             f"Results file: `{path.name}`", "", "| metric | value |", "|---|---|"]
+    lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
+    lines.append("")
+    for plot in res.details.get("plots", []):
+        plot_path = Path(plot)
+        rel = (plot_path.resolve().relative_to(out_dir.resolve())
+               if plot_path.is_absolute() else plot_path)
+        lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
+    for flag in res.details.get("flags", []):
+        lines += [f"- **flag:** {flag}"]
+    lines += ["<details><summary>config</summary>", "", "```json",
+              json.dumps(to_jsonable(res.config), indent=1), "```", "</details>", ""]
+    return lines
+
+
 def write_report(out_dir: Path, written: Sequence[tuple[Path, Results]], *,
                  wall_s: float | None = None) -> Path:
-    """Write ``out_dir/report.md``: per benchmark, its scores, plots found beside it, config."""
+    """Write ``out_dir/report.md`` atomically: every results file in the folder (this run's
+    first, then earlier ones), each with its scores, plots, flags and config."""
+    mine, earlier, problems = folder_results(out_dir, written)
     lines = ["# neuromark report", ""]
     if wall_s is not None:
-        lines += [f"Wall time: {wall_s:.1f} s", ""]
-    for path, res in written:
-        lines += [f"## {res.benchmark.id} (v{res.benchmark.version})", "",
-                  f"Results file: `{path.name}`", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
-        lines.append("")
-        for plot in res.details.get("plots", []):
-            plot_path = Path(plot)
-            rel = (plot_path.resolve().relative_to(out_dir.resolve())
-                   if plot_path.is_absolute() else plot_path)
-            lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
-        for flag in res.details.get("flags", []):
-            lines += [f"- **flag:** {flag}"]
-        lines += ["<details><summary>config</summary>", "", "```json",
-                  json.dumps(to_jsonable(res.config), indent=1), "```", "</details>", ""]
-    target = out_dir / "report.md"
-    target.write_text("\n".join(lines))
-    return target
+        lines += [f"Wall time of the latest run: {wall_s:.1f} s", ""]
+    lines += [f"{len(mine) + len(earlier)} results file(s) in this folder: {len(mine)} from "
+              f"the latest run, {len(earlier)} from earlier runs.", ""]
+    for path, res in mine:
+        lines += _section(out_dir, path, res)
+    if earlier:
+        lines += ["# Earlier results in this folder", ""]
+        for path, res in earlier:
+            lines += _section(out_dir, path, res)
+    if problems:
+        lines += ["# Other files", ""] + [f"- {p}" for p in problems] + [""]
+    return write_text_atomic(out_dir / "report.md", "\n".join(lines))

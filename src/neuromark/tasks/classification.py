@@ -8,7 +8,7 @@ Config::
     model:
       name: rsnn                     # a registered model (neuromark list)
       options: {hidden: 128}
-      checkpoint: results/checkpoints/spoken_digits_rsnn.pt
+      checkpoint: cache:checkpoints/spoken_digits_rsnn.pt
     train: {epochs: 30, batch_size: 32, lr: 0.01, seed: 0}   # for model families with a recipe
     eval: {batch_size: 128, metrics: [classification_accuracy, footprint]}
 
@@ -157,6 +157,15 @@ class ClassificationTask:
                     raise ConfigError(f"{config.where(('model',))}: model.checkpoint: model "
                                       f"{spec.name!r} is trained by its recipe; give the file "
                                       "where its weights are cached")
+        if spec.checkpoint is not None:  # checked before any work
+            try:
+                where = resolve_path(spec.checkpoint, config)
+            except ConfigError as exc:
+                raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
+                                  f"{exc}") from None
+            if where.exists() and not where.is_file():
+                raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
+                                  f"{where} is not a file (a folder?)")
         if plan.family is None and settings.train is not None:
             raise ConfigError(f"{config.where(('train',))}: train: model "
                               f"{spec.name or spec.checkpoint!r} has no training recipe")
@@ -221,7 +230,7 @@ class ClassificationTask:
         recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
                   "model": {"name": spec.name, "options": plan.model_options.model_dump()},
                   "train": plan.train.model_dump()}
-        target = checkpoint or Path(str(spec.checkpoint))
+        target = checkpoint or resolve_path(str(spec.checkpoint), config)
         return prepare_checkpoint(plan.family, plan.model_options, plan.train, data, recipe, target,
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
                                   quiet=quiet, label=settings.benchmark.id)
@@ -233,8 +242,7 @@ class ClassificationTask:
             prepared = self.prepare(plan, config, test=test, quiet=quiet)
             return prepared.model, _checkpoint_details(prepared.path, prepared.trained, spec.name,
                                                        prepared.meta)
-        # a checkpoint only read is found beside the config first (a trained one is written
-        # relative to the working directory, see prepare)
+        # relative to the config's folder (or cache:NAME in the cache folder), as in prepare
         checkpoint = resolve_path(spec.checkpoint, config) if spec.checkpoint else None
         if spec.name is None:
             from neuromark.baselines.spike_classifiers import load_checkpoint

@@ -54,10 +54,17 @@ from neuromark.config import (
     resolve_path,
     validate,
 )
-from neuromark.errors import ConfigError, MetricError, ModelOutputError
+from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError
 from neuromark.metrics.functional import smape, standard_error
 from neuromark.metrics.names import build_metrics
-from neuromark.results import BenchmarkInfo, Results, Score, to_jsonable, write_json_atomic
+from neuromark.results import (
+    BenchmarkInfo,
+    Results,
+    Score,
+    id_problem,
+    to_jsonable,
+    write_json_atomic,
+)
 
 PARENT = "neurobench-mackey_glass"
 CITATION = """@article{yik2025neurobench,
@@ -359,6 +366,26 @@ def _fingerprint(resolved: dict[str, Any], index: int, tau: int) -> str:
     return hashlib.sha256(json.dumps(to_jsonable(key), sort_keys=True).encode()).hexdigest()[:16]
 
 
+def _saved_entry(cache: Path) -> dict[str, Any] | None:
+    """A finished sweep entry saved at ``cache`` (None when absent); anything there that is
+    not one raises :class:`~neuromark.errors.DataError` naming the file (it is never
+    replaced silently)."""
+    if not cache.exists():
+        return None
+    try:
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{cache}: not a readable Mackey-Glass entry ({exc}); move it away "
+                        f"to recompute it") from None
+    entry = saved.get("entry") if isinstance(saved, dict) else None
+    if not isinstance(entry, dict) or not isinstance(saved.get("fingerprint"), str) or not (
+            isinstance(entry.get("sMAPE"), (int, float)) and not isinstance(entry["sMAPE"], bool)
+            and math.isfinite(entry["sMAPE"])):
+        raise DataError(f"{cache}: not a Mackey-Glass entry (needs 'fingerprint' and an "
+                        f"'entry' with a finite 'sMAPE'); move it away to recompute it")
+    return saved
+
+
 class MackeyGlassTask:
     """The ``mackey_glass`` task (see the module docstring)."""
 
@@ -367,6 +394,12 @@ class MackeyGlassTask:
     def validate(self, config: ConfigFile) -> MackeyGlassConfig:
         reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(MackeyGlassConfig, config.data, config)
+        for i, model in enumerate(cfg.models):  # derived results ids are file names too
+            for tau in cfg.data.taus[:1]:
+                problem = id_problem(model.key) or id_problem(benchmark_id(cfg, model, tau))
+                if problem:
+                    raise ConfigError(f"{config.where(('models', i))}: models[{i}]: results "
+                                      f"id {problem}")
         forecast_metrics(cfg.metrics, config)  # unknown names: ConfigError with file:line
         for i, model in enumerate(cfg.models):
             _check_fits_training(_model_params(model, config, i), cfg.data, config, i)
@@ -387,12 +420,10 @@ class MackeyGlassTask:
                 for tau in cfg.data.taus:
                     cache = out_dir / "entries" / f"{model.key}_tau{tau}.json"
                     stamp = _fingerprint(resolved, index, tau)
-                    if cache.is_file():
-                        saved = json.loads(cache.read_text())
-                        if saved.get("fingerprint") == stamp and isinstance(
-                                saved.get("entry", {}).get("sMAPE"), (int, float)):
-                            entries.append(saved["entry"])
-                            continue
+                    saved = _saved_entry(cache) if sweep else None
+                    if saved is not None and saved.get("fingerprint") == stamp:
+                        entries.append(saved["entry"])
+                        continue
                     entry = run_instances(model, p, tau, cfg.data, root, quiet=quiet,
                                           desc=f"{model.key} tau={tau}", metrics=cfg.metrics)
                     if sweep:

@@ -5,7 +5,11 @@ solvers, resumable (NeuroBench system track; the mechanisms live in
 Finished entries are appended to ``<out>/entries.jsonl`` (flush + fsync; ``<out>`` is the
 task's folder, ``<run out>/<config stem>`` under ``neuromark run``); running the same config
 into the same output folder again skips them, so an interrupted sweep resumes where it
-stopped. ``jobs: N`` runs entries in N processes (timings then share the CPU; the
+stopped. An entry's key holds its full spec, the resolved solver spec (name, options,
+label) included, so an entry is reused only for the very solver that produced it; the store
+records the resolved config's digest, and every reused entry is validated
+(:func:`~neuromark.system.qubo.store.check_entry`: fields, cost against gap and BKS) before
+any solving. ``jobs: N`` runs entries in N processes (timings then share the CPU; the
 results carry a flag). One :class:`~neuromark.results.Results` per solver, with the id
 ``<benchmark.id>-<solver label or name>``.
 
@@ -36,13 +40,13 @@ from neuromark.errors import ConfigError, NeuromarkError
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
-from neuromark.results import Results, Score
+from neuromark.results import Results, Score, config_digest, id_problem
 from neuromark.system.power.spec import make_meter
 from neuromark.system.qubo import scenarios
 from neuromark.system.qubo.bks import check_row, load_bks
 from neuromark.system.qubo.config import PARENT, QuboConfig, SolverSpec
 from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
-from neuromark.system.qubo.store import EntryStore
+from neuromark.system.qubo.store import EntryStore, check_entry
 from neuromark.system.qubo.workloads import mis_workload
 
 CITATION = ("@article{yik2025neurobench, title={The neurobench framework for benchmarking "
@@ -88,8 +92,10 @@ def plan(cfg: QuboConfig, table: Any = None) -> list[dict[str, Any]]:
                 specs.append({"solver": solver.tag, "scenario": "max_size", "density": d,
                               "sizes": cfg.max_size.sizes, "timeout_s": cfg.max_size.timeout_s,
                               "seed": cfg.seeds[0]})
+    full = {s.tag: s.model_dump_json() for s in cfg.solvers}
     for spec in specs:
-        spec["key"] = "|".join(f"{k}={spec[k]}" for k in sorted(spec))
+        spec["key"] = ("|".join(f"{k}={spec[k]}" for k in sorted(spec))
+                       + f"|solver_spec={full[spec['solver']]}")
     return specs
 
 
@@ -145,6 +151,12 @@ class QuboTask:
         for i, spec in enumerate(cfg.solvers):  # solvers are light; prepare(Q) loads them
             make_solver(spec, config, ("solvers", i))
         tags = [s.tag for s in cfg.solvers]
+        for i, spec in enumerate(cfg.solvers):  # each solver's results id is a file name
+            problem = id_problem(f"{cfg.benchmark.id}-{spec.tag}")
+            if problem:
+                key = "label" if spec.label else "name"
+                raise ConfigError(f"{config.where(('solvers', i, key))}: solvers[{i}].{key}: "
+                                  f"results id {problem}")
         if len(set(tags)) != len(tags):
             raise ConfigError(f"{config.where(('solvers',))}: solvers: duplicate names {tags}; "
                               f"give each a distinct 'label'")
@@ -179,8 +191,13 @@ class QuboTask:
 
         cfg, table, meter = self._check(config)
         out_dir.mkdir(parents=True, exist_ok=True)
-        store = EntryStore(out_dir / "entries.jsonl")
+        store = EntryStore(out_dir / "entries.jsonl", config_digest(cfg.model_dump()))
         specs = plan(cfg, table)
+        for spec in specs:  # every reused entry is checked before any solving
+            if spec["key"] in store:
+                where = f"{store.path}:{store.lines.get(spec['key'], '?')}"
+                check_entry(store.entries[spec["key"]],
+                            {k: v for k, v in spec.items() if k != "key"}, where)
         by_tag = {s.tag: s for s in cfg.solvers}
         checked: dict[tuple[int, float, int], float] = {}
 

@@ -116,9 +116,13 @@ class BKSTable:
         return out.getvalue()
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
-        """Write the table as CSV atomically (temp file, fsync, usual permissions, rename)."""
-
-        return write_text_atomic(Path(path or self.path or BKS_PATH), self.to_csv())
+        """Write the table as CSV atomically (temp file, fsync, usual permissions, rename) to
+        ``path`` or the table's own path; there is no default (the shipped table is read)."""
+        target = path or self.path
+        if target is None:
+            raise DataError("BKS table: no path to save it to (the shipped table is never "
+                            "written implicitly)")
+        return write_text_atomic(Path(target), self.to_csv())
 
 
 def load_bks(path: str | os.PathLike[str] | None = None) -> BKSTable:
