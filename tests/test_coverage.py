@@ -318,3 +318,20 @@ def test_a_parameter_on_another_device_is_tracked():
 
     ops, details = run(Mixed(), spikes((3, 16)))
     assert ops["Dense"] == 128 and full_coverage(details)
+
+
+def test_config_coverage_mode_and_the_cli_flag(monkeypatch):
+    from neuromark.errors import ConfigError
+    from neuromark.tasks.classification import _apply_coverage
+
+    metric = SynapticOperations()
+    _apply_coverage([metric], None)
+    assert metric.coverage == "error"
+    monkeypatch.setenv("NEUROMARK_COVERAGE", "warn")  # what `neuromark run --coverage warn` sets
+    _apply_coverage([metric], None)
+    assert metric.coverage == "warn"
+    _apply_coverage([metric], "error")  # the config's eval.coverage takes precedence
+    assert metric.coverage == "error"
+    monkeypatch.setenv("NEUROMARK_COVERAGE", "off")
+    with pytest.raises(ConfigError, match="NEUROMARK_COVERAGE"):
+        _apply_coverage([metric], None)

@@ -30,6 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="output folder (default: results/<timestamp>)")
     add_output_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--coverage", choices=("error", "warn"), default=None,
+                        help="synaptic_operations: fail on parameters no counted operation "
+                             "consumed (error, the default) or report them (warn, for "
+                             "migration); a config's eval.coverage takes precedence")
     parser.set_defaults(func=_run)
 
 
@@ -89,5 +93,9 @@ def _run(args: argparse.Namespace) -> int:
     from neuromark.suite import default_suite_path
 
     apply_cache_flag(args)
+    if args.coverage is not None:
+        import os
+
+        os.environ["NEUROMARK_COVERAGE"] = args.coverage
     return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet,
                           overwrite=args.overwrite)

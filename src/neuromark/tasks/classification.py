@@ -39,6 +39,7 @@ from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.errors import ConfigError, DataError, UnknownNameError
 from neuromark.metrics.names import build_metrics
+from neuromark.models import as_adapter
 from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import datasets, models
 from neuromark.results import Results
@@ -98,6 +99,9 @@ class EvalSettings(StrictModel):
     batch_size: int = Field(128, ge=1)
     metrics: list[str] | None = None  # None: DEFAULT_METRICS for the model
     postprocessor: Literal["max_over_time", "spike_count", "argmax"] = "max_over_time"
+    #: synaptic_operations' coverage check; None: $NEUROMARK_COVERAGE (``--coverage``), else error
+    coverage: Literal["error", "warn"] | None = None
+    exempt_params: list[str] = []  # parameters (or modules) that apply no synapses here
 
 
 class ClassificationConfig(StrictModel):
@@ -109,6 +113,19 @@ class ClassificationConfig(StrictModel):
     train: Any = None  # validated by the model family's recipe
     train_if_missing: bool = True
     eval: EvalSettings = EvalSettings()
+
+
+def _apply_coverage(metrics: list, mode: str | None) -> None:
+    """Set the coverage mode of the metrics that check it (``eval.coverage``, else
+    ``$NEUROMARK_COVERAGE`` as ``neuromark run --coverage`` sets it, else ``error``)."""
+    import os
+
+    mode = mode or os.environ.get("NEUROMARK_COVERAGE") or "error"
+    if mode not in ("error", "warn"):
+        raise ConfigError(f"NEUROMARK_COVERAGE must be 'error' or 'warn', got {mode!r}")
+    for metric in metrics:
+        if hasattr(metric, "coverage"):
+            metric.coverage = mode
 
 
 @dataclass
@@ -201,9 +218,13 @@ class ClassificationTask:
                   else torch.utils.data.DataLoader(test, batch_size=size))
         citation = getattr(test, "citation", "") or getattr(plan.family, "citation", "")
         info = settings.benchmark.info(citation)
+        metrics = build_metrics(plan.metric_names, config, ("eval", "metrics"))
+        _apply_coverage(metrics, settings.eval.coverage)
+        if settings.eval.exempt_params:
+            model = as_adapter(model)
+            model.exempt_params = tuple(settings.eval.exempt_params)
         harness = Benchmark(model, loader, [], [POSTPROCESSORS[settings.eval.postprocessor]],
-                            build_metrics(plan.metric_names, config, ("eval", "metrics")),
-                            quiet=quiet, info=info)
+                            metrics, quiet=quiet, info=info)
         with torch_threads(plan.train.threads if plan.train else 1):
             results = harness.run(config=config.data,
                                   seeds={"train": plan.train.seed} if plan.train else {})
