@@ -90,7 +90,11 @@ def _bks(args: argparse.Namespace) -> int:
         raise ConfigError(f"--table {path}: is not a file")
     table = load_bks(path if path.is_file() else BKS_PATH)
     table = BKSTable(list(table.rows.values()), path=path)
-    print(f"BKS table: {path}" + ("" if path.is_file() else f" (new, from {BKS_PATH})"))
+    if not path.is_file():
+        table.save()
+        print(f"BKS table: {path} (new, a copy of {BKS_PATH})")
+    else:
+        print(f"BKS table: {path}")
     workloads = [(n, d, s) for n in args.sizes for d in args.densities for s in args.seeds]
 
     def report(row, kept):  # noqa: ANN001

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands.run import add_cache_flag, apply_cache_flag
 from neuromark.errors import ConfigError
 
 
@@ -17,6 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "CONFIG` then evaluates it with the harness.")
     parser.add_argument("config", type=Path, metavar="CONFIG")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config)")
+    add_cache_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_train)
 
@@ -26,6 +28,7 @@ def _train(args: argparse.Namespace) -> int:
     from neuromark.suite import task_of
     from neuromark.tasks.classification import TASK
 
+    apply_cache_flag(args)
     config = load_config(args.config)
     task_of(config)  # a clear error for configs of other tasks
     if config.data.get("task") != "classification":
