@@ -18,9 +18,15 @@ With ``--neurobench`` (neurobench importable, e.g. in the scratch venv that
 from one run on one machine.
 
 ``--conv`` times a convolutional SNN instead (``reference_net.build_conv``; no reference
-figures exist for it).
+figures exist for it). ``--intercept`` times the reference network with its first Linear
+called functionally (``reference_net.build_intercepted``): counted by interception, with
+the same reference figures.
 
-Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench] [--conv]
+Every round also runs the metrics with the coverage check off
+(``Instrument.coverage = False``: no parameter sorting, no interception), so the cost of
+coverage is printed beside (on the intercepted net the "off" run misses its first layer).
+
+Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench] [--conv | --intercept]
 """
 
 from __future__ import annotations
@@ -34,9 +40,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reference_net import build_conv, build_reference, reference_figures  # noqa: E402
+from reference_net import (  # noqa: E402
+    build_conv,
+    build_intercepted,
+    build_reference,
+    reference_figures,
+)
 
 from neuromark import Benchmark  # noqa: E402
+from neuromark.instrument.probes import Instrument  # noqa: E402
 from neuromark.metrics import (  # noqa: E402
     ActivationSparsity,
     ClassificationAccuracy,
@@ -60,12 +72,16 @@ def plain_loop(model: SNNTorchModel, loader, post) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def metric_run(model: SNNTorchModel, loader, post):
+def metric_run(model: SNNTorchModel, loader, post, coverage: bool = True):
     """(wall s, CPU s, results) of a Benchmark run with all seven metrics."""
+    Instrument.coverage = coverage
     metrics = [Footprint(), ParameterCount(), ConnectionSparsity(), ClassificationAccuracy(),
                ActivationSparsity(), SynapticOperations(), MembraneUpdates()]
     wall, cpu = time.perf_counter(), time.process_time()
-    results = Benchmark(model, loader, [], [post], metrics, quiet=True).run()
+    try:
+        results = Benchmark(model, loader, [], [post], metrics, quiet=True).run()
+    finally:
+        Instrument.coverage = True
     return time.perf_counter() - wall, time.process_time() - cpu, results
 
 
@@ -106,10 +122,13 @@ def main() -> None:
                         help="also time neurobench 2.3.0's Benchmark (must be importable)")
     parser.add_argument("--conv", action="store_true",
                         help="a convolutional SNN instead of the reference network")
+    parser.add_argument("--intercept", action="store_true",
+                        help="the reference network with a functional first layer")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    net, loader = build_conv() if args.conv else build_reference()
+    net, loader = build_conv() if args.conv else build_intercepted() if args.intercept \
+        else build_reference()
     batches = list(loader)  # collate once: data loading is not what is compared
     model, post = SNNTorchModel(net), ChooseMaxCount()
     plain_loop(model, batches, post)  # warm-up
@@ -117,6 +136,8 @@ def main() -> None:
     print(f"first metric run (one-time kernel compilation or cache load included): {first_wall:.3f} s")
     walls: list[tuple[float, float]] = []
     cpus: list[tuple[float, float]] = []
+    off_walls: list[float] = []  # coverage off: metrics / plain
+    off_cpus: list[float] = []
     theirs: list[tuple[float, float]] = []  # neurobench (wall, CPU) over the same plain run
     collated = Collated(batches, loader.dataset)
     if args.neurobench:
@@ -127,6 +148,9 @@ def main() -> None:
         wall_metrics, cpu_metrics, results = metric_run(model, batches, post)
         walls.append((wall_plain, wall_metrics))
         cpus.append((cpu_plain, cpu_metrics))
+        wall_off, cpu_off, _ = metric_run(model, batches, post, coverage=False)
+        off_walls.append(wall_off / wall_plain)
+        off_cpus.append(cpu_off / cpu_plain)
         if args.neurobench:
             wall_nb, cpu_nb = neurobench_run(net, collated)
             theirs.append((wall_nb / wall_plain, cpu_nb / cpu_plain))
@@ -137,6 +161,9 @@ def main() -> None:
               f"{min(ratios):.3f}, max {max(ratios):.3f}; plain "
               f"{statistics.median(p for p, _ in pairs):.3f} s, metrics "
               f"{statistics.median(m for _, m in pairs):.3f} s, {torch.get_num_threads()} threads)")
+    for label, ratios in (("wall time", off_walls), ("CPU time", off_cpus)):
+        print(f"coverage off ({label}): all 7 metrics / plain loop = "
+              f"{statistics.median(ratios):.3f} (median of {args.rounds} rounds)")
     if theirs:
         for label, index, pairs in (("wall time", 0, walls), ("CPU time", 1, cpus)):
             nb_ratios = [t[index] for t in theirs]

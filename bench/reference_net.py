@@ -39,6 +39,26 @@ def build_reference(batch_size: int = 64) -> tuple[nn.Module, DataLoader]:
     return net, DataLoader(TensorDataset(data, targets), batch_size=batch_size)
 
 
+class FunctionalLinear(nn.Module):
+    """``F.linear(x, self.weight, self.bias)`` with its own parameters: no wrapper covers
+    it, so the probes count it by interception."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        self.w, self.b = linear.weight, linear.bias
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(x, self.w, self.b)
+
+
+def build_intercepted(batch_size: int = 64) -> tuple[nn.Module, DataLoader]:
+    """The reference network with its first Linear called functionally
+    (:class:`FunctionalLinear`, same parameters): the same counts, through interception."""
+    net, loader = build_reference(batch_size)
+    net[0] = FunctionalLinear(net[0])
+    return net, loader
+
+
 def build_conv(batch_size: int = 16) -> tuple[nn.Module, DataLoader]:
     """A convolutional SNN (not in the reference file): Conv2d(2,16,3) -> Leaky ->
     Conv2d(16,32,3,stride 2) -> Leaky -> Linear(8192,10) -> Leaky, on Bernoulli(0.1) spikes

@@ -335,3 +335,20 @@ def test_config_coverage_mode_and_the_cli_flag(monkeypatch):
     monkeypatch.setenv("NEUROMARK_COVERAGE", "off")
     with pytest.raises(ConfigError, match="NEUROMARK_COVERAGE"):
         _apply_coverage([metric], None)
+
+
+class SquareBothWays(nn.Module):
+    """One square weight used as ``x @ w`` and ``x @ w.t()``: column counts differ."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor([[1.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([x @ self.w, x @ self.w.t()], -1)
+
+
+def test_a_square_weight_and_its_transpose_are_counted_apart():
+    x = torch.tensor([[1.0, 0.0, 0.0]])  # only x_0: meets row 0 of w (3), column 0 (1)
+    ops, _ = run(SquareBothWays(), x)
+    assert ops == {"Effective_MACs": 0.0, "Effective_ACs": 3.0 + 1.0, "Dense": 18.0}

@@ -31,6 +31,7 @@ from torch.nn import functional as F
 from torch.overrides import TorchFunctionMode
 
 from neuromark.instrument.call_totals import CallTotals
+from neuromark.instrument.kernels import UNITS, as_array, column_counts_array, compiled
 from neuromark.metrics.functional.synops import masked_counts
 
 _MATMUL = {torch.matmul, Tensor.matmul, Tensor.__matmul__, torch.mm, Tensor.mm,
@@ -86,6 +87,8 @@ class OpCounter(TorchFunctionMode):
         self.uses: dict[str, list[str]] = {}
         self.activation_products = 0.0
         self._recent: deque[Tensor] = deque(maxlen=8)  # outputs of counted ops (bias adds)
+        self._columns: dict[tuple, tuple] = {}  # (name, dim, shape, strides) -> (stamp, ...)
+        self._kernel = compiled()[0]
         self.refresh()
 
     def refresh(self) -> None:
@@ -142,7 +145,8 @@ class OpCounter(TorchFunctionMode):
                                               + q.numel() // q.shape[-1] * v.shape[-2] * v.shape[-1])
             return func(*args, **kwargs)
         out = func(*args, **kwargs)
-        self._note(func, args, out)
+        if getattr(func, "__name__", None) != "__get__":  # attribute reads (x.shape) are no use
+            self._note(func, args, out)
         return out
 
     # -- counting -------------------------------------------------------------------------
@@ -176,11 +180,34 @@ class OpCounter(TorchFunctionMode):
         if name is None:
             self.activation_products += dense
             return out
-        rows = x.reshape(-1, x.shape[-1])
-        effective, _ = masked_counts(rows, (weight != 0).sum(dim=0, dtype=torch.float64))
-        self._record(name, x, effective, dense, out)
+        self._rows(name, x, x.reshape(-1, x.shape[-1]), weight, 0, dense, out)
         self._consume(bias)
         return out
+
+    def _rows(self, name: str, x: Tensor, rows: Tensor, weight: Tensor, dim: int,
+              dense: float, out: Any) -> None:
+        """Count ``rows`` (R, K) against a 2-d weight whose non-zeros along ``dim`` are the
+        weights each input column meets: the Linear kernel's one pass on CPU floats, torch
+        ops elsewhere. Column counts of a parameter are cached while it is unchanged."""
+        key = (name, dim, weight.shape, weight.stride())  # w and w.t() differ by strides
+        hit = self._columns.get(key)
+        stamp = (weight.data_ptr(), weight._version if not weight.is_inference() else -1)
+        if hit is None or hit[0] != stamp or stamp[1] < 0:
+            counts = (weight != 0).sum(dim=dim, dtype=torch.float64)
+            hit = self._columns[key] = (stamp, counts,
+                                        column_counts_array(counts, weight.numel()))
+        array = as_array(rows)
+        if array is None or array.size == 0:
+            effective, _ = masked_counts(rows, hit[1])
+            self._record(name, x, effective, dense, out)
+            return
+        totals = self._totals(name)
+        totals.dense += dense
+        totals.record(*self._kernel(array.reshape(array.shape[0], 1, -1), 0, hit[2],
+                                    *UNITS[array.dtype.char]))
+        self.consumed.add(name)
+        if isinstance(out, Tensor):
+            self._recent.append(out)
 
     def _contraction(self, func: Any, a: Tensor, b: Tensor, out: Tensor) -> bool:
         """Count ``a @ b`` (any batch dims); returns whether a weight took part."""
@@ -190,14 +217,14 @@ class OpCounter(TorchFunctionMode):
             self.activation_products += dense
             return False
         if name_b is not None and b.dim() == 2 and name_a is None:
-            counts = (b != 0).sum(dim=1, dtype=torch.float64)  # weights each x[..., k] meets
-            effective, _ = masked_counts(a.reshape(-1, a.shape[-1]), counts)
-            self._record(name_b, a, effective, dense, out)
+            # the weights each x[..., k] meets: row k of b
+            self._rows(name_b, a, a.reshape(-1, a.shape[-1]), b, 1, dense, out)
         elif name_a is not None and a.dim() <= 2 and name_b is None:
             rows = b.reshape(1, -1) if b.dim() == 1 else b.transpose(-1, -2).reshape(-1, b.shape[-2])
-            counts = (a != 0).sum(dim=0, dtype=torch.float64) if a.dim() == 2 else _mask(a)
-            effective, _ = masked_counts(rows, counts)
-            self._record(name_a, b, effective, dense, out)
+            if a.dim() == 2:
+                self._rows(name_a, b, rows, a, 0, dense, out)
+            else:
+                self._record(name_a, b, masked_counts(rows, _mask(a))[0], dense, out)
         else:  # a weight of 3+ dims, or two weights: the contraction of the masks
             x, name = (a, name_b) if name_b is not None else (b, name_a)
             if name_a is not None and name_b is not None:

@@ -94,6 +94,10 @@ class Instrument:
         ...     activity = probe.collect()
     """
 
+    #: Whether ``"synops"`` sorts the parameters for coverage (and intercepts where some
+    #: are not wrapped). Only ``bench/overhead.py`` turns it off, to time its cost.
+    coverage = True
+
     def __init__(self, adapter: Any, probes: Iterable[str]) -> None:
         self.adapter = adapter
         self.probes = frozenset(probes)
@@ -123,7 +127,8 @@ class Instrument:
                 layers = _connection_layers(self.adapter)
                 for name, module in layers:
                     self._wrap_connection(name, module)
-                self._plan(layers)
+                if self.coverage:
+                    self._plan(layers)
             if self.probes & {"activations", "membrane"}:
                 for layer in self.adapter.neuron_layers():
                     self._wrap_neuron(layer)
