@@ -352,3 +352,18 @@ def test_a_square_weight_and_its_transpose_are_counted_apart():
     x = torch.tensor([[1.0, 0.0, 0.0]])  # only x_0: meets row 0 of w (3), column 0 (1)
     ops, _ = run(SquareBothWays(), x)
     assert ops == {"Effective_MACs": 0.0, "Effective_ACs": 3.0 + 1.0, "Dense": 18.0}
+
+
+def test_a_tied_weight_is_covered_by_whichever_layer_uses_it():
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = nn.Linear(3, 3, bias=False), nn.Linear(3, 3, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.b(x)  # only the second name runs
+
+    ops, details = run(Tied(), torch.ones(1, 3))
+    assert ops["Dense"] == 9 and full_coverage(details)
+    assert details["coverage"]["total"]["tensors"] == 1

@@ -78,26 +78,31 @@ def plan_coverage(root: nn.Module, connection_layers: list[tuple[str, nn.Module]
     layer_of = {id(module): name for name, module in connection_layers}
     modules = dict(root.named_modules(remove_duplicate=False))
     names = set()
+    def enclosing(path: str) -> tuple[str | None, str | None]:
+        """(wrapped layer, exempt reason) of the innermost deciding module around ``path``."""
+        parts = path.split(".") if path else []
+        for depth in range(len(parts), -1, -1):
+            module = modules[".".join(parts[:depth])]
+            if id(module) in layer_of and isinstance(module, CONNECTION_TYPES):
+                return layer_of[id(module)], None
+            reason = _exempt_reason(module)
+            if reason:
+                return None, reason
+        return None, None
+
     for name, param in root.named_parameters(remove_duplicate=False):
         names.add(name)
-        if id(param) in plan.ids:
-            continue
         path, _, _ = name.rpartition(".")
+        wrapped, reason = enclosing(path)
+        first = plan.ids.get(id(param))
+        if first is not None:  # a shared parameter: any layer using it covers it
+            if wrapped is not None and first not in plan.wrapped.get(wrapped, []):
+                plan.wrapped.setdefault(wrapped, []).append(first)
+            continue
         owner = modules[path]
         plan.ids[id(param)] = name
         plan.params[name] = ParamInfo(name, path or "<root>", type(owner).__name__,
                                       tuple(param.shape), param.numel())
-        # the innermost enclosing connection layer or exempt module decides
-        parts = path.split(".") if path else []
-        reason = wrapped = None
-        for depth in range(len(parts), -1, -1):
-            module = modules[".".join(parts[:depth])]
-            if id(module) in layer_of and isinstance(module, CONNECTION_TYPES):
-                wrapped = layer_of[id(module)]
-                break
-            reason = _exempt_reason(module)
-            if reason:
-                break
         if _listed(name, exempt_params):
             plan.exempt[name] = "exempt_params"
         elif wrapped is not None:
