@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 import neuromark.commands as commands
 from neuromark import __version__
@@ -23,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neuromark", description="Benchmarks for neuromorphic computing.")
     parser.add_argument("--version", action="version", version=f"neuromark {__version__}")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print the full Python traceback (the chain of "
+                             "causes) after the message, for debugging")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -31,19 +38,60 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like SIGINT's :class:`KeyboardInterrupt` so that a run ends the same
+    way (completed entries saved, the same message)."""
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While inside, SIGTERM raises :class:`Terminated` (main thread only; elsewhere a no-op)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(f"signal {signum}")
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 1 neuromark error, 2 usage error)."""
+    """Entry point; returns the exit status (0 ok, 1 error, 2 usage error, 130 SIGINT,
+    143 SIGTERM). A neuromark error prints one message (no traceback unless ``--traceback``);
+    any other exception is a bug and propagates with its traceback."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    show = "--traceback" in argv  # accepted anywhere on the line, not only before the verb
+    args = parser.parse_args([a for a in argv if a != "--traceback"])
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with sigterm_as_interrupt():
+            return int(args.func(args) or 0)
     except NeuromarkError as exc:
-        print(f"neuromark {args.command}: error: {exc}", file=sys.stderr)
+        _report(args.command, str(exc), show)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted; completed entries are saved", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        if show:
+            traceback.print_exc()
+        print(f"{'terminated (SIGTERM)' if terminated else 'interrupted'}; completed entries "
+              "are saved", file=sys.stderr)
+        return 143 if terminated else 130
+    except MemoryError:
+        _report(args.command, "out of memory (a setting larger than this machine can hold?)", show)
+        return 1
 
+
+def _report(command: str, message: str, show: bool) -> None:
+    """Print ``message`` (and, with ``show``, the traceback with its chain first)."""
+    if show:
+        traceback.print_exc()
+    print(f"neuromark {command}: error: {message}", file=sys.stderr)

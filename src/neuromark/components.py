@@ -52,7 +52,10 @@ def accepted(factory: Callable[..., Any], **values: Any) -> dict[str, Any]:
 def options_model(factory: Callable[..., Any], skip: Sequence[str] = ()) -> type[BaseModel]:
     """A pydantic model of ``factory``'s keyword options: one field per parameter not in
     ``skip`` (its annotation, or ``Any`` when it has none or it cannot be resolved; its
-    default, or required); extra keys are errors unless the factory takes ``**kwargs``."""
+    default, or required); extra keys are errors unless the factory takes ``**kwargs``.
+    Floats must be finite, and bounds come from the annotations: an option declared
+    ``Annotated[int, Field(ge=1)]`` refuses ``0`` at validation, so the signature is the
+    entry's schema."""
     params = parameters(factory)
     target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
     hints = _hints(target)
@@ -62,7 +65,8 @@ def options_model(factory: Callable[..., Any], skip: Sequence[str] = ()) -> type
             continue
         fields[name] = (hints.get(name, Any), ... if p.default is p.empty else p.default)
     extra = "allow" if any(p.kind is p.VAR_KEYWORD for p in params.values()) else "forbid"
-    config = ConfigDict(extra=extra, arbitrary_types_allowed=True, protected_namespaces=())
+    config = ConfigDict(extra=extra, arbitrary_types_allowed=True, protected_namespaces=(),
+                        allow_inf_nan=False)
     title = f"{getattr(factory, '__qualname__', 'component')}_options".replace(".", "_")
     try:
         return create_model(title, __config__=config, **fields)
@@ -97,10 +101,7 @@ def check_options(registry: Any, spec: ComponentSpec, config: ConfigFile | None 
     run_arguments = run_arguments or {}
     where = (config or ConfigFile(data={})).where
     dotted = ".".join(map(str, loc))
-    try:
-        factory = registry.get(spec.name)
-    except UnknownNameError as exc:
-        raise ConfigError(f"{where((*loc, 'name'))}: {dotted}.name: {exc}") from None
+    factory = resolve_entry(registry, spec.name, where((*loc, "name")), f"{dotted}.name")
     for key in run_arguments:
         if key in spec.options:
             raise ConfigError(f"{where((*loc, 'options', key))}: {dotted}.options.{key}: given by "
@@ -108,6 +109,18 @@ def check_options(registry: Any, spec: ComponentSpec, config: ConfigFile | None 
     model = options_model(factory, skip=tuple(run_arguments))
     checked = validate(model, spec.options, config, (*loc, "options"))
     return dict(checked)
+
+
+def resolve_entry(registry: Any, name: str, where: str, key: str) -> Any:
+    """``registry.get(name)``, importing a plugin entry's module now (so ``validate`` finds
+    a missing module before any work); any failure is a :class:`ConfigError` at ``where``."""
+    try:
+        return registry.get(name)
+    except UnknownNameError as exc:
+        raise ConfigError(f"{where}: {key}: {exc}") from None
+    except Exception as exc:  # a plugin module that is missing or fails on import
+        raise ConfigError(f"{where}: {key}: {name!r} cannot be loaded: "
+                          f"{type(exc).__name__}: {exc}") from exc
 
 
 def build_component(registry: Any, spec: ComponentSpec, config: ConfigFile | None,

@@ -8,6 +8,8 @@ Example:
 from __future__ import annotations
 
 import difflib
+import os
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +26,17 @@ M = TypeVar("M", bound=BaseModel)
 Loc = tuple[str | int, ...]
 
 
-class StrictModel(BaseModel):
-    """Base for config sections: unknown keys are errors, values are not coerced silently."""
+#: Most YAML nodes a config may expand to through aliases (``*name``): a 16-line alias bomb
+#: expands to billions; real configs stay far below.
+MAX_EXPANDED_NODES = 100_000
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class StrictModel(BaseModel):
+    """Base for config sections: unknown keys are errors, values are not coerced silently,
+    and every float is finite (``.inf`` and ``.nan`` are refused; a field that means
+    "no limit" says so with its own value, e.g. ``0``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class _LineLoader(yaml.SafeLoader):
@@ -78,14 +87,38 @@ class ConfigFile:
 
 
 def _collect_lines(obj: Any, lines_by_id: dict[int, dict[Any, int]], prefix: Loc,
-                   out: dict[Loc, int]) -> None:
+                   out: dict[Loc, int], seen: set[int] | None = None) -> None:
+    """Lines of every key path; an aliased value is walked once only (its later uses are
+    located by their own key), so the walk is linear in the file, not in its expansion."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, (dict, list)):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
     own = lines_by_id.get(id(obj), {})
     children = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
     for key, value in children:
         loc = (*prefix, key)
         if key in own:
             out[loc] = own[key]
-        _collect_lines(value, lines_by_id, loc, out)
+        _collect_lines(value, lines_by_id, loc, out, seen)
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """Number of nodes ``node`` expands to with every alias written out (memoised, so
+    linear in the composed graph)."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = 1  # a recursive alias counts once
+    if isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(child, memo) for child in node.value)
+    else:
+        size = 1
+    memo[key] = size
+    return size
 
 
 def parse_yaml(text: str, path: Path | None = None) -> ConfigFile:
@@ -94,7 +127,12 @@ def parse_yaml(text: str, path: Path | None = None) -> ConfigFile:
     loader.name = str(path) if path else "<config>"
     loader.lines_by_id = {}  # type: ignore[attr-defined]
     try:
-        data = loader.get_single_data()
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+            raise ConfigError(f"{loader.name}: YAML aliases expand to more than "
+                              f"{MAX_EXPANDED_NODES} nodes (an alias bomb?); write the values "
+                              "out or use fewer aliases")
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{loader.name}: invalid YAML: {exc}") from exc
     finally:
@@ -111,9 +149,31 @@ def parse_yaml(text: str, path: Path | None = None) -> ConfigFile:
 def load_config(path: str | Path) -> ConfigFile:
     """Load a YAML config file; a missing file or bad YAML raises :class:`ConfigError`."""
     file = Path(path)
+    if file.is_dir():
+        raise ConfigError(f"{file}: is a directory, not a config file (give a YAML file)")
     if not file.is_file():
         raise ConfigError(f"config file not found: {file}")
-    return parse_yaml(file.read_text(), file)
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read the config: {exc.strerror or exc}") from None
+    return parse_yaml(decode_text(raw, file), file)
+
+
+def decode_text(raw: bytes, file: Path | str) -> str:
+    """``raw`` as UTF-8 text (a leading BOM dropped), whatever the locale; a NUL byte or
+    invalid UTF-8 raises :class:`ConfigError` naming the file, line and byte offset."""
+    if b"\0" in raw:
+        offset = raw.index(b"\0")
+        line = raw.count(b"\n", 0, offset) + 1
+        raise ConfigError(f"{file}:{line}: binary file (NUL byte at "
+                          f"offset {offset}); expected a UTF-8 YAML text file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{file}:{line}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                          f"offset {exc.start}); save the config as UTF-8") from None
 
 
 def validate(model: type[M], data: Any, config: ConfigFile | None = None,
@@ -123,20 +183,66 @@ def validate(model: type[M], data: Any, config: ConfigFile | None = None,
         return model.model_validate(data)
     except ValidationError as exc:
         config = config or ConfigFile(data={})
-        messages = []
+        grouped: dict[tuple[str, str], list[str]] = {}
         for err in exc.errors():
-            loc = (*prefix, *err["loc"])
+            loc = (*prefix, *_data_loc(data, err["loc"]))
             dotted = ".".join(str(p) for p in loc) or "<root>"
             msg = err["msg"]
             if err["type"] == "extra_forbidden":
-                fields = list(model.model_fields)
+                fields = _fields_at(model, err["loc"][:-1])
                 close = difflib.get_close_matches(str(err["loc"][-1]), fields, n=2)
                 msg = "unknown key" + (f"; did you mean {', '.join(close)}?" if close else
                                        f" (allowed: {', '.join(fields)})")
             elif "input" in err and err["type"] not in ("missing",):
                 msg += f" (got {err['input']!r})"
-            messages.append(f"{config.where(loc)}: {dotted}: {msg}")
+            grouped.setdefault((config.where(loc), dotted), []).append(msg)
+        messages = [f"{where}: {dotted}: {'; or: '.join(dict.fromkeys(msgs))}"
+                    for (where, dotted), msgs in grouped.items()]
         raise ConfigError("invalid config:\n  " + "\n  ".join(messages)) from None
+
+
+def _data_loc(data: Any, loc: Sequence[str | int]) -> Loc:
+    """``loc`` without pydantic's union tags (``constrained-int``, a model's name): a part
+    is kept when it is a key of the data at that point, or is the last part under a
+    mapping or list (a missing key)."""
+    out: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif i < len(loc) - 1 or not isinstance(node, (dict, list)):
+            continue  # a union member's tag
+        out.append(part)
+    return tuple(out)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models inside a field annotation (``X | None``, ``list[X]``, unions)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
+    """The keys allowed at ``loc`` inside ``model`` (the nested section's own fields; a
+    union member's name in pydantic's ``loc`` selects that member)."""
+    current: Any = model
+    for part in loc:
+        models = _models_in(current)
+        if isinstance(part, int):
+            continue  # a list item: the item type is inside ``current`` already
+        by_name = [m for m in models if m.__name__ == part]
+        if by_name:
+            current = by_name[0]
+            continue
+        owner = next((m for m in models if part in m.model_fields), None)
+        if owner is None:
+            break
+        current = owner.model_fields[part].annotation
+    models = _models_in(current)
+    return [name for m in models for name in m.model_fields] if models else list(model.model_fields)
 
 
 #: A config path starting with this prefix lies in the cache folder (:func:`cache_dir`).
@@ -154,6 +260,24 @@ def cache_dir() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return (base / "neuromark").absolute()
+
+
+def memory_budget() -> float:
+    """Bytes one allocation plan may take (sanity bounds at validation): half the
+    machine's physical memory, or 4 GiB when it cannot be read."""
+    try:
+        return 0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 4.0 * 2**30
+
+
+def check_memory(what: str, need_bytes: float) -> None:
+    """Raise ``ValueError`` (a validation error in a pydantic validator) when ``need_bytes``
+    exceed :func:`memory_budget`."""
+    budget = memory_budget()
+    if need_bytes > budget:
+        raise ValueError(f"{what} needs about {need_bytes / 2**30:.3g} GiB, more than the "
+                         f"{budget / 2**30:.3g} GiB allowed (half of this machine's memory)")
 
 
 def resolve_path(value: str | Path, config: ConfigFile | None) -> Path:

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from neuromark.errors import MetricError, ModelOutputError
+from neuromark.errors import DataError, MetricError, ModelOutputError, NeuromarkError
 from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
@@ -24,12 +24,38 @@ Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]
 
 
-def _has_nan(output: Any) -> bool:
+class ModelRunError(ModelOutputError, RuntimeError):
+    """The model raised while running a batch; the message names the benchmark, batch,
+    layer and input shape, and ``__cause__`` is the original exception."""
+
+
+def _non_finite(output: Any) -> str:
+    """"NaN", "inf" or "NaN and inf" when a float tensor in ``output`` holds such values;
+    "" when all are finite."""
     if isinstance(output, torch.Tensor):
-        return output.is_floating_point() and bool(torch.isnan(output).any())
+        if not output.is_floating_point() or bool(torch.isfinite(output).all()):
+            return ""
+        nan, inf = bool(torch.isnan(output).any()), bool(torch.isinf(output).any())
+        return " and ".join(name for name, seen in (("NaN", nan), ("inf", inf)) if seen)
     if isinstance(output, (tuple, list)):
-        return any(_has_nan(o) for o in output)
-    return False
+        return next((bad for bad in map(_non_finite, output) if bad), "")
+    return ""
+
+
+def _failing_layer(exc: BaseException, root: Any) -> str:
+    """The name of the innermost module of ``root`` whose ``forward`` was running when
+    ``exc`` was raised (from the traceback's frames; nothing is hooked), or ""."""
+    if not isinstance(root, torch.nn.Module):
+        return ""
+    names = {id(m): name for name, m in root.named_modules()}
+    found = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, torch.nn.Module) and id(owner) in names:
+            found = names[id(owner)] or type(owner).__name__
+        tb = tb.tb_next
+    return found
 
 
 def _num_samples(targets: Any, batch_index: int) -> int:
@@ -92,12 +118,18 @@ class Benchmark:
         self.adapter.train(False)
         seen = 0
         with Instrument(self.adapter, probes) as instrument, torch.inference_mode():
-            for index, batch in enumerate(self._progress(self.dataloader, quiet)):
+            for index, batch in enumerate(self._batches(self._progress(self.dataloader, quiet))):
                 data, targets = self._preprocess(batch, index)
+                bad = _non_finite(targets)
+                if bad:
+                    raise DataError(f"benchmark {self.info.id}: batch {index}: targets contain "
+                                    f"{bad}; targets must be finite")
                 self.adapter.reset_state()
-                output = self.adapter(data)
-                if not nan_allowed and _has_nan(output):
-                    raise ModelOutputError(f"batch {index}: model output contains NaN")
+                output = self._forward(data, index)
+                bad = _non_finite(output)
+                if bad and not nan_allowed:
+                    raise ModelOutputError(f"batch {index}: model output contains {bad} "
+                                           f"(benchmark {self.info.id})")
                 predictions = output
                 for post in self.postprocessors:
                     predictions = post(predictions)
@@ -129,6 +161,40 @@ class Benchmark:
         return Results(scores=scores, benchmark=self.info, config=config or {},
                        seeds=seeds or {}, details=details)
 
+    def _batches(self, iterable: Iterable[Any]) -> Iterable[Any]:
+        """``iterable``'s batches; an exception inside the data loader is re-raised as a
+        :class:`DataError` naming the benchmark and the batch, chained to the original."""
+        iterator = iter(iterable)
+        index = 0
+        while True:
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                return
+            except NeuromarkError:
+                raise
+            except Exception as exc:
+                raise DataError(f"benchmark {self.info.id}: batch {index}: the data loader "
+                                f"raised {type(exc).__name__}: {exc}") from exc
+            yield batch
+            index += 1
+
+    def _forward(self, data: Any, index: int) -> Any:
+        """The model's output on ``data``; an exception is re-raised as a
+        :class:`ModelRunError` naming the benchmark, the batch, the layer that raised
+        and the input shape, chained to the original."""
+        try:
+            return self.adapter(data)
+        except NeuromarkError:
+            raise
+        except Exception as exc:
+            layer = _failing_layer(exc, getattr(self.adapter, "module", None))
+            shape = tuple(data.shape) if hasattr(data, "shape") else type(data).__name__
+            raise ModelRunError(
+                f"benchmark {self.info.id}: batch {index}: the model raised "
+                f"{type(exc).__name__}{f' in layer {layer!r}' if layer else ''} on input of "
+                f"shape {shape}: {exc}") from exc
+
     @staticmethod
     def _collect(instrument: Instrument, index: int) -> Any:
         try:
@@ -142,7 +208,10 @@ class Benchmark:
                                    f"got {type(batch).__name__}")
         data, targets = batch[0], batch[1]
         for pre in self.preprocessors:
-            data, targets = pre((data, targets))
+            try:
+                data, targets = pre((data, targets))
+            except NeuromarkError as exc:  # the same error, with the batch and benchmark
+                raise type(exc)(f"benchmark {self.info.id}: batch {index}: {exc}") from exc
         return data, targets
 
     @staticmethod

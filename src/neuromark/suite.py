@@ -252,26 +252,32 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                 ) -> list[tuple[Path, Results]]:
     """Validate all configs first, claim ``out_dir`` (:func:`claim_folder`), then run them;
     each result is saved under ``out_dir`` as ``<id>.json``. ``finish`` (e.g. the report)
-    runs on the written results while the folder is still locked."""
+    runs on the written results while the folder is still locked, also when the run is
+    interrupted (SIGINT, or SIGTERM as the CLI raises it), so the report is never stale."""
     configs = validate_configs(paths)
     with claim_folder(out_dir, configs, overwrite=overwrite):
         written: list[tuple[Path, Results]] = []
-        for config in configs:
-            task = task_of(config)
-            stem = config.path.stem if config.path else task.name
-            if stem.strip(".") == "":
-                stem = task.name
-            for results in task.run(config, out_dir / stem, quiet=quiet):
-                try:
-                    target = path_in(out_dir, f"{results.benchmark.id}.json")
-                except DataError as exc:
-                    raise ConfigError(f"{config.path or task.name}: {exc}") from None
-                if any(where == target for where, _ in written):
-                    raise ConfigError(f"{config.path or task.name}: benchmark id "
-                                      f"{results.benchmark.id!r} is produced twice; its results "
-                                      f"would overwrite {target}. Give each benchmark its own id")
-                results.save(target)
-                written.append((target, results))
+        try:
+            for config in configs:
+                task = task_of(config)
+                stem = config.path.stem if config.path else task.name
+                if stem.strip(".") == "":
+                    stem = task.name
+                for results in task.run(config, out_dir / stem, quiet=quiet):
+                    try:
+                        target = path_in(out_dir, f"{results.benchmark.id}.json")
+                    except DataError as exc:
+                        raise ConfigError(f"{config.path or task.name}: {exc}") from None
+                    if any(where == target for where, _ in written):
+                        raise ConfigError(f"{config.path or task.name}: benchmark id "
+                                          f"{results.benchmark.id!r} is produced twice; its results "
+                                          f"would overwrite {target}. Give each benchmark its own id")
+                    results.save(target)
+                    written.append((target, results))
+        except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
+            if finish is not None and written:
+                finish(written)
+            raise
         if finish is not None:
             finish(written)
     return written

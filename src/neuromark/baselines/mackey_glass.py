@@ -25,10 +25,10 @@ from __future__ import annotations
 import math
 
 import torch
-from pydantic import Field
+from pydantic import Field, model_validator
 from torch import Tensor, nn
 
-from neuromark.config import StrictModel
+from neuromark.config import StrictModel, check_memory
 
 
 class ESNParams(StrictModel):
@@ -43,6 +43,12 @@ class ESNParams(StrictModel):
     ridge: float = Field(1e-8, ge=0, description="ridge penalty of the readout fit")
     warmup: int = Field(100, ge=0, description="training steps left out of the readout fit")
 
+    @model_validator(mode="after")
+    def _fits(self) -> ESNParams:
+        # building the reservoir holds about five (size, size) float64 matrices
+        check_memory(f"reservoir_size {self.reservoir_size}", 5 * 8 * self.reservoir_size ** 2)
+        return self
+
 
 class LSTMParams(StrictModel):
     """LSTM hyperparameters (tuned on tau=17 only)."""
@@ -54,6 +60,13 @@ class LSTMParams(StrictModel):
     weight_decay: float = Field(0.0, ge=0)
     chunk: int = Field(50, ge=0, description="training subsequence length (0: whole sequence)")
     batch_size: int = Field(5, gt=0, description="chunks per optimiser step")
+
+    @model_validator(mode="after")
+    def _fits(self) -> LSTMParams:
+        # weights, gradients and two Adam moments: 4 float32 copies of 4h(h + window + 2)
+        params = 4 * self.hidden_size * (self.hidden_size + self.window + 2)
+        check_memory(f"hidden_size {self.hidden_size}", 4 * 4 * params)
+        return self
 
 
 def sparse_reservoir(size: int, probability: float, spectral_radius: float,

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from neuromark._progress import progress
 from neuromark.baselines.shd_snn import SpikingClassifier, max_over_time, spike_count_regularisers
 from neuromark.data.binning import jitter_samples
 
@@ -58,13 +59,9 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
     y_all = torch.as_tensor(data.samples.labels, dtype=torch.long)
     losses: list[float] = []
     accuracies: list[float] = []
-    progress: Any = range(cfg.epochs)
-    if not quiet:
-        from tqdm.auto import tqdm
-
-        progress = tqdm(progress, desc=f"train {label}", unit="epoch", leave=False)
+    epochs: Any = progress(range(cfg.epochs), desc=f"train {label}", unit="epoch", quiet=quiet)
     model.train(True)
-    for _ in progress:
+    for _ in epochs:
         frames = data.frames(jitter_samples(data.samples, rng, cfg.jitter_sigma)) if fixed is None else fixed
         x_all = torch.as_tensor(frames)
         perm = torch.randperm(len(y_all), generator=order)
@@ -81,7 +78,6 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
             seen += len(idx)
         losses.append(total / seen)
         accuracies.append(correct / seen)
-        if not quiet and hasattr(progress, "set_postfix"):
-            progress.set_postfix(loss=f"{losses[-1]:.3f}", acc=f"{accuracies[-1]:.2f}")
+        epochs.set_postfix(loss=f"{losses[-1]:.3f}", acc=f"{accuracies[-1]:.2f}")
     model.train(False)
     return model, {"epochs": cfg.epochs, "loss": losses, "train_accuracy": accuracies}

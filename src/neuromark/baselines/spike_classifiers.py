@@ -263,6 +263,36 @@ class PreparedCheckpoint:
     meta: dict[str, Any]
 
 
+def check_labels(train: Any, test: Any) -> int:
+    """The number of classes, from the training data (its class names, else its largest
+    label + 1); raises :class:`DataError` naming the file and sample for an empty split or
+    a test label outside the training classes (called before any training)."""
+    if len(train) == 0:
+        raise DataError(f"{getattr(train, 'path', train)}: no samples; a training split needs "
+                        "at least one")
+    classes = int(train.num_classes)
+    check_test_labels(test, classes, str(train.path))
+    return classes
+
+
+def check_test_labels(test: Any, classes: int | None, source: str = "") -> None:
+    """Raise :class:`DataError` naming the file and sample when ``test`` is empty or one of
+    its labels is outside ``0..classes-1`` (the classes of ``source``: the training file or
+    a cached checkpoint); ``classes=None`` checks only that the split has samples."""
+    if len(test) == 0:
+        raise DataError(f"{getattr(test, 'path', test)}: no samples; a test split needs at "
+                        "least one")
+    if classes is None:
+        return
+    labels = np.asarray(test.samples.labels)
+    bad = np.flatnonzero((labels < 0) | (labels >= classes))
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{test.path}: sample {i}: label {int(labels[i])} is outside the "
+                        f"training classes 0..{classes - 1} (from {source}); "
+                        f"{bad.size} test sample(s) out of range")
+
+
 def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions, train: TrainSettings,
                        data: dict[str, Any], recipe: dict[str, Any], target: Path, *,
                        train_if_missing: bool = True, retrain: bool = False, quiet: bool = True,
@@ -276,6 +306,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
         recipe: the JSON-able settings that define the trained weights (hashed with the
             training file's bytes).
     """
+    check_test_labels(data["test"], None)
     digest = recipe_hash(recipe, data["train"].path)
     if target.exists() and not target.is_file():
         raise DataError(f"{target}: checkpoint path is not a file (a folder?)")
@@ -291,6 +322,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
         except DataError as exc:
             model, meta, problem = None, {}, str(exc)
         if not retrain and not problem and meta.get("recipe_hash") == digest:
+            check_test_labels(data["test"], int(meta.get("classes", 0)) or None, str(target))
             return PreparedCheckpoint(target, False, model, meta)
         keys = _recipe_keys(meta.get("recipe"), recipe) if meta.get("recipe") else []
         why = ("`neuromark train` retrains it" if retrain else
@@ -309,7 +341,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
     elif not train_if_missing and not retrain:
         raise DataError(f"{target}: no such checkpoint and train_if_missing is false; "
                         "run `neuromark train CONFIG`")
-    classes = max(data["train"].num_classes, data["test"].num_classes)
+    classes = check_labels(data["train"], data["test"])  # before any training
     model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label)
     meta = {"recipe_hash": digest, "recipe": recipe, "classes": classes,
             "keys": list(data["train"].samples.keys),

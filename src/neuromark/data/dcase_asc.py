@@ -78,7 +78,7 @@ def read_setup_csv(path: Path) -> list[tuple[str, str]]:
     if not path.is_file():
         raise DataError(f"ASC setup file not found: {path} (expected the TAU 2020 layout "
                         "root/evaluation_setup/fold1_*.csv)")
-    with path.open(newline="") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not a header
         reader = csv.reader(handle, delimiter="\t")
         header = next(reader, None)
         if header is None or header[:2] != ["filename", "scene_label"]:

@@ -188,6 +188,21 @@ def check_samples(samples: SpikeSamples) -> None:
         raise DataError(f"{name}: sample {i}: negative label {int(samples.labels[i])}")
 
 
+def integer_labels(labels: np.ndarray, name: str) -> np.ndarray:
+    """``labels`` as int64 class indices; a float label (``2.5``, NaN) is a
+    :class:`DataError` naming the file and sample rather than truncated."""
+    if labels.dtype.kind in "iub":
+        return labels.astype(np.int64)
+    if labels.dtype.kind != "f":
+        raise DataError(f"{name}: labels have dtype {labels.dtype}; expected integer class indices")
+    bad = np.flatnonzero(~np.isfinite(labels) | (labels != np.round(labels)))
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{name}: sample {i}: label {float(labels[i])} is not an integer class index "
+                        f"({bad.size} such label(s))")
+    return labels.astype(np.int64)
+
+
 def _read_all(handle: Any, file: Path) -> tuple[Any, Any, Any, Any, list[str], dict[str, np.ndarray]]:
     times_obj = _read_dataset(handle, "spikes/times", file)
     units_obj = _read_dataset(handle, "spikes/units", file)
@@ -232,7 +247,7 @@ def read_shd_file(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS)
                                      str(file))
     samples = SpikeSamples(
         times=times, units=units, offsets=offsets,
-        labels=np.asarray(labels).reshape(-1).astype(np.int64),
+        labels=integer_labels(np.asarray(labels).reshape(-1), str(file)),
         speakers=None if speakers is None else np.asarray(speakers).reshape(-1).astype(np.int64),
         keys=keys, meta_info=meta, channels=channels, path=file)
     check_samples(samples)

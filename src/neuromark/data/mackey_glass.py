@@ -35,6 +35,10 @@ DATA_DIR = Path(__file__).resolve().parent / "files" / "mackey_glass"
 POINTS_PER_LYAPUNOV_TIME = 75
 SUMS_FILE = "SHA256SUMS"
 TABLE_FILE = "lyapunov.csv"
+#: Columns ``lyapunov.csv`` must have (``lyapunov_time_source`` is optional).
+TABLE_COLUMNS = ("tau", "lyapunov_exponent", "lyapunov_exponent_std", "lyapunov_time",
+                 "lyapunov_time_std", "n_initial_conditions", "lyapunov_initial_conditions",
+                 "series_initial_condition", "series_transient", "dt", "n_points", "file")
 CITATION = """@article{mackey1977oscillation,
   title={Oscillation and chaos in physiological control systems},
   author={Mackey, Michael C. and Glass, Leon},
@@ -107,11 +111,21 @@ def _table(root: Path) -> dict[int, LyapunovEntry]:
     path = root / TABLE_FILE
     verify_file(path, root)
     entries = {}
-    with path.open(newline="") as handle:
-        for number, row in enumerate(csv.DictReader(handle), 2):
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in TABLE_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise DataError(f"{path}:1: the header lacks column(s) {', '.join(missing)} "
+                            f"(expected {', '.join(TABLE_COLUMNS)}; got "
+                            f"{', '.join(reader.fieldnames or []) or 'no header'})")
+        for number, row in enumerate(reader, 2):
             where = f"{path}:{number}"
             tau = int(_float(row, "tau", where))
-            ics = tuple(float(v) for v in row["lyapunov_initial_conditions"].split(";"))
+            try:
+                ics = tuple(float(v) for v in (row["lyapunov_initial_conditions"] or "").split(";"))
+            except ValueError:
+                raise DataError(f"{where}: column 'lyapunov_initial_conditions' must be numbers "
+                                f"separated by ';', got {row['lyapunov_initial_conditions']!r}") from None
             entries[tau] = LyapunovEntry(
                 tau=tau, lyapunov_exponent=_float(row, "lyapunov_exponent", where),
                 lyapunov_exponent_std=_float(row, "lyapunov_exponent_std", where),

@@ -11,6 +11,7 @@ The submitter describes the system in a YAML file (:class:`SystemDescription`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -64,13 +65,28 @@ def load_description(path: str | Path) -> SystemDescription:
     return desc
 
 
+def read_results(file: Path) -> Results:
+    """:meth:`Results.load`, with a truncated or malformed file a :class:`DataError` naming
+    the file (and the line and column where the JSON breaks off)."""
+    try:
+        return Results.load(file)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{file}:{exc.lineno}:{exc.colno}: not a valid results JSON "
+                        f"({exc.msg}); is the file truncated?") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{file}: not a results JSON (not UTF-8 text)") from None
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise DataError(f"{file}: not a neuromark results file (missing or malformed "
+                        f"{exc})") from None
+
+
 def load_results(path: str | Path) -> list[Results]:
     """System-track results from a JSON file or every JSON file in a folder."""
     target = Path(path)
     files = sorted(target.glob("*.json")) if target.is_dir() else [target]
     if not files or not all(f.is_file() for f in files):
         raise DataError(f"no results JSON found at {target}")
-    out = [r for r in (Results.load(f) for f in files) if "loadgen" in r.details]
+    out = [r for r in (read_results(f) for f in files) if "loadgen" in r.details]
     if not out:
         raise DataError(f"{target}: no system-track results (made by 'neuromark system run') in "
                         f"{', '.join(f.name for f in files)}")

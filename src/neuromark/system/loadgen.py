@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 from pydantic import Field, model_validator
 
-from neuromark.config import StrictModel
+from neuromark.config import StrictModel, memory_budget
 from neuromark.errors import ConfigError, ModelOutputError, require
 from neuromark.system.loadgen_log import summarize
 
@@ -30,6 +30,21 @@ ndarray = np.ndarray
 
 Scenario = Literal["SingleStream", "MultiStream", "Server", "Offline"]
 Mode = Literal["PerformanceOnly", "AccuracyOnly"]
+
+
+#: Largest duration or latency setting (seconds, about 11.6 days): LoadGen keeps them as
+#: 64-bit nanoseconds, and a larger value is a typo, not a benchmark.
+MAX_SECONDS = 1e6
+#: Largest ``target_qps`` accepted (queries per second).
+MAX_QPS = 1e9
+#: Most queries LoadGen may pre-generate (it allocates them all before the test).
+MAX_QUERIES = 10_000_000
+#: Bytes per pre-generated query and per sample index, an estimate from LoadGen's
+#: ``QueryMetadata`` (for the memory check at validation).
+QUERY_BYTES = 256
+SAMPLE_BYTES = 16
+#: LoadGen's default single-stream expected latency (seconds).
+DEFAULT_EXPECTED_LATENCY_S = 1e-3
 
 
 class Seeds(StrictModel):
@@ -55,12 +70,12 @@ class LoadGenSettings(StrictModel):
     mode: Mode = "PerformanceOnly"
     min_query_count: int = Field(100, ge=1)
     max_query_count: int = Field(0, ge=0, description="0 = no limit")
-    min_duration_s: float = Field(1.0, ge=0)
-    max_duration_s: float = Field(0.0, ge=0, description="0 = no limit")
+    min_duration_s: float = Field(1.0, ge=0, le=MAX_SECONDS)
+    max_duration_s: float = Field(0.0, ge=0, le=MAX_SECONDS, description="0 = no limit")
     target_latency_percentile: float | None = Field(None, gt=0, lt=1)
-    expected_latency_s: float | None = Field(None, gt=0)
-    target_qps: float | None = Field(None, gt=0)
-    latency_bound_s: float | None = Field(None, gt=0)
+    expected_latency_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
+    target_qps: float | None = Field(None, gt=0, le=MAX_QPS)
+    latency_bound_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
     samples_per_query: int | None = Field(None, ge=1)
     performance_sample_count: int | None = Field(None, ge=1)
     seeds: Seeds = Seeds()
@@ -75,7 +90,38 @@ class LoadGenSettings(StrictModel):
                              f"({self.min_query_count})")
         if self.scenario == "Server" and self.target_qps is None:
             raise ValueError("the Server scenario needs target_qps")
+        queries, samples = self.planned_queries()
+        need = queries * QUERY_BYTES + samples * SAMPLE_BYTES
+        if queries > MAX_QUERIES or need > memory_budget():
+            raise ValueError(
+                f"LoadGen would pre-generate about {queries:.3g} queries ({samples:.3g} samples, "
+                f"~{need / 2**30:.3g} GiB) for min_duration_s={self.min_duration_s} at "
+                f"{self._rate_text()}; at most {MAX_QUERIES:.0e} queries and "
+                f"{memory_budget() / 2**30:.3g} GiB fit. Set the expected latency or target_qps "
+                "near the real figure, or lower min_duration_s / set max_query_count")
         return self
+
+    def planned_queries(self) -> tuple[float, float]:
+        """(queries, samples) LoadGen pre-generates for these settings: about
+        ``1.1 * min_duration * rate`` but at least ``min_query_count``, capped by
+        ``max_query_count`` (LoadGen's ``GenerateQueries``); ``rate`` is ``1/expected
+        latency`` (default 1 ms) for the stream scenarios, ``target_qps`` otherwise."""
+        if self.scenario in ("SingleStream", "MultiStream"):
+            rate = 1.0 / (self.expected_latency_s or DEFAULT_EXPECTED_LATENCY_S)
+        else:
+            rate = self.target_qps or 1.0
+        per_query = (self.samples_per_query or 8) if self.scenario == "MultiStream" else 1
+        count = max(float(self.min_query_count), 1.1 * self.min_duration_s * rate)
+        if self.max_query_count:
+            count = min(count, float(self.max_query_count))
+        if self.scenario == "Offline":  # one query holding every sample
+            return 1.0, count
+        return count, count * per_query
+
+    def _rate_text(self) -> str:
+        if self.scenario in ("SingleStream", "MultiStream"):
+            return f"expected_latency_s={self.expected_latency_s or DEFAULT_EXPECTED_LATENCY_S}"
+        return f"target_qps={self.target_qps or 1.0}"
 
 
 def to_test_settings(settings: LoadGenSettings, lg: Any) -> Any:
@@ -250,6 +296,10 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
     if library.performance_count < 1 or library.performance_count > library.total_count:
         raise ConfigError(f"sample library {library.name!r}: performance_count "
                           f"{library.performance_count} must be in 1..{library.total_count}")
+    count = settings.performance_sample_count
+    if count is not None and count > library.total_count:
+        raise ConfigError(f"loadgen.performance_sample_count: {count} is larger than the sample "
+                          f"library {library.name!r} ({library.total_count} samples)")
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     bridge = _Bridge(sut, library, lg)

@@ -35,9 +35,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
-from neuromark.components import ComponentSpec, build_component
+from neuromark.components import ComponentSpec, build_component, check_options, resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
-from neuromark.errors import ConfigError, DataError, UnknownNameError
+from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
 from neuromark.models import as_adapter
 from neuromark.models.checkpoint import load_state_dict
@@ -75,6 +75,24 @@ def spike_count_argmax(output: Any) -> Any:
 def argmax(output: Any) -> Any:
     """Postprocessor: logits (B, K) -> class (B,)."""
     return output.argmax(dim=-1)
+
+
+def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
+    """Preprocessor: the targets must be integer class indices; a float target that is not
+    a whole number (it would never equal a predicted class, scoring 0) is a
+    :class:`DataError` (the runner adds the batch)."""
+    import torch
+
+    data, targets = batch
+    t = torch.as_tensor(targets)
+    if t.is_floating_point():
+        bad = ((~torch.isfinite(t)) | (t != torch.round(t))).reshape(-1).nonzero()
+        if len(bad):
+            i = int(bad[0])
+            raise DataError(f"sample {i} of the batch: class target {t.reshape(-1)[i].item()!r} "
+                            "is not an integer class index")
+        targets = t.long()
+    return data, targets
 
 
 POSTPROCESSORS = {"max_over_time": max_over_time_argmax, "spike_count": spike_count_argmax,
@@ -160,10 +178,10 @@ class ClassificationTask:
         plan.test = self._dataset(plan, config, "test")
         spec = settings.model
         if spec.name is not None:
-            try:
-                entry = models.get(spec.name)
-            except UnknownNameError as exc:
-                raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {exc}") from None
+            entry = resolve_entry(models, spec.name, config.where(("model", "name")), "model.name")
+            if not (hasattr(entry, "fit") and hasattr(entry, "options_model")):
+                check_options(models, ComponentSpec(name=spec.name, options=spec.options),
+                              config, ("model",))
             if hasattr(entry, "fit") and hasattr(entry, "options_model"):
                 from neuromark.baselines.spike_classifiers import TrainSettings
 
@@ -223,7 +241,7 @@ class ClassificationTask:
         if settings.eval.exempt_params:
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
-        harness = Benchmark(model, loader, [], [POSTPROCESSORS[settings.eval.postprocessor]],
+        harness = Benchmark(model, loader, [class_targets], [POSTPROCESSORS[settings.eval.postprocessor]],
                             metrics, quiet=quiet, info=info)
         with torch_threads(plan.train.threads if plan.train else 1):
             results = harness.run(config=config.data,

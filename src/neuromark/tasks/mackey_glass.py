@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.config import (
     BenchmarkSettings,
@@ -277,13 +278,12 @@ def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSet
     results); ``metric_info`` their unit and direction, as their metric classes give them.
     """
     import torch
-    from tqdm.auto import tqdm
 
     from neuromark.data.mackey_glass import MackeyGlass
 
     smapes, diverged, complexity, losses = [], [], [], []
     info: dict[str, dict[str, Any]] = {}
-    bar = tqdm(range(settings.instances), desc=desc, unit="instance", disable=quiet, leave=False)
+    bar = progress(range(settings.instances), desc=desc, unit="instance", quiet=quiet)
     for k in bar:
         data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
         module = build_model(model, params, seed=model.seed + k)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark._progress import progress
 from neuromark.components import build_component
 from neuromark.config import ConfigFile, reject_legacy_keys, resolve_path, validate
 from neuromark.errors import ConfigError, NeuromarkError
@@ -186,9 +187,6 @@ class QuboTask:
             raise ConfigError(f"{config.where(('bks',))}: bks: {exc}") from None
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        from tqdm import tqdm
-
-
         cfg, table, meter = self._check(config)
         out_dir.mkdir(parents=True, exist_ok=True)
         store = EntryStore(out_dir / "entries.jsonl", config_digest(cfg.model_dump()))
@@ -212,8 +210,8 @@ class QuboTask:
             return checked[key]
 
         todo = [s for s in specs if s["key"] not in store]
-        bar = tqdm(total=len(specs), initial=len(specs) - len(todo), disable=quiet,
-                   desc=f"qubo {cfg.benchmark.id}", unit="entry")
+        bar = progress(total=len(specs), initial=len(specs) - len(todo), quiet=quiet,
+                       desc=f"qubo {cfg.benchmark.id}", unit="entry")
         measured: list[dict[str, Any]] = []  # entries of this run with a meter window
         try:
             if meter is not None:

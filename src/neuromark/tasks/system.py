@@ -203,6 +203,11 @@ class SystemTask:
         reject_old_spelling(config)
         cfg = validate(SystemConfig, config.data, config)
         options = check_options(suts, cfg.sut, config, ("sut",), run_arguments=RUN_ARGUMENTS)
+        count, samples = cfg.loadgen.performance_sample_count, options.get("samples")
+        if count is not None and isinstance(samples, int) and count > samples:
+            raise ConfigError(f"{config.where(('loadgen', 'performance_sample_count'))}: "
+                              f"loadgen.performance_sample_count: {count} is larger than the "
+                              f"sample library (sut.options.samples: {samples})")
         if cfg.meter is not None:
             check_options(meters, cfg.meter, config, ("meter",))
         return cfg.model_copy(update={"sut": cfg.sut.model_copy(update={"options": options})})

@@ -2,7 +2,10 @@
 
 Format: a header row, then one row per reading, with columns either ``t_s,power_w`` or
 ``t_s,voltage_v,current_a`` (power = V × I), and optionally ``mark`` (a label on the rows
-where the instrument saw a sync mark, e.g. a GPIO edge). ``t_s`` must increase strictly.
+where the instrument saw a sync mark, e.g. a GPIO edge). ``t_s`` must increase strictly,
+and a power below zero is an error naming the line unless the meter declares that its
+instrument reads below zero (``signed: true``, e.g. a bidirectional current sensor). The
+file is read as UTF-8 (a byte-order mark before the header is dropped).
 
 Alignment with the host's monotonic clock: ``host_t = t_s + offset_s``, with ``offset_s``
 given, or found from sync marks: the mean of ``host_time(label) - trace_time(label)``
@@ -23,7 +26,7 @@ from neuromark.system.timing import now_s
 
 
 def _header(file: Path) -> list[str]:
-    with file.open(newline="") as handle:
+    with file.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         cols = [c.strip() for c in next(csv.reader(handle), [])]
     if "t_s" not in cols or not ("power_w" in cols or {"voltage_v", "current_a"} <= set(cols)):
         raise DataError(f"{file}: expected columns t_s,power_w or t_s,voltage_v,current_a "
@@ -31,7 +34,7 @@ def _header(file: Path) -> list[str]:
     return cols
 
 
-def _fast(file: Path, cols: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+def _fast(file: Path, cols: list[str], signed: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """All-numeric traces through numpy's C parser; None when anything looks wrong (the
     row-by-row reader then finds and names the line)."""
     try:
@@ -45,22 +48,24 @@ def _fast(file: Path, cols: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
         p = data[:, cols.index("power_w")]
     else:
         p = data[:, cols.index("voltage_v")] * data[:, cols.index("current_a")]
-    if t.size < 2 or np.any(np.diff(t) <= 0):
+    if t.size < 2 or np.any(np.diff(t) <= 0) or (not signed and np.any(p < 0)):
         return None
     return np.ascontiguousarray(t), np.ascontiguousarray(p)
 
 
-def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
-    """``(t_s, power_w, marks)`` of a CSV trace; bad rows raise :class:`DataError` with the line."""
+def read_trace(path: str | Path, *, signed: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+    """``(t_s, power_w, marks)`` of a CSV trace; bad rows raise :class:`DataError` with the
+    line, as does a negative power unless ``signed`` (the instrument reads below zero)."""
     file = Path(path)
     if not file.is_file():
         raise DataError(f"power trace not found: {file}")
     cols = _header(file)
     if "mark" not in cols:
-        fast = _fast(file, cols)
+        fast = _fast(file, cols, signed)
         if fast is not None:
             return fast[0], fast[1], {}
-    with file.open(newline="") as handle:
+    with file.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         reader = csv.DictReader(handle)
         reader.fieldnames = cols
         next(reader, None)  # the header row, already checked
@@ -76,6 +81,10 @@ def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict[str, floa
                 raise DataError(f"{file}:{line}: not a number in {dict(row)}") from None
             if not (np.isfinite(ti) and np.isfinite(pi)):
                 raise DataError(f"{file}:{line}: non-finite value in {dict(row)}")
+            if pi < 0 and not signed:
+                raise DataError(f"{file}:{line}: negative power {pi} W; a power trace reads >= 0 "
+                                "(set the meter option signed: true if the instrument can "
+                                "read below zero)")
             if t and ti <= t[-1]:
                 raise DataError(f"{file}:{line}: time is non-monotonic (t_s={ti} after {t[-1]}); "
                                 "t_s must increase strictly")
@@ -111,14 +120,18 @@ class CsvTraceMeter:
             trace has none, i.e. the trace is already on the host clock).
         wall_clock: ``t_s`` are UNIX times (``time.time()``, e.g. an instrument logging wall
             clock over NTP); the offset to the monotonic clock is measured now.
+        signed: the instrument can read below zero (a bidirectional sensor); otherwise a
+            negative reading is an error naming its line.
     """
 
     name = "csv"
     measured = True
 
     def __init__(self, path: str | Path, offset_s: float | None = None,
-                 components: list[str] | None = None, wall_clock: bool = False) -> None:
+                 components: list[str] | None = None, wall_clock: bool = False,
+                 signed: bool = False) -> None:
         self.path = Path(path)
+        self.signed = signed
         if wall_clock:
             if offset_s is not None:
                 raise DataError(f"{path}: give either offset_s or wall_clock, not both")
@@ -145,7 +158,7 @@ class CsvTraceMeter:
 
     def _load(self) -> tuple[np.ndarray, np.ndarray]:
         if self._trace is None:
-            self._trace = read_trace(self.path)
+            self._trace = read_trace(self.path, signed=self.signed)
         t, p, marks = self._trace
         return t + self.offset(), p
 
@@ -154,7 +167,7 @@ class CsvTraceMeter:
         if self.offset_s is not None:
             return self.offset_s
         if self._trace is None:
-            self._trace = read_trace(self.path)
+            self._trace = read_trace(self.path, signed=self.signed)
         marks = self._trace[2]
         common = sorted(set(marks) & set(self.host_marks))
         if not marks:

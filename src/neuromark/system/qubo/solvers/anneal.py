@@ -27,8 +27,13 @@ import numpy as np
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
 from neuromark.system.qubo.solvers.common import (
     CSR,
+    Beta,
+    Count,
     Loaded,
+    Seconds,
+    SecondsOrZero,
     SharedBest,
+    Workers,
     csr_arrays,
     rng_state,
     run_workers,
@@ -75,8 +80,8 @@ class Annealer:
 
     name = "neuromark-sa"
 
-    def __init__(self, workers: int | str = "auto", beta_range: tuple[float, float] | None = None,
-                 first_sweeps: int = 64, chunk_s: float = 2e-4, parallel_from_s: float = 0.004
+    def __init__(self, workers: Workers = "auto", beta_range: tuple[Beta, Beta] | None = None,
+                 first_sweeps: Count = 64, chunk_s: Seconds = 2e-4, parallel_from_s: SecondsOrZero = 0.004
                  ) -> None:
         self.workers = workers
         self.beta_range = beta_range

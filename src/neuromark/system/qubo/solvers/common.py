@@ -11,13 +11,27 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import numpy as np
+from pydantic import Field
 
 from neuromark.errors import require
 
 CSR = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+# Option types: a solver's signature is its options schema (neuromark.components), so the
+# bounds live in the annotations and a config's ``workers: -5`` fails at validation.
+#: Parallel searches: a count (1..1024) or "auto".
+Workers = Annotated[int, Field(ge=1, le=1024)] | Literal["auto"]
+#: A count of at least one (sweeps, iterations, variables).
+Count = Annotated[int, Field(ge=1)]
+#: A finite duration in seconds, > 0.
+Seconds = Annotated[float, Field(gt=0)]
+#: A finite duration in seconds, >= 0.
+SecondsOrZero = Annotated[float, Field(ge=0)]
+#: An inverse temperature, > 0.
+Beta = Annotated[float, Field(gt=0)]
 T = TypeVar("T")
 _NOTHING = object()
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from neuromark.errors import require
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
-from neuromark.system.qubo.solvers.common import Loaded
+from neuromark.system.qubo.solvers.common import Count, Loaded
 
 
 def to_bqm(Q: Any) -> Any:
@@ -91,7 +91,7 @@ class DWaveSA(_DWaveBase):
 
     name = "dwave-sa"
 
-    def __init__(self, num_sweeps: int = 1000) -> None:
+    def __init__(self, num_sweeps: Count = 1000) -> None:
         super().__init__()
         self.num_sweeps = num_sweeps
 

@@ -18,8 +18,12 @@ import numpy as np
 from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
 from neuromark.system.qubo.solvers.common import (
     CSR,
+    Count,
     Loaded,
+    Seconds,
+    SecondsOrZero,
     SharedBest,
+    Workers,
     csr_arrays,
     rng_state,
     run_workers,
@@ -43,9 +47,9 @@ class TabuSearch:
 
     name = "neuromark-tabu"
 
-    def __init__(self, workers: int | str = "auto", tenure: int | None = None,
-                 stall: int | None = None, perturb: int | None = None, chunk_s: float = 2e-4,
-                 parallel_from_s: float = 0.005) -> None:
+    def __init__(self, workers: Workers = "auto", tenure: Count | None = None,
+                 stall: Count | None = None, perturb: Count | None = None, chunk_s: Seconds = 2e-4,
+                 parallel_from_s: SecondsOrZero = 0.005) -> None:
         self.workers = workers
         self.tenure = tenure
         self.stall = stall
