@@ -405,3 +405,13 @@ def test_performance_sample_count_is_checked_against_the_sut_at_validation(tmp_p
     text = SYSTEM + "  performance_sample_count: 100\n"
     refused(tmp_path, capsys, text, "c.yaml:7", "loadgen.performance_sample_count: 100 is larger "
             "than the sample library (sut.options.samples: 8)")
+
+
+def test_esn_sut_reservoir_too_large_for_memory_is_refused(tmp_path, capsys):
+    text = SYSTEM.replace("sut: {name: sleep, options: {sleep_s: 0.0001, samples: 8}}",
+                          "sut: {name: esn, options: {reservoir_size: 100000000}}")
+    refused(tmp_path, capsys, text, "c.yaml:3", "sut.options.reservoir_size",
+            "reservoir_size 100000000 needs about")
+    ok = check_options(suts, ComponentSpec(name="esn", options={"reservoir_size": 50}),
+                       run_arguments={"seed": "the run"})
+    assert ok["reservoir_size"] == 50

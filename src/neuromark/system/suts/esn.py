@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
+from neuromark.config import check_memory
 from neuromark.data.mackey_glass import load_series
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -71,9 +72,24 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
     return library, sut, info
 
 
+def _reservoir_fits(size: int) -> int:
+    check_memory(f"reservoir_size {size}", 5 * 8 * size ** 2)  # ~5 (size, size) float64 arrays
+    return size
+
+
+def _series_fits(samples: int) -> int:
+    check_memory(f"samples {samples}", 4 * 8 * (2 * samples + 2))  # the series and its splits
+    return samples
+
+
+#: Option types checked against memory at validation (the signature is the schema).
+ReservoirSize = Annotated[int, Field(ge=1), AfterValidator(_reservoir_fits)]
+Samples = Annotated[int, Field(ge=1), AfterValidator(_series_fits)]
+
+
 def esn(*, data: Literal["synthetic", "mackey_glass"] = "synthetic", tau: Annotated[int, Field(ge=1)] = 17,
-        samples: Annotated[int, Field(ge=1)] = 500,
-        reservoir_size: Annotated[int, Field(ge=1)] | None = None,
+        samples: Samples = 500,
+        reservoir_size: ReservoirSize | None = None,
         threads: Annotated[int, Field(ge=1)] = 1, seed: int = 0) -> BuiltSUT:
     """The ``esn`` entry of :data:`neuromark.registry.suts`.
 
