@@ -202,3 +202,40 @@ def test_sigterm_ends_a_run_like_sigint(tmp_path, sig, code, word):
     # the benchmark that finished is saved and the report describes it (not stale)
     assert (tmp_path / "out" / "fast-one.json").is_file()
     assert "fast-one" in (tmp_path / "out" / "report.md").read_text()
+
+
+def _tiny_classification(tmp_path, monkeypatch, width_in_model: int) -> Path:
+    from neuromark.registry import datasets, models
+
+    def tiny(split: str = "test"):
+        return [(torch.ones(3), 0), (torch.ones(3), 1), (torch.ones(3), 0)]
+
+    def build(*, width: int = 3):
+        return nn.Sequential(OrderedDict(hidden=nn.Linear(width, 4), out=nn.Linear(4, 2)))
+
+    monkeypatch.setitem(datasets._entries, "ctx_tiny", tiny)
+    monkeypatch.setitem(models._entries, "ctx_model", build)
+    path = tmp_path / "cls.yaml"
+    path.write_text(f"task: classification\nbenchmark: {{id: ctx-cls}}\ndataset: {{name: ctx_tiny}}\n"
+                    f"model: {{name: ctx_model, options: {{width: {width_in_model}}}}}\n"
+                    "eval: {batch_size: 2, postprocessor: argmax, metrics: [classification_accuracy]}\n")
+    return path
+
+
+def test_run_with_a_wrong_input_shape_names_benchmark_batch_and_layer(tmp_path, capsys, monkeypatch):
+    path = _tiny_classification(tmp_path, monkeypatch, width_in_model=5)
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 1
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert "benchmark ctx-cls: batch 0: the model raised RuntimeError in layer 'hidden'" in err
+    assert "on input of shape (2, 3)" in err
+
+
+def test_the_same_run_with_a_fitting_model_succeeds(tmp_path, capsys, monkeypatch):
+    from neuromark.results import Results
+
+    path = _tiny_classification(tmp_path, monkeypatch, width_in_model=3)
+    assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    result = Results.load(tmp_path / "o" / "ctx-cls.json")
+    assert result.details["samples"] == 3
+    assert result["classification_accuracy"] in (pytest.approx(1 / 3), pytest.approx(2 / 3))
