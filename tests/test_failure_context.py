@@ -239,3 +239,16 @@ def test_the_same_run_with_a_fitting_model_succeeds(tmp_path, capsys, monkeypatc
     result = Results.load(tmp_path / "o" / "ctx-cls.json")
     assert result.details["samples"] == 3
     assert result["classification_accuracy"] in (pytest.approx(1 / 3), pytest.approx(2 / 3))
+
+
+def test_a_forked_worker_is_not_turned_into_an_interrupt():
+    from neuromark.cli import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():
+        pid = os.fork()
+        if pid == 0:  # the worker: SIGTERM must end it as by default, not raise
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM

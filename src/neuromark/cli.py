@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import signal
 import sys
@@ -47,7 +48,13 @@ class Terminated(KeyboardInterrupt):
 def sigterm_as_interrupt() -> Iterator[None]:
     """While inside, SIGTERM raises :class:`Terminated` (main thread only; elsewhere a no-op)."""
 
+    owner = os.getpid()
+
     def handler(signum: int, frame: Any) -> None:
+        if os.getpid() != owner:  # a forked worker (e.g. a QUBO job) dies as by default
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         raise Terminated(f"signal {signum}")
 
     try:
