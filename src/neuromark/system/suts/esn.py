@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import AfterValidator, Field
 
+from neuromark.baselines.mackey_glass import EchoStateNetwork, ESNParams
 from neuromark.config import check_memory
 from neuromark.data.mackey_glass import load_series
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
@@ -39,8 +40,6 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
                        ) -> tuple[InMemoryLibrary, StagedSUT, dict[str, Any]]:
     """``(library, sut, info)`` for the ESN forecast step."""
     import torch
-
-    from neuromark.baselines.mackey_glass import EchoStateNetwork, ESNParams
 
     torch.set_num_threads(threads)
     if data == "mackey_glass":
