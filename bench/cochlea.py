@@ -1,6 +1,7 @@
 """Cochlea speed, memory and agreement: neuromark's vectorised model vs lauscher 1.0.1.
 
-Both convert ``../shared/reference/spoken_digit_48k.flac`` (0.795 s, 48 kHz) to spikes on
+Both convert ``tests/data/reference/spoken_seven_espeak_48k.flac`` (our generated recording,
+0.580 s, 48 kHz, see that folder's README) to spikes on
 700 channels, each in a fresh subprocess (so that peak memory, ``ru_maxrss``, is measured
 per tool), one after the other in this run. Prints wall-clock times, peak memory, the speed
 ratio and the agreement (total spike count, per-channel count correlation, spike-time
@@ -15,7 +16,7 @@ histogram correlation).
 Run: ``python bench/cochlea.py [--seed 1]`` (with a seed other than 0 it also prints the
 agreement of two lauscher runs with different seeds: the noise floor). Add
 ``--cached-lauscher`` to skip running lauscher and use the time recorded in
-tests/data/lauscher_spoken_digit_48k.npz instead; the output then says so).
+tests/data/lauscher_spoken_seven_espeak_48k.npz instead; the output then says so).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-AUDIO = ROOT.parent / "shared/reference/spoken_digit_48k.flac"
-SAVED = ROOT / "tests/data/lauscher_spoken_digit_48k.npz"
+AUDIO = ROOT / "tests/data/reference/spoken_seven_espeak_48k.flac"
+SAVED = ROOT / "tests/data/lauscher_spoken_seven_espeak_48k.npz"
 
 
 def _ours(audio_path: str, seed: int) -> dict[str, object]:

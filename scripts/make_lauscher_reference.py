@@ -2,8 +2,8 @@
 
 Usage (takes ~4 minutes and up to ~5.6 GB of memory on a 2-core machine)::
 
-    python scripts/make_lauscher_reference.py ../shared/reference/spoken_digit_48k.flac \
-        tests/data/lauscher_spoken_digit_48k.npz
+    python scripts/make_lauscher_reference.py tests/data/reference/spoken_seven_espeak_48k.flac \
+        tests/data/lauscher_spoken_seven_espeak_48k.npz
 
 The output ``.npz`` holds ``sample`` (int32, spike time as a sample index of the
 cochlea output rate), ``channel`` (uint16, 0-699), ``sample_rate`` (Hz of the cochlea

@@ -16,5 +16,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import neurobench" 2>
   fi
 fi
 "$venv/bin/pip" install -q --no-deps -e . >/dev/null
+# lauscher 1.0.1 (the Heidelberg cochlea) for the cochlea cross-check: it runs lauscher on
+# our generated recording (tests/data/reference/spoken_seven_espeak_48k.flac), ~5 min, ~5.6 GB
+if ! "$venv/bin/python" -c "import lauscher" 2>/dev/null; then
+  "$venv/bin/pip" install -q -c constraints-cpu.txt lauscher==1.0.1 soundfile || {
+    echo "reference checks: could not install lauscher; cochlea cross-check NOT run" >&2; exit 1; }
+fi
 # in this venv neurobench must import: a failed import is an error, not a skip
-NEUROMARK_REQUIRE_REFERENCE=1 exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference tests/test_neurobench_reference.py
+NEUROMARK_REQUIRE_REFERENCE=1 exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference \
+  tests/test_neurobench_reference.py tests/test_cochlea.py

@@ -32,6 +32,16 @@ from neuromark.processors.cochlea.params import (  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_AUDIO = REFERENCE_DIR / "spoken_digit_48k.flac"
 LAUSCHER_SPIKES = ROOT / "tests/data/lauscher_spoken_digit_48k.npz"
+#: Our own recording (scripts/make_reference_audio.sh), shipped, with its lauscher spikes.
+GENERATED_AUDIO = ROOT / "tests/data/reference/spoken_seven_espeak_48k.flac"
+GENERATED_SPIKES = ROOT / "tests/data/lauscher_spoken_seven_espeak_48k.npz"
+#: (recording, saved lauscher spikes): the generated one always, the LGPL one when present.
+RECORDINGS = [
+    pytest.param(GENERATED_AUDIO, GENERATED_SPIKES, id="espeak-seven"),
+    pytest.param(REFERENCE_AUDIO, LAUSCHER_SPIKES, id="spoken-digit",
+                 marks=pytest.mark.skipif(not REFERENCE_AUDIO.is_file(),
+                                          reason="LGPL reference audio not present")),
+]
 
 
 def test_hankel_matches_scipy_in_right_half_plane() -> None:
@@ -180,33 +190,41 @@ def _compare_with_lauscher(times: np.ndarray, units: np.ndarray, ref_times: np.n
     }
 
 
-@pytest.mark.skipif(not REFERENCE_AUDIO.is_file(), reason="shared reference audio not present")
-def test_agreement_with_saved_lauscher_spikes() -> None:
-    ref = np.load(LAUSCHER_SPIKES)
-    audio, rate = read_audio(REFERENCE_AUDIO)
+@pytest.mark.parametrize("recording, saved", RECORDINGS)
+def test_agreement_with_saved_lauscher_spikes(recording: Path, saved: Path) -> None:
+    ref = np.load(saved)
+    audio, rate = read_audio(recording)
     spikes = Cochlea()(audio, rate, seed=0)
     m = _compare_with_lauscher(spikes.times, spikes.units,
                                ref["sample"] / float(ref["sample_rate"]), ref["channel"])
     assert abs(m["total_ratio"] - 1) < 0.05, m
-    assert m["channel_corr"] >= 0.95, m
+    # The per-channel counts of a short word are noisy (~8 spikes per channel for "seven"):
+    # agreement must reach 0.95 or our own seed-to-seed correlation (the noise floor) - 0.03.
+    again = Cochlea()(audio, rate, seed=1)
+    floor = float(np.corrcoef(np.bincount(spikes.units, minlength=700),
+                              np.bincount(again.units, minlength=700))[0, 1])
+    assert m["channel_corr"] >= min(0.95, floor - 0.03), (m, floor)
     assert m["time_hist_corr"] >= 0.95, m
     assert m["first_spike_diff"] < 0.02, m
 
 
 @pytest.mark.reference
-@pytest.mark.skipif(not REFERENCE_AUDIO.is_file(), reason="shared reference audio not present")
-def test_agreement_with_lauscher_run_now() -> None:
-    """Runs lauscher itself (~4-7 minutes, ~5.6 GB peak memory)."""
+@pytest.mark.parametrize("recording, saved", RECORDINGS)
+def test_agreement_with_lauscher_run_now(recording: Path, saved: Path) -> None:
+    """Runs lauscher itself (~4-7 minutes, ~5.6 GB peak memory per recording)."""
     pytest.importorskip("lauscher")
     from lauscher.audiowaves import FileMonoAudioWave
     from lauscher.transformations.wave2spike import Wave2Spike
 
     np.random.seed(1)
-    ref = FileMonoAudioWave(str(REFERENCE_AUDIO)).transform(Wave2Spike(num_channels=700))
-    audio, rate = read_audio(REFERENCE_AUDIO)
+    ref = FileMonoAudioWave(str(recording)).transform(Wave2Spike(num_channels=700))
+    audio, rate = read_audio(recording)
     spikes = Cochlea()(audio, rate, seed=1)
     m = _compare_with_lauscher(spikes.times, spikes.units, np.asarray(ref.spike_times),
                                np.asarray(ref.spike_labels).astype(np.int64))
     assert abs(m["total_ratio"] - 1) < 0.05, m
-    assert m["channel_corr"] >= 0.95, m
+    again = Cochlea()(audio, rate, seed=2)  # noise floor, as in the saved-spikes test
+    floor = float(np.corrcoef(np.bincount(spikes.units, minlength=700),
+                              np.bincount(again.units, minlength=700))[0, 1])
+    assert m["channel_corr"] >= min(0.95, floor - 0.03), (m, floor)
     assert m["time_hist_corr"] >= 0.95, m
