@@ -272,3 +272,17 @@ def test_parse_yaml_without_a_file_resolves_from_cwd(tmp_path, monkeypatch):
     assert resolve_path("x", config) == tmp_path / "x"
     with pytest.raises(ConfigError):
         resolve_path("cache:/etc/x", config)
+
+
+def test_sut_weights_resolve_from_the_config_folder_only(tmp_path, monkeypatch, capsys):
+    (tmp_path / "cfg").mkdir()
+    torch.save({"model": {}}, tmp_path / "w.pt")  # in the working directory only
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "cfg" / "s.yaml"
+    cfg.write_text("task: system\nbenchmark: {id: s}\nsut:\n  name: asc_cnn\n  options: "
+                   "{data: synthetic, samples: 4, weights: w.pt}\nloadgen: {scenario: "
+                   "SingleStream, mode: PerformanceOnly, min_query_count: 8, "
+                   "min_duration_s: 0.01}\n")
+    code, out = run(["run", str(cfg), "--out", str(tmp_path / "out")], capsys)
+    assert code == 1 and "Traceback" not in out.err
+    assert str(tmp_path / "cfg" / "w.pt") in out.err and "config file's folder" in out.err

@@ -53,6 +53,15 @@ class AscPipeline:
     info: dict[str, Any]
 
 
+def _from_config(value: str, config_dir: Path | None) -> Path:
+    """A path option: relative paths lie in the config file's folder (no fallback to the
+    working directory, as everywhere in a config); returned absolute for provenance."""
+    path = Path(value).expanduser()
+    if not path.is_absolute() and config_dir is not None:
+        path = config_dir / path
+    return path.absolute()
+
+
 def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int8: bool,
                    threads: int, weights: str | None, n_mels: int = 40,
                    config_dir: Path | None = None) -> AscPipeline:
@@ -72,9 +81,8 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
         fetch_many = None
         train_audio, train_labels = synthetic_audio(max(64, samples), seed=seed)
     else:
-        root = Path(data)
-        if not root.is_absolute() and config_dir is not None and (config_dir / root).exists():
-            root = config_dir / root
+        root = _from_config(data, config_dir)
+        info["data"] = str(root)
         test = DcaseASC(root, "test")
         count = min(samples, len(test)) if samples else len(test)
         test_labels = np.asarray([test.label(i) for i in range(count)])
@@ -97,11 +105,11 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
                            TrainRecipe(epochs=train_epochs, seed=seed))
             info["train_loss"] = losses
     if weights:
-        path = Path(weights)
-        if not path.is_absolute() and config_dir is not None and (config_dir / path).is_file():
-            path = config_dir / path
+        path = _from_config(weights, config_dir)
         if not path.is_file():
-            raise ConfigError(f"sut.options.weights: no such file {path}")
+            raise ConfigError(f"sut.options.weights: no such file {path} (relative paths are "
+                              "read from the config file's folder)")
+        weights = str(path)
         state = torch.load(path, map_location="cpu", weights_only=True)
         model.load_state_dict(state["model"] if "model" in state else state)
         mean, std = float(state.get("mean", mean)), float(state.get("std", std))
@@ -137,12 +145,13 @@ def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 6
     """The ``asc_cnn`` entry of :data:`neuromark.registry.suts`.
 
     Args:
-        data: "synthetic" or a TAU 2020 root folder (relative to the config or the cwd).
+        data: "synthetic" or a TAU 2020 root folder (relative to the config file's folder).
         samples: library size (test slices used).
         train_epochs: quick training on the train split / synthetic clips.
         int8: PyTorch eager post-training static quantization of the CNN.
         threads: ``torch.set_num_threads`` during the run (restored by ``close``).
-        weights: a file written by ``python -m neuromark.baselines.asc_cnn``.
+        weights: a file written by ``python -m neuromark.baselines.asc_cnn`` (relative to the
+            config file's folder).
         n_mels: mel bands of the MFE.
     """
     import torch
