@@ -232,3 +232,47 @@ def test_synops_recurrent_cells(cell, ours, neurobench):
     # neurobench's definition, as an option
     nb = synops(TorchModel(CellNet(cell)), inp, recurrent_gates=True, cell_mac_rule="input")
     assert nb["Effective_MACs"] == neurobench and nb["Effective_ACs"] == 0
+
+
+@pytest.mark.parametrize("cell, neurobench", [
+    (nn.LSTMCell(25, 5), 615), (nn.RNNCell(25, 5), 150), (nn.GRUCell(25, 5), 465),
+])
+def test_synops_recurrent_cells_batch_2_are_per_sample(cell, neurobench):
+    # neurobench 2.3.0 feeds the cells a batch of 2 and expects the per-sample figure
+    h = torch.ones(2, 5)
+    x = torch.ones(2, 25)
+    x[0, 0] = 4
+    inp = [x, (h, h) if isinstance(cell, nn.LSTMCell) else h]
+    nb = synops(TorchModel(CellNet(cell)), inp, torch.zeros(2), recurrent_gates=True,
+                cell_mac_rule="input")
+    assert nb["Effective_MACs"] == neurobench and nb["Effective_ACs"] == 0
+
+
+# -- membrane updates and per-layer activation sparsity (neurobench 2.3.0) -------------
+def snn_net() -> nn.Sequential:
+    """neurobench's ``net_snn``: Linear(20, 5, no bias) + one output Leaky layer."""
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(20, 5, bias=False), leaky(output=True))
+
+
+def test_membrane_updates_net_snn():
+    # batch 5, 10 steps, all-ones input: 5 neurons x 10 steps = 50 updates per sample
+    from neuromark.metrics import MembraneUpdates
+
+    res = run(SNNTorchModel(snn_net()), torch.ones(5, 10, 20), torch.zeros(5),
+              [MembraneUpdates()])
+    assert res["membrane_updates"] == 50
+
+
+def test_activation_sparsity_by_layer_net_snn():
+    # neurobench's expected 0.96 for layer "1" depends on its unseeded weights; here the weights
+    # make it exact: neuron 0 gets 0.3 per step (beta 0.9, threshold 1, subtract reset: membrane
+    # 0.3, 0.57, 0.813, 1.032 -> spike; 0.229, 0.506, 0.755, 0.980, 1.182 -> spike; 0.364),
+    # the others get nothing: 2 spikes of 5 x 10 per sample.
+    net = snn_net()
+    with torch.no_grad():
+        net[0].weight.zero_()
+        net[0].weight[0] = 0.015
+    res = run(SNNTorchModel(net), torch.ones(5, 10, 20), torch.zeros(5), [ActivationSparsity()])
+    assert res["activation_sparsity_by_layer"] == {"1": 0.96}
+    assert res["activation_sparsity"] == 0.96
