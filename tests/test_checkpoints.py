@@ -225,7 +225,9 @@ def test_a_file_in_the_working_directory_is_not_used(tmp_path, monkeypatch, caps
 def test_shipped_configs_validate_from_another_folder(tmp_path, monkeypatch, capsys):
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(tmp_path)
-    assert run(["validate", str(root / "configs/suite/default.yaml")], capsys)[0] == 0
+    for suite in ("default", "full"):
+        code, out = run(["validate", str(root / f"configs/suite/{suite}.yaml")], capsys)
+        assert code == 0, out.err
     for path in (root / "configs").rglob("*.yaml"):
         text = path.read_text()
         assert "results/checkpoints" not in text and "working directory" not in text, path
