@@ -2,8 +2,9 @@
 
 :class:`BinnedSpikes` yields ``(frames, label)`` per sample: (T, channels // pool) float32
 spike counts (the binning convention of :mod:`neuromark.data.binning`) and the int class.
-Its :meth:`~BinnedSpikes.loader` bins one batch at a time, so evaluation holds one batch of
-dense frames, never the whole split. The registered dataset entries (``spoken_digits``,
+Its :meth:`~BinnedSpikes.loader` reads the file in chunks and bins one batch at a time with a
+compiled kernel (:mod:`neuromark.data.spike_stream`), so evaluation holds one chunk of spikes
+and one batch of dense frames, never the whole split. The registered dataset entries (``spoken_digits``,
 ``shd``, ``ssc``, ``spike_files``) take ``split`` plus the binning options of a config::
 
     dataset: {name: spoken_digits, options: {dt_us: 10000, t_max_us: 850000, pool: 10}}
@@ -13,14 +14,13 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from neuromark.data.binning import bin_samples, n_bins, pool_samples
+from neuromark.data.binning import bin_samples, check_binning, n_bins, pool_samples
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples
 from neuromark.data.shd import CITATION, SHD, SSC, SpikeFileDataset
 from neuromark.data.spoken_digits import shipped_corpus
@@ -34,22 +34,25 @@ class BinnedSpikes(SpikeFileDataset):
     Args:
         path: the ``.h5`` file (read once, on first use, and checked).
         dt_us, t_max_us: bin width and binning window in microseconds; every spike must lie
-            in ``[0, t_max_us]``.
+            in ``[0, t_max_us]`` unless ``late`` is ``"drop"``.
         pool: sum this many neighbouring channels (700 -> 70 with 10).
         channels: channels of the file (units are checked against it).
         citation: bibtex of the data set, for the results file.
+        late: spikes after ``t_max_us`` in :meth:`loader`: ``"error"`` or ``"drop"`` (counted).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, dt_us: int = 10_000, t_max_us: int = 1_000_000,
-                 pool: int = 1, channels: int = SHD_CHANNELS, citation: str = "") -> None:
-        if dt_us <= 0 or t_max_us <= 0 or dt_us > t_max_us:
-            raise ConfigError(f"{path}: need 0 < dt_us <= t_max_us, got dt_us={dt_us}, "
-                              f"t_max_us={t_max_us}")
-        if pool < 1 or channels % pool:
-            raise ConfigError(f"{path}: channels={channels} is not divisible by pool={pool}")
+                 pool: int = 1, channels: int = SHD_CHANNELS, citation: str = "",
+                 late: Literal["error", "drop"] = "error") -> None:
+        try:
+            check_binning(1, dt_us, t_max_us, pool, channels)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        if late not in ("error", "drop"):
+            raise ConfigError(f"{path}: late must be 'error' or 'drop', got {late!r}")
         super().__init__(path, channels=channels)
         self.dt_us, self.t_max_us, self.pool = int(dt_us), int(t_max_us), pool
-        self.citation = citation
+        self.citation, self.late = citation, late
 
     @property
     def input_shape(self) -> tuple[int, int]:
@@ -59,7 +62,7 @@ class BinnedSpikes(SpikeFileDataset):
     @property
     def num_classes(self) -> int:
         """Class names in the file, or the largest label + 1."""
-        return max(len(self.samples.keys), int(self.samples.labels.max(initial=-1)) + 1)
+        return max(len(self.header.keys), int(self.header.labels.max(initial=-1)) + 1)
 
     def frames(self, samples: SpikeSamples | None = None) -> np.ndarray:
         """(N, T, C) float32 counts of ``samples`` (default: all of this file), pooled."""
@@ -75,20 +78,17 @@ class BinnedSpikes(SpikeFileDataset):
         index %= n
         return self.frames(_slice(self.samples, index, index + 1))[0], int(self.samples.labels[index])
 
-    def loader(self, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
-               drop_last: bool = False) -> Iterator[tuple[Any, Any]]:
-        """Batches ``(frames (B, T, C) float32 tensor, labels (B,) int64 tensor)``, binned one
-        batch at a time; ``shuffle`` draws the order from ``np.random.default_rng(seed)``."""
-        import torch
-
-        n = len(self)
-        order = np.random.default_rng(seed).permutation(n) if shuffle else None
-        stop = (n // batch_size) * batch_size if drop_last else n
-        for start in range(0, stop, batch_size):
-            end = min(start + batch_size, n)
-            part = (_slice(self.samples, start, end) if order is None
-                    else self.samples.subset(order[start:end]))
-            yield torch.from_numpy(self.frames(part)), torch.as_tensor(part.labels, dtype=torch.long)
+    def loader(self, batch_size: int, dt_us: int | None = None, t_max_us: int | None = None, *,
+               pool: int | None = None, shuffle: bool = False, seed: int | None = None,
+               drop_last: bool = False, **options: Any) -> Any:
+        """Streamed batches ``(frames (B, T, C) float32, labels (B,) int64)`` with this data
+        set's binning unless given (:meth:`SpikeFileDataset.loader`; ``options``: ``late``,
+        ``jitter_sigma``, ``jitter_per``, ``chunk_samples``)."""
+        options.setdefault("late", self.late)
+        return super().loader(batch_size, self.dt_us if dt_us is None else dt_us,
+                              self.t_max_us if t_max_us is None else t_max_us,
+                              pool=self.pool if pool is None else pool, shuffle=shuffle, seed=seed,
+                              drop_last=drop_last, **options)
 
     def num_batches(self, batch_size: int, drop_last: bool = False) -> int:
         return len(self) // batch_size if drop_last else math.ceil(len(self) / batch_size)
@@ -103,27 +103,28 @@ def _slice(samples: SpikeSamples, start: int, stop: int) -> SpikeSamples:
 
 
 def spoken_digits(split: str = "test", *, dt_us: int = 10_000, t_max_us: int = 1_000_000,
-                  pool: int = 1) -> BinnedSpikes:
+                  pool: int = 1, late: Literal["error", "drop"] = "error") -> BinnedSpikes:
     """The spoken-digit corpus shipped with neuromark (espeak-ng + our cochlea, SHD layout)."""
 
     paths = shipped_corpus()
     if split not in paths:
         raise ConfigError(f"spoken_digits: unknown split {split!r} (one of {', '.join(paths)})")
-    return BinnedSpikes(paths[split], dt_us=dt_us, t_max_us=t_max_us, pool=pool, citation=CITATION)
+    return BinnedSpikes(paths[split], dt_us=dt_us, t_max_us=t_max_us, pool=pool, citation=CITATION,
+                        late=late)
 
 
 def shd(split: str = "test", *, root: str | os.PathLike[str] = "data/shd", dt_us: int = 10_000,
-        t_max_us: int = 1_400_000, pool: int = 1) -> BinnedSpikes:
+        t_max_us: int = 1_400_000, pool: int = 1, late: Literal["error", "drop"] = "error") -> BinnedSpikes:
     """Spiking Heidelberg Digits ``root/shd_<split>.h5`` (splits train, test)."""
 
-    return _heidelberg(SHD, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool)
+    return _heidelberg(SHD, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool, late=late)
 
 
 def ssc(split: str = "test", *, root: str | os.PathLike[str] = "data/ssc", dt_us: int = 10_000,
-        t_max_us: int = 1_400_000, pool: int = 1) -> BinnedSpikes:
+        t_max_us: int = 1_400_000, pool: int = 1, late: Literal["error", "drop"] = "error") -> BinnedSpikes:
     """Spiking Speech Commands ``root/ssc_<split>.h5`` (splits train, valid, test)."""
 
-    return _heidelberg(SSC, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool)
+    return _heidelberg(SSC, split, root, dt_us=dt_us, t_max_us=t_max_us, pool=pool, late=late)
 
 
 def _heidelberg(cls: Any, split: str, root: str | os.PathLike[str], **binning: Any) -> BinnedSpikes:
@@ -138,7 +139,8 @@ def _heidelberg(cls: Any, split: str, root: str | os.PathLike[str], **binning: A
 
 def spike_files(split: str = "test", *, train: str | None = None, test: str | None = None,
                 valid: str | None = None, channels: int = SHD_CHANNELS, dt_us: int = 10_000,
-                t_max_us: int = 1_000_000, pool: int = 1) -> BinnedSpikes:
+                t_max_us: int = 1_000_000, pool: int = 1, late: Literal["error", "drop"] = "error"
+                ) -> BinnedSpikes:
     """Any spike files in the SHD layout, one per split (``train``, ``valid``, ``test`` paths)."""
     paths = {"train": train, "valid": valid, "test": test}
     if split not in paths or paths[split] is None:
@@ -147,4 +149,4 @@ def spike_files(split: str = "test", *, train: str | None = None, test: str | No
     path = Path(str(paths[split]))
     if not path.is_file():
         raise ConfigError(f"{path}: no such spike file (split {split!r})")
-    return BinnedSpikes(path, dt_us=dt_us, t_max_us=t_max_us, pool=pool, channels=channels)
+    return BinnedSpikes(path, dt_us=dt_us, t_max_us=t_max_us, pool=pool, channels=channels, late=late)

@@ -27,7 +27,7 @@ import numpy as np
 
 from neuromark.data.events import seconds_to_us
 from neuromark.data.hdf5_spikes import SpikeSamples, sample_index
-from neuromark.errors import DataError
+from neuromark.errors import ConfigError, DataError
 
 #: Largest dense block (elements) counted by one ``np.bincount`` call.
 _CHUNK_ELEMENTS = 1 << 17
@@ -38,6 +38,23 @@ def n_bins(dt_us: int, t_max_us: int) -> int:
     if dt_us <= 0 or t_max_us <= 0:
         raise ValueError(f"dt_us and t_max_us must be positive, got {dt_us} and {t_max_us}")
     return max(1, math.ceil(t_max_us / dt_us))
+
+
+def check_binning(batch_size: int, dt_us: int, t_max_us: int, pool: int, channels: int) -> None:
+    """ConfigError naming the argument: batch_size, dt_us >= 1, t_max_us >= dt_us, pool
+    dividing channels."""
+    for arg, value in (("batch_size", batch_size), ("dt_us", dt_us), ("t_max_us", t_max_us),
+                       ("pool", pool)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ConfigError(f"{arg} must be an integer, got {value!r}")
+    if batch_size <= 0:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    if dt_us <= 0:
+        raise ConfigError(f"dt_us must be > 0 (bin width in microseconds), got {dt_us}")
+    if t_max_us < dt_us:
+        raise ConfigError(f"t_max_us must be >= dt_us={dt_us} (at least one bin), got {t_max_us}")
+    if pool < 1 or channels % pool:
+        raise ConfigError(f"pool={pool} must be >= 1 and divide channels={channels}")
 
 
 def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us: int, t_max_us: int,

@@ -12,6 +12,10 @@ evaluation of spiking neural networks", IEEE TNNLS, https://doi.org/10.1109/TNNL
 
 ``read_shd_file`` loads a whole file into flat arrays (one concatenation, no per-sample
 Python loop on the hot path) and checks it; every error names the file and the sample.
+``read_header`` reads everything but the spikes (labels, speakers, class names), and
+``iter_spike_chunks`` reads the spikes a few hundred samples at a time, in file order, as
+flat arrays of the file's own dtypes (2 + 2 bytes per spike for SHD): one pass, memory
+O(chunk), for data sets larger than memory.
 ``write_shd_file`` writes the same layout (readable by ``tonic.datasets.SHD``), atomically
 and byte-for-byte deterministically.
 """
@@ -19,7 +23,7 @@ and byte-for-byte deterministically.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -132,8 +136,10 @@ def _read_dataset(handle: Any, key: str, path: Path) -> np.ndarray:
         raise DataError(f"{path}: {key}: unreadable (corrupt or truncated file): {exc}") from exc
 
 
-def _flatten(times_obj: np.ndarray, units_obj: np.ndarray, name: str
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _flatten(times_obj: np.ndarray, units_obj: np.ndarray, name: str, *, first: int = 0,
+             widen: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenate per-sample arrays (sample numbers in errors start at ``first``); times
+    are widened to float64 unless ``widen`` is False (then kept in the file's dtype)."""
     if times_obj.ndim != 1 or units_obj.ndim != 1:
         raise DataError(f"{name}: spikes/times and spikes/units must be 1-D (one entry per "
                         f"sample), got shapes {times_obj.shape} and {units_obj.shape}")
@@ -145,15 +151,18 @@ def _flatten(times_obj: np.ndarray, units_obj: np.ndarray, name: str
     bad = np.flatnonzero(n_times != n_units)
     if bad.size:
         i = int(bad[0])
-        raise DataError(f"{name}: sample {i}: spikes/times has {n_times[i]} entries but "
+        raise DataError(f"{name}: sample {first + i}: spikes/times has {n_times[i]} entries but "
                         f"spikes/units has {n_units[i]} ({bad.size} sample(s) mismatched)")
     offsets = np.zeros(n_times.shape[0] + 1, dtype=np.int64)
     np.cumsum(n_times, out=offsets[1:])
     if times_obj.shape[0]:
-        times = np.concatenate(list(times_obj)).astype(np.float64, copy=False)
+        times = np.concatenate(list(times_obj))
         units = np.concatenate(list(units_obj))
+        if widen:
+            times = times.astype(np.float64, copy=False)
     else:
-        times, units = np.zeros(0), np.zeros(0, dtype=np.uint16)
+        times = np.zeros(0, dtype=np.float64 if widen else np.float16)
+        units = np.zeros(0, dtype=np.uint16)
     return times, units, offsets
 
 
@@ -252,6 +261,120 @@ def read_shd_file(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS)
         keys=keys, meta_info=meta, channels=channels, path=file)
     check_samples(samples)
     return samples
+
+
+@dataclass
+class SpikeHeader:
+    """Everything of a spike file but its spikes (read without touching them).
+
+    Attributes:
+        labels: (N,) int64 class indices (checked: integers, non-negative).
+        speakers: (N,) int64 speaker ids, or None.
+        keys: class names; meta_info: ``extra/meta_info`` arrays by name.
+        time_dtype: dtype of the stored spike times (float16 in SHD/SSC).
+        channels: number of channels units are checked against; path: the file.
+    """
+
+    labels: np.ndarray
+    speakers: np.ndarray | None
+    keys: list[str]
+    meta_info: dict[str, np.ndarray]
+    time_dtype: np.dtype
+    channels: int
+    path: Path
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+
+def _open(path: str | os.PathLike[str]) -> tuple[Any, Path]:
+    import h5py
+
+    file = Path(path)
+    if not file.is_file():
+        raise DataError(f"{file}: no such file")
+    try:
+        return h5py.File(file, "r"), file
+    except OSError as exc:
+        raise DataError(f"{file}: not a readable HDF5 file (corrupt or truncated?): {exc}") from exc
+
+
+def read_header(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS) -> SpikeHeader:
+    """Labels, speakers, class names and the spike datasets' shapes of an SHD-layout file,
+    checked (sample counts agree, labels are non-negative integers); the spikes are not read.
+
+    Raises:
+        DataError: missing datasets, mismatched sample counts, bad labels (naming the file).
+    """
+    handle, file = _open(path)
+    try:
+        with handle:
+            for key in ("spikes/times", "spikes/units", "labels"):
+                if key not in handle:
+                    raise DataError(f"{file}: missing dataset {key!r}; not an SHD-layout file "
+                                    "(expected spikes/times, spikes/units, labels)")
+            times, units = handle["spikes/times"], handle["spikes/units"]
+            labels = np.asarray(_read_dataset(handle, "labels", file)).reshape(-1)
+            speakers = (np.asarray(_read_dataset(handle, "extra/speaker", file)).reshape(-1)
+                        if "extra/speaker" in handle else None)
+            keys = _decode(_read_dataset(handle, "extra/keys", file)) if "extra/keys" in handle else []
+            meta = ({key: _read_dataset(handle, f"extra/meta_info/{key}", file)
+                     for key in handle["extra/meta_info"]} if "extra/meta_info" in handle else {})
+            shapes = (times.shape, units.shape)
+            vlen = times.dtype.metadata.get("vlen") if times.dtype.metadata else None
+    except DataError:
+        raise
+    except (OSError, RuntimeError, KeyError, ValueError, TypeError) as exc:
+        raise DataError(f"{file}: corrupt HDF5 structure: {exc}") from exc
+    if len(shapes[0]) != 1 or len(shapes[1]) != 1 or vlen is None:
+        raise DataError(f"{file}: spikes/times and spikes/units must be 1-D variable-length "
+                        f"datasets (one entry per sample), got shapes {shapes[0]} and {shapes[1]}")
+    if shapes[0][0] != shapes[1][0]:
+        raise DataError(f"{file}: spikes/times has {shapes[0][0]} samples but spikes/units "
+                        f"has {shapes[1][0]}")
+    n = labels.shape[0]
+    if shapes[0][0] != n:
+        raise DataError(f"{file}: labels has {n} entries but spikes has {shapes[0][0]} samples")
+    if speakers is not None and speakers.shape[0] != n:
+        raise DataError(f"{file}: extra/speaker has {speakers.shape[0]} entries but labels has {n}")
+    labels = integer_labels(labels, str(file))
+    if n and (labels < 0).any():
+        i = int(np.flatnonzero(labels < 0)[0])
+        raise DataError(f"{file}: sample {i}: negative label {int(labels[i])}")
+    return SpikeHeader(labels=labels, speakers=None if speakers is None else speakers.astype(np.int64),
+                       keys=keys, meta_info=meta, time_dtype=np.dtype(vlen), channels=channels,
+                       path=file)
+
+
+#: Samples read from the file at once by :func:`iter_spike_chunks` (~1-2 MB per 256 SHD samples).
+CHUNK_SAMPLES = 256
+
+
+def iter_spike_chunks(path: str | os.PathLike[str], *, chunk_samples: int = CHUNK_SAMPLES,
+                      start: int = 0, stop: int | None = None
+                      ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Read the spikes of samples ``start:stop`` in chunks of ``chunk_samples``, in file order.
+
+    Yields ``(first, times, units, offsets)`` per chunk: ``first`` the index of its first
+    sample, ``times`` (S,) in the file's dtype (float16 seconds for SHD), ``units`` (S,) as
+    stored, ``offsets`` (n+1,) int64 sample boundaries. Only the chunk is in memory; units and
+    times are checked by the binning kernel, lengths here (errors name the file and sample).
+    """
+    if chunk_samples < 1:
+        raise ValueError(f"chunk_samples must be >= 1, got {chunk_samples}")
+    handle, file = _open(path)
+    with handle:
+        times_ds, units_ds = handle["spikes/times"], handle["spikes/units"]
+        end = times_ds.shape[0] if stop is None else min(stop, times_ds.shape[0])
+        for first in range(start, end, chunk_samples):
+            last = min(end, first + chunk_samples)
+            try:
+                times_obj, units_obj = times_ds[first:last], units_ds[first:last]
+            except (OSError, RuntimeError, ValueError, KeyError) as exc:
+                raise DataError(f"{file}: samples {first}..{last - 1} are unreadable (corrupt or "
+                                f"truncated file): {exc}") from exc
+            times, units, offsets = _flatten(times_obj, units_obj, str(file), first=first, widen=False)
+            yield first, times, units, offsets
 
 
 def _as_h5_array(values: Any) -> np.ndarray:

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from torch.utils.data import Dataset
 
 from neuromark.data.binning import bin_samples, pool_samples
 from neuromark.data.download import fetch, unpack, verify_file
-from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
+from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeHeader, SpikeSamples, read_header, read_shd_file
 from neuromark.errors import ChecksumError, ConfigError, DataError
 
 BASE_URL = "https://zenkelab.org/datasets/"
@@ -46,9 +46,11 @@ class SpikeFileDataset(Dataset):
     ``dataset[i]`` is ``(events, label)``: events of
     :data:`~neuromark.data.events.EVENT_DTYPE` (``t`` in microseconds, ``unit``) after
     ``transform``, and the int label after ``target_transform`` (as ``tonic`` returns them).
-    The file is read once, on first use, and checked (see :func:`read_shd_file`).
+    Indexing reads the whole file once, on first use, and checks it (see
+    :func:`read_shd_file`); ``len``, ``targets`` and ``classes`` read only its header.
 
-    For training and benchmarking, :meth:`dense` bins all samples at once.
+    For training and benchmarking, :meth:`loader` streams binned batches (memory O(batch));
+    :meth:`dense` bins all samples at once (small files).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, transform: Any = None,
@@ -58,6 +60,14 @@ class SpikeFileDataset(Dataset):
         self.target_transform = target_transform
         self.channels = channels
         self._samples: SpikeSamples | None = None
+        self._header: SpikeHeader | None = None
+
+    @property
+    def header(self) -> SpikeHeader:
+        """Labels, speakers and class names (read on first access, without the spikes)."""
+        if self._header is None:
+            self._header = read_header(self.path, channels=self.channels)
+        return self._header
 
     @property
     def samples(self) -> SpikeSamples:
@@ -69,15 +79,15 @@ class SpikeFileDataset(Dataset):
     @property
     def classes(self) -> list[str]:
         """Class names from ``extra/keys``."""
-        return list(self.samples.keys)
+        return list(self.header.keys)
 
     @property
     def targets(self) -> np.ndarray:
         """(N,) labels."""
-        return self.samples.labels
+        return self.header.labels
 
     def __len__(self) -> int:
-        return len(self.samples)
+        return len(self.header)
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         n = len(self)
@@ -100,6 +110,26 @@ class SpikeFileDataset(Dataset):
         if pool > 1:
             samples = pool_samples(samples, pool)
         return bin_samples(samples, dt_us, t_max_us, dtype), samples.labels
+
+    def loader(self, batch_size: int, dt_us: int, t_max_us: int, *, pool: int = 1, shuffle: bool = False,
+               seed: int | None = None, drop_last: bool = False, late: Literal["error", "drop"] = "error",
+               jitter_sigma: float = 0.0, jitter_per: Literal["sample", "spike"] = "sample",
+               chunk_samples: int | None = None) -> Any:
+        """Batches ``(frames (B, T, channels // pool) float32, labels (B,) int64)`` as torch
+        tensors, read from the file in chunks and binned per batch by a compiled kernel:
+        the counts of :meth:`dense`, memory O(batch) (a
+        :class:`~neuromark.data.spike_stream.SpikeBatches`; see there for ``late``, jitter,
+        and ``shuffle``, which holds the file's spikes compactly, 4 bytes per SHD spike).
+
+        Raises:
+            ConfigError: ``batch_size`` or ``dt_us`` <= 0, ``t_max_us`` < ``dt_us``, a
+                ``pool`` that does not divide the channels (naming the argument).
+        """
+        from neuromark.data.spike_stream import SpikeBatches
+
+        return SpikeBatches(self.path, self.header, batch_size, dt_us, t_max_us, pool=pool,
+                            shuffle=shuffle, seed=seed, drop_last=drop_last, late=late,
+                            jitter_sigma=jitter_sigma, jitter_per=jitter_per, chunk_samples=chunk_samples)
 
 
 class HeidelbergSpikes(SpikeFileDataset):
@@ -160,7 +190,7 @@ class HeidelbergSpikes(SpikeFileDataset):
             verify_file(packed, md5=self.md5[self.split], sha256=self.sha256.get(self.split))
         if not self.path.is_file():
             raise DataError(f"{self.path}: no such file; call download() or copy it into {self.root}")
-        self._samples = None
+        self._samples = self._header = None
         _ = self.samples
 
 

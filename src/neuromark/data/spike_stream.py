@@ -1,0 +1,232 @@
+"""Streaming batches of binned spikes from an SHD-layout file: memory O(batch), not O(file).
+
+:class:`SpikeBatches` reads the file in chunks of samples (one pass per epoch,
+:func:`~neuromark.data.hdf5_spikes.iter_spike_chunks`) and bins each batch with a compiled
+kernel straight from the flat arrays into ``(B, T, channels // pool)`` float32 counts: no
+per-sample Python objects, no whole-split array. The counts equal
+:meth:`~neuromark.data.shd.SpikeFileDataset.dense` (binning convention of
+:mod:`neuromark.data.binning`: ``T = ceil(t_max_us / dt_us)``, a spike at exactly
+``t_max_us`` in the last bin, times floored to microseconds).
+
+Spikes after ``t_max_us`` (rule): ``late="error"`` (default, as ``dense()``) raises
+:class:`~neuromark.errors.DataError` naming the file, the sample, the time and the number of
+such spikes in that batch; ``late="drop"`` leaves them out and counts them in
+:attr:`SpikeBatches.dropped` (the classification task records and prints the count).
+
+With ``shuffle=True`` (training) the order is a seeded permutation, redrawn each epoch from
+``np.random.default_rng(seed)``; the file's spikes are then held in memory once, compactly in
+their stored dtypes (4 bytes per SHD spike: float16 time + uint16 unit), since a random order
+cannot be read in one pass. Without shuffling nothing but the current chunk is held.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any, Literal
+
+import numba
+import numpy as np
+
+from neuromark.data.binning import check_binning, jitter_units, n_bins
+from neuromark.data.events import seconds_to_us
+from neuromark.data.hdf5_spikes import CHUNK_SAMPLES, SpikeHeader, iter_spike_chunks, sample_index
+from neuromark.errors import ConfigError, DataError
+
+#: Marks a float16 pattern that is not a finite number in :func:`float16_us_table`.
+_NOT_FINITE = np.iinfo(np.int64).min
+#: Kernel status codes.
+_OK, _BAD_TIME, _BAD_UNIT, _LATE = 0, 1, 2, 3
+
+
+@lru_cache(maxsize=1)
+def float16_us_table() -> np.ndarray:
+    """(65536,) int64: microseconds of every float16 bit pattern, floored as
+    :func:`~neuromark.data.events.seconds_to_us` does (non-finite patterns: int64 min)."""
+    values = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    finite = np.isfinite(values)
+    table = np.full(values.shape, _NOT_FINITE, dtype=np.int64)
+    table[finite] = seconds_to_us(values[finite])
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _bin_kernel(codes, table, units, offsets, dt_us, t_max_us, channels, pool, drop_late,
+                out):  # pragma: no cover - compiled
+    """Add the spikes of samples ``offsets`` into ``out`` (B, T, channels // pool).
+
+    ``codes`` are float16 bit patterns looked up in ``table`` (when it is not empty) or
+    int64 microseconds. Returns (status, flat index of the first bad spike, late spikes)."""
+    steps = out.shape[1]
+    late = 0
+    first_late = -1
+    for b in range(offsets.shape[0] - 1):
+        for i in range(offsets[b], offsets[b + 1]):
+            t = table[codes[i]] if table.shape[0] > 0 else np.int64(codes[i])
+            if t < 0:
+                return _BAD_TIME, i, late
+            u = np.int64(units[i])
+            if u < 0 or u >= channels:
+                return _BAD_UNIT, i, late
+            if t > t_max_us:
+                if late == 0:
+                    first_late = i
+                late += 1
+                continue
+            k = t // dt_us
+            if k >= steps:
+                k = steps - 1
+            out[b, k, u // pool] += 1.0
+    if late and not drop_late:
+        return _LATE, first_late, late
+    return _OK, -1, late
+
+
+def _time_codes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, table) for the kernel: float16 bit patterns and their table, or int64 µs."""
+    if times.dtype == np.float16:
+        return times.view(np.uint16), float16_us_table()
+    if times.dtype.kind != "f":
+        raise DataError(f"spike times must be floating-point seconds, got {times.dtype}")
+    bad = ~np.isfinite(times)
+    codes = seconds_to_us(np.where(bad, -1.0, times))
+    return codes, np.zeros(0, dtype=np.int64)
+
+
+def bin_batch(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us: int, t_max_us: int,
+              channels: int, pool: int = 1, late: Literal["error", "drop"] = "error",
+              name: str = "<memory>", first: int | np.ndarray = 0) -> tuple[np.ndarray, int]:
+    """Bin flat spikes of B samples to ((B, T, channels // pool) float32 counts, late spikes).
+
+    Args:
+        times: (S,) spike times in seconds (float16 as stored in SHD, or any float dtype).
+        units: (S,) channel indices below ``channels``; offsets: (B+1,) sample boundaries.
+        dt_us, t_max_us: bin width and window (µs); pool: channels summed per output channel.
+        late: what to do with spikes after ``t_max_us`` (module docstring).
+        name, first: file name and index of the first sample (or (B,) indices of all of
+            them), for error messages.
+
+    Raises:
+        DataError: a negative or non-finite time, a unit outside 0..channels-1, or (with
+            ``late="error"``) a spike after ``t_max_us``, naming the file and the sample.
+    """
+    codes, table = _time_codes(times)
+    out = np.zeros((offsets.shape[0] - 1, n_bins(dt_us, t_max_us), channels // pool), dtype=np.float32)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    status, index, count = _bin_kernel(codes, table, units, offsets, int(dt_us), int(t_max_us),
+                                       int(channels), int(pool), late == "drop", out)
+    if status != _OK:
+        row = int(sample_index(offsets, index))
+        sample = int(first[row]) if isinstance(first, np.ndarray) else first + row
+        if status == _BAD_TIME:
+            raise DataError(f"{name}: sample {sample}: spike time {float(times[index])} s is negative "
+                            "or not finite")
+        if status == _BAD_UNIT:
+            raise DataError(f"{name}: sample {sample}: unit {int(units[index])} is out of range "
+                            f"0..{channels - 1}")
+        late_us = int(table[codes[index]]) if table.size else int(codes[index])
+        raise DataError(f"{name}: sample {sample}: spike at {late_us} us is after t_max_us="
+                        f"{t_max_us} ({count} such spike(s) in this batch of {offsets.shape[0] - 1}"
+                        " sample(s)); raise t_max_us, or drop and count them with late='drop'")
+    return out, int(count)
+
+
+class SpikeBatches:
+    """Iterable of ``(frames (B, T, channels // pool) float32 tensor, labels (B,) int64
+    tensor)`` read and binned batch by batch from an SHD-layout file (module docstring).
+
+    Args:
+        path: the file; header: its :class:`~neuromark.data.hdf5_spikes.SpikeHeader`.
+        batch_size, dt_us, t_max_us, pool: batching and binning (µs; ``pool`` channels summed).
+        shuffle, seed: seeded permutation per epoch (default: file order).
+        drop_last: leave out the last, incomplete batch.
+        late: spikes after ``t_max_us``: ``"error"`` or ``"drop"`` (counted in ``dropped``).
+        jitter_sigma, jitter_per: channel jitter before pooling (std in channels; one shift
+            per sample or per spike, :func:`~neuromark.data.binning.jitter_units`), drawn
+            from the same seeded generator; 0 for none.
+        chunk_samples: samples read from the file at once (rounded to whole batches).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], header: SpikeHeader, batch_size: int, dt_us: int,
+                 t_max_us: int, *, pool: int = 1, shuffle: bool = False, seed: int | None = None,
+                 drop_last: bool = False, late: Literal["error", "drop"] = "error",
+                 jitter_sigma: float = 0.0, jitter_per: Literal["sample", "spike"] = "sample",
+                 chunk_samples: int | None = None) -> None:
+        check_binning(batch_size, dt_us, t_max_us, pool, header.channels)
+        if late not in ("error", "drop"):
+            raise ConfigError(f"late must be 'error' or 'drop', got {late!r}")
+        if not (jitter_sigma >= 0 and math.isfinite(jitter_sigma)):
+            raise ConfigError(f"jitter_sigma must be a finite number >= 0, got {jitter_sigma!r}")
+        self.path, self.header = path, header
+        self.batch_size, self.dt_us, self.t_max_us, self.pool = batch_size, dt_us, t_max_us, pool
+        self.shuffle, self.drop_last, self.late = shuffle, drop_last, late
+        self.jitter_sigma, self.jitter_per = jitter_sigma, jitter_per
+        chunk = CHUNK_SAMPLES if chunk_samples is None else chunk_samples
+        self.chunk_samples = batch_size * max(1, chunk // batch_size)
+        self.rng = np.random.default_rng(seed)
+        #: Spikes after ``t_max_us`` left out so far (``late="drop"``).
+        self.dropped = 0
+        self._held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        n = len(self.header)
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+
+    @property
+    def samples(self) -> int:
+        """Samples per epoch (after ``drop_last``)."""
+        n = len(self.header)
+        return (n // self.batch_size) * self.batch_size if self.drop_last else n
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        return self._shuffled() if self.shuffle else self._streamed()
+
+    def _batch(self, times: np.ndarray, units: np.ndarray, offsets: np.ndarray, labels: np.ndarray,
+               first: int | np.ndarray) -> tuple[Any, Any]:
+        import torch
+
+        if self.jitter_sigma > 0:
+            moved, keep = jitter_units(units, offsets, sigma=self.jitter_sigma,
+                                       channels=self.header.channels, rng=self.rng, per=self.jitter_per)
+            kept = np.concatenate([[0], np.cumsum(keep)])
+            times, units, offsets = times[keep], moved[keep], kept[offsets]
+        frames, late = bin_batch(times, units, offsets, dt_us=self.dt_us, t_max_us=self.t_max_us,
+                                 channels=self.header.channels, pool=self.pool, late=self.late,
+                                 name=str(self.path), first=first)
+        self.dropped += late
+        return torch.from_numpy(frames), torch.as_tensor(labels, dtype=torch.long)
+
+    def _streamed(self) -> Iterator[tuple[Any, Any]]:
+        size, labels = self.batch_size, self.header.labels
+        for first, times, units, offsets in iter_spike_chunks(self.path, chunk_samples=self.chunk_samples,
+                                                              stop=self.samples):
+            for lo in range(0, offsets.shape[0] - 1, size):
+                hi = min(lo + size, offsets.shape[0] - 1)
+                a, b = offsets[lo], offsets[hi]
+                yield self._batch(times[a:b], units[a:b], offsets[lo:hi + 1] - a,
+                                  labels[first + lo:first + hi], first + lo)
+
+    def _hold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The whole file's spikes in their stored dtypes (read once, in chunks)."""
+        if self._held is None:
+            parts = list(iter_spike_chunks(self.path, chunk_samples=max(self.chunk_samples, 4096)))
+            times = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.float16)
+            units = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint16)
+            counts = np.concatenate([np.diff(p[3]) for p in parts]) if parts else np.zeros(0, np.int64)
+            offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            self._held = times, units, offsets
+        return self._held
+
+    def _shuffled(self) -> Iterator[tuple[Any, Any]]:
+        times, units, offsets = self._hold()
+        order = self.rng.permutation(len(self.header))[:self.samples]
+        for lo in range(0, order.shape[0], self.batch_size):
+            idx = order[lo:lo + self.batch_size]
+            starts, counts = offsets[idx], offsets[idx + 1] - offsets[idx]
+            sub = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+            np.cumsum(counts, out=sub[1:])
+            take = np.repeat(starts - sub[:-1], counts) + np.arange(sub[-1])
+            yield self._batch(times[take], units[take], sub, self.header.labels[idx], idx)
