@@ -284,7 +284,7 @@ def check_test_labels(test: Any, classes: int | None, source: str = "") -> None:
                         "least one")
     if classes is None:
         return
-    labels = np.asarray(test.samples.labels)
+    labels = np.asarray(test.targets)  # the header only: evaluation never reads the split whole
     bad = np.flatnonzero((labels < 0) | (labels >= classes))
     if bad.size:
         i = int(bad[0])
@@ -344,7 +344,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
     classes = check_labels(data["train"], data["test"])  # before any training
     model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label)
     meta = {"recipe_hash": digest, "recipe": recipe, "classes": classes,
-            "keys": list(data["train"].samples.keys),
+            "keys": list(data["train"].classes),
             "train_file": str(data["train"].path), **info}
     save_checkpoint(target, model, meta)
     model, meta = load_checkpoint(target)
