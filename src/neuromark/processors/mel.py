@@ -38,21 +38,38 @@ def mel_to_hz(mel: np.ndarray) -> np.ndarray:
                     _F_SP * mel)
 
 
+def hz_to_mel_htk(hz: np.ndarray) -> np.ndarray:
+    """HTK mel scale: ``2595 log10(1 + f / 700)``."""
+    return 2595.0 * np.log10(1.0 + np.asarray(hz, dtype=np.float64) / 700.0)
+
+
+def mel_to_hz_htk(mel: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`hz_to_mel_htk`."""
+    return 700.0 * (10.0 ** (np.asarray(mel, dtype=np.float64) / 2595.0) - 1.0)
+
+
 def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int, fmin: float = 0.0,
-                   fmax: float | None = None) -> np.ndarray:
-    """Triangular, area-normalised mel filters, shape ``(n_mels, n_fft // 2 + 1)``."""
+                   fmax: float | None = None, *, htk: bool = False, norm: str | None = "slaney"
+                   ) -> np.ndarray:
+    """Triangular mel filters, shape ``(n_mels, n_fft // 2 + 1)``: Slaney's mel scale, or
+    HTK's with ``htk=True``; each triangle area-normalised (``norm="slaney"``) or peaking
+    at 1 (``norm=None``, torchaudio's default)."""
     fmax = sample_rate / 2 if fmax is None else fmax
     if not 0 <= fmin < fmax <= sample_rate / 2:
         raise ValueError(f"mel filterbank: need 0 <= fmin < fmax <= {sample_rate / 2} Hz, "
                          f"got fmin={fmin}, fmax={fmax}")
+    if norm not in ("slaney", None):
+        raise ValueError(f"mel filterbank: norm must be 'slaney' or None, got {norm!r}")
+    to_mel, to_hz = (hz_to_mel_htk, mel_to_hz_htk) if htk else (hz_to_mel, mel_to_hz)
     fft_hz = np.linspace(0, sample_rate / 2, n_fft // 2 + 1)
-    edges = mel_to_hz(np.linspace(hz_to_mel(fmin), hz_to_mel(fmax), n_mels + 2))
+    edges = to_hz(np.linspace(to_mel(fmin), to_mel(fmax), n_mels + 2))
     widths = np.diff(edges)
     ramps = edges[:, None] - fft_hz[None, :]
     lower = -ramps[:-2] / widths[:-1, None]
     upper = ramps[2:] / widths[1:, None]
     weights = np.maximum(0.0, np.minimum(lower, upper))
-    weights *= (2.0 / (edges[2:] - edges[:-2]))[:, None]
+    if norm == "slaney":
+        weights *= (2.0 / (edges[2:] - edges[:-2]))[:, None]
     return weights
 
 
