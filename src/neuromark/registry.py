@@ -110,6 +110,7 @@ metrics.register_many({
     "activation_sparsity": "neuromark.metrics.complexity:ActivationSparsity",
     "synaptic_operations": "neuromark.metrics.complexity:SynapticOperations",
     "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
+    "neuron_operations": "neuromark.metrics.neuron_ops:NeuronOperations",
 })
 
 #: Framework adapters (``neuromark.models``): wrap a framework's network for the harness.
