@@ -98,6 +98,8 @@ meters: Registry[Any] = Registry("meters")
 #: Systems under test (``neuromark.system.suts``): factories called with the config's
 #: ``sut.options``, returning a built SUT with its sample library.
 suts: Registry[Callable[..., Any]] = Registry("suts")
+#: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
+executors: Registry[Callable[..., Any]] = Registry("executors")
 
 metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",
@@ -169,4 +171,10 @@ datasets.register_many({
     "spike_files": "neuromark.data.binned:spike_files",
     "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
     "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
+})
+
+# Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.
+executors.register_many({
+    "local": "neuromark.executors:LocalExecutor",
+    "ray": "neuromark.executors.ray_executor:RayExecutor",
 })
