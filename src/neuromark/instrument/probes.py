@@ -63,7 +63,9 @@ class Activity:
     ``consumed`` names the parameters a counted operation used in this batch,
     ``activation_products`` counts activation x activation multiplications (not synaptic),
     ``coverage`` is the run's :class:`~neuromark.instrument.coverage.CoveragePlan` and
-    ``uses`` the uncounted uses of intercepted parameters (op names), for messages."""
+    ``uses`` the uncounted uses of intercepted parameters (op names), for messages;
+    ``neuron_layers`` the probed :class:`~neuromark.models.base.NeuronLayer` by name (what
+    neuron operations read their cost from)."""
 
     ops: dict[str, LayerOps] = field(default_factory=dict)
     neurons: dict[str, LayerActivity] = field(default_factory=dict)
@@ -71,6 +73,7 @@ class Activity:
     activation_products: float = 0.0
     coverage: CoveragePlan | None = None
     uses: dict[str, list[str]] = field(default_factory=dict)
+    neuron_layers: dict[str, NeuronLayer] = field(default_factory=dict)
 
 
 def _connection_layers(adapter: Any) -> list[tuple[str, nn.Module]]:
@@ -110,6 +113,7 @@ class Instrument:
         self._arrays = LastArray()
         self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
+        self._neuron_layers: dict[str, NeuronLayer] = {}
         self.plan: CoveragePlan | None = None
         self.ops: OpCounter | None = None
 
@@ -224,6 +228,7 @@ class Instrument:
         counter = self._neurons[layer.name] = NeuronCounter(
             layer.name, layer.membrane if "membrane" in self.probes else None,
             "activations" in self.probes, self._arrays)
+        self._neuron_layers[layer.name] = layer
         module = layer.module
         self._wrappers.append(ForwardWrapper(module, lambda forward: counter.wrap(module, forward)))
 
@@ -239,6 +244,7 @@ class Instrument:
             if dense or getattr(counter, "empty_seen", False):
                 activity.consumed.update(wrapped.get(name, ()))
         activity.coverage = self.plan
+        activity.neuron_layers = self._neuron_layers
         if self.ops is not None:
             for name, (acs, macs, dense) in self.ops.take().items():
                 ops = activity.ops.setdefault(name, LayerOps())

@@ -15,6 +15,7 @@ _LAZY = {
     "ActivationSparsity": "neuromark.metrics.complexity",
     "SynapticOperations": "neuromark.metrics.complexity",
     "MembraneUpdates": "neuromark.metrics.complexity",
+    "NeuronOperations": "neuromark.metrics.neuron_ops",
     "StaticMetric": "neuromark.metrics.base",
     "WorkloadMetric": "neuromark.metrics.base",
     "Step": "neuromark.metrics.base",

@@ -59,11 +59,15 @@ def first_tensor(output: Any) -> Tensor:
 
 @dataclass(frozen=True)
 class NeuronLayer:
-    """A neuron layer: unique dotted name, module, and how to read its membrane state."""
+    """A neuron layer: unique dotted name, module, and how to read its membrane state.
+
+    ``cost``: ops per neuron update, declared by an adapter for neuron types without a
+    known cost (see :mod:`neuromark.metrics.functional.neuron_ops`); None: not declared."""
 
     name: str
     module: nn.Module
     membrane: Callable[[nn.Module], Tensor | None]
+    cost: float | None = None
 
 
 def membrane_attribute(module: nn.Module) -> Tensor | None:

@@ -14,6 +14,9 @@ probes count with):
 Statistics:
     :func:`standard_error`, :class:`MeanStats`.
 
+Neuron operations (cost per neuron update, NeuroBench's snnTorch table):
+    :func:`neuron_cost`, :func:`neuron_operations`, :data:`SNNTORCH_COSTS`.
+
 Example:
     >>> from neuromark.metrics.functional import accuracy, smape
     >>> accuracy([1, 2, 3, 4], [1, 2, 0, 4])
@@ -39,6 +42,9 @@ _LAZY = {
     "conv_input_counts": "neuromark.metrics.functional.synops",
     "standard_error": "neuromark.metrics.functional.stats",
     "MeanStats": "neuromark.metrics.functional.stats",
+    "neuron_cost": "neuromark.metrics.functional.neuron_ops",
+    "neuron_operations": "neuromark.metrics.functional.neuron_ops",
+    "SNNTORCH_COSTS": "neuromark.metrics.functional.neuron_ops",
 }
 
 __all__ = sorted(_LAZY)
