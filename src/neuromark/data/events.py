@@ -44,3 +44,19 @@ def make_events(times_s: ArrayLike, units: ArrayLike) -> np.ndarray:
     events["t"] = seconds_to_us(times)
     events["unit"] = unit_arr
     return events
+
+
+#: Structured dtype of one camera event (DAT/EVT readers, DVS Gesture): time in
+#: microseconds, pixel column ``x`` and row ``y``, polarity ``p`` (0 = OFF, 1 = ON).
+CAMERA_EVENT_DTYPE = np.dtype([("t", "<i8"), ("x", "<i2"), ("y", "<i2"), ("p", "i1")])
+
+
+def make_camera_events(t_us: ArrayLike, x: ArrayLike, y: ArrayLike, p: ArrayLike) -> np.ndarray:
+    """Structured array of :data:`CAMERA_EVENT_DTYPE` from equal-length 1-D columns."""
+    cols = [np.asarray(c) for c in (t_us, x, y, p)]
+    if len({c.shape for c in cols}) != 1 or cols[0].ndim != 1:
+        raise ValueError(f"t, x, y, p must be 1-D of equal length, got shapes {[c.shape for c in cols]}")
+    events = np.empty(cols[0].shape[0], dtype=CAMERA_EVENT_DTYPE)
+    for name, col in zip(("t", "x", "y", "p"), cols):
+        events[name] = col
+    return events
