@@ -1,0 +1,268 @@
+"""Keyword-spotting baselines: M5 (Dai et al. 2017) and feed-forward LIF networks, with a
+plain training recipe and the feature/embedding split the FSCIL prototypes need.
+
+- :class:`M5`: conv1d(k=``input_kernel``, stride) -> 3 x conv1d(k=3), each followed by
+  batch norm, ReLU and max-pooling by ``pool_kernel``; global average pooling; an optional
+  dropout; the ``output`` Linear. NeuroBench's GSC ANN is ``M5(1, 35)`` on the 8-kHz
+  waveform (32 channels, k=80, stride 16, pool 4; Dense 1,880,256 per sample); its MSWC
+  backbone is ``M5(20, 200, stride=2, n_channel=256, input_kernel=4, pool_kernel=2)`` on
+  MFCC (20, 201) (Dense 25,919,488).
+- :class:`LIFNet`: Linear -> Leaky LIF layers (``mem = beta mem + I``, spike when
+  ``mem >= 1``, reset by subtraction; the leaky integrate-and-fire of snnTorch's
+  ``Leaky``), run one step per call; the readout is the ``output`` Linear applied at every
+  step. ``readout="spikes"``: a last LIF layer whose spikes are counted (NeuroBench's GSC
+  SNN, 20-256-256-256-35, β 0.9, decoded by spike count; Dense 200 x 145,152);
+  ``readout="sum"``: the readout currents summed over time (the MSWC SNN's readout, so the
+  prototype conversion with the bias divided by T applies).
+
+Each model has ``features(x) -> (B, F)`` (M5: the pooled vector; LIFNet: spike counts of
+the last hidden layer summed over time) and ``output`` (the Linear the prototypes replace).
+Training: :func:`fit_classifier` (Adam, StepLR, cross entropy on ``logits(x)``; SNNs by
+the fast-sigmoid surrogate gradient of :mod:`neuromark.baselines.shd_snn`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from neuromark.baselines.shd_snn import spike_fn
+
+
+class M5(nn.Module):
+    """M5 on (B, n_input, samples or frames) -> logits (B, n_output)."""
+
+    def __init__(self, n_input: int = 1, n_output: int = 35, stride: int = 16, n_channel: int = 32,
+                 input_kernel: int = 80, pool_kernel: int = 4, dropout: float = 0.0) -> None:
+        super().__init__()
+        c = n_channel
+        widths = [(n_input, c, input_kernel, stride), (c, c, 3, 1), (c, 2 * c, 3, 1), (2 * c, 2 * c, 3, 1)]
+        layers: list[nn.Module] = []
+        for cin, cout, k, s in widths:
+            layers += [nn.Conv1d(cin, cout, kernel_size=k, stride=s), nn.BatchNorm1d(cout), nn.ReLU(),
+                       nn.MaxPool1d(pool_kernel)]
+        self.body = nn.Sequential(*layers)
+        self.dropout = nn.Dropout(dropout)
+        self.output = nn.Linear(2 * c, n_output)
+        self.feature_size = 2 * c
+
+    def features(self, x: Tensor) -> Tensor:
+        """(B, 2 n_channel): global average of the last conv block."""
+        if x.dim() == 2:  # one channel given as (B, samples)
+            x = x[:, None, :]
+        return self.body(x).mean(dim=-1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.output(self.dropout(self.features(x)))
+
+    logits = forward
+
+
+class LeakyLIF(nn.Module):
+    """Leaky integrate-and-fire, one step per call: current (B, H) -> spikes (B, H);
+    ``mem = beta mem + current``; a spike when ``mem >= threshold``, reset by subtraction."""
+
+    neuromark_neuron = True
+
+    def __init__(self, size: int, beta: float = 0.9, threshold: float = 1.0, slope: float = 25.0) -> None:
+        super().__init__()
+        self.size, self.beta, self.threshold, self.slope = size, beta, threshold, slope
+        self.mem: Tensor | None = None
+
+    def reset_state(self) -> None:
+        self.mem = None
+
+    def forward(self, current: Tensor) -> Tensor:
+        if self.mem is None or self.mem.shape != current.shape:
+            self.mem = torch.zeros_like(current)
+        mem = self.beta * self.mem + current
+        spikes = spike_fn(mem - self.threshold, self.slope)
+        self.mem = mem - self.threshold * spikes.detach()
+        return spikes
+
+
+class LIFNet(nn.Module):
+    """Feed-forward LIF network on (B, T, inputs) spikes; see the module notes.
+
+    ``forward`` returns (B, T, classes): output spikes (``readout="spikes"``) or readout
+    currents (``readout="sum"``); :meth:`logits` reduces them over time (sum).
+    """
+
+    def __init__(self, inputs: int = 20, classes: int = 35,
+                 hidden: tuple[int, ...] | list[int] = (256, 256, 256),
+                 beta: float = 0.9, readout: str = "spikes", dropout: float = 0.0) -> None:
+        super().__init__()
+        if readout not in ("spikes", "sum"):
+            raise ValueError(f"LIFNet readout must be 'spikes' or 'sum', got {readout!r}")
+        sizes = [inputs, *hidden]
+        self.fcs = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+        self.lifs = nn.ModuleList(LeakyLIF(b, beta) for b in sizes[1:])
+        self.output = nn.Linear(sizes[-1], classes)
+        self.out_lif = LeakyLIF(classes, beta) if readout == "spikes" else None
+        self.dropout = nn.Dropout(dropout)
+        self.readout, self.feature_size = readout, sizes[-1]
+        self.last_hidden: Tensor | None = None
+
+    def reset_state(self) -> None:
+        for lif in self.lifs:
+            lif.reset_state()
+        if self.out_lif is not None:
+            self.out_lif.reset_state()
+
+    def hidden_spikes(self, x: Tensor) -> Tensor:
+        """(B, T, H) spikes of the last hidden layer."""
+        self.reset_state()
+        h = x
+        for fc, lif in zip(self.fcs, self.lifs, strict=True):
+            current = fc(h)
+            h = self.dropout(torch.stack([lif(current[:, t]) for t in range(x.shape[1])], dim=1))
+        self.last_hidden = h
+        return h
+
+    def features(self, x: Tensor) -> Tensor:
+        """(B, H): spike counts of the last hidden layer, summed over time."""
+        return self.hidden_spikes(x).sum(dim=1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.dim() != 3:
+            raise ValueError(f"LIFNet expects (batch, time, inputs), got {tuple(x.shape)}")
+        current = self.output(self.hidden_spikes(x))
+        if self.out_lif is None:
+            return current
+        return torch.stack([self.out_lif(current[:, t]) for t in range(x.shape[1])], dim=1)
+
+    def logits(self, x: Tensor) -> Tensor:
+        """(B, classes): output spike counts, or readout currents, summed over time."""
+        return self.forward(x).sum(dim=1)
+
+
+def build(kind: str, **options: Any) -> nn.Module:
+    """A fresh ``m5`` or ``lif`` model from its options."""
+    if kind == "m5":
+        return M5(**options)
+    if kind == "lif":
+        return LIFNet(**options)
+    raise ValueError(f"unknown keyword model {kind!r} (m5, lif)")
+
+
+def gsc_m5(n_input: int = 1, n_output: int = 35, n_channel: int = 32) -> M5:
+    """NeuroBench's GSC ANN: M5 on the 8-kHz waveform (1, 8000)."""
+    return M5(n_input, n_output, stride=16, n_channel=n_channel, input_kernel=80, pool_kernel=4)
+
+
+def gsc_snn(inputs: int = 20, classes: int = 35, hidden: int = 256, beta: float = 0.9) -> LIFNet:
+    """NeuroBench's GSC SNN: 20-256-256-256-35 Leaky LIF on delta-mel spikes (200, 20)."""
+    return LIFNet(inputs, classes, (hidden, hidden, hidden), beta, readout="spikes")
+
+
+def fit_classifier(model: nn.Module, x: Tensor, y: Tensor, *, epochs: int, batch_size: int, lr: float,
+                   weight_decay: float = 1e-4, step_size: int = 20, gamma: float = 0.1, seed: int = 0,
+                   classes: int | None = None,
+                   augment: Callable[[Tensor, torch.Generator], Tensor] | None = None,
+                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Train ``model`` in place on features ``x`` (N, ...) and labels ``y`` (N,): Adam,
+    StepLR(step_size, gamma), cross entropy of ``model.logits``; the batch order from a
+    seeded ``torch.Generator`` (weights are initialised by the caller). With ``classes``,
+    the loss covers only logits ``0..classes-1`` (the base classes).
+    Returns ``{"loss": [...], "train_accuracy": [...], "train_seconds"}`` per epoch."""
+    start = time.perf_counter()
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=step_size, gamma=gamma)
+    info: dict[str, Any] = {"loss": [], "train_accuracy": []}
+    n = len(y)
+    for epoch in range(epochs):
+        model.train()
+        order = torch.randperm(n, generator=gen)
+        total, correct = 0.0, 0
+        for i in range(0, n, batch_size):
+            idx = order[i:i + batch_size]
+            xb = x[idx] if augment is None else augment(x[idx], gen)
+            logits = model.logits(xb)
+            if classes is not None:
+                logits = logits[:, :classes]
+            loss = nn.functional.cross_entropy(logits, y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(idx)
+            correct += int((logits.argmax(-1) == y[idx]).sum())
+        sched.step()
+        info["loss"].append(total / n)
+        info["train_accuracy"].append(correct / n)
+        if log is not None:
+            log(f"epoch {epoch + 1}/{epochs}: loss {total / n:.4f}, train accuracy {correct / n:.4f}")
+    model.eval()
+    info["train_seconds"] = time.perf_counter() - start
+    return info
+
+
+@torch.inference_mode()
+def embed(model: nn.Module, x: Tensor, batch_size: int = 256) -> Tensor:
+    """``model.features`` of all of ``x``, batch by batch, in eval mode: (N, F)."""
+    model.eval()
+    return torch.cat([model.features(x[i:i + batch_size]) for i in range(0, len(x), batch_size)])
+
+
+@torch.inference_mode()
+def predict(model: nn.Module, x: Tensor, batch_size: int = 256) -> Tensor:
+    """``model.logits`` of all of ``x``: (N, K)."""
+    model.eval()
+    return torch.cat([model.logits(x[i:i + batch_size]) for i in range(0, len(x), batch_size)])
+
+
+def init_seeded(model_factory: Callable[[], nn.Module], seed: int) -> nn.Module:
+    """A model built under a fork of torch's RNG seeded with ``seed`` (global state kept)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return model_factory()
+
+
+def time_shift(max_shift: int, axis: int) -> Callable[[Tensor, torch.Generator], Tensor]:
+    """Augmentation: roll each sample by a random number of steps in [-max_shift, max_shift]
+    along ``axis`` of the batch (-1: frames of (B, C, frames) MFCC; 1: time of (B, T, C))."""
+
+    def shift(x: Tensor, gen: torch.Generator) -> Tensor:
+        if max_shift <= 0:
+            return x
+        shifts = torch.randint(-max_shift, max_shift + 1, (len(x),), generator=gen).tolist()
+        dim = axis - 1 if axis > 0 else axis
+        return torch.stack([torch.roll(s, k, dims=dim) for s, k in zip(x, shifts, strict=True)])
+
+    return shift
+
+
+def dense_per_sample(model: nn.Module, example: Tensor) -> int:
+    """Hand count of multiply-accumulates per sample of the conv/linear layers (weights
+    only), from the layers' output shapes on ``example`` (1, ...): the Dense count."""
+    total = 0
+    hooks = []
+
+    def count(module: nn.Module, inputs: Any, output: Tensor) -> None:
+        nonlocal total
+        if isinstance(module, nn.Conv1d):
+            total += output.shape[-1] * module.out_channels * module.in_channels * module.kernel_size[0]
+        elif isinstance(module, nn.Linear):
+            total += math.prod(output.shape[1:-1]) * module.in_features * module.out_features
+
+    for m in model.modules():
+        if isinstance(m, (nn.Conv1d, nn.Linear)):
+            hooks.append(m.register_forward_hook(count))
+    try:
+        with torch.inference_mode():
+            model.eval()
+            model(example)
+    finally:
+        for h in hooks:
+            h.remove()
+    return int(total)
+
+
+def as_numpy(t: Tensor) -> np.ndarray:
+    return t.detach().cpu().numpy()

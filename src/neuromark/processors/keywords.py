@@ -1,0 +1,149 @@
+"""Keyword-spotting features with ``torch.stft``: MFCC, the log-mel spectrogram and our
+delta-modulation spike encoder, plus polyphase resampling.
+
+- :func:`mel_power`: power spectrogram (periodic Hann window, centred frames padded with
+  zeros) through a mel filterbank (HTK mel scale, unnormalised triangles by default, as
+  torchaudio's ``MelSpectrogram`` that the NeuroBench baselines use).
+- :func:`mfcc`: ``10 log10(max(mel, 1e-10))``, floored at ``max - top_db`` per clip,
+  then the orthonormal DCT-II (librosa's ``feature.mfcc`` with ``htk=True, norm=None``;
+  checked against librosa in ``tests/test_keywords_features.py``).
+- :func:`delta_spikes`: ``ln(mel + 1e-6)`` and a delta modulator per mel channel: the
+  reference starts at the first frame; at each later frame the channel emits +1 when the
+  log energy has risen by at least ``threshold`` above the reference, -1 when it has
+  fallen by at least ``threshold``, and the reference moves by ``threshold`` in that
+  direction (at most one event per step, the rest carried over). The first frame only sets
+  the reference, so ``T = frames - 1`` (200 steps for 1 s at 5 ms). Written from the
+  description of Speech2Spikes (Stewart et al., NICE 2023: log-mel, then delta
+  modulation), not from its code.
+
+Shapes: audio (..., samples) -> features (..., channels, frames) for the spectral
+functions; :func:`delta_spikes` returns (..., T, n_mels), time first, for step-wise SNNs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from neuromark.processors.mel import mel_filterbank
+
+
+def mel_power(audio: Any, *, sample_rate: int, n_fft: int = 512, hop_length: int = 240,
+              n_mels: int = 20, fmin: float = 20.0, fmax: float | None = 4000.0, htk: bool = True,
+              norm: str | None = None) -> Any:
+    """Mel power spectrogram, (..., samples) -> (..., n_mels, 1 + samples // hop_length)."""
+    import torch
+
+    x = torch.as_tensor(audio, dtype=torch.float32)
+    shape = x.shape
+    window = torch.hann_window(n_fft, periodic=True, dtype=torch.float32)
+    spec = torch.stft(x.reshape(-1, shape[-1]), n_fft=n_fft, hop_length=hop_length, window=window,
+                      center=True, pad_mode="constant", return_complex=True)
+    power = spec.real.square() + spec.imag.square()
+    fb = mel_filterbank(sample_rate, n_fft, n_mels, fmin, fmax, htk=htk, norm=norm)
+    mel = torch.matmul(torch.from_numpy(fb.astype(np.float32)), power)
+    return mel.reshape(*shape[:-1], n_mels, mel.shape[-1])
+
+
+def dct_matrix(n_mfcc: int, n_mels: int) -> np.ndarray:
+    """Orthonormal DCT-II rows, (n_mfcc, n_mels)."""
+    k = np.arange(n_mfcc)[:, None]
+    n = np.arange(n_mels)[None, :]
+    basis = np.cos(np.pi / n_mels * (n + 0.5) * k) * np.sqrt(2.0 / n_mels)
+    basis[0] /= np.sqrt(2.0)
+    return basis
+
+
+def mfcc(audio: Any, *, sample_rate: int, n_mfcc: int = 20, n_fft: int = 512, hop_length: int = 240,
+         n_mels: int = 20, fmin: float = 20.0, fmax: float | None = 4000.0, htk: bool = True,
+         top_db: float | None = 80.0) -> Any:
+    """MFCC, (..., samples) -> (..., n_mfcc, frames), float32 (defaults: NeuroBench's MSWC
+    settings at 48 kHz: 20 coefficients, 5-ms hop, 20 HTK mels over 20-4000 Hz)."""
+    import torch
+
+    mel = mel_power(audio, sample_rate=sample_rate, n_fft=n_fft, hop_length=hop_length, n_mels=n_mels,
+                    fmin=fmin, fmax=fmax, htk=htk)
+    db = 10.0 * torch.log10(torch.clamp(mel, min=1e-10))
+    if top_db is not None:
+        peak = db.amax(dim=(-2, -1), keepdim=True)
+        db = torch.maximum(db, peak - top_db)
+    return torch.matmul(torch.from_numpy(dct_matrix(n_mfcc, n_mels).astype(np.float32)), db)
+
+
+def delta_modulate(signal: Any, threshold: float = 1.0) -> Any:
+    """Delta modulation over the last-but-one axis: (..., frames, C) -> (..., frames - 1, C)
+    in {-1, 0, 1} (see the module notes)."""
+    import torch
+
+    x = torch.as_tensor(signal, dtype=torch.float32)
+    if threshold <= 0:
+        raise ValueError(f"delta modulation: threshold must be positive, got {threshold}")
+    reference = x[..., 0, :].clone()
+    out = torch.zeros_like(x[..., 1:, :])
+    for t in range(1, x.shape[-2]):
+        diff = x[..., t, :] - reference
+        event = (diff >= threshold).float() - (diff <= -threshold).float()
+        reference = reference + threshold * event
+        out[..., t - 1, :] = event
+    return out
+
+
+def delta_spikes(audio: Any, *, sample_rate: int, n_fft: int = 512, hop_length: int = 240,
+                 n_mels: int = 20, fmin: float = 20.0, fmax: float | None = 4000.0,
+                 threshold: float = 1.0, eps: float = 1e-6) -> Any:
+    """Delta-modulated log-mel spikes, (..., samples) -> (..., T, n_mels) in {-1, 0, 1}."""
+    mel = mel_power(audio, sample_rate=sample_rate, n_fft=n_fft, hop_length=hop_length, n_mels=n_mels,
+                    fmin=fmin, fmax=fmax)
+    import torch
+
+    return delta_modulate(torch.log(mel + eps).transpose(-1, -2), threshold)
+
+
+def resample(audio: np.ndarray, rate: int, new_rate: int) -> np.ndarray:
+    """Polyphase resampling along the last axis (``scipy.signal.resample_poly``), float32."""
+    if rate == new_rate:
+        return np.asarray(audio, dtype=np.float32)
+    from scipy.signal import resample_poly
+
+    ratio = Fraction(new_rate, rate)
+    return resample_poly(audio, ratio.numerator, ratio.denominator, axis=-1).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class KeywordFeatures:
+    """A named feature recipe applied to clips ``(B, samples)`` at ``sample_rate``.
+
+    kind: ``waveform`` ((B, 1, samples) after resampling to ``target_rate``), ``mfcc``
+    ((B, n_mfcc, frames)) or ``delta_mel`` ((B, T, n_mels) spikes).
+    """
+
+    kind: str
+    sample_rate: int
+    target_rate: int | None = None
+    n_fft: int = 512
+    hop_length: int = 240
+    n_mels: int = 20
+    n_mfcc: int = 20
+    fmin: float = 20.0
+    fmax: float = 4000.0
+    threshold: float = 1.0
+
+    def __call__(self, clips: Any) -> Any:
+        import torch
+
+        if self.kind == "waveform":
+            audio = np.asarray(clips, dtype=np.float32)
+            if self.target_rate:
+                audio = resample(audio, self.sample_rate, self.target_rate)
+            return torch.from_numpy(np.ascontiguousarray(audio))[..., None, :]
+        if self.kind == "mfcc":
+            return mfcc(clips, sample_rate=self.sample_rate, n_mfcc=self.n_mfcc, n_fft=self.n_fft,
+                        hop_length=self.hop_length, n_mels=self.n_mels, fmin=self.fmin, fmax=self.fmax)
+        if self.kind == "delta_mel":
+            return delta_spikes(clips, sample_rate=self.sample_rate, n_fft=self.n_fft,
+                                hop_length=self.hop_length, n_mels=self.n_mels, fmin=self.fmin,
+                                fmax=self.fmax, threshold=self.threshold)
+        raise ValueError(f"unknown keyword feature kind {self.kind!r} (waveform, mfcc, delta_mel)")
