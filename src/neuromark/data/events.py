@@ -48,7 +48,9 @@ def make_events(times_s: ArrayLike, units: ArrayLike) -> np.ndarray:
 
 #: Structured dtype of one camera event (DAT/EVT readers, DVS Gesture): time in
 #: microseconds, pixel column ``x`` and row ``y``, polarity ``p`` (0 = OFF, 1 = ON).
-CAMERA_EVENT_DTYPE = np.dtype([("t", "<i8"), ("x", "<i2"), ("y", "<i2"), ("p", "i1")])
+#: Aligned (itemsize 16), the layout expelliarmus returns, so its arrays are viewed
+#: without a copy.
+CAMERA_EVENT_DTYPE = np.dtype([("t", "<i8"), ("x", "<i2"), ("y", "<i2"), ("p", "i1")], align=True)
 
 
 def make_camera_events(t_us: ArrayLike, x: ArrayLike, y: ArrayLike, p: ArrayLike) -> np.ndarray:

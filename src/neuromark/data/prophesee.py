@@ -160,6 +160,9 @@ def _read_expelliarmus(path: str | os.PathLike[str], *, required: bool) -> np.nd
             raise ImportError("backend='expelliarmus' needs `pip install expelliarmus`") from None
         return None
     raw = expelliarmus.Wizard(encoding="dat").read(str(path))
+    if raw.dtype.itemsize == CAMERA_EVENT_DTYPE.itemsize and raw.dtype.fields is not None and all(
+            raw.dtype.fields[k][1] == CAMERA_EVENT_DTYPE.fields[k][1] for k in ("t", "x", "y", "p")):
+        return raw.view(CAMERA_EVENT_DTYPE)  # same layout; p is 0/1, so u1 -> i1 is exact
     out = np.empty(raw.shape[0], CAMERA_EVENT_DTYPE)
     for name in ("t", "x", "y", "p"):
         out[name] = raw[name]
