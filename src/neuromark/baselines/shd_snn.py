@@ -65,15 +65,35 @@ def decay(dt_ms: float, tau_ms: float) -> float:
 
 class _SynapticState(nn.Module):
     """Membrane ``mem`` and synaptic current ``syn`` (B, H), zeroed on first use and by
-    ``reset_state()``; the harness reads ``mem`` and ``syn`` (``neuromark_neuron``)."""
+    ``reset_state()``; the harness reads ``mem`` and ``syn`` (``neuromark_neuron``).
+
+    With ``learn_tau`` the decays are per neuron and trained: κ = exp(-1/τ_syn) and
+    λ = exp(-1/τ_mem) with τ in time steps, stored as ``log_tau_syn``/``log_tau_mem`` (H,)
+    and started at the given κ and λ (neuron parameters: the harness exempts them from the
+    synapse count).
+    """
 
     neuromark_neuron = True
 
-    def __init__(self, size: int, kappa: float, lam: float) -> None:
+    def __init__(self, size: int, kappa: float, lam: float, *, learn_tau: bool = False) -> None:
         super().__init__()
-        self.size, self.kappa, self.lam = size, kappa, lam
+        self.size, self.kappa_init, self.lam_init = size, kappa, lam
+        self.learn_tau = learn_tau
+        if learn_tau:
+            self.log_tau_syn = nn.Parameter(torch.full((size,), math.log(-1.0 / math.log(kappa))))
+            self.log_tau_mem = nn.Parameter(torch.full((size,), math.log(-1.0 / math.log(lam))))
         self.mem: Tensor | None = None
         self.syn: Tensor | None = None
+
+    @property
+    def kappa(self) -> Tensor | float:
+        """Synaptic decay per step: a float, or (H,) when learned."""
+        return torch.exp(-torch.exp(-self.log_tau_syn)) if self.learn_tau else self.kappa_init
+
+    @property
+    def lam(self) -> Tensor | float:
+        """Membrane decay per step: a float, or (H,) when learned."""
+        return torch.exp(-torch.exp(-self.log_tau_mem)) if self.learn_tau else self.lam_init
 
     def reset_state(self) -> None:
         self.mem = None
@@ -98,15 +118,16 @@ class LIFNeuron(_SynapticState):
     """
 
     def __init__(self, size: int, kappa: float, lam: float, *, recurrent: nn.Linear | None = None,
-                 threshold: float = 1.0, beta: float = 100.0) -> None:
-        super().__init__(size, kappa, lam)
+                 threshold: float = 1.0, beta: float = 100.0, learn_tau: bool = False) -> None:
+        super().__init__(size, kappa, lam, learn_tau=learn_tau)
         self.threshold, self.beta = threshold, beta
         self.recurrent = recurrent
 
     def forward(self, current: Tensor) -> Tensor:
         mem, syn_prev = self._state_for(current)
+        lam = self.lam
         spikes = spike_fn(mem - self.threshold, self.beta)
-        self.mem = (self.lam * mem + (1.0 - self.lam) * syn_prev) * (1.0 - spikes.detach())
+        self.mem = (lam * mem + (1.0 - lam) * syn_prev) * (1.0 - spikes.detach())
         syn = self.kappa * syn_prev + current
         if self.recurrent is not None:
             syn = syn + self.recurrent(spikes)
@@ -119,7 +140,8 @@ class LeakyReadout(_SynapticState):
 
     def forward(self, current: Tensor) -> Tensor:
         mem, syn = self._state_for(current)
-        self.mem = self.lam * mem + (1.0 - self.lam) * syn
+        lam = self.lam
+        self.mem = lam * mem + (1.0 - lam) * syn
         self.syn = self.kappa * syn + current
         return self.mem
 
@@ -139,13 +161,20 @@ class SNNConfig:
     beta: float = 100.0
     init_gain: float = 1.0
     recurrent_gain: float = 0.5
+    learn_tau: bool = False
+    dropout: float = 0.0
+    input_log: bool = False
 
 
 class SpikingClassifier(nn.Module):
     """Input spikes (B, T, inputs) -> readout membranes (B, T, classes).
 
     One hidden LIF layer (recurrent or feed-forward) and a leaky readout; the prediction is
-    the argmax of the maximum over time of the readout (see :func:`max_over_time`).
+    the argmax of the maximum (or mean) over time of the readout (see :func:`max_over_time`).
+    Options of :class:`SNNConfig`: ``learn_tau`` trains per-neuron time constants;
+    ``dropout`` drops hidden spikes on their way to the readout while training (the
+    recurrent path keeps them); ``input_log`` feeds log(1 + counts) instead of the counts
+    (pooled bins hold up to tens of spikes; zeros stay zeros).
     """
 
     def __init__(self, config: SNNConfig) -> None:
@@ -155,9 +184,9 @@ class SpikingClassifier(nn.Module):
         self.fc1 = nn.Linear(config.inputs, config.hidden, bias=False)
         rec = nn.Linear(config.hidden, config.hidden, bias=False) if config.recurrent else None
         self.lif1 = LIFNeuron(config.hidden, kappa, lam, recurrent=rec, threshold=config.threshold,
-                              beta=config.beta)
+                              beta=config.beta, learn_tau=config.learn_tau)
         self.fc2 = nn.Linear(config.hidden, config.classes, bias=False)
-        self.readout = LeakyReadout(config.classes, kappa, lam)
+        self.readout = LeakyReadout(config.classes, kappa, lam, learn_tau=config.learn_tau)
         self._init_weights()
         self.last_hidden_spikes: Tensor | None = None
 
@@ -165,8 +194,8 @@ class SpikingClassifier(nn.Module):
         # Gaussian weights, std = gain / sqrt(fan-in); the input gain is divided by (1 - λ) to
         # compensate the (1 - λ) factor of the membrane equation.
         c = self.config
-        nn.init.normal_(self.fc1.weight, 0.0, c.init_gain / (1.0 - self.lif1.lam) / math.sqrt(c.inputs))
-        nn.init.normal_(self.fc2.weight, 0.0, 1.0 / (1.0 - self.readout.lam) / math.sqrt(c.hidden))
+        nn.init.normal_(self.fc1.weight, 0.0, c.init_gain / (1.0 - self.lif1.lam_init) / math.sqrt(c.inputs))
+        nn.init.normal_(self.fc2.weight, 0.0, 1.0 / (1.0 - self.readout.lam_init) / math.sqrt(c.hidden))
         if self.lif1.recurrent is not None:
             nn.init.normal_(self.lif1.recurrent.weight, 0.0, c.recurrent_gain / math.sqrt(c.hidden))
 
@@ -178,9 +207,11 @@ class SpikingClassifier(nn.Module):
         if x.dim() != 3 or x.shape[-1] != self.config.inputs:
             raise ValueError(f"expected input (batch, time, {self.config.inputs}), got {tuple(x.shape)}")
         self.reset_state()
-        current = self.fc1(x)
+        current = self.fc1(torch.log1p(x) if self.config.input_log else x)
         spikes = torch.stack([self.lif1(current[:, t]) for t in range(x.shape[1])], dim=1)
         self.last_hidden_spikes = spikes
+        if self.training and self.config.dropout > 0:
+            spikes = nn.functional.dropout(spikes, self.config.dropout)
         out = self.fc2(spikes)
         return torch.stack([self.readout(out[:, t]) for t in range(x.shape[1])], dim=1)
 
@@ -192,6 +223,12 @@ class SpikingClassifier(nn.Module):
 def max_over_time(output: Tensor) -> Tensor:
     """(B, T, K) -> (B, K): maximum of each readout over time (Cramer et al. 2020, eq. 9)."""
     return output.max(dim=1).values
+
+
+def mean_over_time(output: Tensor) -> Tensor:
+    """(B, T, K) -> (B, K): mean of each readout over time (the readout of e.g.
+    Perez-Nieves et al. 2021; every step contributes to the gradient)."""
+    return output.mean(dim=1)
 
 
 def spike_count_regularisers(spikes: Tensor, *, lower_strength: float = 1.0, lower_threshold: float = 1.0,

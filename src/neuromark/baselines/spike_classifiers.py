@@ -53,6 +53,9 @@ class SpikeModelOptions(StrictModel):
     beta: float = Field(100.0, gt=0)
     init_gain: float = Field(1.0, gt=0)
     recurrent_gain: float = Field(0.5, ge=0)
+    learn_tau: bool = Field(False, description="train per-neuron time constants (SNNs)")
+    dropout: float = Field(0.0, ge=0, lt=1, description="dropout of hidden spikes in training (SNNs)")
+    input_log: bool = Field(False, description="feed log(1 + counts) to the SNN (SNNs)")
     svm_c: float = Field(1.0, gt=0)
 
 
@@ -75,6 +78,10 @@ class TrainSettings(StrictModel):
     seed: int = 0
     threads: int = Field(1, ge=1, description="torch threads; small step-wise models run fastest on one")
     jitter_sigma: float = Field(0.0, ge=0, description="channel jitter (channels, before pooling)")
+    time_stretch: float = Field(0.0, ge=0, lt=1, description="time stretch: factor in [1-s, 1+s]")
+    readout: Literal["max", "mean"] = Field("max", description="loss on the max or mean over time")
+    schedule: Literal["constant", "cosine"] = "constant"
+    weight_decay: float = Field(0.0, ge=0)
     regularisers: RegulariserSettings = RegulariserSettings()
 
 
@@ -99,7 +106,9 @@ class SpikeClassifierFamily:
                 "inputs": inputs, "classes": classes, "hidden": options.hidden,
                 "recurrent": self.kind == "rsnn", "dt_ms": dt_ms, "tau_syn_ms": options.tau_syn_ms,
                 "tau_mem_ms": options.tau_mem_ms, "threshold": options.threshold, "beta": options.beta,
-                "init_gain": options.init_gain, "recurrent_gain": options.recurrent_gain})
+                "init_gain": options.init_gain, "recurrent_gain": options.recurrent_gain,
+                "learn_tau": options.learn_tau, "dropout": options.dropout,
+                "input_log": options.input_log})
         if self.kind == "lstm":
             return build_model("lstm", {"inputs": inputs, "classes": classes, "hidden": options.hidden})
         raise ValueError(f"{self.kind} is not a torch-trained model")

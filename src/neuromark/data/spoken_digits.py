@@ -8,6 +8,11 @@ split. :func:`shipped_corpus` returns the shipped files (``neuromark/data/files/
 spoken_digits/``, sha256 in ``SHA256SUMS``) after checking them; read them with
 :func:`neuromark.data.hdf5_spikes.read_shd_file` or any SHD reader.
 
+Model selection uses a **validation split** carved out of ``train.h5`` by speaker
+(:data:`VALID_SPEAKERS`, :func:`speaker_split`): those speakers' utterances are held out of
+training, the way the test speakers are held out of ``train.h5``; the test speakers are
+never used for choosing anything.
+
 The files are made by the generator in :mod:`neuromark.synth.spoken_digits` (espeak-ng +
 the cochlea of :mod:`neuromark.processors.cochlea`)::
 
@@ -17,7 +22,10 @@ the cochlea of :mod:`neuromark.processors.cochlea`)::
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError
@@ -35,6 +43,30 @@ CITATION = (
 )
 #: The files of the corpus, each of which ``SHA256SUMS`` must list.
 SPLITS = ("train", "test")
+#: Speakers of ``train.h5`` held out as the validation split (2 male, 2 female voices of
+#: four espeak-ng variant families: m2, f5, klatt, steph); none of them is a test speaker.
+VALID_SPEAKERS = (2, 9, 14, 17)
+
+
+def speaker_split(speakers: np.ndarray | None, held_out: Sequence[int] = VALID_SPEAKERS,
+                  *, name: str = "<memory>") -> tuple[np.ndarray, np.ndarray]:
+    """(fit indices, held-out indices) of a file's samples, split by ``extra/speaker``.
+
+    Args:
+        speakers: (N,) speaker id per sample (``SpikeSamples.speakers``).
+        held_out: speaker ids whose samples go to the second (validation) part.
+        name: the file, for error messages.
+    Raises DataError when the file has no speakers, or either part would be empty.
+    """
+    if speakers is None:
+        raise DataError(f"{name}: no extra/speaker dataset; a speaker split needs speaker ids")
+    ids = np.asarray(speakers)
+    mask = np.isin(ids, np.asarray(held_out, dtype=ids.dtype))
+    if not mask.any() or mask.all():
+        raise DataError(f"{name}: speakers {sorted(held_out)} hold {int(mask.sum())} of {ids.size} "
+                        f"samples; a speaker split needs samples on both sides (speakers in the "
+                        f"file: {sorted(np.unique(ids).tolist())})")
+    return np.flatnonzero(~mask), np.flatnonzero(mask)
 
 
 def verify(directory: str | os.PathLike[str]) -> None:

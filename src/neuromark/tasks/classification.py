@@ -22,8 +22,13 @@ Config::
   ``options`` returning a torch module or a model adapter; with ``checkpoint`` its
   ``state_dict`` is loaded from that file. ``model: {checkpoint: FILE}`` alone evaluates a
   neuromark checkpoint as saved.
-- The readout (B, T, K) is reduced by ``eval.postprocessor`` (default ``max_over_time``,
-  as trained; ``spike_count`` sums over time; ``argmax`` for (B, K) logits).
+- The readout (B, T, K) is reduced by ``eval.postprocessor`` (default: as trained,
+  ``max_over_time`` or ``mean_over_time`` by ``train.readout``; ``spike_count`` sums over
+  time; ``argmax`` for (B, K) logits).
+- When the test file carries ``extra/speaker``, the speaker analysis of Cramer et al.
+  (2020) is added (:class:`~neuromark.metrics.speakers.SpeakerAccuracy`): accuracy per
+  speaker and its spread, and held-out vs seen speakers, where held out means absent from
+  the training file (when the data set has a train split).
 """
 
 from __future__ import annotations
@@ -67,6 +72,11 @@ def max_over_time_argmax(output: Any) -> Any:
     return output.max(dim=1).values.argmax(dim=-1)
 
 
+def mean_over_time_argmax(output: Any) -> Any:
+    """Postprocessor: readout (B, T, K) -> class (B,) by mean over time, then argmax."""
+    return output.mean(dim=1).argmax(dim=-1)
+
+
 def spike_count_argmax(output: Any) -> Any:
     """Postprocessor: output spikes (B, T, K) -> class (B,) with the most spikes."""
     return output.sum(dim=1).argmax(dim=-1)
@@ -95,8 +105,8 @@ def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
     return data, targets
 
 
-POSTPROCESSORS = {"max_over_time": max_over_time_argmax, "spike_count": spike_count_argmax,
-                  "argmax": argmax}
+POSTPROCESSORS = {"max_over_time": max_over_time_argmax, "mean_over_time": mean_over_time_argmax,
+                  "spike_count": spike_count_argmax, "argmax": argmax}
 
 
 class ModelSpec(StrictModel):
@@ -116,7 +126,8 @@ class ModelSpec(StrictModel):
 class EvalSettings(StrictModel):
     batch_size: int = Field(128, ge=1)
     metrics: list[str] | None = None  # None: DEFAULT_METRICS for the model
-    postprocessor: Literal["max_over_time", "spike_count", "argmax"] = "max_over_time"
+    #: None: as the model family was trained (train.readout), else max_over_time
+    postprocessor: Literal["max_over_time", "mean_over_time", "spike_count", "argmax"] | None = None
     #: synaptic_operations' coverage check; None: $NEUROMARK_COVERAGE (``--coverage``), else error
     coverage: Literal["error", "warn"] | None = None
     exempt_params: list[str] = []  # parameters (or modules) that apply no synapses here
@@ -237,11 +248,14 @@ class ClassificationTask:
         citation = getattr(test, "citation", "") or getattr(plan.family, "citation", "")
         info = settings.benchmark.info(citation)
         metrics = build_metrics(plan.metric_names, config, ("eval", "metrics"))
+        metrics += self._speaker_metrics(plan, config, test)
         _apply_coverage(metrics, settings.eval.coverage)
         if settings.eval.exempt_params:
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
-        harness = Benchmark(model, loader, [class_targets], [POSTPROCESSORS[settings.eval.postprocessor]],
+        post = settings.eval.postprocessor or (
+            "mean_over_time" if plan.train is not None and plan.train.readout == "mean" else "max_over_time")
+        harness = Benchmark(model, loader, [class_targets], [POSTPROCESSORS[post]],
                             metrics, quiet=quiet, info=info)
         with torch_threads(plan.train.threads if plan.train else 1):
             results = harness.run(config=config.data,
@@ -256,6 +270,20 @@ class ClassificationTask:
             plot = plot_training(meta, out_dir / f"{info.id}_training.png", info.id)
             results.details["plots"] = [f"{out_dir.name}/{plot.name}"]
         return [results]
+
+    def _speaker_metrics(self, plan: Plan, config: ConfigFile, test: Any) -> list[Any]:
+        """[SpeakerAccuracy] when the test file has speaker ids (seen speakers: those of the
+        train split, when the data set has one), else []."""
+        speakers = getattr(getattr(test, "header", None), "speakers", None)
+        if speakers is None:
+            return []
+        from neuromark.metrics.speakers import SpeakerAccuracy
+
+        try:
+            seen = self._dataset(plan, config, "train").header.speakers
+        except (ConfigError, DataError, AttributeError):
+            seen = None  # no train split: per-speaker accuracy only
+        return [SpeakerAccuracy(speakers, seen)]
 
     def prepare(self, plan: Plan, config: ConfigFile, *, test: Any = None, checkpoint: Path | None = None,
                 retrain: bool = False, quiet: bool = True) -> Any:
