@@ -122,16 +122,20 @@ def test_windows_protocol_hand_computed(tmp_path):
     t = np.arange(0, 10.0005, 0.001)
     p = np.where(t < 5, 2.0, 7.0)
     meter = CsvTraceMeter(write_trace(tmp_path / "w.csv", t, p), offset_s=0)
-    res = analyse(meter, Window("idle", 1, 4), [Window("inference", 6, 9)],
+    res = analyse(meter, Window("floor", 1, 4), [Window("inference", 6, 9)],
                   latency_s={"inference": 0.01})
     act = res["active"]["inference"]
-    assert res["idle"]["mean_power_w"] == pytest.approx(2.0)
+    assert res["floor"]["floor_power_w"] == pytest.approx(2.0)
+    assert act["total_power_w"] == pytest.approx(7.0) and act["floor_power_w"] == pytest.approx(2.0)
     assert act["dynamic_power_w"] == pytest.approx(5.0)
-    assert act["energy_per_inference_j"] == pytest.approx(0.07)
+    assert act["total_energy_per_inference_j"] == pytest.approx(0.07)  # 7 W x 10 ms
+    assert act["floor_energy_per_inference_j"] == pytest.approx(0.02)  # 2 W x 10 ms
     assert act["dynamic_energy_per_inference_j"] == pytest.approx(0.05)
-    amort = analyse(meter, Window("idle", 1, 4), [Window("stream", 6, 9)], inferences={"stream": 300})
-    assert amort["active"]["stream"]["energy_per_inference_j"] == pytest.approx(21.0 / 300)
-    assert amort["active"]["stream"]["mode"] == "amortised"
+    amort = analyse(meter, Window("floor", 1, 4), [Window("stream", 6, 9)], inferences={"stream": 300})
+    stream = amort["active"]["stream"]
+    assert stream["total_energy_per_inference_j"] == pytest.approx(21.0 / 300)  # 7 W x 3 s / 300
+    assert stream["floor_energy_per_inference_j"] == pytest.approx(6.0 / 300)  # 2 W x 3 s / 300
+    assert stream["mode"] == "amortised"
 
 
 def test_window_warns_below_ten_samples(tmp_path):
@@ -227,11 +231,12 @@ def test_nvml_uses_energy_counter_differences():
 def test_power_cli(tmp_path, capsys):
     t = np.arange(0, 10.0005, 0.001)
     f = write_trace(tmp_path / "cli.csv", t, np.where(t < 5, 1.0, 4.0))
-    assert main(["power", str(f), "--window", "idle=1:4", "--window", "active=6:8",
+    assert main(["power", str(f), "--window", "floor=1:4", "--window", "active=6:8",
                  "--inferences", "200"]) == 0
     out = capsys.readouterr().out
-    assert "active" in out and "0.03" in out  # dynamic 3 W * 2 s / 200 = 0.03 J
-    assert main(["power", str(f), "--window", "idle=1"]) == 1
+    # total 4 W * 2 s / 200 = 0.04 J, floor 1 W * 0.01 s = 0.01 J, dynamic 3 W * 0.01 s = 0.03 J
+    assert "active" in out and "0.04" in out and "0.01" in out and "0.03" in out
+    assert main(["power", str(f), "--window", "floor=1"]) == 1
     assert "expected NAME=T0:T1" in capsys.readouterr().err
 
 
@@ -258,4 +263,4 @@ def test_power_cli_json(tmp_path, capsys):
     assert main(["power", str(f), "--window", "busy=1:3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     busy = out["windows"]["busy"]
-    assert busy["energy_j"] == pytest.approx(4.0) and "dynamic_power_w" not in busy  # no idle window
+    assert busy["energy_j"] == pytest.approx(4.0) and "dynamic_power_w" not in busy  # no floor window

@@ -27,7 +27,7 @@ def results_dir(tmp_path_factory):
     text = ("task: system\nbenchmark: {id: toy-sleep}\nsut: {name: sleep, options: {sleep_s: 0.0002}}\n"
             "loadgen:\n  min_query_count: 50\n  min_duration_s: 0\n  expected_latency_s: 0.0005\n"
             "meter: {name: csv, options: {path: trace.csv, offset_s: 0}}\n"
-            "power: {idle_s: 0.1, active_s: 0.1}\n")
+            "power: {floor_s: 0.1, active_s: 0.1}\n")
     res = TASK.run(parse_yaml(text, tmp / "toy.yaml"), tmp / "toy")[0]
     res.save(tmp / f"{res.benchmark.id}.json")
     return tmp
@@ -42,8 +42,8 @@ def test_report_cli_writes_all_sections(results_dir, capsys):
         assert heading in text
     assert "![workflow](workflow.png)" in text and "![latency histogram](r0_latency.png)" in text
     assert "![power trace](r0_power.png)" in text
-    assert "amortised stream mode" in text  # the sleep SUT has no stages: one stream window
-    assert "| idle | 0.1" in text and "| loadgen |" in text
+    assert "separate amortised run" in text  # the sleep SUT has no stages: one stream window
+    assert "| floor | 0.1" in text and "| loadgen |" in text
     for png in ("workflow.png", "r0_latency.png", "r0_power.png"):
         assert (out / png).stat().st_size > 1000
     page = (out / "submission.html").read_text()  # --html
@@ -54,8 +54,8 @@ def test_report_cli_writes_all_sections(results_dir, capsys):
 def test_amortised_energy_is_stream_energy_over_count(results_dir):
     res = load_results(results_dir)[0]
     stream = res.details["power"]["active"]["stream"]
-    assert stream["mean_power_w"] == pytest.approx(2.0)
-    assert stream["energy_per_inference_j"] == pytest.approx(stream["energy_j"] / stream["inferences"])
+    assert stream["total_power_w"] == pytest.approx(2.0)
+    assert stream["total_energy_per_inference_j"] == pytest.approx(stream["energy_j"] / stream["inferences"])
     assert res["stream_dynamic_power"] == pytest.approx(0.0, abs=1e-9)
 
 

@@ -82,7 +82,7 @@ def test_asc_on_tau_fixture_every_scenario(tmp_path, capsys, scenario):
                                     f"  options: {{data: tau, samples: 100}}\naccuracy: true\n"
                                     f"loadgen:\n  scenario: {scenario}\n" + FAST)
     _, res, _ = run_cli(tmp_path, config, capsys)
-    assert res["details"]["sut"]["data"] == "tau"
+    assert res["details"]["sut"]["data"] == str((tmp_path / "tau").absolute())  # recorded absolute
     assert res["details"]["loadgen"]["PerformanceOnly"]["scenario"] == scenario
     assert res["details"]["timing"]["preprocess"]["n"] >= 1
     assert res["scores"]["classification_accuracy"]["value"] in (0.0, 0.25, 0.5, 0.75, 1.0)  # 4 test slices
@@ -95,13 +95,15 @@ def test_csv_meter_power_windows(tmp_path):
     (tmp_path / "trace.csv").write_text(lines)
     text = ("task: system\nsut:\n  name: asc_cnn\n  options: {samples: 4}\nloadgen:\n" + FAST +
             "meter:\n  name: csv\n  options: {path: trace.csv, offset_s: 0}\n"
-            "power:\n  idle_s: 0.2\n  active_s: 0.2\n")
+            "power:\n  floor_s: 0.2\n  active_s: 0.2\n")
     config = parse_yaml(text, tmp_path / "p.yaml")
     res = TASK.run(config, tmp_path / "out")[0]
     inf = res.details["power"]["active"]["inference"]
-    assert res["idle_power"] == pytest.approx(3.0)
+    assert res["floor_power"] == pytest.approx(3.0) and res["inference_total_power"] == pytest.approx(3.0)
     assert res["inference_dynamic_power"] == pytest.approx(0.0, abs=1e-9)
-    assert inf["energy_per_inference_j"] == pytest.approx(3.0 * res.details["timing"]["inference"]["mean_s"])
+    mean = res.details["timing"]["inference"]["mean_s"]
+    assert inf["total_energy_per_inference_j"] == pytest.approx(3.0 * mean)
+    assert res["inference_floor_energy_per_inference"] == pytest.approx(3.0 * mean)
     assert inf["meter_samples"] >= 190
     lg = res.details["power"]["loadgen"]  # the meter also ran during the LoadGen test
     assert lg["samples"] == res.details["timing"]["inference"]["n"]
@@ -127,8 +129,13 @@ def test_csv_meter_power_windows(tmp_path):
      r"c.yaml:6: meter.options.interval: unknown key; did you mean interval_s"),
     ('sut:\n  name: "null"\nmeter:\n  name: wattmeter\n', r"c.yaml:5: meter.name: unknown meter 'wattmeter'"),
     ('sut:\n  name: "null"\nloadgen:\n  min_duration_s: -2\n', r"c.yaml:5: loadgen.min_duration_s"),
-    ('sut:\n  name: "null"\npower:\n  idle_s: 0\n',
-     r"c.yaml:5: power.idle_s: Input should be greater than 0"),
+    ('sut:\n  name: "null"\npower:\n  floor_s: 0\n',
+     r"c.yaml:5: power.floor_s: Input should be greater than 0"),
+    ('sut:\n  name: "null"\npower:\n  idle_s: 2\n',
+     r"c.yaml:5: power.idle_s is now power.floor_s: the configured-and-ready window is the "
+     r"NeuroBench floor window .*power.sleep_s"),
+    ('sut:\n  name: "null"\npower:\n  amortised: true\n  latency: data_time\n',
+     r"c.yaml:4: power: .*two rules; choose one"),
     # configs written before ``benchmark:``, ``sut: {name, options}`` and ``meter:`` name the new spelling
     ("name: old\nsut:\n  name: sleep\n",
      r"c.yaml:2: 'name' is no longer a top-level key; use benchmark: \{id"),
@@ -136,9 +143,9 @@ def test_csv_meter_power_windows(tmp_path):
      r"'version' is no longer a top-level key; use benchmark: \{version"),
     ("sut:\n  kind: sleep\n  sleep_s: 0.001\n",
      r'c.yaml:3: sut.kind is no longer used; write sut: \{name: "sleep", options: \{sleep_s: 0.001\}\}'),
-    ('sut:\n  name: sleep\npower:\n  meter: csv\n  csv: t.csv\n  idle_s: 1\n',
+    ('sut:\n  name: sleep\npower:\n  meter: csv\n  csv: t.csv\n  floor_s: 1\n',
      r'c.yaml:5: power.meter: the meter is no longer part of .power.; write meter: '
-     r'\{name: "csv", options: \{path: "t.csv"\}\} \(power: keeps idle_s'),
+     r'\{name: "csv", options: \{path: "t.csv"\}\} \(power: keeps floor_s'),
     ('sut:\n  name: sleep\npower:\n  reason: none here\n',
      r'power.reason: .*meter: \{name: "null", options: \{reason: "none here"\}\}'),
 ])
@@ -201,13 +208,13 @@ def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
                         else real_read(f))
     text = ("task: system\nsut:\n  name: sleep\n  options: {sleep_s: 0.0002}\nloadgen:\n" + FAST +
             f"meter:\n  name: rapl\n  options: {{root: {root}, interval_s: 0.005}}\n"
-            "power:\n  idle_s: 0.2\n  active_s: 0.2\n")
+            "power:\n  floor_s: 0.2\n  active_s: 0.2\n")
     res = TASK.run(parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
     assert res.details["power_meter"]["components"] == ["package-0", "dram"]  # dram stays at 0 W
-    assert res["idle_power"] == pytest.approx(5.0, rel=0.01)
-    assert res["stream_power"] == pytest.approx(5.0, rel=0.01)
+    assert res["floor_power"] == pytest.approx(5.0, rel=0.01)
+    assert res["stream_total_power"] == pytest.approx(5.0, rel=0.01)
     assert res["stream_dynamic_power"] == pytest.approx(0.0, abs=0.05)
-    assert res.details["power"]["idle"]["meter_samples"] >= 10
+    assert res.details["power"]["floor"]["meter_samples"] >= 10
     assert (tmp_path / "out/power.png").is_file()
 
 

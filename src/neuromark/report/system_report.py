@@ -23,6 +23,7 @@ from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.report.markdown import format_value
 from neuromark.results import Results
+from neuromark.system.power.legacy import migrate_power
 from neuromark.system.timing import decode_ns
 
 
@@ -87,6 +88,8 @@ def load_results(path: str | Path) -> list[Results]:
     if not files or not all(f.is_file() for f in files):
         raise DataError(f"no results JSON found at {target}")
     out = [r for r in (read_results(f) for f in files) if "loadgen" in r.details]
+    for res in out:
+        migrate_power(res.details, res.scores)
     if not out:
         raise DataError(f"{target}: no system-track results (made by 'neuromark system run') in "
                         f"{', '.join(f.name for f in files)}")
@@ -133,22 +136,34 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
                   f"logs `{lg.get('log_dir')}`.", ""]
     power = d.get("power")
     if power:
-        lines += ["| window | duration (s) | meter samples | mean power (W) | dynamic (W) | J/inference "
-                  "| dynamic J/inference |", "|---|---|---|---|---|---|---|"]
-        rows = [("idle", power["idle"])] + list(power["active"].items())
+        lines += ["| window | duration (s) | meter samples | total power (W) | floor power (W) | "
+                  "dynamic (W) | total J/inference | floor J/inference | dynamic J/inference |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        rows = [("floor", power["floor"])] + ([("idle (sleep)", power["idle"])] if "idle" in power
+                                              else []) + list(power["active"].items())
         if power.get("loadgen"):
             rows.append(("loadgen", power["loadgen"]))
         for name, w in rows:
-            per = w.get("energy_per_inference_j", w.get("energy_per_sample_j"))
+            total = w.get("total_energy_per_inference_j", w.get("energy_per_sample_j"))
             lines.append(f"| {name} | {_fmt(w['duration_s'])} | {w['meter_samples']} | "
-                         f"{_fmt(w['mean_power_w'])} | {_fmt(w.get('dynamic_power_w'))} | "
-                         f"{_fmt(per)} | {_fmt(w.get('dynamic_energy_per_inference_j'))} |")
+                         f"{_fmt(w.get('total_power_w', w['mean_power_w']))} | "
+                         f"{_fmt(w.get('floor_power_w'))} | {_fmt(w.get('dynamic_power_w'))} | "
+                         f"{_fmt(total)} | {_fmt(w.get('floor_energy_per_inference_j'))} | "
+                         f"{_fmt(w.get('dynamic_energy_per_inference_j'))} |")
         lines.append("")
         timeline = d.get("power_timeline")
         if timeline and timeline.get("t_s"):
             windows = {name: (w["t0_s"], w["t1_s"]) for name, w in rows}
             png = power_trace(timeline, windows, out_dir / f"{tag}_power.png", f"{res.benchmark.id}: power")
             lines += [f"![power trace]({png.name})", ""]
+    compliance = d.get("compliance")
+    if compliance:
+        lines += ["| compliance test | verdict | figures |", "|---|---|---|"]
+        for test, v in compliance.items():
+            figures = "; ".join(f"{k} {_fmt(x) if isinstance(x, float) else x}"
+                                for k, x in v.get("figures", {}).items())
+            lines.append(f"| {test} | {v['verdict']} | {v.get('reason') or figures} |")
+        lines.append("")
     for flag in d.get("flags", []):
         lines.append(f"- **flag:** {flag}")
     lines.append("")
@@ -187,15 +202,23 @@ def write_submission(results: Sequence[Results], system: SystemDescription, out_
               f"- sample rate: {_fmt(system.power.sample_rate_hz)} Hz", ""]
     for res in results:
         meter = res.details.get("power_meter", {})
+        power = res.details.get("power", {})
         if meter.get("measured"):
-            lines.append(f"- {res.benchmark.id}: meter {meter.get('name')}, components "
-                         f"{', '.join(meter.get('components', []))}, {_fmt(meter.get('sample_rate_hz'))} "
-                         "samples/s; protocol: idle window, active windows, dynamic = active − idle, "
-                         "energy/inference = power × mean latency"
-                         + (" (amortised stream mode)" if res.details.get("power", {}).get("amortised")
-                            else "") + ".")
+            rule = ("energy/inference = power x data time of one sample (real-time rule)"
+                    if power.get("latency_rule") == "data_time" else
+                    "energy/inference = power x mean latency")
+            if power.get("amortised"):
+                rule = ("power measured in a separate amortised run over a long stream of "
+                        "continuous samples, apart from the accuracy and latency runs; "
+                        "energy/inference = stream energy / samples")
+            lines.append(f"- {res.benchmark.id}: meter {meter.get('name')}, components included "
+                         f"{', '.join(meter.get('components', []))}; time resolution "
+                         f"{_fmt(meter.get('sample_rate_hz'))} samples/s; protocol: floor window "
+                         "(configured and ready, not asleep) gives floor power, active windows give "
+                         "total power, dynamic = total - floor; " + rule
+                         + ("; a separate idle (sleep) window" if "idle" in power else "") + ".")
         else:
-            lines.append(f"- {res.benchmark.id}: energy not measured: {meter.get('reason', 'no meter')}.")
+            lines.append(f"- {res.benchmark.id}: power not measured: {meter.get('reason', 'no meter')}.")
     lines += ["", "## Results", ""]
     for i, res in enumerate(results):
         lines += _section_results(res, out, f"r{i}")

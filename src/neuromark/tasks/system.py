@@ -9,7 +9,7 @@ Config (``configs/system/asc_cpu_singlestream.yaml``)::
               expected_latency_s: 0.003}
     timing: {warmup: 10}
     meter: {name: "null", options: {reason: "no power instrument on this CPU"}}
-    power: {idle_s: 2.0, active_s: 2.0, amortised: false}
+    power: {floor_s: 2.0, active_s: 2.0, amortised: false}
 
 ``sut`` names an entry of :data:`neuromark.registry.suts` (:mod:`neuromark.system.suts`),
 ``meter`` one of :data:`neuromark.registry.meters`; both options are checked at
@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from neuromark.components import ComponentSpec, accepted, build_component, check_options
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, reject_legacy_keys, validate
@@ -36,7 +36,7 @@ from neuromark.system.power.spec import make_meter
 from neuromark.system.sut import BuiltSUT, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
-from neuromark.tasks.system_scores import accuracy_pass, loadgen_scores, power_scores
+from neuromark.tasks.system_scores import accuracy, accuracy_mode_run, loadgen_scores, power_scores
 
 CITATION = """@article{Yik2025neurobench,
   title = {The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
@@ -64,12 +64,26 @@ class TimingConfig(StrictModel):
 
 class PowerWindows(StrictModel):
     """``power:``: the measurement windows in seconds (the instrument is ``meter:``).
-    ``amortised``: one long stream window over continuous samples instead of power × mean
-    latency."""
 
-    idle_s: float = Field(2.0, gt=0)
+    ``floor_s``: the floor window (configured and ready, not asleep); ``active_s``: each
+    active window; ``sleep_s``: an optional true idle (sleep) window; ``amortised``: one
+    separate long stream run (energy / samples) instead of power × latency; ``latency``:
+    ``measured`` (the mean latency of each stage) or ``data_time`` (the real-time rule:
+    ``data_time_s`` per inference, default the SUT's ``data_time_s``, 1 s for ASC)."""
+
+    floor_s: float = Field(2.0, gt=0)
     active_s: float = Field(2.0, gt=0)
+    sleep_s: float | None = Field(None, gt=0)
     amortised: bool = False
+    latency: Literal["measured", "data_time"] = "measured"
+    data_time_s: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> PowerWindows:
+        if self.amortised and self.latency == "data_time":
+            raise ValueError("amortised: true (energy / samples of a stream run) and latency: "
+                             "data_time (power x data time) are two rules; choose one")
+        return self
 
 
 class SystemConfig(StrictModel):
@@ -84,6 +98,9 @@ class SystemConfig(StrictModel):
     meter: ComponentSpec | None = Field(None, description="default: not measured (null meter)")
     power: PowerWindows = PowerWindows()
     seed: int = Field(0, ge=0)
+    profile: Literal["test", "submission"] = Field(
+        "test", description="the rules the submission checker applies (neuromark.system.rules)")
+    compliance: bool = Field(False, description="run MLPerf TEST01/TEST04/TEST05 after the test")
 
     def info(self) -> Any:
         """The results' :class:`~neuromark.results.BenchmarkInfo`."""
@@ -123,7 +140,12 @@ def reject_old_spelling(config: ConfigFile) -> None:
         name = _quote(power.get("meter", "null"))
         raise ConfigError(f"{config.where(('power', old[0]))}: power.{old[0]}: the meter is no longer "
                           f"part of 'power'; write meter: {{name: {name}, options: {_flow(options)}}} "
-                          "(power: keeps idle_s, active_s, amortised)")
+                          "(power: keeps floor_s, active_s, amortised)")
+    if isinstance(power, dict) and "idle_s" in power:
+        raise ConfigError(f"{config.where(('power', 'idle_s'))}: power.idle_s is now power.floor_s: "
+                          "the configured-and-ready window is the NeuroBench floor window (not "
+                          "idle: the device must not sleep); a true idle (sleep) window is "
+                          "power.sleep_s")
 
 
 def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
@@ -169,26 +191,53 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
             lg_window = (lg_start, meter.mark("loadgen_end"))
         latency_means = loadgen_scores(run, getattr(sut, "timer", None), settings, details, scores,
                                        out_dir, sut.name)
+        acc_run = accuracy_mode_run(run, settings, sut, library, details, out_dir)
         if labels is not None and (cfg.accuracy or settings.mode == "AccuracyOnly"):
-            accuracy_pass(run, settings, sut, library, labels, details, scores, out_dir)
+            scores["classification_accuracy"] = accuracy(acc_run, labels)
             if "untrained" in str(info.get("weights", "")):
                 flags.append("accuracy of an untrained (seeded random) model: chance level expected")
         if measured:
-            windows, counts = measure_windows(meter, sut, library, idle_s=cfg.power.idle_s,
+            windows, counts = measure_windows(meter, sut, library, floor_s=cfg.power.floor_s,
                                               active_s=cfg.power.active_s,
-                                              amortised=cfg.power.amortised)
+                                              amortised=cfg.power.amortised,
+                                              sleep_s=cfg.power.sleep_s)
     finally:
         if measured:
             meter.stop()
     details["power_meter"] = meter.metadata()
     if measured:
-        power_scores(meter, windows, counts, lg_window, run, latency_means, details, scores, out_dir)
+        if cfg.power.latency == "data_time":
+            latency_means = {k: _data_time(cfg, info, config) for k in windows}
+        if cfg.power.sleep_s is not None and not hasattr(sut, "sleep"):
+            flags.append(f"idle window: SUT {sut.name!r} has no sleep() hook; the host was left "
+                         "idle, the device was not put to sleep")
+        power_scores(meter, windows, counts, lg_window, run, latency_means, details, scores, out_dir,
+                     latency_rule=cfg.power.latency)
     else:
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
+    if cfg.compliance and settings.mode == "PerformanceOnly":
+        from neuromark.system.compliance import run_compliance
+
+        details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
+                                               out_dir / "compliance")
+        flags += [f"compliance {t}: {v['verdict']}" + (f" ({v['reason']})" if v.get("reason") else "")
+                  for t, v in details["compliance"].items()]
+    details["profile"] = cfg.profile
     details["primary_metric"] = PRIMARY[settings.scenario]
     return Results(scores=scores, benchmark=cfg.info(), config=cfg.model_dump(),
                    seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details)
+
+
+def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | None) -> float:
+    """The data time of one sample (s) for the real-time rule: ``power.data_time_s`` or the
+    SUT's ``data_time_s``."""
+    value = cfg.power.data_time_s or info.get("data_time_s")
+    if not value:
+        where = (config or ConfigFile(data={})).where(("power", "latency"))
+        raise ConfigError(f"{where}: power.latency: data_time needs power.data_time_s (SUT "
+                          f"{cfg.sut.name!r} does not state the data time of a sample)")
+    return float(value)
 
 
 class SystemTask:

@@ -84,30 +84,31 @@ def accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
     return metric.compute()
 
 
-def accuracy_pass(run: LoadGenRun, settings: LoadGenSettings, sut: Any, library: InMemoryLibrary,
-                  labels: np.ndarray, details: dict[str, Any], scores: dict[str, Score],
-                  out_dir: Path) -> None:
-    """Score the AccuracyOnly run (running one after the performance run if needed)."""
-    acc_run = run
-    if settings.mode != "AccuracyOnly":
-        acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
-        acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
-        details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
-                                              "response_dtype": acc_run.response_dtype}
-    scores["classification_accuracy"] = accuracy(acc_run, labels)
+def accuracy_mode_run(run: LoadGenRun, settings: LoadGenSettings, sut: Any,
+                      library: InMemoryLibrary, details: dict[str, Any], out_dir: Path) -> LoadGenRun:
+    """The AccuracyOnly run a submission holds beside the performance run (every sample
+    once, responses logged): ``run`` itself when that was one, else a new run."""
+    if settings.mode == "AccuracyOnly":
+        return run
+    acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
+    acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
+    details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
+                                          "response_dtype": acc_run.response_dtype}
+    return acc_run
 
 
 def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: dict[str, int],
                  loadgen_window: tuple[float, float], run: LoadGenRun,
                  latency_means: dict[str, float], details: dict[str, Any],
-                 scores: dict[str, Score], out_dir: Path) -> None:
-    """The power analysis of the measured windows (idle, active, LoadGen), its scores (W
-    and J) and flags, the cropped trace and the power plot."""
+                 scores: dict[str, Score], out_dir: Path, *, latency_rule: str = "measured") -> None:
+    """The power analysis of the measured windows (floor, optional idle, active, LoadGen),
+    its scores in the spec's names (W and J) and flags, the cropped trace and the plot."""
 
     flags = details["flags"]
-    active = [Window(k, *v) for k, v in windows.items() if k != "idle"]
-    power = analyse(meter, Window("idle", *windows["idle"]), active, latency_s=latency_means,
-                    inferences=counts or None)
+    active = [Window(k, *v) for k, v in windows.items() if k not in ("floor", "idle")]
+    idle = Window("idle", *windows["idle"]) if "idle" in windows else None
+    power = analyse(meter, Window("floor", *windows["floor"]), active, latency_s=latency_means,
+                    inferences=counts or None, idle=idle, latency_rule=latency_rule)
     power["amortised"] = bool(counts)
     lg = window_power(meter, Window("loadgen", *loadgen_window))
     samples = run.summary.get("sample_count")
@@ -119,21 +120,26 @@ def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: di
     details["power_timeline"] = crop_timeline(meter.timeline(), min(a for a, _ in spans) - 1.0,
                                               max(b for _, b in spans) + 1.0)
 
-    scores["idle_power"] = Score(power["idle"]["mean_power_w"], unit="W", higher_is_better=False)
+    def add(name: str, value: float, unit: str) -> None:
+        scores[name] = Score(value, unit=unit, higher_is_better=False)
+
+    add("floor_power", power["floor"]["mean_power_w"], "W")
+    if idle is not None:
+        add("idle_power", power["idle"]["mean_power_w"], "W")
     for name, st in power["active"].items():
-        scores[f"{name}_power"] = Score(st["mean_power_w"], unit="W", higher_is_better=False)
-        scores[f"{name}_dynamic_power"] = Score(st["dynamic_power_w"], unit="W", higher_is_better=False)
-        if "energy_per_inference_j" in st:
-            scores[f"{name}_energy_per_inference"] = Score(st["energy_per_inference_j"], unit="J",
-                                                           higher_is_better=False)
-            scores[f"{name}_dynamic_energy_per_inference"] = Score(
-                st["dynamic_energy_per_inference_j"], unit="J", higher_is_better=False)
+        add(f"{name}_total_power", st["total_power_w"], "W")
+        add(f"{name}_dynamic_power", st["dynamic_power_w"], "W")
+        for kind in ("total", "floor", "dynamic"):
+            if f"{kind}_energy_per_inference_j" in st:
+                add(f"{name}_{kind}_energy_per_inference", st[f"{kind}_energy_per_inference_j"], "J")
+    for st in [power["floor"], *([power["idle"]] if idle else []), *power["active"].values()]:
         if "warning" in st:
             flags.append(st["warning"])
-    if "warning" in power["idle"]:
-        flags.append(power["idle"]["warning"])
     if power["amortised"]:
-        flags.append("amortised power mode: energy per inference = stream energy / samples")
+        flags.append("amortised power: a separate stream run, apart from the accuracy and latency "
+                     "runs; energy per inference = stream energy / samples")
+    if latency_rule == "data_time":
+        flags.append("real-time rule: energy per inference = power x data time of one sample")
     scores["loadgen_window_power"] = Score(lg["mean_power_w"], unit="W", higher_is_better=False)
     if lg["energy_per_sample_j"] is not None:
         scores["loadgen_energy_per_sample"] = Score(lg["energy_per_sample_j"], unit="J",

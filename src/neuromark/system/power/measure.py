@@ -1,7 +1,8 @@
 """The system task's power windows (NeuroBench protocol), driven on a running meter.
 
-:func:`measure_windows` runs an idle window, then active windows for pre-processing and
-inference (or one stream window in amortised mode, or for a SUT without stages);
+:func:`measure_windows` runs the floor window (configured and ready, nothing processed),
+optionally a true idle (sleep) window, then active windows for pre-processing and inference
+(or one separate stream run in amortised mode, or for a SUT without stages);
 :func:`crop_timeline` keeps the trace around the windows for the results file and plots.
 """
 
@@ -16,18 +17,31 @@ from neuromark.system.sut import InMemoryLibrary, StagedSUT
 from neuromark.system.timing import now_s
 
 
-def measure_windows(meter: Any, sut: Any, library: InMemoryLibrary, *, idle_s: float,
-                    active_s: float, amortised: bool
+def measure_windows(meter: Any, sut: Any, library: InMemoryLibrary, *, floor_s: float,
+                    active_s: float, amortised: bool, sleep_s: float | None = None
                     ) -> tuple[dict[str, tuple[float, float]], dict[str, int]]:
     """``(windows, counts)``: each window's ``(t0, t1)`` on the meter's clock and the
-    inference count of stream windows. The meter is already running."""
+    inference count of stream windows. The meter is already running.
+
+    The floor window runs with the samples loaded and the SUT built and warm (configured
+    and prepared to begin processing). With ``sleep_s`` an ``idle`` window follows with the
+    SUT asleep: its ``sleep()`` hook is called before and ``wake()`` after, when it has them
+    (otherwise the host is only left idle; the caller flags that)."""
     indices = list(range(library.performance_count))
     library.load(indices)
     windows: dict[str, tuple[float, float]] = {}
     counts: dict[str, int] = {}
-    a = meter.mark("idle_start")
-    time.sleep(idle_s)
-    windows["idle"] = (a, meter.mark("idle_end"))
+    a = meter.mark("floor_start")
+    time.sleep(floor_s)
+    windows["floor"] = (a, meter.mark("floor_end"))
+    if sleep_s is not None:
+        if hasattr(sut, "sleep"):
+            sut.sleep()
+        a = meter.mark("idle_start")
+        time.sleep(sleep_s)
+        windows["idle"] = (a, meter.mark("idle_end"))
+        if hasattr(sut, "wake"):
+            sut.wake()
     if amortised or not isinstance(sut, StagedSUT):
         a, n = meter.mark("stream_start"), 0
         while now_s() - a < active_s:

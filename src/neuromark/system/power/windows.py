@@ -1,13 +1,20 @@
-"""The NeuroBench power protocol over measurement windows (ASC system-track rules).
+"""The NeuroBench power protocol over measurement windows, in the ASC system-track spec's words.
 
-1. An idle window (system configured and ready, not asleep) gives idle power.
-2. Active windows (pre-processing, inference) give active power for each.
-3. Dynamic power = active − idle.
-4. Energy per inference = power × mean latency, for total and dynamic power.
+- **Floor power**: the mean power with the chip configured and prepared to begin
+  processing (explicitly *not* idle power: the device must not sleep). A ``floor`` window.
+- **Total power**: the mean power during processing. One active window per stage
+  (``preprocess``, ``inference``) or one ``stream`` window.
+- **Floor / total energy per inference** = floor / total power × the averaged inference
+  latency; with the real-time rule (``latency: data_time``, e.g. analog pre-processing)
+  the latency is the data time of one sample (1 s for ASC).
+- **Dynamic power** = total − floor, and dynamic energy per inference, a derived extra.
+- **Idle power**: a separate, optional window with the device asleep (true idle), only
+  reported when the meter and SUT have one; it never stands in for the floor.
 
-In amortised mode the active window covers a long stream of ``inferences`` samples (e.g.
-10 s, as the NeuroBench paper measured Xylo) and energy per inference = window energy /
-``inferences``; the results say this mode was used.
+In amortised mode the active window is a separate long run of ``inferences`` continuous
+samples (e.g. 5-10 s, as the NeuroBench paper measured Xylo), apart from the accuracy and
+latency runs: energy per inference = window energy / ``inferences`` (floor: floor power ×
+window duration / ``inferences``); the results and the report say this mode was used.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from typing import Any
 from neuromark.errors import MetricError
 from neuromark.system.power.protocol import PowerMeter
 
-#: Windows with fewer meter samples than this get a warning.
+#: Windows with fewer meter samples than this get a warning (the checker fails them).
 MIN_SAMPLES = 10
 
 
@@ -56,32 +63,44 @@ def window_power(meter: PowerMeter, window: Window) -> dict[str, Any]:
     return out
 
 
-def analyse(meter: PowerMeter, idle: Window, active: list[Window],
+def analyse(meter: PowerMeter, floor: Window, active: list[Window],
             latency_s: dict[str, float] | None = None,
-            inferences: dict[str, int] | None = None) -> dict[str, Any]:
-    """Idle, active and dynamic power, and energy per inference for each active window.
+            inferences: dict[str, int] | None = None, *, idle: Window | None = None,
+            latency_rule: str = "measured") -> dict[str, Any]:
+    """Floor, total and dynamic power and energy per inference for each active window.
 
-    ``latency_s[name]`` (mean latency of that stage) gives energy per inference =
-    power × latency; ``inferences[name]`` (amortised mode) gives energy / count instead.
+    ``latency_s[name]`` (the mean latency of that stage, or the data time under
+    ``latency_rule="data_time"``) gives energy per inference = power × latency;
+    ``inferences[name]`` (amortised mode) gives window energy / count instead. ``idle`` is
+    the optional true idle (sleep) window. Returns ``{"floor", "active", "idle"?}`` with
+    ``floor_power_w``, ``total_power_w``, ``dynamic_power_w``, ``floor_energy_per_inference_j``,
+    ``total_energy_per_inference_j`` and ``dynamic_energy_per_inference_j`` per active window.
     """
-    out: dict[str, Any] = {"idle": window_power(meter, idle), "active": {}}
-    idle_w = out["idle"]["mean_power_w"]
+    out: dict[str, Any] = {"floor": window_power(meter, floor), "active": {}, "format": 2,
+                           "latency_rule": latency_rule}
+    floor_w = out["floor"]["mean_power_w"]
+    out["floor"]["floor_power_w"] = floor_w
+    if idle is not None:
+        out["idle"] = window_power(meter, idle)
     for win in active:
         stats = window_power(meter, win)
-        stats["dynamic_power_w"] = stats["mean_power_w"] - idle_w
+        total_w = stats["mean_power_w"]
+        stats.update(total_power_w=total_w, floor_power_w=floor_w, dynamic_power_w=total_w - floor_w)
         if inferences and win.name in inferences:
             n = inferences[win.name]
             if n < 1:
                 raise MetricError(f"window {win.name!r}: inference count must be >= 1, got {n}")
-            stats["inferences"] = n
-            stats["energy_per_inference_j"] = stats["energy_j"] / n
-            stats["dynamic_energy_per_inference_j"] = stats["dynamic_power_w"] * win.duration_s / n
-            stats["mode"] = "amortised"
+            per = win.duration_s / n  # seconds of the window per inference
+            stats.update(inferences=n, mode="amortised", seconds_per_inference=per)
         elif latency_s and win.name in latency_s:
-            lat = latency_s[win.name]
-            stats["latency_s"] = lat
-            stats["energy_per_inference_j"] = stats["mean_power_w"] * lat
-            stats["dynamic_energy_per_inference_j"] = stats["dynamic_power_w"] * lat
-            stats["mode"] = "power x mean latency"
+            per = latency_s[win.name]
+            stats.update(latency_s=per, mode=("power x data time" if latency_rule == "data_time"
+                                              else "power x mean latency"))
+        else:
+            out["active"][win.name] = stats
+            continue
+        stats["total_energy_per_inference_j"] = total_w * per
+        stats["floor_energy_per_inference_j"] = floor_w * per
+        stats["dynamic_energy_per_inference_j"] = (total_w - floor_w) * per
         out["active"][win.name] = stats
     return out

@@ -74,7 +74,8 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
     mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels)
     frames = mfe.frames(8000)
     info: dict[str, Any] = {"data": data, "threads": threads, "int8": int8, "n_mels": n_mels,
-                            "frames": frames, "sample_rate_hz": 8000}
+                            "frames": frames, "sample_rate_hz": 8000,
+                            "data_time_s": 1.0}  # one sample = 1 s of audio (real-time rule)
     if data == "synthetic":
         test_audio, test_labels = synthetic_audio(samples, seed=seed + 1)
         fetch = test_audio.__getitem__
