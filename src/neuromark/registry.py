@@ -171,6 +171,7 @@ datasets.register_many({
     "spike_files": "neuromark.data.binned:spike_files",
     "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
     "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
+    "primate_reaching": "neuromark.data.primate_reaching:primate_reaching",
 })
 
 # Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.

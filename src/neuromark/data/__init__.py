@@ -6,6 +6,7 @@ from neuromark._lazy import lazy_attributes
 
 _LAZY = {
     "MSWC": "neuromark.data.mswc",
+    "PrimateReaching": "neuromark.data.primate_reaching",
     "SpeechCommands": "neuromark.data.speech_commands",
 }
 
