@@ -178,6 +178,7 @@ models: [{name: esn}]
         raise AssertionError("completed entries must not be re-run")
 
     monkeypatch.setattr(task_module, "run_instances", boom)
+    monkeypatch.setattr(task_module, "run_instance", boom)  # the executor's unit
     (again,) = TASK.run(_config(text, tmp_path), out, quiet=True)
     assert dict(again) == dict(res)
 

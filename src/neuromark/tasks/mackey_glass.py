@@ -56,6 +56,7 @@ from neuromark.config import (
     validate,
 )
 from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError
+from neuromark.executors import Unit, current_executor, is_local
 from neuromark.metrics.functional import smape, standard_error
 from neuromark.metrics.names import build_metrics
 from neuromark.results import (
@@ -269,52 +270,122 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
     return results, captured[0]
 
 
-def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
-                  root: Path | None, *, quiet: bool, desc: str,
-                  metrics: Sequence[str] = DEFAULT_METRICS) -> dict[str, Any]:
-    """Train and forecast every instance; returns per-instance figures and aggregates.
-
-    ``complexity`` holds the mean over instances of each of ``metrics`` (named as in the
-    results); ``metric_info`` their unit and direction, as their metric classes give them.
-    """
+def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
+                 root: Path | None, k: int, metrics: Sequence[str] = DEFAULT_METRICS,
+                 threads: int = 1) -> dict[str, Any]:
+    """Train and forecast instance ``k`` (one executor unit, on ``threads`` torch threads):
+    its sMAPE, complexity figures (None when the probes could not count them), metric
+    info, divergence record (None when finite), final LSTM loss, ``dt`` and ``L``."""
     import torch
 
     from neuromark.data.mackey_glass import MackeyGlass
 
-    smapes, diverged, complexity, losses = [], [], [], []
-    info: dict[str, dict[str, Any]] = {}
-    bar = progress(range(settings.instances), desc=desc, unit="instance", quiet=quiet)
-    for k in bar:
+    with torch_threads(threads):
         data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
         module = build_model(model, params, seed=model.seed + k)
         x_train, y_train = data.train_split()
         fit = module.fit(x_train, y_train)
-        if model.name == "lstm":
-            losses.append(fit[-1])
         x_test, y_test = data.test_split()
         res, predictions = evaluate_instance(module, x_test, y_test, metrics)
-        smapes.append(smape(predictions, y_test))  # non-finite steps count 200 (the bound)
+        out: dict[str, Any] = {
+            "sMAPE": smape(predictions, y_test),  # non-finite steps count 200 (the bound)
+            "complexity": None, "info": {}, "diverged": None,
+            "loss": fit[-1] if model.name == "lstm" else None,
+            "dt": data.dt, "lyapunov_time": data.lyapunov_time}
         if res is not None:
-            complexity.append({name: res[name] for name in metrics if name in res})
-            info = info or {name: {"unit": res.scores[name].unit,
-                                   "higher_is_better": res.scores[name].higher_is_better}
-                            for name in metrics if name in res}
+            out["complexity"] = {name: res[name] for name in metrics if name in res}
+            out["info"] = {name: {"unit": res.scores[name].unit,
+                                  "higher_is_better": res.scores[name].higher_is_better}
+                           for name in metrics if name in res}
         if not bool(torch.isfinite(predictions).all()):
             first = int((~torch.isfinite(predictions)).reshape(-1).nonzero()[0])
-            diverged.append({"instance": k, "first_nonfinite_step": first,
-                             "complexity_measured": res is not None})
-        bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
+            out["diverged"] = {"instance": k, "first_nonfinite_step": first,
+                               "complexity_measured": res is not None}
+    return out
+
+
+def instance_units(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
+                   root: Path | None, metrics: Sequence[str], threads: int, where: str
+                   ) -> list[Unit]:
+    """The independent units of one (model, tau) entry: one per instance."""
+    return [Unit(f"{model.key} tau={tau} instance {k}", where, run_instance,
+                 (model, params, tau, settings, root, k, tuple(metrics), threads),
+                 num_cpus=threads)
+            for k in range(settings.instances)]
+
+
+def aggregate(model: ModelSettings, tau: int, outs: Sequence[dict[str, Any]],
+              nodes: Sequence[str] = ()) -> dict[str, Any]:
+    """The (model, tau) entry from its per-instance outputs (in instance order)."""
+    smapes = [o["sMAPE"] for o in outs]
+    complexity = [o["complexity"] for o in outs if o["complexity"] is not None]
+    info = next((o["info"] for o in outs if o["complexity"] is not None), {})
     n = len(smapes)
     out = {"model": model.key, "tau": tau, "sMAPE": sum(smapes) / n,
            "sMAPE_se": standard_error(smapes),
-           "per_instance_sMAPE": smapes, "diverged": diverged,
+           "per_instance_sMAPE": smapes,
+           "diverged": [o["diverged"] for o in outs if o["diverged"] is not None],
            "complexity": _mean_complexity(complexity) if complexity else {},
            "per_instance_complexity": complexity, "metric_info": info,
-           "dt": data.dt, "lyapunov_time": data.lyapunov_time,
+           "dt": outs[-1]["dt"], "lyapunov_time": outs[-1]["lyapunov_time"],
            "seeds": [model.seed + k for k in range(n)]}
+    losses = [o["loss"] for o in outs if o["loss"] is not None]
     if losses:
         out["final_train_loss"] = losses
+    if nodes:
+        out["nodes"] = list(nodes)
     return out
+
+
+def run_entries(jobs: Sequence[tuple[ModelSettings, Any, int]], settings: DataSettings,
+                root: Path | None, metrics: Sequence[str], threads: int, where: str, *,
+                quiet: bool, desc: str,
+                done: Any = None) -> list[dict[str, Any]]:
+    """Every instance of the (model, params, tau) ``jobs`` on the current executor; each
+    entry is aggregated (and handed to ``done(index, entry)``, e.g. to save it) as soon as
+    its instances are in. Returns the entries in the order of ``jobs``."""
+    executor = current_executor()
+    units: list[Unit] = []
+    owner: dict[int, tuple[int, int]] = {}  # id(unit) -> (job index, instance)
+    for j, (model, params, tau) in enumerate(jobs):
+        for k, unit in enumerate(instance_units(model, params, tau, settings, root, metrics,
+                                                threads, where)):
+            owner[id(unit)] = (j, k)
+            units.append(unit)
+    outs: list[dict[int, Any]] = [{} for _ in jobs]
+    entries: list[dict[str, Any] | None] = [None] * len(jobs)
+    bar = progress(total=len(units), desc=desc, unit="instance", quiet=quiet)
+    smapes: list[float] = []
+    try:
+        for outcome in executor.run(units):
+            j, k = owner[id(outcome.unit)]
+            outs[j][k] = (outcome.value, outcome.node)
+            smapes.append(outcome.value["sMAPE"])
+            bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
+            bar.update()
+            if len(outs[j]) == settings.instances:
+                model, _, tau = jobs[j]
+                ordered = [outs[j][i] for i in range(settings.instances)]
+                nodes = [node for _, node in ordered] if not is_local(executor) else ()
+                entries[j] = aggregate(model, tau, [o for o, _ in ordered], nodes)
+                if done is not None:
+                    done(j, entries[j])
+    finally:
+        bar.close()
+    return [e for e in entries if e is not None]
+
+
+def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
+                  root: Path | None, *, quiet: bool, desc: str,
+                  metrics: Sequence[str] = DEFAULT_METRICS, threads: int = 1) -> dict[str, Any]:
+    """Train and forecast every instance of one (model, tau) on the current executor;
+    returns per-instance figures and aggregates (:func:`aggregate`).
+
+    ``complexity`` holds the mean over instances of each of ``metrics`` (named as in the
+    results); ``metric_info`` their unit and direction, as their metric classes give them.
+    """
+    return run_entries([(model, params, tau)], settings, root, metrics, threads, "<api>",
+                       quiet=quiet, desc=desc)[0]
 
 
 def _mean_complexity(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -414,21 +485,33 @@ class MackeyGlassTask:
         for m, p in zip(resolved["models"], params):
             m["params"] = p.model_dump()
         sweep = len(cfg.data.taus) > 1
-        entries: list[dict[str, Any]] = []
-        with torch_threads(cfg.threads):
-            for index, (model, p) in enumerate(zip(cfg.models, params)):
-                for tau in cfg.data.taus:
-                    cache = out_dir / "entries" / f"{model.key}_tau{tau}.json"
-                    stamp = _fingerprint(resolved, index, tau)
-                    saved = _saved_entry(cache) if sweep else None
-                    if saved is not None and saved.get("fingerprint") == stamp:
-                        entries.append(saved["entry"])
-                        continue
-                    entry = run_instances(model, p, tau, cfg.data, root, quiet=quiet,
-                                          desc=f"{model.key} tau={tau}", metrics=cfg.metrics)
-                    if sweep:
-                        write_json_atomic(cache, {"fingerprint": stamp, "entry": entry})
-                    entries.append(entry)
+        where = str(config.path or "<config>")
+        found: dict[tuple[int, int], dict[str, Any]] = {}
+        todo: list[tuple[ModelSettings, Any, int]] = []
+        keys: list[tuple[int, int, Path, str]] = []
+        for index, (model, p) in enumerate(zip(cfg.models, params)):
+            for tau in cfg.data.taus:
+                cache = out_dir / "entries" / f"{model.key}_tau{tau}.json"
+                stamp = _fingerprint(resolved, index, tau)
+                saved = _saved_entry(cache) if sweep else None
+                if saved is not None and saved.get("fingerprint") == stamp:
+                    found[index, tau] = saved["entry"]
+                    continue
+                todo.append((model, p, tau))
+                keys.append((index, tau, cache, stamp))
+
+        def done(j: int, entry: dict[str, Any]) -> None:  # the driver saves each entry
+            index, tau, cache, stamp = keys[j]
+            if sweep:
+                write_json_atomic(cache, {"fingerprint": stamp, "entry": entry})
+            found[index, tau] = entry
+
+        if todo:
+            desc = (f"{todo[0][0].key} tau={todo[0][2]}" if len(todo) == 1
+                    else f"mackey_glass {len(todo)} entries")
+            run_entries(todo, cfg.data, root, cfg.metrics, cfg.threads, where, quiet=quiet,
+                        desc=desc, done=done)
+        entries = [found[i, tau] for i in range(len(cfg.models)) for tau in cfg.data.taus]
         if not sweep:
             return [_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
         return [self._sweep_results(entries, cfg, resolved, out_dir)]

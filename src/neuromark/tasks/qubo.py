@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -35,9 +34,10 @@ from typing import Any
 import numpy as np
 
 from neuromark._progress import progress
-from neuromark.components import build_component
+from neuromark.components import build_component, parameters
 from neuromark.config import ConfigFile, reject_legacy_keys, resolve_path, validate
 from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.executors import LocalExecutor, Unit, current_executor, is_local
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
@@ -133,6 +133,45 @@ def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
     return {**spec, **out}
 
 
+def reserved_cpus(spec: SolverSpec, executor: Any) -> tuple[int, SolverSpec]:
+    """Whole CPUs one entry of ``spec`` reserves, and the spec to build its solver with.
+
+    Under the local serial executor nothing changes (``workers: auto`` sees this machine).
+    Elsewhere a solver taking ``workers`` reserves that many CPUs (``auto``: 1, built with
+    ``workers: 1``), so that its threads never exceed its reservation; other solvers are
+    single-threaded (1 CPU). The entry's key keeps the config's spec, so a sweep resumes
+    across executors.
+    """
+    if "workers" not in parameters(solver_registry.get(spec.name)):
+        return 1, spec
+    workers = spec.options.get("workers", "auto")
+    if is_local(executor) and getattr(executor, "processes", 1) == 1:  # what auto may use
+        return (workers if isinstance(workers, int) else executor.cpus()), spec
+    n = workers if isinstance(workers, int) else 1
+    return n, spec.model_copy(update={"options": {**spec.options, "workers": n}})
+
+
+def entry_unit(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
+               config: ConfigFile, executor: Any, meter: Any = None) -> Unit:
+    """One sweep entry as an executor unit (the meter only with the local serial one)."""
+    cpus, built = reserved_cpus(solver_spec, executor)
+    what = (f"{spec['solver']} {spec['scenario']} d={spec['density']:g}" if "n" not in spec else
+            f"{spec['solver']} n={spec['n']} d={spec['density']:g} graph seed "
+            f"{spec['graph_seed']} seed {spec['seed']} {spec['scenario']}"
+            + (f" {spec['timeout_s']:g} s" if "timeout_s" in spec else ""))
+    args = (spec, built, bks) if meter is None else (spec, built, bks, meter)
+    return Unit(what, str(config.path or "<config>"), run_entry, args, num_cpus=cpus)
+
+
+def sweep_executor(cfg: QuboConfig, config: ConfigFile) -> Any:
+    """The run's executor; with the local one and ``jobs: N > 1``, a pool of N processes
+    (``jobs`` and ``--executor`` do not combine: Ray replaces ``jobs``)."""
+    executor = current_executor()
+    if is_local(executor) and cfg.jobs > 1:
+        return LocalExecutor(processes=cfg.jobs)
+    return executor
+
+
 class QuboTask:
     """The ``qubo`` task (see module docstring)."""
 
@@ -164,6 +203,10 @@ class QuboTask:
         if cfg.meter is not None and cfg.jobs > 1:
             raise ConfigError(f"{config.where(('jobs',))}: jobs: power is measured for one "
                               f"process at a time; use jobs: 1 with a meter")
+        if cfg.meter is not None and not is_local(current_executor()):
+            raise ConfigError(f"{config.where(('meter',))}: meter: power is measured for one "
+                              f"process at a time on this machine; run this config with the "
+                              f"local executor (no --executor {current_executor().name})")
         meter = make_meter(cfg.meter, config, ("meter",)) if cfg.meter is not None else None
         table = self._bks(cfg, config)
         if cfg.fixed_timeout or cfg.time_to_solution:
@@ -210,28 +253,26 @@ class QuboTask:
             return checked[key]
 
         todo = [s for s in specs if s["key"] not in store]
+        executor = sweep_executor(cfg, config)
         bar = progress(total=len(specs), initial=len(specs) - len(todo), quiet=quiet,
                        desc=f"qubo {cfg.benchmark.id}", unit="entry")
         measured: list[dict[str, Any]] = []  # entries of this run with a meter window
         try:
             if meter is not None:
                 meter.start()
-            if cfg.jobs == 1:
-                for spec in todo:
-                    entry = run_entry(spec, by_tag[spec["solver"]], target(spec), meter)
-                    store.append(entry)
-                    if meter is not None and entry["scenario"] != "max_size":
-                        measured.append(entry)
-                    bar.update()
-            else:
-                with ProcessPoolExecutor(cfg.jobs) as pool:
-                    futures = [pool.submit(run_entry, s, by_tag[s["solver"]], target(s))
-                               for s in todo]
-                    for fut in as_completed(futures):
-                        store.append(fut.result())
-                        bar.update()
+            units = [entry_unit(s, by_tag[s["solver"]], target(s), config, executor,
+                                meter) for s in todo]
+            for outcome in executor.run(units):
+                entry = {**outcome.value, "node": outcome.node,
+                         "num_cpus": outcome.unit.num_cpus, "executor": executor.name}
+                store.append(entry)
+                if meter is not None and entry["scenario"] != "max_size":
+                    measured.append(entry)
+                bar.update()
         finally:
             bar.close()
+            if executor is not current_executor():
+                executor.close()
             if meter is not None:
                 meter.stop()
                 # Power after the meter stopped (as the system task does): a trace may only
@@ -319,8 +360,12 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
         reasons = sorted({e["power_reason"] for e in entries
                           if e.get("power_w") == NOT_MEASURED and e.get("power_reason")})
         flags += [f"power: not measured ({r})" for r in reasons]
-    if cfg.jobs > 1:
+    runs = {e.get("executor", "local") for e in entries if e["scenario"] != "max_size"}
+    if cfg.jobs > 1 and "local" in runs:
         flags.append(f"entries ran in {cfg.jobs} parallel processes: timings share the CPU")
+    if cfg.jobs > 1 and runs - {"local"}:
+        flags.append(f"jobs: {cfg.jobs} unused by the {'/'.join(sorted(runs - {'local'}))} "
+                     f"executor (it replaces jobs: each entry reserves whole CPUs)")
     rows = [{k: v for k, v in e.items() if k not in ("trace", "key")} for e in entries]
     info = cfg.benchmark.info(CITATION, id=f"{cfg.benchmark.id}-{tag}")
     return Results(scores=scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),

@@ -1,0 +1,106 @@
+"""The Ray executor: each unit a Ray task reserving ``num_cpus`` whole CPUs.
+
+``RayExecutor()`` starts a local Ray instance sized to this machine; ``address="auto"`` or
+``"HOST:PORT"`` joins a running cluster (``ray start --head``; see docs/distributed.md).
+Ray is imported only here, and only when this executor is built (extra ``neuromark[ray]``).
+
+Units are submitted at once and gathered with ``ray.wait`` in completion order; a unit that
+raises is reported as :class:`~neuromark.executors.UnitFailed` naming the unit, its config
+and the node, after the other units were cancelled; Ctrl-C cancels them too. Environment
+variables ``NEUROMARK_*`` of the driver (cache folder, coverage mode) are passed to the
+workers. Reference: Ray Core API, https://docs.ray.io/en/latest/ray-core/api/core.html
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from neuromark.errors import ConfigError, require
+from neuromark.executors import Outcome, Unit, UnitFailed, call_unit
+
+
+class RayExecutor:
+    """Units as Ray tasks (see the module docstring).
+
+    Args:
+        address: a running cluster (``"auto"``, ``"HOST:PORT"``, ``"ray://HOST:10001"``);
+            None starts a local instance with ``num_cpus`` CPUs (default: this machine's).
+        num_cpus: CPUs of the local instance (only without ``address``).
+    """
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, num_cpus: int | None = None) -> None:
+        if address is not None and num_cpus is not None:
+            raise ConfigError("ray executor: num_cpus sizes a local instance; a cluster at "
+                              "--address has its own")
+        self.ray = require("ray", "ray")
+        self.address = address
+        self._owns = False
+        if not self.ray.is_initialized():
+            env = {k: v for k, v in os.environ.items() if k.startswith("NEUROMARK_")}
+            try:
+                self.ray.init(address=address, num_cpus=num_cpus, include_dashboard=False,
+                              configure_logging=False, log_to_driver=False,
+                              runtime_env={"env_vars": env} if env else None)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(f"--address {address}: cannot connect to a Ray cluster "
+                                  f"({exc})") from None
+            self._owns = True
+        self._remote = self.ray.remote(call_unit)
+
+    def cpus(self) -> int:
+        return int(self.ray.cluster_resources().get("CPU", 1))
+
+    def info(self) -> dict[str, Any]:
+        nodes = [n.get("NodeManagerHostname", n.get("NodeManagerAddress", "?"))
+                 for n in self.ray.nodes() if n.get("Alive")]
+        return {"name": self.name, "address": self.address or "local", "cpus": self.cpus(),
+                "nodes": sorted(nodes), "ray": self.ray.__version__}
+
+    def close(self) -> None:
+        if self._owns and self.ray.is_initialized():
+            self.ray.shutdown()
+        self._owns = False
+
+    def run(self, units: Sequence[Unit]) -> Iterator[Outcome]:
+        if not units:
+            return
+        biggest = max(units, key=lambda u: u.num_cpus)
+        if biggest.num_cpus > self._largest_node():
+            raise ConfigError(f"{biggest.config}: unit {biggest.name} needs {biggest.num_cpus} "
+                              f"CPUs; no node of the Ray cluster has that many "
+                              f"({self._largest_node()} at most): it would wait forever")
+        refs = {self._remote.options(num_cpus=u.num_cpus, max_retries=0).remote(
+            u.fn, u.args, dict(u.kwargs)): u for u in units}
+        pending = list(refs)
+        try:
+            while pending:
+                done, pending = self.ray.wait(pending, num_returns=1)
+                unit = refs[done[0]]
+                try:
+                    value, node, wall = self.ray.get(done[0])
+                except self.ray.exceptions.RayTaskError as exc:
+                    cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                    raise UnitFailed(f"{unit.config}: unit {unit.name} failed on the Ray "
+                                     f"executor: {type(cause).__name__}: {cause}") from cause
+                except self.ray.exceptions.RayError as exc:  # worker died, node lost
+                    raise UnitFailed(f"{unit.config}: unit {unit.name} failed on the Ray "
+                                     f"executor: {type(exc).__name__}: {exc}") from None
+                yield Outcome(unit, value, node, wall)
+        finally:  # a failure, Ctrl-C or an abandoned generator: cancel what is left
+            self._cancel(pending)
+
+    def _cancel(self, refs: list[Any]) -> None:
+        for ref in refs:
+            try:
+                self.ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - finished meanwhile, or the node is gone
+                pass
+
+    def _largest_node(self) -> int:
+        sizes = [int(n.get("Resources", {}).get("CPU", 0)) for n in self.ray.nodes()
+                 if n.get("Alive")]
+        return max(sizes, default=0)
