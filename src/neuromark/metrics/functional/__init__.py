@@ -4,7 +4,8 @@ The public API, loaded on first use (``import neuromark.metrics.functional`` imp
 nothing heavy):
 
 Correctness (tensors, numpy arrays or lists of shape (N, ...); each returns a float):
-    :func:`accuracy`, :func:`mse`, :func:`smape`, :func:`r2`.
+    :func:`accuracy`, :func:`mse`, :func:`smape`, :func:`r2`; :func:`coco_map` (COCO box AP
+    of timed detections).
 
 Sparsity and synaptic-operation arithmetic (what the complexity metrics and the activity
 probes count with):
@@ -40,6 +41,7 @@ _LAZY = {
     "masked_counts": "neuromark.metrics.functional.synops",
     "weight_column_nnz": "neuromark.metrics.functional.synops",
     "conv_input_counts": "neuromark.metrics.functional.synops",
+    "coco_map": "neuromark.metrics.functional.coco",
     "standard_error": "neuromark.metrics.functional.stats",
     "MeanStats": "neuromark.metrics.functional.stats",
     "neuron_cost": "neuromark.metrics.functional.neuron_ops",
