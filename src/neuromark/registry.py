@@ -112,6 +112,7 @@ metrics.register_many({
     "activation_sparsity": "neuromark.metrics.complexity:ActivationSparsity",
     "synaptic_operations": "neuromark.metrics.complexity:SynapticOperations",
     "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
+    "coco_map": "neuromark.metrics.detection:CocoMap",
     "neuron_operations": "neuromark.metrics.neuron_ops:NeuronOperations",
 })
 
