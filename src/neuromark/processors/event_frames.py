@@ -75,7 +75,7 @@ class EventTensor:
         >>> ev = make_camera_events([0, 10_000, 30_000], [0, 2, 2], [0, 0, 0], [1, 1, 0])
         >>> tensor = EventTensor("multi_channel_timesurface", delta_t_us=50_000, num_tbins=1,
         ...                      height=1, width=2, downsample=1)
-        >>> tensor(ev, start_us=0)[0, :, 0, 1].round(2).tolist()
+        >>> [round(float(v), 2) for v in tensor(ev, start_us=0)[0, :, 0, 1]]
         [0.0, 0.6, 0.8, 0.0, 0.0, 0.0]
     """
 
