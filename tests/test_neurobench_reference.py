@@ -106,3 +106,35 @@ def test_relu_mlp_and_cnn_agree():
                                ActivationSparsity(), ClassificationAccuracy()], quiet=True).run())
         compare(ours, theirs, ["parameter_count", "connection_sparsity", "synaptic_operations",
                                "activation_sparsity", "classification_accuracy"])
+
+
+@pytest.mark.parametrize("reset", ["subtract", "zero"])
+def test_neuron_operations_agree(reset):
+    from neuromark.metrics import NeuronOperations
+
+    torch.manual_seed(2)
+    common = {"init_hidden": True, "reset_mechanism": reset}
+    net = nn.Sequential(nn.Linear(20, 16), snn.Leaky(beta=0.9, **common),
+                        nn.Linear(16, 12), snn.Synaptic(alpha=0.8, beta=0.9, **common),
+                        nn.Linear(12, 10), snn.Lapicque(beta=0.9, **common),
+                        nn.Linear(10, 8), snn.Alpha(alpha=0.9, beta=0.8, **common),
+                        nn.Linear(8, 4), snn.Leaky(beta=0.9, output=True, **common))
+    with torch.no_grad():
+        net[0].weight.mul_(3)
+    data = torch.bernoulli(torch.full((12, 10, 20), 0.2))
+    loader = DataLoader(TensorDataset(data, torch.randint(0, 4, (12,))), batch_size=4)
+
+    def post(spikes):
+        return spikes.sum(1).argmax(-1)
+
+    theirs = neurobench_results(NBSNNTorchModel(net), loader, post,
+                                [nb_workload.NeuronOperations, nb_workload.MembraneUpdates])
+    ours = dict(Benchmark(SNNTorchModel(net), loader, [], [post],
+                          [NeuronOperations(), MembraneUpdates()], quiet=True).run())
+    assert ours["membrane_updates"] == pytest.approx(theirs["MembraneUpdates"], rel=1e-9)
+    ops = theirs["NeuronOperations"]
+    assert ops["Effective Neuron Ops"] > 0
+    assert ours["neuron_operations"]["Effective_Neuron_Ops"] == pytest.approx(
+        ops["Effective Neuron Ops"], rel=1e-9)
+    assert ours["neuron_operations"]["Dense_Neuron_Ops"] == pytest.approx(
+        ops["Neuron Dense Ops"], rel=1e-9)

@@ -4,7 +4,10 @@ A membrane update is an element whose membrane differs before and after the step
 that rebinds its membrane to a new tensor each step (snnTorch, our LIF layers) is tracked
 by reference (no copy); a layer that updates its membrane in place is tracked by copy. The
 first step copies and decides which case applies. A fresh state of another shape (e.g.
-snnTorch's scalar ``mem`` before the first step) counts every neuron as updated.
+snnTorch's scalar ``mem`` before the first step) counts every neuron as updated, and so
+does the first step after each :meth:`NeuronCounter.take` (the first step of a batch),
+as neurobench 2.3.0 counts it: a state reset to zeros of the full shape (snnTorch's
+Alpha) is counted like one reset to a scalar.
 
 On CPU float tensors one kernel call per step counts both; other tensors take torch ops,
 kept as tensors until :meth:`NeuronCounter.take`.
@@ -49,6 +52,7 @@ class NeuronCounter:
         self.updates = 0
         self._pending: list[tuple[str, Tensor]] = []  # torch-path counts
         self._last: tuple[Tensor, np.ndarray] | None = None  # last state seen, and its array
+        self._first = True  # the next step is a batch's first: every neuron counted
 
     def wrap(self, module: nn.Module, forward: Callable[..., Any]) -> Callable[..., Any]:
         """``forward`` wrapped to count each call (see :mod:`~neuromark.instrument.wrapping`).
@@ -127,6 +131,8 @@ class NeuronCounter:
                 self.nonzeros += neuron_counts(out_array, NO_STATE, NO_STATE)[0]
             return
         prev = before[1] if before is not None else None
+        if self._first:
+            self._first, prev = False, None  # a batch's first step: every neuron counted
         if before is not None and not self.by_copy and before[0] is mem:
             raise RuntimeError(f"neuron layer {self.name!r} kept the same membrane tensor "
                                "after rebinding it in earlier steps; in-place updates "
@@ -166,4 +172,5 @@ class NeuronCounter:
         self._pending.clear()
         self.nonzeros = self.total = self.updates = 0
         self._last = None
+        self._first = True
         return nonzeros, total, updates

@@ -147,7 +147,8 @@ class SynapticOperations(WorkloadMetric):
 
 class MembraneUpdates(WorkloadMetric):
     """Per sample: neuron state updates, i.e. over all timesteps the number of neurons whose
-    membrane potential changed in that step. Layers without a membrane contribute none."""
+    membrane potential changed in that step, every neuron in a batch's first step (as
+    neurobench 2.3.0). Layers without a membrane contribute none."""
 
     name = "membrane_updates"
     unit = "updates/sample"
