@@ -12,7 +12,7 @@ import importlib
 from pathlib import Path
 
 #: Modules that add ``neuromark data`` subcommands via ``register_data(subparsers)``.
-DATA_PLUGINS = ("neuromark.commands.data_audio",)
+DATA_PLUGINS = ("neuromark.commands.data_audio", "neuromark.commands.data_primate")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -1,0 +1,37 @@
+"""``neuromark data primate-surrogate OUT_DIR``: the offline primate-reaching sessions.
+
+Registered by ``neuromark.commands.data`` through :func:`register_data`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register_data(data_subparsers: argparse._SubParsersAction) -> None:
+    parser = data_subparsers.add_parser(
+        "primate-surrogate", help="write the six primate-reaching surrogate sessions (v7.3 .mat)",
+        description="Write the six sessions of the primate-reaching benchmark (Zenodo 583331 "
+                    "names, MATLAB v7.3 layout) from a seeded model: minimum-jerk reaches at "
+                    "250 Hz, cosine-tuned Poisson units (96 or 192 channels, 1-5 units each), "
+                    "plus surrogate.json with every unit's parameters. An up-to-date OUT_DIR is "
+                    "left as it is unless --force.")
+    parser.add_argument("out_dir", type=Path, metavar="OUT_DIR")
+    parser.add_argument("--duration", type=float, default=480.0,
+                        help="seconds per session (default 480)")
+    parser.add_argument("--seed", type=int, default=0, help="session i uses seed + i (default 0)")
+    parser.add_argument("--force", action="store_true", help="rewrite even if up to date")
+    parser.set_defaults(func=_surrogate)
+
+
+def _surrogate(args: argparse.Namespace) -> int:
+    from neuromark.errors import ConfigError
+    from neuromark.synth.primate import SurrogateSettings, write_surrogate
+
+    if not args.duration > 0:
+        raise ConfigError(f"--duration {args.duration}: must be positive")
+    out = write_surrogate(args.out_dir, SurrogateSettings(duration_s=args.duration, seed=args.seed),
+                          force=args.force)
+    print(f"wrote the primate-reaching surrogate to {out}")
+    return 0
