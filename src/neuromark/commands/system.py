@@ -1,8 +1,12 @@
-"""``neuromark system run CONFIG [--out DIR]``: run system-track benchmarks.
+"""``neuromark system run CONFIG [--out DIR] [--system system.yaml]``: run system-track
+benchmarks and write a submission; ``neuromark system compliance CONFIG``: the MLPerf
+compliance tests on a config's SUT.
 
-A thin alias of ``neuromark run`` restricted to ``task: system`` configs
+``run`` is a thin alias of ``neuromark run`` restricted to ``task: system`` configs
 (:func:`neuromark.commands.run.run_and_report`): the results JSON, the LoadGen logs
-(``<out>/<config stem>/loadgen/``), the plots and ``report.md``.
+(``<out>/<config stem>/loadgen/``), the plots and ``report.md``; then the submission
+manifest ``submission.json`` and the report ``submission/submission.md``
+(:mod:`neuromark.report.system_report`), so that ``neuromark check <out>`` can audit it.
 """
 
 from __future__ import annotations
@@ -16,16 +20,62 @@ from neuromark.commands.run import add_output_flags, apply_cache_flag, run_and_r
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("system", help="system-track benchmarks (MLPerf LoadGen scenarios)")
     verbs = parser.add_subparsers(dest="system_command", metavar="VERB")
-    run = verbs.add_parser("run", help="run system benchmark configs (task: system)")
+    run = verbs.add_parser("run", help="run system benchmark configs (task: system) into a submission")
     run.add_argument("configs", nargs="+", metavar="CONFIG")
     run.add_argument("--out", type=Path, default=None, help="output folder (default: results/<timestamp>)")
+    run.add_argument("--system", type=Path, default=None, metavar="system.yaml",
+                     help="system description for the submission report (default: described "
+                          "from the results' provenance, SUT and meter)")
     add_output_flags(run)
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=_run)
+    comp = verbs.add_parser("compliance", help="MLPerf compliance tests (TEST01, TEST04, TEST05) on "
+                                               "the SUT of system configs")
+    comp.add_argument("configs", nargs="+", metavar="CONFIG")
+    comp.add_argument("--out", type=Path, default=None, help="output folder (default: results/<timestamp>)")
+    comp.add_argument("--tests", default="TEST01,TEST04,TEST05",
+                      help="comma-separated tests (default: all three)")
+    comp.set_defaults(func=_compliance)
     parser.set_defaults(func=lambda args: parser.print_help() or 2)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from neuromark.suite import timestamped_dir
+
     apply_cache_flag(args)
-    return run_and_report(args.configs, args.out, quiet=args.quiet, only_task="system",
+    out = args.out or timestamped_dir()
+    code = run_and_report(args.configs, out, quiet=args.quiet, only_task="system",
                           overwrite=args.overwrite)
+    from neuromark.report.system_report import write_submission_dir
+
+    manifest, report = write_submission_dir(out, args.system)
+    print(f"submission: {manifest} and {report}; audit it with 'neuromark check {out}'")
+    return code
+
+
+def _compliance(args: argparse.Namespace) -> int:
+    from neuromark.errors import ConfigError
+    from neuromark.suite import expand, timestamped_dir
+    from neuromark.system.compliance import FAIL, TESTS, format_verdicts
+    from neuromark.tasks.system import TASK
+
+    tests = [t.strip().upper() for t in args.tests.split(",") if t.strip()]
+    unknown = [t for t in tests if t not in TESTS]
+    if unknown or not tests:
+        raise ConfigError(f"--tests: unknown test {unknown[0] if unknown else '(none)'!r}; "
+                          f"known: {', '.join(TESTS)}")
+    out = args.out or timestamped_dir()
+    failed = False
+    for config in expand(args.configs):
+        if config.data.get("task") != "system":
+            raise ConfigError(f"{config.where(('task',))}: compliance runs task: system configs, "
+                              f"got {config.data.get('task')!r}")
+        config.data["compliance"] = tests
+        stem = Path(config.path).stem if config.path else "config"
+        res = TASK.run(config, out / stem)[0]
+        res.save(out / f"{res.benchmark.id}.json")
+        print(f"{res.benchmark.id}:")
+        for line in format_verdicts(res.details["compliance"]):
+            print(f"  {line}")
+        failed |= any(v["verdict"] == FAIL for v in res.details["compliance"].values())
+    return 1 if failed else 0

@@ -225,3 +225,86 @@ def write_submission(results: Sequence[Results], system: SystemDescription, out_
     target = out / "submission.md"
     target.write_text("\n".join(lines))
     return target
+
+
+#: The manifest ``neuromark system run`` writes beside the results; ``neuromark check`` reads it.
+MANIFEST = "submission.json"
+#: Where the submission report lies inside a submission folder.
+REPORT = Path("submission") / "submission.md"
+
+
+def describe(results: Sequence[Results]) -> SystemDescription:
+    """A system description made from the results alone (machine provenance, SUT details,
+    meter metadata), for submissions run without ``--system``; every statement is one the
+    results support, and the report says it was generated."""
+    first = results[0]
+    machine = first.provenance.get("machine", {})
+    suts = sorted({f"{r.details['sut'].get('name')} (entry {r.details['sut'].get('entry')})"
+                   for r in results})
+    staged = all("preprocess" in r.details.get("timing", {}) for r in results)
+    meters = [r.details.get("power_meter", {}) for r in results]
+    measured = [m for m in meters if m.get("measured")]
+    rates = [m["sample_rate_hz"] for m in measured if m.get("sample_rate_hz")]
+    power = PowerDescription(
+        description=("Power measured with the meters below (generated from the results)." if measured
+                     else "No power instrument: power not measured ("
+                     + "; ".join(sorted({m.get("reason", "no meter") for m in meters})) + ")."),
+        devices=sorted({m["name"] for m in measured}) or ["none (not measured)"],
+        components=sorted({c for m in measured for c in m.get("components", [])})
+        or ["none (not measured)"],
+        sample_rate_hz=min(rates) if rates else None)
+    workflow = {"data initialisation": "samples loaded into host memory by the LoadGen sample "
+                                       "library (untimed)",
+                "host pre-processing": "not used", "data loading": "not used (samples in memory)",
+                "on-device pre-processing": ("timed separately as pre-processing" if staged
+                                             else "not used (timed with inference)"),
+                "inference": "timed per sample at batch size 1", "post-processing": "not used"}
+    return SystemDescription(
+        name=f"{', '.join(suts)} on {machine.get('cpu') or 'an unnamed host'}",
+        architecture=(f"Generated from the results' provenance: {machine.get('platform', '?')}, "
+                      f"CPU {machine.get('cpu') or '?'}, {machine.get('cores', '?')} logical cores, "
+                      f"GPU {machine.get('gpu') or 'none'}."),
+        hardware=Hardware(processor=machine.get("cpu") or "unknown",
+                          accelerator=machine.get("gpu") or "none"),
+        software=", ".join(f"{k} {v}" for k, v in sorted(first.provenance.get("packages", {}).items())),
+        algorithm="; ".join(f"{r.benchmark.id}: SUT {r.details['sut']}" for r in results),
+        workflow=workflow,
+        timing=("time.perf_counter_ns around each stage of each sample at batch size 1, after "
+                "untimed warm-up samples; MLPerf LoadGen issues the queries and logs its own "
+                "end-to-end latencies."),
+        power=power)
+
+
+def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) -> tuple[Path, Path]:
+    """Write ``out_dir/submission.json`` (the manifest) and ``out_dir/submission/submission.md``
+    for the system-track results in ``out_dir``; returns both paths.
+
+    The manifest names the profile the configs declared (all must agree), each benchmark's
+    results file, scenario, LoadGen log folders (relative) and whether compliance tests ran.
+    """
+    from neuromark import __version__
+    from neuromark.results import write_json_atomic
+
+    out = Path(out_dir)
+    results = load_results(out)
+    profiles = sorted({str(r.config.get("profile", "test")) for r in results})
+    if len(profiles) != 1:
+        raise DataError(f"{out}: the configs declare different profiles {profiles}; a submission "
+                        "has one (profile: test or submission)")
+    description = load_description(system) if system else describe(results)
+    report = write_submission(results, description, out / REPORT.parent)
+    root = out.resolve()
+    benchmarks = []
+    for res in results:
+        logs = {}
+        for mode, lg in res.details["loadgen"].items():
+            path = Path(lg["log_dir"]).resolve()
+            logs[mode] = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        benchmarks.append({"id": res.benchmark.id, "results": f"{res.benchmark.id}.json",
+                           "scenario": res.config.get("loadgen", {}).get("scenario"),
+                           "loadgen_logs": logs, "compliance": bool(res.config.get("compliance"))})
+    manifest = write_json_atomic(out / MANIFEST, {
+        "format": "neuromark-system-submission", "version": 1, "profile": profiles[0],
+        "neuromark": __version__, "report": str(REPORT), "system_description":
+            str(system) if system else "generated from the results", "benchmarks": benchmarks})
+    return manifest, report

@@ -285,8 +285,13 @@ class _Bridge:
 
 
 def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSettings,
-             log_dir: str | Path, *, raise_on_failure: bool = True) -> LoadGenRun:
+             log_dir: str | Path, *, raise_on_failure: bool = True,
+             overrides: dict[str, Any] | None = None) -> LoadGenRun:
     """Run one LoadGen test and parse its logs (written to ``log_dir``, kept on failure).
+
+    ``overrides`` sets further ``mlperf_loadgen.TestSettings`` attributes after ours (the
+    compliance tests' audit settings, e.g. ``performance_issue_same``); an unknown name
+    raises :class:`ConfigError`.
 
     Raises :class:`SUTFailure` (after LoadGen has finished and written its logs) when the
     SUT raised, answered with the wrong count or dtype; the message names the sample and
@@ -312,9 +317,15 @@ def run_test(sut: SystemUnderTest, library: SampleLibrary, settings: LoadGenSett
     sut_handle = lg.ConstructFastSUT(bridge.issue_query, bridge.flush)
     qsl_handle = lg.ConstructQSL(library.total_count, library.performance_count,
                                  bridge.load, bridge.unload)
+    test_settings = to_test_settings(settings, lg)
+    for name, value in (overrides or {}).items():
+        if not hasattr(test_settings, name):
+            lg.DestroyQSL(qsl_handle)
+            lg.DestroyFastSUT(sut_handle)
+            raise ConfigError(f"LoadGen TestSettings has no setting {name!r}")
+        setattr(test_settings, name, value)
     try:
-        lg.StartTestWithLogSettings(sut_handle, qsl_handle, to_test_settings(settings, lg),
-                                    log_settings)
+        lg.StartTestWithLogSettings(sut_handle, qsl_handle, test_settings, log_settings)
     finally:
         lg.DestroyQSL(qsl_handle)
         lg.DestroyFastSUT(sut_handle)

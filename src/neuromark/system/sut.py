@@ -104,12 +104,16 @@ class StagedSUT:
     timed region). Errors name the sample index. For asynchronous devices pass ``sync``
     (e.g. ``torch.cuda.synchronize``): it runs before each clock read after a stage, so a
     stage ends when its last timestep has been processed, not when it was queued.
+    ``stateful`` says why the responses depend on the order of the queries (state kept
+    between them), or is None; MLPerf's TEST01 is then not applicable.
     """
 
     def __init__(self, name: str, library: InMemoryLibrary, preprocess: Callable[[Any], Any],
                  infer: Callable[[Any], Any], *, response_dtype: str = "<f4",
-                 warmup: int = 0, sync: Callable[[], Any] | None = None) -> None:
+                 warmup: int = 0, sync: Callable[[], Any] | None = None,
+                 stateful: str | None = None) -> None:
         self.name = name
+        self.stateful = stateful
         self.sync = sync
         self.library = library
         self.preprocess = preprocess

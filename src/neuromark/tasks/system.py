@@ -100,7 +100,8 @@ class SystemConfig(StrictModel):
     seed: int = Field(0, ge=0)
     profile: Literal["test", "submission"] = Field(
         "test", description="the rules the submission checker applies (neuromark.system.rules)")
-    compliance: bool = Field(False, description="run MLPerf TEST01/TEST04/TEST05 after the test")
+    compliance: bool | list[Literal["TEST01", "TEST04", "TEST05"]] = Field(
+        False, description="run the MLPerf compliance tests after the test (true: all three)")
 
     def info(self) -> Any:
         """The results' :class:`~neuromark.results.BenchmarkInfo`."""
@@ -217,10 +218,11 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
     if cfg.compliance and settings.mode == "PerformanceOnly":
-        from neuromark.system.compliance import run_compliance
+        from neuromark.system.compliance import TESTS, run_compliance
 
+        tests = TESTS if cfg.compliance is True else tuple(cfg.compliance)
         details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
-                                               out_dir / "compliance")
+                                               out_dir / "compliance", tests)
         flags += [f"compliance {t}: {v['verdict']}" + (f" ({v['reason']})" if v.get("reason") else "")
                   for t, v in details["compliance"].items()]
     details["profile"] = cfg.profile

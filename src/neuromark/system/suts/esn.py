@@ -64,7 +64,9 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
             return model(inputs)[0] * std + mean
 
     library = InMemoryLibrary(f"esn-{data}", lambda i: float(test[i]), len(test))
-    sut = StagedSUT("esn-forecast-step", library, preprocess, infer, response_dtype="<f8")
+    sut = StagedSUT("esn-forecast-step", library, preprocess, infer, response_dtype="<f8",
+                    stateful="the ESN keeps its reservoir state between queries, so a response "
+                             "depends on the samples issued before it")
     info = {"data": data, "tau": tau if data == "mackey_glass" else None, "threads": threads,
             "reservoir_size": params.reservoir_size, "train_points": half, "test_points": len(test),
             "weights": "readout fitted by ridge regression on the first half of the series"}

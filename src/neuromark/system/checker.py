@@ -1,0 +1,345 @@
+"""The submission checker behind ``neuromark check SUBMISSION_DIR``.
+
+Audits a system-track submission the way MLPerf's submission checker audited its first
+round (Reddi et al., "MLPerf Inference Benchmark", ISCA 2020, §7.3), with the NeuroBench
+system-track report rules (Yik et al. 2025). A submission is the folder
+``neuromark system run --out DIR`` writes:
+
+```
+DIR/submission.json                 manifest: profile, benchmarks, report
+DIR/<id>.json                       results of each benchmark
+DIR/<stem>/loadgen/performanceonly/ mlperf_log_summary.txt, mlperf_log_detail.txt
+DIR/<stem>/loadgen/accuracyonly/    mlperf_log_detail.txt, mlperf_log_accuracy.json
+DIR/<stem>/compliance/TEST0x/       audit runs (configs with compliance: true)
+DIR/submission/submission.md        the report (+ workflow.png and plots)
+```
+
+QUBO results in the folder (``neuromark qubo run``) are checked by the QUBO rules. Every
+finding names the file and the rule; :func:`check_submission` returns them all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from neuromark.errors import DataError
+from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
+from neuromark.system.power.legacy import migrate_power
+from neuromark.system.power.windows import MIN_SAMPLES
+from neuromark.system.rules import OFFICIAL_SEEDS, PERCENTILE, PROFILES, Profile
+
+MANIFEST = "submission.json"
+COMPLIANCE_TESTS = ("TEST01", "TEST04", "TEST05")
+#: The report sections the NeuroBench system track requires, and what each must hold.
+SECTIONS = {"System architecture": (), "Algorithm": (), "Workflow": ("![",),
+            "Timing measurement": (),
+            "Power measurement": ("devices:", "components included:", "sample rate:"),
+            "Results": ()}
+#: QUBO: the number of announced evaluation seeds (graph seeds) a submission runs.
+QUBO_SEEDS = 5
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation: the file it concerns, the rule's id, and what is wrong."""
+
+    file: str
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.rule}: {self.message}"
+
+
+class _Audit:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.findings: list[Finding] = []
+
+    def add(self, file: Path | str, rule: str, message: str) -> None:
+        path = Path(file)
+        shown = path.relative_to(self.root) if path.is_absolute() and path.is_relative_to(self.root) \
+            else path
+        self.findings.append(Finding(str(shown), rule, message))
+
+
+def _load_json(audit: _Audit, file: Path, rule: str) -> Any:
+    if not file.is_file():
+        audit.add(file, rule, "required file is missing")
+        return None
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        audit.add(file, rule, f"not valid JSON ({exc})")
+        return None
+
+
+def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
+    """Audit the submission folder ``root``; returns its profile (None when it cannot be
+    read) and every finding (empty: the submission is clean)."""
+    root = Path(root).resolve()
+    audit = _Audit(root)
+    if not root.is_dir():
+        audit.add(root, "layout/folder", "not a folder")
+        return None, audit.findings
+    results = {}
+    for file in sorted(root.glob("*.json")):
+        if file.name == MANIFEST:
+            continue
+        data = _load_json(audit, file, "layout/results")
+        if isinstance(data, dict) and isinstance(data.get("details"), dict):
+            results[file.name] = data
+    system = {k: v for k, v in results.items() if "loadgen" in v["details"]}
+    qubo = {k: v for k, v in results.items() if v.get("config", {}).get("task") == "qubo"}
+    profile = None
+    if system or (root / MANIFEST).exists() or not qubo:
+        profile = _check_system(audit, root, system)
+    for name, data in qubo.items():
+        _check_qubo(audit, root / name, data)
+    return profile, audit.findings
+
+
+def _check_system(audit: _Audit, root: Path, system: dict[str, dict]) -> Profile | None:
+    manifest = _load_json(audit, root / MANIFEST, "layout/manifest")
+    if not isinstance(manifest, dict):
+        return None
+    profile = PROFILES.get(str(manifest.get("profile")))
+    if profile is None:
+        audit.add(root / MANIFEST, "rules/profile", f"profile {manifest.get('profile')!r} is not "
+                  f"one of {', '.join(PROFILES)}")
+        return None
+    benchmarks = manifest.get("benchmarks") or []
+    if not benchmarks:
+        audit.add(root / MANIFEST, "layout/manifest", "lists no benchmarks")
+    listed = set()
+    for entry in benchmarks:
+        name = str(entry.get("results", ""))
+        listed.add(name)
+        data = system.get(name)
+        if data is None:
+            audit.add(root / name, "layout/results", "required results file is missing (listed "
+                      "in submission.json)")
+            continue
+        _check_benchmark(audit, root, root / name, data, entry, profile)
+    for name in sorted(set(system) - listed):
+        audit.add(root / name, "layout/manifest", "system-track results not listed in submission.json")
+    _check_report(audit, root / str(manifest.get("report", "submission/submission.md")),
+                  [system[n] for n in listed if n in system])
+    return profile
+
+
+def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: dict,
+                     profile: Profile) -> None:
+    details, config = data["details"], data.get("config", {})
+    declared = config.get("profile", "test")
+    if declared != profile.name:
+        audit.add(file, "rules/profile", f"config declares profile {declared!r}, the submission "
+                  f"{profile.name!r}")
+    logs = entry.get("loadgen_logs", {})
+    perf = _logs(audit, root, logs, "PerformanceOnly", (SUMMARY, DETAIL), file)
+    acc = _logs(audit, root, logs, "AccuracyOnly", (DETAIL, ACCURACY), file)
+    if perf is not None:
+        _check_performance(audit, perf, profile, config.get("loadgen", {}))
+    if acc is not None and not (acc / ACCURACY).stat().st_size > 2:
+        audit.add(acc / ACCURACY, "runs/accuracy-mode", "the accuracy log holds no responses")
+    timing = details.get("timing", {})
+    for stage in ("preprocess", "inference"):
+        if stage not in timing:
+            audit.add(file, "latency/split", f"no {stage} latency: pre-processing and inference "
+                      "must be timed separately (details.timing)")
+        elif timing[stage].get("stderr_s") is None:
+            audit.add(file, "latency/standard-error", f"{stage} latency has no standard error "
+                      f"({timing[stage].get('n')} timed samples)")
+    scores = data.get("scores", {})
+    migrate_power(details, scores)
+    _check_power(audit, file, details, scores)
+    if config.get("compliance"):
+        base = root / Path(logs.get("PerformanceOnly", "loadgen/performanceonly")).parents[1]
+        _check_compliance(audit, base / "compliance", file, details, config)
+
+
+def _logs(audit: _Audit, root: Path, logs: dict, mode: str, names: tuple[str, ...],
+          file: Path) -> Path | None:
+    rule = "runs/performance-mode" if mode == "PerformanceOnly" else "runs/accuracy-mode"
+    if mode not in logs:
+        audit.add(file, rule, f"no {mode} LoadGen run in the submission")
+        return None
+    folder = root / logs[mode]
+    missing = [n for n in names if not (folder / n).is_file()]
+    for n in missing:
+        audit.add(folder / n, "layout/loadgen-logs", f"required {mode} LoadGen log is missing")
+    return None if missing else folder
+
+
+def _check_performance(audit: _Audit, folder: Path, profile: Profile, requested: dict) -> None:
+    summary_file = folder / SUMMARY
+    try:
+        summary = summarize(folder)
+        values = parse_detail(folder / DETAIL).values
+    except DataError as exc:
+        audit.add(summary_file, "loadgen/logs", str(exc))
+        return
+    if summary["validity"] != "VALID":
+        reasons = "; ".join(summary["invalid_reasons"]) or "LoadGen logged no reason"
+        audit.add(summary_file, "loadgen/valid", f"result is {summary['validity']}: {reasons}")
+    scenario = summary.get("scenario")
+    if scenario not in PERCENTILE:
+        audit.add(folder / DETAIL, "loadgen/scenario", f"unknown scenario {scenario!r}")
+        return
+    rule = profile.rule(scenario)
+    eff = summary["effective"]
+    min_count = rule.min_query_count
+    if scenario == "Offline":
+        total = values.get("qsl_reported_total_count") or min_count
+        min_count = min(min_count, int(total))
+        run_count = summary.get("sample_count") or 0
+        eff_count, what = eff.get("min_sample_count", eff.get("min_query_count", 0)), "samples"
+    else:
+        run_count, eff_count, what = summary.get("query_count") or 0, eff.get("min_query_count", 0), "queries"
+    where = f"{scenario}, {profile.name} profile"
+    if eff_count < min_count:
+        audit.add(folder / DETAIL, "settings/min-query-count",
+                  f"effective minimum of {eff_count} {what} < {min_count} ({where})")
+    if run_count < min_count:
+        audit.add(summary_file, "settings/min-query-count",
+                  f"run holds {run_count} {what} < {min_count} ({where})")
+    min_ms = eff.get("min_duration_ms", 0)
+    if min_ms < rule.min_duration_s * 1e3:
+        audit.add(folder / DETAIL, "settings/min-duration",
+                  f"effective minimum duration {min_ms / 1e3:g} s < {rule.min_duration_s:g} s ({where})")
+    want = PERCENTILE[scenario]
+    got = eff.get("target_latency_percentile")
+    if want is not None and (got is None or abs(float(got) - want) > 1e-9):
+        audit.add(folder / DETAIL, "settings/latency-percentile",
+                  f"target latency percentile {got} != {want} ({scenario})")
+    if scenario == "Server" and not requested.get("latency_bound_s"):
+        audit.add(folder / DETAIL, "settings/server-latency-bound",
+                  "the Server scenario needs a stated latency bound (loadgen.latency_bound_s); "
+                  f"LoadGen used its default {eff.get('target_latency_ns')} ns")
+    if profile.official_seeds:
+        for name, value in OFFICIAL_SEEDS.items():
+            if eff.get(name) != value:
+                audit.add(folder / DETAIL, "settings/seeds",
+                          f"{name} {eff.get(name)} is not the official seed {value} (mlperf.conf)")
+
+
+def _check_power(audit: _Audit, file: Path, details: dict, scores: dict) -> None:
+    meter = details.get("power_meter", {})
+    if not meter.get("measured"):
+        if not str(meter.get("reason", "")).strip():
+            audit.add(file, "power/not-measured-reason", "power not measured and no reason given")
+        return
+    power = details.get("power")
+    if not isinstance(power, dict) or "floor" not in power:
+        audit.add(file, "power/floor", "a meter ran but there is no floor window (details.power.floor)")
+        return
+    windows = {"floor": power["floor"], **({"idle": power["idle"]} if "idle" in power else {}),
+               **power.get("active", {})}
+    for name, w in windows.items():
+        n = w.get("meter_samples", 0)
+        if n < MIN_SAMPLES:
+            audit.add(file, "power/samples", f"power window {name!r} holds {n} meter samples "
+                      f"(< {MIN_SAMPLES}); lengthen it or raise the meter's sample rate")
+    for name, w in power.get("active", {}).items():
+        if "total_energy_per_inference_j" not in w:
+            audit.add(file, "power/energy-per-inference", f"window {name!r} has no total energy "
+                      "per inference")
+
+
+def _check_compliance(audit: _Audit, folder: Path, file: Path, details: dict, config: dict) -> None:
+    """The tests ``compliance:`` asks for ran and passed (TEST01 may be not applicable with
+    its reason); their LoadGen summaries lie in ``folder/<TEST>``."""
+    wanted = COMPLIANCE_TESTS if config["compliance"] is True else tuple(config["compliance"])
+    verdicts = details.get("compliance", {})
+    for test in wanted:
+        v = verdicts.get(test)
+        if v is None:
+            audit.add(file, f"compliance/{test}", "required by compliance: true, but not run")
+        elif v["verdict"] == "NOT APPLICABLE" and test == "TEST01" and v.get("reason"):
+            continue
+        elif v["verdict"] != "PASS":
+            audit.add(file, f"compliance/{test}", f"{v['verdict']}: {v.get('reason') or 'no reason'}")
+        elif not (folder / test / SUMMARY).is_file():
+            audit.add(folder / test / SUMMARY, "layout/compliance-logs",
+                      f"{test} LoadGen summary is missing")
+
+
+def _sections(text: str) -> dict[str, str]:
+    parts = re.split(r"^## +(.+?)\s*$", text, flags=re.MULTILINE)
+    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def _check_report(audit: _Audit, report: Path, results: list[dict]) -> None:
+    if not report.is_file():
+        audit.add(report, "layout/report", "required submission report is missing "
+                  "(neuromark system run writes it; or neuromark report)")
+        return
+    sections = _sections(report.read_text(encoding="utf-8", errors="replace"))
+    for name, needs in SECTIONS.items():
+        body = sections.get(name)
+        if body is None:
+            audit.add(report, "report/section", f"section '## {name}' is missing")
+            continue
+        if not body.strip().strip("–-").strip():
+            audit.add(report, "report/section", f"section '## {name}' is empty")
+        for needle in needs:
+            if needle not in body:
+                audit.add(report, "report/section", f"section '## {name}' does not state "
+                          f"'{needle.rstrip(':')}'")
+    if "Workflow" in sections:
+        for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", sections["Workflow"]):
+            if not (report.parent / image).is_file():
+                audit.add(report.parent / image, "report/workflow-diagram", "diagram file is missing")
+    power = sections.get("Power measurement", "")
+    for data in results:
+        meter = data["details"].get("power_meter", {})
+        bench = data.get("benchmark", {}).get("id", "?")
+        if not meter.get("measured") and f"{bench}: power not measured" not in power:
+            audit.add(report, "report/power-not-measured", f"{bench}: power was not measured but "
+                      "the report does not say so")
+
+
+def _check_qubo(audit: _Audit, file: Path, data: dict) -> None:
+    from neuromark.system.qubo.bks import load_bks
+
+    config = data.get("config", {})
+    seeds = config.get("workloads", {}).get("seeds", [])
+    if len(set(seeds)) != QUBO_SEEDS:
+        audit.add(file, "qubo/seeds", f"{len(set(seeds))} graph seeds {seeds}; a submission runs "
+                  f"the {QUBO_SEEDS} announced seeds")
+    entries = data["details"].get("entries", [])
+    timeouts = (config.get("fixed_timeout") or {}).get("timeouts", [])
+    done = {(e.get("n"), e.get("density"), e.get("graph_seed"), e.get("seed"), e.get("timeout_s"))
+            for e in entries if e.get("scenario") == "fixed_timeout"}
+    w = config.get("workloads", {})
+    for t in timeouts:
+        missing = [(n, d, g, s) for n in w.get("sizes", []) for d in w.get("densities", [])
+                   for g in seeds for s in config.get("seeds", [0]) if (n, d, g, s, t) not in done]
+        if missing:
+            n, d, g, s = missing[0]
+            audit.add(file, "qubo/timeouts", f"timeout {t:g} s of the sweep is missing for "
+                      f"{len(missing)} workload(s), e.g. n={n}, density={d:g}, graph seed {g}, "
+                      f"solver seed {s}")
+    bks_path = Path(config["bks"]) if config.get("bks") else None
+    if bks_path is not None and not bks_path.is_absolute():
+        bks_path = file.parent / bks_path  # a relative table travels with the submission
+    try:
+        table = load_bks(bks_path)
+    except DataError as exc:
+        audit.add(file, "qubo/bks-provenance", str(exc))
+        return
+    for n in w.get("sizes", []):
+        for d in w.get("densities", []):
+            for g in seeds:
+                key = (int(n), float(d), int(g))
+                row = table.rows.get(key)
+                if row is None:
+                    audit.add(file, "qubo/bks-provenance", f"no BKS row for n={n}, density={d:g}, "
+                              f"seed {g} in {table.path}")
+                elif not (row.method and row.solver and row.date):
+                    audit.add(file, "qubo/bks-provenance", f"BKS row n={n}, density={d:g}, seed {g} "
+                              f"has no provenance (method, solver, date) in {table.path}")

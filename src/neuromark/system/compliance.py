@@ -1,0 +1,194 @@
+"""MLPerf Inference compliance (audit) tests on any SUT, through LoadGen's own audit hooks.
+
+Re-implemented from the MLPerf compliance READMEs (mlcommons/inference ``compliance/nvidia``
+TEST01, TEST04, TEST05) and LoadGen 6.0.17's ``TestSettings``; figures come from our parsed
+LoadGen summaries (:func:`neuromark.system.loadgen_log.summarize`).
+
+- **TEST01, accuracy verification in performance mode.** A performance-mode run logs a
+  random subset of its responses (``accuracy_log_sampling_target``, seed
+  ``accuracy_log_rng_seed``); each logged response must match the accuracy-mode response to
+  the same sample, and the run's performance must be within 10 % of the submission's. A SUT
+  whose outputs depend on query order (``sut.stateful`` names why) cannot pass it: TEST01 is
+  then "NOT APPLICABLE" with that reason.
+- **TEST04, caching detection.** The same sample (index ``performance_issue_same_index``)
+  is issued for every query; the run must not be faster than the submission's by more than
+  10 % (a SUT that memoises answers is).
+- **TEST05, alternate seeds.** LoadGen's ``test05`` seeds replace the official ones; the
+  performance must be within 5 % of the submission's (20 % for single-stream latencies of
+  at most 0.2 ms).
+
+The verdict functions (:func:`test01_verdict`, :func:`test04_verdict`, :func:`test05_verdict`)
+are pure functions of figures; :func:`run_compliance` runs the three tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import DataError
+from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
+from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
+
+TESTS = ("TEST01", "TEST04", "TEST05")
+PASS, FAIL, NOT_APPLICABLE = "PASS", "FAIL", "NOT APPLICABLE"
+
+#: TEST01's audit.config values (MLPerf compliance/TEST01/*/audit.config).
+TEST01_LOG_RNG_SEED = 720381539243781796
+TEST01_SAMPLING_TARGET = 64
+#: TEST01: performance within this fraction of the submission's.
+TEST01_PERF_TOLERANCE = 0.10
+#: TEST04: the repeated sample index (TEST04 audit.config) and how much faster it may be.
+TEST04_SAME_INDEX = 3
+TEST04_TOLERANCE = 0.10
+#: TEST05: LoadGen 6.0.17 mlperf.conf ``test05_*`` seeds; tolerance and its relaxed form.
+TEST05_SEEDS = {"test05_qsl_rng_seed": 7975553102935885558,
+                "test05_sample_index_rng_seed": 11403566307062068064,
+                "test05_schedule_rng_seed": 15816800565822761601}
+TEST05_TOLERANCE = 0.05
+TEST05_RELAXED_TOLERANCE = 0.20
+TEST05_RELAXED_BELOW_S = 0.2e-3
+
+
+def figure_of_merit(summary: dict[str, Any]) -> tuple[float, str, str]:
+    """``(value, kind, name)`` of a performance run's MLPerf figure: the target-percentile
+    latency (s; kind "latency") for SingleStream/MultiStream, samples/s (kind
+    "throughput") for Server and Offline. Raises :class:`DataError` when it is missing."""
+    scenario = summary.get("scenario")
+    if scenario in ("SingleStream", "MultiStream"):
+        pct = "90" if scenario == "SingleStream" else "99"
+        value = summary.get("latency_s", {}).get("percentiles_s", {}).get(pct)
+        kind, name = "latency", f"p{pct} latency (s)"
+    else:
+        value = summary.get("samples_per_second")
+        kind, name = "throughput", "samples/s"
+    if value is None or not value > 0:
+        raise DataError(f"LoadGen summary of a {scenario} run has no {name}: is it a "
+                        "performance-mode run?")
+    return float(value), kind, name
+
+
+def speedup(reference: float, test: float, kind: str) -> float:
+    """How much faster the test run is than the reference (> 1: faster)."""
+    return reference / test if kind == "latency" else test / reference
+
+
+def test01_verdict(perf_responses: dict[int, np.ndarray], acc_responses: dict[int, np.ndarray],
+                   reference: float, test: float, kind: str, *, rtol: float = 1e-5,
+                   atol: float = 1e-6) -> dict[str, Any]:
+    """TEST01 from the sampled performance-mode responses and the accuracy-mode ones
+    (sample index -> array) and the two runs' figures of merit."""
+    compared = sorted(set(perf_responses) & set(acc_responses))
+    mismatched = [i for i in compared
+                  if perf_responses[i].shape != acc_responses[i].shape
+                  or not np.allclose(perf_responses[i], acc_responses[i], rtol=rtol, atol=atol)]
+    ratio = test / reference
+    accuracy_ok = bool(compared) and not mismatched
+    perf_ok = abs(ratio - 1.0) <= TEST01_PERF_TOLERANCE
+    reasons = []
+    if not compared:
+        reasons.append("no performance-mode response was logged for a sample of the accuracy run")
+    if mismatched:
+        reasons.append(f"{len(mismatched)} of {len(compared)} logged responses differ from accuracy "
+                       f"mode (samples {mismatched[:5]})")
+    if not perf_ok:
+        reasons.append(f"performance {ratio:.3f}x the submission's, outside +-"
+                       f"{TEST01_PERF_TOLERANCE:.0%}")
+    return {"verdict": PASS if accuracy_ok and perf_ok else FAIL, "reason": "; ".join(reasons),
+            "figures": {"responses_compared": len(compared), "responses_mismatched": len(mismatched),
+                        "logged": len(perf_responses), "reference": reference, "test": test,
+                        "ratio": ratio, "accuracy_check": accuracy_ok, "performance_check": perf_ok}}
+
+
+def test04_verdict(reference: float, test: float, kind: str) -> dict[str, Any]:
+    """TEST04: the same-sample run may be at most 10 % faster than the submission run."""
+    up = speedup(reference, test, kind)
+    ok = up <= 1.0 + TEST04_TOLERANCE
+    reason = "" if ok else (f"issuing the same sample is {up:.2f}x faster than unique samples "
+                            f"(limit {1 + TEST04_TOLERANCE:.2f}x): the SUT caches results")
+    return {"verdict": PASS if ok else FAIL, "reason": reason,
+            "figures": {"reference": reference, "test": test, "speedup": up,
+                        "limit": 1.0 + TEST04_TOLERANCE}}
+
+
+def test05_tolerance(reference: float, kind: str, scenario: str) -> float:
+    """5 %, or 20 % for single-stream latencies of at most 0.2 ms."""
+    relaxed = kind == "latency" and scenario == "SingleStream" and reference <= TEST05_RELAXED_BELOW_S
+    return TEST05_RELAXED_TOLERANCE if relaxed else TEST05_TOLERANCE
+
+
+def test05_verdict(reference: float, test: float, kind: str, scenario: str) -> dict[str, Any]:
+    """TEST05: the performance with the alternate seeds within tolerance of the submission's."""
+    tol = test05_tolerance(reference, kind, scenario)
+    deviation = test / reference - 1.0
+    ok = abs(deviation) <= tol
+    reason = "" if ok else (f"performance with the alternate seeds deviates {deviation:+.1%} from "
+                            f"the submission's (tolerance +-{tol:.0%})")
+    return {"verdict": PASS if ok else FAIL, "reason": reason,
+            "figures": {"reference": reference, "test": test, "deviation": deviation,
+                        "tolerance": tol}}
+
+
+def _validity(run: LoadGenRun, verdict: dict[str, Any]) -> dict[str, Any]:
+    """An INVALID audit run fails its test, naming LoadGen's reasons."""
+    verdict["figures"]["validity"] = run.summary.get("validity")
+    if run.summary.get("validity") == "INVALID":
+        why = "; ".join(run.summary.get("invalid_reasons", [])) or "no reason logged"
+        verdict["verdict"] = FAIL
+        verdict["reason"] = "; ".join(filter(None, [verdict["reason"], f"audit run INVALID: {why}"]))
+    verdict["log_dir"] = str(run.log_dir)
+    return verdict
+
+
+def run_compliance(sut: Any, library: Any, settings: LoadGenSettings, reference: LoadGenRun,
+                   accuracy_run: LoadGenRun | None, out_dir: str | Path,
+                   tests: tuple[str, ...] = TESTS) -> dict[str, dict[str, Any]]:
+    """Run ``tests`` against the submission's performance run ``reference`` and accuracy
+    run; each test's LoadGen logs go to ``out_dir/<TEST>``. Returns test -> verdict dict
+    (``verdict``, ``reason``, ``figures``, ``log_dir``)."""
+    out = Path(out_dir)
+    ref, kind, name = figure_of_merit(reference.summary)
+    scenario = str(reference.summary.get("scenario"))
+    perf = settings.model_copy(update={"mode": "PerformanceOnly"})
+    verdicts: dict[str, dict[str, Any]] = {}
+    for test in tests:
+        if test == "TEST01":
+            stateful = getattr(sut, "stateful", None)
+            if stateful:
+                verdicts[test] = {"verdict": NOT_APPLICABLE, "figures": {},
+                                  "reason": f"stateful SUT: {stateful}"}
+                continue
+            if accuracy_run is None:
+                raise DataError("TEST01 needs the accuracy-mode run of the submission")
+            run = run_test(sut, library, perf, out / test, overrides={
+                "accuracy_log_rng_seed": TEST01_LOG_RNG_SEED,
+                "accuracy_log_sampling_target": TEST01_SAMPLING_TARGET})
+            logged = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
+            expected = read_accuracy_log(accuracy_run.log_dir / ACCURACY, accuracy_run.response_dtype)
+            verdict = test01_verdict(logged, expected, ref, figure_of_merit(run.summary)[0], kind)
+        elif test == "TEST04":
+            run = run_test(sut, library, perf, out / test, overrides={
+                "performance_issue_same": True,
+                "performance_issue_same_index": min(TEST04_SAME_INDEX, library.total_count - 1)})
+            verdict = test04_verdict(ref, figure_of_merit(run.summary)[0], kind)
+        elif test == "TEST05":
+            run = run_test(sut, library, perf, out / test, overrides={"test05": True, **TEST05_SEEDS})
+            verdict = test05_verdict(ref, figure_of_merit(run.summary)[0], kind, scenario)
+        else:
+            raise DataError(f"unknown compliance test {test!r}; known: {', '.join(TESTS)}")
+        verdict["figures"]["figure_of_merit"] = name
+        verdicts[test] = _validity(run, verdict)
+    return verdicts
+
+
+def format_verdicts(verdicts: dict[str, dict[str, Any]]) -> list[str]:
+    """One line per test: ``TEST04 FAIL: reason (figures)``."""
+    lines = []
+    for test, v in verdicts.items():
+        figs = ", ".join(f"{k} {x:.4g}" if isinstance(x, float) else f"{k} {x}"
+                         for k, x in v.get("figures", {}).items())
+        lines.append(f"{test} {v['verdict']}" + (f": {v['reason']}" if v.get("reason") else "")
+                     + (f" ({figs})" if figs else ""))
+    return lines
