@@ -98,6 +98,9 @@ meters: Registry[Any] = Registry("meters")
 #: Systems under test (``neuromark.system.suts``): factories called with the config's
 #: ``sut.options``, returning a built SUT with its sample library.
 suts: Registry[Callable[..., Any]] = Registry("suts")
+#: Energy profiles (``neuromark.metrics.functional.energy_profiles.EnergyProfile``): joules
+#: per operation for ``energy_estimate``; users add their own (or give a YAML file).
+energy_profiles: Registry[Any] = Registry("energy_profiles")
 #: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
 executors: Registry[Callable[..., Any]] = Registry("executors")
 
@@ -153,6 +156,12 @@ suts.register_many({
     "esn": "neuromark.system.suts.esn:esn",
     "null": "neuromark.system.suts.null:null",
     "sleep": "neuromark.system.suts.sleep:sleep",
+})
+
+# Energy profiles: Horowitz ISSCC 2014, 45 nm, arithmetic only (no memory term).
+energy_profiles.register_many({
+    f"horowitz45-{p}": f"neuromark.metrics.functional.energy_profiles:HOROWITZ45_{p.upper()}"
+    for p in ("fp32", "fp16", "int32", "int8")
 })
 
 # Power meters (``neuromark.system.power``), following the PowerMeter protocol.
