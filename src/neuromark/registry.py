@@ -117,6 +117,7 @@ metrics.register_many({
     "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
     "coco_map": "neuromark.metrics.detection:CocoMap",
     "neuron_operations": "neuromark.metrics.neuron_ops:NeuronOperations",
+    "energy_estimate": "neuromark.metrics.energy:EnergyEstimate",
 })
 
 #: Framework adapters (``neuromark.models``): wrap a framework's network for the harness.
