@@ -1,5 +1,5 @@
 """``neuromark list``: registered tasks, metrics, datasets, models, adapters, systems under
-test, meters and solvers."""
+test, meters, solvers and energy profiles."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ def _list(args: argparse.Namespace) -> int:
                      for p in (project_root() / "configs").rglob("*.yaml"))
     print("benchmark configs:\n  " + ("\n  ".join(configs) or "(none)"))
     for reg in (registry.tasks, registry.metrics, registry.datasets, registry.models,
-                registry.adapters, registry.suts, registry.meters, registry.solvers):
+                registry.adapters, registry.suts, registry.meters, registry.solvers,
+                registry.energy_profiles):
         print(f"{reg.kind}:\n  " + (", ".join(reg.names()) or "(none)"))
     return 0
