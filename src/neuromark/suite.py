@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import ConfigError, DataError
+from neuromark.executors import Unit, current_executor, is_local
 from neuromark.registry import tasks
 from neuromark.results import Results, config_digest, path_in, to_jsonable, write_json_atomic
 
@@ -255,29 +256,101 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
     runs on the written results while the folder is still locked, also when the run is
     interrupted (SIGINT, or SIGTERM as the CLI raises it), so the report is never stale."""
     configs = validate_configs(paths)
+    executor = current_executor()
     with claim_folder(out_dir, configs, overwrite=overwrite):
         written: list[tuple[Path, Results]] = []
-        try:
-            for config in configs:
-                task = task_of(config)
-                stem = config.path.stem if config.path else task.name
-                if stem.strip(".") == "":
-                    stem = task.name
-                for results in task.run(config, out_dir / stem, quiet=quiet):
-                    try:
-                        target = path_in(out_dir, f"{results.benchmark.id}.json")
-                    except DataError as exc:
-                        raise ConfigError(f"{config.path or task.name}: {exc}") from None
-                    if any(where == target for where, _ in written):
-                        raise ConfigError(f"{config.path or task.name}: benchmark id "
-                                          f"{results.benchmark.id!r} is produced twice; its results "
-                                          f"would overwrite {target}. Give each benchmark its own id")
-                    results.save(target)
-                    written.append((target, results))
-        except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
+        order: dict[Path, int] = {}
+
+        def save(index: int, config: ConfigFile, task: Task, results: Results) -> None:
+            try:
+                target = path_in(out_dir, f"{results.benchmark.id}.json")
+            except DataError as exc:
+                raise ConfigError(f"{config.path or task.name}: {exc}") from None
+            if any(where == target for where, _ in written):
+                raise ConfigError(f"{config.path or task.name}: benchmark id "
+                                  f"{results.benchmark.id!r} is produced twice; its results "
+                                  f"would overwrite {target}. Give each benchmark its own id")
+            results.save(target)
+            written.append((target, results))
+            order[target] = index
+
+        def report() -> None:
             if finish is not None and written:
-                finish(written)
+                finish(sorted(written, key=lambda w: order[w[0]]))
+
+        remote = ([] if is_local(executor) else
+                  [i for i, c in enumerate(configs) if placement(task_of(c)) == "unit"])
+        units = [Unit(f"suite entry {entry_stem(configs[i])}", str(configs[i].path or "<config>"),
+                      run_entry_in_temp, (task_of(configs[i]), configs[i], entry_stem(configs[i])))
+                 for i in remote]
+        try:
+            with contextlib.closing(executor.run(units)) as outcomes:  # submitted now
+                for index, config in enumerate(configs):
+                    if index in remote:
+                        continue
+                    task = task_of(config)
+                    for results in task.run(config, out_dir / entry_stem(config), quiet=quiet):
+                        save(index, config, task, results)
+                for outcome in outcomes:
+                    index = remote[units.index(outcome.unit)]
+                    results_list, files = outcome.value
+                    write_files(out_dir / entry_stem(configs[index]), files)
+                    for results in results_list:
+                        results.details.setdefault("executor", {
+                            "name": executor.name, "node": outcome.node,
+                            "wall_s": outcome.wall_s})
+                        save(index, configs[index], task_of(configs[index]), results)
+        except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
+            report()
             raise
         if finish is not None:
-            finish(written)
+            finish(sorted(written, key=lambda w: order[w[0]]))
     return written
+
+
+def entry_stem(config: ConfigFile) -> str:
+    """The folder of a suite entry's artefacts under the run folder: its config's stem."""
+    stem = config.path.stem if config.path else str(config.data.get("task"))
+    return stem if stem.strip(".") else str(config.data.get("task"))
+
+
+def placement(task: Task) -> str:
+    """Where a task runs under a distributed executor: ``"units"`` (on the driver, handing
+    its own units to the executor), ``"driver"`` (on the driver, whole: the system track,
+    whose LoadGen timings and power meters belong to this machine), or ``"unit"`` (the whole
+    suite entry is one unit; the default for other tasks). A task sets ``placement``."""
+    given = getattr(task, "placement", None)
+    if given in ("units", "driver", "unit"):
+        return given
+    return "driver" if getattr(task, "name", "") == "system" else "unit"
+
+
+def run_entry_in_temp(task: Task, config: ConfigFile, stem: str
+                      ) -> tuple[list[Results], dict[str, bytes]]:
+    """Run a whole suite entry where a unit runs (another node, maybe), into a temporary
+    folder; returns its results and its artefacts (``{relative path: bytes}``) for the
+    driver to write."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="neuromark-unit-") as tmp:
+        folder = Path(tmp) / stem
+        results = task.run(config, folder, quiet=True)
+        files = {p.relative_to(folder).as_posix(): p.read_bytes()
+                 for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
+    return list(results), files
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Write a unit's artefacts under ``folder`` (each atomically: temp file + rename);
+    a path leaving the folder raises :class:`DataError`."""
+    import tempfile
+
+    for rel, data in files.items():
+        target = (folder / rel).resolve()
+        if not target.is_relative_to(folder.resolve()):
+            raise DataError(f"{folder}: a unit's artefact {rel!r} lies outside its folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from neuromark.commands.run import (
     add_cache_flag,
+    add_executor_flags,
     add_output_flags,
     apply_cache_flag,
     run_and_report,
@@ -40,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="output folder; rerun with the same folder to resume "
                           "(default: results/qubo-<config stem>)")
     add_output_flags(run)
+    add_executor_flags(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 
@@ -73,7 +75,8 @@ def _run(args: argparse.Namespace) -> int:
     out = args.out or Path("results") / f"qubo-{args.config.stem}"
     apply_cache_flag(args)
     return run_and_report([args.config], out, quiet=args.quiet, only_task="qubo",
-                          overwrite=args.overwrite)
+                          overwrite=args.overwrite, executor=args.executor,
+                          address=args.address)
 
 
 def _bks(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default: results/<timestamp>)")
     add_output_flags(parser)
+    add_executor_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--coverage", choices=("error", "warn"), default=None,
                         help="synaptic_operations: fail on parameters no counted operation "
@@ -43,6 +44,20 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
                         help="write into a non-empty --out that holds results of other "
                              "configs (its results of the same ids are replaced)")
     add_cache_flag(parser)
+
+
+def add_executor_flags(parser: argparse.ArgumentParser) -> None:
+    """``--executor NAME`` and ``--address ADDR``: where the run's units execute."""
+    parser.add_argument("--executor", default="local", metavar="NAME",
+                        help="where the independent units of the run execute (suite entries, "
+                             "Mackey-Glass instances, QUBO sweep entries): local (default, in "
+                             "this process; a QUBO config's jobs: N uses N processes) or ray "
+                             "(one Ray task per unit reserving whole CPUs; replaces jobs; "
+                             "needs neuromark[ray]; see docs/distributed.md)")
+    parser.add_argument("--address", default=None, metavar="ADDR",
+                        help="with --executor ray: the Ray cluster to join ('auto', HOST:PORT "
+                             "or ray://HOST:10001); default: a local Ray instance sized to "
+                             "this machine")
 
 
 def add_cache_flag(parser: argparse.ArgumentParser) -> None:
@@ -61,12 +76,15 @@ def apply_cache_flag(args: argparse.Namespace) -> None:
 
 
 def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
-                   only_task: str | None = None, overwrite: bool = False) -> int:
+                   only_task: str | None = None, overwrite: bool = False,
+                   executor: str = "local", address: str | None = None) -> int:
     """Validate all ``configs`` (suites expanded), run them into ``out_dir`` (default
-    ``results/<timestamp>``), print the summary table and write ``report.md``.
+    ``results/<timestamp>``) on ``executor`` (``local`` or ``ray``, joining ``address``),
+    print the summary table and write ``report.md``.
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
+    from neuromark.executors import make_executor, use_executor
     from neuromark.suite import expand, run_configs, timestamped_dir
 
     if only_task is not None:
@@ -74,6 +92,9 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
             if config.data.get("task") != only_task:
                 raise ConfigError(f"{config.where(('task',))}: this command runs task: {only_task}, "
                                   f"got {config.data.get('task')!r} (use 'neuromark run')")
+    if address is not None and executor == "local":
+        raise ConfigError("--address: only with --executor ray")
+    built = make_executor(executor, address)  # before validation: tasks check against it
     out_dir = out_dir or timestamped_dir()
     start = time.perf_counter()
     reports: list[Path] = []
@@ -82,7 +103,8 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
         print(format_summary([r for _, r in written]))
         reports.append(write_report(out_dir, written, wall_s=time.perf_counter() - start))
 
-    written = run_configs(configs, out_dir, quiet=quiet, overwrite=overwrite, finish=finish)
+    with use_executor(built):
+        written = run_configs(configs, out_dir, quiet=quiet, overwrite=overwrite, finish=finish)
     wall = time.perf_counter() - start
     print(f"\n{len(written)} result file(s) and the report {reports[0]} in {out_dir} "
           f"({wall:.1f} s)")
@@ -98,4 +120,5 @@ def _run(args: argparse.Namespace) -> int:
 
         os.environ["NEUROMARK_COVERAGE"] = args.coverage
     return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet,
-                          overwrite=args.overwrite)
+                          overwrite=args.overwrite, executor=args.executor,
+                          address=args.address)

@@ -94,7 +94,9 @@ class Executor(Protocol):
         """Whole CPUs available to units at once (sizes e.g. thread counts)."""
 
     def run(self, units: Sequence[Unit]) -> Iterator[Outcome]:
-        """Run ``units``; yield one :class:`Outcome` per unit as it finishes."""
+        """Run ``units``; yield one :class:`Outcome` per unit as it finishes. The iterator
+        has ``close()``, which cancels the units not yet finished (use
+        ``contextlib.closing``)."""
 
     def info(self) -> dict[str, Any]:
         """Provenance: the executor's name and settings (recorded in results)."""

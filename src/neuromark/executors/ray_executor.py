@@ -66,8 +66,9 @@ class RayExecutor:
         self._owns = False
 
     def run(self, units: Sequence[Unit]) -> Iterator[Outcome]:
+        """Submit every unit now; the returned iterator yields outcomes as they finish."""
         if not units:
-            return
+            return RayBatch(self.ray, {})
         biggest = max(units, key=lambda u: u.num_cpus)
         if biggest.num_cpus > self._largest_node():
             raise ConfigError(f"{biggest.config}: unit {biggest.name} needs {biggest.num_cpus} "
@@ -75,32 +76,52 @@ class RayExecutor:
                               f"({self._largest_node()} at most): it would wait forever")
         refs = {self._remote.options(num_cpus=u.num_cpus, max_retries=0).remote(
             u.fn, u.args, dict(u.kwargs)): u for u in units}
-        pending = list(refs)
-        try:
-            while pending:
-                done, pending = self.ray.wait(pending, num_returns=1)
-                unit = refs[done[0]]
-                try:
-                    value, node, wall = self.ray.get(done[0])
-                except self.ray.exceptions.RayTaskError as exc:
-                    cause = exc.cause if getattr(exc, "cause", None) is not None else exc
-                    raise UnitFailed(f"{unit.config}: unit {unit.name} failed on the Ray "
-                                     f"executor: {type(cause).__name__}: {cause}") from cause
-                except self.ray.exceptions.RayError as exc:  # worker died, node lost
-                    raise UnitFailed(f"{unit.config}: unit {unit.name} failed on the Ray "
-                                     f"executor: {type(exc).__name__}: {exc}") from None
-                yield Outcome(unit, value, node, wall)
-        finally:  # a failure, Ctrl-C or an abandoned generator: cancel what is left
-            self._cancel(pending)
-
-    def _cancel(self, refs: list[Any]) -> None:
-        for ref in refs:
-            try:
-                self.ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - finished meanwhile, or the node is gone
-                pass
+        return RayBatch(self.ray, refs)  # submitted now; gathered as the caller iterates
 
     def _largest_node(self) -> int:
         sizes = [int(n.get("Resources", {}).get("CPU", 0)) for n in self.ray.nodes()
                  if n.get("Alive")]
         return max(sizes, default=0)
+
+
+class RayBatch:
+    """Submitted units, iterated in completion order. An exception while waiting (a failed
+    unit, Ctrl-C) or :meth:`close` cancels the units not yet finished."""
+
+    def __init__(self, ray: Any, refs: dict[Any, Unit]) -> None:
+        self.ray, self.refs, self.pending = ray, refs, list(refs)
+
+    def __iter__(self) -> RayBatch:
+        return self
+
+    def __next__(self) -> Outcome:
+        if not self.pending:
+            raise StopIteration
+        try:
+            done, self.pending = self.ray.wait(self.pending, num_returns=1)
+            return self._outcome(done[0])
+        except BaseException:
+            self.close()
+            raise
+
+    def _outcome(self, ref: Any) -> Outcome:
+        unit = self.refs[ref]
+        try:
+            value, node, wall = self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:
+            cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+            raise UnitFailed(f"{unit.config}: unit {unit.name} failed on the Ray executor: "
+                             f"{type(cause).__name__}: {cause}") from cause
+        except self.ray.exceptions.RayError as exc:  # worker died, node lost
+            raise UnitFailed(f"{unit.config}: unit {unit.name} failed on the Ray executor: "
+                             f"{type(exc).__name__}: {exc}") from None
+        return Outcome(unit, value, node, wall)
+
+    def close(self) -> None:
+        """Cancel (force-kill) every unit not yet finished."""
+        pending, self.pending = self.pending, []
+        for ref in pending:
+            try:
+                self.ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - finished meanwhile, or its node is gone
+                pass

@@ -35,6 +35,7 @@ entries are kept under ``<out>/entries/`` and a re-run into the same folder resu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -357,19 +358,20 @@ def run_entries(jobs: Sequence[tuple[ModelSettings, Any, int]], settings: DataSe
     bar = progress(total=len(units), desc=desc, unit="instance", quiet=quiet)
     smapes: list[float] = []
     try:
-        for outcome in executor.run(units):
-            j, k = owner[id(outcome.unit)]
-            outs[j][k] = (outcome.value, outcome.node)
-            smapes.append(outcome.value["sMAPE"])
-            bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
-            bar.update()
-            if len(outs[j]) == settings.instances:
-                model, _, tau = jobs[j]
-                ordered = [outs[j][i] for i in range(settings.instances)]
-                nodes = [node for _, node in ordered] if not is_local(executor) else ()
-                entries[j] = aggregate(model, tau, [o for o, _ in ordered], nodes)
-                if done is not None:
-                    done(j, entries[j])
+        with contextlib.closing(executor.run(units)) as outcomes:
+            for outcome in outcomes:
+                j, k = owner[id(outcome.unit)]
+                outs[j][k] = (outcome.value, outcome.node)
+                smapes.append(outcome.value["sMAPE"])
+                bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
+                bar.update()
+                if len(outs[j]) == settings.instances:
+                    model, _, tau = jobs[j]
+                    ordered = [outs[j][i] for i in range(settings.instances)]
+                    nodes = [node for _, node in ordered] if not is_local(executor) else ()
+                    entries[j] = aggregate(model, tau, [o for o, _ in ordered], nodes)
+                    if done is not None:
+                        done(j, entries[j])
     finally:
         bar.close()
     return [e for e in entries if e is not None]
@@ -461,6 +463,8 @@ class MackeyGlassTask:
     """The ``mackey_glass`` task (see the module docstring)."""
 
     name = "mackey_glass"
+    #: Its instances are units of the run's executor; the task itself runs on the driver.
+    placement = "units"
 
     def validate(self, config: ConfigFile) -> MackeyGlassConfig:
         reject_legacy_keys(config, ("name", "id", "version"))

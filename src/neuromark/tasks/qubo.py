@@ -24,6 +24,7 @@ computed once the meter has stopped; the entries file is then rewritten with the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -176,6 +177,8 @@ class QuboTask:
     """The ``qubo`` task (see module docstring)."""
 
     name = "qubo"
+    #: Its sweep entries are units of the run's executor; the task itself runs on the driver.
+    placement = "units"
 
     def validate(self, config: ConfigFile) -> QuboConfig:
         return self._check(config)[0]
@@ -262,13 +265,14 @@ class QuboTask:
                 meter.start()
             units = [entry_unit(s, by_tag[s["solver"]], target(s), config, executor,
                                 meter) for s in todo]
-            for outcome in executor.run(units):
-                entry = {**outcome.value, "node": outcome.node,
-                         "num_cpus": outcome.unit.num_cpus, "executor": executor.name}
-                store.append(entry)
-                if meter is not None and entry["scenario"] != "max_size":
-                    measured.append(entry)
-                bar.update()
+            with contextlib.closing(executor.run(units)) as outcomes:
+                for outcome in outcomes:
+                    entry = {**outcome.value, "node": outcome.node,
+                             "num_cpus": outcome.unit.num_cpus, "executor": executor.name}
+                    store.append(entry)
+                    if meter is not None and entry["scenario"] != "max_size":
+                        measured.append(entry)
+                    bar.update()
         finally:
             bar.close()
             if executor is not current_executor():
