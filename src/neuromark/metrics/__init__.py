@@ -16,6 +16,7 @@ _LAZY = {
     "SynapticOperations": "neuromark.metrics.complexity",
     "MembraneUpdates": "neuromark.metrics.complexity",
     "NeuronOperations": "neuromark.metrics.neuron_ops",
+    "EnergyEstimate": "neuromark.metrics.energy",
     "StaticMetric": "neuromark.metrics.base",
     "WorkloadMetric": "neuromark.metrics.base",
     "Step": "neuromark.metrics.base",

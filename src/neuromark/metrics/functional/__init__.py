@@ -18,6 +18,9 @@ Statistics:
 Neuron operations (cost per neuron update, NeuroBench's snnTorch table):
     :func:`neuron_cost`, :func:`neuron_operations`, :data:`SNNTORCH_COSTS`.
 
+Energy estimates (joules from op counts and a named, versioned profile; never a measurement):
+    :func:`energy_estimate`, :class:`EnergyProfile`, :func:`load_profile`.
+
 Example:
     >>> from neuromark.metrics.functional import accuracy, smape
     >>> accuracy([1, 2, 3, 4], [1, 2, 0, 4])
@@ -47,6 +50,9 @@ _LAZY = {
     "neuron_cost": "neuromark.metrics.functional.neuron_ops",
     "neuron_operations": "neuromark.metrics.functional.neuron_ops",
     "SNNTORCH_COSTS": "neuromark.metrics.functional.neuron_ops",
+    "energy_estimate": "neuromark.metrics.functional.energy",
+    "EnergyProfile": "neuromark.metrics.functional.energy_profiles",
+    "load_profile": "neuromark.metrics.functional.energy_profiles",
 }
 
 __all__ = sorted(_LAZY)

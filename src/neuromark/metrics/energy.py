@@ -1,0 +1,86 @@
+"""EnergyEstimate: estimated joules per sample from synaptic and neuron operation counts.
+
+Per profile: Effective_MACs E_MAC + Effective_ACs E_AC (synaptic operations' counts) +
+Effective_Neuron_Ops E_update (NeuronOperations) for spiking models. The score is a dict
+``{profile name: J/sample}``; its unit says "estimate" and :meth:`EnergyEstimate.details`
+labels every figure with its profile, version, source and caveats. Never a measurement:
+the system track's measured energy stays a separate score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from neuromark.metrics.base import Step, WorkloadMetric
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.metrics.functional.energy import energy_estimate
+from neuromark.metrics.functional.energy_profiles import EnergyProfile, get_profile
+from neuromark.metrics.neuron_ops import NeuronOperations
+from neuromark.results import Score
+
+#: The shipped profiles, estimated together by default.
+SHIPPED = ("horowitz45-fp32", "horowitz45-fp16", "horowitz45-int32", "horowitz45-int8")
+
+
+class EnergyEstimate(WorkloadMetric):
+    """Estimated energy per sample for each of ``profiles`` (names, YAML files or
+    :class:`EnergyProfile`).
+
+    ``neurons``: ``"auto"`` adds neuron operations when the model has spiking neuron
+    layers (every one needs a cost, see NeuronOperations); ``False`` counts synapses only.
+    ``coverage``: as for synaptic operations.
+    """
+
+    name = "energy_estimate"
+    unit = "J/sample (estimate)"
+    higher_is_better = False
+    requires = SynapticOperations.requires | NeuronOperations.requires
+
+    def __init__(self, profiles: Sequence[str | Path | EnergyProfile] = SHIPPED,
+                 neurons: bool | str = "auto", coverage: str = "error") -> None:
+        if neurons not in ("auto", False):
+            raise ValueError(f"neurons must be 'auto' or False, got {neurons!r}")
+        self.profiles = [get_profile(p) for p in profiles]
+        if not self.profiles:
+            raise ValueError("energy_estimate needs at least one energy profile")
+        names = [p.name for p in self.profiles]
+        if len(set(names)) != len(names):
+            raise ValueError(f"energy_estimate: profile names repeat: {names}")
+        self.neurons = neurons
+        self.synops = SynapticOperations(coverage=coverage)
+        self.neuron_ops = NeuronOperations()
+        super().__init__()
+
+    def reset(self) -> None:
+        self.synops.reset()
+        self.neuron_ops.reset()
+
+    def update(self, step: Step) -> None:
+        self.synops.update(step)
+        if self.neurons == "auto":
+            self.neuron_ops.update(step)
+
+    def counts(self) -> dict[str, float]:
+        """Per sample: the MACs, ACs and neuron ops the estimate multiplies."""
+        ops = self.synops.compute().value
+        neuron = self.neuron_ops.compute().value["Effective_Neuron_Ops"] \
+            if self.neurons == "auto" and self.neuron_ops.costs else 0.0
+        return {"Effective_MACs": ops["Effective_MACs"], "Effective_ACs": ops["Effective_ACs"],
+                "Effective_Neuron_Ops": neuron}
+
+    def compute(self) -> Score:
+        c = self.counts()
+        value = {p.name: energy_estimate(c["Effective_MACs"], c["Effective_ACs"], p,
+                                         neuron_updates=c["Effective_Neuron_Ops"])
+                 for p in self.profiles}
+        return Score(value, unit=self.unit, higher_is_better=False)
+
+    def details(self) -> dict[str, Any]:
+        """The counts used and each profile's label, source and caveats."""
+        return {"estimate": True, "counts": self.counts(),
+                "profiles": {p.name: {"label": p.label(), "source": p.source,
+                                      "memory": "not counted (the run counts no memory "
+                                      "accesses)", "caveats": list(p.caveats)}
+                             for p in self.profiles}}

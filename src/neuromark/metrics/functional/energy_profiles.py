@@ -1,0 +1,133 @@
+"""Energy profiles: joules per operation for an *estimate* of energy from operation counts.
+
+A profile is named, versioned and cites its source. neuromark ships Horowitz's 45 nm
+figures (M. Horowitz, "Computing's energy problem (and what we can do about it)", ISSCC
+2014, pp. 10-14, doi:10.1109/ISSCC.2014.6757323; 45 nm, 0.9 V) at four precisions, with
+E_MAC = multiply + add and E_AC = add, and a neuron-update op costed as one add. They hold
+arithmetic only: no memory term (data movement, which dominates real hardware, is not in
+them). Users add their own profiles as YAML files (schema :class:`EnergyProfile`, errors
+with file:line like every config) or in Python through
+``neuromark.registry.energy_profiles.register(name, profile)``::
+
+    name: my-chip-int8
+    version: "1"
+    source: "Datasheet rev. B, table 4"
+    precision: int8
+    node: 22 nm
+    mac_j: 0.2e-12
+    ac_j: 0.03e-12
+    neuron_update_j: 0.05e-12        # optional: joules per neuron op
+    memory_access_j: 5.0e-12         # optional: joules per memory access ...
+    memory_source: "CACTI 7, 32 KB SRAM, 64-bit read"   # ... with its source
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
+
+from neuromark.config import ConfigFile, StrictModel, load_config, validate
+from neuromark.errors import ConfigError, UnknownNameError
+from neuromark.registry import energy_profiles
+
+Joules = Annotated[float, Field(ge=0.0)]
+
+HOROWITZ = ("M. Horowitz, \"Computing's energy problem (and what we can do about it)\", "
+            "ISSCC 2014, pp. 10-14, doi:10.1109/ISSCC.2014.6757323 (45 nm, 0.9 V)")
+
+#: Printed with every estimate from a shipped profile.
+CAVEATS = (
+    "an estimate from operation counts, not a measurement",
+    "arithmetic only: data movement, memory access and control are not included "
+    "(an instruction costs ~70 pJ against 0.1 pJ for the add itself, Horowitz 2014)",
+    "45 nm figures; newer nodes are cheaper per op",
+    "the MAC/AC ratio that SNN energy claims rest on often vanishes in hardware-aware "
+    "accounting (Dampfhoffer et al., IEEE TETCI 2022; Lemaire et al., 2022)",
+)
+
+
+class EnergyProfile(StrictModel):
+    """Joules per operation, with its name, version and source.
+
+    ``mac_j``: one multiply-accumulate; ``ac_j``: one accumulate (a spike-driven add);
+    ``neuron_update_j``: one neuron operation (NeuronOperations' op count), optional;
+    ``memory_access_j``: one memory access, optional, and then ``memory_source`` is
+    required."""
+
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    precision: str = ""
+    node: str = ""
+    mac_j: Joules
+    ac_j: Joules
+    neuron_update_j: Joules | None = None
+    memory_access_j: Joules | None = None
+    memory_source: str | None = None
+    caveats: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _memory_has_source(self) -> EnergyProfile:
+        if self.memory_access_j is not None and not (self.memory_source or "").strip():
+            raise ValueError("memory_access_j needs memory_source: where the figure comes from")
+        return self
+
+    def label(self) -> str:
+        """e.g. ``horowitz45-fp32 v1 (fp32, 45 nm)``."""
+        extra = ", ".join(x for x in (self.precision, self.node) if x)
+        return f"{self.name} v{self.version}" + (f" ({extra})" if extra else "")
+
+
+def _horowitz(precision: str, mult_pj: float, add_pj: float) -> EnergyProfile:
+    return EnergyProfile(
+        name=f"horowitz45-{precision}", version="1", source=HOROWITZ, precision=precision,
+        node="45 nm", mac_j=(mult_pj + add_pj) * 1e-12, ac_j=add_pj * 1e-12,
+        neuron_update_j=add_pj * 1e-12, caveats=CAVEATS)
+
+
+# Horowitz 2014, Fig. 1.1.9: add / multiply energy in pJ at 45 nm.
+HOROWITZ45_FP32 = _horowitz("fp32", 3.7, 0.9)
+HOROWITZ45_FP16 = _horowitz("fp16", 1.1, 0.4)
+HOROWITZ45_INT32 = _horowitz("int32", 3.1, 0.1)
+HOROWITZ45_INT8 = _horowitz("int8", 0.2, 0.03)
+
+
+def load_profile(path: str | Path) -> EnergyProfile:
+    """A user profile from a YAML file; errors name the file, key and line."""
+    config = load_config(path)
+    return profile_from(config.data, config)
+
+
+def profile_from(data: Any, config: ConfigFile | None = None) -> EnergyProfile:
+    """Validate a mapping as an :class:`EnergyProfile` (errors with file:line)."""
+    if not isinstance(data, dict):
+        where = config.where(()) if config else "<profile>"
+        raise ConfigError(f"{where}: an energy profile is a mapping of keys (name, version, "
+                          f"source, mac_j, ac_j, ...), got {type(data).__name__}")
+    memory_source = data.get("memory_source")
+    if data.get("memory_access_j") is not None and not (isinstance(memory_source, str)
+                                                        and memory_source.strip()):
+        where = config.where(("memory_access_j",)) if config else "<profile>"
+        raise ConfigError(f"{where}: memory_access_j needs memory_source: where the figure "
+                          "comes from")
+    return validate(EnergyProfile, data, config)
+
+
+def get_profile(profile: str | Path | EnergyProfile) -> EnergyProfile:
+    """A profile by registered name (``neuromark.registry.energy_profiles``), by YAML path
+    (``*.yaml``/``*.yml``), or passed through."""
+    if isinstance(profile, EnergyProfile):
+        return profile
+    text = str(profile)
+    if isinstance(profile, Path) or text.endswith((".yaml", ".yml")):
+        return load_profile(profile)
+    try:
+        found = energy_profiles.get(text)
+    except UnknownNameError as exc:
+        raise ConfigError(f"energy profile: {exc}; or give a YAML profile file") from None
+    if not isinstance(found, EnergyProfile):
+        raise ConfigError(f"energy profile {text!r} is registered as {type(found).__name__}, "
+                          "not an EnergyProfile")
+    return found
