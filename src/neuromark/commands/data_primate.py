@@ -35,3 +35,7 @@ def _surrogate(args: argparse.Namespace) -> int:
                           force=args.force)
     print(f"wrote the primate-reaching surrogate to {out}")
     return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """No top-level command: ``primate-surrogate`` lives under ``neuromark data``."""
