@@ -17,7 +17,7 @@ LoadGen summaries (:func:`neuromark.system.loadgen_log.summarize`).
   performance must be within 5 % of the submission's (20 % for single-stream latencies of
   at most 0.2 ms).
 
-The verdict functions (:func:`test01_verdict`, :func:`test04_verdict`, :func:`test05_verdict`)
+The verdict functions (:func:`verdict_test01`, :func:`verdict_test04`, :func:`verdict_test05`)
 are pure functions of figures; :func:`run_compliance` runs the three tests.
 """
 
@@ -75,7 +75,7 @@ def speedup(reference: float, test: float, kind: str) -> float:
     return reference / test if kind == "latency" else test / reference
 
 
-def test01_verdict(perf_responses: dict[int, np.ndarray], acc_responses: dict[int, np.ndarray],
+def verdict_test01(perf_responses: dict[int, np.ndarray], acc_responses: dict[int, np.ndarray],
                    reference: float, test: float, kind: str, *, rtol: float = 1e-5,
                    atol: float = 1e-6) -> dict[str, Any]:
     """TEST01 from the sampled performance-mode responses and the accuracy-mode ones
@@ -102,7 +102,7 @@ def test01_verdict(perf_responses: dict[int, np.ndarray], acc_responses: dict[in
                         "ratio": ratio, "accuracy_check": accuracy_ok, "performance_check": perf_ok}}
 
 
-def test04_verdict(reference: float, test: float, kind: str) -> dict[str, Any]:
+def verdict_test04(reference: float, test: float, kind: str) -> dict[str, Any]:
     """TEST04: the same-sample run may be at most 10 % faster than the submission run."""
     up = speedup(reference, test, kind)
     ok = up <= 1.0 + TEST04_TOLERANCE
@@ -113,15 +113,15 @@ def test04_verdict(reference: float, test: float, kind: str) -> dict[str, Any]:
                         "limit": 1.0 + TEST04_TOLERANCE}}
 
 
-def test05_tolerance(reference: float, kind: str, scenario: str) -> float:
+def tolerance_test05(reference: float, kind: str, scenario: str) -> float:
     """5 %, or 20 % for single-stream latencies of at most 0.2 ms."""
     relaxed = kind == "latency" and scenario == "SingleStream" and reference <= TEST05_RELAXED_BELOW_S
     return TEST05_RELAXED_TOLERANCE if relaxed else TEST05_TOLERANCE
 
 
-def test05_verdict(reference: float, test: float, kind: str, scenario: str) -> dict[str, Any]:
+def verdict_test05(reference: float, test: float, kind: str, scenario: str) -> dict[str, Any]:
     """TEST05: the performance with the alternate seeds within tolerance of the submission's."""
-    tol = test05_tolerance(reference, kind, scenario)
+    tol = tolerance_test05(reference, kind, scenario)
     deviation = test / reference - 1.0
     ok = abs(deviation) <= tol
     reason = "" if ok else (f"performance with the alternate seeds deviates {deviation:+.1%} from "
@@ -167,15 +167,15 @@ def run_compliance(sut: Any, library: Any, settings: LoadGenSettings, reference:
                 "accuracy_log_sampling_target": TEST01_SAMPLING_TARGET})
             logged = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
             expected = read_accuracy_log(accuracy_run.log_dir / ACCURACY, accuracy_run.response_dtype)
-            verdict = test01_verdict(logged, expected, ref, figure_of_merit(run.summary)[0], kind)
+            verdict = verdict_test01(logged, expected, ref, figure_of_merit(run.summary)[0], kind)
         elif test == "TEST04":
             run = run_test(sut, library, perf, out / test, overrides={
                 "performance_issue_same": True,
                 "performance_issue_same_index": min(TEST04_SAME_INDEX, library.total_count - 1)})
-            verdict = test04_verdict(ref, figure_of_merit(run.summary)[0], kind)
+            verdict = verdict_test04(ref, figure_of_merit(run.summary)[0], kind)
         elif test == "TEST05":
             run = run_test(sut, library, perf, out / test, overrides={"test05": True, **TEST05_SEEDS})
-            verdict = test05_verdict(ref, figure_of_merit(run.summary)[0], kind, scenario)
+            verdict = verdict_test05(ref, figure_of_merit(run.summary)[0], kind, scenario)
         else:
             raise DataError(f"unknown compliance test {test!r}; known: {', '.join(TESTS)}")
         verdict["figures"]["figure_of_merit"] = name

@@ -1,0 +1,128 @@
+"""MLPerf compliance tests: pass/fail logic on synthetic figures, and short LoadGen runs that
+show the audit settings reach LoadGen (a memoising SUT fails TEST04; TEST01 compares logged
+responses; a stateful SUT makes TEST01 not applicable). The real runs on the ESN and ASC SUTs
+are in ``bench/compliance.py``."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from neuromark.system.compliance import (
+    FAIL,
+    NOT_APPLICABLE,
+    PASS,
+    TEST05_SEEDS,
+    figure_of_merit,
+    run_compliance,
+    verdict_test01,
+    verdict_test04,
+    verdict_test05,
+)
+from neuromark.system.loadgen import LoadGenSettings, run_test
+from neuromark.system.loadgen_log import parse_detail
+from neuromark.system.sut import InMemoryLibrary, StagedSUT
+
+
+def test_test04_caching_threshold_on_synthetic_latencies():
+    assert verdict_test04(1.0e-3, 0.95e-3, "latency")["verdict"] == PASS  # 1.05x faster: noise
+    v = verdict_test04(1.0e-3, 0.8e-3, "latency")  # 1.25x faster
+    assert v["verdict"] == FAIL and v["figures"]["speedup"] == pytest.approx(1.25)
+    assert "the SUT caches results" in v["reason"]
+    assert verdict_test04(100.0, 109.0, "throughput")["verdict"] == PASS
+    assert verdict_test04(100.0, 111.0, "throughput")["verdict"] == FAIL
+    assert verdict_test04(1.0e-3, 2.0e-3, "latency")["verdict"] == PASS  # slower never fails
+
+
+def test_test05_tolerance_and_relaxed_short_latencies():
+    assert verdict_test05(1.0e-3, 1.04e-3, "latency", "SingleStream")["verdict"] == PASS
+    v = verdict_test05(1.0e-3, 1.06e-3, "latency", "SingleStream")
+    assert v["verdict"] == FAIL and v["figures"]["deviation"] == pytest.approx(0.06)
+    assert verdict_test05(1.0e-3, 0.94e-3, "latency", "SingleStream")["verdict"] == FAIL
+    # <= 0.2 ms single-stream latencies: 20 %
+    assert verdict_test05(0.15e-3, 0.17e-3, "latency", "SingleStream")["verdict"] == PASS
+    assert verdict_test05(0.15e-3, 0.19e-3, "latency", "SingleStream")["verdict"] == FAIL
+    assert verdict_test05(0.15e-3, 0.17e-3, "latency", "MultiStream")["verdict"] == FAIL
+    assert verdict_test05(500.0, 520.0, "throughput", "Offline")["verdict"] == PASS
+
+
+def test_test01_compares_responses_and_performance():
+    acc = {i: np.array([i, 2.0 * i], dtype="<f4") for i in range(10)}
+    perf = {i: acc[i].copy() for i in (1, 4, 7)}
+    ok = verdict_test01(perf, acc, 1.0e-3, 1.05e-3, "latency")
+    assert ok["verdict"] == PASS and ok["figures"]["responses_compared"] == 3
+    perf[4] = np.array([4.0, 8.5], dtype="<f4")
+    bad = verdict_test01(perf, acc, 1.0e-3, 1.0e-3, "latency")
+    assert bad["verdict"] == FAIL and "1 of 3 logged responses differ" in bad["reason"]
+    assert "samples [4]" in bad["reason"]
+    slow = verdict_test01({1: acc[1]}, acc, 1.0e-3, 1.2e-3, "latency")
+    assert slow["verdict"] == FAIL and "1.200x the submission's" in slow["reason"]
+    assert verdict_test01({}, acc, 1.0, 1.0, "latency")["verdict"] == FAIL
+
+
+def test_figure_of_merit_per_scenario():
+    ss = {"scenario": "SingleStream", "latency_s": {"percentiles_s": {"90": 0.002, "99": 0.003}}}
+    assert figure_of_merit(ss) == (0.002, "latency", "p90 latency (s)")
+    ms = {"scenario": "MultiStream", "latency_s": {"percentiles_s": {"90": 0.002, "99": 0.003}}}
+    assert figure_of_merit(ms)[0] == 0.003
+    assert figure_of_merit({"scenario": "Offline", "samples_per_second": 250.0})[1] == "throughput"
+    with pytest.raises(Exception, match="has no samples/s"):
+        figure_of_merit({"scenario": "Server"})
+
+
+class Memoiser:
+    """A deliberately caching SUT (test double): 2 ms per new sample, instant on a repeat."""
+
+    name = "memoiser"
+    response_dtype = "<f4"
+
+    def __init__(self):
+        self.cache = {}
+
+    def issue(self, indices):
+        out = []
+        for i in indices:
+            if i not in self.cache:
+                time.sleep(0.002)
+                self.cache[i] = np.array([float(i)], dtype="<f4")
+            out.append(self.cache[i])
+        return out
+
+
+SETTINGS = LoadGenSettings(scenario="SingleStream", min_query_count=64, min_duration_s=0,
+                           expected_latency_s=0.002)
+
+
+def test_memoising_sut_fails_test04(tmp_path):
+    pytest.importorskip("mlperf_loadgen")
+    library = InMemoryLibrary("ids", lambda i: i, 100_000)  # unique samples: hardly any repeat
+    sut = Memoiser()
+    reference = run_test(sut, library, SETTINGS, tmp_path / "perf")
+    verdicts = run_compliance(sut, library, SETTINGS, reference, None, tmp_path / "audit", ("TEST04",))
+    v = verdicts["TEST04"]
+    assert v["verdict"] == FAIL and v["figures"]["speedup"] > 10, v
+    assert parse_detail(tmp_path / "audit/TEST04/mlperf_log_detail.txt").values[
+        "effective_performance_issue_same"] is True
+
+
+def test_test01_and_test05_reach_loadgen(tmp_path):
+    pytest.importorskip("mlperf_loadgen")
+    library = InMemoryLibrary("values", lambda i: np.float32(i), 256)
+    sut = StagedSUT("double", library, lambda x: x * 2, lambda f: np.array([f, f + 1], dtype="<f4"))
+    reference = run_test(sut, library, SETTINGS, tmp_path / "perf")
+    accuracy = run_test(sut, library, SETTINGS.model_copy(update={"mode": "AccuracyOnly"}),
+                        tmp_path / "acc")
+    verdicts = run_compliance(sut, library, SETTINGS, reference, accuracy, tmp_path / "audit",
+                              ("TEST01", "TEST05"))
+    t01 = verdicts["TEST01"]["figures"]
+    assert t01["responses_compared"] > 0 and t01["responses_mismatched"] == 0
+    assert t01["accuracy_check"] is True  # the timing check depends on this busy machine
+    seeds = parse_detail(tmp_path / "audit/TEST05/mlperf_log_detail.txt").values
+    assert seeds["effective_qsl_rng_seed"] == TEST05_SEEDS["test05_qsl_rng_seed"]
+    assert verdicts["TEST05"]["figures"]["validity"] == "VALID"
+    sut.stateful = "keeps state between queries"
+    assert run_compliance(sut, library, SETTINGS, reference, accuracy, tmp_path / "again",
+                          ("TEST01",))["TEST01"] == {"verdict": NOT_APPLICABLE, "figures": {},
+                                                    "reason": "stateful SUT: keeps state between queries"}
