@@ -5,7 +5,7 @@ An ESTIMATE: the profile's per-operation figures times counts, never a measureme
 :mod:`~neuromark.metrics.functional.energy_profiles` for the caveats).
 
 Example:
-    >>> energy_estimate(1e6, 2e6, "horowitz45-fp32")  # 1e6 x 4.6 pJ + 2e6 x 0.9 pJ
+    >>> round(energy_estimate(1e6, 2e6, "horowitz45-fp32"), 15)  # 1e6 x 4.6 pJ + 2e6 x 0.9 pJ
     6.4e-06
 """
 
