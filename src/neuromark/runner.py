@@ -4,13 +4,19 @@ Example:
     >>> bench = Benchmark(SNNTorchModel(net), loader, [], [ChooseMaxCount()],
     ...                   [ClassificationAccuracy(), SynapticOperations()])  # doctest: +SKIP
     >>> results = bench.run()  # doctest: +SKIP
+
+State: by default the model's state is reset before every batch (independent samples).
+Streaming tasks choose ``reset="stream"`` (reset where a batch's third element says
+``new_stream``; state carries across the chunks of one stream; S parallel streams that start
+together are one batch ``(S, L, C)`` with per-row state) or ``reset="never"`` (one reset
+before the run).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 import torch
 
@@ -22,6 +28,13 @@ from neuromark.results import BenchmarkInfo, Results, Score
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]
+#: When the runner resets the model's state (:meth:`ModelAdapter.reset_state`):
+#: ``"batch"`` before every batch (independent samples; the default); ``"stream"`` before a
+#: batch whose third element, a mapping, has ``new_stream`` true (a loader that feeds long
+#: streams in chunks marks each stream's first chunk; state carries across its chunks);
+#: ``"never"`` once before the first batch only (the whole run is one stream).
+ResetRule = Literal["batch", "stream", "never"]
+RESET_RULES: tuple[str, ...] = ("batch", "stream", "never")
 
 
 class ModelRunError(ModelOutputError, RuntimeError):
@@ -78,13 +91,19 @@ class Benchmark:
         metrics: static and workload metric instances.
         quiet: no progress bar (a bar is shown only on a terminal anyway).
         info: the benchmark's identity for the results file.
+        reset: when the model's state is reset (:data:`ResetRule`): "batch" (default),
+            "stream" (batches ``(data, targets, {"new_stream": bool})``) or "never".
     """
 
     def __init__(self, model: Any, dataloader: Iterable[Any],
                  preprocessors: Sequence[Preprocessor] = (),
                  postprocessors: Sequence[Postprocessor] = (),
                  metrics: Sequence[StaticMetric | WorkloadMetric] = (), *,
-                 quiet: bool = False, info: BenchmarkInfo | None = None) -> None:
+                 quiet: bool = False, info: BenchmarkInfo | None = None,
+                 reset: ResetRule = "batch") -> None:
+        if reset not in RESET_RULES:
+            raise ValueError(f"reset={reset!r}: one of {', '.join(RESET_RULES)}")
+        self.reset = reset
         self.adapter = as_adapter(model)
         self.dataloader = dataloader
         self.preprocessors = list(preprocessors)
@@ -116,7 +135,7 @@ class Benchmark:
         nan_allowed = all(m.handles_nan for m in workload if m.uses_predictions)
         probes = frozenset().union(*(m.requires for m in workload))
         self.adapter.train(False)
-        seen = 0
+        seen = resets = 0
         with Instrument(self.adapter, probes) as instrument, torch.inference_mode():
             for index, batch in enumerate(self._batches(self._progress(self.dataloader, quiet))):
                 data, targets = self._preprocess(batch, index)
@@ -124,7 +143,9 @@ class Benchmark:
                 if bad:
                     raise DataError(f"benchmark {self.info.id}: batch {index}: targets contain "
                                     f"{bad}; targets must be finite")
-                self.adapter.reset_state()
+                if self._resets(batch, index):
+                    self.adapter.reset_state()
+                    resets += 1
                 output = self._forward(data, index)
                 bad = _non_finite(output)
                 if bad and not nan_allowed:
@@ -154,12 +175,30 @@ class Benchmark:
                 raise MetricError(f"metric {metric.name!r} failed: {exc}") from exc
             scores.update(value if isinstance(value, dict) else {metric.name: value})
         details: dict[str, Any] = {"samples": seen}
+        if self.reset != "batch":
+            details["state_resets"] = {"rule": self.reset, "count": resets}
         for metric in workload:  # e.g. synaptic_operations: coverage, activation products
             extra = getattr(metric, "details", None)
             if callable(extra):
                 details[metric.name] = extra()
         return Results(scores=scores, benchmark=self.info, config=config or {},
                        seeds=seeds or {}, details=details)
+
+    def _resets(self, batch: Any, index: int) -> bool:
+        """Whether the model's state is reset before batch ``index`` (see ``reset``)."""
+        if self.reset == "batch":
+            return True
+        if self.reset == "never":
+            return index == 0
+        meta = batch[2] if isinstance(batch, (tuple, list)) and len(batch) > 2 else None
+        if not isinstance(meta, Mapping) or "new_stream" not in meta:
+            raise DataError(f"benchmark {self.info.id}: batch {index}: reset='stream' needs "
+                            "batches (data, targets, {'new_stream': bool}); this batch has no "
+                            "such mapping")
+        if index == 0 and not meta["new_stream"]:
+            raise DataError(f"benchmark {self.info.id}: batch 0 must start a stream "
+                            "(new_stream true)")
+        return bool(meta["new_stream"])
 
     def _batches(self, iterable: Iterable[Any]) -> Iterable[Any]:
         """``iterable``'s batches; an exception inside the data loader is re-raised as a
