@@ -1,0 +1,151 @@
+"""``neuromark check``: a submission written by ``neuromark system run`` (test profile) passes;
+a missing file, a too-short run, an INVALID summary, a missing report section and a power
+window with too few meter samples each fail with a precise line (file: rule: message)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from neuromark.cli import main
+from neuromark.system.timing import now_s
+
+pytest.importorskip("mlperf_loadgen")
+
+ESN = "sut: {name: esn, options: {samples: 64, reservoir_size: 50}}\ntiming: {warmup: 4}\n"
+GOOD = "{scenario: SingleStream, min_query_count: 64, min_duration_s: 0, expected_latency_s: 0.0002}"
+
+
+def system_run(tmp, name, loadgen=GOOD, extra=""):
+    config = tmp / f"{name}.yaml"
+    config.write_text(f"task: system\nbenchmark: {{id: {name}}}\n{ESN}loadgen: {loadgen}\n{extra}")
+    out = tmp / name
+    assert main(["system", "run", str(config), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("submissions")
+    t = np.arange(now_s() - 1.0, now_s() + 300.0, 0.05)  # a 20 Hz instrument on the host clock
+    (tmp / "sparse.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},2.5" for v in t))
+    return {
+        "good": system_run(tmp, "good"),
+        "short": system_run(tmp, "short", GOOD.replace("64", "16")),
+        # 64 queries pre-generated at 10 ms expected latency run out long before 0.5 s
+        "invalid": system_run(tmp, "invalid", "{scenario: SingleStream, min_query_count: 64, "
+                                              "min_duration_s: 0.5, expected_latency_s: 0.01}"),
+        "sparse": system_run(tmp, "sparse", extra="meter: {name: csv, options: {path: sparse.csv, "
+                                                  "offset_s: 0}}\npower: {floor_s: 0.2, active_s: 0.7}\n"),
+    }
+
+
+def check(folder, capsys):
+    code = main(["check", str(folder)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("profile: ")
+    findings = [line for line in lines[1:] if ": " in line and not line.endswith("does not pass")]
+    return code, lines[0], findings
+
+
+def copy(runs, tmp_path, name="good"):
+    return shutil.copytree(runs[name], tmp_path / name)
+
+
+def test_a_system_run_submission_passes(runs, capsys):
+    code, profile, findings = check(runs["good"], capsys)
+    assert findings == [] and code == 0
+    assert profile.startswith("profile: test (short minimums") and "NOT an MLPerf-valid" in profile
+    manifest = json.loads((runs["good"] / "submission.json").read_text())
+    assert manifest["profile"] == "test" and manifest["benchmarks"][0]["loadgen_logs"] == {
+        "PerformanceOnly": "good/loadgen/performanceonly", "AccuracyOnly": "good/loadgen/accuracyonly"}
+    report = (runs["good"] / "submission/submission.md").read_text()
+    assert "- good: power not measured: no power meter configured." in report
+
+
+def test_missing_file(runs, tmp_path, capsys):
+    folder = copy(runs, tmp_path)
+    (folder / "good/loadgen/accuracyonly/mlperf_log_accuracy.json").unlink()
+    code, _, findings = check(folder, capsys)
+    assert code == 1 and findings == ["good/loadgen/accuracyonly/mlperf_log_accuracy.json: "
+                                      "layout/loadgen-logs: required AccuracyOnly LoadGen log is missing"]
+
+
+def test_too_short_run(runs, capsys):
+    code, _, findings = check(runs["short"], capsys)
+    assert code == 1
+    assert ("short/loadgen/performanceonly/mlperf_log_summary.txt: settings/min-query-count: run holds "
+            "16 queries (LoadGen minimum set to 16); the rule is at least 32 (SingleStream, test "
+            "profile)") in findings
+    # LoadGen itself also refuses it: early stopping needs 64 queries for the p90
+    assert [f for f in findings if "min-query-count" not in f] == [
+        "short/loadgen/performanceonly/mlperf_log_summary.txt: loadgen/valid: result is INVALID: "
+        "early stopping not met: Only processed 16 queries. Need to process at least 64 queries "
+        "for early stopping."]
+
+
+def test_invalid_summary(runs, capsys):
+    code, _, findings = check(runs["invalid"], capsys)
+    assert code == 1 and findings == [
+        "invalid/loadgen/performanceonly/mlperf_log_summary.txt: loadgen/valid: result is INVALID: "
+        "min duration not met (500 ms requested); Decrease the expected latency so the loadgen "
+        "pre-generates more queries."]
+
+
+def test_missing_report_section(runs, tmp_path, capsys):
+    folder = copy(runs, tmp_path)
+    report = folder / "submission/submission.md"
+    text = report.read_text()
+    start, end = text.index("## Algorithm"), text.index("## Workflow")
+    report.write_text(text[:start] + text[end:])
+    code, _, findings = check(folder, capsys)
+    assert code == 1 and findings == [
+        "submission/submission.md: report/section: section '## Algorithm' is missing"]
+
+
+def test_too_few_power_samples(runs, capsys):
+    code, _, findings = check(runs["sparse"], capsys)
+    assert code == 1 and len(findings) == 1
+    assert findings[0].startswith("sparse.json: power/samples: power window 'floor' holds ")
+    assert findings[0].endswith("meter samples (< 10); lengthen it or raise the meter's sample rate")
+
+
+def test_profile_and_compliance_rules(runs, tmp_path, capsys):
+    folder = copy(runs, tmp_path)
+    manifest = json.loads((folder / "submission.json").read_text())
+    manifest["profile"] = "submission"
+    (folder / "submission.json").write_text(json.dumps(manifest))
+    results = json.loads((folder / "good.json").read_text())
+    results["config"]["compliance"] = True
+    (folder / "good.json").write_text(json.dumps(results))
+    code, profile, findings = check(folder, capsys)
+    assert code == 1 and profile.startswith("profile: submission (MLPerf minimums")
+    text = "\n".join(findings)
+    assert "good.json: rules/profile: config declares profile 'test', the submission 'submission'" in text
+    assert ("settings/min-duration: effective minimum duration 0 s < 600 s (SingleStream, "
+            "submission profile)") in text
+    assert "settings/seeds: qsl_rng_seed 0 is not the official seed 2085463073848966840" in text
+    for test in ("TEST01", "TEST04", "TEST05"):
+        assert f"good.json: compliance/{test}: required by compliance: true, but not run" in text
+
+
+def test_qubo_rules(tmp_path):
+    from neuromark.system.checker import _Audit, _check_qubo
+
+    data = {"config": {"task": "qubo", "workloads": {"sizes": [10, 7777], "densities": [0.05],
+                                                     "seeds": [0, 1]},
+                       "seeds": [0], "fixed_timeout": {"timeouts": [0.01, 0.1]}},
+            "details": {"entries": [{"scenario": "fixed_timeout", "n": n, "density": 0.05,
+                                     "graph_seed": g, "seed": 0, "timeout_s": 0.01}
+                                    for n in (10, 7777) for g in (0, 1)]}}
+    audit = _Audit(tmp_path)
+    _check_qubo(audit, tmp_path / "q.json", data)
+    lines = [str(f) for f in audit.findings]
+    assert lines[0] == "q.json: qubo/seeds: 2 graph seeds [0, 1]; a submission runs the 5 announced seeds"
+    assert lines[1] == ("q.json: qubo/timeouts: timeout 0.1 s of the sweep is missing for 4 workload(s), "
+                        "e.g. n=10, density=0.05, graph seed 0, solver seed 0")
+    assert lines[2].startswith("q.json: qubo/bks-provenance: no BKS row for n=7777, density=0.05, seed 0")
+    assert len(lines) == 4  # and seed 1
