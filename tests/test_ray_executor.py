@@ -1,0 +1,116 @@
+"""Local executor vs a local Ray instance (2 CPUs, started once for the module): the same
+deterministic results (issue 16; CLARIFICATIONS 16.1: Mackey-Glass scores; QUBO
+workloads, BKS, entry keys, solved status at generous timeouts), failures naming their
+unit, cancellation, and the CLI path. Skipped when the extra is absent."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'neuromark[ray]' "
+                                        "(scripts/bootstrap.sh installs it)")
+
+from neuromark.commands.run import run_and_report  # noqa: E402
+from neuromark.errors import ConfigError  # noqa: E402
+from neuromark.executors import Unit, UnitFailed  # noqa: E402
+from neuromark.executors.ray_executor import RayExecutor  # noqa: E402
+
+MG = """task: mackey_glass
+benchmark: {id: mg-eq, version: "1.0"}
+data: {taus: [17, 18], instances: 2, length: 4, shift: 0.5}
+models: [{name: esn, seed: 3, params: {reservoir_size: 40, warmup: 40}}]
+metrics: [footprint, synaptic_operations]
+"""
+QUBO = """task: qubo
+benchmark: {id: qubo-eq, version: "1.0"}
+workloads: {sizes: [10, 25], densities: [0.1], seeds: [1]}
+solvers: [{name: dwave-tabu}, {name: neuromark-tabu}]
+seeds: [0]
+fixed_timeout: {timeouts: [0.03]}
+plots: false
+"""
+#: Entry fields that do not depend on where or how fast an entry ran.
+DETERMINISTIC = ("key", "solver", "n", "density", "graph_seed", "seed", "scenario", "bks",
+                 "timeout_s")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def both(local_ray, tmp_path_factory):
+    """The two configs run into one folder per executor (the Ray one through the CLI's
+    function, the way ``neuromark run --executor ray`` runs it)."""
+    root = tmp_path_factory.mktemp("eq")
+    (root / "mg.yaml").write_text(MG)
+    (root / "qubo.yaml").write_text(QUBO)
+    configs = [root / "mg.yaml", root / "qubo.yaml"]
+    for name in ("local", "ray"):
+        assert run_and_report(configs, root / name, quiet=True, executor=name) == 0
+    return root
+
+
+def _json(path):
+    return json.loads(path.read_text())
+
+
+def test_mackey_glass_scores_are_identical(both):
+    local, remote = _json(both / "local/mg-eq.json"), _json(both / "ray/mg-eq.json")
+    assert local["scores"] == remote["scores"]
+    for a, b in zip(local["details"]["entries"], remote["details"]["entries"]):
+        assert a["per_instance_sMAPE"] == b["per_instance_sMAPE"]
+        assert a["per_instance_complexity"] == b["per_instance_complexity"]
+    assert len(remote["details"]["entries"][0]["nodes"]) == 2  # the node of every instance
+
+
+@pytest.mark.parametrize("solver", ["dwave-tabu", "neuromark-tabu"])
+def test_qubo_deterministic_fields_are_identical(both, solver):
+    local = _json(both / f"local/qubo-eq-{solver}.json")["details"]["entries"]
+    remote = _json(both / f"ray/qubo-eq-{solver}.json")["details"]["entries"]
+    assert len(local) == len(remote) == 2
+    for a, b in zip(local, remote):
+        assert {k: a.get(k) for k in DETERMINISTIC} == {k: b.get(k) for k in DETERMINISTIC}
+        assert a["gap"] == b["gap"] == 0  # solved both ways at a generous timeout
+        assert b["executor"] == "ray" and b["num_cpus"] == 1 and b["node"]
+    if solver == "neuromark-tabu":  # workers follow the reservation, never more
+        assert {e["info"]["workers"] for e in remote} == {1}
+    keys = [json.loads(line)["key"] for line in
+            (both / "ray/qubo/entries.jsonl").read_text().splitlines()]
+    assert sorted(keys) == sorted(json.loads(line)["key"] for line in
+                                  (both / "local/qubo/entries.jsonl").read_text().splitlines())
+
+
+def test_a_failed_unit_names_itself_and_its_config(local_ray):
+    ex = RayExecutor()
+    with pytest.raises(UnitFailed, match=r"cfg.yaml:4: unit parse x failed on the Ray executor: "
+                                         r"ValueError: invalid literal"):
+        list(ex.run([Unit("abs", "cfg.yaml:3", abs, (-1,)), Unit("parse x", "cfg.yaml:4", int, ("x",))]))
+
+
+def test_close_cancels_the_units_not_finished(local_ray):
+    ex = RayExecutor()
+    batch = ex.run([Unit(f"sleep {i}", "cfg.yaml", time.sleep, (60,)) for i in range(3)])
+    refs = list(batch.refs)
+    start = time.perf_counter()
+    batch.close()
+    for ref in refs:
+        with pytest.raises((ray.exceptions.TaskCancelledError, ray.exceptions.WorkerCrashedError)):
+            ray.get(ref, timeout=30)
+    assert time.perf_counter() - start < 30
+
+
+def test_a_unit_larger_than_any_node_is_refused(local_ray):
+    with pytest.raises(ConfigError, match=r"cfg.yaml: unit big needs 64 CPUs; no node"):
+        RayExecutor().run([Unit("big", "cfg.yaml", abs, (1,), num_cpus=64)])
+
+
+def test_info_records_the_nodes(local_ray):
+    info = RayExecutor().info()
+    assert info["name"] == "ray" and info["cpus"] == 2 and len(info["nodes"]) == 1
