@@ -1,0 +1,195 @@
+"""Local executor vs Ray on this machine (issue 16): wall times, speed-up, per-unit overhead.
+
+Runs the same QUBO sweep (single-threaded dwave-tabu units of 1 s, plus 1-worker
+neuromark-sa units) and a Mackey-Glass multi-tau config (ESN instances, one torch thread
+each) twice: with the local executor (one unit after another) and with Ray on ``--cpus``
+CPUs (default 2). Ray's start-up and its workers' first imports are timed apart (a warm-up
+unit per CPU), so the speed-up compares the runs themselves. The per-unit overhead is the
+wall time of ``--noop`` no-op units divided by their count, Ray minus local.
+
+Also prints an estimate of a QUBO config's local wall time (``--estimate CONFIG``, default
+``configs/qubo/mis_medium.yaml``) from its planned entries and the per-entry overhead
+measured here, without running it.
+
+Targets (issue 16): speed-up >= 1.6x on 2 cores for single-threaded units >= 1 s; overhead
+<= 20 ms per unit. The machine's load average is printed: other processes share the cores.
+
+    .venv/bin/python bench/ray_sweep.py [--quick] [--cpus 2] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+QUBO = """task: qubo
+benchmark: {{id: bench-ray-qubo, version: "1.0"}}
+workloads: {{sizes: [{sizes}], densities: [0.05], seeds: [0, 1]}}
+solvers:
+  - name: dwave-tabu
+  - {{name: neuromark-sa, options: {{workers: 1}}}}
+seeds: [0]
+fixed_timeout: {{timeouts: [{timeout}]}}
+plots: false
+"""
+MG = """task: mackey_glass
+benchmark: {{id: bench-ray-mg, version: "1.0"}}
+data: {{taus: [{taus}], instances: {instances}, length: 20, shift: 0.5}}
+models: [{{name: esn, seed: 0, params: {{reservoir_size: 186, connection_probability: 0.11,
+          leak: 0.6, ridge: 1.0e-8, warmup: 100}}}}]
+threads: 1
+"""
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def warm_up() -> str:
+    """Import what the units import (run in every Ray worker before timing)."""
+    import neuromark.system.qubo.solvers.anneal  # noqa: F401
+    import neuromark.system.qubo.solvers.dwave  # noqa: F401
+    import neuromark.tasks.mackey_glass  # noqa: F401
+    import neuromark.tasks.qubo  # noqa: F401
+
+    time.sleep(0.5)  # hold the CPU so that each warm-up lands on another worker
+    return str(os.getpid())
+
+
+def timed_run(config: Path, executor) -> tuple[float, list]:
+    """Wall time of one run of ``config`` on ``executor`` into a fresh folder."""
+    from neuromark.executors import use_executor
+    from neuromark.suite import run_configs
+
+    out = Path(tempfile.mkdtemp(prefix="ray-bench-")) / "out"
+    with use_executor(executor):
+        start = time.perf_counter()
+        written = run_configs([config], out, quiet=True)
+        wall = time.perf_counter() - start
+    return wall, [r for _, r in written]
+
+
+def noop_overhead(executor, n: int) -> float:
+    """Seconds per no-op unit (``abs``) on ``executor``, after one warm round."""
+    from neuromark.executors import Unit
+
+    units = [Unit(f"noop {i}", "<bench>", abs, (-i,)) for i in range(n)]
+    list(executor.run(units[: min(n, 20)]))
+    start = time.perf_counter()
+    list(executor.run(units))
+    return (time.perf_counter() - start) / n
+
+
+def qubo_entry_overhead(results: list) -> float:
+    """Mean seconds an entry took beyond its timeout (solve overrun, loading, bookkeeping)."""
+    extra = [e["wall_s"] - e["timeout_s"] for r in results for e in r.details["entries"]]
+    return statistics.mean(extra)
+
+
+def estimate(config: Path, per_entry_s: float, cpus: int) -> dict:
+    """Local wall time of a QUBO config from its plan: the timeouts it waits for (TTS at
+    its cap as the upper bound, 10 % of it as the lower), plus ``per_entry_s`` per entry."""
+    from neuromark.config import load_config
+    from neuromark.tasks.qubo import TASK, plan
+
+    cfg, table, _ = TASK._check(load_config(config))
+    specs = plan(cfg, table)
+    fixed = sum(s["timeout_s"] for s in specs if s["scenario"] == "fixed_timeout")
+    tts = sum(s["cap_s"] for s in specs if s["scenario"] == "time_to_solution")
+    low = fixed + 0.1 * tts + per_entry_s * len(specs)
+    high = fixed + tts + per_entry_s * len(specs)
+    return {"config": str(config), "entries": len(specs), "fixed_timeout_s": fixed,
+            "tts_cap_s": tts, "local_low_s": low, "local_high_s": high,
+            f"ray_{cpus}cpu_low_s": low / cpus, f"ray_{cpus}cpu_high_s": high / cpus}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sweeps (a smoke run)")
+    parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--noop", type=int, default=300, help="no-op units for the overhead")
+    parser.add_argument("--estimate", type=Path, default=ROOT / "configs/qubo/mis_medium.yaml")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+
+    from neuromark.executors import LocalExecutor, Unit
+    from neuromark.executors.ray_executor import RayExecutor
+
+    tmp = Path(tempfile.mkdtemp(prefix="ray-bench-cfg-"))
+    qubo, mg = tmp / "qubo.yaml", tmp / "mg.yaml"
+    qubo.write_text(QUBO.format(sizes="100, 250" if not args.quick else "100",
+                                timeout=1.0 if not args.quick else 0.5))
+    mg.write_text(MG.format(taus="17, 18" if not args.quick else "17",
+                            instances=6 if not args.quick else 4))
+    figures: dict = {"load_before": load(), "cpus": args.cpus}
+    print(f"load average before: {figures['load_before']}", flush=True)
+
+    local = LocalExecutor()
+    for name, config in (("qubo", qubo), ("mackey_glass", mg)):
+        wall, results = timed_run(config, local)
+        figures[f"{name}_local_s"] = wall
+        if name == "qubo":
+            figures["qubo_entries"] = sum(len(r.details["entries"]) for r in results)
+            figures["qubo_entry_overhead_s"] = qubo_entry_overhead(results)
+        else:
+            figures["mackey_glass_units"] = len(results[0].details["entries"]) * len(
+                results[0].details["entries"][0]["per_instance_sMAPE"])
+            figures["mackey_glass_scores"] = dict(results[0])
+        print(f"{name}: local {wall:.2f} s", flush=True)
+    figures["noop_local_ms"] = 1e3 * noop_overhead(local, args.noop)
+
+    start = time.perf_counter()
+    ray_ex = RayExecutor(num_cpus=args.cpus)
+    figures["ray_init_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    pids = {o.value for o in ray_ex.run([Unit(f"warm {i}", "<bench>", warm_up)
+                                         for i in range(args.cpus)])}
+    figures["ray_warmup_s"] = time.perf_counter() - start
+    figures["ray_workers_warmed"] = len(pids)
+    try:
+        for name, config in (("qubo", qubo), ("mackey_glass", mg)):
+            wall, results = timed_run(config, ray_ex)
+            figures[f"{name}_ray_s"] = wall
+            figures[f"{name}_speedup"] = figures[f"{name}_local_s"] / wall
+            if name == "mackey_glass":
+                figures["mackey_glass_identical"] = dict(results[0]) == figures[
+                    "mackey_glass_scores"]
+            print(f"{name}: ray {wall:.2f} s, speed-up {figures[f'{name}_speedup']:.2f}x",
+                  flush=True)
+        figures["noop_ray_ms"] = 1e3 * noop_overhead(ray_ex, args.noop)
+    finally:
+        ray_ex.close()
+    figures["noop_overhead_ms"] = figures["noop_ray_ms"] - figures["noop_local_ms"]
+    figures["load_after"] = load()
+    del figures["mackey_glass_scores"]
+    if args.estimate.is_file():
+        figures["estimate"] = estimate(args.estimate, figures["qubo_entry_overhead_s"], args.cpus)
+
+    print(f"ray init {figures['ray_init_s']:.2f} s, warm-up {figures['ray_warmup_s']:.2f} s "
+          f"({figures['ray_workers_warmed']} workers)")
+    print(f"no-op unit: local {figures['noop_local_ms']:.3f} ms, ray {figures['noop_ray_ms']:.3f} "
+          f"ms, overhead {figures['noop_overhead_ms']:.3f} ms per unit (target <= 20 ms)")
+    for name in ("qubo", "mackey_glass"):
+        print(f"{name}: local {figures[f'{name}_local_s']:.2f} s, ray {figures[f'{name}_ray_s']:.2f}"
+              f" s on {args.cpus} CPUs: {figures[f'{name}_speedup']:.2f}x (target >= 1.6x)")
+    print(f"Mackey-Glass scores identical: {figures['mackey_glass_identical']}")
+    if "estimate" in figures:
+        est = figures["estimate"]
+        print(f"estimate {est['config']}: {est['entries']} entries, local "
+              f"{est['local_low_s'] / 60:.1f}-{est['local_high_s'] / 60:.1f} min, Ray on "
+              f"{args.cpus} CPUs {est[f'ray_{args.cpus}cpu_low_s'] / 60:.1f}-"
+              f"{est[f'ray_{args.cpus}cpu_high_s'] / 60:.1f} min (not run)")
+    print(f"load average before {figures['load_before']}, after {figures['load_after']}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
