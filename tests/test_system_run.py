@@ -110,6 +110,13 @@ def test_csv_meter_power_windows(tmp_path):
     assert res["loadgen_window_power"] == pytest.approx(3.0)
     assert res["loadgen_energy_per_sample"] == pytest.approx(3.0 * lg["duration_s"] / lg["samples"])
     assert (tmp_path / "out/power.png").is_file()
+    from neuromark.report.system_report import describe, write_submission
+
+    text = write_submission([res], describe([res]), tmp_path / "sub").read_text()  # the ASC report
+    assert ("| window | duration (s) | meter samples | total power (W) | floor power (W) | dynamic (W) "
+            "| total J/inference | floor J/inference | dynamic J/inference |") in text
+    assert "| floor | 0.2" in text and "| inference | 0.2" in text
+    assert "floor window (configured and ready, not asleep) gives floor power" in text
     timeline = res.details["power_timeline"]  # cropped to the windows +- 1 s, thinned to <= 20k points
     assert len(timeline["t_s"]) <= 20000 and timeline["t_s"][-1] - timeline["t_s"][0] < 30
 

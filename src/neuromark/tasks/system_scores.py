@@ -107,9 +107,10 @@ def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: di
     flags = details["flags"]
     active = [Window(k, *v) for k, v in windows.items() if k not in ("floor", "idle")]
     idle = Window("idle", *windows["idle"]) if "idle" in windows else None
+    amortised = bool(counts) and latency_rule != "data_time"  # the real-time rule: power x data time
     power = analyse(meter, Window("floor", *windows["floor"]), active, latency_s=latency_means,
-                    inferences=counts or None, idle=idle, latency_rule=latency_rule)
-    power["amortised"] = bool(counts)
+                    inferences=counts if amortised else None, idle=idle, latency_rule=latency_rule)
+    power["amortised"] = amortised
     lg = window_power(meter, Window("loadgen", *loadgen_window))
     samples = run.summary.get("sample_count")
     lg["samples"] = samples
