@@ -15,7 +15,9 @@ Config::
 - ``dataset`` names an entry of :data:`neuromark.registry.datasets`, called with
   ``split="test"`` (and ``split="train"`` for training) plus ``options``; it yields
   ``(input, label)`` per sample and may offer ``loader(batch_size, *, shuffle, seed,
-  drop_last)``; otherwise a torch ``DataLoader`` batches it.
+  drop_last)`` (spike files stream batches read in chunks, memory O(batch)); otherwise a
+  torch ``DataLoader`` batches it. Spikes a loader drops after ``t_max_us`` (``late: drop``)
+  are counted in the results (``dropped_late_spikes``) and printed.
 - ``model`` names an entry of :data:`neuromark.registry.models`. A model family with a
   training recipe (``snn``, ``rsnn``, ``lstm``, ``svm``) is trained once on the train split
   and cached at ``checkpoint`` by recipe hash. Any other entry is a factory called with
@@ -33,6 +35,7 @@ Config::
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -262,6 +265,11 @@ class ClassificationTask:
                                   seeds={"train": plan.train.seed} if plan.train else {})
         results.details.update(details)
         results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
+        dropped = getattr(loader, "dropped", 0)  # spikes after t_max_us (dataset option late: drop)
+        if dropped:
+            results.details["dropped_late_spikes"] = int(dropped)
+            print(f"{info.id}: {dropped} spike(s) after t_max_us dropped (dataset option late: drop)",
+                  file=sys.stderr)
         if getattr(test, "path", None) is not None:
             results.details["test_file"] = str(test.path)
         if meta.get("loss"):
