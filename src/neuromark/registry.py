@@ -133,6 +133,7 @@ models.register_many({
     "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
     "lstm": "neuromark.baselines.spike_classifiers:LSTM",
     "svm": "neuromark.baselines.spike_classifiers:SVM",
+    "nir": "neuromark.models.nir_model:nir_model",
 })
 
 # Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
