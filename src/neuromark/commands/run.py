@@ -11,6 +11,7 @@ import argparse
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from neuromark.errors import ConfigError
 from neuromark.report.markdown import format_summary, write_report
@@ -84,8 +85,8 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
-    from neuromark.executors import make_executor, use_executor
-    from neuromark.suite import expand, run_configs, timestamped_dir
+    from neuromark.executors import make_executor
+    from neuromark.suite import expand
 
     if only_task is not None:
         for config in expand(configs):
@@ -95,6 +96,17 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
     if address is not None and executor == "local":
         raise ConfigError("--address: only with --executor ray")
     built = make_executor(executor, address)  # before validation: tasks check against it
+    try:
+        return _run_on(built, configs, out_dir, quiet=quiet, overwrite=overwrite)
+    finally:
+        built.close()
+
+
+def _run_on(built: Any, configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool,
+            overwrite: bool) -> int:
+    from neuromark.executors import use_executor
+    from neuromark.suite import run_configs, timestamped_dir
+
     out_dir = out_dir or timestamped_dir()
     start = time.perf_counter()
     reports: list[Path] = []

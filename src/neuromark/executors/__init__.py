@@ -174,13 +174,12 @@ def is_local(executor: Executor) -> bool:
 
 @contextlib.contextmanager
 def use_executor(executor: Executor) -> Iterator[Executor]:
-    """Make ``executor`` the current one inside the block (closing it after)."""
+    """Make ``executor`` the current one inside the block (the caller closes it)."""
     token = _CURRENT.set(executor)
     try:
         yield executor
     finally:
         _CURRENT.reset(token)
-        executor.close()
 
 
 def make_executor(name: str, address: str | None = None) -> Executor:
