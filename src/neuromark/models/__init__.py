@@ -6,12 +6,14 @@ from typing import Any
 
 from neuromark._lazy import lazy_attributes
 
-__all__ = ["ModelAdapter", "SNNTorchModel", "TorchModel", "as_adapter"]
+__all__ = ["ModelAdapter", "SNNTorchModel", "TorchModel", "as_adapter", "from_nir", "to_nir"]
 
 _LAZY = {
     "ModelAdapter": "neuromark.models.adapter",
     "TorchModel": "neuromark.models.torch_model",
     "SNNTorchModel": "neuromark.models.snntorch_model",
+    "from_nir": "neuromark.models.nir_model",
+    "to_nir": "neuromark.models.nir_model",
 }
 
 
