@@ -1,0 +1,138 @@
+"""IBM DVS128 Gesture (Amir et al. 2017) in tonic's preprocessed layout, and the frames
+NeuroBench's example feeds its network.
+
+Layout (tonic 1.7.0 ``datasets/dvsgesture.py``): ``<root>/ibmGesture{Train,Test}/
+user<NN>_<lighting>/<label>.npy``; each file an unstructured ``(N, 4)`` array of columns
+``x, y, p, t`` with ``t`` in **milliseconds** (tonic multiplies by 1000 on load). The label is
+the file stem (0-10). Samples are in sorted order (folder, then label), unlike tonic, whose
+file order within a folder is ``os.walk``'s. Events come as
+:data:`~neuromark.data.events.CAMERA_EVENT_DTYPE` (t µs).
+
+:class:`DVSGesture` yields ``(frames, label)``: ``Denoise(10 ms)``, ``Downsample(0.25)``,
+``ToFrame((32, 32, 2), n_time_bins)`` as float32 ``(n_time_bins, 2, 32, 32)`` (kernels in
+:mod:`neuromark.data.event_transforms`). Nothing downloads in ``__init__``: call
+:meth:`DVSGesture.download` (figshare archives, md5-checked as tonic publishes them).
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
+from neuromark.data.events import CAMERA_EVENT_DTYPE
+from neuromark.errors import DataError
+
+CLASSES = ("hand clap", "right hand wave", "left hand wave", "right arm cw", "right arm ccw", "left arm cw",
+           "left arm ccw", "arm roll", "air drums", "air guitar", "other")
+SENSOR_SIZE = (128, 128, 2)
+FOLDERS = {"train": "ibmGestureTrain", "test": "ibmGestureTest"}
+ARCHIVES = {"train": ("https://figshare.com/ndownloader/files/38022171", "ibmGestureTrain.tar.gz",
+                      "3a8f0d4120a166bac7591f77409cb105"),
+            "test": ("https://figshare.com/ndownloader/files/38020584", "ibmGestureTest.tar.gz",
+                     "56070e45dadaa85fff82e0fbfbc06de5")}
+CITATION = """@inproceedings{amir2017low,
+  title={A Low Power, Fully Event-Based Gesture Recognition System},
+  author={Amir, Arnon and Taba, Brian and Berg, David and others},
+  booktitle={CVPR}, pages={7243--7252}, year={2017}}"""
+
+
+def read_sample(path: str | os.PathLike[str]) -> np.ndarray:
+    """One preprocessed ``.npy`` (columns x, y, p, t ms) -> events with t in µs."""
+    try:
+        raw = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise DataError(f"{path}: not a readable .npy event file: {exc}") from None
+    if raw.ndim != 2 or raw.shape[1] != 4 or raw.dtype.names is not None:
+        raise DataError(f"{path}: expected an unstructured (N, 4) array of x, y, p, t[ms], got "
+                        f"shape {raw.shape} dtype {raw.dtype}")
+    t = raw[:, 3] * 1000  # in the file's dtype, as tonic does, then cast
+    events = np.empty(len(raw), CAMERA_EVENT_DTYPE)
+    events["t"], events["x"], events["y"] = t.astype(np.int64), raw[:, 0], raw[:, 1]
+    events["p"] = raw[:, 2].astype(bool)
+    return events
+
+
+def write_sample(path: str | os.PathLike[str], events: np.ndarray) -> Path:
+    """Write events (t µs, multiples of 1000) in the preprocessed layout (int64 columns)."""
+    if np.any(np.asarray(events["t"]) % 1000):
+        raise ValueError("the preprocessed layout stores t in whole milliseconds")
+    cols = [events["x"], events["y"], events["p"], np.asarray(events["t"]) // 1000]
+    raw = np.stack(cols, 1).astype(np.int64)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, raw)
+    return path
+
+
+def list_samples(root: str | os.PathLike[str], split: str) -> list[tuple[Path, int, int, str]]:
+    """(file, label, user, lighting) of a split, sorted by folder then label."""
+    if split not in FOLDERS:
+        raise DataError(f"DVS Gesture split must be one of {sorted(FOLDERS)}, got {split!r}")
+    folder = Path(root) / FOLDERS[split]
+    if not folder.is_dir():
+        raise DataError(f"{folder}: no such folder; call DVSGesture.download() or write the "
+                        "offline surrogate (neuromark.synth.gestures)")
+    out = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+        user, _, lighting = sub.name.partition("_")
+        if not user.startswith("user") or not user[4:].isdigit():
+            raise DataError(f"{sub}: folder name is not user<NN>_<lighting>")
+        for f in sorted(sub.glob("*.npy"), key=lambda p: (len(p.stem), p.stem)):
+            if not f.stem.isdigit() or int(f.stem) >= len(CLASSES):
+                raise DataError(f"{f}: file stem must be a class index 0..{len(CLASSES) - 1}")
+            out.append((f, int(f.stem), int(user[4:]), lighting))
+    if not out:
+        raise DataError(f"{folder}: no samples")
+    return out
+
+
+class DVSGesture:
+    """Frames ``(n_time_bins, 2, 32, 32)`` float32 and labels of one split (see module)."""
+
+    citation = CITATION
+    classes = CLASSES
+
+    def __init__(self, root: str | os.PathLike[str], split: str = "test", *, n_time_bins: int = 150,
+                 denoise_us: float = 10_000, spatial_factor: float = 0.25) -> None:
+        self.root, self.split = Path(root), split
+        self.samples = list_samples(root, split)
+        self.n_time_bins, self.denoise_us, self.spatial_factor = n_time_bins, denoise_us, spatial_factor
+        self.frame_size = (int(SENSOR_SIZE[0] * spatial_factor), int(SENSOR_SIZE[1] * spatial_factor), 2)
+        self.targets = [s[1] for s in self.samples]
+        self.input_shape = (n_time_bins, 2, self.frame_size[1], self.frame_size[0])
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def events(self, index: int) -> np.ndarray:
+        """The raw events of sample ``index`` (t µs)."""
+        return read_sample(self.samples[index][0])
+
+    def __getitem__(self, index: int) -> tuple[Any, int]:
+        import torch
+
+        ev = downsample(denoise(self.events(index), self.denoise_us), self.spatial_factor)
+        frames = to_frame_time_bins(ev, self.frame_size, self.n_time_bins)
+        return torch.from_numpy(frames.astype(np.float32)), self.samples[index][1]
+
+    def download(self) -> None:
+        """Fetch and unpack the split's archive (md5-checked); never called by tests."""
+        from neuromark.data.download import fetch
+
+        url, name, md5 = ARCHIVES[self.split]
+        archive = fetch(url, self.root, md5=md5, filename=name)
+        with tarfile.open(archive) as tar:
+            tar.extractall(self.root, filter="data")
+
+
+def dvs_gesture(split: str = "test", *, root: str, n_time_bins: int = 150, train_time_bins: int = 25,
+                denoise_us: float = 10_000, spatial_factor: float = 0.25) -> DVSGesture:
+    """Registry entry: the test split with ``n_time_bins`` (NeuroBench: 150), the training
+    split with ``train_time_bins`` (NeuroBench: 25)."""
+    bins = n_time_bins if split == "test" else train_time_bins
+    return DVSGesture(root, split, n_time_bins=bins, denoise_us=denoise_us, spatial_factor=spatial_factor)

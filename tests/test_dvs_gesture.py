@@ -1,0 +1,68 @@
+"""DVS Gesture: tonic's preprocessed layout, sorted order, and the peer's transforms equal
+to tonic 1.7.0's on the same events (Denoise 10 ms, Downsample 0.25, ToFrame by bins)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neuromark.data.dvs_gesture import DVSGesture, list_samples, read_sample
+from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
+from neuromark.errors import DataError
+
+
+def _raw(seed: int, n: int = 3000) -> np.ndarray:
+    """(N, 4) x, y, p, t[ms] as in the preprocessed files: clustered, with isolated noise."""
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.integers(0, 1500, n))
+    cx = 64 + 30 * np.sin(t / 200)
+    x = np.clip(np.where(rng.random(n) < 0.8, cx + rng.normal(0, 3, n), rng.integers(0, 128, n)), 0, 127)
+    y = np.clip(np.where(rng.random(n) < 0.8, 64 + rng.normal(0, 3, n), rng.integers(0, 128, n)), 0, 127)
+    return np.stack([x.astype(int), y.astype(int), rng.integers(0, 2, n), t], 1).astype(np.int64)
+
+
+def _write(root, split="test", users=(24, 25)):
+    folder = root / ("ibmGestureTest" if split == "test" else "ibmGestureTrain")
+    for u in users:
+        for label in (10, 2, 0):  # written out of order on purpose
+            (folder / f"user{u:02d}_led").mkdir(parents=True, exist_ok=True)
+            np.save(folder / f"user{u:02d}_led" / f"{label}.npy", _raw(u * 100 + label))
+    return folder
+
+
+def test_layout_order_and_units(tmp_path):
+    _write(tmp_path)
+    samples = list_samples(tmp_path, "test")
+    assert [(s[2], s[1]) for s in samples] == [(24, 0), (24, 2), (24, 10), (25, 0), (25, 2), (25, 10)]
+    ev = read_sample(samples[0][0])
+    raw = np.load(samples[0][0])
+    assert np.array_equal(ev["t"], raw[:, 3] * 1000) and np.array_equal(ev["x"], raw[:, 0])
+    data = DVSGesture(tmp_path, "test", n_time_bins=20)
+    frames, label = data[2]
+    assert tuple(frames.shape) == (20, 2, 32, 32) and label == 10
+    np.save(samples[0][0].parent / "x.npy", np.zeros((3, 4)))
+    with pytest.raises(DataError, match="class index"):
+        list_samples(tmp_path, "test")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_transforms_equal_tonic(seed):
+    tonic = pytest.importorskip("tonic")
+    from numpy.lib import recfunctions
+
+    raw = _raw(seed)
+    tonic_events = raw.copy()
+    tonic_events[:, 3] *= 1000
+    tonic_events = recfunctions.unstructured_to_structured(tonic_events, tonic.datasets.DVSGesture.dtype)
+    ref = tonic.transforms.Compose([tonic.transforms.Denoise(filter_time=10000),
+                                    tonic.transforms.Downsample(spatial_factor=0.25),
+                                    tonic.transforms.ToFrame(sensor_size=(32, 32, 2), n_time_bins=150)])
+    expected = ref(tonic_events)
+    ev = np.empty(len(raw), dtype=[("t", "<i8"), ("x", "<i2"), ("y", "<i2"), ("p", "i1")])
+    ev["x"], ev["y"], ev["p"], ev["t"] = raw[:, 0], raw[:, 1], raw[:, 2], raw[:, 3] * 1000
+    den = denoise(ev, 10_000)
+    assert 0 < len(den) < len(ev)  # the filter did something
+    np.testing.assert_array_equal(den["t"], tonic.transforms.Denoise(filter_time=10000)(tonic_events)["t"])
+    got = to_frame_time_bins(downsample(den, 0.25), (32, 32, 2), 150)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
