@@ -5,7 +5,8 @@ image file, shared by every task and by the reports.
   shaded, the submission workflow diagram;
 - QUBO: BKS-gap vs timeout, time to solution;
 - Mackey-Glass: sMAPE vs tau (like Fig. 5 of Yik et al. 2025);
-- training curves of a checkpoint's meta.
+- training curves of a checkpoint's meta;
+- keyword FSCIL: accuracy vs session with its percentile band.
 """
 
 from __future__ import annotations
@@ -208,4 +209,26 @@ def plot_training(meta: dict[str, Any], path: Path, title: str) -> Path:
         acc_ax.set_ylabel("training accuracy")
         acc_ax.set_ylim(0, 1)
     ax.set_title(f"{title}: training ({meta.get('train_seconds', 0):.0f} s)")
+    return save_figure(fig, path)
+
+
+def plot_fscil(mean: Sequence[float], p5: Sequence[float], p95: Sequence[float],
+               new_mean: Sequence[float], frozen: Sequence[float], path: Path, title: str) -> Path:
+    """Few-shot class-incremental accuracy vs session: the mean over repeats with its
+    5th-95th percentile band, new-class accuracy, and the frozen reference."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=110)
+    sessions = np.arange(len(mean))
+    ax.fill_between(sessions, 100 * np.asarray(p5), 100 * np.asarray(p95), color="C0", alpha=0.25,
+                    label="all classes, 5th-95th percentile")
+    ax.plot(sessions, 100 * np.asarray(mean), "o-", color="C0", label="all classes (mean)")
+    ax.plot(sessions, 100 * np.asarray(new_mean, dtype=float), "s--", color="C1",
+            label="new classes only (mean)")
+    ax.plot(sessions, 100 * np.asarray(frozen), ":", color="C7", label="frozen reference")
+    ax.set_xlabel("session")
+    ax.set_ylabel("accuracy (%)")
+    ax.set_xticks(sessions)
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title(title)
     return save_figure(fig, path)
