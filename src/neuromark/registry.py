@@ -133,6 +133,10 @@ models.register_many({
     "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
     "lstm": "neuromark.baselines.spike_classifiers:LSTM",
     "svm": "neuromark.baselines.spike_classifiers:SVM",
+    "keyword_m5": "neuromark.baselines.keywords:M5",
+    "keyword_lif": "neuromark.baselines.keywords:LIFNet",
+    "gsc_m5": "neuromark.baselines.keywords:gsc_m5",
+    "gsc_snn": "neuromark.baselines.keywords:gsc_snn",
     "nir": "neuromark.models.nir_model:nir_model",
 })
 
@@ -142,6 +146,7 @@ tasks.register_many({
     "classification": "neuromark.tasks.classification:TASK",
     "system": "neuromark.tasks.system:TASK",
     "qubo": "neuromark.tasks.qubo:TASK",
+    "fscil": "neuromark.tasks.fscil:TASK",
 })
 
 # QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.
@@ -183,6 +188,7 @@ datasets.register_many({
     "spike_files": "neuromark.data.binned:spike_files",
     "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
     "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
+    "speech_commands": "neuromark.baselines.keywords:speech_commands",
     "primate_reaching": "neuromark.data.primate_reaching:primate_reaching",
 })
 
