@@ -133,6 +133,10 @@ models.register_many({
     "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
     "lstm": "neuromark.baselines.spike_classifiers:LSTM",
     "svm": "neuromark.baselines.spike_classifiers:SVM",
+    # streaming velocity decoders for primate_reaching (fit_stream recipes)
+    "ridge_decoder": "neuromark.baselines.primate_reaching:RIDGE",
+    "ann2d": "neuromark.baselines.primate_reaching:ANN2D_FAMILY",
+    "snn2": "neuromark.baselines.primate_reaching:SNN2_FAMILY",
     "keyword_m5": "neuromark.baselines.keywords:M5",
     "keyword_lif": "neuromark.baselines.keywords:LIFNet",
     "gsc_m5": "neuromark.baselines.keywords:gsc_m5",
@@ -147,6 +151,7 @@ tasks.register_many({
     "system": "neuromark.tasks.system:TASK",
     "qubo": "neuromark.tasks.qubo:TASK",
     "fscil": "neuromark.tasks.fscil:TASK",
+    "primate_reaching": "neuromark.tasks.primate_reaching:TASK",
 })
 
 # QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.

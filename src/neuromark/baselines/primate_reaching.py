@@ -1,0 +1,265 @@
+"""Streaming velocity decoders for primate reaching, with their training recipes.
+
+Every decoder is a torch module fed one stream in chunks: input (S, L, C) binned threshold
+crossings (one row per 4-ms step), output (S, L, 2) cursor velocity in mm/step. State (an
+input history or membranes) carries from chunk to chunk and is cleared by
+``reset_state()``; a fresh stream starts from empty history (zeros before its first step).
+
+- ``ridge``: Wiener filter, i.e. ridge regression on ``lags`` causal windows of ``width``
+  steps each (default 5 x 8 steps = 160 ms), solved in closed form.
+- ``ann2d``: NeuroBench's ANN2D layout: the input summed over the last ``window`` steps
+  (50 = 200 ms) -> 32 -> 48 -> 2 with ReLU, trained with Adam on MSE. Warm-up rule: the
+  peer outputs zeros until its window has filled (the first 50 test steps, scored); ours
+  sums the steps the stream has so far and predicts from step 0 (every step scored).
+- ``snn2``: two-layer LIF network (C -> ``hidden`` current-based LIF -> 2 leaky
+  integrators, :mod:`neuromark.baselines.shd_snn`'s neurons) trained by BPTT with the
+  fast-sigmoid surrogate on ``chunk``-step windows, loss after a ``burn_in``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from pydantic import Field
+from torch import Tensor, nn
+
+from neuromark.baselines.shd_snn import LeakyReadout, LIFNeuron
+from neuromark.config import StrictModel
+
+STEP_MS = 4.0
+
+
+class DecoderOptions(StrictModel):
+    """``model.options`` (unused keys of another decoder are refused by each family)."""
+
+    seed: int = 0
+
+
+class RidgeOptions(DecoderOptions):
+    lags: int = Field(5, ge=1, le=50)
+    width: int = Field(8, ge=1, le=250, description="steps per lag window")
+    alpha: float = Field(1.0, ge=0, description="ridge penalty, relative to the mean feature variance x N")
+
+
+class ANN2DOptions(DecoderOptions):
+    window: int = Field(50, ge=1, le=1000, description="summed steps (50 = 200 ms)")
+    hidden: tuple[int, int] = (32, 48)
+    epochs: int = Field(20, ge=1)
+    batch_size: int = Field(256, ge=1)
+    lr: float = Field(1e-3, gt=0)
+
+
+class SNN2Options(DecoderOptions):
+    hidden: int = Field(64, ge=1)
+    tau_syn_ms: float = Field(10.0, gt=0)
+    tau_mem_ms: float = Field(20.0, gt=0)
+    tau_out_ms: float = Field(20.0, gt=0)
+    iterations: int = Field(150, ge=1)
+    batch_size: int = Field(16, ge=1)
+    chunk: int = Field(250, ge=2)
+    burn_in: int = Field(25, ge=0)
+    lr: float = Field(2e-3, gt=0)
+
+
+def window_sums(x: Tensor, history: Tensor, width: int, lags: int) -> tuple[Tensor, Tensor]:
+    """Causal window sums: (S, L, C) input with (S, lags*width - 1, C) history ->
+    ((S, L, lags*C) features, new history). Feature block j sums steps
+    ``[n - (j+1)*width + 1, n - j*width]``."""
+    full = torch.cat([history, x], dim=1)
+    zero = torch.zeros_like(full[:, :1])
+    csum = torch.cat([zero, torch.cumsum(full, dim=1)], dim=1)
+    span = lags * width - 1
+    n = x.shape[1]
+    end = torch.arange(n, device=x.device) + span + 1  # index after step n in csum
+    blocks = [csum[:, end - j * width] - csum[:, end - (j + 1) * width] for j in range(lags)]
+    return torch.cat(blocks, dim=-1), full[:, full.shape[1] - span:] if span else full[:, :0]
+
+
+class _History(nn.Module):
+    """Input history of one stream (S, span, C): the decoder's state between chunks."""
+
+    def __init__(self, span: int) -> None:
+        super().__init__()
+        self.span = span
+        self.register_buffer("history", torch.zeros(1, span, 0), persistent=False)
+
+    def reset_state(self) -> None:
+        self.history = torch.zeros(1, self.span, 0)
+
+    def get(self, x: Tensor) -> Tensor:
+        h = self.history
+        if h.shape[0] != x.shape[0] or h.shape[2] != x.shape[2]:
+            h = torch.zeros(x.shape[0], self.span, x.shape[2], dtype=x.dtype, device=x.device)
+        return h
+
+
+class RidgeDecoder(nn.Module):
+    """Wiener/ridge filter over lagged window sums: (S, L, C) -> (S, L, 2)."""
+
+    def __init__(self, channels: int, lags: int = 5, width: int = 8) -> None:
+        super().__init__()
+        self.lags, self.width = lags, width
+        self.state = _History(lags * width - 1)
+        self.readout = nn.Linear(lags * channels, 2)
+
+    def reset_state(self) -> None:
+        self.state.reset_state()
+
+    def forward(self, x: Tensor) -> Tensor:
+        feats, self.state.history = window_sums(x, self.state.get(x), self.width, self.lags)
+        return self.readout(feats)
+
+
+class ANN2D(nn.Module):
+    """Summed window -> two ReLU layers -> velocity: (S, L, C) -> (S, L, 2)."""
+
+    def __init__(self, channels: int, window: int = 50, hidden: tuple[int, int] = (32, 48)) -> None:
+        super().__init__()
+        self.window = window
+        self.state = _History(window - 1)
+        self.net = nn.Sequential(nn.Linear(channels, hidden[0]), nn.ReLU(),
+                                 nn.Linear(hidden[0], hidden[1]), nn.ReLU(), nn.Linear(hidden[1], 2))
+
+    def reset_state(self) -> None:
+        self.state.reset_state()
+
+    def forward(self, x: Tensor) -> Tensor:
+        feats, self.state.history = window_sums(x, self.state.get(x), self.window, 1)
+        return self.net(feats)
+
+
+class SNN2(nn.Module):
+    """C -> LIF(hidden) -> 2 leaky integrators, one 4-ms step per neuron call: (S, L, C) -> (S, L, 2)."""
+
+    def __init__(self, channels: int, hidden: int = 64, tau_syn_ms: float = 10.0,
+                 tau_mem_ms: float = 20.0, tau_out_ms: float = 20.0) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(channels, hidden)
+        self.lif1 = LIFNeuron(hidden, math.exp(-STEP_MS / tau_syn_ms), math.exp(-STEP_MS / tau_mem_ms))
+        self.fc2 = nn.Linear(hidden, 2)
+        self.out = LeakyReadout(2, 0.0, math.exp(-STEP_MS / tau_out_ms))
+
+    def forward(self, x: Tensor) -> Tensor:
+        current = self.fc1(x)
+        outputs = []
+        for n in range(x.shape[1]):
+            outputs.append(self.out(self.fc2(self.lif1(current[:, n]))))
+        return torch.stack(outputs, dim=1)
+
+
+@dataclass(frozen=True)
+class TrainData:
+    """A session for training: inputs (K, C) of the whole recording, labels (K, 2), and the
+    training split's reaches as ``[start, stop)`` ranges."""
+
+    x: np.ndarray
+    y: np.ndarray
+    segments: list[tuple[int, int]]
+
+    @property
+    def indices(self) -> np.ndarray:
+        return np.concatenate([np.arange(a, b) for a, b in self.segments])
+
+
+def _features(model: nn.Module, data: TrainData) -> Tensor:
+    """The model's window features for every training index (history from the recording)."""
+    x = torch.from_numpy(data.x.astype(np.float32))[None]
+    lags, width = (model.lags, model.width) if isinstance(model, RidgeDecoder) else (1, model.window)
+    pad = torch.zeros(1, lags * width - 1, x.shape[2])
+    feats, _ = window_sums(x, pad, width, lags)
+    return feats[0, torch.from_numpy(data.indices)]
+
+
+def fit_ridge(options: RidgeOptions, data: TrainData) -> RidgeDecoder:
+    """Closed-form ridge (centred, with intercept) on the training split."""
+    model = RidgeDecoder(data.x.shape[1], options.lags, options.width)
+    f = _features(model, data).double()
+    y = torch.from_numpy(data.y[data.indices]).double()
+    mu_f, mu_y = f.mean(0), y.mean(0)
+    fc, yc = f - mu_f, y - mu_y
+    gram = fc.T @ fc
+    penalty = options.alpha * float(torch.diagonal(gram).mean())
+    w = torch.linalg.solve(gram + penalty * torch.eye(gram.shape[0], dtype=gram.dtype), fc.T @ yc)
+    with torch.no_grad():
+        model.readout.weight.copy_(w.T.float())
+        model.readout.bias.copy_((mu_y - mu_f @ w).float())
+    return model
+
+
+def fit_ann2d(options: ANN2DOptions, data: TrainData) -> ANN2D:
+    """Adam on MSE over shuffled training samples (features: summed windows / window)."""
+    torch.manual_seed(options.seed)
+    model = ANN2D(data.x.shape[1], options.window, options.hidden)
+    f = _features(model, data)
+    y = torch.from_numpy(data.y[data.indices])
+    gen = torch.Generator().manual_seed(options.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=options.lr)
+    for _ in range(options.epochs):
+        for batch in torch.randperm(len(f), generator=gen).split(options.batch_size):
+            opt.zero_grad()
+            nn.functional.mse_loss(model.net(f[batch]), y[batch]).backward()
+            opt.step()
+    return model
+
+
+def fit_snn2(options: SNN2Options, data: TrainData) -> SNN2:
+    """BPTT on random ``chunk``-step windows of the training reaches (state zeroed per
+    window, loss after ``burn_in`` steps), Adam."""
+    torch.manual_seed(options.seed)
+    rng = np.random.default_rng(options.seed)
+    model = SNN2(data.x.shape[1], options.hidden, options.tau_syn_ms, options.tau_mem_ms,
+                 options.tau_out_ms)
+    with torch.no_grad():  # inputs are 0/1 at ~20 % occupancy: scale the first layer up
+        model.fc1.weight.mul_(4.0)
+    idx = data.indices
+    starts = idx[idx + options.chunk <= len(data.x)]
+    x = torch.from_numpy(data.x.astype(np.float32))
+    y = torch.from_numpy(data.y)
+    opt = torch.optim.Adam(model.parameters(), lr=options.lr)
+    for _ in range(options.iterations):
+        begin = rng.choice(starts, options.batch_size)
+        rows = torch.from_numpy(begin[:, None] + np.arange(options.chunk)[None])
+        for module in (model.lif1, model.out):
+            module.reset_state()
+        out = model(x[rows])
+        opt.zero_grad()
+        nn.functional.mse_loss(out[:, options.burn_in:], y[rows][:, options.burn_in:]).backward()
+        opt.step()
+    for module in (model.lif1, model.out):
+        module.reset_state()
+    return model
+
+
+@dataclass(frozen=True)
+class DecoderFamily:
+    """A registered decoder: its options schema, builder and training recipe."""
+
+    kind: Literal["ridge", "ann2d", "snn2"]
+    options_model: type[DecoderOptions]
+
+    @property
+    def spiking(self) -> bool:
+        return self.kind == "snn2"
+
+    def build(self, options: Any, channels: int) -> nn.Module:
+        """An untrained decoder (to load a checkpoint into)."""
+        if self.kind == "ridge":
+            return RidgeDecoder(channels, options.lags, options.width)
+        if self.kind == "ann2d":
+            return ANN2D(channels, options.window, options.hidden)
+        return SNN2(channels, options.hidden, options.tau_syn_ms, options.tau_mem_ms,
+                    options.tau_out_ms)
+
+    def fit_stream(self, options: Any, data: TrainData) -> nn.Module:
+        """Train on one session's training split; returns the model in eval mode."""
+        fit = {"ridge": fit_ridge, "ann2d": fit_ann2d, "snn2": fit_snn2}[self.kind]
+        return fit(options, data).eval()
+
+
+RIDGE = DecoderFamily("ridge", RidgeOptions)
+ANN2D_FAMILY = DecoderFamily("ann2d", ANN2DOptions)
+SNN2_FAMILY = DecoderFamily("snn2", SNN2Options)

@@ -1,0 +1,252 @@
+"""Primate reaching: cursor-velocity decoding from motor-cortex threshold crossings
+(NeuroBench v1.0 motor prediction; O'Doherty et al., Zenodo 583331). R² per session.
+
+Protocol, per session: the decoder (a registered decoder family) is trained on the
+training split (cached checkpoint by recipe hash); the test split is ONE stream fed to
+:class:`neuromark.runner.Benchmark` in chunks ``(1, L, C)`` (``data.chunk`` = L, default
+250 steps = 1 s) with ``reset="stream"``: state carries across chunks and is reset at the
+stream's start. R² is accumulated over the whole test split per dimension,
+``R²_d = 1 - SSE_d / (N Var(y_d))``, and averaged over x and y. Scores: ``r2`` = the mean
+over sessions with its standard error over sessions; every complexity metric (per 4-ms
+step, footprint for one stream) = the mean over sessions; per-session values in details.
+
+Config::
+
+    task: primate_reaching
+    benchmark: {id: primate-reaching-snn2, version: "1.0", parent: neurobench-primate_reaching}
+    data:
+      root: cache:primate_reaching/surrogate-480s   # folder of the six .mat files
+      surrogate: {duration_s: 480, seed: 0}         # written there when missing; null: real data
+      sessions: [indy_20160622_01, ...]             # default: all six
+      bin_width: 0.004
+      train_ratio: 0.5
+      chunk: 250
+    model: {name: snn2, options: {hidden: 64}}      # ridge_decoder, ann2d, snn2
+    checkpoint_dir: cache:checkpoints/primate_reaching
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from neuromark._progress import progress
+from neuromark._threads import torch_threads
+from neuromark.components import resolve_entry
+from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.errors import ConfigError, DataError
+from neuromark.metrics.functional import standard_error
+from neuromark.metrics.names import build_metrics
+from neuromark.registry import models
+from neuromark.results import Results, Score, atomic_path, to_jsonable
+
+PARENT = "neurobench-primate_reaching"
+ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
+                "loco_20170210_03", "loco_20170215_02", "loco_20170301_05")
+METRICS = {"spiking": ["footprint", "connection_sparsity", "activation_sparsity",
+                       "synaptic_operations", "membrane_updates"],
+           "other": ["footprint", "connection_sparsity", "activation_sparsity",
+                     "synaptic_operations"]}
+WARMUP_RULE = ("every test step is scored, the first ones included: a stream starts from "
+               "empty state (zero history before its first step); NeuroBench's ANN2D instead "
+               "outputs zeros for its first 50 steps, which it also scores")
+
+
+class SurrogateSpec(StrictModel):
+    duration_s: float = Field(480.0, gt=0, le=7200)
+    seed: int = 0
+
+
+class DataSettings(StrictModel):
+    root: str = "cache:primate_reaching/surrogate-480s"
+    surrogate: SurrogateSpec | None = SurrogateSpec()
+    sessions: list[str] = Field(default_factory=lambda: list(ALL_SESSIONS), min_length=1)
+    bin_width: float = Field(0.004, gt=0)
+    train_ratio: float = Field(0.5, gt=0, lt=1)
+    chunk: int = Field(250, ge=1, description="steps per chunk L of the test stream")
+
+
+class DecoderSpec(StrictModel):
+    name: str
+    options: dict[str, Any] = {}
+
+
+class PrimateReachingConfig(StrictModel):
+    task: Literal["primate_reaching"]
+    description: str = ""
+    benchmark: BenchmarkSettings
+    data: DataSettings = DataSettings()
+    model: DecoderSpec
+    checkpoint_dir: str = "cache:checkpoints/primate_reaching"
+    metrics: list[str] | None = None
+    threads: int = Field(1, ge=1)
+
+
+def flatten_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
+    """Preprocessor: targets (S, L, 2) -> (S*L, 2): one sample per 4-ms step."""
+    data, targets = batch
+    return data, targets.reshape(-1, targets.shape[-1])
+
+
+def r2_per_dimension(predictions: Any, targets: Any) -> list[float]:
+    """``1 - SSE_d / (N Var(y_d))`` per column of (N, D) arrays (population variance)."""
+    import numpy as np
+
+    p, y = np.asarray(predictions, np.float64), np.asarray(targets, np.float64)
+    ss_tot = ((y - y.mean(0)) ** 2).sum(0)
+    if (ss_tot <= 0).any():
+        raise DataError("r2 is undefined: a velocity dimension has zero variance in the test split")
+    return (1.0 - ((y - p) ** 2).sum(0) / ss_tot).tolist()
+
+
+class PrimateReachingTask:
+    """The ``primate_reaching`` task (see the module docstring)."""
+
+    name = "primate_reaching"
+
+    def validate(self, config: ConfigFile) -> tuple[PrimateReachingConfig, Any, Any]:
+        cfg = validate(PrimateReachingConfig, config.data, config)
+        family = resolve_entry(models, cfg.model.name, config.where(("model", "name")), "model.name")
+        if not hasattr(family, "fit_stream"):
+            raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {cfg.model.name!r} "
+                              "is not a streaming decoder family (ridge_decoder, ann2d, snn2)")
+        options = validate(family.options_model, cfg.model.options, config, ("model", "options"))
+        build_metrics(self._metric_names(cfg, family), config, ("metrics",))
+        from neuromark.data.primate_reaching import sub_bins
+
+        try:
+            sub_bins(cfg.data.bin_width)
+        except ConfigError as exc:
+            raise ConfigError(f"{config.where(('data', 'bin_width'))}: data.bin_width: {exc}") from None
+        if cfg.data.surrogate is None:
+            root = resolve_path(cfg.data.root, config)
+            for s in cfg.data.sessions:
+                if not (root / f"{s}.mat").is_file():
+                    raise ConfigError(f"{config.where(('data', 'root'))}: {root / (s + '.mat')}: no "
+                                      "such file; download it (PrimateReaching(root, session)"
+                                      ".download()) or set data.surrogate")
+        elif any(s not in ALL_SESSIONS for s in cfg.data.sessions):
+            bad = [s for s in cfg.data.sessions if s not in ALL_SESSIONS]
+            raise ConfigError(f"{config.where(('data', 'sessions'))}: data.sessions: the surrogate "
+                              f"has no session {bad[0]!r} (one of {', '.join(ALL_SESSIONS)})")
+        return cfg, family, options
+
+    @staticmethod
+    def _metric_names(cfg: PrimateReachingConfig, family: Any) -> list[str]:
+        if cfg.metrics is not None:
+            return list(cfg.metrics)
+        return METRICS["spiking" if family.spiking else "other"]
+
+    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+        cfg, family, options = self.validate(config)
+        root = resolve_path(cfg.data.root, config)
+        if cfg.data.surrogate is not None:
+            from neuromark.synth.primate import SurrogateSettings, write_surrogate
+
+            write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
+                                                    cfg.data.surrogate.seed, tuple(ALL_SESSIONS)))
+        names = self._metric_names(cfg, family)
+        per_session: dict[str, dict[str, Any]] = {}
+        info: dict[str, dict[str, Any]] = {}
+        with torch_threads(cfg.threads):
+            for session in progress(cfg.data.sessions, desc=cfg.benchmark.id, unit="session",
+                                    quiet=quiet):
+                entry, scores = self._session(cfg, family, options, root, session, names, config)
+                per_session[session] = entry
+                info = info or {n: {"unit": s.unit, "higher_is_better": s.higher_is_better}
+                                for n, s in scores.items()}
+        r2s = [e["r2"] for e in per_session.values()]
+        scores = {"r2": Score(sum(r2s) / len(r2s), standard_error(r2s), "", True)}
+        for name in names:
+            values = [e["metrics"][name] for e in per_session.values()]
+            scores[name] = Score(_mean(values), **info[name])
+        details = {"per_session": per_session, "warmup_rule": WARMUP_RULE,
+                   "data": "surrogate" if cfg.data.surrogate else "recorded",
+                   "data_root": str(root), "steps_per_second": 250}
+        resolved = cfg.model_dump()
+        resolved["model"]["options"] = options.model_dump()
+        bench = cfg.benchmark.info(_citation())
+        if bench.parent is None:
+            bench.parent = PARENT
+        return [Results(scores=scores, benchmark=bench, config=resolved,
+                        seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
+                        details=details)]
+
+    def _session(self, cfg: PrimateReachingConfig, family: Any, options: Any, root: Path,
+                 session: str, names: list[str], config: ConfigFile) -> tuple[dict[str, Any], dict]:
+        import numpy as np
+
+        from neuromark.data.primate_reaching import PrimateReaching
+        from neuromark.runner import Benchmark
+
+        kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
+        test = PrimateReaching(root, session, "test", **kw)
+        model, ckpt = self._model(cfg, family, options, root, session, kw, config)
+        captured: list[Any] = []
+
+        def capture(output: Any) -> Any:
+            flat = output.reshape(-1, output.shape[-1])
+            captured.append(flat.detach().cpu().numpy())
+            return flat
+
+        metrics = build_metrics(names, config, ("metrics",))
+        res = Benchmark(model, test.stream(cfg.data.chunk), [flatten_targets], [capture], metrics,
+                        quiet=True, reset="stream").run()
+        _, labels = test.arrays()
+        r2 = r2_per_dimension(np.concatenate(captured), labels)
+        entry = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1], "samples": res.details["samples"],
+                 "channels": test.channels, "reaches": len(test.segments),
+                 "metrics": {n: to_jsonable(res.scores[n].value) for n in names}, **ckpt}
+        return entry, {n: res.scores[n] for n in names}
+
+    @staticmethod
+    def _model(cfg: PrimateReachingConfig, family: Any, options: Any, root: Path, session: str,
+               kw: dict[str, Any], config: ConfigFile) -> tuple[Any, dict[str, Any]]:
+        """The trained decoder for ``session`` (checkpoint reused when its recipe matches)."""
+        import torch
+
+        from neuromark.baselines.primate_reaching import TrainData
+        from neuromark.data.download import file_digest
+        from neuromark.data.primate_reaching import PrimateReaching
+
+        train = PrimateReaching(root, session, "train", **kw)
+        recipe = {"family": family.kind, "options": options.model_dump(), "data": kw,
+                  "file_sha256": file_digest(train.path)}
+        digest = hashlib.sha256(json.dumps(to_jsonable(recipe), sort_keys=True).encode()).hexdigest()
+        path = resolve_path(cfg.checkpoint_dir, config) / f"{family.kind}-{session}-{digest[:16]}.pt"
+        model = family.build(options, train.channels)
+        if path.is_file():
+            saved = torch.load(path, weights_only=True)
+            if not isinstance(saved, dict) or saved.get("format") != "neuromark-primate-decoder-1":
+                raise DataError(f"{path}: not a neuromark primate-decoder checkpoint; move it away")
+            model.load_state_dict(saved["state_dict"])
+            return model.eval(), {"checkpoint": str(path), "trained_now": False,
+                                  "train_seconds": saved["train_seconds"]}
+        x, y, _ = train._load()
+        start = time.perf_counter()
+        model = family.fit_stream(options, TrainData(x, y, train.segments))
+        seconds = time.perf_counter() - start
+        with atomic_path(path) as tmp:
+            torch.save({"format": "neuromark-primate-decoder-1", "recipe": json.dumps(to_jsonable(recipe)),
+                        "state_dict": model.state_dict(), "train_seconds": seconds}, tmp)
+        return model, {"checkpoint": str(path), "trained_now": True, "train_seconds": seconds}
+
+
+def _mean(values: list[Any]) -> Any:
+    if isinstance(values[0], dict):
+        return {k: sum(v[k] for v in values) / len(values) for k in values[0]}
+    return sum(values) / len(values)
+
+
+def _citation() -> str:
+    from neuromark.data.primate_reaching import CITATION
+
+    return CITATION
+
+
+TASK = PrimateReachingTask()
