@@ -141,6 +141,7 @@ models.register_many({
     "keyword_lif": "neuromark.baselines.keywords:LIFNet",
     "gsc_m5": "neuromark.baselines.keywords:gsc_m5",
     "gsc_snn": "neuromark.baselines.keywords:gsc_snn",
+    "event_detector": "neuromark.baselines.event_detector:build_detector",
     "nir": "neuromark.models.nir_model:nir_model",
 })
 
@@ -150,8 +151,9 @@ tasks.register_many({
     "classification": "neuromark.tasks.classification:TASK",
     "system": "neuromark.tasks.system:TASK",
     "qubo": "neuromark.tasks.qubo:TASK",
-    "fscil": "neuromark.tasks.fscil:TASK",
     "primate_reaching": "neuromark.tasks.primate_reaching:TASK",
+    "fscil": "neuromark.tasks.fscil:TASK",
+    "detection": "neuromark.tasks.detection:TASK",
 })
 
 # QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.

@@ -1,0 +1,134 @@
+"""Sequential streaming of event files for detection, as metavision's ``SequentialDataLoader``
+feeds NeuroBench's Gen4 task, with its known faults fixed.
+
+``batch_size`` slots each stream one file at a time, in sorted file order; a slot takes the
+next file when its file ends. One batch is ``num_tbins`` bins of ``delta_t_us`` per slot:
+
+- data: ``(tensor (B, T, C, H, W) float32, keep (B,) float32)``; ``keep[b] = 0`` when slot
+  ``b`` starts a new file (or is padding), so the model resets that slot's recurrent state
+  (the peer computes this mask but never applies it);
+- targets: a list of ``B`` entries ``(stream, boxes)``: the file's stem and its ground truth
+  of these bins (:func:`~neuromark.processors.boxes.bin_labels`, stamped at each bin's end),
+  ``(None, empty)`` for padding slots once the files run out (``padding=True`` as the peer);
+- :attr:`SequentialStream.stamps` ``(B, T)``: the stamp (µs) of each bin of the last batch, for
+  decoders that stamp detections.
+
+Events are read window by window from the memory map; nothing holds a whole file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.data.prophesee import BOX_DTYPE, read_boxes, read_dat, read_dat_header
+from neuromark.processors.boxes import LabelPipeline, bin_labels
+from neuromark.processors.event_frames import EventTensor
+
+
+@dataclass(frozen=True)
+class EventFile:
+    """One recording: its events file, labels file and length (µs, last event + 1)."""
+
+    dat: Path
+    boxes: Path
+    duration_us: int
+
+    @property
+    def stream(self) -> str:
+        return self.dat.name.removesuffix(".dat").removesuffix("_td")
+
+
+def event_file(dat: Path) -> EventFile:
+    """The :class:`EventFile` of a ``<stem>_td.dat`` with its ``<stem>_bbox.npy``."""
+    stem = dat.name.removesuffix(".dat").removesuffix("_td")
+    header = read_dat_header(dat)
+    size = dat.stat().st_size - header.offset
+    last = 0
+    if size >= 8:
+        with open(dat, "rb") as f:
+            f.seek(header.offset + size - 8)
+            last = int(np.frombuffer(f.read(4), "<u4")[0]) + 1
+    return EventFile(dat, dat.with_name(f"{stem}_bbox.npy"), last)
+
+
+class SequentialStream:
+    """Batches over ``files`` (see the module docstring); iterate it once per pass."""
+
+    def __init__(self, files: Sequence[EventFile], tensor: EventTensor, labels: LabelPipeline,
+                 batch_size: int = 1) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.files, self.tensor, self.labels, self.batch_size = list(files), tensor, labels, batch_size
+        self.stamps = np.zeros((batch_size, tensor.num_tbins), np.int64)
+        self.padded_samples = 0
+
+    @property
+    def window_us(self) -> int:
+        return self.tensor.delta_t_us * self.tensor.num_tbins
+
+    def __len__(self) -> int:
+        """Number of batches (slots take files greedily, shortest-queue first)."""
+        loads = [0] * self.batch_size
+        for f in self.files:
+            i = loads.index(min(loads))
+            loads[i] += -(-max(f.duration_us, 1) // self.window_us)
+        return max(loads, default=0)
+
+    def __iter__(self) -> Iterator[tuple[Any, list[tuple[str | None, np.ndarray]]]]:
+        import torch
+
+        queue = list(self.files)
+        slots: list[list[Any] | None] = [None] * self.batch_size  # [file, position, boxes]
+        self.padded_samples = 0
+        t, dt = self.tensor.num_tbins, self.tensor.delta_t_us
+        while True:
+            keep = np.ones(self.batch_size, np.float32)
+            for b in range(self.batch_size):
+                slot = slots[b]
+                if slot is None or slot[1] >= slot[0].duration_us:
+                    slots[b] = [queue.pop(0), 0, None] if queue else None
+                    keep[b] = 0.0
+                    if slots[b] is not None:
+                        slots[b][2] = self.labels(read_boxes(slots[b][0].boxes))
+            if all(s is None for s in slots):
+                return
+            data = np.zeros((self.batch_size, t, self.tensor.channels, self.tensor.height,
+                             self.tensor.width), np.float32)
+            targets: list[tuple[str | None, np.ndarray]] = []
+            for b, slot in enumerate(slots):
+                if slot is None:
+                    targets.append((None, np.zeros(0, BOX_DTYPE)))
+                    self.stamps[b] = 0
+                    self.padded_samples += 1
+                    continue
+                file, pos, boxes = slot
+                events = read_dat(file.dat, start_us=pos, end_us=pos + self.window_us, backend="numpy")
+                data[b] = self.tensor(events, start_us=pos)
+                frames = bin_labels(boxes, pos, dt, t)
+                targets.append((file.stream, np.concatenate(frames)))
+                self.stamps[b] = pos + dt * np.arange(1, t + 1)
+                slot[1] = pos + self.window_us
+            yield (torch.from_numpy(data), torch.from_numpy(keep)), targets
+
+
+def list_files(folder: str | Path) -> tuple[list[EventFile], list[Path]]:
+    """(files with labels, sorted; ``.dat`` files skipped because their labels are missing
+    or empty, as the peer skips unlabelled test files)."""
+    kept, skipped = [], []
+    for dat in sorted(Path(folder).glob("*_td.dat")):
+        f = event_file(dat)
+        if not f.boxes.is_file() or len(read_boxes(f.boxes)) == 0:
+            skipped.append(dat)
+        else:
+            kept.append(f)
+    return kept, skipped
+
+
+def stream_boxes(stream: SequentialStream) -> np.ndarray:
+    """All ground-truth boxes a pass would score (for tests and summaries)."""
+    return np.concatenate([b for _, targets in stream for _, b in targets] or [np.zeros(0, BOX_DTYPE)])
