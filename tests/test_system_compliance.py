@@ -5,6 +5,7 @@ are in ``bench/compliance.py``."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -126,3 +127,28 @@ def test_test01_and_test05_reach_loadgen(tmp_path):
     assert run_compliance(sut, library, SETTINGS, reference, accuracy, tmp_path / "again",
                           ("TEST01",))["TEST01"] == {"verdict": NOT_APPLICABLE, "figures": {},
                                                     "reason": "stateful SUT: keeps state between queries"}
+
+
+def test_compliance_cli_on_a_registered_sut(tmp_path, capsys):
+    pytest.importorskip("mlperf_loadgen")
+    from neuromark.cli import main
+    from neuromark.registry import suts
+    from neuromark.system.sut import BuiltSUT
+
+    suts.register("memoiser", lambda samples=100_000: BuiltSUT(Memoiser(), InMemoryLibrary(
+        "ids", lambda i: i, samples)))
+    try:
+        config = tmp_path / "memo.yaml"
+        config.write_text("task: system\nbenchmark: {id: memo}\nsut: {name: memoiser}\ntiming: {warmup: 0}\n"
+                          "loadgen: {min_query_count: 64, min_duration_s: 0, expected_latency_s: 0.002}\n")
+        assert main(["system", "compliance", str(config), "--out", str(tmp_path / "out"),
+                     "--tests", "TEST04"]) == 1
+        out = capsys.readouterr().out
+        assert "memo:\n  TEST04 FAIL: issuing the same sample is" in out
+        saved = json.loads((tmp_path / "out/memo.json").read_text())
+        assert saved["details"]["compliance"]["TEST04"]["verdict"] == FAIL
+        assert (tmp_path / "out/memo/compliance/TEST04/mlperf_log_summary.txt").is_file()
+        assert main(["system", "compliance", str(config), "--tests", "TEST09"]) == 1
+        assert "--tests: unknown test 'TEST09'; known: TEST01, TEST04, TEST05" in capsys.readouterr().err
+    finally:
+        suts._entries.pop("memoiser")
