@@ -1,0 +1,36 @@
+"""Importing an SNN framework for its adapter, with one clear message when it fails.
+
+The frameworks are extras installed with ``--no-deps`` (their declared needs pull CUDA torch,
+torchvision or torchaudio, which break next to CPU torch), so a broken install can fail on
+import with any exception, not only ImportError. :func:`import_framework` turns every
+failure into :class:`~neuromark.errors.MissingExtraError` naming the extra and the
+install command.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from neuromark.errors import MissingExtraError
+
+#: Extra name -> the install command that works on the CPU constraint (docs/frameworks.md).
+INSTALL = {
+    "spikingjelly": "pip install -c constraints-cpu.txt --no-deps 'spikingjelly==2.0.0' "
+                    "'loguru>=0.7,<1'",
+    "norse": "pip install -c constraints-cpu.txt --no-deps 'norse==1.1.0' "
+             "&& pip install -c constraints-cpu.txt 'nir>=1.0.8,<1.1' 'nirtorch>=2.0'",
+    "sinabs": "pip install -c constraints-cpu.txt --no-deps 'sinabs==3.1.3' pbr",
+}
+
+
+def import_framework(module: str, extra: str) -> Any:
+    """Import ``module`` of the framework installed by ``neuromark[extra]``; any exception
+    on import becomes a MissingExtraError that says how to (re)install it."""
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:
+        how = INSTALL.get(extra, f"pip install -c constraints-cpu.txt 'neuromark[{extra}]'")
+        raise MissingExtraError(
+            f"{module!r} could not be imported ({type(exc).__name__}: {exc}); (re)install "
+            f"the {extra!r} extra without torchvision/torchaudio: {how}") from exc
