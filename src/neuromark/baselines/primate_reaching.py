@@ -245,6 +245,11 @@ class DecoderFamily:
     def spiking(self) -> bool:
         return self.kind == "snn2"
 
+    @property
+    def has_neurons(self) -> bool:
+        """False for the linear ridge filter (no activation to count sparsity on)."""
+        return self.kind != "ridge"
+
     def build(self, options: Any, channels: int) -> nn.Module:
         """An untrained decoder (to load a checkpoint into)."""
         if self.kind == "ridge":

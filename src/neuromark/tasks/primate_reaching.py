@@ -50,8 +50,9 @@ ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
                 "loco_20170210_03", "loco_20170215_02", "loco_20170301_05")
 METRICS = {"spiking": ["footprint", "connection_sparsity", "activation_sparsity",
                        "synaptic_operations", "membrane_updates"],
-           "other": ["footprint", "connection_sparsity", "activation_sparsity",
-                     "synaptic_operations"]}
+           "ann": ["footprint", "connection_sparsity", "activation_sparsity",
+                   "synaptic_operations"],
+           "linear": ["footprint", "connection_sparsity", "synaptic_operations"]}
 WARMUP_RULE = ("every test step is scored, the first ones included: a stream starts from "
                "empty state (zero history before its first step); NeuroBench's ANN2D instead "
                "outputs zeros for its first 50 steps, which it also scores")
@@ -140,7 +141,9 @@ class PrimateReachingTask:
     def _metric_names(cfg: PrimateReachingConfig, family: Any) -> list[str]:
         if cfg.metrics is not None:
             return list(cfg.metrics)
-        return METRICS["spiking" if family.spiking else "other"]
+        kind = "spiking" if family.spiking else ("ann" if getattr(family, "has_neurons", True)
+                                                  else "linear")
+        return METRICS[kind]
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         cfg, family, options = self.validate(config)
