@@ -266,3 +266,75 @@ def dense_per_sample(model: nn.Module, example: Tensor) -> int:
 
 def as_numpy(t: Tensor) -> np.ndarray:
     return t.detach().cpu().numpy()
+
+
+# ---- the speech_commands dataset entry -------------------------------------------------------
+
+_GSC_SPLITS = {"train": "training", "training": "training", "valid": "validation",
+               "validation": "validation", "test": "testing", "testing": "testing"}
+
+
+class KeywordClips:
+    """Decoded clips of a keyword data set with a feature recipe applied batch by batch:
+    ``dataset[i] = (features, label)``; :meth:`loader` yields ``(features (B, ...), labels (B,))``
+    tensors, computing one batch's features at a time from the (memory-mapped) decoded array.
+    """
+
+    def __init__(self, clips: np.ndarray, labels: np.ndarray, features: Callable[[np.ndarray], Tensor],
+                 *, num_classes: int, citation: str = "", path: Any = None) -> None:
+        self.clips, self.labels, self.features = clips, np.asarray(labels), features
+        self.num_classes, self.citation, self.path = num_classes, citation, path
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.features(np.asarray(self.clips[:1]))[0].shape)
+
+    def __getitem__(self, i: int) -> tuple[Tensor, int]:
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"{self.path}: sample {i} out of range (0..{len(self) - 1})")
+        return self.features(np.asarray(self.clips[i:i + 1]))[0], int(self.labels[i])
+
+    def loader(self, batch_size: int, *, shuffle: bool = False, seed: int | None = None,
+               drop_last: bool = False) -> Any:
+        order = (np.random.default_rng(seed).permutation(len(self)) if shuffle else np.arange(len(self)))
+        stop = len(order) - (len(order) % batch_size if drop_last else 0)
+        for i in range(0, stop, batch_size):
+            idx = np.sort(order[i:i + batch_size]) if not shuffle else order[i:i + batch_size]
+            yield self.features(np.asarray(self.clips[idx])), torch.from_numpy(self.labels[idx])
+
+
+def speech_commands(split: str = "test", root: str = "", features: str = "waveform",
+                    synthesize: dict[str, int] | None = None, cache_dir: str | None = None) -> KeywordClips:
+    """Dataset entry ``speech_commands``: Speech Commands v0.02 at ``root`` (the real set, or
+    the espeak-ng corpus written there first when ``synthesize: {speakers, repeats}`` is
+    given), decoded once (cached in ``cache_dir``, default ``root/decoded``), with
+    ``features``: ``waveform`` ((1, 8000): resampled to 8 kHz, NeuroBench's M5 input) or
+    ``delta_mel`` ((200, 20) spikes: 16 kHz, n_fft 512, hop 80, 20 HTK mels over 20-4000 Hz,
+    delta threshold 1)."""
+    from pathlib import Path
+
+    from neuromark.data.speech_commands import CITATION, LABELS, SAMPLE_RATE, SpeechCommands
+    from neuromark.errors import ConfigError
+    from neuromark.processors.keywords import KeywordFeatures
+
+    if split not in _GSC_SPLITS:
+        raise ConfigError(f"speech_commands: unknown split {split!r} (train, validation, test)")
+    if not root:
+        raise ConfigError("speech_commands: give options.root (the Speech Commands folder)")
+    if synthesize is not None:
+        from neuromark.synth.keywords import GSCSize, build_speech_commands
+
+        build_speech_commands(root, GSCSize(**synthesize))
+    if features == "waveform":
+        recipe = KeywordFeatures("waveform", SAMPLE_RATE, 8000)
+    elif features == "delta_mel":
+        recipe = KeywordFeatures("delta_mel", SAMPLE_RATE, None, 512, 80, 20)
+    else:
+        raise ConfigError(f"speech_commands: features must be 'waveform' or 'delta_mel', got {features!r}")
+    data = SpeechCommands(root, _GSC_SPLITS[split])
+    clips = data.arrays(Path(cache_dir) if cache_dir else Path(root) / "decoded")
+    return KeywordClips(clips, data.labels, recipe, num_classes=len(LABELS), citation=CITATION,
+                        path=data.folder)

@@ -1,0 +1,512 @@
+"""Keyword few-shot class-incremental learning (FSCIL) on the MSWC subset, with the
+prototypical conversion of NeuroBench (Yik et al., Algorithm 1).
+
+Protocol:
+
+1. Pre-train a backbone (a registered model with ``features`` and ``output``) on the base
+   classes (base train), 200-way output, cross entropy on the base logits. Its accuracy on
+   base test over the base classes is the **base accuracy** (no prototypes).
+2. Replace ``output`` by :func:`prototype_layer`: for class k, c_k = the mean feature over
+   its samples (the base train clips for base classes, the k support shots for new ones),
+   weights w_k = 2 c_k, bias b_k = -c_k.c_k, so that the argmax of the logits is the
+   nearest prototype. The backbone is never updated.
+3. Session 0 = base test. Sessions 1..10 each add one incremental language's 10 words:
+   ``shots`` support clips per word (drawn from its support pool, the first
+   ``support_pool`` clips of the class in list order) and ``query_shots`` query clips per
+   word (from the next ``query_pool`` clips), appended to a cumulative query set. Session
+   s is scored on base test + the cumulative query, classes not yet seen masked out.
+4. ``repeats: N`` draws N session orders and shot samples from the task's own generators
+   (``numpy.random.default_rng([seed, repeat])``; never global state).
+
+Scores: per session (mean over repeats, with the 5th-95th percentile band in details)
+accuracy on all seen classes and on the new classes' query clips only; the base accuracy;
+the session average (mean of sessions 0-10; standard error over repeats); the frozen
+reference ``base_acc * N_base / (N_base + N_query,s)`` per session (the accuracy of a model
+that learns nothing new) and its average; complexity metrics per session (repeat 0,
+through :class:`neuromark.runner.Benchmark` on the full model with the prototype head,
+which also cross-checks the session accuracy computed from cached features).
+
+Config::
+
+    task: fscil
+    benchmark: {id: mswc-fscil-m5, version: "1.0"}
+    data:
+      root: cache:keywords/mswc        # holds MSWC/ (the real set, or the synthetic one)
+      synthesize: {base_train: 40, base_test: 10, evaluation: 40}   # omit for the real set
+    model: {name: keyword_m5, options: {n_channel: 64}, checkpoint: cache:checkpoints/x.pt}
+    features: {kind: mfcc}
+    train: {epochs: 30, batch_size: 256, lr: 0.01}
+    fscil: {shots: 5, support_pool: 20, query_pool: 20, query_shots: 20, repeats: 10, seed: 0}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from neuromark._threads import torch_threads
+from neuromark.components import ComponentSpec, build_component
+from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.errors import ConfigError, DataError
+from neuromark.metrics.names import build_metrics
+from neuromark.registry import models
+from neuromark.results import Results, Score, atomic_path
+
+CITATION = """@article{yik2025neurobench,
+  title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
+  author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
+  year={2025}}"""
+CHECKPOINT_FORMAT = "neuromark-fscil-1"
+COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
+
+
+def prototype_layer(features: Any, labels: Any, num_classes: int, *, steps: int | None = None) -> Any:
+    """The prototypical output layer: ``nn.Linear(F, num_classes)`` with, for each class k
+    present in ``labels``, ``w_k = 2 c_k`` and ``b_k = -c_k.c_k`` (``/ steps`` for a readout
+    summed over ``steps`` time steps), c_k the mean of ``features`` (N, F) over its samples.
+
+    logit_k = 2 c_k.f - |c_k|^2 = |f|^2 - |f - c_k|^2: the argmax is the nearest prototype.
+    For an SNN, f is the time-summed spike count of the last hidden layer and the readout
+    sums ``W s_t + b`` over the steps, so ``b = -|c_k|^2 / steps`` gives the same rule.
+    Classes absent from ``labels`` get zero rows; ``layer.present`` (bool, (num_classes,))
+    says which are real, for masking.
+    """
+    import torch
+
+    x = torch.as_tensor(features, dtype=torch.float32)
+    y = torch.as_tensor(labels, dtype=torch.long)
+    if x.dim() != 2 or y.shape != (len(x),):
+        raise ValueError(f"prototype_layer: need features (N, F) and labels (N,), got "
+                         f"{tuple(x.shape)} and {tuple(y.shape)}")
+    if len(y) and (int(y.min()) < 0 or int(y.max()) >= num_classes):
+        raise ValueError(f"prototype_layer: labels must lie in 0..{num_classes - 1}")
+    sums = torch.zeros(num_classes, x.shape[1]).index_add_(0, y, x)
+    counts = torch.bincount(y, minlength=num_classes).float()
+    present = counts > 0
+    protos = sums / counts.clamp(min=1)[:, None]
+    layer = torch.nn.Linear(x.shape[1], num_classes)
+    with torch.no_grad():
+        layer.weight.copy_(2 * protos)
+        layer.bias.copy_(-(protos * protos).sum(1) / (steps or 1))
+    layer.present = present
+    return layer
+
+
+@dataclass(frozen=True)
+class Session:
+    """One incremental session: its language, new classes, support indices (into the
+    evaluation clips) and the cumulative query indices."""
+
+    index: int
+    language: str | None
+    classes: tuple[int, ...]
+    support: tuple[int, ...]
+    query: tuple[int, ...]
+    new_query: tuple[int, ...]
+
+
+class SessionSampler:
+    """Session order and shot sampling from the task's own generator.
+
+    Args:
+        labels: label of each evaluation clip (N,).
+        languages: language of each evaluation clip (N,).
+        shots, support_pool, query_pool, query_shots: per class, as in the module notes.
+    """
+
+    def __init__(self, labels: Any, languages: Any, *, shots: int, support_pool: int, query_pool: int,
+                 query_shots: int) -> None:
+        if shots > support_pool or query_shots > query_pool:
+            raise ValueError("need shots <= support_pool and query_shots <= query_pool")
+        labels, languages = np.asarray(labels), np.asarray(languages)
+        self.shots, self.query_shots = shots, query_shots
+        self.languages = sorted(set(languages.tolist()))
+        self.pools: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.by_language: dict[str, list[int]] = {}
+        for label in sorted(set(labels.tolist())):
+            idx = np.flatnonzero(labels == label)
+            if len(idx) < support_pool + query_pool:
+                raise DataError(f"class {label}: {len(idx)} evaluation clips, fewer than support_pool "
+                                f"+ query_pool = {support_pool + query_pool}")
+            self.pools[label] = (idx[:support_pool], idx[support_pool:support_pool + query_pool])
+            self.by_language.setdefault(str(languages[idx[0]]), []).append(label)
+
+    def sessions(self, seed: int, repeat: int, order: list[str] | None = None) -> list[Session]:
+        """Sessions 1..L for one repeat: a permutation of the languages (or ``order``)."""
+        rng = np.random.default_rng([seed, repeat])
+        langs = list(order) if order else [self.languages[i] for i in rng.permutation(len(self.languages))]
+        out, cumulative = [], []
+        for s, lang in enumerate(langs, start=1):
+            classes = [self.by_language[lang][i] for i in rng.permutation(len(self.by_language[lang]))]
+            support, new = [], []
+            for c in classes:
+                pool_s, pool_q = self.pools[c]
+                new += sorted(rng.choice(pool_q, self.query_shots, replace=False).tolist())
+                support += sorted(rng.choice(pool_s, self.shots, replace=False).tolist())
+            cumulative += new
+            out.append(Session(s, lang, tuple(classes), tuple(support), tuple(cumulative), tuple(new)))
+        return out
+
+
+# ---- config -------------------------------------------------------------------------------
+
+
+class SynthSettings(StrictModel):
+    """Clips per word of the synthetic corpus (see :mod:`neuromark.synth.keywords`)."""
+
+    base_train: int = Field(40, ge=1)
+    base_val: int = Field(0, ge=0)
+    base_test: int = Field(10, ge=1)
+    evaluation: int = Field(40, ge=2)
+    clips_per_voice: int = Field(1, ge=1)
+    format: Literal["opus", "wav"] = "opus"
+
+
+class DataSettings(StrictModel):
+    root: str
+    synthesize: SynthSettings | None = None
+    languages: list[str] | None = None  # incremental languages (default: all 10)
+    long_clips: Literal["error", "truncate"] = "error"
+
+
+class ModelSettings(StrictModel):
+    name: str
+    options: dict[str, Any] = {}
+    checkpoint: str
+
+
+class FeatureSettings(StrictModel):
+    kind: Literal["mfcc", "delta_mel", "waveform"] = "mfcc"
+    n_fft: int = Field(512, ge=16)
+    hop_length: int = Field(240, ge=1)
+    n_mels: int = Field(20, ge=1)
+    n_mfcc: int = Field(20, ge=1)
+    fmin: float = Field(20.0, ge=0)
+    fmax: float = Field(4000.0, gt=0)
+    threshold: float = Field(1.0, gt=0)
+
+
+class TrainSettings(StrictModel):
+    epochs: int = Field(30, ge=1)
+    batch_size: int = Field(256, ge=1)
+    lr: float = Field(0.01, gt=0)
+    weight_decay: float = Field(1e-4, ge=0)
+    step_size: int = Field(20, ge=1)
+    gamma: float = Field(0.1, gt=0)
+    seed: int = 0
+    time_shift: int = Field(0, ge=0, description="augmentation: random roll by up to this many frames")
+    threads: int = Field(1, ge=1)
+
+
+class FSCILSettings(StrictModel):
+    shots: int = Field(5, ge=1)
+    support_pool: int = Field(100, ge=1)
+    query_pool: int = Field(100, ge=1)
+    query_shots: int = Field(100, ge=1)
+    repeats: int = Field(1, ge=1)
+    seed: int = 0
+    order: list[str] | None = None  # a fixed language order (default: seeded permutations)
+
+
+class EvalSettings(StrictModel):
+    batch_size: int = Field(256, ge=1)
+    complexity: list[str] = COMPLEXITY
+    complexity_samples: int | None = Field(None, ge=1, description="per session; None: all")
+
+
+class FSCILConfig(StrictModel):
+    task: Literal["fscil"]
+    description: str = ""
+    benchmark: BenchmarkSettings
+    data: DataSettings
+    model: ModelSettings
+    features: FeatureSettings = FeatureSettings()
+    train: TrainSettings = TrainSettings()
+    fscil: FSCILSettings = FSCILSettings()
+    eval: EvalSettings = EvalSettings()
+
+
+# ---- the task -----------------------------------------------------------------------------
+
+
+class FSCILTask:
+    """Keyword FSCIL with prototypes (see the module notes)."""
+
+    name = "fscil"
+
+    def validate(self, config: ConfigFile) -> FSCILConfig:
+        from neuromark.data.mswc import INCREMENTAL_LANGUAGES
+
+        s = validate(FSCILConfig, config.data, config)
+        for key, langs in (("languages", s.data.languages), ("order", s.fscil.order)):
+            for i, lang in enumerate(langs or []):
+                if lang not in INCREMENTAL_LANGUAGES:
+                    where = config.where(("data" if key == "languages" else "fscil", key, i))
+                    raise ConfigError(f"{where}: {lang!r} is not an incremental MSWC language "
+                                      f"({', '.join(INCREMENTAL_LANGUAGES)})")
+        if s.fscil.shots > s.fscil.support_pool or s.fscil.query_shots > s.fscil.query_pool:
+            raise ConfigError(f"{config.where(('fscil',))}: need shots <= support_pool and "
+                              "query_shots <= query_pool")
+        if s.model.name not in models:
+            models.get(s.model.name)  # raises with close matches
+        build_metrics(s.eval.complexity, config, ("eval", "complexity"))
+        return s
+
+    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+        s = self.validate(config)
+        with torch_threads(s.train.threads):
+            return [self._run(s, config, out_dir, quiet)]
+
+    def _run(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, quiet: bool) -> Results:
+        import torch
+
+        data = load_corpus(s, config, quiet)
+        model, meta = backbone(s, config, data, quiet)
+        steps = data["train_x"].shape[1] if s.features.kind == "delta_mel" else None
+        base_pred = _predict(model, data["test_x"], s.eval.batch_size)[:, :100].argmax(1)
+        base_acc = float((base_pred == data["test_y"]).float().mean())
+        emb = {k: _embed(model, data[f"{k}_x"], s.eval.batch_size) for k in ("train", "test", "eval")}
+        sampler = SessionSampler(data["eval_y"], data["eval_lang"], shots=s.fscil.shots,
+                                 support_pool=s.fscil.support_pool, query_pool=s.fscil.query_pool,
+                                 query_shots=s.fscil.query_shots)
+        n_sessions = len(sampler.languages) + 1
+        acc = np.zeros((s.fscil.repeats, n_sessions))
+        new_acc = np.full((s.fscil.repeats, n_sessions), np.nan)
+        frozen = np.zeros(n_sessions)
+        complexity: list[dict[str, Any]] = []
+        n_base = len(data["test_y"])
+        for r in range(s.fscil.repeats):
+            sessions = sampler.sessions(s.fscil.seed, r, s.fscil.order)
+            support: list[int] = []
+            for sess in [None, *sessions]:
+                support += list(sess.support) if sess else []
+                feats, labels = _prototype_set(emb, data, support)
+                head = prototype_layer(feats, labels, 200, steps=steps)
+                query = list(sess.query) if sess else []
+                x = torch.cat([emb["test"], emb["eval"][query]])
+                y = torch.cat([data["test_y"], data["eval_y"][query]])
+                pred = _head_predict(head, x, steps)
+                k = sess.index if sess else 0
+                acc[r, k] = float((pred == y).float().mean())
+                if sess:
+                    new_acc[r, k] = float((pred[n_base:] == y[n_base:]).float().mean())
+                frozen[k] = base_acc * n_base / (n_base + len(query))
+                if r == 0 and s.eval.complexity:
+                    complexity.append(self._complexity(s, model, head, data, query, k, acc[r, k],
+                                                       config))
+        return self._results(s, config, out_dir, meta, base_acc, acc, new_acc, frozen, complexity,
+                             data, [x.language for x in sampler.sessions(s.fscil.seed, 0, s.fscil.order)])
+
+    def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
+                    session: int, accuracy: float, config: ConfigFile) -> dict[str, Any]:
+        """Complexity metrics of the full model with this session's prototype head, on the
+        session's test set (evenly spaced ``complexity_samples`` of it when set)."""
+        import copy
+
+        import torch
+
+        from neuromark.runner import Benchmark
+
+        x = torch.cat([data["test_x"], data["eval_x"][query]])
+        y = torch.cat([data["test_y"], data["eval_y"][query]])
+        if s.eval.complexity_samples and s.eval.complexity_samples < len(y):
+            pick = np.linspace(0, len(y) - 1, s.eval.complexity_samples).round().astype(np.int64)
+            x, y = x[torch.from_numpy(pick)], y[torch.from_numpy(pick)]
+        net = copy.deepcopy(model)
+        net.output = head
+        mask = ~head.present
+
+        def post(out: Any) -> Any:
+            logits = out.sum(1) if out.dim() == 3 else out
+            return logits.masked_fill(mask, float("-inf")).argmax(-1)
+
+        names = list(s.eval.complexity)
+        if "classification_accuracy" not in names:
+            names.append("classification_accuracy")
+        batches = [(x[i:i + s.eval.batch_size], y[i:i + s.eval.batch_size])
+                   for i in range(0, len(y), s.eval.batch_size)]
+        metrics = build_metrics(names, config, ("eval", "complexity"))
+        result = Benchmark(net, batches, [], [post], metrics, quiet=True).run()
+        out = {"session": session, "samples": len(y)}
+        out.update({k: v.value for k, v in result.scores.items()})
+        if not s.eval.complexity_samples:
+            out["accuracy_matches_features_path"] = abs(out["classification_accuracy"] - accuracy) < 1e-9
+        return out
+
+    def _results(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, meta: dict[str, Any],
+                 base_acc: float, acc: np.ndarray, new_acc: np.ndarray, frozen: np.ndarray,
+                 complexity: list[dict[str, Any]], data: dict[str, Any], order0: list[str | None]) -> Results:
+        from neuromark.plotting import plot_fscil
+
+        info = s.benchmark.info(CITATION)
+        mean, p5, p95 = acc.mean(0), np.percentile(acc, 5, axis=0), np.percentile(acc, 95, axis=0)
+        new_mean = np.nanmean(new_acc[:, 1:], axis=0) if acc.shape[1] > 1 else np.array([])
+        per_repeat_avg = acc.mean(1)
+        reps = len(per_repeat_avg)
+        se = float(per_repeat_avg.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None
+        n_test = len(data["test_y"])
+        scores = {
+            "base_accuracy": Score(base_acc, float(np.sqrt(base_acc * (1 - base_acc) / n_test)), "",
+                                   True),
+            "session_average": Score(float(mean.mean()), se, "", True),
+            "frozen_average": Score(float(frozen.mean()), None, "", True),
+            "gain_over_frozen": Score(float(mean.mean() - frozen.mean()), se, "", True),
+            "last_session_accuracy": Score(float(mean[-1]), None, "", True),
+            "new_class_average": Score(float(new_mean.mean()) if new_mean.size else None, None, "", True),
+        }
+        first = complexity[0] if complexity else {}
+        for name in s.eval.complexity:
+            if name in first:
+                scores[name] = Score(first[name], None, "", None)
+        plot = plot_fscil(mean, p5, p95, np.concatenate([[np.nan], new_mean]), frozen,
+                          out_dir / f"{info.id}_sessions.png", f"{info.id} ({reps} repeats)")
+        details = {
+            "sessions": list(range(len(mean))),
+            "accuracy_mean": mean.tolist(), "accuracy_p5": p5.tolist(), "accuracy_p95": p95.tolist(),
+            "new_class_accuracy_mean": [None, *new_mean.tolist()],
+            "new_class_accuracy_p5": [None, *np.nanpercentile(new_acc[:, 1:], 5, axis=0).tolist()],
+            "new_class_accuracy_p95": [None, *np.nanpercentile(new_acc[:, 1:], 95, axis=0).tolist()],
+            "frozen_reference": frozen.tolist(), "session_average_per_repeat": per_repeat_avg.tolist(),
+            "language_order_repeat0": order0, "complexity_per_session": complexity,
+            "corpus": data["corpus"], "backbone": {k: v for k, v in meta.items() if k != "recipe"},
+            "plots": [f"{out_dir.name}/{plot.name}"],
+        }
+        return Results(scores=scores, benchmark=info, details=details, config=config.data,
+                       seeds={"train": s.train.seed, "fscil": s.fscil.seed, "repeats": s.fscil.repeats})
+
+
+def _prototype_set(emb: dict[str, Any], data: dict[str, Any], support: list[int]) -> tuple[Any, Any]:
+    """Features and labels the prototypes are averaged from: base train plus the support
+    shots (indices into the evaluation clips) of every session so far."""
+    import torch
+
+    return (torch.cat([emb["train"], emb["eval"][support]]),
+            torch.cat([data["train_y"], data["eval_y"][support]]))
+
+
+def _head_predict(head: Any, x: Any, steps: int | None) -> Any:
+    """Masked argmax of the prototype head on features ``x`` (N, F): for a readout summed
+    over ``steps`` steps the logits are ``W S + steps b`` (the same as running it)."""
+    import torch
+
+    with torch.no_grad():
+        logits = x @ head.weight.T + head.bias * (steps or 1)
+    return logits.masked_fill(~head.present, float("-inf")).argmax(-1)
+
+
+def _embed(model: Any, x: Any, batch_size: int) -> Any:
+    from neuromark.baselines.keywords import embed
+
+    return embed(model, x, batch_size)
+
+
+def _predict(model: Any, x: Any, batch_size: int) -> Any:
+    from neuromark.baselines.keywords import predict
+
+    return predict(model, x, batch_size)
+
+
+# ---- data and backbone ---------------------------------------------------------------------
+
+
+def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, Any]:
+    """Decoded clips -> features, as tensors: ``train_x/y`` (base train), ``test_x/y`` (base
+    test), ``eval_x/y/lang`` (incremental clips of the chosen languages)."""
+    import torch
+
+    from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
+    from neuromark.processors.keywords import KeywordFeatures
+
+    root = resolve_path(s.data.root, config)
+    corpus: dict[str, Any] = {"root": str(root), "synthetic": s.data.synthesize is not None}
+    if s.data.synthesize is not None:
+        from neuromark.synth.keywords import MSWCSize, build_mswc
+
+        size = s.data.synthesize
+        if not quiet:
+            print(f"{s.benchmark.id}: synthesising the MSWC-layout corpus in {root} (cached)")
+        build_mswc(root, MSWCSize(size.base_train, size.base_val, size.base_test, size.evaluation,
+                                  size.clips_per_voice), fmt=size.format)
+        corpus.update(size.model_dump())
+    cache = root / "decoded"
+    f = s.features
+    feats = KeywordFeatures(f.kind, SAMPLE_RATE, None, f.n_fft, f.hop_length, f.n_mels, f.n_mfcc,
+                            f.fmin, f.fmax, f.threshold)
+
+    def featurise(clips: np.ndarray) -> Any:
+        return torch.cat([feats(clips[i:i + 256]) for i in range(0, len(clips), 256)])
+
+    out: dict[str, Any] = {"corpus": corpus}
+    for key, subset in (("train", "base_train"), ("test", "base_test")):
+        ds = MSWC(root, subset, long_clips=s.data.long_clips)
+        out[f"{key}_x"] = featurise(ds.arrays(cache))
+        out[f"{key}_y"] = torch.from_numpy(ds.labels)
+        if int(ds.labels.max(initial=0)) >= 100:
+            raise DataError(f"{ds.list_file}: base lists must hold base classes (0-99) only")
+    xs, ys, langs = [], [], []
+    for lang in s.data.languages or INCREMENTAL_LANGUAGES:
+        ds = MSWC(root, "evaluation", language=lang, long_clips=s.data.long_clips)
+        xs.append(featurise(ds.arrays(cache)))
+        ys.append(torch.from_numpy(ds.labels))
+        langs += [lang] * len(ds)
+    out["eval_x"], out["eval_y"], out["eval_lang"] = torch.cat(xs), torch.cat(ys), np.array(langs)
+    corpus.update({"base_train": len(out["train_y"]), "base_test": len(out["test_y"]),
+                   "evaluation": len(out["eval_y"]), "feature_shape": list(out["train_x"].shape[1:])})
+    return out
+
+
+def backbone(s: FSCILConfig, config: ConfigFile, data: dict[str, Any], quiet: bool
+             ) -> tuple[Any, dict[str, Any]]:
+    """The pre-trained backbone: loaded from ``model.checkpoint`` when its recipe hash (model,
+    features, training settings, training data) matches, else trained and saved."""
+    import torch
+
+    from neuromark.baselines.keywords import fit_classifier, init_seeded, time_shift
+
+    spec = ComponentSpec(name=s.model.name, options=s.model.options)
+
+    def new() -> Any:
+        return build_component(models, spec, config, ("model",))
+
+    digest = hashlib.sha256(json.dumps({"model": spec.model_dump(), "features": s.features.model_dump(),
+                                        "train": s.train.model_dump(exclude={"threads"})},
+                                       sort_keys=True).encode())
+    digest.update(data["train_x"].numpy().tobytes())
+    digest.update(data["train_y"].numpy().tobytes())
+    recipe_hash = digest.hexdigest()
+    path = resolve_path(s.model.checkpoint, config)
+    model = init_seeded(new, s.train.seed)
+    if not hasattr(model, "features") or not hasattr(model, "output"):
+        raise ConfigError(f"{config.where(('model', 'name'))}: model {s.model.name!r} has no "
+                          "features()/output: the FSCIL task needs a backbone with both")
+    if path.is_file():
+        payload = torch.load(path, weights_only=True)
+        if not (isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT):
+            raise DataError(f"{path}: not an FSCIL backbone checkpoint written by neuromark; move it away "
+                            "or set model.checkpoint to another path")
+        if payload.get("recipe_hash") == recipe_hash:
+            model.load_state_dict(payload["state_dict"])
+            model.eval()
+            return model, {**payload["meta"], "checkpoint": str(path), "trained_now": False}
+    t = s.train
+    shift = time_shift(t.time_shift, 1 if s.features.kind == "delta_mel" else -1) if t.time_shift else None
+    log = None if quiet else (lambda line: print(f"{s.benchmark.id}: {line}"))
+    info = fit_classifier(model, data["train_x"], data["train_y"], epochs=t.epochs, batch_size=t.batch_size,
+                          lr=t.lr, weight_decay=t.weight_decay, step_size=t.step_size, gamma=t.gamma,
+                          seed=t.seed, classes=100, augment=shift, log=log)
+    meta = {"recipe_hash": recipe_hash, "epochs": t.epochs, "train_seconds": info["train_seconds"],
+            "final_train_loss": info["loss"][-1], "final_train_accuracy": info["train_accuracy"][-1]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        torch.save({"format": CHECKPOINT_FORMAT, "recipe_hash": recipe_hash, "state_dict": model.state_dict(),
+                    "meta": meta}, tmp)
+    return model, {**meta, "checkpoint": str(path), "trained_now": True}
+
+
+TASK = FSCILTask()
