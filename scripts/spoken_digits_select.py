@@ -9,6 +9,9 @@ overrides, for one or more seeds, and scores it:
 - ``--split test``: trains on all training speakers, scores the test speakers (the final
   figures of a chosen config; never used to choose anything).
 
+``--summary`` prints, for every candidate name and split in the log, the mean accuracy with
+its standard error over seeds (and the pooled per-speaker accuracies), without training.
+
 Each run appends one JSON line to ``--log`` (config, overrides, seed, accuracy, per-speaker
 accuracy, training curve and time); a line already in the log with the same key is reused,
 not re-run. Prints the accuracy per seed and the mean with its standard error over seeds::
@@ -96,6 +99,20 @@ def run_one(config_path: Path, sets: list[str], seed: int, split: str) -> dict[s
             "loss": info.get("loss"), "train_seconds": round(time.perf_counter() - start, 1)}
 
 
+def summary(rows: list[dict[str, Any]]) -> None:
+    """Mean ± SE over seeds per (name, split), with the per-speaker means over seeds."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["name"], row["split"]), []).append(row)
+    for (name, split), runs in groups.items():
+        acc = [r["accuracy"] for r in runs]
+        se = standard_error(acc)
+        speakers = sorted(runs[0]["per_speaker"], key=int)
+        per = {k: round(float(np.mean([r["per_speaker"][k] for r in runs])), 3) for k in speakers}
+        print(f"{name:12s} {split:5s} seeds {sorted(r['seed'] for r in runs)}: {np.mean(acc):.3f}"
+              + (f" ± {se:.3f}" if se is not None else "") + f"  per speaker {per}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -106,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("valid", "test"), default="valid")
     parser.add_argument("--log", type=Path, default=Path("spoken_digits_selection.jsonl"))
     parser.add_argument("--name", default="", help="label of this candidate in the log")
+    parser.add_argument("--summary", action="store_true", help="summarise the log and exit")
     args = parser.parse_args(argv)
     done = {}
     if args.log.is_file():
@@ -113,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
             if line.strip():
                 row = json.loads(line)
                 done[row["key"]] = row
+    if args.summary:
+        summary(list(done.values()))
+        return 0
     accuracies = []
     for seed in args.seeds:
         key = json.dumps([args.config.as_posix(), sorted(args.set), seed, args.split])
