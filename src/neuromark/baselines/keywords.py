@@ -191,7 +191,7 @@ def fit_classifier(model: nn.Module, x: Tensor, y: Tensor, *, epochs: int, batch
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
             correct += int((logits.argmax(-1) == y[idx]).sum())
         sched.step()
         info["loss"].append(total / n)

@@ -270,7 +270,7 @@ class FSCILTask:
         model, meta = backbone(s, config, data, quiet)
         steps = data["train_x"].shape[1] if s.features.kind == "delta_mel" else None
         base_pred = _predict(model, data["test_x"], s.eval.batch_size)[:, :100].argmax(1)
-        base_acc = float((base_pred == data["test_y"]).float().mean())
+        base_acc = float((base_pred == data["test_y"]).double().mean())
         emb = {k: _embed(model, data[f"{k}_x"], s.eval.batch_size) for k in ("train", "test", "eval")}
         sampler = SessionSampler(data["eval_y"], data["eval_lang"], shots=s.fscil.shots,
                                  support_pool=s.fscil.support_pool, query_pool=s.fscil.query_pool,
@@ -293,9 +293,9 @@ class FSCILTask:
                 y = torch.cat([data["test_y"], data["eval_y"][query]])
                 pred = _head_predict(head, x, steps)
                 k = sess.index if sess else 0
-                acc[r, k] = float((pred == y).float().mean())
+                acc[r, k] = float((pred == y).double().mean())
                 if sess:
-                    new_acc[r, k] = float((pred[n_base:] == y[n_base:]).float().mean())
+                    new_acc[r, k] = float((pred[n_base:] == y[n_base:]).double().mean())
                 frozen[k] = base_acc * n_base / (n_base + len(query))
                 if r == 0 and s.eval.complexity:
                     complexity.append(self._complexity(s, model, head, data, query, k, acc[r, k],

@@ -1,0 +1,132 @@
+"""Keyword FSCIL: the prototype conversion against the nearest-prototype rule, session
+sampling (determinism, cumulative query), and the task end to end on a tiny corpus written
+here in the MSWC layout."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from neuromark.baselines.keywords import LIFNet
+from neuromark.cli import main
+from neuromark.data.mswc import KEYWORD_LANGUAGE, KEYWORDS
+from neuromark.tasks.fscil import SessionSampler, prototype_layer
+
+
+def test_prototype_layer_is_the_nearest_prototype_rule():
+    g = torch.Generator().manual_seed(0)
+    feats = torch.randn(300, 16, generator=g)
+    labels = torch.randint(0, 12, (300,), generator=g)
+    labels[labels == 7] = 8  # class 7 absent
+    layer = prototype_layer(feats, labels, 12)
+    protos = torch.stack([feats[labels == k].mean(0) if (labels == k).any() else torch.zeros(16)
+                          for k in range(12)])
+    torch.testing.assert_close(layer.weight, 2 * protos)
+    torch.testing.assert_close(layer.bias, -(protos**2).sum(1))
+    assert layer.present.tolist() == [k != 7 for k in range(12)]
+    queries = torch.randn(500, 16, generator=g) * 1.5
+    logits = layer(queries).masked_fill(~layer.present, float("-inf"))
+    dist = torch.cdist(queries, protos).masked_fill(~layer.present, float("inf"))
+    assert torch.equal(logits.argmax(1), dist.argmin(1))
+    with pytest.raises(ValueError, match="labels must lie"):
+        prototype_layer(feats, labels, 5)
+
+
+def test_snn_prototypes_with_a_readout_summed_over_time():
+    """A LIFNet with readout 'sum' and the prototype head (bias / T) ranks classes by the
+    distance of the time-summed hidden spike counts to the prototypes."""
+    torch.manual_seed(0)
+    net = LIFNet(inputs=6, classes=5, hidden=(32,), beta=0.8, readout="sum").eval()
+    x = (torch.rand(40, 25, 6) < 0.3).float()
+    y = torch.arange(40) % 5
+    with torch.no_grad():
+        counts = net.features(x)
+        net.output = prototype_layer(counts, y, 5, steps=25)
+        summed = net(x).sum(1)  # sum over T of W s_t + b
+    protos = torch.stack([counts[y == k].mean(0) for k in range(5)])
+    expected = 2 * counts @ protos.T - (protos**2).sum(1)
+    torch.testing.assert_close(summed, expected, rtol=1e-4, atol=1e-3)
+    assert torch.equal(summed.argmax(1), torch.cdist(counts, protos).argmin(1))
+
+
+def _sampler() -> SessionSampler:
+    labels = np.repeat(np.arange(100, 130), 12)  # 3 languages x 10 classes, 12 clips each
+    languages = np.array([KEYWORD_LANGUAGE[c] for c in labels])
+    return SessionSampler(labels, languages, shots=3, support_pool=6, query_pool=6, query_shots=4)
+
+
+def test_sessions_are_seeded_and_the_query_set_cumulative():
+    sampler = _sampler()
+    a, b = sampler.sessions(7, 0), sampler.sessions(7, 0)
+    assert a == b  # same seed and repeat: same order and shots
+    others = [sampler.sessions(7, r) for r in range(1, 6)]
+    assert any(o != a for o in others)  # other repeats draw other orders/shots
+    state = np.random.get_state()
+    sampler.sessions(7, 3)
+    assert np.array_equal(np.random.get_state()[1], state[1])  # global state untouched
+    assert sorted(s.language for s in a) == ["eo", "fa", "pt"]
+    labels = np.repeat(np.arange(100, 130), 12)
+    seen: list[int] = []
+    for s in a:
+        assert len(s.classes) == 10 and len(s.support) == 30 and len(s.new_query) == 40
+        assert list(s.query) == seen + list(s.new_query)  # cumulative, earlier sessions first
+        seen = list(s.query)
+        for c in s.classes:  # support from the first 6 clips of a class, query from the next 6
+            first = 12 * (c - 100)
+            sup = [i for i in s.support if labels[i] == c]
+            qry = [i for i in s.new_query if labels[i] == c]
+            assert len(sup) == 3 and all(first <= i < first + 6 for i in sup)
+            assert len(qry) == 4 and all(first + 6 <= i < first + 12 for i in qry)
+    assert len(set(seen)) == len(seen) == 120
+
+
+def _tiny_corpus(root) -> None:
+    """2 base words (English) and the 10 Persian words, tones per class, in the MSWC layout."""
+    sf = pytest.importorskip("soundfile")
+    rng = np.random.default_rng(0)
+    lists: dict[str, list[str]] = {"base_train": [], "base_val": [], "base_test": [], "fa/evaluation": []}
+    words = [(0, "base_train", 6), (1, "base_train", 6), (0, "base_test", 2), (1, "base_test", 2)]
+    words += [(c, "fa/evaluation", 4) for c in range(100, 110)]
+    for label, split, n in words:
+        word, lang = KEYWORDS[label], KEYWORD_LANGUAGE[label]
+        for j in range(n):
+            rel = f"{word}/{split.replace('/', '_')}_{j}.wav"
+            path = root / "MSWC" / lang / "clips" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            t = np.arange(48_000) / 48_000
+            f0 = 150 + 35 * (label % 100)
+            clip = 0.3 * np.sin(2 * np.pi * f0 * t * rng.uniform(0.98, 1.02))
+            clip += 0.01 * rng.standard_normal(48_000)
+            sf.write(path, clip.astype(np.float32), 48_000)
+            lists[split].append(f"{rel},{word},{lang}")
+    for split, rows in lists.items():
+        (root / "MSWC" / f"{split}.csv").parent.mkdir(parents=True, exist_ok=True)
+        (root / "MSWC" / f"{split}.csv").write_text("LINK,WORD,LANGUAGE\n" + "".join(r + "\n" for r in rows),
+                                                    encoding="utf-8")
+
+
+def test_fscil_task_end_to_end(tmp_path):
+    _tiny_corpus(tmp_path / "data")
+    (tmp_path / "c.yaml").write_text("""task: fscil
+benchmark: {id: fscil-tiny, version: "1.0"}
+data: {root: data, languages: [fa]}
+model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
+        input_kernel: 4, pool_kernel: 2}, checkpoint: m5.pt}
+train: {epochs: 3, batch_size: 4, lr: 0.01}
+fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 3, seed: 1}
+eval: {complexity: [footprint, synaptic_operations]}
+""")
+    assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "fscil-tiny.json").read_text())
+    d, scores = res["details"], res["scores"]
+    assert len(d["accuracy_mean"]) == 2 and d["sessions"] == [0, 1]
+    base = scores["base_accuracy"]["value"]
+    assert d["frozen_reference"] == pytest.approx([base, base * 4 / (4 + 20)])
+    assert scores["session_average"]["value"] == pytest.approx(np.mean(d["accuracy_mean"]))
+    assert all(c["accuracy_matches_features_path"] for c in d["complexity_per_session"])
+    assert [c["session"] for c in d["complexity_per_session"]] == [0, 1]
+    assert len(list((tmp_path / "out").rglob("fscil-tiny_sessions.png"))) == 1
+    assert (tmp_path / "m5.pt").is_file()
