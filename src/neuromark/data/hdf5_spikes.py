@@ -13,7 +13,7 @@ evaluation of spiking neural networks", IEEE TNNLS, https://doi.org/10.1109/TNNL
 ``read_shd_file`` loads a whole file into flat arrays (one concatenation, no per-sample
 Python loop on the hot path) and checks it; every error names the file and the sample.
 ``read_header`` reads everything but the spikes (labels, speakers, class names), and
-``iter_spike_chunks`` reads the spikes a few hundred samples at a time, in file order, as
+``iter_spike_chunks`` reads the spikes a few dozen samples at a time, in file order, as
 flat arrays of the file's own dtypes (2 + 2 bytes per spike for SHD): one pass, memory
 O(chunk), for data sets larger than memory.
 ``write_shd_file`` writes the same layout (readable by ``tonic.datasets.SHD``), atomically
@@ -346,8 +346,9 @@ def read_header(path: str | os.PathLike[str], *, channels: int = SHD_CHANNELS) -
                        path=file)
 
 
-#: Samples read from the file at once by :func:`iter_spike_chunks` (~1-2 MB per 256 SHD samples).
-CHUNK_SAMPLES = 256
+#: Samples read from the file at once by :func:`iter_spike_chunks`: 64 SHD samples are
+#: ~1.3 MB of spikes; h5py's variable-length read needs several times that while it runs.
+CHUNK_SAMPLES = 64
 
 
 def iter_spike_chunks(path: str | os.PathLike[str], *, chunk_samples: int = CHUNK_SAMPLES,

@@ -97,7 +97,8 @@ def _time_codes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def bin_batch(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us: int, t_max_us: int,
               channels: int, pool: int = 1, late: Literal["error", "drop"] = "error",
-              name: str = "<memory>", first: int | np.ndarray = 0) -> tuple[np.ndarray, int]:
+              name: str = "<memory>", first: int | np.ndarray = 0, out: np.ndarray | None = None
+              ) -> tuple[np.ndarray, int]:
     """Bin flat spikes of B samples to ((B, T, channels // pool) float32 counts, late spikes).
 
     Args:
@@ -107,13 +108,16 @@ def bin_batch(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_u
         late: what to do with spikes after ``t_max_us`` (module docstring).
         name, first: file name and index of the first sample (or (B,) indices of all of
             them), for error messages.
+        out: a zeroed (B, T, channels // pool) float32 array to add the counts to (default:
+            a new one).
 
     Raises:
         DataError: a negative or non-finite time, a unit outside 0..channels-1, or (with
             ``late="error"``) a spike after ``t_max_us``, naming the file and the sample.
     """
     codes, table = _time_codes(times)
-    out = np.zeros((offsets.shape[0] - 1, n_bins(dt_us, t_max_us), channels // pool), dtype=np.float32)
+    if out is None:
+        out = np.zeros((offsets.shape[0] - 1, n_bins(dt_us, t_max_us), channels // pool), dtype=np.float32)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     status, index, count = _bin_kernel(codes, table, units, offsets, int(dt_us), int(t_max_us),
                                        int(channels), int(pool), late == "drop", out)
@@ -128,8 +132,8 @@ def bin_batch(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_u
                             f"0..{channels - 1}")
         late_us = int(table[codes[index]]) if table.size else int(codes[index])
         raise DataError(f"{name}: sample {sample}: spike at {late_us} us is after t_max_us="
-                        f"{t_max_us} ({count} such spike(s) in this batch of {offsets.shape[0] - 1}"
-                        " sample(s)); raise t_max_us, or drop and count them with late='drop'")
+                        f"{t_max_us} ({count} such spike(s) in the {offsets.shape[0] - 1}"
+                        " sample(s) binned with it); raise t_max_us, or drop and count them with late='drop'")
     return out, int(count)
 
 
@@ -146,7 +150,7 @@ class SpikeBatches:
         jitter_sigma, jitter_per: channel jitter before pooling (std in channels; one shift
             per sample or per spike, :func:`~neuromark.data.binning.jitter_units`), drawn
             from the same seeded generator; 0 for none.
-        chunk_samples: samples read from the file at once (rounded to whole batches).
+        chunk_samples: samples read from the file at once (independent of the batch size).
     """
 
     def __init__(self, path: str | os.PathLike[str], header: SpikeHeader, batch_size: int, dt_us: int,
@@ -163,8 +167,9 @@ class SpikeBatches:
         self.batch_size, self.dt_us, self.t_max_us, self.pool = batch_size, dt_us, t_max_us, pool
         self.shuffle, self.drop_last, self.late = shuffle, drop_last, late
         self.jitter_sigma, self.jitter_per = jitter_sigma, jitter_per
-        chunk = CHUNK_SAMPLES if chunk_samples is None else chunk_samples
-        self.chunk_samples = batch_size * max(1, chunk // batch_size)
+        self.chunk_samples = CHUNK_SAMPLES if chunk_samples is None else chunk_samples
+        if self.chunk_samples < 1:
+            raise ConfigError(f"chunk_samples must be >= 1, got {self.chunk_samples}")
         self.rng = np.random.default_rng(seed)
         #: Spikes after ``t_max_us`` left out so far (``late="drop"``).
         self.dropped = 0
@@ -183,35 +188,50 @@ class SpikeBatches:
     def __iter__(self) -> Iterator[tuple[Any, Any]]:
         return self._shuffled() if self.shuffle else self._streamed()
 
-    def _batch(self, times: np.ndarray, units: np.ndarray, offsets: np.ndarray, labels: np.ndarray,
-               first: int | np.ndarray) -> tuple[Any, Any]:
-        import torch
-
+    def _bin(self, times: np.ndarray, units: np.ndarray, offsets: np.ndarray, first: int | np.ndarray,
+             out: np.ndarray) -> None:
+        """Add the counts of samples ``offsets`` (jittered when asked) to ``out``."""
         if self.jitter_sigma > 0:
             moved, keep = jitter_units(units, offsets, sigma=self.jitter_sigma,
                                        channels=self.header.channels, rng=self.rng, per=self.jitter_per)
             kept = np.concatenate([[0], np.cumsum(keep)])
             times, units, offsets = times[keep], moved[keep], kept[offsets]
-        frames, late = bin_batch(times, units, offsets, dt_us=self.dt_us, t_max_us=self.t_max_us,
-                                 channels=self.header.channels, pool=self.pool, late=self.late,
-                                 name=str(self.path), first=first)
+        _, late = bin_batch(times, units, offsets, dt_us=self.dt_us, t_max_us=self.t_max_us,
+                            channels=self.header.channels, pool=self.pool, late=self.late,
+                            name=str(self.path), first=first, out=out)
         self.dropped += late
-        return torch.from_numpy(frames), torch.as_tensor(labels, dtype=torch.long)
+
+    def _new(self, rows: int) -> np.ndarray:
+        return np.zeros((rows, n_bins(self.dt_us, self.t_max_us), self.header.channels // self.pool),
+                        dtype=np.float32)
 
     def _streamed(self) -> Iterator[tuple[Any, Any]]:
-        size, labels = self.batch_size, self.header.labels
+        """Batches assembled from chunks read in file order (a batch may span chunks, a chunk
+        batches): only one chunk of spikes and the batch being filled are held."""
+        import torch
+
+        total, labels = self.samples, self.header.labels
+        out, start, filled = None, 0, 0
         for first, times, units, offsets in iter_spike_chunks(self.path, chunk_samples=self.chunk_samples,
-                                                              stop=self.samples):
-            for lo in range(0, offsets.shape[0] - 1, size):
-                hi = min(lo + size, offsets.shape[0] - 1)
-                a, b = offsets[lo], offsets[hi]
-                yield self._batch(times[a:b], units[a:b], offsets[lo:hi + 1] - a,
-                                  labels[first + lo:first + hi], first + lo)
+                                                              stop=total):
+            pos, n = 0, offsets.shape[0] - 1
+            while pos < n:
+                if out is None:
+                    start, filled = first + pos, 0
+                    out = self._new(min(self.batch_size, total - start))
+                take = min(n - pos, out.shape[0] - filled)
+                a, b = offsets[pos], offsets[pos + take]
+                self._bin(times[a:b], units[a:b], offsets[pos:pos + take + 1] - a, first + pos,
+                          out[filled:filled + take])
+                pos, filled = pos + take, filled + take
+                if filled == out.shape[0]:
+                    frames, out = torch.from_numpy(out), None
+                    yield frames, torch.as_tensor(labels[start:start + filled], dtype=torch.long)
 
     def _hold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The whole file's spikes in their stored dtypes (read once, in chunks)."""
         if self._held is None:
-            parts = list(iter_spike_chunks(self.path, chunk_samples=max(self.chunk_samples, 4096)))
+            parts = list(iter_spike_chunks(self.path, chunk_samples=self.chunk_samples))
             times = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.float16)
             units = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint16)
             counts = np.concatenate([np.diff(p[3]) for p in parts]) if parts else np.zeros(0, np.int64)
@@ -221,6 +241,8 @@ class SpikeBatches:
         return self._held
 
     def _shuffled(self) -> Iterator[tuple[Any, Any]]:
+        import torch
+
         times, units, offsets = self._hold()
         order = self.rng.permutation(len(self.header))[:self.samples]
         for lo in range(0, order.shape[0], self.batch_size):
@@ -229,4 +251,6 @@ class SpikeBatches:
             sub = np.zeros(idx.shape[0] + 1, dtype=np.int64)
             np.cumsum(counts, out=sub[1:])
             take = np.repeat(starts - sub[:-1], counts) + np.arange(sub[-1])
-            yield self._batch(times[take], units[take], sub, self.header.labels[idx], idx)
+            out = self._new(idx.shape[0])
+            self._bin(times[take], units[take], sub, idx, out)
+            yield torch.from_numpy(out), torch.as_tensor(self.header.labels[idx], dtype=torch.long)
