@@ -232,6 +232,7 @@ class GSCSize:
 
     speakers: int = 24
     repeats: int = 1
+    words: tuple[str, ...] = LABELS  # a subset for tests
 
 
 def gsc_specs(size: GSCSize) -> tuple[list[ClipSpec], dict[str, list[str]]]:
@@ -242,7 +243,7 @@ def gsc_specs(size: GSCSize) -> tuple[list[ClipSpec], dict[str, list[str]]]:
     specs, lists = [], {"validation_list.txt": [], "testing_list.txt": []}
     for i, voice in enumerate(voices):
         split = ("training", "validation_list.txt", "testing_list.txt")[i % 3]
-        for word in LABELS:
+        for word in size.words:
             for n in range(size.repeats):
                 rel = f"{word}/{voice.id}_nohash_{n}.wav"
                 specs.append(ClipSpec(word, voice, 16_000, rel, _seed("gsc", word, voice.id, n)))
