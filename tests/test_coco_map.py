@@ -116,3 +116,14 @@ def test_metric_class_accumulates_streams():
     metric.reset()
     with pytest.raises(ValueError, match="no frames"):
         metric.compute()
+
+
+def test_metric_refuses_no_ground_truth():
+    from neuromark.metrics.base import Step
+    from neuromark.metrics.detection import CocoMap
+
+    metric = CocoMap(CLASSES)
+    gt = make_boxes([0], [0], [0], [10], [10], [1])[:0]
+    metric.update(Step(0, [gt], [("a", gt)], 1))
+    with pytest.raises(ValueError, match="no ground-truth boxes"):
+        metric.compute()

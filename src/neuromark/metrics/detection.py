@@ -42,6 +42,8 @@ class CocoMap(WorkloadMetric):
             raise ValueError(f"coco_map: {len(step.targets)} target entries but "
                              f"{len(step.predictions)} prediction entries")
         for (stream, gt), dt in zip(step.targets, step.predictions):
+            if stream is None:  # a padding slot
+                continue
             self.gt.setdefault(stream, []).append(gt)
             self.dt.setdefault(stream, []).append(dt)
 
@@ -52,5 +54,8 @@ class CocoMap(WorkloadMetric):
         out = coco_map([np.concatenate(self.gt[k]) for k in keys], [np.concatenate(self.dt[k]) for k in keys],
                        height=self.height, width=self.width, classes=self.classes,
                        time_tol_us=self.time_tol_us)
+        if out["gt_boxes"] == 0:
+            raise ValueError(f"coco_map: no ground-truth boxes in the {out['images']} scored frames "
+                             "(all filtered out, skipped or unlabelled?); mAP is undefined")
         return Score(out["mAP"], None, higher_is_better=True,
                      raw={**out, "time_tol_us": self.time_tol_us})
