@@ -135,7 +135,7 @@ def test_compliance_cli_on_a_registered_sut(tmp_path, capsys):
     from neuromark.registry import suts
     from neuromark.system.sut import BuiltSUT
 
-    suts.register("memoiser", lambda samples=100_000: BuiltSUT(Memoiser(), InMemoryLibrary(
+    suts.register("memoiser", lambda samples=300: BuiltSUT(Memoiser(), InMemoryLibrary(
         "ids", lambda i: i, samples)))
     try:
         config = tmp_path / "memo.yaml"
@@ -152,3 +152,25 @@ def test_compliance_cli_on_a_registered_sut(tmp_path, capsys):
         assert "--tests: unknown test 'TEST09'; known: TEST01, TEST04, TEST05" in capsys.readouterr().err
     finally:
         suts._entries.pop("memoiser")
+
+
+def test_esn_test01_needs_per_query_resets(tmp_path):
+    """The stateful ESN says why TEST01 cannot apply; with ``context`` each sample carries its
+    warm-up window, the reservoir is reset per query, and the logged responses match."""
+    pytest.importorskip("mlperf_loadgen")
+    from neuromark.config import parse_yaml
+    from neuromark.system.suts.esn import esn
+    from neuromark.tasks.system import TASK
+
+    stateful = esn(samples=8, reservoir_size=20)
+    try:
+        assert "keeps its reservoir state between queries" in stateful.sut.stateful
+    finally:
+        stateful.close()
+    text = ("task: system\nsut: {name: esn, options: {samples: 64, reservoir_size: 50, context: 20}}\n"
+            "timing: {warmup: 2}\nloadgen: {min_query_count: 64, min_duration_s: 0, "
+            "expected_latency_s: 0.0005}\ncompliance: [TEST01]\n")
+    res = TASK.run(parse_yaml(text, tmp_path / "esn.yaml"), tmp_path / "out")[0]
+    t01 = res.details["compliance"]["TEST01"]["figures"]
+    assert t01["responses_compared"] > 0 and t01["responses_mismatched"] == 0
+    assert res.details["sut"]["state"] == "reset per query; each sample carries its 20-step warm-up window"

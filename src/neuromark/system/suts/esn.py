@@ -7,7 +7,12 @@ teacher forcing) and returns the prediction of f(t+dt) as float64. The readout i
 closed form on the first half of the series before the test (untimed).
 
 The ESN is stateful and LoadGen issues samples in a seeded random order, so its outputs
-are not a forecast of the series; the *latency* of a step does not depend on the order.
+are not a forecast of the series; the *latency* of a step does not depend on the order. The
+SUT says so (``sut.stateful``), and MLPerf's TEST01 is then not applicable. With
+``context: K > 0`` each query is self-contained instead: sample ``i`` carries its warm-up
+window (the K values before f(t) and f(t)), and inference resets the reservoir and runs the
+K + 1 steps, so responses no longer depend on the query order (TEST01 applies); a step then
+costs K + 1 reservoir updates.
 Data: the shipped Mackey-Glass series (``neuromark.data.mackey_glass``) or, with
 ``data: synthetic``, a two-sine series that needs no data files.
 
@@ -26,6 +31,7 @@ from pydantic import AfterValidator, Field
 from neuromark.baselines.mackey_glass import EchoStateNetwork, ESNParams
 from neuromark.config import check_memory
 from neuromark.data.mackey_glass import load_series
+from neuromark.errors import ConfigError
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 
@@ -36,7 +42,7 @@ def synthetic_series(n: int) -> np.ndarray:
 
 
 def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads: int,
-                       reservoir_size: int | None = None
+                       reservoir_size: int | None = None, context: int = 0
                        ) -> tuple[InMemoryLibrary, StagedSUT, dict[str, Any]]:
     """``(library, sut, info)`` for the ESN forecast step."""
     import torch
@@ -56,20 +62,43 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
     model.fit(x[:-1], x[1:])
     model.forecast = False
 
-    def preprocess(value: float) -> Any:
-        return torch.tensor([[(value - mean) / std]], dtype=torch.float64)
+    if context > half:
+        raise ConfigError(f"sut.options.context: {context} steps is longer than the training half "
+                          f"of the series ({half} points)")
+    if context:
+        def fetch(i: int) -> np.ndarray:  # f(t - K) ... f(t): the sample carries its warm-up
+            return series[half + i - context:half + i + 1].copy()
 
-    def infer(inputs: Any) -> Any:
-        with torch.inference_mode():
-            return model(inputs)[0] * std + mean
+        def preprocess(window: np.ndarray) -> Any:
+            return torch.as_tensor((window - mean) / std, dtype=torch.float64).reshape(-1, 1)
 
-    library = InMemoryLibrary(f"esn-{data}", lambda i: float(test[i]), len(test))
+        def infer(inputs: Any) -> Any:
+            with torch.inference_mode():
+                model.clear_state()
+                return model(inputs)[-1] * std + mean
+
+        stateful = None
+    else:
+        def fetch(i: int) -> float:
+            return float(test[i])
+
+        def preprocess(value: float) -> Any:
+            return torch.tensor([[(value - mean) / std]], dtype=torch.float64)
+
+        def infer(inputs: Any) -> Any:
+            with torch.inference_mode():
+                return model(inputs)[0] * std + mean
+
+        stateful = ("the ESN keeps its reservoir state between queries, so a response depends on "
+                    "the samples issued before it (set sut.options.context for per-query resets)")
+    library = InMemoryLibrary(f"esn-{data}", fetch, len(test))
     sut = StagedSUT("esn-forecast-step", library, preprocess, infer, response_dtype="<f8",
-                    stateful="the ESN keeps its reservoir state between queries, so a response "
-                             "depends on the samples issued before it")
+                    stateful=stateful)
     info = {"data": data, "tau": tau if data == "mackey_glass" else None, "threads": threads,
             "reservoir_size": params.reservoir_size, "train_points": half, "test_points": len(test),
-            "weights": "readout fitted by ridge regression on the first half of the series"}
+            "weights": "readout fitted by ridge regression on the first half of the series",
+            "context": context, "state": (f"reset per query; each sample carries its {context}-step "
+                                          "warm-up window") if context else "kept between queries"}
     return library, sut, info
 
 
@@ -91,7 +120,8 @@ Samples = Annotated[int, Field(ge=1), AfterValidator(_series_fits)]
 def esn(*, data: Literal["synthetic", "mackey_glass"] = "synthetic", tau: Annotated[int, Field(ge=1)] = 17,
         samples: Samples = 500,
         reservoir_size: ReservoirSize | None = None,
-        threads: Annotated[int, Field(ge=1)] = 1, seed: int = 0) -> BuiltSUT:
+        threads: Annotated[int, Field(ge=1)] = 1, context: Annotated[int, Field(ge=0)] = 0,
+        seed: int = 0) -> BuiltSUT:
     """The ``esn`` entry of :data:`neuromark.registry.suts`.
 
     Args:
@@ -100,13 +130,16 @@ def esn(*, data: Literal["synthetic", "mackey_glass"] = "synthetic", tau: Annota
         samples: test time steps in the library.
         reservoir_size: the ESN's reservoir (default: the baseline's).
         threads: ``torch.set_num_threads`` during the run (restored by ``close``).
+        context: 0 keeps the reservoir state between queries (stateful); K > 0 resets it per
+            query, each sample carrying its K-step warm-up window.
     """
     import torch
 
     threads_before = torch.get_num_threads()
     try:
         library, sut, info = build_esn_pipeline(data=data, tau=tau, samples=samples, seed=seed,
-                                                threads=threads, reservoir_size=reservoir_size)
+                                                threads=threads, reservoir_size=reservoir_size,
+                                                context=context)
     except BaseException:
         torch.set_num_threads(threads_before)
         raise
