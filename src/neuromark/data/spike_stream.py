@@ -229,14 +229,23 @@ class SpikeBatches:
                     yield frames, torch.as_tensor(labels[start:start + filled], dtype=torch.long)
 
     def _hold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The whole file's spikes in their stored dtypes (read once, in chunks)."""
+        """The whole file's spikes in their stored dtypes, read once in chunks; each chunk
+        is freed as it is copied into the final arrays (whose pages are touched only then),
+        so the peak stays near the arrays' size (4 bytes per SHD spike)."""
         if self._held is None:
-            parts = list(iter_spike_chunks(self.path, chunk_samples=self.chunk_samples))
-            times = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.float16)
-            units = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0, np.uint16)
-            counts = np.concatenate([np.diff(p[3]) for p in parts]) if parts else np.zeros(0, np.int64)
-            offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
+            parts = [p[1:] for p in iter_spike_chunks(self.path, chunk_samples=self.chunk_samples)]
+            total = sum(p[0].shape[0] for p in parts)
+            times = np.empty(total, dtype=parts[0][0].dtype if parts else np.float16)
+            units = np.empty(total, dtype=parts[0][1].dtype if parts else np.uint16)
+            offsets = np.zeros(len(self.header) + 1, dtype=np.int64)
+            at, row = 0, 0
+            parts.reverse()
+            while parts:
+                t, u, o = parts.pop()
+                times[at:at + t.shape[0]], units[at:at + t.shape[0]] = t, u
+                offsets[row + 1:row + o.shape[0]] = o[1:] + at
+                at, row = at + t.shape[0], row + o.shape[0] - 1
+                del t, u, o
             self._held = times, units, offsets
         return self._held
 
