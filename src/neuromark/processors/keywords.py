@@ -37,7 +37,10 @@ def mel_power(audio: Any, *, sample_rate: int, n_fft: int = 512, hop_length: int
     """Mel power spectrogram, (..., samples) -> (..., n_mels, 1 + samples // hop_length)."""
     import torch
 
-    x = torch.as_tensor(audio, dtype=torch.float32)
+    if isinstance(audio, torch.Tensor):
+        x = audio.float()
+    else:  # a copy: the decoded arrays are read-only memory maps
+        x = torch.tensor(np.asarray(audio), dtype=torch.float32)
     shape = x.shape
     window = torch.hann_window(n_fft, periodic=True, dtype=torch.float32)
     spec = torch.stft(x.reshape(-1, shape[-1]), n_fft=n_fft, hop_length=hop_length, window=window,
