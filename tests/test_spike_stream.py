@@ -92,6 +92,8 @@ def test_shuffle_is_seeded_and_complete(tmp_path):
     np.testing.assert_array_equal(epoch2[0], dense[rng.permutation(37)])  # next epoch: next draw
     other = stacked(data.loader(6, DT, T_MAX, shuffle=True, seed=4))[0]
     assert not np.array_equal(other, epoch1[0])
+    chunked = stacked(data.loader(6, DT, T_MAX, shuffle=True, seed=3, chunk_samples=5))  # held from 8 reads
+    np.testing.assert_array_equal(chunked[0], epoch1[0])
 
 
 def test_jitter_matches_jitter_samples(tmp_path):
