@@ -138,8 +138,10 @@ class LIFNet(nn.Module):
         return torch.stack([self.out_lif(current[:, t]) for t in range(x.shape[1])], dim=1)
 
     def logits(self, x: Tensor) -> Tensor:
-        """(B, classes): output spike counts, or readout currents, summed over time."""
-        return self.forward(x).sum(dim=1)
+        """(B, classes): output spike counts (``spikes``) or the readout currents averaged
+        over time (``sum``: the same argmax as their sum, on a scale cross entropy trains)."""
+        out = self.forward(x)
+        return out.sum(dim=1) if self.out_lif is not None else out.mean(dim=1)
 
 
 def build(kind: str, **options: Any) -> nn.Module:
@@ -165,11 +167,15 @@ def fit_classifier(model: nn.Module, x: Tensor, y: Tensor, *, epochs: int, batch
                    weight_decay: float = 1e-4, step_size: int = 20, gamma: float = 0.1, seed: int = 0,
                    classes: int | None = None,
                    augment: Callable[[Tensor, torch.Generator], Tensor] | None = None,
-                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                   log: Callable[[str], None] | None = None,
+                   loss: str = "ce", rates: tuple[float, float] = (0.25, 0.025)) -> dict[str, Any]:
     """Train ``model`` in place on features ``x`` (N, ...) and labels ``y`` (N,): Adam,
     StepLR(step_size, gamma), cross entropy of ``model.logits``; the batch order from a
     seeded ``torch.Generator`` (weights are initialised by the caller). With ``classes``,
-    the loss covers only logits ``0..classes-1`` (the base classes).
+    the loss covers only logits ``0..classes-1`` (the base classes). ``loss="mse_count"``
+    (spiking readouts): mean squared error between each output's spike count and a target
+    count, ``rates[0] * T`` for the true class and ``rates[1] * T`` for the others (the rule
+    of snnTorch's ``mse_count_loss`` that NeuroBench's GSC SNN is trained with).
     Returns ``{"loss": [...], "train_accuracy": [...], "train_seconds"}`` per epoch."""
     start = time.perf_counter()
     gen = torch.Generator().manual_seed(seed)
@@ -187,11 +193,17 @@ def fit_classifier(model: nn.Module, x: Tensor, y: Tensor, *, epochs: int, batch
             logits = model.logits(xb)
             if classes is not None:
                 logits = logits[:, :classes]
-            loss = nn.functional.cross_entropy(logits, y[idx])
+            if loss == "mse_count":
+                steps = xb.shape[1]
+                target = torch.full_like(logits, rates[1] * steps)
+                target[torch.arange(len(idx)), y[idx]] = rates[0] * steps
+                value = nn.functional.mse_loss(logits, target)
+            else:
+                value = nn.functional.cross_entropy(logits, y[idx])
             opt.zero_grad()
-            loss.backward()
+            value.backward()
             opt.step()
-            total += loss.item() * len(idx)
+            total += value.item() * len(idx)
             correct += int((logits.argmax(-1) == y[idx]).sum())
         sched.step()
         info["loss"].append(total / n)
