@@ -31,7 +31,8 @@ def run_cli(tmp_path, config, capsys):
     code = main(["system", "run", str(config), "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    results = [json.loads(p.read_text()) for p in out.glob("*.json")]
+    results = [json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "submission.json"]
+    assert (out / "submission.json").is_file() and (out / "submission/submission.md").is_file()
     assert len(results) == 1
     return out, results[0], captured.out
 

@@ -15,6 +15,7 @@ import argparse
 from pathlib import Path
 
 from neuromark.commands.run import add_output_flags, apply_cache_flag, run_and_report
+from neuromark.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +55,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _compliance(args: argparse.Namespace) -> int:
-    from neuromark.errors import ConfigError
     from neuromark.suite import expand, timestamped_dir
     from neuromark.system.compliance import FAIL, TESTS, format_verdicts
     from neuromark.tasks.system import TASK

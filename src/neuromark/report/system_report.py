@@ -18,11 +18,12 @@ from typing import Any
 
 from pydantic import Field
 
+from neuromark import __version__
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.report.markdown import format_value
-from neuromark.results import Results
+from neuromark.results import Results, write_json_atomic
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.timing import decode_ns
 
@@ -282,9 +283,6 @@ def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) 
     The manifest names the profile the configs declared (all must agree), each benchmark's
     results file, scenario, LoadGen log folders (relative) and whether compliance tests ran.
     """
-    from neuromark import __version__
-    from neuromark.results import write_json_atomic
-
     out = Path(out_dir)
     results = load_results(out)
     profiles = sorted({str(r.config.get("profile", "test")) for r in results})

@@ -30,6 +30,7 @@ from neuromark.errors import DataError
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.power.windows import MIN_SAMPLES
+from neuromark.system.qubo.bks import load_bks
 from neuromark.system.rules import OFFICIAL_SEEDS, PERCENTILE, PROFILES, Profile
 
 MANIFEST = "submission.json"
@@ -302,8 +303,6 @@ def _check_report(audit: _Audit, report: Path, results: list[dict]) -> None:
 
 
 def _check_qubo(audit: _Audit, file: Path, data: dict) -> None:
-    from neuromark.system.qubo.bks import load_bks
-
     config = data.get("config", {})
     seeds = config.get("workloads", {}).get("seeds", [])
     if len(set(seeds)) != QUBO_SEEDS:

@@ -30,6 +30,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, reject_
 from neuromark.errors import ConfigError
 from neuromark.registry import meters, suts
 from neuromark.results import Results, Score
+from neuromark.system.compliance import TESTS, run_compliance
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.power.measure import measure_windows
 from neuromark.system.power.spec import make_meter
@@ -218,8 +219,6 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
     if cfg.compliance and settings.mode == "PerformanceOnly":
-        from neuromark.system.compliance import TESTS, run_compliance
-
         tests = TESTS if cfg.compliance is True else tuple(cfg.compliance)
         details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
                                                out_dir / "compliance", tests)
