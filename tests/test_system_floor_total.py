@@ -4,6 +4,7 @@ and old results files (idle/active keys) still loading."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import numpy as np
@@ -180,3 +181,17 @@ def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--system", str(system), "--out", str(tmp_path / "sub")]) == 0
     text = (tmp_path / "sub/submission.md").read_text()
     assert "| floor | 3 | 300 | 2 | 2 |" in text and "old results file: power read from the old keys" in text
+
+
+def test_power_cli_floor_window_and_latency(vi_trace, capsys):
+    from neuromark.cli import main
+
+    trace = str(vi_trace.path)
+    assert main(["power", trace, "--window", "floor=1:3", "--window", "active=5:7", "--latency", "1.0",
+                 "--json"]) == 0
+    active = json.loads(capsys.readouterr().out)["windows"]["active"]
+    assert active["total_power_w"] == pytest.approx(3.0) and active["floor_power_w"] == pytest.approx(1.0)
+    assert active["total_energy_per_inference_j"] == pytest.approx(3.0)  # 3 W x 1 s of data
+    assert active["floor_energy_per_inference_j"] == pytest.approx(1.0)
+    assert main(["power", trace, "--window", "floor=1:3", "--inferences", "5", "--latency", "1"]) == 1
+    assert "not both" in capsys.readouterr().err
