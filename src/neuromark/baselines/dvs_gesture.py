@@ -19,6 +19,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from neuromark.models.snntorch_model import SNNTorchModel
+
 
 class GestureSNN(nn.Module):
     """One time step: frames (B, 2, 32, 32) -> output spikes (B, 11) (hidden state inside)."""
@@ -51,8 +53,6 @@ class GestureSNN(nn.Module):
 
 def dvs_gesture_snn(beta: float = 0.5, threshold: float = 1.0, dropout: float = 0.5) -> Any:
     """Registry entry: the untrained network in the snnTorch adapter."""
-    from neuromark.models.snntorch_model import SNNTorchModel
-
     return SNNTorchModel(GestureSNN(beta, threshold, dropout))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.data.download import fetch
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
@@ -122,8 +123,6 @@ class DVSGesture:
 
     def download(self) -> None:
         """Fetch and unpack the split's archive (md5-checked); never called by tests."""
-        from neuromark.data.download import fetch
-
         url, name, md5 = ARCHIVES[self.split]
         archive = fetch(url, self.root, md5=md5, filename=name)
         with tarfile.open(archive) as tar:

@@ -33,10 +33,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
+from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import models
 from neuromark.results import Results
 
@@ -181,8 +183,6 @@ class DetectionTask:
             return model, {"checkpoint": str(path), "trained_now": trained,
                            "train_seconds": meta.get("train_seconds"), "epochs": meta.get("epochs"),
                            "final_train_loss": (meta.get("loss") or [None])[-1]}
-        from neuromark.models.checkpoint import load_state_dict
-
         model = build_component(models, ComponentSpec(name=s.model.name, options=s.model.options), config,
                                 ("model",))
         if s.model.checkpoint:
@@ -190,7 +190,6 @@ class DetectionTask:
         return model, {"checkpoint": s.model.checkpoint}
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        from neuromark._threads import torch_threads
         from neuromark.baselines.event_detector import decode
         from neuromark.metrics.detection import CocoMap
         from neuromark.processors.boxes import DETECTION_CLASSES
