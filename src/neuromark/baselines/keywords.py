@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,9 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.baselines.shd_snn import spike_fn
+from neuromark.data.speech_commands import CITATION, LABELS, SAMPLE_RATE, SpeechCommands
+from neuromark.errors import ConfigError
+from neuromark.processors.keywords import KeywordFeatures
 
 
 class M5(nn.Module):
@@ -326,12 +330,6 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
     ``features``: ``waveform`` ((1, 8000): resampled to 8 kHz, NeuroBench's M5 input) or
     ``delta_mel`` ((200, 20) spikes: 16 kHz, n_fft 512, hop 80, 20 HTK mels over 20-4000 Hz,
     delta threshold 1)."""
-    from pathlib import Path
-
-    from neuromark.data.speech_commands import CITATION, LABELS, SAMPLE_RATE, SpeechCommands
-    from neuromark.errors import ConfigError
-    from neuromark.processors.keywords import KeywordFeatures
-
     if split not in _GSC_SPLITS:
         raise ConfigError(f"speech_commands: unknown split {split!r} (train, validation, test)")
     if not root:

@@ -53,8 +53,11 @@ from pydantic import Field
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
+from neuromark.plotting import plot_fscil
+from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
 from neuromark.results import Results, Score, atomic_path
 
@@ -241,8 +244,6 @@ class FSCILTask:
     name = "fscil"
 
     def validate(self, config: ConfigFile) -> FSCILConfig:
-        from neuromark.data.mswc import INCREMENTAL_LANGUAGES
-
         s = validate(FSCILConfig, config.data, config)
         for key, langs in (("languages", s.data.languages), ("order", s.fscil.order)):
             for i, lang in enumerate(langs or []):
@@ -342,8 +343,6 @@ class FSCILTask:
     def _results(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, meta: dict[str, Any],
                  base_acc: float, acc: np.ndarray, new_acc: np.ndarray, frozen: np.ndarray,
                  complexity: list[dict[str, Any]], data: dict[str, Any], order0: list[str | None]) -> Results:
-        from neuromark.plotting import plot_fscil
-
         info = s.benchmark.info(CITATION)
         mean, p5, p95 = acc.mean(0), np.percentile(acc, 5, axis=0), np.percentile(acc, 95, axis=0)
         new_mean = np.nanmean(new_acc[:, 1:], axis=0) if acc.shape[1] > 1 else np.array([])
@@ -419,9 +418,6 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
     """Decoded clips -> features, as tensors: ``train_x/y`` (base train), ``test_x/y`` (base
     test), ``eval_x/y/lang`` (incremental clips of the chosen languages)."""
     import torch
-
-    from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
-    from neuromark.processors.keywords import KeywordFeatures
 
     root = resolve_path(s.data.root, config)
     corpus: dict[str, Any] = {"root": str(root), "synthetic": s.data.synthesize is not None}
