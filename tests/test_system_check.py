@@ -149,3 +149,11 @@ def test_qubo_rules(tmp_path):
                         "e.g. n=10, density=0.05, graph seed 0, solver seed 0")
     assert lines[2].startswith("q.json: qubo/bks-provenance: no BKS row for n=7777, density=0.05, seed 0")
     assert len(lines) == 4  # and seed 1
+
+
+def test_report_reads_a_submission_folder(runs, tmp_path, capsys):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "docs/system_track_example_system.yaml"
+    assert main(["report", str(runs["good"]), "--system", str(example), "--out", str(tmp_path)]) == 0
+    assert "(1 result file(s))" in capsys.readouterr().out  # submission.json is not a result

@@ -85,7 +85,8 @@ def read_results(file: Path) -> Results:
 def load_results(path: str | Path) -> list[Results]:
     """System-track results from a JSON file or every JSON file in a folder."""
     target = Path(path)
-    files = sorted(target.glob("*.json")) if target.is_dir() else [target]
+    files = (sorted(f for f in target.glob("*.json") if f.name != MANIFEST) if target.is_dir()
+             else [target])
     if not files or not all(f.is_file() for f in files):
         raise DataError(f"no results JSON found at {target}")
     out = [r for r in (read_results(f) for f in files) if "loadgen" in r.details]
