@@ -14,8 +14,12 @@ Config (``configs/system/asc_cpu_singlestream.yaml``)::
 ``sut`` names an entry of :data:`neuromark.registry.suts` (:mod:`neuromark.system.suts`),
 ``meter`` one of :data:`neuromark.registry.meters`; both options are checked at
 ``validate`` time against the entry's signature. Writes under ``out_dir``:
-``loadgen/<mode>/`` (LoadGen's raw logs, kept on failure too) and ``latency.png`` /
-``power.png``; returns one :class:`~neuromark.results.Results`.
+``loadgen/performanceonly/`` and ``loadgen/accuracyonly/`` (LoadGen's raw logs of the two
+runs a submission holds, kept on failure too), ``compliance/<TEST>/`` (with
+``compliance:``) and ``latency.png`` / ``power.png``; returns one
+:class:`~neuromark.results.Results`. ``profile`` names the rules ``neuromark check`` applies
+(:mod:`neuromark.system.rules`); power follows the spec's floor/total protocol
+(:mod:`neuromark.system.power.windows`).
 """
 
 from __future__ import annotations
