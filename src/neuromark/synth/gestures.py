@@ -99,3 +99,23 @@ def write_gesture_corpus(root: str | Path, *, train_users: int = 8, test_users: 
             events = render_gesture(label, user, duration_s, np.random.default_rng([seed, u, label]))
             written.append(write_sample(folder / f"{label}.npy", events))
     return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m neuromark.synth.gestures ROOT [--train-users 8] [--test-users 3]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write the DVS-Gesture surrogate")
+    parser.add_argument("root")
+    parser.add_argument("--train-users", type=int, default=8)
+    parser.add_argument("--test-users", type=int, default=3)
+    parser.add_argument("--duration-s", type=float, default=1.2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    files = write_gesture_corpus(args.root, train_users=args.train_users, test_users=args.test_users,
+                                 duration_s=args.duration_s, seed=args.seed)
+    print(f"wrote {len(files)} samples under {args.root}")
+
+
+if __name__ == "__main__":
+    main()
