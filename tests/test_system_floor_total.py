@@ -195,3 +195,16 @@ def test_power_cli_floor_window_and_latency(vi_trace, capsys):
     assert active["floor_energy_per_inference_j"] == pytest.approx(1.0)
     assert main(["power", trace, "--window", "floor=1:3", "--inferences", "5", "--latency", "1"]) == 1
     assert "not both" in capsys.readouterr().err
+
+
+def test_power_cli_reads_the_old_idle_window_as_floor(vi_trace, capsys):
+    from neuromark.cli import main
+
+    trace = str(vi_trace.path)
+    assert main(["power", trace, "--window", "idle=1:3", "--window", "active=5:7", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["windows"]["active"]["dynamic_power_w"] == pytest.approx(2.0)
+    assert "floor" in out["windows"] and "read as the floor window" in out["notes"][0]
+    assert main(["power", trace, "--window", "floor=5:7", "--window", "idle=1:3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)  # beside a floor window, idle is a sleep window
+    assert out["windows"]["idle"]["mean_power_w"] == pytest.approx(1.0) and out["notes"] == []

@@ -4,8 +4,9 @@ Analyses an instrument's power log in the NeuroBench spec's words: the ``floor``
 (configured and ready, not asleep) gives floor power; every other window its total power,
 dynamic power (total − floor) and, with ``--inferences`` (window energy / N) or ``--latency``
 (power × S, the mean latency or the data time of one sample), total, floor and dynamic energy
-per inference. A window named ``idle`` is a true idle (sleep) window and is only reported;
-files of old runs that called the floor window ``idle`` need ``--window floor=...``.
+per inference. A window named ``idle`` beside a ``floor`` window is a true idle (sleep)
+window and is only reported; ``idle`` without ``floor`` is the old name of the floor window
+and is read as it, with a note.
 Times are trace seconds.
 """
 
@@ -71,6 +72,11 @@ def analyse_trace(trace: Path, windows: list[str], inferences: int | None,
     names = [w.name for w in parsed]
     if len(set(names)) != len(names):
         raise ConfigError(f"--window names must be unique, got {names}")
+    notes = []
+    if "idle" in names and "floor" not in names:  # the old spelling of the floor window
+        parsed = [Window("floor", w.t0, w.t1) if w.name == "idle" else w for w in parsed]
+        notes.append("window 'idle' read as the floor window (configured and ready, the old "
+                     "name); name it 'floor', and 'idle' only a true idle (sleep) window")
     out = {w.name: window_power(meter, w) for w in parsed}
     floor = out.get("floor")
     for name, stats in out.items():
@@ -88,7 +94,7 @@ def analyse_trace(trace: Path, windows: list[str], inferences: int | None,
             if floor is not None:
                 stats["floor_energy_per_inference_j"] = floor["mean_power_w"] * per
                 stats["dynamic_energy_per_inference_j"] = stats["dynamic_power_w"] * per
-    return {"trace": str(trace), "meter": meter.metadata(), "windows": out}
+    return {"trace": str(trace), "meter": meter.metadata(), "windows": out, "notes": notes}
 
 
 def _power(args: argparse.Namespace) -> int:
@@ -98,6 +104,8 @@ def _power(args: argparse.Namespace) -> int:
         return 0
     rate = result["meter"]["sample_rate_hz"]
     print(f"{args.trace}: {rate:.4g} samples/s")
+    for note in result["notes"]:
+        print(f"note: {note}")
     print(f"{'window':<12} {'t0 s':>10} {'t1 s':>10} {'samples':>8} {'mean W':>12} {'energy J':>12}"
           f" {'dynamic W':>12} {'total J/inf':>12} {'floor J/inf':>12} {'dyn J/inf':>12}")
     for name, s in result["windows"].items():
