@@ -164,6 +164,7 @@ class SNNConfig:
     learn_tau: bool = False
     dropout: float = 0.0
     input_log: bool = False
+    input_bias: bool = False
 
 
 class SpikingClassifier(nn.Module):
@@ -174,14 +175,15 @@ class SpikingClassifier(nn.Module):
     Options of :class:`SNNConfig`: ``learn_tau`` trains per-neuron time constants;
     ``dropout`` drops hidden spikes on their way to the readout while training (the
     recurrent path keeps them); ``input_log`` feeds log(1 + counts) instead of the counts
-    (pooled bins hold up to tens of spikes; zeros stay zeros).
+    (pooled bins hold up to tens of spikes; zeros stay zeros); ``input_bias`` gives the input
+    layer a bias (it can cancel the cochlea's spontaneous background drive).
     """
 
     def __init__(self, config: SNNConfig) -> None:
         super().__init__()
         self.config = config
         kappa, lam = decay(config.dt_ms, config.tau_syn_ms), decay(config.dt_ms, config.tau_mem_ms)
-        self.fc1 = nn.Linear(config.inputs, config.hidden, bias=False)
+        self.fc1 = nn.Linear(config.inputs, config.hidden, bias=config.input_bias)
         rec = nn.Linear(config.hidden, config.hidden, bias=False) if config.recurrent else None
         self.lif1 = LIFNeuron(config.hidden, kappa, lam, recurrent=rec, threshold=config.threshold,
                               beta=config.beta, learn_tau=config.learn_tau)
@@ -196,6 +198,8 @@ class SpikingClassifier(nn.Module):
         c = self.config
         nn.init.normal_(self.fc1.weight, 0.0, c.init_gain / (1.0 - self.lif1.lam_init) / math.sqrt(c.inputs))
         nn.init.normal_(self.fc2.weight, 0.0, 1.0 / (1.0 - self.readout.lam_init) / math.sqrt(c.hidden))
+        if self.fc1.bias is not None:
+            nn.init.zeros_(self.fc1.bias)
         if self.lif1.recurrent is not None:
             nn.init.normal_(self.lif1.recurrent.weight, 0.0, c.recurrent_gain / math.sqrt(c.hidden))
 

@@ -56,6 +56,7 @@ class SpikeModelOptions(StrictModel):
     learn_tau: bool = Field(False, description="train per-neuron time constants (SNNs)")
     dropout: float = Field(0.0, ge=0, lt=1, description="dropout of hidden spikes in training (SNNs)")
     input_log: bool = Field(False, description="feed log(1 + counts) to the SNN (SNNs)")
+    input_bias: bool = Field(False, description="a bias on the SNN's input layer (SNNs)")
     svm_c: float = Field(1.0, gt=0)
 
 
@@ -108,7 +109,7 @@ class SpikeClassifierFamily:
                 "tau_mem_ms": options.tau_mem_ms, "threshold": options.threshold, "beta": options.beta,
                 "init_gain": options.init_gain, "recurrent_gain": options.recurrent_gain,
                 "learn_tau": options.learn_tau, "dropout": options.dropout,
-                "input_log": options.input_log})
+                "input_log": options.input_log, "input_bias": options.input_bias})
         if self.kind == "lstm":
             return build_model("lstm", {"inputs": inputs, "classes": classes, "hidden": options.hidden})
         raise ValueError(f"{self.kind} is not a torch-trained model")
