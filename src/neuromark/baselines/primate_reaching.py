@@ -54,15 +54,15 @@ class ANN2DOptions(DecoderOptions):
 
 
 class SNN2Options(DecoderOptions):
-    hidden: int = Field(64, ge=1)
+    hidden: int = Field(128, ge=1)
     tau_syn_ms: float = Field(10.0, gt=0)
-    tau_mem_ms: float = Field(20.0, gt=0)
-    tau_out_ms: float = Field(20.0, gt=0)
-    iterations: int = Field(150, ge=1)
+    tau_mem_ms: float = Field(50.0, gt=0)
+    tau_out_ms: float = Field(80.0, gt=0)
+    iterations: int = Field(300, ge=1)
     batch_size: int = Field(16, ge=1)
-    chunk: int = Field(250, ge=2)
-    burn_in: int = Field(25, ge=0)
-    lr: float = Field(2e-3, gt=0)
+    chunk: int = Field(100, ge=2, description="BPTT window in steps")
+    burn_in: int = Field(20, ge=0)
+    lr: float = Field(5e-3, gt=0)
 
 
 def window_sums(x: Tensor, history: Tensor, width: int, lags: int) -> tuple[Tensor, Tensor]:
@@ -135,8 +135,8 @@ class ANN2D(nn.Module):
 class SNN2(nn.Module):
     """C -> LIF(hidden) -> 2 leaky integrators, one 4-ms step per neuron call: (S, L, C) -> (S, L, 2)."""
 
-    def __init__(self, channels: int, hidden: int = 64, tau_syn_ms: float = 10.0,
-                 tau_mem_ms: float = 20.0, tau_out_ms: float = 20.0) -> None:
+    def __init__(self, channels: int, hidden: int = 128, tau_syn_ms: float = 10.0,
+                 tau_mem_ms: float = 50.0, tau_out_ms: float = 80.0) -> None:
         super().__init__()
         self.fc1 = nn.Linear(channels, hidden)
         self.lif1 = LIFNeuron(hidden, math.exp(-STEP_MS / tau_syn_ms), math.exp(-STEP_MS / tau_mem_ms))
