@@ -19,12 +19,15 @@ ESN = "sut: {name: esn, options: {samples: 64, reservoir_size: 50}}\ntiming: {wa
 GOOD = "{scenario: SingleStream, min_query_count: 64, min_duration_s: 0, expected_latency_s: 0.0002}"
 
 
-def system_run(tmp, name, loadgen=GOOD, extra=""):
+def write_config(tmp, name, loadgen=GOOD, extra=""):
     config = tmp / f"{name}.yaml"
     config.write_text(f"task: system\nbenchmark: {{id: {name}}}\n{ESN}loadgen: {loadgen}\n{extra}")
-    out = tmp / name
-    assert main(["system", "run", str(config), "--out", str(out), "--quiet"]) == 0
-    return out
+    return config
+
+
+def system_run(tmp, out, *configs):
+    assert main(["system", "run", *map(str, configs), "--out", str(tmp / out), "--quiet"]) == 0
+    return tmp / out
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +35,14 @@ def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("submissions")
     t = np.arange(now_s() - 1.0, now_s() + 300.0, 0.05)  # a 20 Hz instrument on the host clock
     (tmp / "sparse.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},2.5" for v in t))
-    return {
-        "good": system_run(tmp, "good"),
-        "short": system_run(tmp, "short", GOOD.replace("64", "16")),
-        # 64 queries pre-generated at 10 ms expected latency run out long before 0.5 s
-        "invalid": system_run(tmp, "invalid", "{scenario: SingleStream, min_query_count: 64, "
-                                              "min_duration_s: 0.5, expected_latency_s: 0.01}"),
-        "sparse": system_run(tmp, "sparse", extra="meter: {name: csv, options: {path: sparse.csv, "
-                                                  "offset_s: 0}}\npower: {floor_s: 0.2, active_s: 0.7}\n"),
-    }
+    short = write_config(tmp, "short", GOOD.replace("64", "16"))
+    # 64 queries pre-generated at 10 ms expected latency run out long before 0.5 s
+    invalid = write_config(tmp, "invalid", "{scenario: SingleStream, min_query_count: 64, "
+                                           "min_duration_s: 0.5, expected_latency_s: 0.01}")
+    sparse = write_config(tmp, "sparse", extra="meter: {name: csv, options: {path: sparse.csv, "
+                                               "offset_s: 0}}\npower: {floor_s: 0.2, active_s: 0.7}\n")
+    return {"good": system_run(tmp, "good", write_config(tmp, "good")),
+            "bad": system_run(tmp, "bad", short, invalid), "sparse": system_run(tmp, "sparse", sparse)}
 
 
 def check(folder, capsys):
@@ -74,25 +76,19 @@ def test_missing_file(runs, tmp_path, capsys):
                                       "layout/loadgen-logs: required AccuracyOnly LoadGen log is missing"]
 
 
-def test_too_short_run(runs, capsys):
-    code, _, findings = check(runs["short"], capsys)
-    assert code == 1
+def test_too_short_run_and_invalid_summary(runs, capsys):
+    code, _, findings = check(runs["bad"], capsys)
+    assert code == 1 and len(findings) == 3
     assert ("short/loadgen/performanceonly/mlperf_log_summary.txt: settings/min-query-count: run holds "
             "16 queries (LoadGen minimum set to 16); the rule is at least 32 (SingleStream, test "
             "profile)") in findings
     # LoadGen itself also refuses it: early stopping needs 64 queries for the p90
-    assert [f for f in findings if "min-query-count" not in f] == [
-        "short/loadgen/performanceonly/mlperf_log_summary.txt: loadgen/valid: result is INVALID: "
-        "early stopping not met: Only processed 16 queries. Need to process at least 64 queries "
-        "for early stopping."]
-
-
-def test_invalid_summary(runs, capsys):
-    code, _, findings = check(runs["invalid"], capsys)
-    assert code == 1 and findings == [
-        "invalid/loadgen/performanceonly/mlperf_log_summary.txt: loadgen/valid: result is INVALID: "
-        "min duration not met (500 ms requested); Decrease the expected latency so the loadgen "
-        "pre-generates more queries."]
+    assert ("short/loadgen/performanceonly/mlperf_log_summary.txt: loadgen/valid: result is INVALID: "
+            "early stopping not met: Only processed 16 queries. Need to process at least 64 queries "
+            "for early stopping.") in findings
+    assert ("invalid/loadgen/performanceonly/mlperf_log_summary.txt: loadgen/valid: result is "
+            "INVALID: min duration not met (500 ms requested); Decrease the expected latency so the "
+            "loadgen pre-generates more queries.") in findings
 
 
 def test_missing_report_section(runs, tmp_path, capsys):
