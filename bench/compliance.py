@@ -23,7 +23,10 @@ from neuromark.system.sut import InMemoryLibrary
 from neuromark.tasks.system import TASK
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ("configs/system/esn_cpu_singlestream.yaml", "configs/system/asc_cpu_singlestream.yaml")
+#: (config, sut.options overrides): the ESN as shipped (stateful), with per-query resets, ASC.
+CONFIGS = (("configs/system/esn_cpu_singlestream.yaml", {}),
+           ("configs/system/esn_cpu_singlestream.yaml", {"context": 20}),
+           ("configs/system/asc_cpu_singlestream.yaml", {}))
 
 
 class Memoiser:
@@ -45,15 +48,17 @@ class Memoiser:
         return out
 
 
-def run_config(path: str, duration: float, out: Path) -> None:
+def run_config(path: str, options: dict, duration: float, out: Path) -> None:
     config = load_config(ROOT / path)
     config.data["loadgen"] = {**config.data["loadgen"], "min_duration_s": duration}
+    config.data["sut"]["options"] = {**config.data["sut"].get("options", {}), **options}
     config.data["compliance"] = True
     start = time.perf_counter()
-    res = TASK.run(config, out / Path(path).stem)[0]
+    tag = Path(path).stem + "".join(f"-{k}{v}" for k, v in options.items())
+    res = TASK.run(config, out / tag)[0]
     perf = res.details["loadgen"]["PerformanceOnly"]
     p90 = perf["latency_s"]["percentiles_s"]["90"] * 1e3
-    print(f"{res.benchmark.id}: submission run {perf['validity']}, {perf['query_count']} queries, "
+    print(f"{tag}: submission run {perf['validity']}, {perf['query_count']} queries, "
           f"p90 {p90:.3f} ms ({time.perf_counter() - start:.0f} s in all)")
     for line in format_verdicts(res.details["compliance"]):
         print(f"  {line}")
@@ -77,8 +82,8 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per LoadGen run")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "compliance")
     args = parser.parse_args()
-    for path in CONFIGS:
-        run_config(path, args.duration, args.out)
+    for path, options in CONFIGS:
+        run_config(path, options, args.duration, args.out)
     run_memoiser(min(args.duration, 1.0), args.out)
 
 
