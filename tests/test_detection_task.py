@@ -54,9 +54,10 @@ def test_stream_slots_resets_and_padding(tmp_path):
     assert np.all(gt["t"] % 50_000 == 0)
 
 
-def test_detector_resets_state_at_file_start():
+@pytest.mark.parametrize("memory", ["gru", "lif"])
+def test_detector_resets_state_at_file_start(memory):
     torch.manual_seed(0)
-    net = EventDetector(DetectorConfig(in_channels=2, width=4)).eval()
+    net = EventDetector(DetectorConfig(in_channels=2, width=4, memory=memory, threshold=0.05)).eval()
     a, b = torch.rand(1, 3, 2, 16, 16), torch.rand(1, 3, 2, 16, 16)
     with torch.no_grad():
         net((a, torch.zeros(1)))
