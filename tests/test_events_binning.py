@@ -56,13 +56,13 @@ def test_bin_flat_partial_last_bin():
 
 def test_bin_flat_errors_name_file_and_sample():
     t, u, off = flat([[10], [20, 3001]], [[0], [1, 1]])
-    with pytest.raises(DataError, match=r"f\.h5: sample 1: spike at 3001 us is outside \[0, t_max=3000 us\]"):
+    with pytest.raises(DataError, match=r"f\.h5: sample 1: spike at 3001 us is after t_max_us=3000 \(1 such"):
         bin_flat(t, u, off, dt_us=1000, t_max_us=3000, channels=4, name="f.h5")
     t, u, off = flat([[10], [20, 30], [40]], [[0], [1, 1], [4]])
     with pytest.raises(DataError, match=r"sample 2: unit 4 is not below channels=4"):
         bin_flat(t, u, off, dt_us=1000, t_max_us=3000, channels=4)
     t, u, off = flat([[10], [-5]], [[0], [1]])
-    with pytest.raises(DataError, match=r"sample 1: spike at -5 us"):
+    with pytest.raises(DataError, match=r"sample 1: spike time -5 us is negative"):
         bin_flat(t, u, off, dt_us=1000, t_max_us=3000, channels=4)
 
 

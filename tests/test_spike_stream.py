@@ -178,3 +178,35 @@ def test_float32_times_and_bad_spikes_name_the_sample(tmp_path):
     mismatched = SpikeFileDataset(write_raw(tmp_path / "len.h5", [[0.1], [0.2, 0.3]], [[1], [2]]))
     with pytest.raises(DataError, match="sample 1: spikes/times has 2 entries but spikes/units has 1"):
         list(mismatched.loader(2, DT, T_MAX))
+
+
+def test_classification_run_drops_and_records_late_spikes(tmp_path, capsys, monkeypatch):
+    """Through `neuromark run`: the test split streams; with late: drop the spikes after
+    t_max_us (class 1 spikes at 0.1-0.2 s, t_max 0.15 s) are counted in the results and
+    printed; without it the run fails naming the file and sample."""
+    import json
+
+    from test_shd_snn import make_corpus
+
+    from neuromark.cli import main
+
+    make_corpus(tmp_path, n_train=10, n_test=6)
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
+
+    def config(extra: str) -> Path:
+        path = tmp_path / "c.yaml"
+        path.write_text("task: classification\nbenchmark: {id: late}\ndataset:\n  name: spike_files\n"
+                        "  options: {train: train.h5, test: test.h5, dt_us: 50000, t_max_us: 150000, "
+                        f"pool: 10{extra}}}\nmodel: {{name: svm, checkpoint: svm.pt}}\n"
+                        "eval: {metrics: [classification_accuracy]}\n")
+        return path
+
+    assert main(["run", str(config("")), "--out", str(tmp_path / "o1"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "train.h5: sample 1: spike at" in err and "after t_max_us=150000" in err
+    assert "late='drop'" in err
+    assert main(["run", str(config(", late: drop")), "--out", str(tmp_path / "o2"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    dropped = [json.loads(p.read_text()) for p in (tmp_path / "o2").rglob("*.json")]
+    found = [d for d in dropped if "dropped_late_spikes" in json.dumps(d)]
+    assert found and "spike(s) after t_max_us dropped" in err

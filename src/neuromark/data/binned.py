@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuromark.data.binning import bin_samples, check_binning, n_bins, pool_samples
+from neuromark.data.binning import bin_samples, check_binning, drop_late, n_bins, pool_samples
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples
 from neuromark.data.shd import CITATION, SHD, SSC, SpikeFileDataset
 from neuromark.data.spoken_digits import shipped_corpus
@@ -65,8 +65,11 @@ class BinnedSpikes(SpikeFileDataset):
         return max(len(self.header.keys), int(self.header.labels.max(initial=-1)) + 1)
 
     def frames(self, samples: SpikeSamples | None = None) -> np.ndarray:
-        """(N, T, C) float32 counts of ``samples`` (default: all of this file), pooled."""
+        """(N, T, C) float32 counts of ``samples`` (default: all of this file), pooled; with
+        ``late="drop"`` spikes after ``t_max_us`` are left out (as the loader does)."""
         samples = self.samples if samples is None else samples
+        if self.late == "drop":
+            samples, _ = drop_late(samples, self.t_max_us)
         if self.pool > 1:
             samples = pool_samples(samples, self.pool)
         return bin_samples(samples, self.dt_us, self.t_max_us, np.float32)

@@ -95,8 +95,12 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
             sample = int(sample_index(offsets, lo + pos))
-            raise DataError(f"{name}: sample {sample}: spike at {index[pos]} us is "
-                            f"outside [0, t_max={t_max_us} us]; raise t_max")
+            if index[pos] < 0:
+                raise DataError(f"{name}: sample {sample}: spike time {index[pos]} us is negative")
+            raise DataError(f"{name}: sample {sample}: spike at {index[pos]} us is after t_max_us="
+                            f"{t_max_us} ({int(np.count_nonzero(bad))} such spike(s) in samples "
+                            f"{start}..{stop - 1}); raise t_max_us, or drop and count them with "
+                            "late='drop' (data set option)")
         bad = (unit >= channels) | (unit < 0) if unit.dtype.kind == "i" else unit >= channels
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
@@ -167,6 +171,19 @@ def pool_samples(samples: SpikeSamples, factor: int) -> SpikeSamples:
     if samples.channels % factor:
         raise ValueError(f"{samples.channels} channels are not divisible by {factor}")
     return replace(samples, units=pool_units(samples.units, factor), channels=samples.channels // factor)
+
+
+def drop_late(samples: SpikeSamples, t_max_us: int) -> tuple[SpikeSamples, int]:
+    """``samples`` without the spikes after ``t_max_us`` (times floored to µs as binned),
+    and how many were dropped (the ``late="drop"`` rule of the streaming loader)."""
+    keep = seconds_to_us(samples.times) <= t_max_us
+    dropped = int(keep.size - np.count_nonzero(keep))
+    if not dropped:
+        return samples, 0
+    sample = np.repeat(np.arange(len(samples)), samples.counts())
+    offsets = np.zeros(len(samples) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(sample[keep], minlength=len(samples)), out=offsets[1:])
+    return replace(samples, times=samples.times[keep], units=samples.units[keep], offsets=offsets), dropped
 
 
 def jitter_samples(samples: SpikeSamples, rng: np.random.Generator, sigma: float,
