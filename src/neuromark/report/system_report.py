@@ -114,6 +114,18 @@ def _timing_table(timing: dict[str, dict[str, float]]) -> list[str]:
     return lines
 
 
+def _reuse(res: Results, name: str, target: Path) -> Path | None:
+    """Copy the run's own plot ``name`` (listed in ``details.plots``, drawn from the same data)
+    to ``target`` instead of drawing it again; None when the run's file is gone."""
+    import shutil
+
+    for plot in res.details.get("plots", []):
+        source = Path(plot)
+        if source.name == name and source.is_file():
+            return Path(shutil.copyfile(source, target))
+    return None
+
+
 def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
     d = res.details
     lines = [f"### {res.benchmark.id} (v{res.benchmark.version})", ""]
@@ -126,7 +138,8 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
         lines += _timing_table(d["timing"]) + [""]
         raw = {k: decode_ns(v) for k, v in d.get("raw_timings_ns", {}).items()}
         if raw:
-            png = latency_histogram(raw, out_dir / f"{tag}_latency.png", f"{res.benchmark.id}: latency")
+            png = _reuse(res, "latency.png", out_dir / f"{tag}_latency.png") or latency_histogram(
+                raw, out_dir / f"{tag}_latency.png", f"{res.benchmark.id}: latency")
             lines += [f"![latency histogram]({png.name})", ""]
     for mode, lg in d["loadgen"].items():
         lat = lg.get("latency_s", {})
@@ -156,7 +169,8 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
         timeline = d.get("power_timeline")
         if timeline and timeline.get("t_s"):
             windows = {name: (w["t0_s"], w["t1_s"]) for name, w in rows}
-            png = power_trace(timeline, windows, out_dir / f"{tag}_power.png", f"{res.benchmark.id}: power")
+            png = _reuse(res, "power.png", out_dir / f"{tag}_power.png") or power_trace(
+                timeline, windows, out_dir / f"{tag}_power.png", f"{res.benchmark.id}: power")
             lines += [f"![power trace]({png.name})", ""]
     compliance = d.get("compliance")
     if compliance:
