@@ -23,22 +23,24 @@ def linear_layers(net: nn.Module) -> list[nn.Linear]:
     return [m for m in net.modules() if isinstance(m, nn.Linear)]
 
 
-def seeded_weights(net: nn.Module) -> None:
-    """Deterministic weights that make both layers spike: scaled N(0, 1)."""
+def seeded_weights(net: nn.Module, scales: tuple[float, float] = (1.2, 1.5)) -> None:
+    """Deterministic weights that make both layers spike: N(0, 1) times ``scales``."""
     gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
-        for lin, scale in zip(linear_layers(net), (1.2, 1.5)):
+        for lin, scale in zip(linear_layers(net), scales):
             lin.weight.copy_(torch.randn(lin.weight.shape, generator=gen) * scale)
             if lin.bias is not None:
                 lin.bias.copy_(torch.randn(lin.bias.shape, generator=gen) * 0.1)
 
 
 def snntorch_twin(net: nn.Module, betas: tuple[float, float], reset: str = "zero",
-                  threshold: float = 1.0) -> nn.Module:
-    """snnTorch Linear-Leaky-Linear-Leaky with ``net``'s (re-seeded) linear weights."""
+                  threshold: float = 1.0, input_scale: tuple[float, float] = (1.0, 1.0),
+                  weight_scale: tuple[float, float] = (1.2, 1.5)) -> nn.Module:
+    """snnTorch Linear-Leaky-Linear-Leaky with ``net``'s (re-seeded) linear weights, times
+    ``input_scale`` per layer (for frameworks that scale a neuron's input current)."""
     import snntorch as snn
 
-    seeded_weights(net)
+    seeded_weights(net, weight_scale)
     first, second = linear_layers(net)
     twin = nn.Sequential(nn.Linear(first.in_features, first.out_features),
                          snn.Leaky(beta=betas[0], threshold=threshold, init_hidden=True,
@@ -47,9 +49,9 @@ def snntorch_twin(net: nn.Module, betas: tuple[float, float], reset: str = "zero
                          snn.Leaky(beta=betas[1], threshold=threshold, init_hidden=True,
                                    reset_mechanism=reset))
     with torch.no_grad():
-        for mine, theirs in zip(linear_layers(twin), (first, second)):
-            mine.weight.copy_(theirs.weight)
-            mine.bias.copy_(theirs.bias)
+        for mine, theirs, scale in zip(linear_layers(twin), (first, second), input_scale):
+            mine.weight.copy_(theirs.weight * scale)
+            mine.bias.copy_(theirs.bias * scale)
     return twin
 
 
