@@ -218,7 +218,7 @@ def fit_snn2(options: SNN2Options, data: TrainData) -> SNN2:
     idx = data.indices
     starts = idx[idx + options.chunk <= len(data.x)]
     x = torch.from_numpy(data.x.astype(np.float32))
-    y = torch.from_numpy(data.y)
+    y = torch.from_numpy(data.y.copy())
     opt = torch.optim.Adam(model.parameters(), lr=options.lr)
     for _ in range(options.iterations):
         begin = rng.choice(starts, options.batch_size)

@@ -23,6 +23,7 @@ half of the rest validation, the remainder test.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterator
@@ -175,6 +176,18 @@ def split_segments(n: int, train_ratio: float) -> dict[str, slice]:
             "test": slice(n_train + n_val, n)}
 
 
+@functools.lru_cache(maxsize=2)
+def _binned(path: str, mtime_ns: int, size: int, bin_width: float
+            ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """(inputs (K, C), labels (K, 2), reaches) of a file, kept for the splits of the same
+    session (keyed by path, modification time and size; read-only arrays)."""
+    del mtime_ns, size  # part of the key only
+    rec = read_session(path)
+    x, y = bin_session(rec, bin_width), velocity(rec.cursor)
+    x.flags.writeable = y.flags.writeable = False
+    return x, y, reach_segments(rec.target)
+
+
 class PrimateReaching:
     """One session's split: sample i is ``(x, y)``, x (num_steps, C) float32 (oldest step
     first; steps before the recording are zeros), y (2,) float32 cursor velocity (mm/step).
@@ -207,13 +220,16 @@ class PrimateReaching:
     # -- data --------------------------------------------------------------------------
     def _load(self) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
         if self._loaded is None:
-            rec = read_session(self.path)
-            segments = reach_segments(rec.target)
+            if not self.path.is_file():
+                raise DataError(f"{self.path}: no such file")
+            stat = self.path.stat()
+            x, y, segments = _binned(str(self.path.resolve()), stat.st_mtime_ns, stat.st_size,
+                                     self.bin_width)
             chosen = segments[split_segments(len(segments), self.train_ratio)[self.split]]
             if not chosen:
                 raise DataError(f"{self.path}: the {self.split} split holds no reach "
                                 f"({len(segments)} reaches, train_ratio={self.train_ratio})")
-            self._loaded = (bin_session(rec, self.bin_width), velocity(rec.cursor), chosen)
+            self._loaded = (x, y, chosen)
         return self._loaded
 
     @property
