@@ -66,3 +66,26 @@ def test_transforms_equal_tonic(seed):
     got = to_frame_time_bins(downsample(den, 0.25), (32, 32, 2), 150)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     np.testing.assert_array_equal(got, expected)
+
+
+def test_gesture_net_dense_equals_peer_count():
+    """Dense synaptic operations of the peer's architecture: 5,941,376 per frame (convs
+    counted over their valid taps on 'same' padding), 8.91e8 for 150 frames."""
+    pytest.importorskip("snntorch")
+    import torch
+
+    from neuromark.baselines.dvs_gesture import dvs_gesture_snn
+    from neuromark.metrics.complexity import SynapticOperations
+    from neuromark.runner import Benchmark
+
+    model = dvs_gesture_snn()
+    frames = torch.zeros(2, 3, 2, 32, 32)
+    frames[:, :, :, 5:9, 5:9] = 1.0
+    loader = [(frames, torch.tensor([0, 1]))]
+    res = Benchmark(model, loader, [], [lambda out: out.sum(1).argmax(-1)], [SynapticOperations()],
+                    quiet=True).run()
+    dense = res.scores["synaptic_operations"].value["Dense"]
+    per_frame = 16 * 2 * 154 ** 2 + 32 * 16 * 74 ** 2 + 64 * 32 * 34 ** 2 + 1024 * 11
+    assert per_frame == 5_941_376
+    assert dense == pytest.approx(3 * per_frame)
+    assert 150 * per_frame == pytest.approx(8.91e8, rel=1e-3)
