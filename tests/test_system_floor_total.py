@@ -208,3 +208,26 @@ def test_power_cli_reads_the_old_idle_window_as_floor(vi_trace, capsys):
     assert main(["power", trace, "--window", "floor=5:7", "--window", "idle=1:3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)  # beside a floor window, idle is a sleep window
     assert out["windows"]["idle"]["mean_power_w"] == pytest.approx(1.0) and out["notes"] == []
+
+
+def test_real_time_rule_from_the_config(tmp_path):
+    """``latency: data_time``: energy per inference = power x the data time of one sample."""
+    pytest.importorskip("mlperf_loadgen")
+    from neuromark.errors import ConfigError
+    from neuromark.tasks.system import TASK
+
+    t = np.arange(now_s() - 1.0, now_s() + 120.0, 0.001)
+    (tmp_path / "trace.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},3.0" for v in t))
+    text = ("task: system\nsut: {name: sleep, options: {sleep_s: 0.0002}}\nlatency: data_time\n"
+            "loadgen: {min_query_count: 32, min_duration_s: 0, expected_latency_s: 0.001}\n"
+            "meter: {name: csv, options: {path: trace.csv, offset_s: 0}}\n"
+            "power: {floor_s: 0.1, active_s: 0.1, data_time_s: 0.5}\n")
+    res = TASK.run(parse_yaml(text, tmp_path / "rt.yaml"), tmp_path / "out")[0]
+    assert res["stream_total_energy_per_inference"] == pytest.approx(3.0 * 0.5)
+    assert res["stream_floor_energy_per_inference"] == pytest.approx(3.0 * 0.5)
+    assert res.details["power"]["latency_rule"] == "data_time" and not res.details["power"]["amortised"]
+    assert any(f.startswith("real-time rule") for f in res.details["flags"])
+    no_time = parse_yaml(text.replace(", data_time_s: 0.5", ""), tmp_path / "nt.yaml")
+    with pytest.raises(ConfigError, match=r"nt.yaml:3: power.latency: data_time needs "
+                                          r"power.data_time_s \(SUT .sleep. does not state"):
+        TASK.run(no_time, tmp_path / "out2")

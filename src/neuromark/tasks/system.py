@@ -107,6 +107,19 @@ class SystemConfig(StrictModel):
         "test", description="the rules the submission checker applies (neuromark.system.rules)")
     compliance: bool | list[Literal["TEST01", "TEST04", "TEST05"]] = Field(
         False, description="run the MLPerf compliance tests after the test (true: all three)")
+    latency: Literal["measured", "data_time"] | None = Field(
+        None, description="the spec's latency rule for energy per inference; same as power.latency")
+
+    @model_validator(mode="after")
+    def _latency_rule(self) -> SystemConfig:
+        """A top-level ``latency:`` is the spec's spelling of ``power.latency``."""
+        if self.latency is not None:
+            if "latency" in self.power.model_fields_set and self.power.latency != self.latency:
+                raise ValueError(f"latency: {self.latency} and power.latency: {self.power.latency} "
+                                 "disagree; give one")
+            power = PowerWindows(**{**self.power.model_dump(), "latency": self.latency})
+            object.__setattr__(self, "power", power)
+        return self
 
     def info(self) -> Any:
         """The results' :class:`~neuromark.results.BenchmarkInfo`."""
@@ -188,6 +201,8 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     scores: dict[str, Score] = {}
     meter = make_meter(cfg.meter, config)
     measured = getattr(meter, "measured", True)
+    data_time = (_data_time(cfg, info, config)  # checked before anything runs
+                 if measured and cfg.power.latency == "data_time" else None)
     if measured:
         meter.start()
         lg_start = meter.mark("loadgen_start")
@@ -212,8 +227,8 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
             meter.stop()
     details["power_meter"] = meter.metadata()
     if measured:
-        if cfg.power.latency == "data_time":
-            latency_means = {k: _data_time(cfg, info, config) for k in windows}
+        if data_time is not None:
+            latency_means = {k: data_time for k in windows}
         if cfg.power.sleep_s is not None and not hasattr(sut, "sleep"):
             flags.append(f"idle window: SUT {sut.name!r} has no sleep() hook; the host was left "
                          "idle, the device was not put to sleep")
@@ -239,7 +254,8 @@ def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | Non
     SUT's ``data_time_s``."""
     value = cfg.power.data_time_s or info.get("data_time_s")
     if not value:
-        where = (config or ConfigFile(data={})).where(("power", "latency"))
+        config = config or ConfigFile(data={})
+        where = config.where(("latency",) if "latency" in config.data else ("power", "latency"))
         raise ConfigError(f"{where}: power.latency: data_time needs power.data_time_s (SUT "
                           f"{cfg.sut.name!r} does not state the data time of a sample)")
     return float(value)
