@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[tuple[str, ...]] = [
     ("neuromark", "neuromark._lazy", "neuromark._threads", "neuromark.errors", "neuromark.results",
      "neuromark.registry", "neuromark.config", "neuromark.components"),
-    ("neuromark.plotting", "neuromark.metrics"),
+    ("neuromark.plotting", "neuromark.metrics", "neuromark.ceilings"),
     ("neuromark.models", "neuromark.data"),
     ("neuromark.processors",),
     ("neuromark.synth", "neuromark.baselines", "neuromark.instrument", "neuromark.runner"),

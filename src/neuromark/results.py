@@ -1,12 +1,19 @@
 """Scores, the results bundle, provenance, and atomic JSON writing.
 
-Results file schema (``schema_version`` "1.0"), one JSON object:
+Results file schema (``schema_version`` "1.1"; files of "1.0" still load), one JSON object:
 
-- ``schema_version``: "1.0".
+- ``schema_version``: "1.1".
 - ``benchmark``: ``{"id": "<data>-<metric-set>", "version", "parent", "citation"}``.
 - ``scores``: ``{name: {"value", "error", "unit", "higher_is_better", "raw", "ceiling",
-  "ceiled"}}``. ``value`` is a number or a dict of numbers (``synaptic_operations``);
+  "ceiled", "ceiling_rule", "ceiling_error", "ceiled_error", "ceiled_unclipped"}}`` (the
+  last four new in 1.1). ``value`` is a number or a dict of numbers (``synaptic_operations``);
   ``error`` is the standard error over samples where the metric is a mean, else null.
+  ``ceiled`` follows ``ceiling_rule`` ("ratio": raw / ceiling; "explained_variance":
+  (raw / ceiling)², sign kept) clipped to [0, 1], the unclipped value beside it. ``raw``
+  may hold arrays: an array of more than :data:`INLINE_RAW` numbers is written to the
+  sidecar ``<results>.raw.npz`` (named by ``raw_sidecar``) and summarised in the JSON as
+  ``{"npz": key, "shape", "mean", "median", "min", "max"}``; :meth:`Results.load` reads it
+  back.
 - ``details``: task-specific extras (per-layer figures, per-instance values, flags).
 - ``config``: the fully resolved config; ``seeds``: every seed used.
 - ``provenance``: ``created`` (UTC ISO time), ``python``, ``packages`` (versions),
@@ -36,7 +43,13 @@ from typing import Any
 
 from neuromark.errors import DataError
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
+#: Schema versions :meth:`Results.load` reads (1.0: no ceiling rule, errors or sidecar).
+READABLE_SCHEMAS = ("1.0", "1.1")
+#: How a score is normalised by its ceiling.
+CEILING_RULES = ("ratio", "explained_variance")
+#: Arrays in ``Score.raw`` up to this many numbers stay inline in the JSON.
+INLINE_RAW = 64
 
 #: Packages whose versions are recorded when installed.
 TRACKED_PACKAGES = (
@@ -86,8 +99,16 @@ class Score:
         error: standard error of ``value`` over samples when it is a mean, else None.
         unit: e.g. "bytes", "%", "ops/sample", "" for ratios.
         higher_is_better: direction of improvement.
-        raw: the unnormalised figure when a ceiling applies, else equal to ``value``.
-        ceiling: optional ceiling; ``ceiled = raw / ceiling`` (as in Brain-Score).
+        raw: the unnormalised figure when a ceiling applies, else equal to ``value``; may
+            hold arrays (per split, per neuroid), kept compact in the file (see the module).
+        ceiling: optional ceiling; ``ceiling_error`` its standard error.
+        ceiling_rule: "ratio" (``raw / ceiling``, Brain-Score's ``ceil_score``) or
+            "explained_variance" (``(raw / ceiling)²`` with raw's sign, Brain-Score's neural
+            benchmarks, for a correlation raw).
+        ceiled_error: the ceiled value's error, propagated by whoever made the score
+            (delta method or bootstrap), never copied from ``error``; None: not estimated.
+        ceiled_value: the ceiled figure when it is not computed from ``raw`` (e.g. a
+            median over neuroids of per-neuroid ceiled values); None: from ``raw``.
     """
 
     value: Any
@@ -96,34 +117,89 @@ class Score:
     higher_is_better: bool | None = None
     raw: Any = None
     ceiling: float | None = None
+    ceiling_rule: str = "ratio"
+    ceiling_error: float | None = None
+    ceiled_error: float | None = None
+    ceiled_value: float | None = None
 
     def __post_init__(self) -> None:
         if self.raw is None:
             self.raw = self.value
+        if self.ceiling_rule not in CEILING_RULES:
+            raise ValueError(f"ceiling_rule={self.ceiling_rule!r}: one of {', '.join(CEILING_RULES)}")
+
+    @property
+    def ceiled_unclipped(self) -> float | None:
+        """The ceiled figure before clipping (see ``ceiling_rule``), or None without a
+        ceiling or a numeric raw value."""
+        if self.ceiled_value is not None:
+            return float(self.ceiled_value)
+        if self.ceiling is None or isinstance(self.raw, bool) or not isinstance(self.raw, (int, float)):
+            return None
+        ratio = float(self.raw) / float(self.ceiling)
+        return ratio if self.ceiling_rule == "ratio" else math.copysign(ratio * ratio, ratio)
 
     @property
     def ceiled(self) -> float | None:
-        """``raw / ceiling`` when a ceiling is set and ``raw`` is a number."""
-        if self.ceiling is None or not isinstance(self.raw, (int, float)):
-            return None
-        return float(self.raw) / float(self.ceiling)
+        """:attr:`ceiled_unclipped` clipped to [0, 1]."""
+        value = self.ceiled_unclipped
+        return None if value is None else min(1.0, max(0.0, value))
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, sidecar: dict[str, Any] | None = None, key: str = "") -> dict[str, Any]:
+        """The score as JSON; with ``sidecar``, large arrays of ``raw`` go there (under
+        ``key``/...) and are summarised inline."""
+        out = {
             "value": to_jsonable(self.value),
             "error": to_jsonable(self.error),
             "unit": self.unit,
             "higher_is_better": self.higher_is_better,
-            "raw": to_jsonable(self.raw),
+            "raw": _compact(self.raw, sidecar, key) if sidecar is not None else to_jsonable(self.raw),
             "ceiling": self.ceiling,
             "ceiled": self.ceiled,
         }
+        if self.ceiling is not None:
+            out.update({"ceiling_rule": self.ceiling_rule, "ceiling_error": self.ceiling_error,
+                        "ceiled_error": self.ceiled_error, "ceiled_unclipped": self.ceiled_unclipped})
+            if self.ceiled_value is not None:
+                out["ceiled_value"] = self.ceiled_value
+        return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Score:
+    def from_json(cls, data: Mapping[str, Any], arrays: Mapping[str, Any] | None = None) -> Score:
+        raw = _expand(data.get("raw"), arrays) if arrays is not None else data.get("raw")
         return cls(value=data["value"], error=data.get("error"), unit=data.get("unit", ""),
-                   higher_is_better=data.get("higher_is_better"), raw=data.get("raw"),
-                   ceiling=data.get("ceiling"))
+                   higher_is_better=data.get("higher_is_better"), raw=raw,
+                   ceiling=data.get("ceiling"), ceiling_rule=data.get("ceiling_rule") or "ratio",
+                   ceiling_error=data.get("ceiling_error"), ceiled_error=data.get("ceiled_error"),
+                   ceiled_value=data.get("ceiled_value"))
+
+
+def _compact(raw: Any, sidecar: dict[str, Any], key: str) -> Any:
+    """``raw`` as JSON with arrays of more than :data:`INLINE_RAW` numbers moved into
+    ``sidecar`` (keyed ``key`` or ``key/sub``) and summarised."""
+    if isinstance(raw, Mapping):
+        return {str(k): _compact(v, sidecar, f"{key}/{k}") for k, v in raw.items()}
+    if hasattr(raw, "shape") and hasattr(raw, "tolist") and getattr(raw, "size", 0) > INLINE_RAW:
+        import numpy as np
+
+        arr = np.asarray(raw.detach().cpu() if hasattr(raw, "detach") else raw)
+        sidecar[key] = arr
+        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+        stats = ({"mean": float(finite.mean()), "median": float(np.median(finite)),
+                  "min": float(finite.min()), "max": float(finite.max())} if finite.size else {})
+        return {"npz": key, "shape": list(arr.shape), **stats}
+    return to_jsonable(raw)
+
+
+def _expand(raw: Any, arrays: Mapping[str, Any]) -> Any:
+    """Inverse of :func:`_compact`: summaries replaced by their arrays from the sidecar."""
+    if isinstance(raw, Mapping):
+        if isinstance(raw.get("npz"), str) and "shape" in raw:
+            if raw["npz"] not in arrays:
+                raise DataError(f"raw array {raw['npz']!r} is missing from the sidecar .npz")
+            return arrays[raw["npz"]]
+        return {k: _expand(v, arrays) for k, v in raw.items()}
+    return raw
 
 
 @dataclass
@@ -163,11 +239,13 @@ class Results(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self.scores)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, sidecar: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The results as JSON; with ``sidecar`` (a dict to fill), large raw arrays go
+        there instead of inline (see :meth:`save`)."""
         return {
             "schema_version": SCHEMA_VERSION,
             "benchmark": self.benchmark.to_json(),
-            "scores": {k: s.to_json() for k, s in self.scores.items()},
+            "scores": {k: s.to_json(sidecar, k) for k, s in self.scores.items()},
             "details": to_jsonable(self.details),
             "config": to_jsonable(self.config),
             "seeds": to_jsonable(self.seeds),
@@ -175,19 +253,39 @@ class Results(Mapping[str, Any]):
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the results as JSON atomically (temp file + rename); returns the path."""
-        return write_json_atomic(path, self.to_json())
+        """Write the results as JSON atomically (temp file + rename); raw arrays of more
+        than :data:`INLINE_RAW` numbers go to the sidecar ``<stem>.raw.npz`` beside it
+        (written first, also atomically). Returns the JSON's path."""
+        sidecar: dict[str, Any] = {}
+        data = self.to_json(sidecar)
+        if sidecar:
+            import numpy as np
+
+            npz = Path(path).with_suffix(".raw.npz")
+            with atomic_path(npz) as tmp, open(tmp, "wb") as handle:
+                np.savez_compressed(handle, **sidecar)
+            data = {**data, "raw_sidecar": npz.name}
+        return write_json_atomic(path, data)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Results:
-        """Read a results file written by :meth:`save`."""
+        """Read a results file written by :meth:`save` (schema 1.0 or 1.1), with its sidecar."""
         data = json.loads(Path(path).read_text())
-        if data.get("schema_version") != SCHEMA_VERSION:
-            raise DataError(f"{path}: schema_version {data.get('schema_version')!r} is not "
-                            f"{SCHEMA_VERSION!r}")
+        if data.get("schema_version") not in READABLE_SCHEMAS:
+            raise DataError(f"{path}: schema_version {data.get('schema_version')!r} is not one "
+                            f"of {', '.join(READABLE_SCHEMAS)}")
+        arrays = None
+        if data.get("raw_sidecar"):
+            import numpy as np
+
+            npz = Path(path).parent / Path(data["raw_sidecar"]).name
+            if not npz.is_file():
+                raise DataError(f"{path}: its raw arrays' sidecar {npz} is missing")
+            with np.load(npz) as saved:
+                arrays = {k: saved[k] for k in saved.files}
         bench = data["benchmark"]
         return cls(
-            scores={k: Score.from_json(v) for k, v in data["scores"].items()},
+            scores={k: Score.from_json(v, arrays) for k, v in data["scores"].items()},
             benchmark=BenchmarkInfo(bench["id"], bench.get("version", "1.0"),
                                     bench.get("parent"), bench.get("citation", "")),
             config=data.get("config", {}), seeds=data.get("seeds", {}),

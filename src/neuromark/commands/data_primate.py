@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.errors import ConfigError
+
 
 def register_data(data_subparsers: argparse._SubParsersAction) -> None:
     parser = data_subparsers.add_parser(
@@ -26,7 +28,6 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
 
 
 def _surrogate(args: argparse.Namespace) -> int:
-    from neuromark.errors import ConfigError
     from neuromark.synth.primate import SurrogateSettings, write_surrogate
 
     if not args.duration > 0:

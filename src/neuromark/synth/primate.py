@@ -16,7 +16,9 @@ Model, per session (seeded):
 
   with cosine tuning to velocity v (preferred direction d, Georgopoulos et al. 1982), speed
   and position p (preferred direction e) terms, a lead ``lag`` of 50-150 ms,
-  ``v_ref = 200 mm/s``, ``p_ref = 100 mm``. Spike counts are Poisson per 4-ms sample with
+  ``v_ref = 200 mm/s``, ``p_ref = 100 mm``, plus ``c . z(t)``, a coupling (about 4 Hz)
+  to a shared slow drive z unrelated to movement (two Ornstein-Uhlenbeck processes, 1 s,
+  :func:`latent_drive`). Spike counts are Poisson per 4-ms sample with
   times uniform inside it.
 
 Alongside the six ``.mat`` files, ``surrogate.json`` records the recipe and every unit's
@@ -27,6 +29,7 @@ never opens it.
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from neuromark.data.primate_reaching import SESSIONS, STEP_S
+from neuromark.errors import DataError
 from neuromark.results import atomic_path, write_json_atomic
 
 #: Version of the surrogate recipe; bump it whenever the generated files would change.
@@ -95,7 +99,8 @@ def draw_units(channels: int, rng: np.random.Generator) -> list[list[dict[str, f
             theta, phi = rng.uniform(0, 2 * np.pi, 2)
             units.append({
                 "b": rng.uniform(20, 50) if hash_unit else rng.uniform(2, 20),
-                "a": rng.uniform(2, 10) if hash_unit else rng.uniform(5, 30),
+                "a": rng.uniform(1, 6) if hash_unit else rng.uniform(2, 16),
+                "c": rng.normal(0, 4.0, 2).tolist(),  # coupling to the shared latent drive
                 "s": rng.uniform(0, 5) if hash_unit else rng.uniform(0, 10),
                 "g": rng.uniform(0, 3) if hash_unit else rng.uniform(0, 8),
                 "d": [float(np.cos(theta)), float(np.sin(theta))],
@@ -106,9 +111,24 @@ def draw_units(channels: int, rng: np.random.Generator) -> list[list[dict[str, f
     return out
 
 
-def unit_rates(unit: dict[str, Any], cursor: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
+def latent_drive(k: int, seed: int, tau_s: float = 1.0) -> np.ndarray:
+    """(K, 2) shared slow drive unrelated to movement: unit-variance Ornstein-Uhlenbeck
+    processes with time constant ``tau_s``, seeded (``seed`` + 1000)."""
+    rng = np.random.default_rng(seed + 1000)
+    a = math.exp(-STEP_S / tau_s)
+    noise = rng.normal(0, math.sqrt(1 - a * a), (k, 2))
+    z = np.empty((k, 2))
+    z[0] = rng.normal(0, 1, 2)
+    for i in range(1, k):
+        z[i] = a * z[i - 1] + noise[i]
+    return z
+
+
+def unit_rates(unit: dict[str, Any], cursor: np.ndarray, v: np.ndarray | None = None,
+               drive: np.ndarray | None = None) -> np.ndarray:
     """(K,) rate in Hz of one unit given the cursor (K, 2) in mm at 250 Hz (``v``: its
-    velocity in mm/s, computed when not given)."""
+    velocity in mm/s, computed when not given; ``drive``: the session's latent drive
+    (K, 2), left out when None)."""
     if v is None:
         v = np.gradient(cursor, axis=0) / STEP_S
     lag = int(unit["lag_steps"])
@@ -116,13 +136,16 @@ def unit_rates(unit: dict[str, Any], cursor: np.ndarray, v: np.ndarray | None = 
     speed = np.sqrt(v_lead[:, 0] ** 2 + v_lead[:, 1] ** 2)
     rate = (unit["b"] + unit["a"] * (v_lead @ np.asarray(unit["d"])) / V_REF
             + unit["s"] * speed / V_REF + unit["g"] * (cursor @ np.asarray(unit["e"])) / P_REF)
+    if drive is not None:
+        rate = rate + drive @ np.asarray(unit["c"])
     return np.maximum(rate, 0.0)
 
 
-def occupancy_probability(units: list[dict[str, Any]], cursor: np.ndarray) -> np.ndarray:
+def occupancy_probability(units: list[dict[str, Any]], cursor: np.ndarray,
+                          drive: np.ndarray | None = None) -> np.ndarray:
     """(K,) probability that a channel's 4-ms sample holds a spike of any of its units."""
     v = np.gradient(cursor, axis=0) / STEP_S
-    total = sum(unit_rates(u, cursor, v) for u in units)
+    total = sum(unit_rates(u, cursor, v, drive) for u in units)
     return 1.0 - np.exp(-total * STEP_S)
 
 
@@ -182,12 +205,13 @@ def generate_session(name: str, duration_s: float, seed: int) -> tuple[dict[str,
     cursor, target = reaches(duration_s, rng, centre_out)
     t = rng.uniform(0.5, 2.0) + STEP_S * np.arange(len(cursor))
     units = draw_units(channels, rng)
+    drive = latent_drive(len(t), seed)
     spikes = []
     v = np.gradient(cursor, axis=0) / STEP_S
     for channel in units:
         cell = []
         for unit in channel:
-            counts = rng.poisson(unit_rates(unit, cursor, v) * STEP_S)
+            counts = rng.poisson(unit_rates(unit, cursor, v, drive) * STEP_S)
             times = np.repeat(t, counts) + rng.uniform(0, STEP_S, int(counts.sum()))
             cell.append(np.sort(times))
         spikes.append(cell)
@@ -224,8 +248,6 @@ def write_surrogate(out_dir: str | os.PathLike[str], settings: SurrogateSettings
 
 def load_truth(root: str | os.PathLike[str], session: str) -> dict[str, Any]:
     """The recorded unit parameters of one surrogate session (from ``surrogate.json``)."""
-    from neuromark.errors import DataError
-
     manifest = Path(root) / "surrogate.json"
     if not manifest.is_file():
         raise DataError(f"{manifest}: no such file (not a surrogate folder?)")

@@ -39,6 +39,7 @@ from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.data.download import file_digest
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import build_metrics
@@ -214,7 +215,6 @@ class PrimateReachingTask:
         import torch
 
         from neuromark.baselines.primate_reaching import TrainData
-        from neuromark.data.download import file_digest
         from neuromark.data.primate_reaching import PrimateReaching
 
         train = PrimateReaching(root, session, "train", **kw)
