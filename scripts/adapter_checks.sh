@@ -48,7 +48,7 @@ for fw in "${frameworks[@]}"; do
     echo "${PACKAGES[$fw]}" > "$stamp"
   fi
   # in its own venv the framework must import: a failed import is an error, not a skip
-  NEUROMARK_REQUIRE_FRAMEWORK=$fw "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+  NEUROMARK_REQUIRE_FRAMEWORK=$fw "$venv/bin/python" -m pytest -p no:cacheprovider \
     "${TESTS[$fw]}" || status=1
 done
 exit $status

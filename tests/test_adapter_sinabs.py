@@ -33,7 +33,7 @@ def sinabs_net() -> nn.Module:
 
 def test_same_counts_as_snntorch():
     net = sinabs_net()
-    betas = tuple(float(net[i].alpha_mem_calculated) for i in (1, 3))
+    betas = tuple(float(net[i].alpha_mem_calculated.detach()) for i in (1, 3))
     adapter = SinabsModel(net)
     assert_same_counts(adapter, snntorch_twin(net, betas=betas))
     assert set(adapter.state()) == {"1.v_mem", "3.v_mem"}
