@@ -124,6 +124,9 @@ metrics.register_many({
 adapters.register_many({
     "torch": "neuromark.models.torch_model:TorchModel",
     "snntorch": "neuromark.models.snntorch_model:SNNTorchModel",
+    "spikingjelly": "neuromark.models.spikingjelly_model:SpikingJellyModel",
+    "norse": "neuromark.models.norse_model:NorseModel",
+    "sinabs": "neuromark.models.sinabs_model:SinabsModel",
 })
 
 # Models a config names (``model: {name, options}``): factories returning a torch module or
