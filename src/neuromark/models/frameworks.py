@@ -16,11 +16,9 @@ from neuromark.errors import MissingExtraError
 
 #: Extra name -> the install command that works on the CPU constraint (docs/frameworks.md).
 INSTALL = {
-    "spikingjelly": "pip install -c constraints-cpu.txt --no-deps 'spikingjelly==2.0.0' "
-                    "'loguru>=0.7,<1'",
-    "norse": "pip install -c constraints-cpu.txt --no-deps 'norse==1.1.0' "
-             "&& pip install -c constraints-cpu.txt 'nir>=1.0.8,<1.1' 'nirtorch>=2.0'",
-    "sinabs": "pip install -c constraints-cpu.txt --no-deps 'sinabs==3.1.3' pbr",
+    fw: f"pip install -c constraints-cpu.txt 'neuromark[{fw}]' && pip install --no-deps {pin}"
+    for fw, pin in (("spikingjelly", "spikingjelly==2.0.0"), ("norse", "norse==1.1.0"),
+                    ("sinabs", "sinabs==3.1.3"))
 }
 
 
