@@ -6,7 +6,8 @@ image file, shared by every task and by the reports.
 - QUBO: BKS-gap vs timeout, time to solution;
 - Mackey-Glass: sMAPE vs tau (like Fig. 5 of Yik et al. 2025);
 - training curves of a checkpoint's meta;
-- keyword FSCIL: accuracy vs session with its percentile band.
+- keyword FSCIL: accuracy vs session with its percentile band;
+- the leaderboard: score vs operations with the Pareto front.
 """
 
 from __future__ import annotations
@@ -230,5 +231,44 @@ def plot_fscil(mean: Sequence[float], p5: Sequence[float], p95: Sequence[float],
     ax.set_xticks(sessions)
     ax.set_ylim(0, 100)
     ax.legend(fontsize=8, loc="lower left")
+    ax.set_title(title)
+    return save_figure(fig, path)
+
+
+def pareto_front(ops: Sequence[float], score: Sequence[float], higher_is_better: bool = True
+                 ) -> list[int]:
+    """Indices of the points no other point dominates (fewer or equal ops and a better or
+    equal score, one of them strictly), sorted by ops."""
+    sign = 1.0 if higher_is_better else -1.0
+    points = [(float(o), sign * float(s)) for o, s in zip(ops, score)]
+    front = [i for i, (o, s) in enumerate(points)
+             if not any(o2 <= o and s2 >= s and (o2 < o or s2 > s) for o2, s2 in points)]
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def plot_pareto(ops: Sequence[float], score: Sequence[float], labels: Sequence[str],
+                path: str | Path, *, sizes: Sequence[float] | None = None,
+                score_name: str = "accuracy", higher_is_better: bool = True,
+                title: str = "") -> Path:
+    """Score vs operations per sample (log x axis) with the Pareto front drawn; ``sizes``
+    (e.g. footprint in bytes) scale the markers by area."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+    x, y = np.asarray(ops, dtype=float), np.asarray(score, dtype=float)
+    if sizes is not None and len(sizes) and np.nanmax(np.asarray(sizes, dtype=float)) > 0:
+        s = np.asarray(sizes, dtype=float)
+        area = 30 + 400 * np.nan_to_num(s / np.nanmax(s))
+    else:
+        area = np.full(len(x), 60.0)
+    ax.scatter(x, y, s=area, alpha=0.6, color="C0", edgecolors="k")
+    for xi, yi, label in zip(x, y, labels):
+        ax.annotate(label, (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    front = pareto_front(x, y, higher_is_better)
+    ax.plot(x[front], y[front], "--", color="C3", label="Pareto front")
+    ax.set_xscale("log")
+    ax.set_xlabel("synaptic operations per sample (effective MACs + ACs, log)")
+    ax.set_ylabel(score_name)
+    ax.legend(fontsize=8, title="marker area: footprint" if sizes is not None else None,
+              title_fontsize=7)
     ax.set_title(title)
     return save_figure(fig, path)
