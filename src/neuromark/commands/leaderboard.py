@@ -1,0 +1,30 @@
+"""``neuromark leaderboard RESULTS_DIR... --out site/``: a static HTML page comparing runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard", help="write a static HTML leaderboard of results folders",
+        description="Write SITE/index.html: per benchmark id, a sortable table of every score "
+                    "of every run (with errors, units, flags and links to the results JSON, "
+                    "config and provenance) and the accuracy-vs-operations Pareto plot. No "
+                    "server, no CDN.")
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS_DIR",
+                        help="results folders written by `neuromark run` (or results JSON files)")
+    parser.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
+    parser.set_defaults(func=_leaderboard)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from neuromark.report.leaderboard import build_leaderboard
+    from neuromark.report.runs import read_runs
+
+    runs = read_runs(args.results)
+    page = build_leaderboard(runs, args.out)
+    print(f"wrote {page} ({len(runs)} results files, "
+          f"{len({r.id for r in runs})} benchmarks)")
+    return 0

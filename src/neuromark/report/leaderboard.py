@@ -1,0 +1,169 @@
+"""``neuromark leaderboard``: one static HTML page comparing runs of the same benchmark.
+
+``site/index.html`` holds, per benchmark id, a table of every score (value ± standard
+error, units in the header) that sorts by any column on a click, the run's flags ("not
+measured", diverged instances, overruns), links to each run's results JSON, config and
+provenance (copied beside the page under ``runs/``), and where the runs have an accuracy
+(or error) and synaptic operations, the score-vs-operations plot with its Pareto front
+(log operations, footprint as marker area), inlined as a PNG. No server, no CDN: the page
+and the files beside it are all there is.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+from neuromark.plotting import plot_pareto
+from neuromark.report.runs import Cell, Run, flatten_scores, run_flags
+
+#: Scores the Pareto plot uses as its y axis, in order of preference: (name, higher is better).
+PARETO_SCORES = (("classification_accuracy", True), ("r2", True), ("sMAPE", False),
+                 ("MSE", False))
+
+_SORT_JS = """
+document.querySelectorAll('table.board th').forEach(th => th.addEventListener('click', () => {
+  const table = th.closest('table'), body = table.tBodies[0], col = th.cellIndex;
+  const asc = th.dataset.order !== 'asc';
+  table.querySelectorAll('th').forEach(h => delete h.dataset.order);
+  th.dataset.order = asc ? 'asc' : 'desc';
+  const rows = Array.from(body.rows);
+  rows.sort((a, b) => {
+    const x = a.cells[col].dataset.sort, y = b.cells[col].dataset.sort;
+    const nx = parseFloat(x), ny = parseFloat(y);
+    const c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+    return asc ? c : -c;
+  });
+  rows.forEach(r => body.appendChild(r));
+}));
+"""
+
+_STYLE = ("body{font-family:sans-serif;margin:2em;line-height:1.4}"
+          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
+          "font-size:90%}th{cursor:pointer;background:#f3f3f3}th[data-order=asc]::after{content:' ▲'}"
+          "th[data-order=desc]::after{content:' ▼'}.flag{color:#b00;font-weight:bold}"
+          "img{max-width:48em}.note{color:#555;font-size:90%}")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
+
+
+def _format(cell: Cell | None) -> tuple[str, str]:
+    """(text shown, sort key) of a cell."""
+    if cell is None:
+        return "—", ""
+    if isinstance(cell.value, str):
+        return cell.value, cell.value
+    text = f"{cell.value:.6g}"
+    if cell.error is not None:
+        text += f" ± {cell.error:.2g}"
+    return text, repr(float(cell.value))
+
+
+def _copy_run(run: Run, index: int, out: Path) -> dict[str, str]:
+    """Copy the run's JSON (and raw sidecar) under ``out/runs/``, write its config and
+    provenance beside it; returns the relative links."""
+    folder = out / "runs" / f"{index:03d}-{_slug(run.label)}"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / run.path.name
+    shutil.copyfile(run.path, target)
+    sidecar = run.path.with_suffix(".raw.npz")
+    if sidecar.is_file():
+        shutil.copyfile(sidecar, folder / sidecar.name)
+    stem = run.path.stem
+    links = {"json": target}
+    for part, data in (("config", run.results.config), ("provenance", run.results.provenance)):
+        path = folder / f"{stem}.{part}.json"
+        path.write_text(json.dumps(data, indent=2, default=str))
+        links[part] = path
+    return {k: v.relative_to(out).as_posix() for k, v in links.items()}
+
+
+def _pareto(runs: list[Run], cells: list[dict[str, Cell]], out: Path, bench: str) -> str:
+    """An <img> of the score-vs-ops plot for these runs, or a note saying why there is none."""
+    for name, higher in PARETO_SCORES:
+        points = []
+        for run, row in zip(runs, cells):
+            score = row.get(name)
+            macs = row.get("synaptic_operations.Effective_MACs")
+            acs = row.get("synaptic_operations.Effective_ACs")
+            if score is None or macs is None or acs is None \
+                    or not all(isinstance(c.value, float) for c in (score, macs, acs)):
+                continue
+            ops = float(macs.value) + float(acs.value)  # type: ignore[arg-type]
+            if ops <= 0:
+                continue
+            foot = row.get("footprint")
+            size = float(foot.value) if foot is not None and isinstance(foot.value, float) else 0.0
+            points.append((ops, float(score.value), run.label, size))  # type: ignore[arg-type]
+        if points:
+            path = out / f"pareto-{_slug(bench)}.png"
+            plot_pareto([p[0] for p in points], [p[1] for p in points], [p[2] for p in points],
+                        path, sizes=[p[3] for p in points], score_name=name,
+                        higher_is_better=higher, title=bench)
+            data = base64.b64encode(path.read_bytes()).decode()
+            return (f'<img class="pareto" alt="{html.escape(name)} vs operations, {html.escape(bench)}"'
+                    f' src="data:image/png;base64,{data}">')
+    return ('<p class="note">No accuracy-vs-operations plot: these runs have no '
+            'synaptic_operations with an accuracy or error score.</p>')
+
+
+def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, str]]) -> str:
+    columns = sorted({name for row in cells for name in row})
+    units = {name: next((row[name].unit for row in cells if name in row and row[name].unit), "")
+             for name in columns}
+    head = ["run", "files", "flags"] + [f"{c} ({units[c]})" if units[c] else c for c in columns]
+    parts = ['<table class="board"><thead><tr>'
+             + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for run, row, link in zip(runs, cells, links):
+        flags = run_flags(run.results)
+        files = " ".join(f'<a href="{html.escape(link[k])}">{k}</a>'
+                         for k in ("json", "config", "provenance"))
+        flag_html = "<br>".join(f'<span class="flag">{html.escape(f)}</span>' for f in flags)
+        tds = [f'<td data-sort="{html.escape(run.label)}">{html.escape(run.label)}</td>',
+               f'<td data-sort="">{files}</td>',
+               f'<td data-sort="{len(flags)}">{flag_html}</td>']
+        for name in columns:
+            text, key = _format(row.get(name))
+            cls = ' class="flag"' if name in row and isinstance(row[name].value, str) else ""
+            tds.append(f'<td data-sort="{html.escape(key)}"{cls}>{html.escape(text)}</td>')
+        parts.append("<tr>" + "".join(tds) + "</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def build_leaderboard(runs: list[Run], out: str | Path) -> Path:
+    """Write ``out/index.html`` (and the run files beside it) for ``runs``; returns the page."""
+    site = Path(out)
+    site.mkdir(parents=True, exist_ok=True)
+    by_id: dict[str, list[tuple[int, Run]]] = defaultdict(list)
+    for index, run in enumerate(runs):
+        by_id[run.id].append((index, run))
+    sections = []
+    for bench in sorted(by_id):
+        group = [run for _, run in by_id[bench]]
+        cells = [flatten_scores(run.results) for run in group]
+        links = [_copy_run(run, index, site) for index, run in by_id[bench]]
+        info = group[0].results.benchmark
+        parent = f" · parent {html.escape(info.parent)}" if info.parent else ""
+        sections.append(
+            f'<section id="{html.escape(_slug(bench))}"><h2>{html.escape(bench)}</h2>'
+            f'<p class="note">version {html.escape(info.version)}{parent} · {len(group)} '
+            f"run(s); click a column header to sort</p>"
+            + _table(group, cells, links) + _pareto(group, cells, site, bench) + "</section>")
+    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>neuromark leaderboard"
+            f"</title><style>{_STYLE}</style></head><body>\n<h1>neuromark leaderboard</h1>\n"
+            f'<p class="note">{len(runs)} results files, {len(by_id)} benchmarks. Values are '
+            "per-sample means ± standard error where the metric has one; estimates (energy_"
+            "estimate) are labelled in their unit; flags mark scores that were not measured "
+            "and runs with diverged instances or overruns.</p>\n"
+            + "\n".join(sections) + f"\n<script>{_SORT_JS}</script>\n</body></html>\n")
+    index = site / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

@@ -1,0 +1,120 @@
+"""Runs read back from results folders, with their scores flattened to named numbers; shared
+by ``neuromark leaderboard`` and ``neuromark compare``."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from neuromark.errors import DataError
+from neuromark.results import Results
+
+
+@dataclass
+class Run:
+    """One benchmark's results file: ``label`` (its folder's name), ``path``, ``results``."""
+
+    label: str
+    path: Path
+    results: Results
+
+    @property
+    def id(self) -> str:
+        return self.results.benchmark.id
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One flattened score: a number (or a text such as "not measured"), its standard
+    error, unit and direction."""
+
+    value: float | str
+    error: float | None
+    unit: str
+    higher_is_better: bool | None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def flatten_scores(results: Results) -> dict[str, Cell]:
+    """Every score as ``name`` or ``name.key`` (one level of dict values, e.g.
+    ``synaptic_operations.Effective_MACs``); per-layer breakdowns (``*_by_layer``) are left
+    out. Text values (e.g. "not measured") are kept as text."""
+    out: dict[str, Cell] = {}
+    for name, score in results.scores.items():
+        if name.endswith("_by_layer"):
+            continue
+        value, error = score.value, score.error
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        for key, item in items:
+            errors = error if isinstance(error, dict) else {}
+            err = errors.get(key) if key is not None else error
+            number = _number(item)
+            if number is None and not isinstance(item, str):
+                continue
+            full = name if key is None else f"{name}.{key}"
+            cell_value: float | str = item if isinstance(item, str) and _number(item) is None \
+                else number  # type: ignore[assignment]
+            out[full] = Cell(cell_value, _number(err) if err is not None else None, score.unit,
+                             score.higher_is_better)
+    return out
+
+
+def run_flags(results: Results) -> list[str]:
+    """What a reader must see: scores that are text ("not measured"), and the run's
+    ``flags`` and ``diverged``/``overruns`` details where a task records them."""
+    flags = [f"{name}: {cell.value}" for name, cell in flatten_scores(results).items()
+             if isinstance(cell.value, str)]
+    details = results.details or {}
+    recorded = details.get("flags")
+    if isinstance(recorded, dict):
+        flags += [f"{k}: {v}" for k, v in recorded.items() if v not in (False, None, 0, "", [])]
+    elif isinstance(recorded, (list, tuple)):
+        flags += [str(f) for f in recorded]
+    for key in ("diverged", "overruns", "timeouts"):
+        value = details.get(key)
+        if value not in (None, False, 0, [], {}):
+            flags.append(f"{key}: {value if not isinstance(value, (list, dict)) else len(value)}")
+    return flags
+
+
+def read_runs(paths: list[str | Path]) -> list[Run]:
+    """The results files in ``paths`` (folders written by ``neuromark run``, or single
+    results JSON files); other JSON files in a folder are skipped. Raises DataError naming
+    a path that is missing or holds no results."""
+    runs: list[Run] = []
+    labels: dict[str, int] = {}
+    for given in paths:
+        path = Path(given)
+        if not path.exists():
+            raise DataError(f"results path not found: {path}")
+        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        found = 0
+        for file in files:
+            try:
+                results = Results.load(file)
+            except (DataError, KeyError, TypeError, ValueError, json.JSONDecodeError):
+                if path.is_file():
+                    raise DataError(f"{file}: not a neuromark results file") from None
+                continue
+            base = (path if path.is_dir() else path.parent).name or str(path)
+            key = f"{base}\0{results.benchmark.id}"
+            labels[key] = labels.get(key, 0) + 1
+            label = base if labels[key] == 1 else f"{base}#{labels[key]}"
+            runs.append(Run(label, file, results))
+            found += 1
+        if not found:
+            raise DataError(f"{path}: no neuromark results files (*.json written by "
+                            "`neuromark run`)")
+    return runs
