@@ -21,6 +21,6 @@ def _list(args: argparse.Namespace) -> int:
     print("benchmark configs:\n  " + ("\n  ".join(configs) or "(none)"))
     for reg in (registry.tasks, registry.metrics, registry.datasets, registry.models,
                 registry.adapters, registry.suts, registry.meters, registry.solvers,
-                registry.energy_profiles):
+                registry.energy_profiles, registry.executors):
         print(f"{reg.kind}:\n  " + (", ".join(reg.names()) or "(none)"))
     return 0
