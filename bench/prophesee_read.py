@@ -44,7 +44,8 @@ def main() -> None:
             times["window_50ms"].append(time.perf_counter() - start)
     for name, values in times.items():
         print(f"{name:14s} median {statistics.median(values):.4f} s over {len(values)} rounds ({n} events)")
-    print(f"numpy / expelliarmus: {statistics.median(times['numpy']) / statistics.median(times['expelliarmus']):.2f}")
+    ratio = statistics.median(times["numpy"]) / statistics.median(times["expelliarmus"])
+    print(f"numpy / expelliarmus: {ratio:.2f}")
 
 
 if __name__ == "__main__":
