@@ -227,3 +227,22 @@ def test_shipped_artefacts_stay_in_their_folder(tmp_path):
         write_files(tmp_path / "e", {"../x.txt": b"no"})
     assert not (tmp_path / "x.txt").exists()
     assert Path(tmp_path / "e").is_dir()
+
+
+def test_cli_executor_flags(tmp_path, toy_task, capsys, monkeypatch):
+    from neuromark.cli import main
+
+    cfg = tmp_path / "a.yaml"
+    cfg.write_text(f"task: {TOY.name}\nbenchmark: {{id: toy-a}}\n")
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--executor", "rey"]) == 1
+    assert "--executor: unknown executor 'rey'; did you mean 'ray'" in capsys.readouterr().err
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--address", "auto"]) == 1
+    assert "--address: only with --executor ray" in capsys.readouterr().err
+    assert main(["qubo", "run", str(cfg), "--executor", "local", "--out", str(tmp_path / "q")]) == 1
+    assert "this command runs task: qubo" in capsys.readouterr().err
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # `import ray` fails
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--executor", "ray"]) == 1
+    assert "pip install 'neuromark[ray]'" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--executor", "local"]) == 0
+    assert json.loads((tmp_path / "o/toy-a.json").read_text())["scores"]["score"]["value"] == 1.0
