@@ -318,7 +318,8 @@ def test_shipped_configs_validate():
     for path in sorted(root.glob("spoken_digits_*.yaml")):
         kinds[path.stem] = TASK.validate(load_config(path)).settings.model.name
     assert kinds == {"spoken_digits_lstm": "lstm", "spoken_digits_rsnn": "rsnn",
-                     "spoken_digits_snn": "snn", "spoken_digits_svm": "svm"}
+                     "spoken_digits_rsnn_suite": "rsnn", "spoken_digits_snn": "snn",
+                     "spoken_digits_svm": "svm"}
     if not Path("data/shd/shd_train.h5").exists():  # the real SHD files are not shipped
         with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: dataset 'shd' "
                                               r"\(test\): .*shd_test\.h5: no such file"):
