@@ -143,6 +143,8 @@ def test_whole_entries_run_as_units_and_the_driver_writes(tmp_path, toy_task):
     assert (tmp_path / "out/a/sub/artefact.txt").read_text() == "value 2.0"
     saved = json.loads((tmp_path / "out/toy-b.json").read_text())
     assert saved["details"]["executor"]["node"] == "node-b"
+    assert saved["provenance"]["executor"] == {"name": "pickled"}  # its info()
+    assert "machine" in saved["provenance"]
     assert [p for p, _ in written] == [tmp_path / "out/toy-a.json", tmp_path / "out/toy-b.json"]
 
 

@@ -68,6 +68,9 @@ def test_mackey_glass_scores_are_identical(both):
         assert a["per_instance_sMAPE"] == b["per_instance_sMAPE"]
         assert a["per_instance_complexity"] == b["per_instance_complexity"]
     assert len(remote["details"]["entries"][0]["nodes"]) == 2  # the node of every instance
+    assert remote["provenance"]["executor"]["name"] == "ray"
+    assert remote["provenance"]["executor"]["cpus"] == 2
+    assert local["provenance"]["executor"]["name"] == "local"
 
 
 @pytest.mark.parametrize("solver", ["dwave-tabu", "neuromark-tabu"])

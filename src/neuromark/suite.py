@@ -31,7 +31,14 @@ from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import ConfigError, DataError
 from neuromark.executors import Unit, current_executor, is_local
 from neuromark.registry import tasks
-from neuromark.results import Results, config_digest, path_in, to_jsonable, write_json_atomic
+from neuromark.results import (
+    Results,
+    collect_provenance,
+    config_digest,
+    path_in,
+    to_jsonable,
+    write_json_atomic,
+)
 
 #: The folder's lock and manifest (hidden: they are not results).
 LOCK_NAME = ".neuromark.lock"
@@ -260,6 +267,7 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
     with claim_folder(out_dir, configs, overwrite=overwrite):
         written: list[tuple[Path, Results]] = []
         order: dict[Path, int] = {}
+        where_run = executor.info()  # the executor and its nodes, in every results file
 
         def save(index: int, config: ConfigFile, task: Task, results: Results) -> None:
             try:
@@ -270,6 +278,8 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                 raise ConfigError(f"{config.path or task.name}: benchmark id "
                                   f"{results.benchmark.id!r} is produced twice; its results "
                                   f"would overwrite {target}. Give each benchmark its own id")
+            if not results.provenance:
+                results.provenance = {**collect_provenance(), "executor": where_run}
             results.save(target)
             written.append((target, results))
             order[target] = index

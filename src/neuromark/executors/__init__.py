@@ -68,7 +68,7 @@ class Outcome:
 
 
 class UnitFailed(NeuromarkError, RuntimeError):
-    """A unit raised; the message names the unit, its config, the node and the cause."""
+    """A unit raised; the message names the unit, its config and the cause."""
 
 
 def node_name() -> str:
@@ -133,7 +133,8 @@ class LocalExecutor:
                 try:
                     value, node, wall = call_unit(unit.fn, unit.args, unit.kwargs)
                 except Exception as exc:
-                    exc.add_note(f"in unit {unit.name} of {unit.config} (local executor)")
+                    if hasattr(exc, "add_note"):  # Python >= 3.11
+                        exc.add_note(f"in unit {unit.name} of {unit.config} (local executor)")
                     raise
                 yield Outcome(unit, value, node, wall)
             return
