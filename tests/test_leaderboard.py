@@ -1,0 +1,130 @@
+"""Leaderboard page and ``neuromark compare``: runs read back, flags, combined standard error
+by hand, and the page checked in a real headless Chromium (DOM, sorting, plot, screenshot)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from neuromark.cli import main
+from neuromark.errors import DataError
+from neuromark.report.compare import compare
+from neuromark.report.leaderboard import build_leaderboard
+from neuromark.report.runs import flatten_scores, read_runs, run_flags
+from neuromark.results import BenchmarkInfo, Results, Score
+
+RUNS = {  # folder -> (accuracy, its standard error, MACs, ACs, footprint)
+    "run-small": (0.70, 0.03, 100.0, 900.0, 1_000),
+    "run-big": (0.90, 0.02, 5_000.0, 20_000.0, 50_000),
+    "run-bad": (0.66, 0.03, 8_000.0, 30_000.0, 80_000),
+}
+
+
+def write_runs(root):
+    folders = []
+    for name, (acc, se, macs, acs, foot) in RUNS.items():
+        folder = root / name
+        folder.mkdir(parents=True)
+        flags = ["diverged: 2 of 10 instances"] if name == "run-bad" else []
+        Results(scores={"classification_accuracy": Score(acc, se),
+                        "synaptic_operations": Score({"Effective_MACs": macs,
+                                                      "Effective_ACs": acs, "Dense": 1e5},
+                                                     unit="ops/sample"),
+                        "footprint": Score(foot, unit="bytes"),
+                        "energy_per_inference": Score("not measured")},
+                benchmark=BenchmarkInfo("toy-bench"), config={"task": "toy"},
+                details={"flags": flags}).save(folder / "toy-bench.json")
+        (folder / "manifest.json").write_text('{"not": "results"}')
+        folders.append(folder)
+    return folders
+
+
+def test_runs_flags_and_compare_by_hand(tmp_path, capsys):
+    folders = write_runs(tmp_path)
+    runs = read_runs(folders)
+    assert [r.label for r in runs] == list(RUNS) and {r.id for r in runs} == {"toy-bench"}
+    cells = flatten_scores(runs[0].results)
+    assert cells["synaptic_operations.Effective_ACs"].value == 900.0
+    assert cells["energy_per_inference"].value == "not measured"
+    assert run_flags(runs[2].results) == ["energy_per_inference: not measured",
+                                          "diverged: 2 of 10 instances"]
+    rows = {d.name: d for d in compare(runs[0], runs[1])}
+    acc = rows["classification_accuracy"]
+    # 0.90 - 0.70 = 0.20 against sqrt(0.03^2 + 0.02^2) = 0.0361: outside
+    assert acc.diff == pytest.approx(0.20) and acc.combined_se == pytest.approx(0.0360555, rel=1e-5)
+    assert acc.verdict == "outside SE"
+    assert rows["footprint"].verdict == "no standard error"
+    assert rows["energy_per_inference"].verdict == "same"
+    near = {d.name: d for d in compare(runs[0], runs[2])}["classification_accuracy"]
+    assert near.verdict == "within SE"  # |0.66 - 0.70| = 0.04 <= sqrt(2) 0.03 = 0.0424
+    assert main(["compare", str(folders[0]), str(folders[1] / "toy-bench.json")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"classification_accuracy\s+0\.7 ± 0\.03\s+0\.9 ± 0\.02\s+\+0\.2\s+0\.036\s+"
+                     r"outside SE", out)
+    with pytest.raises(DataError, match="no neuromark results"):
+        read_runs([tmp_path])
+
+
+def test_page_files_and_links(tmp_path):
+    folders = write_runs(tmp_path / "results")
+    assert main(["leaderboard", *map(str, folders), "--out", str(tmp_path / "site")]) == 0
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "http" not in page.replace("http-equiv", "")  # nothing from a CDN
+    links = re.findall(r'href="([^"]+)"', page)
+    assert len(links) == 9 and all((tmp_path / "site" / link).is_file() for link in links)
+    config = json.loads((tmp_path / "site" / links[1]).read_text())
+    assert config == {"task": "toy"}
+    assert page.count('src="data:image/png;base64,') == 1
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
+    return found
+
+
+def test_page_in_headless_chromium(tmp_path):
+    browser = chromium()
+    folders = write_runs(tmp_path / "results")
+    site = build_leaderboard(read_runs(folders), tmp_path / "site")
+    # a page beside the site loads it in a frame, clicks the accuracy header twice (the
+    # second click sorts descending) and writes what it sees into its own DOM
+    probe = tmp_path / "probe.html"
+    probe.write_text(f"""<!DOCTYPE html><html><body><pre id="out">pending</pre>
+<iframe id="f" src="{site.as_uri()}" width="1200" height="900"></iframe><script>
+document.getElementById('f').addEventListener('load', () => {{
+  const doc = document.getElementById('f').contentDocument;
+  const table = doc.querySelector('table.board');
+  const heads = Array.from(table.tHead.rows[0].cells).map(c => c.textContent);
+  const col = heads.indexOf('classification_accuracy');
+  const column = () => Array.from(table.tBodies[0].rows).map(r => r.cells[col].textContent);
+  const before = column();
+  table.tHead.rows[0].cells[col].click();
+  const ascending = column();
+  table.tHead.rows[0].cells[col].click();
+  const descending = column();
+  document.getElementById('out').textContent = JSON.stringify({{
+    rows: table.tBodies[0].rows.length, heads, before, ascending, descending,
+    flags: doc.querySelectorAll('.flag').length,
+    plot: doc.querySelectorAll('img.pareto').length}});
+}});
+</script></body></html>""")
+    common = [browser, "--headless", "--no-sandbox", "--disable-gpu",
+              "--allow-file-access-from-files"]
+    dom = subprocess.run([*common, "--virtual-time-budget=1000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    seen = json.loads(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)
+                      .replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+    assert seen["rows"] == 3 and seen["plot"] == 1 and seen["flags"] >= 4
+    assert seen["before"] == ["0.7 ± 0.03", "0.9 ± 0.02", "0.66 ± 0.03"]
+    assert seen["ascending"] == ["0.66 ± 0.03", "0.7 ± 0.03", "0.9 ± 0.02"]
+    assert seen["descending"] == ["0.9 ± 0.02", "0.7 ± 0.03", "0.66 ± 0.03"]
+    shot = tmp_path / "leaderboard.png"
+    subprocess.run([*common, f"--screenshot={shot}", "--window-size=1400,1400", site.as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 10_000
