@@ -117,6 +117,10 @@ class LIFNeuron(_SynapticState):
         threshold: ϑ; beta: surrogate steepness.
     """
 
+    #: ops per update for NeuronOperations: snnTorch Synaptic's zero-reset figure (the same
+    #: current-based update with a reset to zero)
+    neuromark_neuron_cost = 8
+
     def __init__(self, size: int, kappa: float, lam: float, *, recurrent: nn.Linear | None = None,
                  threshold: float = 1.0, beta: float = 100.0, learn_tau: bool = False) -> None:
         super().__init__(size, kappa, lam, learn_tau=learn_tau)
@@ -137,6 +141,10 @@ class LIFNeuron(_SynapticState):
 
 class LeakyReadout(_SynapticState):
     """Non-spiking leaky integrators, one step per call: current (B, K) -> membrane (B, K)."""
+
+    #: ops per update for NeuronOperations: a current-based leaky integrator without spikes,
+    #: as NIR's CubaLI (neuromark.models.nir_neurons)
+    neuromark_neuron_cost = 4
 
     def forward(self, current: Tensor) -> Tensor:
         mem, syn = self._state_for(current)
