@@ -278,8 +278,8 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                 raise ConfigError(f"{config.path or task.name}: benchmark id "
                                   f"{results.benchmark.id!r} is produced twice; its results "
                                   f"would overwrite {target}. Give each benchmark its own id")
-            if not results.provenance:
-                results.provenance = {**collect_provenance(), "executor": where_run}
+            results.provenance = {**(results.provenance or collect_provenance()),
+                                  "executor": where_run}
             results.save(target)
             written.append((target, results))
             order[target] = index
@@ -344,10 +344,12 @@ def run_entry_in_temp(task: Task, config: ConfigFile, stem: str
 
     with tempfile.TemporaryDirectory(prefix="neuromark-unit-") as tmp:
         folder = Path(tmp) / stem
-        results = task.run(config, folder, quiet=True)
+        results = list(task.run(config, folder, quiet=True))
+        for r in results:  # the machine it ran on, not the driver's
+            r.provenance = r.provenance or collect_provenance()
         files = {p.relative_to(folder).as_posix(): p.read_bytes()
                  for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
-    return list(results), files
+    return results, files
 
 
 def write_files(folder: Path, files: dict[str, bytes]) -> None:
