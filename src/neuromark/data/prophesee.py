@@ -169,6 +169,23 @@ def _read_expelliarmus(path: str | os.PathLike[str], *, required: bool) -> np.nd
     return out
 
 
+def read_raw(path: str | os.PathLike[str], encoding: str = "evt3") -> np.ndarray:
+    """A whole Prophesee ``.raw`` file (``"evt2"`` or ``"evt3"``) as
+    :data:`CAMERA_EVENT_DTYPE`, decoded by expelliarmus (``pip install expelliarmus``)."""
+    if encoding not in ("evt2", "evt3"):
+        raise ValueError(f"encoding must be 'evt2' or 'evt3', got {encoding!r}")
+    try:
+        import expelliarmus
+    except ImportError:
+        raise ImportError("reading EVT2/EVT3 .raw files needs `pip install expelliarmus` "
+                          "(the events extra)") from None
+    raw = expelliarmus.Wizard(encoding=encoding).read(str(path))
+    out = np.empty(raw.shape[0], CAMERA_EVENT_DTYPE)
+    for name in ("t", "x", "y", "p"):
+        out[name] = raw[name]
+    return out
+
+
 def iter_dat(path: str | os.PathLike[str], window_us: int, *, start_us: int = 0,
              end_us: int | None = None) -> Iterator[np.ndarray]:
     """Consecutive windows ``[start_us + k*window_us, start_us + (k+1)*window_us)`` up to
