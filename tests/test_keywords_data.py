@@ -134,3 +134,27 @@ def test_speech_commands_errors(tmp_path):
         SpeechCommands(root, "training")
     with pytest.raises(DataError, match="subset must be one of"):
         SpeechCommands(root, "train")
+
+
+def test_speech_commands_entry_in_the_classification_task(tmp_path):
+    """The speech_commands dataset entry with gsc_m5 weights, through `neuromark run`."""
+    import torch
+
+    from neuromark.baselines.keywords import gsc_m5
+    from neuromark.cli import main
+
+    root = _gsc(tmp_path)
+    torch.manual_seed(0)
+    torch.save(gsc_m5().state_dict(), tmp_path / "m5.pt")
+    (tmp_path / "gsc.yaml").write_text("""task: classification
+benchmark: {id: gsc-tiny}
+dataset: {name: speech_commands, options: {root: SpeechCommands/speech_commands_v0.02}}
+model: {name: gsc_m5, checkpoint: m5.pt}
+eval: {postprocessor: argmax, metrics: [classification_accuracy, footprint, synaptic_operations]}
+""")
+    assert root == tmp_path
+    assert main(["run", str(tmp_path / "gsc.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    scores = json.loads((tmp_path / "out" / "gsc-tiny.json").read_text())["scores"]
+    assert scores["footprint"]["value"] == 109_228  # NeuroBench's published M5 footprint
+    assert scores["synaptic_operations"]["value"]["Dense"] == 1_880_256
+    assert scores["classification_accuracy"]["value"] in (0.0, 0.5, 1.0)  # 2 test clips
