@@ -7,6 +7,8 @@ import argparse
 from pathlib import Path
 
 from neuromark.errors import DataError
+from neuromark.report.compare import compare, format_comparison
+from neuromark.report.runs import read_runs
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,9 +23,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from neuromark.report.compare import compare, format_comparison
-    from neuromark.report.runs import read_runs
-
     runs_a, runs_b = read_runs([args.a]), read_runs([args.b])
     by_id = {r.id: r for r in runs_b}
     pairs = [(a, by_id[a.id]) for a in runs_a if a.id in by_id]

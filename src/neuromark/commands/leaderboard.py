@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.report.runs import read_runs
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -20,8 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from neuromark.report.leaderboard import build_leaderboard
-    from neuromark.report.runs import read_runs
+    from neuromark.report.leaderboard import build_leaderboard  # matplotlib
 
     runs = read_runs(args.results)
     page = build_leaderboard(runs, args.out)
