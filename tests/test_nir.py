@@ -169,3 +169,43 @@ def test_recurrent_subgraph_hand_computed():
     # fc: one AC per step with x = 1 (column weight 1.2 and 0: 1 non-zero); w_rec: spikes
     # of the previous step times 1 non-zero weight each
     assert res["synaptic_operations"]["Effective_ACs"] == 1 + 1
+
+
+def test_neuromark_run_with_a_nir_model(tmp_path, monkeypatch):
+    """``model: {name: nir, options: {path}}`` through ``neuromark run`` on spike files."""
+    from neuromark.cli import main
+    from neuromark.data.hdf5_spikes import write_shd_file
+
+    net = nn.Sequential(nn.Linear(4, 3), snn.Leaky(beta=torch.full((3,), 0.8),
+                                                   threshold=torch.full((3,), 0.5),
+                                                   init_hidden=True, reset_mechanism="zero"),
+                        nn.Linear(3, 2), snn.Leaky(beta=torch.full((2,), 0.8),
+                                                   threshold=torch.full((2,), 0.5),
+                                                   init_hidden=True, reset_mechanism="zero"))
+    with torch.no_grad():
+        for lin in (net[0], net[2]):
+            lin.weight.fill_(1.0)
+            lin.bias.zero_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nir.write(str(tmp_path / "net.nir"), to_nir(net, torch.zeros(4)))
+    monkeypatch.chdir(tmp_path)
+    write_shd_file("test.h5", [[0.001, 0.012, 0.03]] * 4, [[0, 1, 3]] * 4, [0, 1, 0, 1])
+    (tmp_path / "nir.yaml").write_text(f"""task: classification
+benchmark: {{id: spikes-nir, version: "1.0"}}
+dataset: {{name: spike_files, options: {{test: test.h5, channels: 4, dt_us: 10000,
+                                          t_max_us: 50000}}}}
+model: {{name: nir, options: {{path: {tmp_path / 'net.nir'}}}}}
+eval: {{postprocessor: spike_count, metrics: [classification_accuracy, synaptic_operations,
+                                               neuron_operations, energy_estimate]}}
+""")
+    assert main(["run", "nir.yaml", "--out", "out", "--quiet"]) == 0
+    import json
+
+    scores = json.load(open("out/spikes-nir.json"))["scores"]
+    # 5 bins of 4 channels; dense = 5 x (4 x 3 + 3 x 2); every neuron updated in the first
+    # step at least
+    assert scores["synaptic_operations"]["value"]["Dense"] == 5 * (4 * 3 + 3 * 2)
+    assert scores["neuron_operations"]["value"]["Dense_Neuron_Ops"] == 5 * (3 + 2) * 4
+    assert scores["energy_estimate"]["unit"] == "J/sample (estimate)"
+    assert scores["classification_accuracy"]["value"] == 0.5  # both outputs equal: class 0
