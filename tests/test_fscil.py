@@ -130,3 +130,26 @@ eval: {complexity: [footprint, synaptic_operations]}
     assert [c["session"] for c in d["complexity_per_session"]] == [0, 1]
     assert len(list((tmp_path / "out").rglob("fscil-tiny_sessions.png"))) == 1
     assert (tmp_path / "m5.pt").is_file()
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"fscil": {"shots": 6, "support_pool": 5}}, "shots <= support_pool"),
+    ({"data": {"root": "d", "languages": ["fa", "xx"]}}, "'xx' is not an incremental MSWC language"),
+    ({"fscil": {"order": ["fa", "eo"]}}, "must list each language of the run once"),
+    ({"model": {"name": "keyword_m6", "checkpoint": "m.pt"}}, "keyword_m5"),
+])
+def test_fscil_config_errors(change, message):
+    from pathlib import Path
+
+    import yaml
+
+    from neuromark.config import parse_yaml
+    from neuromark.errors import NeuromarkError
+    from neuromark.tasks.fscil import TASK
+
+    data = {"task": "fscil", "benchmark": {"id": "x"}, "data": {"root": "d"},
+            "model": {"name": "keyword_m5", "checkpoint": "m.pt"}}
+    data.update(change)
+    config = parse_yaml(yaml.safe_dump(data), Path("c.yaml"))
+    with pytest.raises(NeuromarkError, match=message):
+        TASK.validate(config)

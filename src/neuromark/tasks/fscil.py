@@ -251,6 +251,10 @@ class FSCILTask:
                     where = config.where(("data" if key == "languages" else "fscil", key, i))
                     raise ConfigError(f"{where}: {lang!r} is not an incremental MSWC language "
                                       f"({', '.join(INCREMENTAL_LANGUAGES)})")
+        chosen = set(s.data.languages or INCREMENTAL_LANGUAGES)
+        if s.fscil.order is not None and (set(s.fscil.order) != chosen or len(s.fscil.order) != len(chosen)):
+            raise ConfigError(f"{config.where(('fscil', 'order'))}: fscil.order must list each language "
+                              f"of the run once: {', '.join(sorted(chosen))}")
         if s.fscil.shots > s.fscil.support_pool or s.fscil.query_shots > s.fscil.query_pool:
             raise ConfigError(f"{config.where(('fscil',))}: need shots <= support_pool and "
                               "query_shots <= query_pool")
