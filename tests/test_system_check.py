@@ -153,3 +153,13 @@ def test_report_reads_a_submission_folder(runs, tmp_path, capsys):
     example = Path(__file__).resolve().parents[1] / "docs/system_track_example_system.yaml"
     assert main(["report", str(runs["good"]), "--system", str(example), "--out", str(tmp_path)]) == 0
     assert "(1 result file(s))" in capsys.readouterr().out  # submission.json is not a result
+
+
+def test_a_folder_without_a_manifest(runs, tmp_path, capsys):
+    folder = copy(runs, tmp_path)
+    (folder / "submission.json").unlink()
+    assert main(["check", str(folder)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "submission.json: layout/manifest: required file is missing"
+    assert main(["check", str(tmp_path / "nowhere")]) == 1
+    assert "nowhere: layout/folder: not a folder" in capsys.readouterr().out

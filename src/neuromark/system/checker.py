@@ -63,8 +63,8 @@ class _Audit:
 
     def add(self, file: Path | str, rule: str, message: str) -> None:
         path = Path(file)
-        shown = path.relative_to(self.root) if path.is_absolute() and path.is_relative_to(self.root) \
-            else path
+        inside = path.is_absolute() and path.is_relative_to(self.root) and path != self.root
+        shown = path.relative_to(self.root) if inside else path
         self.findings.append(Finding(str(shown), rule, message))
 
 
