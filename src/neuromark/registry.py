@@ -156,6 +156,7 @@ tasks.register_many({
     "system": "neuromark.tasks.system:TASK",
     "qubo": "neuromark.tasks.qubo:TASK",
     "primate_reaching": "neuromark.tasks.primate_reaching:TASK",
+    "psth_predictivity": "neuromark.tasks.psth_predictivity:TASK",
     "fscil": "neuromark.tasks.fscil:TASK",
     "detection": "neuromark.tasks.detection:TASK",
 })

@@ -1,0 +1,62 @@
+"""Reach-direction PSTHs: sectors, equalised repetitions, alignment, cross-validated
+predictivity and the reliability implied by generating rates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neuromark.ceilings import internal_consistency
+from neuromark.processors.psth import align, sector_of, select_reaches
+from neuromark.tasks.psth_predictivity import cv_predictivity, generating_reliability
+
+
+def test_sectors_are_centred_on_multiples_of_45_degrees():
+    assert [sector_of(np.cos(a), np.sin(a)) for a in np.deg2rad([0, 44, 46, 90, 180, 337.6, 359])] \
+        == [0, 1, 1, 2, 4, 0, 0]
+
+
+def reach_layout(per_sector: list[int], length: int = 200):
+    """Targets jumping in the given numbers of reaches per sector (sector s: direction s*45°)."""
+    target, segments, pos, start = [], [(0, length)], np.zeros(2), length
+    target.append(np.zeros((length, 2)))
+    for s, n in enumerate(per_sector):
+        for _ in range(n):
+            pos = pos + 50 * np.array([np.cos(s * np.pi / 4), np.sin(s * np.pi / 4)])
+            target.append(np.repeat(pos[None], length, 0))
+            segments.append((start - 1, start + length - 1))
+            start += length
+    return np.concatenate(target), segments
+
+
+def test_smallest_count_per_sector_with_a_seeded_subset():
+    target, segments = reach_layout([5, 3, 4, 6, 3, 3, 7, 3])
+    a = select_reaches(target, segments, seed=0)
+    assert a.repetitions == 3 and a.counts == [5, 3, 4, 6, 3, 3, 7, 3]
+    assert a.onsets.shape == (8, 3) and a.dropped["first"] == 1
+    assert select_reaches(target, segments, seed=0).onsets.tolist() == a.onsets.tolist()
+    assert select_reaches(target, segments, seed=3).onsets.tolist() != a.onsets.tolist()
+    with pytest.raises(ValueError, match="only 1 reaches"):
+        select_reaches(*reach_layout([2, 1, 2, 2, 2, 2, 2, 2]))
+    activity = np.arange(len(target), dtype=float)[:, None]
+    psth = align(activity, a, bins=30, bin_steps=5, offset=2)
+    first = a.onsets[0, 0]
+    assert psth.shape == (3, 240, 1) and psth[0, 0, 0] == first + 2 + 2  # mean of onset+2 .. +6
+
+
+def test_predictivity_of_a_noisy_copy_and_the_analytic_reliability():
+    rng = np.random.default_rng(0)
+    m, points, channels = 40, 240, 30
+    rates = 0.2 + 0.1 * rng.random((points, channels))
+    samples = rng.random((m, 5, points, channels)) < rates  # Bernoulli per 4-ms sample
+    neural = samples.mean(1)
+    ceiling = internal_consistency(neural)
+    expected = generating_reliability(np.broadcast_to(rates, (m, points, channels)),
+                                      np.broadcast_to(rates * (1 - rates) / 5, (m, points, channels)))
+    assert ceiling.value == pytest.approx(np.median(expected), abs=0.05)
+    units = np.broadcast_to(rates, (m, points, channels)).copy()
+    r = cv_predictivity(units, neural, folds=5, alpha=1e-3)
+    # a perfect model correlates with the observed mean as sqrt(reliability of the mean)
+    assert np.median(r) == pytest.approx(np.sqrt(np.median(expected)), abs=0.05)
+    noise = cv_predictivity(rng.normal(size=units.shape), neural, folds=5, alpha=1e-3)
+    assert np.median(noise) < 0.2
