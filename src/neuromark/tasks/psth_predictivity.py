@@ -26,9 +26,24 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from neuromark.ceilings import ceiled_explained_variance, internal_consistency, spearman_brown
+from neuromark._progress import progress
+from neuromark.ceilings import (
+    ceiled_explained_variance,
+    internal_consistency,
+    pearson_columns,
+    spearman_brown,
+)
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
+from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score
+from neuromark.synth.primate import (
+    SurrogateSettings,
+    latent_drive,
+    load_truth,
+    occupancy_probability,
+    write_surrogate,
+)
 from neuromark.tasks.primate_reaching import ALL_SESSIONS, DataSettings
 
 CANDIDATES = ("controller", "lagged_linear", "shuffled_floor", "generating_rates")
@@ -94,8 +109,6 @@ def cv_predictivity(units: np.ndarray, neural: np.ndarray, folds: int, alpha: fl
                                      neural[tr].reshape(-1, neural.shape[2]),
                                      units[te].reshape(-1, units.shape[2]), alpha
                                      ).reshape(int(te.sum()), p, -1)
-    from neuromark.ceilings import pearson_columns
-
     return pearson_columns(pred.mean(0), neural.mean(0))
 
 
@@ -122,13 +135,9 @@ class PSTHPredictivityTask:
         return validate(PSTHConfig, config.data, config)
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        from neuromark._progress import progress
-
         cfg = self.validate(config)
         root = resolve_path(cfg.data.root, config)
         if cfg.data.surrogate is not None:
-            from neuromark.synth.primate import SurrogateSettings, write_surrogate
-
             write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
                                                     cfg.data.surrogate.seed, tuple(ALL_SESSIONS)))
         sessions: dict[str, dict[str, Any]] = {}
@@ -166,13 +175,6 @@ class PSTHPredictivityTask:
             fit_controller,
             kinematic_features,
         )
-        from neuromark.data.primate_reaching import (
-            bin_session,
-            reach_segments,
-            read_session,
-            split_segments,
-        )
-        from neuromark.processors.psth import SECTORS, align, select_reaches
 
         ps = cfg.psth
         rec = read_session(root / f"{session}.mat")
@@ -204,8 +206,6 @@ class PSTHPredictivityTask:
                                           axis=1).reshape(kin.shape)
         gen = None
         if cfg.data.surrogate is not None:
-            from neuromark.synth.primate import latent_drive, load_truth, occupancy_probability
-
             truth = load_truth(root, session)
             drive = latent_drive(len(rec.t), truth["seed"])
             prob = np.stack([occupancy_probability(u, rec.cursor, drive) for u in truth["units"]], 1)
