@@ -113,6 +113,28 @@ def summary(rows: list[dict[str, Any]]) -> None:
               + (f" ± {se:.3f}" if se is not None else "") + f"  per speaker {per}")
 
 
+def plot(rows: list[dict[str, Any]], names: list[str], out: Path, seed: int = 0) -> Path:
+    """Training loss per epoch of the logged seed-``seed`` runs of ``names`` (one line per
+    run and split), each labelled with its held-out accuracy."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for row in rows:
+        if row["name"] in names and row.get("loss") and row["seed"] == seed:
+            ax.plot(range(1, len(row["loss"]) + 1), row["loss"],
+                    label=f"{row['name']} seed {row['seed']} ({row['split']} {row['accuracy']:.1%})")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("training loss (cross entropy + regularisers)")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -124,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, default=Path("spoken_digits_selection.jsonl"))
     parser.add_argument("--name", default="", help="label of this candidate in the log")
     parser.add_argument("--summary", action="store_true", help="summarise the log and exit")
+    parser.add_argument("--plot", type=Path, help="plot the loss curves of --plot-names to this PNG and exit")
+    parser.add_argument("--plot-names", nargs="+", default=[])
     args = parser.parse_args(argv)
     done = {}
     if args.log.is_file():
@@ -133,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                 done[row["key"]] = row
     if args.summary:
         summary(list(done.values()))
+        return 0
+    if args.plot:
+        print(plot(list(done.values()), args.plot_names, args.plot))
         return 0
     accuracies = []
     for seed in args.seeds:
