@@ -323,7 +323,7 @@ class KeywordClips:
 
 
 def speech_commands(split: str = "test", root: str = "", features: str = "waveform",
-                    synthesize: dict[str, int] | None = None, cache_dir: str | None = None) -> KeywordClips:
+                    synthesize: dict[str, int] | None = None, cache_dir: str | None = None) -> LazyClips:
     """Dataset entry ``speech_commands``: Speech Commands v0.02 at ``root`` (the real set, or
     the espeak-ng corpus written there first when ``synthesize: {speakers, repeats}`` is
     given), decoded once (cached in ``cache_dir``, default ``root/decoded``), with
@@ -334,17 +334,57 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
         raise ConfigError(f"speech_commands: unknown split {split!r} (train, validation, test)")
     if not root:
         raise ConfigError("speech_commands: give options.root (the Speech Commands folder)")
-    if synthesize is not None:
-        from neuromark.synth.keywords import GSCSize, build_speech_commands
-
-        build_speech_commands(root, GSCSize(**synthesize))
     if features == "waveform":
         recipe = KeywordFeatures("waveform", SAMPLE_RATE, 8000)
     elif features == "delta_mel":
         recipe = KeywordFeatures("delta_mel", SAMPLE_RATE, None, 512, 80, 20)
     else:
         raise ConfigError(f"speech_commands: features must be 'waveform' or 'delta_mel', got {features!r}")
-    data = SpeechCommands(root, _GSC_SPLITS[split])
-    clips = data.arrays(Path(cache_dir) if cache_dir else Path(root) / "decoded")
-    return KeywordClips(clips, data.labels, recipe, num_classes=len(LABELS), citation=CITATION,
-                        path=data.folder)
+
+    def build() -> KeywordClips:
+        if synthesize is not None:
+            from neuromark.synth.keywords import GSCSize, build_speech_commands
+
+            build_speech_commands(root, GSCSize(**synthesize))
+        data = SpeechCommands(root, _GSC_SPLITS[split])
+        clips = data.arrays(Path(cache_dir) if cache_dir else Path(root) / "decoded")
+        return KeywordClips(clips, data.labels, recipe, num_classes=len(LABELS), citation=CITATION,
+                            path=data.folder)
+
+    if synthesize is None:
+        SpeechCommands(root, _GSC_SPLITS[split])  # the layout is checked now (validation)
+    return LazyClips(build, Path(root))
+
+
+class LazyClips:
+    """A :class:`KeywordClips` built on first use, so that validating a config never
+    synthesises or decodes a corpus."""
+
+    citation = CITATION
+
+    def __init__(self, build: Callable[[], KeywordClips], path: Path) -> None:
+        self._build, self._data, self.path = build, None, path
+
+    @property
+    def data(self) -> KeywordClips:
+        if self._data is None:
+            self._data = self._build()
+            self.path = self._data.path
+        return self._data
+
+    @property
+    def num_classes(self) -> int:
+        return len(LABELS)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return self.data.input_shape
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, i: int) -> tuple[Tensor, int]:
+        return self.data[i]
+
+    def loader(self, batch_size: int, **options: Any) -> Any:
+        return self.data.loader(batch_size, **options)
