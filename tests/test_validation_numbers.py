@@ -254,6 +254,7 @@ class _Split:
         self.path = Path(path)
         self.samples = type("S", (), {"labels": np.asarray(labels, dtype=np.int64)})()
         self.num_classes = classes if classes is not None else max(labels, default=-1) + 1
+        self.targets = self.samples.labels  # the header's labels (the label check reads only them)
 
     def __len__(self) -> int:
         return len(self.samples.labels)
