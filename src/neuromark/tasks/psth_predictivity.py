@@ -8,7 +8,9 @@ responses = per-channel threshold-crossing occupancy (hash unit included). Ceili
 sector); channels with split-half r_SB < ``min_reliability`` are left out (counted).
 Candidates (they never see neural data): ``controller`` (a task-driven GRU from target and
 cursor position to cursor velocity), ``lagged_linear`` (cosine-tuning kinematic encoding),
-``shuffled_floor`` (lagged-linear units with the sectors deranged); on the surrogate also
+``sector_deranged`` (lagged-linear units with the sectors deranged: direction-blind, the
+time course kept), ``shuffled_floor`` (lagged-linear units with the 8 x bins conditions
+permuted); on the surrogate also
 ``generating_rates`` (the true occupancy probabilities, a reference). Mapping: ridge from a
 candidate's units to the channels, fitted per reach and bin with 5 folds over reaches
 (every fold holds reaches of every sector); the held-out predictions are averaged per
@@ -16,6 +18,8 @@ condition and correlated per channel with the observed PSTH. Score: median r ove
 channels of all sessions, ceiled ``(r / c)²`` with a joint bootstrap error
 (:func:`neuromark.ceilings.ceiled_explained_variance`). On the surrogate the ceiling is
 also computed from the generating rates (``ceiling_generating``) to check the data's.
+``details.noise_corrected_ev`` gives ``r² / c`` per candidate: the fraction of explainable
+variance for a noiseless model, for which Brain-Score's ``(r/c)²`` reaches ``1/c > 1``.
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ from neuromark.synth.primate import (
 )
 from neuromark.tasks.primate_reaching import ALL_SESSIONS, DataSettings
 
-CANDIDATES = ("controller", "lagged_linear", "shuffled_floor", "generating_rates")
+CANDIDATES = ("controller", "lagged_linear", "sector_deranged", "shuffled_floor",
+              "generating_rates")
 
 
 class PSTHSettings(StrictModel):
@@ -159,11 +164,14 @@ class PSTHPredictivityTask:
         if pooled["generating"]:
             scores["ceiling_generating"] = Score(float(np.median(np.concatenate(pooled["generating"]))),
                                                  None, "", True)
+        noise_corrected = {}
         for name, values in rs.items():
             if values:
-                scores[f"psth_predictivity[{name}]"] = ceiled_explained_variance(
-                    np.concatenate(values), ceiling, n_bootstrap=cfg.ceiling.n_bootstrap)
-        details = {"per_session": sessions, "channels": int(per_neuroid.shape[1]),
+                score = ceiled_explained_variance(np.concatenate(values), ceiling,
+                                                  n_bootstrap=cfg.ceiling.n_bootstrap)
+                scores[f"psth_predictivity[{name}]"] = score
+                noise_corrected[name] = float(np.sign(score.value) * score.value ** 2 / ceiling.value)
+        details = {"noise_corrected_ev": noise_corrected, "per_session": sessions, "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
         return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                         seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
@@ -201,9 +209,10 @@ class PSTHPredictivityTask:
                                      offset=0, **kw),
                  "lagged_linear": kin}
         rng = np.random.default_rng(ps.seed + 1)
-        shift = int(rng.integers(1, SECTORS))  # a derangement of the sectors
-        units["shuffled_floor"] = np.roll(kin.reshape(kin.shape[0], SECTORS, ps.bins, -1), shift,
-                                          axis=1).reshape(kin.shape)
+        shift = int(rng.integers(1, SECTORS))  # a derangement of the sectors: direction-blind
+        units["sector_deranged"] = np.roll(kin.reshape(kin.shape[0], SECTORS, ps.bins, -1), shift,
+                                           axis=1).reshape(kin.shape)
+        units["shuffled_floor"] = kin[:, rng.permutation(kin.shape[1])]  # conditions permuted
         gen = None
         if cfg.data.surrogate is not None:
             truth = load_truth(root, session)
