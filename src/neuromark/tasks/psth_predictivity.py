@@ -171,7 +171,8 @@ class PSTHPredictivityTask:
                                                   n_bootstrap=cfg.ceiling.n_bootstrap)
                 scores[f"psth_predictivity[{name}]"] = score
                 noise_corrected[name] = float(np.sign(score.value) * score.value ** 2 / ceiling.value)
-        details = {"noise_corrected_ev": noise_corrected, "per_session": sessions, "channels": int(per_neuroid.shape[1]),
+        details = {"noise_corrected_ev": noise_corrected, "per_session": sessions,
+                   "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
         return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                         seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
