@@ -98,15 +98,18 @@ def test_a_failed_unit_names_itself_and_its_config(local_ray):
 
 
 def test_close_cancels_the_units_not_finished(local_ray):
+    """Units of 10 minutes end within 2 minutes of close() (a loaded machine is slow to
+    start and stop workers), cancelled rather than finished."""
     ex = RayExecutor()
-    batch = ex.run([Unit(f"sleep {i}", "cfg.yaml", time.sleep, (60,)) for i in range(3)])
+    batch = ex.run([Unit(f"sleep {i}", "cfg.yaml", time.sleep, (600,)) for i in range(3)])
     refs = list(batch.refs)
     start = time.perf_counter()
     batch.close()
+    assert batch.pending == []
     for ref in refs:
         with pytest.raises((ray.exceptions.TaskCancelledError, ray.exceptions.WorkerCrashedError)):
-            ray.get(ref, timeout=30)
-    assert time.perf_counter() - start < 30
+            ray.get(ref, timeout=120)
+    assert time.perf_counter() - start < 300
 
 
 def test_a_unit_larger_than_any_node_is_refused(local_ray):
