@@ -89,3 +89,11 @@ def test_gesture_net_dense_equals_peer_count():
     assert per_frame == 5_941_376
     assert dense == pytest.approx(3 * per_frame)
     assert 150 * per_frame == pytest.approx(8.91e8, rel=1e-3)
+
+
+def test_missing_data_is_a_clear_error_at_first_use(tmp_path):
+    data = DVSGesture(tmp_path / "nowhere", "test")  # a config validates before the data exist
+    with pytest.raises(DataError, match="ibmGestureTest: no such folder"):
+        len(data)
+    with pytest.raises(DataError, match="split must be one of"):
+        DVSGesture(tmp_path, "valid")

@@ -93,19 +93,33 @@ def list_samples(root: str | os.PathLike[str], split: str) -> list[tuple[Path, i
 
 
 class DVSGesture:
-    """Frames ``(n_time_bins, 2, 32, 32)`` float32 and labels of one split (see module)."""
+    """Frames ``(n_time_bins, 2, 32, 32)`` float32 and labels of one split (see module);
+    the files are listed on first use."""
 
     citation = CITATION
     classes = CLASSES
 
     def __init__(self, root: str | os.PathLike[str], split: str = "test", *, n_time_bins: int = 150,
                  denoise_us: float = 10_000, spatial_factor: float = 0.25) -> None:
+        if split not in FOLDERS:
+            raise DataError(f"DVS Gesture split must be one of {sorted(FOLDERS)}, got {split!r}")
         self.root, self.split = Path(root), split
-        self.samples = list_samples(root, split)
+        self._samples: list[tuple[Path, int, int, str]] | None = None
         self.n_time_bins, self.denoise_us, self.spatial_factor = n_time_bins, denoise_us, spatial_factor
         self.frame_size = (int(SENSOR_SIZE[0] * spatial_factor), int(SENSOR_SIZE[1] * spatial_factor), 2)
-        self.targets = [s[1] for s in self.samples]
         self.input_shape = (n_time_bins, 2, self.frame_size[1], self.frame_size[0])
+
+    @property
+    def samples(self) -> list[tuple[Path, int, int, str]]:
+        """(file, label, user, lighting) per sample, listed on first use (so a config
+        validates before the data exist; a missing folder is a :class:`DataError` then)."""
+        if self._samples is None:
+            self._samples = list_samples(self.root, self.split)
+        return self._samples
+
+    @property
+    def targets(self) -> list[int]:
+        return [s[1] for s in self.samples]
 
     def __len__(self) -> int:
         return len(self.samples)
