@@ -60,3 +60,24 @@ def test_predictivity_of_a_noisy_copy_and_the_analytic_reliability():
     assert np.median(r) == pytest.approx(np.sqrt(np.median(expected)), abs=0.05)
     noise = cv_predictivity(rng.normal(size=units.shape), neural, folds=5, alpha=1e-3)
     assert np.median(noise) < 0.2
+
+
+def test_task_end_to_end_on_a_small_surrogate(tmp_path):
+    from neuromark.config import ConfigFile
+    from neuromark.registry import tasks
+
+    data = {"task": "psth_predictivity", "benchmark": {"id": "psth-test"},
+            "data": {"root": str(tmp_path / "data"), "surrogate": {"duration_s": 60, "seed": 2},
+                     "sessions": ["loco_20170215_02"]},
+            "ceiling": {"n_bootstrap": 50, "min_reliability": 0.0},
+            "controller": {"iterations": 5}}
+    (res,) = tasks.get("psth_predictivity").run(ConfigFile(data=data), tmp_path / "out", quiet=True)
+    session = res.details["per_session"]["loco_20170215_02"]
+    assert session["repetitions"] == min(session["reaches_per_sector"]) >= 2
+    ceiling, generating = res.scores["ceiling"], res.scores["ceiling_generating"]
+    assert ceiling.raw["per_neuroid"].shape[1] == session["channels_kept"]
+    assert abs(ceiling.value - generating.value) < 0.15
+    floor = res.scores["psth_predictivity[shuffled_floor]"]
+    linear = res.scores["psth_predictivity[lagged_linear]"]
+    assert floor.value < linear.value and floor.ceiling_rule == "explained_variance"
+    assert linear.ceiled_error is not None and linear.ceiled == min(1.0, linear.ceiled_unclipped)

@@ -48,7 +48,8 @@ V_REF, P_REF = 200.0, 100.0  # mm/s, mm
 
 @dataclass(frozen=True)
 class SurrogateSettings:
-    """duration_s: length of each session; seed: session i uses seed + i."""
+    """duration_s: length of each session; seed: session i of :data:`SESSIONS` uses seed + i;
+    sessions: which to write."""
 
     duration_s: float = 480.0
     seed: int = 0
@@ -238,8 +239,9 @@ def write_surrogate(out_dir: str | os.PathLike[str], settings: SurrogateSettings
     out.mkdir(parents=True, exist_ok=True)
     records = []
     for i, name in enumerate(settings.sessions):
-        record, (t, cursor, target, spikes) = generate_session(name, settings.duration_s,
-                                                               settings.seed + i)
+        index = SESSIONS.index(name) if name in SESSIONS else i  # a session's seed never
+        record, (t, cursor, target, spikes) = generate_session(  # depends on the others
+            name, settings.duration_s, settings.seed + index)
         write_mat73(out / f"{name}.mat", t, cursor, target, spikes)
         records.append(record)
     write_json_atomic(manifest, {"recipe": recipe, "sessions": records})

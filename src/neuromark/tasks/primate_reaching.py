@@ -153,7 +153,7 @@ class PrimateReachingTask:
             from neuromark.synth.primate import SurrogateSettings, write_surrogate
 
             write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
-                                                    cfg.data.surrogate.seed, tuple(ALL_SESSIONS)))
+                                                    cfg.data.surrogate.seed, tuple(cfg.data.sessions)))
         names = self._metric_names(cfg, family)
         per_session: dict[str, dict[str, Any]] = {}
         info: dict[str, dict[str, Any]] = {}

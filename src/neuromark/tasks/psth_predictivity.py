@@ -48,7 +48,7 @@ from neuromark.synth.primate import (
     occupancy_probability,
     write_surrogate,
 )
-from neuromark.tasks.primate_reaching import ALL_SESSIONS, DataSettings
+from neuromark.tasks.primate_reaching import DataSettings
 
 CANDIDATES = ("controller", "lagged_linear", "sector_deranged", "shuffled_floor",
               "generating_rates")
@@ -144,7 +144,7 @@ class PSTHPredictivityTask:
         root = resolve_path(cfg.data.root, config)
         if cfg.data.surrogate is not None:
             write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
-                                                    cfg.data.surrogate.seed, tuple(ALL_SESSIONS)))
+                                                    cfg.data.surrogate.seed, tuple(cfg.data.sessions)))
         sessions: dict[str, dict[str, Any]] = {}
         pooled: dict[str, list[np.ndarray]] = {"ceiling": [], "generating": []}
         rs: dict[str, list[np.ndarray]] = {c: [] for c in CANDIDATES}
