@@ -11,6 +11,7 @@ from neuromark.cli import main
 from neuromark.data.primate_reaching import PrimateReaching, bin_session, read_session
 from neuromark.synth.primate import (
     SurrogateSettings,
+    latent_drive,
     load_truth,
     min_jerk,
     occupancy_probability,
@@ -30,11 +31,12 @@ def test_surrogate_reads_as_a_session(tmp_path):
         assert x.shape == (1, channels) and y.shape == (2,)
         rec = read_session(out / f"{name}.mat")
         assert rec.t.size == 5000 and 0.5 <= rec.t[0] <= 2.0
-        units = load_truth(out, name)["units"]
+        truth = load_truth(out, name)
+        units, drive = truth["units"], latent_drive(rec.t.size, truth["seed"])
         assert [len(u) for u in units] == [sum(s.size > 0 for s in c) for c in rec.spikes]
         # occupancy per channel matches 1 - exp(-sum rate * 4 ms) (shifted one bin)
         occupied = bin_session(rec)[1:].mean(0)
-        expected = np.array([occupancy_probability(u, rec.cursor)[:-1].mean() for u in units])
+        expected = np.array([occupancy_probability(u, rec.cursor, drive)[:-1].mean() for u in units])
         assert np.abs(occupied - expected).max() < 0.03
         assert abs(occupied.mean() - expected.mean()) < 0.005
     again = write_surrogate(tmp_path / "b", SurrogateSettings(duration_s=20.0, seed=3, sessions=SESSIONS))
@@ -56,3 +58,6 @@ def test_cli_writes_six_sessions(tmp_path, capsys):
     manifest = json.loads((tmp_path / "surrogate.json").read_text())
     assert len(manifest["sessions"]) == 6 and manifest["recipe"]["duration_s"] == 4.0
     assert len(list(tmp_path.glob("*.mat"))) == 6
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.mat")}
+    write_surrogate(tmp_path, SurrogateSettings(duration_s=4.0, sessions=SESSIONS))  # kept
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.glob("*.mat")} == before

@@ -31,7 +31,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -223,28 +224,33 @@ def generate_session(name: str, duration_s: float, seed: int) -> tuple[dict[str,
 
 def write_surrogate(out_dir: str | os.PathLike[str], settings: SurrogateSettings = SurrogateSettings(),
                     *, force: bool = False) -> Path:
-    """Write the sessions and ``surrogate.json`` to ``out_dir``; an up-to-date folder (same
-    recipe) is left as it is unless ``force``. Returns ``out_dir``."""
+    """Write the sessions and ``surrogate.json`` to ``out_dir``. Sessions already there
+    with the same recipe (version, duration, seed) are kept unless ``force``; the manifest
+    lists every session of that recipe in the folder. Returns ``out_dir``."""
     out = Path(out_dir)
     manifest = out / "surrogate.json"
-    recipe = {"version": SURROGATE_VERSION, **asdict(settings)}
-    recipe["sessions"] = list(settings.sessions)
+    recipe = {"version": SURROGATE_VERSION, "duration_s": settings.duration_s, "seed": settings.seed}
+    records: dict[str, Any] = {}
     if not force and manifest.is_file():
         try:
             saved = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             saved = {}
-        if saved.get("recipe") == recipe and all((out / f"{s}.mat").is_file() for s in settings.sessions):
-            return out
+        if {k: saved.get("recipe", {}).get(k) for k in recipe} == recipe:
+            records = {r["name"]: r for r in saved.get("sessions", [])
+                       if (out / f"{r['name']}.mat").is_file()}
+    missing = [name for name in settings.sessions if name not in records]
+    if not missing:
+        return out
     out.mkdir(parents=True, exist_ok=True)
-    records = []
-    for i, name in enumerate(settings.sessions):
-        index = SESSIONS.index(name) if name in SESSIONS else i  # a session's seed never
-        record, (t, cursor, target, spikes) = generate_session(  # depends on the others
-            name, settings.duration_s, settings.seed + index)
+    for name in missing:
+        index = SESSIONS.index(name) if name in SESSIONS else 100 + zlib.crc32(name.encode()) % 10_000
+        record, (t, cursor, target, spikes) = generate_session(  # a session's seed never
+            name, settings.duration_s, settings.seed + index)    # depends on the others
         write_mat73(out / f"{name}.mat", t, cursor, target, spikes)
-        records.append(record)
-    write_json_atomic(manifest, {"recipe": recipe, "sessions": records})
+        records[name] = record
+    write_json_atomic(manifest, {"recipe": {**recipe, "sessions": sorted(records)},
+                                 "sessions": [records[k] for k in sorted(records)]})
     return out
 
 
