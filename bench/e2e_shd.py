@@ -14,8 +14,10 @@ synaptic operations, membrane updates), from the file on disk to the results:
 
 Each route runs in its own subprocess (peak RSS = its ``ru_maxrss``), alternating in
 ``--rounds`` rounds (first route swapped every round); one warm-up run each first (page cache,
-numba's on-disk cache). ``route s`` is file open -> results inside the process; ``process s``
-adds interpreter start and imports. Then the 1-sample floors (imports, kernels, model) and
+numba's on-disk cache). ``route s`` (and its CPU time) is file open -> results inside the
+process; ``process s`` adds interpreter start and imports. Both routes use ``--threads``
+torch threads (default 1: on a loaded 2-core machine the CPU-time ratio is the steady one).
+Then the 1-sample floors (imports, kernels, model) and
 neuromark's peak RSS on a ``--large`` file (default 20,000 samples; 0 skips it).
 
 Run: ``python bench/e2e_shd.py [--samples 2264] [--rounds 3] [--batch-size 128] [--large 20000]``
@@ -179,7 +181,7 @@ def child(route: str, path: Path, batch_size: int, threads: int) -> None:
     print("RESULT " + json.dumps(out))
 
 
-def run_route(python: str, route: str, path: Path, batch_size: int, threads: int = 1) -> dict:
+def run_route(python: str, route: str, path: Path, batch_size: int, threads: int) -> dict:
     """Run one route in a fresh process; its result plus the process's wall time."""
     start = time.perf_counter()
     proc = subprocess.run([python, __file__, "--child", route, "--file", str(path), "--batch-size",
@@ -246,24 +248,27 @@ def main() -> None:
           f"{os.cpu_count()} cores")
     routes = [("neuromark", ours_py)] + ([("neurobench", theirs_py)] if theirs_py else [])
     for name, python in routes:  # warm-up: page cache, numba's on-disk cache
-        run_route(python, name, path, args.batch_size)
+        run_route(python, name, path, args.batch_size, args.threads)
     runs: dict[str, list[dict]] = {name: [] for name, _ in routes}
     for r in range(args.rounds):
         for name, python in (routes if r % 2 == 0 else routes[::-1]):
-            runs[name].append(run_route(python, name, path, args.batch_size))
-    print(f"{'route':12s} {'route s':>9s} {'process s':>10s} {'peak RSS MB':>12s}  "
-          f"(medians of {args.rounds})")
+            runs[name].append(run_route(python, name, path, args.batch_size, args.threads))
+    print(f"{'route':12s} {'route s':>9s} {'route CPU s':>12s} {'process s':>10s} {'peak RSS MB':>12s}  "
+          f"(medians of {args.rounds}; {args.threads} torch thread(s))")
     med = {}
+    keys = ("route_s", "route_cpu_s", "process_s", "peak_rss_mb")
     for name, rs in runs.items():
-        med[name] = {k: statistics.median(x[k] for x in rs) for k in ("route_s", "process_s", "peak_rss_mb")}
-        print(f"{name:12s} {med[name]['route_s']:9.2f} {med[name]['process_s']:10.2f} "
-              f"{med[name]['peak_rss_mb']:12.0f}")
+        med[name] = {k: statistics.median(x[k] for x in rs) for k in keys}
+        print(f"{name:12s} {med[name]['route_s']:9.2f} {med[name]['route_cpu_s']:12.2f} "
+              f"{med[name]['process_s']:10.2f} {med[name]['peak_rss_mb']:12.0f}")
     ours = runs["neuromark"][-1]["figures"]
     if theirs_py:
         per_round = [t["route_s"] / o["route_s"] for o, t in zip(runs["neuromark"], runs["neurobench"])]
+        per_cpu = [t["route_cpu_s"] / o["route_cpu_s"] for o, t in zip(runs["neuromark"], runs["neurobench"])]
         per_proc = [t["process_s"] / o["process_s"] for o, t in zip(runs["neuromark"], runs["neurobench"])]
-        print(f"speed-up neurobench / neuromark: route {statistics.median(per_round):.1f}x "
-              f"(per round {', '.join(f'{x:.1f}' for x in per_round)}), whole process "
+        print(f"speed-up neurobench / neuromark (medians of per-round ratios): route wall "
+              f"{statistics.median(per_round):.1f}x (rounds {', '.join(f'{x:.1f}' for x in per_round)}), "
+              f"route CPU {statistics.median(per_cpu):.1f}x, whole process wall "
               f"{statistics.median(per_proc):.1f}x")
         print(f"peak RSS neuromark / neurobench: "
               f"{med['neuromark']['peak_rss_mb'] / med['neurobench']['peak_rss_mb']:.2f}")
@@ -275,15 +280,16 @@ def main() -> None:
     print("figures (neuromark): " + json.dumps(ours))
     one = data_file(args.folder, 1, args.seed)
     for name, python in routes:
-        floor = run_route(python, name, one, args.batch_size)
+        floor = run_route(python, name, one, args.batch_size, args.threads)
         print(f"floor (1 sample) {name}: peak RSS {floor['peak_rss_mb']:.0f} MB, route "
               f"{floor['route_s']:.2f} s, process {floor['process_s']:.2f} s")
+        sys.stdout.flush()
     if args.large:
         large = data_file(args.folder, args.large, args.seed)
         for name, python in routes:
             if name == "neurobench" and not args.large_neurobench:
                 continue
-            big = run_route(python, name, large, args.batch_size)
+            big = run_route(python, name, large, args.batch_size, args.threads)
             print(f"{name} at {args.large} samples: peak RSS {big['peak_rss_mb']:.0f} MB "
                   f"({big['peak_rss_mb'] / med[name]['peak_rss_mb']:.3f}x that at {args.samples}), "
                   f"route {big['route_s']:.1f} s")
