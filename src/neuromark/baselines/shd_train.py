@@ -130,10 +130,10 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
     model = new_model()
     optimiser_cls = torch.optim.Adamax if cfg.optimizer == "adamax" else torch.optim.Adam
     optimiser = optimiser_cls(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    steps = cfg.epochs * -(-len(data) // cfg.batch_size)
+    y_all = torch.as_tensor(data.samples.labels, dtype=torch.long)
+    steps = cfg.epochs * -(-len(y_all) // cfg.batch_size)
     schedule = (torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps)
                 if cfg.schedule == "cosine" else None)
-    y_all = torch.as_tensor(data.samples.labels, dtype=torch.long)
     losses: list[float] = []
     accuracies: list[float] = []
     epochs: Any = progress(range(cfg.epochs), desc=f"train {label}", unit="epoch", quiet=quiet)
