@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import ConfigError
+from neuromark.executors import make_executor, use_executor
 from neuromark.report.markdown import format_summary, write_report
 
 
@@ -85,7 +86,6 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
-    from neuromark.executors import make_executor
     from neuromark.suite import expand
 
     if only_task is not None:
@@ -104,7 +104,6 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
 def _run_on(built: Any, configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool,
             overwrite: bool) -> int:
-    from neuromark.executors import use_executor
     from neuromark.suite import run_configs, timestamped_dir
 
     out_dir = out_dir or timestamped_dir()
