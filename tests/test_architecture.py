@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: Module prefixes per layer, lowest first; a module belongs to its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
     ("neuromark", "neuromark._lazy", "neuromark._threads", "neuromark.errors", "neuromark.results",
-     "neuromark.registry", "neuromark.config", "neuromark.components"),
+     "neuromark.registry", "neuromark.config", "neuromark.components", "neuromark.devices"),
     ("neuromark.plotting", "neuromark.metrics", "neuromark.ceilings"),
     ("neuromark.models", "neuromark.data"),
     ("neuromark.processors",),

@@ -17,7 +17,9 @@ Results file schema (``schema_version`` "1.1"; files of "1.0" still load), one J
 - ``details``: task-specific extras (per-layer figures, per-instance values, flags).
 - ``config``: the fully resolved config; ``seeds``: every seed used.
 - ``provenance``: ``created`` (UTC ISO time), ``python``, ``packages`` (versions),
-  ``machine`` (platform, CPU, cores, GPU), ``git_commit``.
+  ``machine`` (platform, CPU, cores, ``gpus`` present), ``git_commit``; runs of the
+  algorithm-track loop add ``device`` (the device used: ``used``, ``type``, ``name``,
+  ``requested``).
 
 ``dict(results)`` maps score names to plain JSON values, with the key names of the
 ``neurobench`` package (``footprint``, ``synaptic_operations``, ...).
@@ -373,7 +375,9 @@ def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str
 
 
 def machine_info() -> dict[str, Any]:
-    """Platform, CPU model, logical core count and GPU (if torch sees one)."""
+    """Platform, CPU model, logical core count and the GPUs present (``gpus``: the names of
+    the CUDA devices torch sees, when torch is loaded; the device a run *used* is
+    ``provenance.device``, see :func:`neuromark.devices.device_provenance`)."""
     cpu = platform.processor() or ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -383,12 +387,12 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     info: dict[str, Any] = {"platform": platform.platform(), "machine": platform.machine(),
-                            "cpu": cpu, "cores": os.cpu_count(), "gpu": None}
+                            "cpu": cpu, "cores": os.cpu_count(), "gpus": []}
     import sys
 
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
-        info["gpu"] = torch.cuda.get_device_name(0)
+        info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     return info
 
 

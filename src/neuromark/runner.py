@@ -10,6 +10,10 @@ Streaming tasks choose ``reset="stream"`` (reset where a batch's third element s
 ``new_stream``; state carries across the chunks of one stream; S parallel streams that start
 together are one batch ``(S, L, C)`` with per-row state) or ``reset="never"`` (one reset
 before the run).
+
+Device: with ``device`` the runner places the model there and moves each batch itself
+(tensors inside tuples, lists and dicts included, ``non_blocking``); without it, model and
+data stay where the caller put them. The results' provenance records the device used.
 """
 
 from __future__ import annotations
@@ -20,11 +24,12 @@ from typing import Any, Literal
 
 import torch
 
+from neuromark.devices import device_provenance, module_device, move_to
 from neuromark.errors import DataError, MetricError, ModelOutputError, NeuromarkError
 from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
-from neuromark.results import BenchmarkInfo, Results, Score
+from neuromark.results import BenchmarkInfo, Results, Score, collect_provenance
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]
@@ -93,6 +98,10 @@ class Benchmark:
         info: the benchmark's identity for the results file.
         reset: when the model's state is reset (:data:`ResetRule`): "batch" (default),
             "stream" (batches ``(data, targets, {"new_stream": bool})``) or "never".
+        device: where the model runs (a ``torch.device`` or its name, e.g. "cuda:0"); the
+            runner moves the model there and each batch (before preprocessing). None: no
+            placement (model and batches stay where they are).
+        device_requested: how the device was asked for (e.g. "auto"), for the provenance.
     """
 
     def __init__(self, model: Any, dataloader: Iterable[Any],
@@ -100,7 +109,8 @@ class Benchmark:
                  postprocessors: Sequence[Postprocessor] = (),
                  metrics: Sequence[StaticMetric | WorkloadMetric] = (), *,
                  quiet: bool = False, info: BenchmarkInfo | None = None,
-                 reset: ResetRule = "batch") -> None:
+                 reset: ResetRule = "batch", device: Any = None,
+                 device_requested: str | None = None) -> None:
         if reset not in RESET_RULES:
             raise ValueError(f"reset={reset!r}: one of {', '.join(RESET_RULES)}")
         self.reset = reset
@@ -115,6 +125,8 @@ class Benchmark:
                                 "(StaticMetric or WorkloadMetric)")
         self.quiet = quiet
         self.info = info or BenchmarkInfo("custom")
+        self.device = None if device is None else torch.device(device)
+        self.device_requested = device_requested
 
     def _progress(self, iterable: Iterable[Any], quiet: bool) -> Iterable[Any]:
         if quiet or not sys.stderr.isatty():
@@ -135,9 +147,14 @@ class Benchmark:
         nan_allowed = all(m.handles_nan for m in workload if m.uses_predictions)
         probes = frozenset().union(*(m.requires for m in workload))
         self.adapter.train(False)
+        module = getattr(self.adapter, "module", None)
+        if self.device is not None and isinstance(module, torch.nn.Module):
+            module.to(self.device)
         seen = resets = 0
         with Instrument(self.adapter, probes) as instrument, torch.inference_mode():
             for index, batch in enumerate(self._batches(self._progress(self.dataloader, quiet))):
+                if self.device is not None:
+                    batch = move_to(batch, self.device)
                 data, targets = self._preprocess(batch, index)
                 bad = _non_finite(targets)
                 if bad:
@@ -181,8 +198,10 @@ class Benchmark:
             extra = getattr(metric, "details", None)
             if callable(extra):
                 details[metric.name] = extra()
+        used = self.device if self.device is not None else module_device(module)
+        provenance = {**collect_provenance(), "device": device_provenance(used, self.device_requested)}
         return Results(scores=scores, benchmark=self.info, config=config or {},
-                       seeds=seeds or {}, details=details)
+                       seeds=seeds or {}, details=details, provenance=provenance)
 
     def _resets(self, batch: Any, index: int) -> bool:
         """Whether the model's state is reset before batch ``index`` (see ``reset``)."""

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neuromark.devices import DEVICE_ENV, device_problem
 from neuromark.errors import ConfigError
 from neuromark.executors import make_executor, use_executor
 from neuromark.report.markdown import format_summary, write_report
@@ -37,7 +38,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="synaptic_operations: fail on parameters no counted operation "
                              "consumed (error, the default) or report them (warn, for "
                              "migration); a config's eval.coverage takes precedence")
+    add_device_flag(parser)
     parser.set_defaults(func=_run)
+
+
+def add_device_flag(parser: argparse.ArgumentParser) -> None:
+    """``--device NAME``: the device of every algorithm-track config (overrides ``device:``)."""
+    parser.add_argument("--device", default=None, metavar="NAME",
+                        help="cpu, cuda, cuda:N or auto (CUDA when available, else CPU): the "
+                             "device models run and train on; overrides the configs' device: "
+                             "key (default: each config's, else cpu; see docs/devices.md)")
+
+
+def apply_device_flag(args: argparse.Namespace) -> None:
+    """Make ``--device`` (when given) the device of this process's runs
+    (``$NEUROMARK_DEVICE``); an unknown name is a :class:`ConfigError`."""
+    import os
+
+    device = getattr(args, "device", None)
+    if device is None:
+        return
+    problem = device_problem(device)
+    if problem:
+        raise ConfigError(f"--device: {problem}")
+    os.environ[DEVICE_ENV] = device
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
@@ -126,6 +150,7 @@ def _run(args: argparse.Namespace) -> int:
     from neuromark.suite import default_suite_path
 
     apply_cache_flag(args)
+    apply_device_flag(args)
     if args.coverage is not None:
         import os
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.run import add_cache_flag, apply_cache_flag
+from neuromark.commands.run import (
+    add_cache_flag,
+    add_device_flag,
+    apply_cache_flag,
+    apply_device_flag,
+)
 from neuromark.errors import ConfigError
 
 
@@ -19,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("config", type=Path, metavar="CONFIG")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config)")
     add_cache_flag(parser)
+    add_device_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_train)
 
@@ -29,6 +35,7 @@ def _train(args: argparse.Namespace) -> int:
     from neuromark.tasks.classification import TASK
 
     apply_cache_flag(args)
+    apply_device_flag(args)
     config = load_config(args.config)
     task_of(config)  # a clear error for configs of other tasks
     if config.data.get("task") != "classification":

@@ -255,6 +255,7 @@ def describe(results: Sequence[Results]) -> SystemDescription:
     results support, and the report says it was generated."""
     first = results[0]
     machine = first.provenance.get("machine", {})
+    gpus = ", ".join(machine.get("gpus") or ([machine["gpu"]] if machine.get("gpu") else []))
     suts = sorted({f"{r.details['sut'].get('name')} (entry {r.details['sut'].get('entry')})"
                    for r in results})
     staged = all("preprocess" in r.details.get("timing", {}) for r in results)
@@ -279,9 +280,9 @@ def describe(results: Sequence[Results]) -> SystemDescription:
         name=f"{', '.join(suts)} on {machine.get('cpu') or 'an unnamed host'}",
         architecture=(f"Generated from the results' provenance: {machine.get('platform', '?')}, "
                       f"CPU {machine.get('cpu') or '?'}, {machine.get('cores', '?')} logical cores, "
-                      f"GPU {machine.get('gpu') or 'none'}."),
+                      f"GPUs present: {gpus or 'none'}."),
         hardware=Hardware(processor=machine.get("cpu") or "unknown",
-                          accelerator=machine.get("gpu") or "none"),
+                          accelerator=gpus or "none"),
         software=", ".join(f"{k} {v}" for k, v in sorted(first.provenance.get("packages", {}).items())),
         algorithm="; ".join(f"{r.benchmark.id}: SUT {r.details['sut']}" for r in results),
         workflow=workflow,
