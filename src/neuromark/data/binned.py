@@ -83,15 +83,16 @@ class BinnedSpikes(SpikeFileDataset):
 
     def loader(self, batch_size: int, dt_us: int | None = None, t_max_us: int | None = None, *,
                pool: int | None = None, shuffle: bool = False, seed: int | None = None,
-               drop_last: bool = False, **options: Any) -> Any:
+               drop_last: bool = False, pin_memory: bool = False, **options: Any) -> Any:
         """Streamed batches ``(frames (B, T, C) float32, labels (B,) int64)`` with this data
         set's binning unless given (:meth:`SpikeFileDataset.loader`; ``options``: ``late``,
-        ``jitter_sigma``, ``jitter_per``, ``chunk_samples``)."""
+        ``jitter_sigma``, ``jitter_per``, ``chunk_samples``); ``pin_memory``: frames in
+        page-locked memory, for asynchronous copies to a CUDA device."""
         options.setdefault("late", self.late)
         return super().loader(batch_size, self.dt_us if dt_us is None else dt_us,
                               self.t_max_us if t_max_us is None else t_max_us,
                               pool=self.pool if pool is None else pool, shuffle=shuffle, seed=seed,
-                              drop_last=drop_last, **options)
+                              drop_last=drop_last, pin_memory=pin_memory, **options)
 
     def num_batches(self, batch_size: int, drop_last: bool = False) -> int:
         return len(self) // batch_size if drop_last else math.ceil(len(self) / batch_size)

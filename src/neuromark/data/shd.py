@@ -114,10 +114,11 @@ class SpikeFileDataset(Dataset):
     def loader(self, batch_size: int, dt_us: int, t_max_us: int, *, pool: int = 1, shuffle: bool = False,
                seed: int | None = None, drop_last: bool = False, late: Literal["error", "drop"] = "error",
                jitter_sigma: float = 0.0, jitter_per: Literal["sample", "spike"] = "sample",
-               chunk_samples: int | None = None) -> Any:
+               chunk_samples: int | None = None, pin_memory: bool = False) -> Any:
         """Batches ``(frames (B, T, channels // pool) float32, labels (B,) int64)`` as torch
-        tensors, read from the file in chunks and binned per batch by a compiled kernel:
-        the counts of :meth:`dense`, memory O(batch) (a
+        tensors (page-locked with ``pin_memory``, for a CUDA device), read from the file in
+        chunks and binned per batch by a compiled kernel: the counts of :meth:`dense`, memory
+        O(batch) (a
         :class:`~neuromark.data.spike_stream.SpikeBatches`; see there for ``late``, jitter,
         and ``shuffle``, which holds the file's spikes compactly, 4 bytes per SHD spike).
 
@@ -129,7 +130,8 @@ class SpikeFileDataset(Dataset):
 
         return SpikeBatches(self.path, self.header, batch_size, dt_us, t_max_us, pool=pool,
                             shuffle=shuffle, seed=seed, drop_last=drop_last, late=late,
-                            jitter_sigma=jitter_sigma, jitter_per=jitter_per, chunk_samples=chunk_samples)
+                            jitter_sigma=jitter_sigma, jitter_per=jitter_per, chunk_samples=chunk_samples,
+                            pin_memory=pin_memory)
 
 
 class HeidelbergSpikes(SpikeFileDataset):

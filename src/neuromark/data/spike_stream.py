@@ -17,6 +17,9 @@ With ``shuffle=True`` (training) the order is a seeded permutation, redrawn each
 ``np.random.default_rng(seed)``; the file's spikes are then held in memory once, compactly in
 their stored dtypes (4 bytes per SHD spike: float16 time + uint16 unit), since a random order
 cannot be read in one pass. Without shuffling nothing but the current chunk is held.
+
+With ``pin_memory=True`` (the target is a CUDA device) each batch is binned straight into
+page-locked memory, so the runner's ``non_blocking`` copy to the GPU is asynchronous.
 """
 
 from __future__ import annotations
@@ -151,13 +154,14 @@ class SpikeBatches:
             per sample or per spike, :func:`~neuromark.data.binning.jitter_units`), drawn
             from the same seeded generator; 0 for none.
         chunk_samples: samples read from the file at once (independent of the batch size).
+        pin_memory: bin each batch into page-locked memory (needs CUDA).
     """
 
     def __init__(self, path: str | os.PathLike[str], header: SpikeHeader, batch_size: int, dt_us: int,
                  t_max_us: int, *, pool: int = 1, shuffle: bool = False, seed: int | None = None,
                  drop_last: bool = False, late: Literal["error", "drop"] = "error",
                  jitter_sigma: float = 0.0, jitter_per: Literal["sample", "spike"] = "sample",
-                 chunk_samples: int | None = None) -> None:
+                 chunk_samples: int | None = None, pin_memory: bool = False) -> None:
         check_binning(batch_size, dt_us, t_max_us, pool, header.channels)
         if late not in ("error", "drop"):
             raise ConfigError(f"late must be 'error' or 'drop', got {late!r}")
@@ -171,6 +175,7 @@ class SpikeBatches:
         if self.chunk_samples < 1:
             raise ConfigError(f"chunk_samples must be >= 1, got {self.chunk_samples}")
         self.rng = np.random.default_rng(seed)
+        self.pin_memory = pin_memory
         #: Spikes after ``t_max_us`` left out so far (``late="drop"``).
         self.dropped = 0
         self._held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -202,8 +207,22 @@ class SpikeBatches:
         self.dropped += late
 
     def _new(self, rows: int) -> np.ndarray:
-        return np.zeros((rows, n_bins(self.dt_us, self.t_max_us), self.header.channels // self.pool),
-                        dtype=np.float32)
+        """A zeroed (rows, T, C) float32 batch; in page-locked memory with ``pin_memory``
+        (a numpy view of a pinned tensor, see :meth:`_tensor`)."""
+        shape = (rows, n_bins(self.dt_us, self.t_max_us), self.header.channels // self.pool)
+        if self.pin_memory:
+            import torch
+
+            return torch.zeros(shape, dtype=torch.float32, pin_memory=True).numpy()
+        return np.zeros(shape, dtype=np.float32)
+
+    def _tensor(self, out: np.ndarray) -> Any:
+        """The batch ``out`` as a tensor: for a pinned batch the tensor whose storage the
+        pinned allocator owns (so a ``non_blocking`` copy keeps it alive until done)."""
+        import torch
+
+        base = out.base
+        return base if self.pin_memory and isinstance(base, torch.Tensor) else torch.from_numpy(out)
 
     def _streamed(self) -> Iterator[tuple[Any, Any]]:
         """Batches assembled from chunks read in file order (a batch may span chunks, a chunk
@@ -225,7 +244,7 @@ class SpikeBatches:
                           out[filled:filled + take])
                 pos, filled = pos + take, filled + take
                 if filled == out.shape[0]:
-                    frames, out = torch.from_numpy(out), None
+                    frames, out = self._tensor(out), None
                     yield frames, torch.as_tensor(labels[start:start + filled], dtype=torch.long)
 
     def _hold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -262,4 +281,4 @@ class SpikeBatches:
             take = np.repeat(starts - sub[:-1], counts) + np.arange(sub[-1])
             out = self._new(idx.shape[0])
             self._bin(times[take], units[take], sub, idx, out)
-            yield torch.from_numpy(out), torch.as_tensor(self.header.labels[idx], dtype=torch.long)
+            yield self._tensor(out), torch.as_tensor(self.header.labels[idx], dtype=torch.long)
