@@ -32,6 +32,7 @@ from neuromark.baselines.shd_snn import (
 )
 from neuromark.data.binning import bin_samples, jitter_samples, n_bins, pool_samples
 from neuromark.data.hdf5_spikes import SpikeSamples
+from neuromark.devices import deterministic_algorithms
 
 #: Readout reductions over time by ``train.readout``.
 READOUTS = {"max": max_over_time, "mean": mean_over_time}
@@ -111,8 +112,14 @@ def batch_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: Any
 
 
 def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng: np.random.Generator,
-                    *, quiet: bool = True, label: str = "") -> tuple[nn.Module, dict[str, Any]]:
-    """Train an SNN/RSNN/LSTM; returns (model in eval mode, info).
+                    *, quiet: bool = True, label: str = "", device: Any = "cpu"
+                    ) -> tuple[nn.Module, dict[str, Any]]:
+    """Train an SNN/RSNN/LSTM on ``device``; returns (model in eval mode, on the CPU, info).
+
+    The model is built on the CPU after seeding (the same initial weights on every device),
+    then moved; each batch is copied to ``device`` from pinned memory when it is CUDA. Losses
+    and hits add up on the device (no host sync per batch) in float64, as the CPU loop always
+    did. With ``cfg.deterministic``, torch's deterministic algorithms are on while training.
 
     Args:
         new_model: builds the untrained model (called after seeding torch with ``cfg.seed``,
@@ -123,11 +130,18 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
             ``samples`` are jittered (channels, before pooling) and binned by ``frames``.
         rng: the channel jitter's generator.
     """
+    with deterministic_algorithms(getattr(cfg, "deterministic", False)):
+        return _fit(new_model, cfg, data, rng, quiet=quiet, label=label, device=torch.device(device))
+
+
+def _fit(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng: np.random.Generator, *,
+         quiet: bool, label: str, device: Any) -> tuple[nn.Module, dict[str, Any]]:
     torch.manual_seed(cfg.seed)
     order = torch.Generator().manual_seed(cfg.seed)
     # Without augmentation the frames are binned once here; with it, afresh every epoch below.
     fixed = None if cfg.jitter_sigma > 0 or cfg.time_stretch > 0 else data.frames()
-    model = new_model()
+    model = new_model().to(device)
+    pin = device.type == "cuda"
     optimiser_cls = torch.optim.Adamax if cfg.optimizer == "adamax" else torch.optim.Adam
     optimiser = optimiser_cls(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     y_all = torch.as_tensor(data.samples.labels, dtype=torch.long)
@@ -142,21 +156,26 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
         frames = augment(data, cfg, rng) if fixed is None else fixed
         x_all = torch.as_tensor(frames)
         perm = torch.randperm(len(y_all), generator=order)
-        total, correct, seen = 0.0, 0, 0
+        total = torch.zeros((), dtype=torch.float64, device=device)
+        correct = torch.zeros((), dtype=torch.int64, device=device)
+        seen = 0
         for start in range(0, len(perm), cfg.batch_size):
             idx = perm[start:start + cfg.batch_size]
             x, y = x_all[idx], y_all[idx]
+            if pin:
+                x, y = x.pin_memory(), y.pin_memory()
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             optimiser.zero_grad()
             loss, logits = batch_loss(model, x, y, cfg)
             loss.backward()
             optimiser.step()
             if schedule is not None:
                 schedule.step()
-            total += float(loss.detach()) * len(idx)
-            correct += int((logits.argmax(-1) == y).sum())
+            total += loss.detach().to(torch.float64) * len(idx)
+            correct += (logits.argmax(-1) == y).sum()
             seen += len(idx)
-        losses.append(total / seen)
-        accuracies.append(correct / seen)
+        losses.append(float(total) / seen)
+        accuracies.append(int(correct) / seen)
         epochs.set_postfix(loss=f"{losses[-1]:.3f}", acc=f"{accuracies[-1]:.2f}")
     model.train(False)
-    return model, {"epochs": cfg.epochs, "loss": losses, "train_accuracy": accuracies}
+    return model.cpu(), {"epochs": cfg.epochs, "loss": losses, "train_accuracy": accuracies}

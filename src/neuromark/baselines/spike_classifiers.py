@@ -29,6 +29,7 @@ from pydantic import Field
 from neuromark._threads import torch_threads
 from neuromark.config import StrictModel
 from neuromark.data.download import update_digest
+from neuromark.devices import checkpoint_device_meta
 from neuromark.errors import DataError
 from neuromark.models.checkpoint import read_weights
 from neuromark.results import atomic_path
@@ -84,6 +85,13 @@ class TrainSettings(StrictModel):
     schedule: Literal["constant", "cosine"] = "constant"
     weight_decay: float = Field(0.0, ge=0)
     regularisers: RegulariserSettings = RegulariserSettings()
+    deterministic: bool = Field(False, description="torch.use_deterministic_algorithms while "
+                                "training (GPU training is not bit-reproducible without it)")
+
+    def recipe(self) -> dict[str, Any]:
+        """The settings as they enter the recipe hash: ``deterministic`` only when true, so
+        that checkpoints cached before it existed keep their hash."""
+        return self.model_dump(exclude=set() if self.deterministic else {"deterministic"})
 
 
 @dataclass(frozen=True)
@@ -114,10 +122,16 @@ class SpikeClassifierFamily:
             return build_model("lstm", {"inputs": inputs, "classes": classes, "hidden": options.hidden})
         raise ValueError(f"{self.kind} is not a torch-trained model")
 
+    def trains_on(self, device: Any) -> Any:
+        """The device this kind trains on: ``device`` for the torch models, the CPU for the
+        SVM (fitted by numpy)."""
+        return "cpu" if self.kind == "svm" else device
+
     def fit(self, options: SpikeModelOptions, train: TrainSettings, data: Any, classes: int, *,
-            quiet: bool = True, label: str = "") -> tuple[Any, dict[str, Any]]:
-        """Train on ``data`` (a :class:`~neuromark.data.binned.BinnedSpikes` training split);
-        returns (model in eval mode, training info)."""
+            quiet: bool = True, label: str = "", device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
+        """Train on ``data`` (a :class:`~neuromark.data.binned.BinnedSpikes` training split)
+        on ``device`` (torch models; the SVM fits on the CPU); returns (model in eval mode,
+        on the CPU, and training info)."""
         start = time.perf_counter()
         rng = np.random.default_rng(train.seed)
         with torch_threads(train.threads):
@@ -135,7 +149,8 @@ class SpikeClassifierFamily:
                 def new_model() -> Any:
                     return self.build(options, data.input_shape[1], classes, dt_ms)
 
-                model, info = fit_torch_model(new_model, train, data, rng, quiet=quiet, label=label)
+                model, info = fit_torch_model(new_model, train, data, rng, quiet=quiet, label=label,
+                                              device=device)
         info["train_seconds"] = time.perf_counter() - start
         info["train_samples"] = len(data)
         return model, info
@@ -306,7 +321,7 @@ def check_test_labels(test: Any, classes: int | None, source: str = "") -> None:
 def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions, train: TrainSettings,
                        data: dict[str, Any], recipe: dict[str, Any], target: Path, *,
                        train_if_missing: bool = True, retrain: bool = False, quiet: bool = True,
-                       label: str = "") -> PreparedCheckpoint:
+                       label: str = "", device: Any = "cpu") -> PreparedCheckpoint:
     """Train and save unless a checkpoint of the same recipe exists at ``target``; then the
     loaded checkpoint (a new one is loaded back after saving, so that evaluation always sees
     the weights exactly as saved).
@@ -314,7 +329,10 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
     Args:
         data: ``{"train": BinnedSpikes, "test": BinnedSpikes}``.
         recipe: the JSON-able settings that define the trained weights (hashed with the
-            training file's bytes).
+            training file's bytes); on a device other than the CPU it names the device
+            (:func:`~neuromark.devices.recipe_device`), so a GPU-trained checkpoint never
+            serves a CPU run as its own.
+        device: where training runs (the checkpoint records it and the torch version).
     """
     check_test_labels(data["test"], None)
     digest = recipe_hash(recipe, data["train"].path)
@@ -352,10 +370,12 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
         raise DataError(f"{target}: no such checkpoint and train_if_missing is false; "
                         "run `neuromark train CONFIG`")
     classes = check_labels(data["train"], data["test"])  # before any training
-    model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label)
+    model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label,
+                             device=device)
     meta = {"recipe_hash": digest, "recipe": recipe, "classes": classes,
             "keys": list(data["train"].classes),
-            "train_file": str(data["train"].path), **info}
+            "train_file": str(data["train"].path), **info,
+            **checkpoint_device_meta(family.trains_on(device))}
     save_checkpoint(target, model, meta)
     model, meta = load_checkpoint(target)
     return PreparedCheckpoint(target, True, model, meta)

@@ -11,6 +11,7 @@ Config::
       checkpoint: cache:checkpoints/spoken_digits_rsnn.pt
     train: {epochs: 30, batch_size: 32, lr: 0.01, seed: 0}   # for model families with a recipe
     eval: {batch_size: 128, metrics: [classification_accuracy, footprint]}
+    device: cpu                      # cpu (default), cuda, cuda:N or auto; --device overrides
 
 - ``dataset`` names an entry of :data:`neuromark.registry.datasets`, called with
   ``split="test"`` (and ``split="train"`` for training) plus ``options``; it yields
@@ -27,6 +28,9 @@ Config::
 - The readout (B, T, K) is reduced by ``eval.postprocessor`` (default: as trained,
   ``max_over_time`` or ``mean_over_time`` by ``train.readout``; ``spike_count`` sums over
   time; ``argmax`` for (B, K) logits).
+- ``device`` is where the model trains and runs (docs/devices.md): the model family's
+  recipe trains there (the SVM on the CPU), the runner moves the model and each batch, and
+  spike files stream from pinned memory to a CUDA device.
 - When the test file carries ``extra/speaker``, the speaker analysis of Cramer et al.
   (2020) is added (:class:`~neuromark.metrics.speakers.SpeakerAccuracy`): accuracy per
   speaker and its spread, and held-out vs seen speakers, where held out means absent from
@@ -45,6 +49,7 @@ from pydantic import Field, model_validator
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component, check_options, resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
 from neuromark.models import as_adapter
@@ -145,6 +150,7 @@ class ClassificationConfig(StrictModel):
     train: Any = None  # validated by the model family's recipe
     train_if_missing: bool = True
     eval: EvalSettings = EvalSettings()
+    device: DeviceName = "cpu"
 
 
 def _apply_coverage(metrics: list, mode: str | None) -> None:
@@ -171,6 +177,7 @@ class Plan:
     train: Any = None
     metric_names: list[str] = field(default_factory=list)
     test: Any = None  # the test split, built (not read) at validation
+    device: Any = None  # the torch.device it trains and runs on
 
 
 class ClassificationTask:
@@ -189,6 +196,7 @@ class ClassificationTask:
         options = {k: str(resolve_path(v, config)) if k in PATH_OPTIONS and isinstance(v, str) else v
                    for k, v in settings.dataset.options.items()}
         plan = Plan(settings, options)
+        plan.device = config_device(settings.device, config.where(("device",)))
         plan.test = self._dataset(plan, config, "test")
         spec = settings.model
         if spec.name is not None:
@@ -243,11 +251,14 @@ class ClassificationTask:
         plan = self.validate(config)
         settings = plan.settings
         test = plan.test
+        config_device(settings.device, config.where(("device",)), label=settings.benchmark.id,
+                      announce=True)
         model, details = self._model(plan, config, test, quiet)
         meta = details.pop("_meta", {})
         size = settings.eval.batch_size
-        loader = (test.loader(size) if hasattr(test, "loader")
-                  else torch.utils.data.DataLoader(test, batch_size=size))
+        pin = plan.device.type == "cuda"  # page-locked batches copy to the GPU asynchronously
+        loader = (_test_loader(test, size, pin) if hasattr(test, "loader")
+                  else torch.utils.data.DataLoader(test, batch_size=size, pin_memory=pin))
         citation = getattr(test, "citation", "") or getattr(plan.family, "citation", "")
         info = settings.benchmark.info(citation)
         metrics = build_metrics(plan.metric_names, config, ("eval", "metrics"))
@@ -259,7 +270,8 @@ class ClassificationTask:
         post = settings.eval.postprocessor or (
             "mean_over_time" if plan.train is not None and plan.train.readout == "mean" else "max_over_time")
         harness = Benchmark(model, loader, [class_targets], [POSTPROCESSORS[post]],
-                            metrics, quiet=quiet, info=info)
+                            metrics, quiet=quiet, info=info, device=plan.device,
+                            device_requested=requested_device(settings.device, "")[0])
         with torch_threads(plan.train.threads if plan.train else 1):
             results = harness.run(config=config.data,
                                   seeds={"train": plan.train.seed} if plan.train else {})
@@ -304,11 +316,12 @@ class ClassificationTask:
                 "test": test if test is not None else self._dataset(plan, config, "test")}
         recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
                   "model": {"name": spec.name, "options": plan.model_options.model_dump()},
-                  "train": plan.train.model_dump()}
+                  "train": plan.train.recipe(),
+                  **recipe_device(plan.family.trains_on(plan.device))}
         target = checkpoint or resolve_path(str(spec.checkpoint), config)
         return prepare_checkpoint(plan.family, plan.model_options, plan.train, data, recipe, target,
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
-                                  quiet=quiet, label=settings.benchmark.id)
+                                  quiet=quiet, label=settings.benchmark.id, device=plan.device)
 
     def _model(self, plan: Plan, config: ConfigFile, test: Any, quiet: bool) -> tuple[Any, dict[str, Any]]:
         """(model or adapter, result details) as the config asks."""
@@ -331,6 +344,16 @@ class ClassificationTask:
         if checkpoint is not None:
             load_state_dict(model, checkpoint)
         return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None}
+
+
+def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:
+    """The test split's own loader; with ``pin``, asked for pinned batches when it takes a
+    ``pin_memory`` option (spike files do)."""
+    import inspect
+
+    if pin and "pin_memory" in inspect.signature(test.loader).parameters:
+        return test.loader(batch_size, pin_memory=True)
+    return test.loader(batch_size)
 
 
 def _checkpoint_details(path: Path, trained: bool, model: str | None, meta: dict[str, Any]
