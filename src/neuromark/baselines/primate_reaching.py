@@ -4,6 +4,9 @@ Every decoder is a torch module fed one stream in chunks: input (S, L, C) binned
 crossings (one row per 4-ms step), output (S, L, 2) cursor velocity in mm/step. State (an
 input history or membranes) carries from chunk to chunk and is cleared by
 ``reset_state()``; a fresh stream starts from empty history (zeros before its first step).
+With S parallel streams (rows of the batch) the state is per row, and
+``keep_streams(rows)`` keeps only the given rows' state when streams end (the batch then
+shrinks to those rows, in that order).
 
 - ``ridge``: Wiener filter, i.e. ridge regression on ``lags`` causal windows of ``width``
   steps each (default 5 x 8 steps = 160 ms), solved in closed form.
@@ -90,6 +93,11 @@ class _History(nn.Module):
     def reset_state(self) -> None:
         self.history = torch.zeros(1, self.span, 0)
 
+    def keep_streams(self, rows: Tensor) -> None:
+        """Keep the history of the streams in ``rows`` (indices into the current batch)."""
+        if self.history.shape[0] > 0 and self.history.shape[2] > 0:
+            self.history = self.history[rows]
+
     def get(self, x: Tensor) -> Tensor:
         h = self.history
         if h.shape[0] != x.shape[0] or h.shape[2] != x.shape[2]:
@@ -109,6 +117,10 @@ class RidgeDecoder(nn.Module):
     def reset_state(self) -> None:
         self.state.reset_state()
 
+    def keep_streams(self, rows: Tensor) -> None:
+        """Keep only the state of the parallel streams in ``rows`` (see the module)."""
+        self.state.keep_streams(rows)
+
     def forward(self, x: Tensor) -> Tensor:
         feats, self.state.history = window_sums(x, self.state.get(x), self.width, self.lags)
         return self.readout(feats)
@@ -127,6 +139,10 @@ class ANN2D(nn.Module):
     def reset_state(self) -> None:
         self.state.reset_state()
 
+    def keep_streams(self, rows: Tensor) -> None:
+        """Keep only the state of the parallel streams in ``rows`` (see the module)."""
+        self.state.keep_streams(rows)
+
     def forward(self, x: Tensor) -> Tensor:
         feats, self.state.history = window_sums(x, self.state.get(x), self.window, 1)
         return self.net(feats)
@@ -142,6 +158,12 @@ class SNN2(nn.Module):
         self.lif1 = LIFNeuron(hidden, math.exp(-STEP_MS / tau_syn_ms), math.exp(-STEP_MS / tau_mem_ms))
         self.fc2 = nn.Linear(hidden, 2)
         self.out = LeakyReadout(2, 0.0, math.exp(-STEP_MS / tau_out_ms))
+
+    def keep_streams(self, rows: Tensor) -> None:
+        """Keep only the neuron state of the parallel streams in ``rows`` (see the module)."""
+        for layer in (self.lif1, self.out):
+            if layer.mem is not None and layer.syn is not None:
+                layer.mem, layer.syn = layer.mem[rows], layer.syn[rows]
 
     def forward(self, x: Tensor) -> Tensor:
         current = self.fc1(x)

@@ -10,6 +10,15 @@ stream's start. R² is accumulated over the whole test split per dimension,
 over sessions with its standard error over sessions; every complexity metric (per 4-ms
 step, footprint for one stream) = the mean over sessions; per-session values in details.
 
+Options: ``data.shared_decoder`` trains ONE decoder on the pooled training splits of all
+sessions (equal channel counts; sessions joined with :data:`POOL_GAP` zero steps so no
+window spans two) instead of one per session. ``data.parallel_sessions`` (needs it) feeds
+the sessions' test streams side by side, batches ``(S, L, C)`` with per-stream state
+(:mod:`neuromark.data.parallel_streams`: unequal lengths end in a shorter chunk and the
+batch shrinks, so no padded step is ever computed or scored); R² stays per session, the
+complexity metrics are then pooled over all sessions' steps (per 4-ms step, footprint for
+one stream), i.e. the step-weighted mean of the sequential run's per-session values.
+
 Config::
 
     task: primate_reaching
@@ -21,6 +30,8 @@ Config::
       bin_width: 0.004
       train_ratio: 0.5
       chunk: 250
+      shared_decoder: false                         # one decoder for all sessions
+      parallel_sessions: false                      # test streams side by side (S, L, C)
     model: {name: snn2, options: {hidden: 64}}      # ridge_decoder, ann2d, snn2
     checkpoint_dir: cache:checkpoints/primate_reaching
 """
@@ -54,6 +65,9 @@ METRICS = {"spiking": ["footprint", "connection_sparsity", "activation_sparsity"
            "ann": ["footprint", "connection_sparsity", "activation_sparsity",
                    "synaptic_operations"],
            "linear": ["footprint", "connection_sparsity", "synaptic_operations"]}
+#: Zero steps between sessions in the pooled training recording of a shared decoder
+#: (longer than any decoder's input window, so no window spans two sessions).
+POOL_GAP = 1000
 WARMUP_RULE = ("every test step is scored, the first ones included: a stream starts from "
                "empty state (zero history before its first step); NeuroBench's ANN2D instead "
                "outputs zeros for its first 50 steps, which it also scores")
@@ -71,6 +85,11 @@ class DataSettings(StrictModel):
     bin_width: float = Field(0.004, gt=0)
     train_ratio: float = Field(0.5, gt=0, lt=1)
     chunk: int = Field(250, ge=1, description="steps per chunk L of the test stream")
+    shared_decoder: bool = Field(False, description="one decoder trained on the pooled "
+                                 "training splits of all sessions (equal channel counts)")
+    parallel_sessions: bool = Field(False, description="feed the sessions' test streams side "
+                                    "by side, (S, L, C) with per-stream state; needs "
+                                    "shared_decoder")
 
 
 class DecoderSpec(StrictModel):
@@ -119,6 +138,10 @@ class PrimateReachingTask:
                               "is not a streaming decoder family (ridge_decoder, ann2d, snn2)")
         options = validate(family.options_model, cfg.model.options, config, ("model", "options"))
         build_metrics(self._metric_names(cfg, family), config, ("metrics",))
+        if cfg.data.parallel_sessions and not cfg.data.shared_decoder:
+            raise ConfigError(f"{config.where(('data', 'parallel_sessions'))}: "
+                              "data.parallel_sessions: parallel streams run ONE decoder over "
+                              "every session; set data.shared_decoder: true")
         from neuromark.data.primate_reaching import sub_bins
 
         try:
@@ -155,23 +178,37 @@ class PrimateReachingTask:
             write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
                                                     cfg.data.surrogate.seed, tuple(cfg.data.sessions)))
         names = self._metric_names(cfg, family)
+        kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
         per_session: dict[str, dict[str, Any]] = {}
-        info: dict[str, dict[str, Any]] = {}
         with torch_threads(cfg.threads):
-            for session in progress(cfg.data.sessions, desc=cfg.benchmark.id, unit="session",
-                                    quiet=quiet):
-                entry, scores = self._session(cfg, family, options, root, session, names, config)
-                per_session[session] = entry
-                info = info or {n: {"unit": s.unit, "higher_is_better": s.higher_is_better}
-                                for n, s in scores.items()}
+            shared = (self._model(cfg, family, options, root, cfg.data.sessions, kw, config)
+                      if cfg.data.shared_decoder else None)
+            if cfg.data.parallel_sessions:
+                assert shared is not None  # validate() requires shared_decoder
+                per_session, scores = self._parallel(cfg, shared[0], root, kw, names, config)
+            else:
+                per_metric: dict[str, list[Any]] = {n: [] for n in names}
+                info: dict[str, Score] = {}
+                for session in progress(cfg.data.sessions, desc=cfg.benchmark.id,
+                                        unit="session", quiet=quiet):
+                    model, ckpt = shared or self._model(cfg, family, options, root, [session],
+                                                        kw, config)
+                    entry, info = self._session(cfg, model, root, session, kw, names, config)
+                    per_session[session] = {**entry, **({} if shared else ckpt)}
+                    for n in names:
+                        per_metric[n].append(entry["metrics"][n])
+                scores = {n: Score(_mean(v), unit=info[n].unit,
+                                   higher_is_better=info[n].higher_is_better)
+                          for n, v in per_metric.items()}
         r2s = [e["r2"] for e in per_session.values()]
-        scores = {"r2": Score(sum(r2s) / len(r2s), standard_error(r2s), "", True)}
-        for name in names:
-            values = [e["metrics"][name] for e in per_session.values()]
-            scores[name] = Score(_mean(values), **info[name])
+        scores = {"r2": Score(sum(r2s) / len(r2s), standard_error(r2s), "", True), **scores}
         details = {"per_session": per_session, "warmup_rule": WARMUP_RULE,
                    "data": "surrogate" if cfg.data.surrogate else "recorded",
-                   "data_root": str(root), "steps_per_second": 250}
+                   "data_root": str(root), "steps_per_second": 250,
+                   "complexity": ("pooled over all sessions' steps (parallel streams)"
+                                  if cfg.data.parallel_sessions else "mean over sessions")}
+        if shared is not None:
+            details["shared_decoder"] = shared[1]
         resolved = cfg.model_dump()
         resolved["model"]["options"] = options.model_dump()
         bench = cfg.benchmark.info(_citation())
@@ -181,16 +218,17 @@ class PrimateReachingTask:
                         seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
                         details=details)]
 
-    def _session(self, cfg: PrimateReachingConfig, family: Any, options: Any, root: Path,
-                 session: str, names: list[str], config: ConfigFile) -> tuple[dict[str, Any], dict]:
+    @staticmethod
+    def _session(cfg: PrimateReachingConfig, model: Any, root: Path, session: str,
+                 kw: dict[str, Any], names: list[str], config: ConfigFile
+                 ) -> tuple[dict[str, Any], dict[str, Score]]:
+        """One session's test split as one stream: its entry and metric scores."""
         import numpy as np
 
         from neuromark.data.primate_reaching import PrimateReaching
         from neuromark.runner import Benchmark
 
-        kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
         test = PrimateReaching(root, session, "test", **kw)
-        model, ckpt = self._model(cfg, family, options, root, session, kw, config)
         captured: list[Any] = []
 
         def capture(output: Any) -> Any:
@@ -205,24 +243,84 @@ class PrimateReachingTask:
         r2 = r2_per_dimension(np.concatenate(captured), labels)
         entry = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1], "samples": res.details["samples"],
                  "channels": test.channels, "reaches": len(test.segments),
-                 "metrics": {n: to_jsonable(res.scores[n].value) for n in names}, **ckpt}
+                 "metrics": {n: to_jsonable(res.scores[n].value) for n in names}}
         return entry, {n: res.scores[n] for n in names}
 
     @staticmethod
-    def _model(cfg: PrimateReachingConfig, family: Any, options: Any, root: Path, session: str,
-               kw: dict[str, Any], config: ConfigFile) -> tuple[Any, dict[str, Any]]:
-        """The trained decoder for ``session`` (checkpoint reused when its recipe matches)."""
+    def _parallel(cfg: PrimateReachingConfig, model: Any, root: Path, kw: dict[str, Any],
+                  names: list[str], config: ConfigFile
+                  ) -> tuple[dict[str, dict[str, Any]], dict[str, Score]]:
+        """Every session's test split as parallel streams of one batch (see the module):
+        per-session entries (R², samples) and the metric scores pooled over all steps."""
+        import numpy as np
         import torch
 
-        from neuromark.baselines.primate_reaching import TrainData
+        from neuromark.data.parallel_streams import parallel_stream
+        from neuromark.data.primate_reaching import PrimateReaching
+        from neuromark.metrics.static import Footprint
+        from neuromark.runner import Benchmark
+
+        tests = [PrimateReaching(root, s, "test", **kw) for s in cfg.data.sessions]
+        inputs = [t.arrays()[0][t.indices] for t in tests]
+        labels = [t.arrays()[1] for t in tests]
+        rows: list[list[int]] = []
+        captured: list[Any] = []
+
+        def feed() -> Any:
+            for x, y, meta in parallel_stream(inputs, labels, cfg.data.chunk):
+                if meta["keep"] is not None:  # streams ended: keep the others' state
+                    model.keep_streams(meta["keep"])
+                rows.append(meta["streams"])
+                yield x, y, meta
+
+        def capture(output: Any) -> Any:
+            captured.append(output.detach().cpu().numpy())
+            return output.reshape(-1, output.shape[-1])
+
+        metrics = [Footprint(example_input=torch.zeros(1, 1, inputs[0].shape[1]))
+                   if m.name == "footprint" else m for m in build_metrics(names, config, ("metrics",))]
+        res = Benchmark(model, feed(), [flatten_targets], [capture], metrics, quiet=True,
+                        reset="stream").run()
+        outputs: list[list[Any]] = [[] for _ in tests]
+        for active, out in zip(rows, captured):
+            for row, stream in enumerate(active):
+                outputs[stream].append(out[row])
+        per_session = {}
+        for session, test, y, out in zip(cfg.data.sessions, tests, labels, outputs):
+            r2 = r2_per_dimension(np.concatenate(out), y)
+            per_session[session] = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1],
+                                    "samples": len(y), "channels": test.channels,
+                                    "reaches": len(test.segments)}
+        return per_session, {n: res.scores[n] for n in names}
+
+    @staticmethod
+    def _model(cfg: PrimateReachingConfig, family: Any, options: Any, root: Path,
+               sessions: list[str], kw: dict[str, Any], config: ConfigFile
+               ) -> tuple[Any, dict[str, Any]]:
+        """The decoder trained on ``sessions``' training splits (one session: its own
+        decoder; several: one shared decoder on the pooled splits); a checkpoint is reused
+        when its recipe matches."""
+        import torch
+
         from neuromark.data.primate_reaching import PrimateReaching
 
-        train = PrimateReaching(root, session, "train", **kw)
+        trains = [PrimateReaching(root, s, "train", **kw) for s in sessions]
+        channels = {s: t.channels for s, t in zip(sessions, trains)}
+        if len(set(channels.values())) > 1:
+            raise ConfigError(f"{config.where(('data', 'shared_decoder'))}: data.shared_decoder: "
+                              f"one decoder needs equal channel counts, the sessions have "
+                              f"{channels}; choose sessions of one array (indy_* or loco_*)")
+        digests = [file_digest(t.path) for t in trains]
         recipe = {"family": family.kind, "options": options.model_dump(), "data": kw,
-                  "file_sha256": file_digest(train.path)}
+                  "file_sha256": digests[0]}
+        name = sessions[0]
+        if len(sessions) > 1:
+            recipe.update({"sessions": list(sessions), "file_sha256": digests,
+                           "pool_gap": POOL_GAP})
+            name = "shared"
         digest = hashlib.sha256(json.dumps(to_jsonable(recipe), sort_keys=True).encode()).hexdigest()
-        path = resolve_path(cfg.checkpoint_dir, config) / f"{family.kind}-{session}-{digest[:16]}.pt"
-        model = family.build(options, train.channels)
+        path = resolve_path(cfg.checkpoint_dir, config) / f"{family.kind}-{name}-{digest[:16]}.pt"
+        model = family.build(options, trains[0].channels)
         if path.is_file():
             saved = torch.load(path, weights_only=True)
             if not isinstance(saved, dict) or saved.get("format") != "neuromark-primate-decoder-1":
@@ -230,14 +328,33 @@ class PrimateReachingTask:
             model.load_state_dict(saved["state_dict"])
             return model.eval(), {"checkpoint": str(path), "trained_now": False,
                                   "train_seconds": saved["train_seconds"]}
-        x, y, _ = train._load()
         start = time.perf_counter()
-        model = family.fit_stream(options, TrainData(x, y, train.segments))
+        model = family.fit_stream(options, pooled_training(trains))
         seconds = time.perf_counter() - start
         with atomic_path(path) as tmp:
             torch.save({"format": "neuromark-primate-decoder-1", "recipe": json.dumps(to_jsonable(recipe)),
                         "state_dict": model.state_dict(), "train_seconds": seconds}, tmp)
         return model, {"checkpoint": str(path), "trained_now": True, "train_seconds": seconds}
+
+
+def pooled_training(trains: list[Any]) -> Any:
+    """One :class:`~neuromark.baselines.primate_reaching.TrainData` of the training splits
+    of ``trains`` (one session: its recording as is; several: the recordings joined with
+    :data:`POOL_GAP` zero steps between them, reaches shifted accordingly)."""
+    import numpy as np
+
+    from neuromark.baselines.primate_reaching import TrainData
+
+    if len(trains) == 1:
+        return TrainData(*trains[0]._load())
+    xs, ys, segments, offset = [], [], [], 0
+    for train in trains:
+        x, y, segs = train._load()
+        segments += [(a + offset, b + offset) for a, b in segs]
+        xs += [x, np.zeros((POOL_GAP, x.shape[1]), x.dtype)]
+        ys += [y, np.zeros((POOL_GAP, y.shape[1]), y.dtype)]
+        offset += len(x) + POOL_GAP
+    return TrainData(np.concatenate(xs), np.concatenate(ys), segments)
 
 
 def _mean(values: list[Any]) -> Any:
