@@ -5,12 +5,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from neuromark.instrument.deferred import KeepBudget, KeptCalls, totals
+
 
 class CallTotals:
     """Effective ACs and MACs and dense ops of one layer since the last :meth:`take`."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, budget: KeepBudget | None = None) -> None:
         self.name = name
+        #: torch path: the calls kept for one reduction per batch (see ``deferred``)
+        self.kept = KeptCalls(name, budget if budget is not None else KeepBudget())
         self.acs = 0.0
         self.macs = 0.0
         self.dense = 0
@@ -28,7 +32,12 @@ class CallTotals:
             self.macs += effective
 
     def flush(self) -> None:
-        """Record the torch path's pending counts now (one host sync)."""
+        """Record the torch path's kept and pending counts now (one host sync each)."""
+        if self.kept.calls or self.kept.partials:
+            acs, macs, nan_seen = totals(self.kept.reduce())
+            self.acs += acs
+            self.macs += macs
+            self.nan_seen |= nan_seen
         if self.pending:
             effective = torch.stack([e for e, _ in self.pending]).tolist()
             residuals = torch.stack([r.to(torch.float64) for _, r in self.pending]).tolist()
@@ -49,6 +58,9 @@ class CallTotals:
 
     def reset(self) -> None:
         self.pending.clear()
+        self.kept.calls.clear()
+        self.kept.partials.clear()
+        self.kept.batch = None
         self.acs = self.macs = 0.0
         self.dense = 0
         self.nan_seen = False

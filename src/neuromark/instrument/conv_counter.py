@@ -23,7 +23,7 @@ from neuromark.instrument.call_totals import CallTotals
 from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
 from neuromark.instrument.linear_counter import weight_reader
 from neuromark.instrument.steps import StepIndex
-from neuromark.metrics.functional.synops import conv_input_counts, masked_counts
+from neuromark.metrics.functional.synops import conv_input_counts
 
 #: Per input-sample shape: (weight counts for the kernel, the same as a tensor, dense ops).
 Maps = tuple[np.ndarray, Tensor, int]
@@ -37,11 +37,11 @@ class ConvCounter(CallTotals):
         if module.padding_mode != "zeros":
             raise UnsupportedLayerError(f"{type(module).__name__} {name!r} with padding_mode="
                                         f"{module.padding_mode!r} cannot be counted (only 'zeros')")
-        super().__init__(name)
+        self.arrays = arrays or LastArray()
+        super().__init__(name, self.arrays.budget)
         self.module = module
         self.dims = len(module.kernel_size)
         self.steps = steps
-        self.arrays = arrays or LastArray()
         self.read_weight = weight_reader(module, "weight")
         self._stamp: tuple[Tensor, int, int] | None = None  # weight, data_ptr, version
         self._maps: dict[tuple[int, ...], Maps] = {}
@@ -88,9 +88,16 @@ class ConvCounter(CallTotals):
         self.record(*self._kernel(rows, step, vector, *UNITS[rows.dtype.char]))
 
     def _add_with_torch(self, x: Tensor) -> None:
+        """Keep the call for the torch path's reduction, with the maps of the weight as it
+        is at this call (see :mod:`~neuromark.instrument.deferred`)."""
         batched = x.dim() == self.dims + 2
         sample_shape = tuple(x.shape[1:] if batched else x.shape)
         _, counts, dense = self.maps(sample_shape)
         samples = x.shape[0] if batched else 1
         self.dense += samples * dense
-        self.pending.append(masked_counts(x.reshape(samples, math.prod(sample_shape)), counts))
+        steps = self.steps
+        step = steps.torch_index.get(id(x)) if steps.dims == self.dims + 3 else None
+        if step is not None:
+            self.kept.add_step(steps.held, step, counts)
+        else:
+            self.kept.add(x, math.prod(sample_shape), counts, self.arrays.copies)

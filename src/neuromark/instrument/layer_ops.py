@@ -18,7 +18,8 @@ from torch.nn.utils.rnn import PackedSequence
 
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.call_totals import CallTotals
-from neuromark.metrics.functional.synops import masked_counts, weight_column_nnz
+from neuromark.instrument.deferred import Copies, KeepBudget
+from neuromark.metrics.functional.synops import weight_column_nnz
 
 
 class WeightCache:
@@ -64,10 +65,12 @@ def _single_layer_replay(module: nn.RNNBase, layer: int) -> nn.RNNBase:
 class RecurrentCounter(CallTotals):
     """Effective and dense operations of successive calls of one full recurrent layer."""
 
-    def __init__(self, name: str, module: nn.RNNBase, weights: WeightCache) -> None:
-        super().__init__(name)
+    def __init__(self, name: str, module: nn.RNNBase, weights: WeightCache,
+                 copies: Copies | None = None, budget: KeepBudget | None = None) -> None:
+        super().__init__(name, budget)
         self.module = module
         self.weights = weights
+        self.copies = copies or Copies()
 
     def add_call(self, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
         """Record one call ``layer(input, hx)`` from its arguments and output."""
@@ -76,7 +79,7 @@ class RecurrentCounter(CallTotals):
         for inputs, weight in _matrix_inputs(self.module, x, state, output):
             rows = inputs.reshape(-1, weight.shape[1])
             self.dense += rows.shape[0] * weight.numel()
-            self.pending.append(masked_counts(rows, self.weights.col_nnz(weight)))
+            self.kept.add(rows, weight.shape[1], self.weights.col_nnz(weight), self.copies)
 
 
 def _matrix_inputs(module: nn.RNNBase, x: Any, state: Any,
@@ -96,7 +99,8 @@ def _matrix_inputs(module: nn.RNNBase, x: Any, state: Any,
     directions = 2 if module.bidirectional else 1
     hidden = module.hidden_size
     if h_state is None:
-        h_state = torch.zeros(module.num_layers * directions, seq.shape[1], hidden, dtype=seq.dtype)
+        h_state = torch.zeros(module.num_layers * directions, seq.shape[1], hidden,
+                              dtype=seq.dtype, device=seq.device)
     elif unbatched:
         h_state = h_state.unsqueeze(1)
     if c_state is not None and unbatched:

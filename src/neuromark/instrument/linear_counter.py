@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import torch
 from torch import Tensor, nn
 
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.call_totals import CallTotals
+from neuromark.instrument.deferred import totals
 from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
 from neuromark.instrument.layer_ops import WeightCache
 from neuromark.instrument.steps import StepIndex
-from neuromark.metrics.functional.synops import masked_counts, weight_column_nnz
+from neuromark.metrics.functional.synops import weight_column_nnz
 
 
 def weight_reader(module: nn.Module, name: str) -> Callable[[], Tensor]:
@@ -45,11 +47,11 @@ class LinearCounter(CallTotals):
     def __init__(self, name: str, module: nn.Module, weights: WeightCache,
                  steps: StepIndex, arrays: LastArray | None = None,
                  weight_name: str = "weight") -> None:
-        super().__init__(name)
+        self.arrays = arrays or LastArray()
+        super().__init__(name, self.arrays.budget)
         self.module = module
         self.weights = weights
         self.steps = steps
-        self.arrays = arrays or LastArray()
         self.weight_name = weight_name
         self.read_weight = weight_reader(module, weight_name)
         self.out_features = self.read_weight().shape[0]
@@ -94,10 +96,20 @@ class LinearCounter(CallTotals):
         return weight_column_nnz(weight.detach())
 
     def _add_with_torch(self, x: Tensor) -> None:
-        """Torch ops, with the column counts of the weight as it is at this call."""
+        """Keep the call for the torch path's reduction, with the column counts of the
+        weight as it is at this call (see :mod:`~neuromark.instrument.deferred`)."""
         self.dense += x.numel() * self.out_features
         col_nnz = self._column_nnz(self.read_weight())
-        self.pending.append(masked_counts(x.reshape(-1, x.shape[-1]), col_nnz))
+        steps = self.steps
+        step = steps.torch_index.get(id(x)) if steps.dims == 3 else None
+        if step is not None:
+            self.kept.add_step(steps.held, step, col_nnz)
+        else:
+            self.kept.add(x, x.shape[-1], col_nnz, self.arrays.copies)
+
+    def on_torch_path(self, x: Tensor) -> bool:
+        """Whether :meth:`add` would count ``x`` with torch rather than the kernel."""
+        return id(x) not in self.steps.linear_index and self.arrays.get(x) is None
 
     def take(self) -> tuple[float, float, float]:
         """(effective ACs, effective MACs, dense) since the last take; resets the totals."""
@@ -130,6 +142,7 @@ class CellCounter:
         self.hidden = LinearCounter(name, module, weights, steps, arrays, "weight_hh")
         self.input_rule = [0.0, 0.0]
         self.gates = 0.0
+        self._torch_calls: list[bool] = []  # torch path: whether each kept call had hx
 
     @property
     def empty_seen(self) -> bool:
@@ -141,27 +154,59 @@ class CellCounter:
         hx = args[1] if len(args) > 1 else kwargs.get("hx")
         if isinstance(hx, tuple):
             hx = hx[0]
-        before = (self.input.acs, self.input.macs, self.hidden.acs, self.hidden.macs)
-        self.input.add(x)
         rows = x.numel() // x.shape[-1]
+        self.gates += rows * self.gate_products
         if hx is None:
             self.hidden.dense += rows * self.hidden_size * self.hidden.out_features
-        else:
+        if self.input.on_torch_path(x) or (hx is not None and self.hidden.on_torch_path(hx)):
+            self.input._add_with_torch(x)
+            if hx is not None:
+                self.hidden._add_with_torch(hx)
+            self._torch_calls.append(hx is not None)
+            return
+        self._reduce_torch_calls()  # a kernel call after torch-path ones in this batch
+        before = (self.input.acs, self.input.macs, self.hidden.acs, self.hidden.macs)
+        self.input.add(x)
+        if hx is not None:
             self.hidden.add(hx)
         self.input.flush()
         self.hidden.flush()
         x_acs, x_macs = self.input.acs - before[0], self.input.macs - before[1]
         effective = x_acs + x_macs + self.hidden.acs - before[2] + self.hidden.macs - before[3]
         self.input_rule[1 if x_macs else 0] += effective
-        self.gates += rows * self.gate_products
+
+    def _reduce_torch_calls(self) -> None:
+        """Add the torch path's kept calls to both matrices' totals and the input rule."""
+        calls, self._torch_calls = self._torch_calls, []
+        if not calls:
+            return
+        x_counts = self.input.kept.reduce()
+        h_counts = self.hidden.kept.reduce()
+        effective, nonspike, nan = x_counts
+        call_effective = effective.clone()
+        if h_counts is not None:
+            has_hidden = torch.tensor(calls, device=effective.device)
+            call_effective[has_hidden] += h_counts[0]
+        input_macs = (call_effective * (nonspike & ~nan)).sum()
+        input_acs = (call_effective * (~nonspike & ~nan)).sum()
+        rule = torch.stack([input_acs, input_macs]).tolist()
+        self.input_rule[0] += rule[0]
+        self.input_rule[1] += rule[1]
+        for counter, counts in ((self.input, x_counts), (self.hidden, h_counts)):
+            acs, macs, nan_seen = totals(counts)
+            counter.acs += acs
+            counter.macs += macs
+            counter.nan_seen |= nan_seen
 
     def take(self) -> tuple[float, float, float]:
         """(effective ACs, effective MACs, dense) of both matrices since the last take."""
+        self._reduce_torch_calls()
         first, second = self.input.take(), self.hidden.take()
         return tuple(a + b for a, b in zip(first, second))  # type: ignore[return-value]
 
     def take_cell(self) -> tuple[tuple[float, float], float]:
         """(input-rule ACs and MACs, gate products) since the last call."""
+        self._reduce_torch_calls()
         rule, gates = (self.input_rule[0], self.input_rule[1]), self.gates
         self.input_rule, self.gates = [0.0, 0.0], 0.0
         return rule, gates

@@ -9,8 +9,10 @@ does the first step after each :meth:`NeuronCounter.take` (the first step of a b
 as neurobench 2.3.0 counts it: a state reset to zeros of the full shape (snnTorch's
 Alpha) is counted like one reset to a scalar.
 
-On CPU float tensors one kernel call per step counts both; other tensors take torch ops,
-kept as tensors until :meth:`NeuronCounter.take`.
+On CPU float tensors one kernel call per step counts both; other tensors take the torch
+path (:mod:`~neuromark.instrument.deferred`): outputs are kept (copied) and membranes of
+layers that rebind them kept by reference, both reduced at :meth:`NeuronCounter.take`;
+a membrane updated in place is compared with its copy at each step, on the device.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
+from neuromark.instrument.deferred import CHUNK_BYTES, Held, nbytes
 from neuromark.instrument.kernels import NO_STATE, as_array, compiled, neuron_counts
 
 Membrane = Callable[[nn.Module], Tensor | None]
@@ -51,6 +54,9 @@ class NeuronCounter:
         self.total = 0
         self.updates = 0
         self._pending: list[tuple[str, Tensor]] = []  # torch-path counts
+        self._outputs: list[Held] = []  # torch path: outputs kept for the reduction
+        self._chain: list[Tensor] = []  # torch path: successive states of a rebinding layer
+        self._over = False  # over the torch path's memory budget: reduce each step
         self._last: tuple[Tensor, np.ndarray] | None = None  # last state seen, and its array
         self._first = True  # the next step is a batch's first: every neuron counted
 
@@ -106,9 +112,9 @@ class NeuronCounter:
         if not self.by_copy:
             if last is not None and last[0] is mem:
                 return mem, last[1]
-            array = as_array(mem)
+            array = self.arrays.view(mem)
             return mem, (array if array is not None else mem)
-        array = as_array(mem)
+        array = self.arrays.view(mem)
         return mem, (array.copy() if array is not None else mem.clone())
 
     def after(self, module: nn.Module, output: Any, before: Before) -> None:
@@ -121,7 +127,10 @@ class NeuronCounter:
             array = self.arrays.get(out)
             if array is None:
                 self.total += out.numel()
-                self._pending.append(("nonzeros", torch.count_nonzero(out)))
+                if self._admit(out):
+                    self._outputs.append(self.arrays.copies.hold(out))
+                else:
+                    self._pending.append(("nonzeros", torch.count_nonzero(out)))
             else:
                 self.total += array.size
                 out_array = array
@@ -137,9 +146,9 @@ class NeuronCounter:
             raise RuntimeError(f"neuron layer {self.name!r} kept the same membrane tensor "
                                "after rebinding it in earlier steps; in-place updates "
                                "cannot be counted by reference")
-        mem_array = as_array(mem)
+        mem_array = self.arrays.view(mem)
         if mem_array is None or isinstance(prev, Tensor):
-            fresh = self._count_with_torch(out_array, mem, prev)
+            fresh = self._count_with_torch(out_array, mem, prev, by_reference=not self.by_copy)
         else:
             fresh = prev is None or prev.shape != mem_array.shape
             nonzero, changed = neuron_counts(out_array, mem_array, NO_STATE if fresh else prev)
@@ -149,8 +158,17 @@ class NeuronCounter:
         if self.by_copy and not fresh and mem is not before[0]:
             self.by_copy = False  # the layer rebinds its membrane: references suffice
 
-    def _count_with_torch(self, out_array: np.ndarray, mem: Tensor, prev: Any) -> bool:
-        """Torch-path count; returns whether the state was fresh (all counted)."""
+    def _admit(self, x: Tensor) -> bool:
+        """Whether the torch path may keep ``x`` (False once over the memory budget)."""
+        self._over = self._over or not self.arrays.budget.admit(nbytes(x), self.name)
+        return not self._over
+
+    def _count_with_torch(self, out_array: np.ndarray, mem: Tensor, prev: Any,
+                          by_reference: bool = False) -> bool:
+        """Torch-path count; returns whether the state was fresh (all counted).
+
+        ``by_reference``: ``prev`` is the state the layer rebound, left as it was, so the
+        pair is kept for the reduction; otherwise (a copy) it is compared now."""
         if out_array.size:
             self.nonzeros += neuron_counts(out_array, NO_STATE, NO_STATE)[0]
         if prev is not None and not isinstance(prev, Tensor):
@@ -158,19 +176,69 @@ class NeuronCounter:
         if prev is None or prev.shape != mem.shape:
             self.updates += mem.numel()
             return True
-        self._pending.append(("updates", torch.count_nonzero(mem != prev.to(mem.device))))
+        prev = prev.to(mem.device)
+        if by_reference and prev.dtype == mem.dtype and self._admit(mem):
+            if not self._chain or self._chain[-1] is not prev:
+                self._reduce_chain()
+                self._chain.append(prev)
+            self._chain.append(mem)
+            return False
+        self._pending.append(("updates", torch.count_nonzero(mem != prev)))
         return False
+
+    def _reduce_chain(self) -> None:
+        """Changed elements between successive kept states, as pending device counts."""
+        chain, self._chain = self._chain, []
+        for part in _chunks(chain, overlap=1):
+            states = torch.stack(part)
+            self._pending.append(("updates", torch.count_nonzero(states[1:] != states[:-1])))
+
+    def _reduce_outputs(self) -> None:
+        outputs, self._outputs = self._outputs, []
+        for part in _chunks(outputs):
+            for held in part:
+                held.check(self.name)
+            stacked = torch.stack([held.tensor for held in part])
+            self._pending.append(("nonzeros", torch.count_nonzero(stacked)))
 
     def take(self) -> tuple[int, int, int]:
         """(non-zero outputs, all outputs, membrane updates) since the last take."""
+        self._reduce_outputs()
+        self._reduce_chain()
         nonzeros, total, updates = self.nonzeros, self.total, self.updates
-        for kind, count in self._pending:
-            if kind == "nonzeros":
-                nonzeros += int(count)
-            else:
-                updates += int(count)
+        if self._pending:
+            device = self._pending[0][1].device
+            counts = torch.stack([count.to(device, torch.int64)
+                                  for _, count in self._pending]).tolist()
+            for (kind, _), count in zip(self._pending, counts):
+                if kind == "nonzeros":
+                    nonzeros += count
+                else:
+                    updates += count
         self._pending.clear()
         self.nonzeros = self.total = self.updates = 0
         self._last = None
         self._first = True
         return nonzeros, total, updates
+
+
+def _chunks(items: list, overlap: int = 0) -> list[list]:
+    """``items`` (tensors or :class:`Held`) in runs of equal shape and dtype whose stack
+    stays under :data:`CHUNK_BYTES`; with ``overlap`` 1 each run starts with the previous
+    run's last item (to compare successive states)."""
+    runs: list[list] = []
+    start = 0
+    while start + overlap < len(items):
+        first = _tensor(items[start])
+        limit = max(overlap + 1, CHUNK_BYTES // max(nbytes(first), 1))
+        end = start + 1
+        while end < len(items) and end - start < limit and _tensor(items[end]).shape == \
+                first.shape and _tensor(items[end]).dtype == first.dtype:
+            end += 1
+        runs.append(items[start:end])
+        start = max(end - overlap, start + 1)
+    return runs
+
+
+def _tensor(item: Tensor | Held) -> Tensor:
+    return item.tensor if isinstance(item, Held) else item

@@ -6,8 +6,9 @@ Three probes, switched on only when some metric requires them:
 - ``"membrane"``: per neuron layer with a membrane, elements whose membrane changed.
 
 On CPU a probed call costs one fused kernel pass (:mod:`~neuromark.instrument.kernels`)
-and Python integers; elsewhere a few torch ops whose results stay tensors until
-:meth:`Instrument.collect`.
+and Python integers; elsewhere (GPU, float16, bfloat16, or ``counting_path="torch"``) the
+torch path (:mod:`~neuromark.instrument.deferred`) keeps what each probe needs and reduces
+it once per batch, at :meth:`Instrument.collect`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.conv_counter import ConvCounter
 from neuromark.instrument.coverage import CoveragePlan, plan_coverage
+from neuromark.instrument.deferred import (
+    Copies,
+    KeepBudget,
+    resolve_budget,
+    resolve_counting_path,
+)
 from neuromark.instrument.intercept import OpCounter
 from neuromark.instrument.layer_ops import RecurrentCounter, WeightCache
 from neuromark.instrument.linear_counter import CellCounter, LinearCounter
@@ -91,6 +98,15 @@ class Instrument:
     that records the probes' counts for the call; the adapter announces time steps so that
     Linear layers read them straight from the batch.
 
+    Args:
+        adapter: the model adapter whose layers are probed.
+        probes: names from :data:`PROBES`.
+        counting_path: ``"auto"`` (numba kernels for CPU float32/float64 tensors, the torch
+            path for others) or ``"torch"`` (the torch path for all, e.g. to study it on
+            CPU); None: the class attribute, else ``$NEUROMARK_COUNTING_PATH``, else auto.
+        memory_budget: bytes the torch path may keep per batch (all layers); None: the
+            class attribute, else ``$NEUROMARK_COUNT_BUDGET_MB``, else 2 GiB.
+
     Example:
         >>> with Instrument(adapter, {"synops"}) as probe:  # doctest: +SKIP
         ...     adapter(batch)
@@ -100,17 +116,26 @@ class Instrument:
     #: Whether ``"synops"`` sorts the parameters for coverage (and intercepts where some
     #: are not wrapped). Only ``bench/overhead.py`` turns it off, to time its cost.
     coverage = True
+    #: Defaults of the ``counting_path`` and ``memory_budget`` arguments (None: from the
+    #: environment), settable by tests and ``bench/overhead.py --torch-path``.
+    counting_path: str | None = None
+    memory_budget: int | None = None
 
-    def __init__(self, adapter: Any, probes: Iterable[str]) -> None:
+    def __init__(self, adapter: Any, probes: Iterable[str], counting_path: str | None = None,
+                 memory_budget: int | None = None) -> None:
         self.adapter = adapter
         self.probes = frozenset(probes)
         unknown = self.probes - PROBES
         if unknown:
             raise ValueError(f"unknown probes {sorted(unknown)}; known: {sorted(PROBES)}")
+        path = resolve_counting_path(counting_path if counting_path is not None
+                                     else type(self).counting_path)
+        budget = KeepBudget(resolve_budget(memory_budget if memory_budget is not None
+                                           else type(self).memory_budget))
         self._wrappers: list[ForwardWrapper] = []
         self._weights = WeightCache()
-        self._steps = StepIndex()
-        self._arrays = LastArray()
+        self._steps = StepIndex(numpy=path == "auto")
+        self._arrays = LastArray(numpy=path == "auto", budget=budget)
         self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
         self._neuron_layers: dict[str, NeuronLayer] = {}
@@ -168,7 +193,8 @@ class Instrument:
                 return matrix_forward
         elif isinstance(module, (*CELL_TYPES, *RNN_TYPES)):
             recurrent = CellCounter(name, module, self._weights, self._steps, self._arrays) \
-                if isinstance(module, CELL_TYPES) else RecurrentCounter(name, module, self._weights)
+                if isinstance(module, CELL_TYPES) else RecurrentCounter(
+                    name, module, self._weights, Copies(), self._arrays.budget)
             self._matrices[name] = recurrent
             add_call = recurrent.add_call
 
@@ -236,6 +262,7 @@ class Instrument:
         """Sum what the probes recorded since the last call, and clear it."""
         activity = Activity()
         self._arrays.clear()
+        self._arrays.budget.used = 0  # the torch path's kept tensors are reduced below
         wrapped = self.plan.wrapped if self.plan is not None else {}
         for name, counter in self._matrices.items():
             cell = counter.take_cell() if isinstance(counter, CellCounter) else (None, 0.0)

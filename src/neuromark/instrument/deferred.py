@@ -1,0 +1,269 @@
+"""The torch counting path: keep what each counter needs during a batch, reduce once.
+
+Used for tensors the numba kernels cannot read (GPU tensors, float16, bfloat16) and for
+every tensor when the path is forced (``counting_path="torch"`` on
+:class:`~neuromark.instrument.probes.Instrument`, or ``NEUROMARK_COUNTING_PATH=torch``),
+so that it can be studied on CPU. During the batch a probed call launches at most one
+device op (a copy of the tensor it needs) and never waits for the device; at
+:meth:`~neuromark.instrument.probes.Instrument.collect` each layer's calls are reduced
+with a few large ops and one host sync.
+
+Exactness, as on CPU: every call is counted on its own. What is kept:
+- a tensor that nothing can have written in place yet (not an inference tensor, version
+  0) is kept by reference and its version is checked at the reduction (an error names
+  the layer when it moved);
+- any other tensor (inference tensors have no version counter) is copied at the call
+  (one device op; a neuron layer's output and the next layer's input share one copy);
+- time steps announced by the adapter are read from the batch itself (no copy);
+- weights are read at each call (their column counts follow in-place changes).
+
+Memory: per connection layer, B x T x K input elements per batch (none when the input
+is the batch's own time steps); per neuron layer B x T x N outputs and B x T x N
+membranes; the reduction stacks at most :data:`CHUNK_BYTES` more at a time. Above the
+budget (``memory_budget`` bytes, ``NEUROMARK_COUNT_BUDGET_MB``, default
+:data:`DEFAULT_BUDGET_BYTES`, shared by all layers) a layer reduces each call as it
+happens, still on the device, and a warning says so once.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+#: How tensors are counted: ``"auto"`` (numba kernels for CPU float32/float64, the torch
+#: path for anything else) or ``"torch"`` (the torch path for every tensor).
+COUNTING_PATHS = ("auto", "torch")
+PATH_ENV = "NEUROMARK_COUNTING_PATH"
+BUDGET_ENV = "NEUROMARK_COUNT_BUDGET_MB"
+#: Memory the torch path may keep per batch, all layers together: 2 GiB.
+DEFAULT_BUDGET_BYTES = 2 * 1024**3
+#: Largest stack built at once by a reduction: 256 MiB.
+CHUNK_BYTES = 256 * 1024**2
+
+
+def resolve_counting_path(path: str | None) -> str:
+    """``path``, else ``$NEUROMARK_COUNTING_PATH``, else ``"auto"``; checked."""
+    value = path if path is not None else os.environ.get(PATH_ENV, "auto") or "auto"
+    if value not in COUNTING_PATHS:
+        source = "counting_path" if path is not None else f"${PATH_ENV}"
+        raise ValueError(f"{source} is {value!r}; expected one of {list(COUNTING_PATHS)}")
+    return value
+
+
+def resolve_budget(budget_bytes: int | None) -> int:
+    """``budget_bytes``, else ``$NEUROMARK_COUNT_BUDGET_MB`` (MiB), else the default."""
+    if budget_bytes is not None:
+        if budget_bytes < 0:
+            raise ValueError(f"memory_budget must be >= 0 bytes, got {budget_bytes}")
+        return int(budget_bytes)
+    raw = os.environ.get(BUDGET_ENV)
+    if not raw:
+        return DEFAULT_BUDGET_BYTES
+    try:
+        megabytes = float(raw)
+    except ValueError:
+        megabytes = -1.0
+    if megabytes < 0:
+        raise ValueError(f"${BUDGET_ENV} must be a number of MiB >= 0, got {raw!r}")
+    return int(megabytes * 1024**2)
+
+
+@dataclass
+class KeepBudget:
+    """Bytes the torch path keeps in the current batch, against ``limit`` (all layers)."""
+
+    limit: int = DEFAULT_BUDGET_BYTES
+    used: int = 0
+    warned: bool = False
+
+    def admit(self, nbytes: int, layer: str) -> bool:
+        """Reserve ``nbytes`` for ``layer``; False (and one warning per run) when over."""
+        if self.used + nbytes <= self.limit:
+            self.used += nbytes
+            return True
+        if not self.warned:
+            self.warned = True
+            warnings.warn(f"the torch counting path reached its memory budget "
+                          f"({self.limit / 1024**2:.0f} MiB) at layer {layer!r}: layers over "
+                          f"it now reduce each call as it happens (same counts, more device "
+                          f"ops); raise ${BUDGET_ENV} to keep more", stacklevel=2)
+        return False
+
+
+def nbytes(x: Tensor) -> int:
+    return x.numel() * x.element_size()
+
+
+@dataclass
+class Held:
+    """A tensor kept for counting: itself with its version then, or a copy."""
+
+    tensor: Tensor
+    version: int = -1  # -1: a copy, nothing to check
+
+    def check(self, layer: str) -> None:
+        if self.version >= 0 and self.tensor._version != self.version:
+            raise RuntimeError(
+                f"layer {layer!r}: a tensor kept for counting was written in place later "
+                f"in the batch, so this batch's counts cannot be exact; set "
+                f"${BUDGET_ENV}=0 to count each call as it happens")
+
+
+def hold(x: Tensor) -> Held:
+    """``x`` by reference when nothing can have written it in place yet, else a copy."""
+    if not x.is_inference() and x._version == 0:
+        return Held(x.detach(), 0)
+    return Held(x.detach().clone())
+
+
+class Copies:
+    """One-slot cache of the copy made last, so that a neuron layer's output and the next
+    layer's input share one copy."""
+
+    def __init__(self) -> None:
+        self.source: Tensor | None = None
+        self.held: Held | None = None
+
+    def hold(self, x: Tensor) -> Held:
+        """:func:`hold` of ``x``, the previous one's when ``x`` is the same tensor."""
+        if x is self.source and self.held is not None:
+            return self.held
+        held = hold(x)
+        self.source, self.held = x, held
+        return held
+
+    def clear(self) -> None:
+        self.source = self.held = None
+
+
+def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-call counts of ``inputs`` (calls and rows in dims 0 and 1, in the order
+    ``rows_dim`` says, elements in dim 2) against ``counts`` (K,), the non-zero weights
+    each input element meets.
+
+    Returns (effective ops (n,) float64: the sum over rows of ``[x != 0] @ counts``; a
+    non-spike flag (n,): some value is not -1, 0 or 1; a NaN flag (n,)), all on the
+    inputs' device, compared in the inputs' own dtype (exact in float16 and bfloat16)."""
+    nonzero = inputs != 0
+    columns = nonzero.sum(dim=rows_dim, dtype=torch.float64)
+    effective = columns @ counts.to(device=columns.device, dtype=torch.float64)
+    nonspike = (nonzero & (inputs.abs() != 1)).any(dim=2).any(dim=rows_dim)
+    nan = inputs.isnan().any(dim=2).any(dim=rows_dim)
+    return effective, nonspike, nan
+
+
+@dataclass
+class _Call:
+    """One kept call: its rows (R, K) or time step ``step`` of the announced batch."""
+
+    held: Held | None
+    counts: Tensor
+    step: int = -1
+
+
+@dataclass
+class KeptCalls:
+    """The calls of one weight matrix in the current batch, reduced by :meth:`reduce`.
+
+    ``partials`` holds per-call counts already reduced (calls over the budget)."""
+
+    layer: str
+    budget: KeepBudget
+    calls: list[_Call] = field(default_factory=list)
+    partials: list[tuple[Tensor, Tensor, Tensor]] = field(default_factory=list)
+    batch: Held | None = None  # the announced batch (B, T, K) the steps come from
+    over: bool = False  # over the budget: reduce each call as it happens
+
+    def add(self, x: Tensor, width: int, counts: Tensor, copies: Copies) -> None:
+        """One call with input ``x``, read as rows (R, ``width``)."""
+        if self._over(nbytes(x)):
+            self.partials.append(call_counts(x.reshape(1, -1, width), counts, 1))
+            return
+        held = copies.hold(x)
+        self.calls.append(_Call(Held(held.tensor.reshape(-1, width), held.version), counts))
+
+    def add_step(self, batch: Held, step: int, counts: Tensor) -> None:
+        """One call on time step ``step`` of the announced ``batch`` (B, T, K)."""
+        if self.batch is not None and self.batch.tensor is not batch.tensor:
+            self._reduce_calls()
+        if self._over(0):
+            self.partials.append(call_counts(batch.tensor[:, step:step + 1], counts, 0))
+            return
+        self.batch = batch
+        self.calls.append(_Call(None, counts, step))
+
+    def _over(self, size: int) -> bool:
+        """Whether this call is reduced now: the layer went over the budget (the calls
+        kept so far are reduced first, so that partials stay in call order)."""
+        if not self.over and not self.budget.admit(size, self.layer):
+            self.over = True
+        if self.over and self.calls:
+            self._reduce_calls()
+        return self.over
+
+    def reduce(self) -> tuple[Tensor, Tensor, Tensor] | None:
+        """Per-call (effective, non-spike, NaN) of every call since the last reduce, in
+        call order; None when there was none."""
+        self._reduce_calls()
+        if not self.partials:
+            return None
+        parts = self.partials
+        self.partials = []
+        if len(parts) == 1:
+            return parts[0]
+        return tuple(torch.cat(column) for column in zip(*parts))  # type: ignore[return-value]
+
+    def _reduce_calls(self) -> None:
+        calls, self.calls = self.calls, []
+        start = 0
+        while start < len(calls):
+            end = start + 1
+            first = calls[start]
+            while end < len(calls) and _same_group(first, calls[end]) \
+                    and (first.step >= 0 or (end - start + 1) * nbytes(first.held.tensor)
+                         <= CHUNK_BYTES):
+                end += 1
+            self.partials.append(self._group_counts(calls[start:end]))
+            start = end
+        if self.batch is not None:
+            self.batch.check(self.layer)
+            self.batch = None
+
+    def _group_counts(self, group: list[_Call]) -> tuple[Tensor, Tensor, Tensor]:
+        counts = group[0].counts
+        if group[0].step < 0:
+            for call in group:
+                call.held.check(self.layer)
+            return call_counts(torch.stack([c.held.tensor for c in group]), counts, 1)
+        batch = self.batch.tensor
+        steps = [c.step for c in group]
+        if steps != list(range(steps[0], steps[0] + len(steps))):
+            picked = batch[:, torch.tensor(steps, device=batch.device)]
+        else:
+            picked = batch[:, steps[0]:steps[0] + len(steps)]
+        return call_counts(picked, counts, 0)
+
+
+def _same_group(first: _Call, other: _Call) -> bool:
+    if other.counts is not first.counts or (first.step < 0) != (other.step < 0):
+        return False
+    if first.step >= 0:
+        return True
+    a, b = first.held.tensor, other.held.tensor
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def totals(vectors: tuple[Tensor, Tensor, Tensor] | None) -> tuple[float, float, bool]:
+    """(effective ACs, effective MACs, NaN seen) of per-call counts (one host sync)."""
+    if vectors is None:
+        return 0.0, 0.0, False
+    effective, nonspike, nan = vectors
+    clean = ~nan
+    acs = (effective * (clean & ~nonspike)).sum()
+    macs = (effective * (clean & nonspike)).sum()
+    acs, macs, seen = torch.stack([acs, macs, nan.any().to(torch.float64)]).tolist()
+    return acs, macs, bool(seen)
