@@ -4,6 +4,7 @@ computed graphs (conv, pooling, recurrent subgraph), clear errors."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -171,11 +172,8 @@ def test_recurrent_subgraph_hand_computed():
     assert res["synaptic_operations"]["Effective_ACs"] == 1 + 1
 
 
-def test_neuromark_run_with_a_nir_model(tmp_path, monkeypatch):
-    """``model: {name: nir, options: {path}}`` through ``neuromark run`` on spike files."""
-    from neuromark.cli import main
-    from neuromark.data.hdf5_spikes import write_shd_file
-
+def write_small_nir(path) -> None:
+    """A 4-3-2 zero-reset Leaky net with unit weights, written as a NIR file."""
     net = nn.Sequential(nn.Linear(4, 3), snn.Leaky(beta=torch.full((3,), 0.8),
                                                    threshold=torch.full((3,), 0.5),
                                                    init_hidden=True, reset_mechanism="zero"),
@@ -188,7 +186,15 @@ def test_neuromark_run_with_a_nir_model(tmp_path, monkeypatch):
             lin.bias.zero_()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        nir.write(str(tmp_path / "net.nir"), to_nir(net, torch.zeros(4)))
+        nir.write(str(path), to_nir(net, torch.zeros(4)))
+
+
+def test_neuromark_run_with_a_nir_model(tmp_path, monkeypatch):
+    """``model: {name: nir, options: {path}}`` through ``neuromark run`` on spike files."""
+    from neuromark.cli import main
+    from neuromark.data.hdf5_spikes import write_shd_file
+
+    write_small_nir(tmp_path / "net.nir")
     monkeypatch.chdir(tmp_path)
     write_shd_file("test.h5", [[0.001, 0.012, 0.03]] * 4, [[0, 1, 3]] * 4, [0, 1, 0, 1])
     (tmp_path / "nir.yaml").write_text(f"""task: classification
@@ -209,3 +215,39 @@ eval: {{postprocessor: spike_count, metrics: [classification_accuracy, synaptic_
     assert scores["neuron_operations"]["value"]["Dense_Neuron_Ops"] == 5 * (3 + 2) * 4
     assert scores["energy_estimate"]["unit"] == "J/sample (estimate)"
     assert scores["classification_accuracy"]["value"] == 0.5  # both outputs equal: class 0
+
+
+def test_nir_path_resolves_from_the_config_folder(tmp_path, monkeypatch, capsys):
+    """A relative ``model.options.path`` lies in the config's folder, never the working
+    directory (no fallback), and its absolute path is in the results' provenance."""
+    import json
+
+    from neuromark.cli import main
+    from neuromark.data.hdf5_spikes import write_shd_file
+
+    folder, elsewhere = tmp_path / "configs", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    write_small_nir(folder / "net.nir")
+    write_shd_file(folder / "test.h5", [[0.001, 0.012, 0.03]] * 4, [[0, 1, 3]] * 4, [0, 1, 0, 1])
+    text = """task: classification
+benchmark: {id: spikes-nir-rel, version: "1.0"}
+dataset: {name: spike_files, options: {test: test.h5, channels: 4, dt_us: 10000,
+                                        t_max_us: 50000}}
+model: {name: nir, options: {path: MODEL}}
+eval: {postprocessor: spike_count, metrics: [classification_accuracy]}
+"""
+    (folder / "nir.yaml").write_text(text.replace("MODEL", "net.nir"))
+    monkeypatch.chdir(elsewhere)
+    assert main(["run", "../configs/nir.yaml", "--out", "out", "--quiet"]) == 0
+    provenance = json.load(open("out/spikes-nir-rel.json"))["provenance"]
+    recorded = Path(provenance["paths"]["model.options.path"])
+    assert recorded.is_absolute() and recorded.resolve() == (folder / "net.nir").resolve()
+
+    # a file of that name in the working directory only is not found: no fallback
+    (folder / "net.nir").rename(elsewhere / "moved.nir")
+    (folder / "nir.yaml").write_text(text.replace("MODEL", "moved.nir"))
+    capsys.readouterr()
+    assert main(["run", "../configs/nir.yaml", "--out", "out2", "--quiet"]) != 0
+    err = capsys.readouterr().err
+    assert "NIR file not found" in err and "configs/moved.nir" in err

@@ -14,13 +14,15 @@ Example:
 from __future__ import annotations
 
 import inspect
+import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from neuromark.config import ConfigFile, StrictModel, validate
+from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
 from neuromark.errors import ConfigError, UnknownNameError
 
 
@@ -123,11 +125,53 @@ def resolve_entry(registry: Any, name: str, where: str, key: str) -> Any:
                           f"{type(exc).__name__}: {exc}") from exc
 
 
+def path_options(factory: Callable[..., Any]) -> tuple[str, ...]:
+    """Names of ``factory``'s parameters annotated as paths (``Path``, ``Path | None``,
+    ``str | Path``, ...): their values in a config are paths."""
+    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    hints = _hints(target)
+    return tuple(name for name in parameters(factory) if _is_path(hints.get(name)))
+
+
+def _is_path(annotation: Any) -> bool:
+    if inspect.isclass(annotation):
+        return issubclass(annotation, PurePath)
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_path(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_is_path(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def resolve_path_options(factory: Callable[..., Any], given: Mapping[str, Any],
+                         options: Mapping[str, Any], config: ConfigFile | None,
+                         loc: Sequence[str | int] = ()) -> dict[str, Any]:
+    """``options`` with each path option the config gave (a key of ``given``) made absolute
+    by :func:`neuromark.config.resolve_path`: a relative path lies in the config file's
+    folder (never the working directory), ``cache:REL`` in the cache folder. Defaults are
+    left as the entry set them."""
+    out = dict(options)
+    for name in path_options(factory):
+        value = out.get(name)
+        if name in given and isinstance(value, (str, PurePath)):
+            try:
+                out[name] = resolve_path(value, config)
+            except ConfigError as exc:
+                key = (*loc, "options", name)
+                raise ConfigError(f"{(config or ConfigFile(data={})).where(key)}: "
+                                  f"{'.'.join(map(str, key))}: {exc}") from None
+    return out
+
+
 def build_component(registry: Any, spec: ComponentSpec, config: ConfigFile | None,
                     loc: Sequence[str | int], **run_arguments: Any) -> Any:
     """``registry.get(spec.name)(**options, **run_arguments)`` with the options checked by
-    :func:`check_options` (file:line errors); ``run_arguments`` (e.g. ``split``, ``seed``)
+    :func:`check_options` (file:line errors) and path options resolved from the config's
+    folder (:func:`resolve_path_options`); ``run_arguments`` (e.g. ``split``, ``seed``)
     come from the run and are not options."""
     options = check_options(registry, spec, config, loc,
                             run_arguments={key: "the run" for key in run_arguments})
-    return registry.get(spec.name)(**options, **run_arguments)
+    factory = registry.get(spec.name)
+    options = resolve_path_options(factory, spec.options, options, config, loc)
+    return factory(**options, **run_arguments)

@@ -259,8 +259,9 @@ def from_nir(graph_or_path: Any, dt: float = 1e-4) -> SNNTorchModel:
     return SNNTorchModel(NIRNetwork(read_graph(graph_or_path), dt))
 
 
-def nir_model(path: str, dt: float = 1e-4) -> SNNTorchModel:
-    """Registry entry ``nir``: ``model: {name: nir, options: {path: net.nir}}``."""
+def nir_model(path: Path, dt: float = 1e-4) -> SNNTorchModel:
+    """Registry entry ``nir``: ``model: {name: nir, options: {path: net.nir}}`` (a relative
+    ``path`` lies in the config file's folder)."""
     if not dt > 0:
         raise ValueError(f"dt must be > 0 seconds, got {dt}")
     return from_nir(Path(path), dt)

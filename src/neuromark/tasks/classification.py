@@ -47,7 +47,14 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
-from neuromark.components import ComponentSpec, build_component, check_options, resolve_entry
+from neuromark.components import (
+    ComponentSpec,
+    build_component,
+    check_options,
+    path_options,
+    resolve_entry,
+    resolve_path_options,
+)
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
 from neuromark.errors import ConfigError, DataError
@@ -255,6 +262,7 @@ class ClassificationTask:
                       announce=True)
         model, details = self._model(plan, config, test, quiet)
         meta = details.pop("_meta", {})
+        paths = details.pop("_paths", {})
         size = settings.eval.batch_size
         pin = plan.device.type == "cuda"  # page-locked batches copy to the GPU asynchronously
         loader = (_test_loader(test, size, pin) if hasattr(test, "loader")
@@ -276,6 +284,8 @@ class ClassificationTask:
             results = harness.run(config=config.data,
                                   seeds={"train": plan.train.seed} if plan.train else {})
         results.details.update(details)
+        if paths:
+            results.provenance["paths"] = paths
         results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
         dropped = getattr(loader, "dropped", 0)  # spikes after t_max_us (dataset option late: drop)
         if dropped:
@@ -339,11 +349,17 @@ class ClassificationTask:
             model, meta = load_checkpoint(checkpoint)
             return model, _checkpoint_details(checkpoint, False, meta.get("kind"), meta)
 
-        model = build_component(models, ComponentSpec(name=spec.name, options=spec.options), config,
-                                ("model",))
+        component = ComponentSpec(name=spec.name, options=spec.options)
+        model = build_component(models, component, config, ("model",))
         if checkpoint is not None:
             load_state_dict(model, checkpoint)
-        return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None}
+        # path options as the model read them (absolute), for the results' provenance
+        entry = models.get(spec.name)
+        resolved = resolve_path_options(entry, spec.options, spec.options, config, ("model",))
+        paths = {f"model.options.{k}": str(resolved[k]) for k in path_options(entry)
+                 if k in spec.options}
+        return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None,
+                       "_paths": paths}
 
 
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:
