@@ -97,3 +97,55 @@ def test_missing_data_is_a_clear_error_at_first_use(tmp_path):
         len(data)
     with pytest.raises(DataError, match="split must be one of"):
         DVSGesture(tmp_path, "valid")
+
+
+def test_surrogate_and_checkpoint_made_on_first_use(tmp_path, monkeypatch):
+    """The config route of the suites: validation writes nothing; the first run writes the
+    surrogate and trains the family's checkpoint, the second reuses both."""
+    pytest.importorskip("snntorch")
+    import json
+
+    from neuromark.baselines.dvs_gesture import DVS_GESTURE_SNN
+    from neuromark.cli import main
+
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
+    cfg = tmp_path / "g.yaml"
+    cfg.write_text("""task: classification
+benchmark: {id: gesture-tiny, version: "1.0"}
+dataset:
+  name: dvs_gesture
+  options:
+    root: cache:gestures
+    synthesize: {train_users: 1, test_users: 1, duration_s: 0.15, seed: 0}
+    n_time_bins: 4
+    train_time_bins: 3
+model: {name: dvs_gesture_snn, checkpoint: cache:gesture.pt}
+train: {epochs: 1, batch_size: 11, lr: 0.008, optimizer: adam, schedule: cosine}
+eval: {postprocessor: spike_count, metrics: [classification_accuracy, synaptic_operations]}
+""")
+    assert main(["validate", str(cfg)]) == 0
+    assert not (tmp_path / "cache" / "gestures").exists()
+    assert main(["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "gesture-tiny.json").read_text())
+    assert res["details"]["trained_now"] is True and res["details"]["train_samples"] == 11
+    assert 0 <= res["scores"]["classification_accuracy"]["value"] <= 1
+    assert (tmp_path / "cache" / "gestures" / ".complete").is_file()
+    assert main(["run", str(cfg), "--out", str(tmp_path / "out2"), "--quiet"]) == 0
+    again = json.loads((tmp_path / "out2" / "gesture-tiny.json").read_text())
+    assert again["details"]["trained_now"] is False
+    accuracy = res["scores"]["classification_accuracy"]["value"]
+    assert again["scores"]["classification_accuracy"]["value"] == accuracy
+    model, meta = DVS_GESTURE_SNN.load(tmp_path / "cache" / "gesture.pt")
+    assert meta["kind"] == "dvs_gesture_snn" and model.module.drop.p == 0.5
+    (tmp_path / "foreign.pt").write_bytes((tmp_path / "cache" / "gesture.pt").read_bytes()[:100])
+    with pytest.raises(DataError, match="foreign.pt"):
+        DVS_GESTURE_SNN.load(tmp_path / "foreign.pt")
+
+
+def test_surrogate_never_overwrites_other_files(tmp_path):
+    from neuromark.synth.gestures import GestureSurrogate, ensure_gesture_corpus
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "ibmGestureTest").mkdir()
+    with pytest.raises(DataError, match="not a neuromark surrogate"):
+        ensure_gesture_corpus(tmp_path / "real", GestureSurrogate(train_users=1, test_users=1))

@@ -145,7 +145,7 @@ models.register_many({
     "gsc_m5": "neuromark.baselines.keywords:gsc_m5",
     "gsc_snn": "neuromark.baselines.keywords:gsc_snn",
     "event_detector": "neuromark.baselines.event_detector:build_detector",
-    "dvs_gesture_snn": "neuromark.baselines.dvs_gesture:dvs_gesture_snn",
+    "dvs_gesture_snn": "neuromark.baselines.dvs_gesture:DVS_GESTURE_SNN",
     "nir": "neuromark.models.nir_model:nir_model",
 })
 
@@ -200,7 +200,7 @@ datasets.register_many({
     "spike_files": "neuromark.data.binned:spike_files",
     "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
     "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
-    "dvs_gesture": "neuromark.data.dvs_gesture:dvs_gesture",
+    "dvs_gesture": "neuromark.synth.gestures:dvs_gesture",  # real layout, or the surrogate (synthesize)
     "speech_commands": "neuromark.baselines.keywords:speech_commands",
     "primate_reaching": "neuromark.data.primate_reaching:primate_reaching",
 })

@@ -266,9 +266,16 @@ def _recipe_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
 
 def recipe_hash(recipe: dict[str, Any], train_file: Path) -> str:
     """sha256 of the recipe (data set, model and training settings, as JSON) and of the
-    training file's bytes."""
+    training file's bytes (of a folder, e.g. DVS Gesture's: each file's relative name and
+    bytes, in sorted order)."""
     digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode())
-    return str(update_digest(digest, train_file).hexdigest())
+    folder = Path(train_file)
+    if not folder.is_dir():
+        return str(update_digest(digest, train_file).hexdigest())
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(file.relative_to(folder).as_posix().encode() + b"\0")
+        update_digest(digest, file)
+    return str(digest.hexdigest())
 
 
 @dataclass
@@ -335,6 +342,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
         device: where training runs (the checkpoint records it and the torch version).
     """
     check_test_labels(data["test"], None)
+    load = getattr(family, "load", load_checkpoint)  # a family may own its checkpoint kind
     digest = recipe_hash(recipe, data["train"].path)
     if target.exists() and not target.is_file():
         raise DataError(f"{target}: checkpoint path is not a file (a folder?)")
@@ -345,7 +353,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
                             "overwrites a file it did not write: move it away or set "
                             "model.checkpoint to another path")
         try:
-            model, meta = load_checkpoint(target)
+            model, meta = load(target)
             problem = ""
         except DataError as exc:
             model, meta, problem = None, {}, str(exc)
@@ -377,7 +385,7 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
             "train_file": str(data["train"].path), **info,
             **checkpoint_device_meta(family.trains_on(device))}
     save_checkpoint(target, model, meta)
-    model, meta = load_checkpoint(target)
+    model, meta = load(target)
     return PreparedCheckpoint(target, True, model, meta)
 
 

@@ -11,13 +11,17 @@ file order within a folder is ``os.walk``'s. Events come as
 :class:`DVSGesture` yields ``(frames, label)``: ``Denoise(10 ms)``, ``Downsample(0.25)``,
 ``ToFrame((32, 32, 2), n_time_bins)`` as float32 ``(n_time_bins, 2, 32, 32)`` (kernels in
 :mod:`neuromark.data.event_transforms`). Nothing downloads in ``__init__``: call
-:meth:`DVSGesture.download` (figshare archives, md5-checked as tonic publishes them).
+:meth:`DVSGesture.download` (figshare archives, md5-checked as tonic 1.7.0 pins them;
+no sha256 is published, so :data:`ARCHIVES` holds None there). figshare's firewall may refuse
+scripted downloads of ``figshare.com/ndownloader``; ``api.figshare.com/v2/file/download/<id>``
+(the same file ids) is the alternative (:data:`API_URL`), verified by the same md5.
 """
 
 from __future__ import annotations
 
 import os
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +36,14 @@ CLASSES = ("hand clap", "right hand wave", "left hand wave", "right arm cw", "ri
            "left arm ccw", "arm roll", "air drums", "air guitar", "other")
 SENSOR_SIZE = (128, 128, 2)
 FOLDERS = {"train": "ibmGestureTrain", "test": "ibmGestureTest"}
-ARCHIVES = {"train": ("https://figshare.com/ndownloader/files/38022171", "ibmGestureTrain.tar.gz",
-                      "3a8f0d4120a166bac7591f77409cb105"),
-            "test": ("https://figshare.com/ndownloader/files/38020584", "ibmGestureTest.tar.gz",
-                     "56070e45dadaa85fff82e0fbfbc06de5")}
+#: split -> (URL, archive name, md5 as tonic 1.7.0 pins it, sha256: none published).
+ARCHIVES: dict[str, tuple[str, str, str, str | None]] = {
+    "train": ("https://figshare.com/ndownloader/files/38022171", "ibmGestureTrain.tar.gz",
+              "3a8f0d4120a166bac7591f77409cb105", None),
+    "test": ("https://figshare.com/ndownloader/files/38020584", "ibmGestureTest.tar.gz",
+             "56070e45dadaa85fff82e0fbfbc06de5", None)}
+#: The same files through figshare's API (``{id}`` = the number ending the URL above).
+API_URL = "https://api.figshare.com/v2/file/download/{id}"
 CITATION = """@inproceedings{amir2017low,
   title={A Low Power, Fully Event-Based Gesture Recognition System},
   author={Amir, Arnon and Taba, Brian and Berg, David and others},
@@ -100,10 +108,12 @@ class DVSGesture:
     classes = CLASSES
 
     def __init__(self, root: str | os.PathLike[str], split: str = "test", *, n_time_bins: int = 150,
-                 denoise_us: float = 10_000, spatial_factor: float = 0.25) -> None:
+                 denoise_us: float = 10_000, spatial_factor: float = 0.25,
+                 prepare: Callable[[], object] | None = None) -> None:
         if split not in FOLDERS:
             raise DataError(f"DVS Gesture split must be one of {sorted(FOLDERS)}, got {split!r}")
         self.root, self.split = Path(root), split
+        self._prepare = prepare  # called once before the files are first listed (e.g. synthesis)
         self._samples: list[tuple[Path, int, int, str]] | None = None
         self.n_time_bins, self.denoise_us, self.spatial_factor = n_time_bins, denoise_us, spatial_factor
         self.frame_size = (int(SENSOR_SIZE[0] * spatial_factor), int(SENSOR_SIZE[1] * spatial_factor), 2)
@@ -114,8 +124,19 @@ class DVSGesture:
         """(file, label, user, lighting) per sample, listed on first use (so a config
         validates before the data exist; a missing folder is a :class:`DataError` then)."""
         if self._samples is None:
+            if self._prepare is not None:
+                self._prepare()
             self._samples = list_samples(self.root, self.split)
         return self._samples
+
+    @property
+    def path(self) -> Path:
+        """The split's folder (``root/ibmGesture{Train,Test}``)."""
+        return self.root / FOLDERS[self.split]
+
+    @property
+    def num_classes(self) -> int:
+        return len(CLASSES)
 
     @property
     def targets(self) -> list[int]:
@@ -135,17 +156,33 @@ class DVSGesture:
         frames = to_frame_time_bins(ev, self.frame_size, self.n_time_bins)
         return torch.from_numpy(frames.astype(np.float32)), self.samples[index][1]
 
-    def download(self) -> None:
-        """Fetch and unpack the split's archive (md5-checked); never called by tests."""
-        url, name, md5 = ARCHIVES[self.split]
-        archive = fetch(url, self.root, md5=md5, filename=name)
-        with tarfile.open(archive) as tar:
-            tar.extractall(self.root, filter="data")
+    def download(self, *, api: bool = False) -> Path:
+        """Fetch the split's archive into ``root``, check its md5, unpack it and list its
+        samples; returns the split folder. ``api``: through figshare's API URL. Nothing is
+        downloaded in ``__init__``; tests use a local archive.
+
+        Raises:
+            ChecksumError: the archive's md5 differs (nothing is kept).
+            DataError: the URL cannot be opened, or the archive is corrupt or not the layout.
+        """
+        url, name, md5, sha256 = ARCHIVES[self.split]
+        if api:
+            url = API_URL.format(id=url.rstrip("/").rsplit("/", 1)[-1])
+        archive = fetch(url, self.root, md5=md5, sha256=sha256, filename=name)
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(self.root, filter="data")
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise DataError(f"{archive}: corrupt or truncated archive: {exc}") from None
+        self._samples = list_samples(self.root, self.split)  # the unpacked layout, checked
+        return self.path
 
 
 def dvs_gesture(split: str = "test", *, root: str, n_time_bins: int = 150, train_time_bins: int = 25,
-                denoise_us: float = 10_000, spatial_factor: float = 0.25) -> DVSGesture:
-    """Registry entry: the test split with ``n_time_bins`` (NeuroBench: 150), the training
-    split with ``train_time_bins`` (NeuroBench: 25)."""
+                denoise_us: float = 10_000, spatial_factor: float = 0.25,
+                prepare: Callable[[], object] | None = None) -> DVSGesture:
+    """The test split with ``n_time_bins`` (NeuroBench: 150), the training split with
+    ``train_time_bins`` (NeuroBench: 25); ``prepare`` runs before the files are first listed."""
     bins = n_time_bins if split == "test" else train_time_bins
-    return DVSGesture(root, split, n_time_bins=bins, denoise_us=denoise_us, spatial_factor=spatial_factor)
+    return DVSGesture(root, split, n_time_bins=bins, denoise_us=denoise_us, spatial_factor=spatial_factor,
+                      prepare=prepare)
