@@ -13,7 +13,10 @@ Results file schema (``schema_version`` "1.1"; files of "1.0" still load), one J
   may hold arrays: an array of more than :data:`INLINE_RAW` numbers is written to the
   sidecar ``<results>.raw.npz`` (named by ``raw_sidecar``) and summarised in the JSON as
   ``{"npz": key, "shape", "mean", "median", "min", "max"}``; :meth:`Results.load` reads it
-  back.
+  back and checks it against ``raw_sidecar_sha256``, the sidecar's digest (files written
+  before the digest existed load unchecked). The sidecar follows the results file's rules
+  (see :meth:`Results.save`): written atomically, never replacing a file its results file
+  does not name unless told to, removed when the new results have no raw arrays.
 - ``details``: task-specific extras (per-layer figures, per-instance values, flags).
 - ``config``: the fully resolved config; ``seeds``: every seed used.
 - ``provenance``: ``created`` (UTC ISO time), ``python``, ``packages`` (versions),
@@ -254,20 +257,42 @@ class Results(Mapping[str, Any]):
             "provenance": self.provenance or collect_provenance(),
         }
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
+    def save(self, path: str | os.PathLike[str], *, replace: bool = False) -> Path:
         """Write the results as JSON atomically (temp file + rename); raw arrays of more
-        than :data:`INLINE_RAW` numbers go to the sidecar ``<stem>.raw.npz`` beside it
-        (written first, also atomically). Returns the JSON's path."""
+        than :data:`INLINE_RAW` numbers go to the sidecar ``<stem>.raw.npz`` beside it, its
+        sha256 recorded in the JSON. Returns the JSON's path.
+
+        The pair is written so that a failed write leaves both old files as they were: the
+        sidecar goes to a temp file (fsynced), the JSON is written, then the sidecar is
+        renamed into place; a crash between the two renames is caught by the digest at
+        :meth:`load`. An existing ``<stem>.raw.npz`` is replaced (or, when the new results
+        have no raw arrays, removed) only when the results file being replaced names it,
+        or with ``replace`` (``--overwrite``); otherwise :class:`DataError` and nothing is
+        written."""
         sidecar: dict[str, Any] = {}
         data = self.to_json(sidecar)
-        if sidecar:
-            import numpy as np
+        target = Path(path)
+        npz = target.with_suffix(".raw.npz")
+        ours = _named_sidecar(target) == npz.name
+        if sidecar and npz.exists() and not (ours or replace):
+            raise DataError(f"{npz}: exists and is not the raw sidecar of {target}; neuromark "
+                            f"never replaces a file it did not write: move it away or pass "
+                            f"--overwrite")
+        if not sidecar:
+            written = write_json_atomic(target, data)
+            if ours and npz.is_file():
+                npz.unlink()  # the old results' arrays, named by the file just replaced
+            return written
+        import numpy as np
 
-            npz = Path(path).with_suffix(".raw.npz")
-            with atomic_path(npz) as tmp, open(tmp, "wb") as handle:
+        with atomic_path(npz) as tmp:
+            with open(tmp, "wb") as handle:
                 np.savez_compressed(handle, **sidecar)
-            data = {**data, "raw_sidecar": npz.name}
-        return write_json_atomic(path, data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            data = {**data, "raw_sidecar": npz.name, "raw_sidecar_sha256": _sha256(tmp)}
+            written = write_json_atomic(target, data)
+        return written
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Results:
@@ -283,6 +308,11 @@ class Results(Mapping[str, Any]):
             npz = Path(path).parent / Path(data["raw_sidecar"]).name
             if not npz.is_file():
                 raise DataError(f"{path}: its raw arrays' sidecar {npz} is missing")
+            want = data.get("raw_sidecar_sha256")
+            if want is not None and _sha256(npz) != want:
+                raise DataError(f"{npz}: its sha256 is not the one {path} records "
+                                f"({str(want)[:12]}...): the sidecar was changed or belongs "
+                                f"to another run")
             with np.load(npz) as saved:
                 arrays = {k: saved[k] for k in saved.files}
         bench = data["benchmark"]
@@ -293,6 +323,25 @@ class Results(Mapping[str, Any]):
             config=data.get("config", {}), seeds=data.get("seeds", {}),
             details=data.get("details", {}), provenance=data.get("provenance", {}),
         )
+
+
+def _sha256(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _named_sidecar(path: Path) -> str | None:
+    """The ``raw_sidecar`` named by the results file at ``path``, or None (no file, not
+    JSON, no sidecar)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    name = data.get("raw_sidecar") if isinstance(data, dict) else None
+    return Path(name).name if isinstance(name, str) else None
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -280,7 +280,7 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                                   f"would overwrite {target}. Give each benchmark its own id")
             results.provenance = {**(results.provenance or collect_provenance()),
                                   "executor": where_run}
-            results.save(target)
+            results.save(target, replace=overwrite)
             written.append((target, results))
             order[target] = index
 
