@@ -127,3 +127,25 @@ def test_metric_refuses_no_ground_truth():
     metric.update(Step(0, [gt], [("a", gt)], 1))
     with pytest.raises(ValueError, match="no ground-truth boxes"):
         metric.compute()
+
+
+def test_filtered_ground_truth_and_empty_frames_equal_cocoeval():
+    """Ground truth through the task's box filter (small boxes gone, one frame left with no
+    box at all, so it is no image and its detections are unscored) and a frame whose
+    ground truth has no detection: still equal to COCOeval on the same boxes."""
+    from neuromark.processors.boxes import BoxFilter
+
+    times = [100_000, 150_000, 200_000, 250_000]
+    gt, dt = _scene(3, times, n_gt=40, n_dt=120)
+    gt = np.concatenate([gt, make_boxes([300_000, 350_000], [20, 30], [20, 30], [8, 90], [8, 80], [0, 2])])
+    kept = BoxFilter((640, 360), min_diag=40, min_side=15)(gt, (640, 360))
+    assert 0 < len(kept) < len(gt) and 300_000 not in kept["t"]  # that frame lost its only box
+    dt = np.concatenate([dt[dt["t"] != 250_000], make_boxes([300_000], [20], [20], [8], [8], [0], [0.9])])
+    assert 250_000 in kept["t"] and 250_000 not in dt["t"]  # an empty frame: GT, no detection
+    got = coco_map(kept, dt, height=360, width=640, classes=CLASSES)
+    stats, per_class = _pycoco([kept], [dt], 0)
+    assert got["images"] == len(np.unique(kept["t"]))
+    for key, k in (("mAP", 0), ("AP50", 1), ("AP75", 2)):
+        assert got[key] == pytest.approx(stats[k], abs=1e-12)
+    for name in ("pedestrian", "car"):
+        assert got["per_class"][name] == pytest.approx(per_class[name], abs=1e-12)

@@ -149,3 +149,14 @@ def test_surrogate_never_overwrites_other_files(tmp_path):
     (tmp_path / "real" / "ibmGestureTest").mkdir()
     with pytest.raises(DataError, match="not a neuromark surrogate"):
         ensure_gesture_corpus(tmp_path / "real", GestureSurrogate(train_users=1, test_users=1))
+
+
+def test_sample_round_trip_exact(tmp_path):
+    from neuromark.data.dvs_gesture import write_sample
+    from neuromark.data.events import make_camera_events
+
+    ev = make_camera_events([0, 1000, 1000, 57_000], [0, 127, 5, 64], [3, 0, 127, 64], [1, 0, 1, 0])
+    path = write_sample(tmp_path / "ibmGestureTest" / "user24_led" / "7.npy", ev)
+    np.testing.assert_array_equal(read_sample(path), ev)
+    with pytest.raises(ValueError, match="whole milliseconds"):
+        write_sample(tmp_path / "x.npy", make_camera_events([1500], [0], [0], [1]))
