@@ -156,7 +156,8 @@ class EchoStateNetwork(nn.Module):
         keep = slice(min(p.warmup, x.shape[0] - 1), None)
         design = features[keep].to(torch.float64)  # (T', n+2)
         y = targets.reshape(-1, 1)[keep].to(torch.float64)
-        gram = design.T @ design + p.ridge * torch.eye(design.shape[1], dtype=torch.float64)
+        gram = design.T @ design + p.ridge * torch.eye(design.shape[1], dtype=torch.float64,
+                                                      device=design.device)
         w_out = torch.linalg.solve(gram, design.T @ y).T  # (1, n+2)
         self.w_out.weight.copy_(w_out)
         predictions = features @ self.w_out.weight.T

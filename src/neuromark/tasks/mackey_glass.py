@@ -23,6 +23,7 @@ Config (YAML)::
     metrics: [footprint, parameter_count, connection_sparsity, activation_sparsity,
               synaptic_operations]   # optional; registered metric names (sMAPE is always on)
     execution_rate_hz: null    # reported as given, when set
+    device: cpu                # cpu (default), cuda, cuda:N or auto; --device overrides
 
 ``benchmark`` is the shared :class:`neuromark.config.BenchmarkSettings` (``id``, ``version``,
 ``parent``, ``citation``); without it the ids are derived (:func:`benchmark_id`), the parent
@@ -56,6 +57,7 @@ from neuromark.config import (
     resolve_path,
     validate,
 )
+from neuromark.devices import DeviceName, config_device, device_provenance, requested_device
 from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError
 from neuromark.executors import Unit, current_executor, is_local
 from neuromark.metrics.functional import smape, standard_error
@@ -64,6 +66,7 @@ from neuromark.results import (
     BenchmarkInfo,
     Results,
     Score,
+    collect_provenance,
     id_problem,
     to_jsonable,
     write_json_atomic,
@@ -111,6 +114,8 @@ class MackeyGlassConfig(StrictModel):
                                description="registered metrics measured on the forecast")
     execution_rate_hz: float | None = Field(None, gt=0)
     threads: int = Field(1, gt=0, description="torch CPU threads while training/forecasting")
+    device: DeviceName = Field("cpu", description="where models train and forecast (cpu, "
+                               "cuda, cuda:N, auto; --device overrides)")
 
     @field_validator("models")
     @classmethod
@@ -231,9 +236,10 @@ def forecast_metrics(names: Sequence[str] = DEFAULT_METRICS, config: ConfigFile 
 
 
 def evaluate_instance(module: Any, inputs: Any, targets: Any,
-                      metrics: Sequence[str] = DEFAULT_METRICS) -> tuple[Results | None, Any]:
-    """Forecast the test half as one batch with the runner, measuring ``metrics`` (registered
-    names); returns (results, predictions). Score the predictions with
+                      metrics: Sequence[str] = DEFAULT_METRICS, device: Any = "cpu"
+                      ) -> tuple[Results | None, Any]:
+    """Forecast the test half as one batch with the runner on ``device``, measuring
+    ``metrics`` (registered names); returns (results, predictions on the CPU). Score the predictions with
     :func:`neuromark.metrics.functional.smape`.
 
     A forecast that turns non-finite feeds NaN/inf into the model's own layers, which the
@@ -252,7 +258,7 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
     captured: list[Any] = []
 
     def capture(output: Any) -> Any:
-        captured.append(output.detach().clone())
+        captured.append(output.detach().cpu().clone())
         return output
 
     module.forecast = True
@@ -260,11 +266,11 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
     loader = DataLoader(TensorDataset(inputs, targets), batch_size=len(inputs), shuffle=False)
     try:
         results = Benchmark(module, loader, postprocessors=[capture],
-                            metrics=forecast_metrics(metrics), quiet=True).run()
+                            metrics=forecast_metrics(metrics), quiet=True, device=device).run()
     except (MetricError, ModelOutputError):  # NaN refused; anything else is a real failure
         trained.eval()
         with torch.inference_mode():
-            predictions = trained(inputs)
+            predictions = trained(inputs.to(device)).cpu()
         if bool(torch.isfinite(predictions).all()):
             raise
         return None, predictions
@@ -273,8 +279,9 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
 
 def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
                  root: Path | None, k: int, metrics: Sequence[str] = DEFAULT_METRICS,
-                 threads: int = 1) -> dict[str, Any]:
-    """Train and forecast instance ``k`` (one executor unit, on ``threads`` torch threads):
+                 threads: int = 1, device: str = "cpu") -> dict[str, Any]:
+    """Train and forecast instance ``k`` (one executor unit, on ``threads`` torch threads,
+    on ``device``: a resolved device name such as ``cuda:0``):
     its sMAPE, complexity figures (None when the probes could not count them), metric
     info, divergence record (None when finite), final LSTM loss, ``dt`` and ``L``."""
     import torch
@@ -283,11 +290,11 @@ def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSett
 
     with torch_threads(threads):
         data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
-        module = build_model(model, params, seed=model.seed + k)
+        module = build_model(model, params, seed=model.seed + k).to(device)
         x_train, y_train = data.train_split()
-        fit = module.fit(x_train, y_train)
+        fit = module.fit(x_train.to(device), y_train.to(device))
         x_test, y_test = data.test_split()
-        res, predictions = evaluate_instance(module, x_test, y_test, metrics)
+        res, predictions = evaluate_instance(module, x_test, y_test, metrics, device)
         out: dict[str, Any] = {
             "sMAPE": smape(predictions, y_test),  # non-finite steps count 200 (the bound)
             "complexity": None, "info": {}, "diverged": None,
@@ -306,11 +313,11 @@ def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSett
 
 
 def instance_units(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
-                   root: Path | None, metrics: Sequence[str], threads: int, where: str
-                   ) -> list[Unit]:
+                   root: Path | None, metrics: Sequence[str], threads: int, where: str,
+                   device: str = "cpu") -> list[Unit]:
     """The independent units of one (model, tau) entry: one per instance."""
     return [Unit(f"{model.key} tau={tau} instance {k}", where, run_instance,
-                 (model, params, tau, settings, root, k, tuple(metrics), threads),
+                 (model, params, tau, settings, root, k, tuple(metrics), threads, device),
                  num_cpus=threads)
             for k in range(settings.instances)]
 
@@ -341,7 +348,7 @@ def aggregate(model: ModelSettings, tau: int, outs: Sequence[dict[str, Any]],
 def run_entries(jobs: Sequence[tuple[ModelSettings, Any, int]], settings: DataSettings,
                 root: Path | None, metrics: Sequence[str], threads: int, where: str, *,
                 quiet: bool, desc: str,
-                done: Any = None) -> list[dict[str, Any]]:
+                done: Any = None, device: str = "cpu") -> list[dict[str, Any]]:
     """Every instance of the (model, params, tau) ``jobs`` on the current executor; each
     entry is aggregated (and handed to ``done(index, entry)``, e.g. to save it) as soon as
     its instances are in. Returns the entries in the order of ``jobs``."""
@@ -350,7 +357,7 @@ def run_entries(jobs: Sequence[tuple[ModelSettings, Any, int]], settings: DataSe
     owner: dict[int, tuple[int, int]] = {}  # id(unit) -> (job index, instance)
     for j, (model, params, tau) in enumerate(jobs):
         for k, unit in enumerate(instance_units(model, params, tau, settings, root, metrics,
-                                                threads, where)):
+                                                threads, where, device)):
             owner[id(unit)] = (j, k)
             units.append(unit)
     outs: list[dict[int, Any]] = [{} for _ in jobs]
@@ -469,6 +476,7 @@ class MackeyGlassTask:
     def validate(self, config: ConfigFile) -> MackeyGlassConfig:
         reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(MackeyGlassConfig, config.data, config)
+        config_device(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         for i, model in enumerate(cfg.models):  # derived results ids are file names too
             for tau in cfg.data.taus[:1]:
                 problem = id_problem(model.key) or id_problem(benchmark_id(cfg, model, tau))
@@ -484,6 +492,9 @@ class MackeyGlassTask:
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         cfg = self.validate(config)
         root = _root(cfg.data, config)
+        device = config_device(cfg.device, config.where(("device",)), announce=True,
+                               label=str(config.path or self.name))
+        used = device_provenance(device, requested_device(cfg.device, "")[0])
         params = [_model_params(m, config, i) for i, m in enumerate(cfg.models)]
         resolved = cfg.model_dump()
         for m, p in zip(resolved["models"], params):
@@ -514,11 +525,13 @@ class MackeyGlassTask:
             desc = (f"{todo[0][0].key} tau={todo[0][2]}" if len(todo) == 1
                     else f"mackey_glass {len(todo)} entries")
             run_entries(todo, cfg.data, root, cfg.metrics, cfg.threads, where, quiet=quiet,
-                        desc=desc, done=done)
+                        desc=desc, done=done, device=str(device))
         entries = [found[i, tau] for i in range(len(cfg.models)) for tau in cfg.data.taus]
-        if not sweep:
-            return [_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
-        return [self._sweep_results(entries, cfg, resolved, out_dir)]
+        out = ([_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
+               if not sweep else [self._sweep_results(entries, cfg, resolved, out_dir)])
+        for results in out:
+            results.provenance = {**collect_provenance(), "device": used}
+        return out
 
     @staticmethod
     def _sweep_results(entries: list[dict[str, Any]], cfg: MackeyGlassConfig,
