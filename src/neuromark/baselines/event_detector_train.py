@@ -30,6 +30,7 @@ from neuromark.baselines.event_detector import (
 )
 from neuromark.config import StrictModel
 from neuromark.data.download import update_digest
+from neuromark.devices import checkpoint_device_meta, move_to
 from neuromark.errors import DataError
 from neuromark.processors.detection_stream import SequentialStream
 from neuromark.results import atomic_path
@@ -48,10 +49,11 @@ class DetectorTrainSettings(StrictModel):
 
 
 def fit_detector(config: DetectorConfig, settings: DetectorTrainSettings, stream: SequentialStream,
-                 *, quiet: bool = True) -> tuple[EventDetector, dict[str, Any]]:
-    """Train a fresh detector on ``stream`` (its batch size is the training batch)."""
+                 *, quiet: bool = True, device: Any = "cpu") -> tuple[EventDetector, dict[str, Any]]:
+    """Train a fresh detector on ``stream`` (its batch size is the training batch) on
+    ``device`` (built on the CPU after seeding, then moved; returned on the CPU)."""
     torch.manual_seed(settings.seed)
-    model = EventDetector(config)
+    model = EventDetector(config).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=settings.lr)
     losses: list[float] = []
     start = time.perf_counter()
@@ -62,11 +64,12 @@ def fit_detector(config: DetectorConfig, settings: DetectorTrainSettings, stream
             model.forget()
             total, batches = 0.0, 0
             for (x, keep), targets in stream:
-                out = model((x, keep))
+                out = model(move_to((x, keep), device))
                 enc = [encode_targets(boxes, stream.stamps[b], config.classes, h, w)
                        for b, (_, boxes) in enumerate(targets)]
-                heat, reg, pos = (torch.stack([e[i] for e in enc]).flatten(0, 1) for i in range(3))
-                labelled = _labelled(targets, stream.stamps)
+                heat, reg, pos = (torch.stack([e[i] for e in enc]).flatten(0, 1).to(device)
+                                  for i in range(3))
+                labelled = _labelled(targets, stream.stamps).to(device)
                 loss = detection_loss(out.flatten(0, 1), heat, reg, pos, labelled)
                 opt.zero_grad()
                 loss.backward()
@@ -79,8 +82,8 @@ def fit_detector(config: DetectorConfig, settings: DetectorTrainSettings, stream
                 print(f"detector epoch {epoch + 1}/{settings.epochs}: loss {losses[-1]:.4f}")
     model.eval()
     model.forget()
-    return model, {"loss": losses, "epochs": settings.epochs, "train_seconds": time.perf_counter() - start,
-                   "train_files": len(stream.files)}
+    return model.cpu(), {"loss": losses, "epochs": settings.epochs,
+                         "train_seconds": time.perf_counter() - start, "train_files": len(stream.files)}
 
 
 def _labelled(targets: list[tuple[Any, np.ndarray]], stamps: np.ndarray) -> torch.Tensor:
@@ -112,10 +115,11 @@ def load_detector(path: Path) -> tuple[EventDetector, dict[str, Any]]:
 
 
 def prepare_detector(path: Path, config: DetectorConfig, settings: DetectorTrainSettings,
-                     stream: SequentialStream, recipe: dict[str, Any], *, quiet: bool = True
-                     ) -> tuple[EventDetector, dict[str, Any], bool]:
+                     stream: SequentialStream, recipe: dict[str, Any], *, quiet: bool = True,
+                     device: Any = "cpu") -> tuple[EventDetector, dict[str, Any], bool]:
     """(model, meta, trained now): the cached checkpoint when its recipe hash matches, else
-    a newly trained and saved one."""
+    a newly trained (on ``device``) and saved one; ``recipe`` names the device when it is
+    not the CPU (:func:`~neuromark.devices.recipe_device`)."""
     files = [p for f in stream.files for p in (f.dat, f.boxes)]
     digest = recipe_hash(recipe, files)
     if path.is_file():
@@ -132,8 +136,8 @@ def prepare_detector(path: Path, config: DetectorConfig, settings: DetectorTrain
             if not (isinstance(payload, dict) and payload.get("kind") == "event_detector"):
                 raise DataError(f"{path}: not a neuromark detector checkpoint; neuromark never "
                                 "overwrites a file it did not write") from None
-    model, info = fit_detector(config, settings, stream, quiet=quiet)
-    meta = {"recipe_hash": digest, "recipe": recipe, **info}
+    model, info = fit_detector(config, settings, stream, quiet=quiet, device=device)
+    meta = {"recipe_hash": digest, "recipe": recipe, **info, **checkpoint_device_meta(device)}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         torch.save({**model.checkpoint(), "format": CHECKPOINT_FORMAT, "meta": meta}, tmp)

@@ -14,6 +14,7 @@ Config::
     model: {name: event_detector, options: {memory: gru, width: 8}, checkpoint: cache:checkpoints/x.pt}
     train: {epochs: 8, batch_size: 4}           # event_detector only: trained once, cached
     eval: {batch_size: 1, time_tol_us: 0, metrics: [coco_map, footprint, synaptic_operations]}
+    device: cpu          # cpu (default), cuda, cuda:N or auto: trains and runs there; --device overrides
 
 Protocol: ``num_tbins`` bins of ``delta_t_us`` (12 x 50 ms = one 600-ms sample per slot and
 batch, execution rate 20 Hz); per-slot recurrent state reset at file starts (the model gets
@@ -36,6 +37,7 @@ from pydantic import Field
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
 from neuromark.models.checkpoint import load_state_dict
@@ -92,6 +94,7 @@ class DetectionConfig(StrictModel):
     model: ModelSettings = ModelSettings()
     train: dict[str, Any] | None = None
     eval: EvalSettings = EvalSettings()
+    device: DeviceName = "cpu"
 
 
 def ensure_data(root: Path, synth: SynthesizeSettings | None) -> None:
@@ -119,6 +122,7 @@ class DetectionTask:
 
     def validate(self, config: ConfigFile) -> DetectionConfig:
         s = validate(DetectionConfig, config.data, config)
+        config_device(s.device, config.where(("device",)))  # CUDA asked for where absent
         build_metrics([m for m in s.eval.metrics if m != "coco_map"], config, ("eval", "metrics"))
         if "coco_map" not in s.eval.metrics:
             raise ConfigError(f"{config.where(('eval', 'metrics'))}: eval.metrics must include coco_map")
@@ -176,10 +180,13 @@ class DetectionTask:
             settings = validate(DetectorTrainSettings, s.train or {}, config, ("train",))
             if not train.files:
                 raise DataError("the detector needs a train/ folder of labelled files to train on")
+            device = config_device(s.device, config.where(("device",)))
             recipe = {"model": s.model.options, "train": settings.model_dump(),
-                      "data": s.data.model_dump(mode="json", exclude={"root", "synthesize"})}
+                      "data": s.data.model_dump(mode="json", exclude={"root", "synthesize"}),
+                      **recipe_device(device)}
             path = resolve_path(s.model.checkpoint or "", config)
-            model, meta, trained = prepare_detector(path, cfg, settings, train, recipe, quiet=quiet)
+            model, meta, trained = prepare_detector(path, cfg, settings, train, recipe, quiet=quiet,
+                                                    device=device)
             return model, {"checkpoint": str(path), "trained_now": trained,
                            "train_seconds": meta.get("train_seconds"), "epochs": meta.get("epochs"),
                            "final_train_loss": (meta.get("loss") or [None])[-1]}
@@ -196,6 +203,8 @@ class DetectionTask:
         from neuromark.runner import Benchmark
 
         s = self.validate(config)
+        device = config_device(s.device, config.where(("device",)), label=s.benchmark.id,
+                               announce=True)
         train, test, info = self._streams(s, config)
         model, details = self._model(s, config, train, quiet)
         if hasattr(model, "forget"):
@@ -203,14 +212,15 @@ class DetectionTask:
         net_w, net_h = info["network"]
 
         def decoder(output: Any) -> list[Any]:
-            return decode(output, test.stamps, height=net_h, width=net_w,
+            return decode(output.cpu(), test.stamps, height=net_h, width=net_w,
                           score_threshold=s.eval.score_threshold, max_boxes=s.eval.max_boxes)
 
         metrics = [CocoMap(DETECTION_CLASSES, height=net_h, width=net_w, time_tol_us=s.eval.time_tol_us)
                    if m == "coco_map" else build_metrics([m], config, ("eval", "metrics"))[0]
                    for m in s.eval.metrics]
         harness = Benchmark(model, test, [], [decoder], metrics, quiet=quiet,
-                            info=s.benchmark.info(getattr(model, "citation", "")))
+                            info=s.benchmark.info(getattr(model, "citation", "")), device=device,
+                            device_requested=requested_device(s.device, "")[0])
         with torch_threads(1):
             results = harness.run(config=config.data, seeds={"train": (s.train or {}).get("seed", 0)})
         results.details.update(details)
