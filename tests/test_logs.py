@@ -83,14 +83,13 @@ def test_training_logs_one_line_per_epoch(capsys):
     import torch
     from torch import nn
 
-    from neuromark.baselines.shd_train import fit_torch_model
+    from neuromark.baselines.shd_train import SampleSplit, fit_torch_model
     from neuromark.baselines.spike_classifiers import TrainSettings
+    from neuromark.data.hdf5_spikes import SpikeSamples
 
-    class Toy:
-        samples = type("S", (), {"labels": np.asarray([0, 1, 0, 1])})()
-
-        def frames(self, samples=None):
-            return np.arange(4 * 3 * 2, dtype=np.float32).reshape(4, 3, 2)
+    # 4 samples of 2 spikes over 2 channels, binned to 3 bins of 0.1 s
+    spikes = SpikeSamples(times=np.tile([0.05, 0.25], 4), units=np.tile(np.uint16([0, 1]), 4),
+                          offsets=np.arange(0, 10, 2), labels=np.asarray([0, 1, 0, 1]), channels=2)
 
     class Readout(nn.Module):  # (B, T, C) -> (B, T, K), as the spiking models answer
         def __init__(self):
@@ -101,7 +100,7 @@ def test_training_logs_one_line_per_epoch(capsys):
             return self.fc(x)
 
     torch.manual_seed(0)
-    fit_torch_model(Readout, TrainSettings(epochs=3, batch_size=2), Toy(),
+    fit_torch_model(Readout, TrainSettings(epochs=3, batch_size=2), SampleSplit(spikes, 100_000, 300_000, 1),
                     np.random.default_rng(0), quiet=False, label="toy")
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("train toy")]

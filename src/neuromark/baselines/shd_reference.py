@@ -60,8 +60,14 @@ def fit_linear_svm(frames: np.ndarray, labels: np.ndarray, classes: int, *, c: f
         labels: (N,) class indices in 0..classes-1.
     Returns the equivalent :class:`SpikeCountLinear` (standardisation folded into weights).
     """
+    return fit_linear_svm_counts(frames.sum(axis=1), labels, classes, c=c, seed=seed, max_iter=max_iter)
+
+
+def fit_linear_svm_counts(counts: np.ndarray, labels: np.ndarray, classes: int, *, c: float = 1.0,
+                          seed: int = 0, max_iter: int = 20_000) -> SpikeCountLinear:
+    """:func:`fit_linear_svm` on (N, C) spike counts per channel (frames summed over time)."""
     svm_mod = require("sklearn.svm", "audio")
-    counts = frames.sum(axis=1).astype(np.float64)
+    counts = np.asarray(counts).astype(np.float64)
     mean = counts.mean(axis=0)
     std = counts.std(axis=0)
     std[std == 0] = 1.0

@@ -10,11 +10,19 @@ a sample multiplied by one factor drawn uniformly from [1 - s, 1 + s]; a speaker
 rate; spikes stretched past ``t_max`` are dropped). All randomness is seeded: torch's global
 seed for the weight initialisation and dropout, a ``torch.Generator`` for the batch order
 and a numpy ``Generator`` for the augmentation.
+
+Batches stream (:func:`epoch_batches`): the training split's spikes are held as flat arrays
+(:meth:`~neuromark.data.binned.BinnedSpikes.flat_spikes`: 4 bytes per SHD spike), and each
+batch is gathered, augmented and binned on its own by the streaming loader's compiled kernel
+(:func:`~neuromark.data.spike_stream.bin_batch`), so the dense frames in memory are
+O(batch), never (N, T, C). The augmentation draws are those of binning the whole split
+(per epoch, one stretch factor then one jitter shift per sample, in file order), so a seed
+trains the same weights as the former whole-split loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,8 +38,9 @@ from neuromark.baselines.shd_snn import (
     mean_over_time,
     spike_count_regularisers,
 )
-from neuromark.data.binning import bin_samples, jitter_samples, n_bins, pool_samples
+from neuromark.data.binning import bin_samples, n_bins, pool_samples
 from neuromark.data.hdf5_spikes import SpikeSamples
+from neuromark.data.spike_stream import bin_batch, gather_spikes
 from neuromark.devices import deterministic_algorithms
 
 #: Readout reductions over time by ``train.readout``.
@@ -59,6 +68,20 @@ class SampleSplit:
         return len(self.samples)
 
     @property
+    def channels(self) -> int:
+        """Channels of the file (before pooling)."""
+        return self.samples.channels
+
+    @property
+    def targets(self) -> np.ndarray:
+        """(N,) labels."""
+        return self.samples.labels
+
+    def flat_spikes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(times (S,) s, units (S,), offsets (N+1,)) of these samples."""
+        return self.samples.times, self.samples.units, self.samples.offsets
+
+    @property
     def input_shape(self) -> tuple[int, int]:
         return n_bins(self.dt_us, self.t_max_us), self.samples.channels // self.pool
 
@@ -73,26 +96,104 @@ def stretch_samples(samples: SpikeSamples, rng: np.random.Generator, stretch: fl
                     t_max_s: float) -> SpikeSamples:
     """Copy of ``samples`` with each sample's spike times (s) multiplied by one factor drawn
     from U[1 - stretch, 1 + stretch]; spikes moved past ``t_max_s`` are dropped."""
+    factors = stretch_factors(rng, stretch, len(samples))
+    times, keep = stretch_times(samples.times, samples.offsets, factors, t_max_s)
+    return replace(samples, times=times[keep], units=samples.units[keep],
+                   offsets=kept_offsets(samples.offsets, keep))
+
+
+def stretch_factors(rng: np.random.Generator, stretch: float, n: int) -> np.ndarray:
+    """(n,) time-stretch factors drawn from U[1 - stretch, 1 + stretch]."""
     if not 0 <= stretch < 1:
         raise ValueError(f"stretch must be in [0, 1), got {stretch}")
-    counts = samples.counts()
-    factor = np.repeat(rng.uniform(1.0 - stretch, 1.0 + stretch, len(samples)), counts)
-    times = samples.times * factor
-    keep = times <= t_max_s
-    sample = np.repeat(np.arange(len(samples)), counts)
-    offsets = np.zeros(len(samples) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(sample[keep], minlength=len(samples)), out=offsets[1:])
-    return replace(samples, times=times[keep], units=samples.units[keep], offsets=offsets)
+    return rng.uniform(1.0 - stretch, 1.0 + stretch, n)
 
 
-def augment(data: Any, cfg: Any, rng: np.random.Generator) -> np.ndarray:
-    """(N, T, C) frames of the training split with this epoch's jitter and stretch."""
-    samples = data.samples
-    if cfg.time_stretch > 0:
-        samples = stretch_samples(samples, rng, cfg.time_stretch, data.t_max_us / 1e6)
-    if cfg.jitter_sigma > 0:
-        samples = jitter_samples(samples, rng, cfg.jitter_sigma)
-    return data.frames(samples)
+def stretch_times(times: np.ndarray, offsets: np.ndarray, factors: np.ndarray, t_max_s: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(float64 times (S,) s of each sample times its factor, keep (S,): not past ``t_max_s``)."""
+    stretched = times * np.repeat(factors, np.diff(offsets))
+    return stretched, stretched <= t_max_s
+
+
+def kept_offsets(offsets: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """(N+1,) sample boundaries after removing the spikes where ``keep`` is False."""
+    kept = np.zeros(keep.shape[0] + 1, dtype=np.int64)
+    np.cumsum(keep, out=kept[1:])
+    return kept[offsets]
+
+
+@dataclass
+class EpochAugmentation:
+    """One epoch's augmentation draws for every sample of the split, in file order: time-stretch
+    factors (N,) and channel-jitter shifts (N,) int64 (None when off). Drawn in this order
+    from the numpy generator, as binning the whole split did (stretch, then
+    :func:`~neuromark.data.binning.jitter_units` with one shift per sample)."""
+
+    factors: np.ndarray | None
+    shifts: np.ndarray | None
+
+    @classmethod
+    def draw(cls, cfg: Any, n: int, rng: np.random.Generator) -> EpochAugmentation:
+        factors = stretch_factors(rng, cfg.time_stretch, n) if cfg.time_stretch > 0 else None
+        shifts = (np.rint(rng.normal(0.0, cfg.jitter_sigma, n)).astype(np.int64)
+                  if cfg.jitter_sigma > 0 else None)
+        return cls(factors, shifts)
+
+    def apply(self, rows: np.ndarray, times: np.ndarray, units: np.ndarray, offsets: np.ndarray,
+              *, t_max_s: float, channels: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Spikes of samples ``rows`` (gathered flat arrays) stretched and jittered; spikes
+        stretched past ``t_max_s`` or shifted off the channels 0..channels-1 are dropped."""
+        keep = None
+        if self.factors is not None:
+            times, keep = stretch_times(times, offsets, self.factors[rows], t_max_s)
+        if self.shifts is not None:
+            units = units.astype(np.int64) + np.repeat(self.shifts[rows], np.diff(offsets))
+            inside = (units >= 0) & (units < channels)
+            keep = inside if keep is None else keep & inside
+        if keep is None or keep.all():
+            return times, units, offsets
+        return times[keep], units[keep], kept_offsets(offsets, keep)
+
+
+def batch_frames(data: Any, spikes: tuple[np.ndarray, np.ndarray, np.ndarray], rows: np.ndarray,
+                 augmentation: EpochAugmentation | None = None) -> np.ndarray:
+    """(B, T, C // pool) float32 counts of samples ``rows`` of ``data`` (BinnedSpikes or
+    :class:`SampleSplit`; ``spikes`` its ``flat_spikes()``), augmented when asked, binned by
+    the streaming loader's kernel with ``data``'s binning and late-spike rule."""
+    times, units, offsets = gather_spikes(*spikes, rows)
+    if augmentation is not None:
+        times, units, offsets = augmentation.apply(rows, times, units, offsets,
+                                                   t_max_s=data.t_max_us / 1e6, channels=data.channels)
+    frames, _ = bin_batch(times, units, offsets, dt_us=data.dt_us, t_max_us=data.t_max_us,
+                          channels=data.channels, pool=data.pool, late=getattr(data, "late", "error"),
+                          name=str(data.path or "<memory>"), first=rows)
+    return frames
+
+
+def epoch_batches(data: Any, cfg: Any, rng: np.random.Generator, order: torch.Generator
+                  ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """One training epoch: ``(frames (B, T, C // pool) float32, labels (B,) int64)`` tensors in
+    the order of ``torch.randperm(N, generator=order)``, each batch binned on its own (with
+    this epoch's augmentation drawn from ``rng`` first). ``data``: BinnedSpikes or
+    :class:`SampleSplit`; ``cfg``: the ``train:`` section (batch size, augmentation)."""
+    labels = torch.as_tensor(data.targets, dtype=torch.long)
+    augmentation = (EpochAugmentation.draw(cfg, len(labels), rng)
+                    if cfg.time_stretch > 0 or cfg.jitter_sigma > 0 else None)
+    spikes = data.flat_spikes()
+    perm = torch.randperm(len(labels), generator=order)
+    for start in range(0, len(perm), cfg.batch_size):
+        idx = perm[start:start + cfg.batch_size]
+        frames = batch_frames(data, spikes, idx.numpy(), augmentation)
+        yield torch.from_numpy(frames), labels[idx]
+
+
+def spike_counts(data: Any, batch_size: int = 256) -> np.ndarray:
+    """(N, C // pool) float32 spike counts per channel (frames summed over time) of ``data``'s
+    samples in file order, binned ``batch_size`` samples at a time (the SVM's input)."""
+    spikes = data.flat_spikes()
+    return np.concatenate([batch_frames(data, spikes, np.arange(start, min(len(data), start + batch_size)))
+                           .sum(axis=1) for start in range(0, len(data), batch_size)])
 
 
 def batch_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: Any
@@ -126,9 +227,8 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
             so the initial weights are reproducible).
         cfg: the ``train:`` section (:class:`~neuromark.baselines.spike_classifiers.TrainSettings`).
         data: the training split (:class:`~neuromark.data.binned.BinnedSpikes` or
-            :class:`SampleSplit`): its
-            ``samples`` are jittered (channels, before pooling) and binned by ``frames``.
-        rng: the channel jitter's generator.
+            :class:`SampleSplit`), streamed batch by batch (:func:`epoch_batches`).
+        rng: the augmentation's generator (time stretch, channel jitter).
     """
     with deterministic_algorithms(getattr(cfg, "deterministic", False)):
         return _fit(new_model, cfg, data, rng, quiet=quiet, label=label, device=torch.device(device))
@@ -138,14 +238,11 @@ def _fit(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng: np.random
          quiet: bool, label: str, device: Any) -> tuple[nn.Module, dict[str, Any]]:
     torch.manual_seed(cfg.seed)
     order = torch.Generator().manual_seed(cfg.seed)
-    # Without augmentation the frames are binned once here; with it, afresh every epoch below.
-    fixed = None if cfg.jitter_sigma > 0 or cfg.time_stretch > 0 else data.frames()
     model = new_model().to(device)
     pin = device.type == "cuda"
     optimiser_cls = torch.optim.Adamax if cfg.optimizer == "adamax" else torch.optim.Adam
     optimiser = optimiser_cls(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    y_all = torch.as_tensor(data.samples.labels, dtype=torch.long)
-    steps = cfg.epochs * -(-len(y_all) // cfg.batch_size)
+    steps = cfg.epochs * -(-len(data.targets) // cfg.batch_size)
     schedule = (torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, steps)
                 if cfg.schedule == "cosine" else None)
     losses: list[float] = []
@@ -153,15 +250,10 @@ def _fit(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng: np.random
     epochs: Any = progress(range(cfg.epochs), desc=f"train {label}", unit="epoch", quiet=quiet)
     model.train(True)
     for _ in epochs:
-        frames = augment(data, cfg, rng) if fixed is None else fixed
-        x_all = torch.as_tensor(frames)
-        perm = torch.randperm(len(y_all), generator=order)
         total = torch.zeros((), dtype=torch.float64, device=device)
         correct = torch.zeros((), dtype=torch.int64, device=device)
         seen = 0
-        for start in range(0, len(perm), cfg.batch_size):
-            idx = perm[start:start + cfg.batch_size]
-            x, y = x_all[idx], y_all[idx]
+        for x, y in epoch_batches(data, cfg, rng, order):
             if pin:
                 x, y = x.pin_memory(), y.pin_memory()
             x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
@@ -171,9 +263,9 @@ def _fit(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng: np.random
             optimiser.step()
             if schedule is not None:
                 schedule.step()
-            total += loss.detach().to(torch.float64) * len(idx)
+            total += loss.detach().to(torch.float64) * len(y)
             correct += (logits.argmax(-1) == y).sum()
-            seen += len(idx)
+            seen += len(y)
         losses.append(float(total) / seen)
         accuracies.append(int(correct) / seen)
         epochs.set_postfix(loss=f"{losses[-1]:.3f}", acc=f"{accuracies[-1]:.2f}")

@@ -136,10 +136,11 @@ class SpikeClassifierFamily:
         rng = np.random.default_rng(train.seed)
         with torch_threads(train.threads):
             if self.kind == "svm":
-                from neuromark.baselines.shd_reference import fit_linear_svm
+                from neuromark.baselines.shd_reference import fit_linear_svm_counts
+                from neuromark.baselines.shd_train import spike_counts
 
-                model = fit_linear_svm(data.frames(), data.samples.labels, classes, c=options.svm_c,
-                                       seed=train.seed)
+                model = fit_linear_svm_counts(spike_counts(data), data.targets, classes,
+                                              c=options.svm_c, seed=train.seed)
                 info: dict[str, Any] = {"epochs": 0, "loss": []}
             else:
                 from neuromark.baselines.shd_train import fit_torch_model

@@ -248,24 +248,9 @@ class SpikeBatches:
                     yield frames, torch.as_tensor(labels[start:start + filled], dtype=torch.long)
 
     def _hold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The whole file's spikes in their stored dtypes, read once in chunks; each chunk
-        is freed as it is copied into the final arrays (whose pages are touched only then),
-        so the peak stays near the arrays' size (4 bytes per SHD spike)."""
+        """The whole file's spikes in their stored dtypes (:func:`hold_spikes`), read once."""
         if self._held is None:
-            parts = [p[1:] for p in iter_spike_chunks(self.path, chunk_samples=self.chunk_samples)]
-            total = sum(p[0].shape[0] for p in parts)
-            times = np.empty(total, dtype=parts[0][0].dtype if parts else np.float16)
-            units = np.empty(total, dtype=parts[0][1].dtype if parts else np.uint16)
-            offsets = np.zeros(len(self.header) + 1, dtype=np.int64)
-            at, row = 0, 0
-            parts.reverse()
-            while parts:
-                t, u, o = parts.pop()
-                times[at:at + t.shape[0]], units[at:at + t.shape[0]] = t, u
-                offsets[row + 1:row + o.shape[0]] = o[1:] + at
-                at, row = at + t.shape[0], row + o.shape[0] - 1
-                del t, u, o
-            self._held = times, units, offsets
+            self._held = hold_spikes(self.path, len(self.header), chunk_samples=self.chunk_samples)
         return self._held
 
     def _shuffled(self) -> Iterator[tuple[Any, Any]]:
@@ -275,10 +260,40 @@ class SpikeBatches:
         order = self.rng.permutation(len(self.header))[:self.samples]
         for lo in range(0, order.shape[0], self.batch_size):
             idx = order[lo:lo + self.batch_size]
-            starts, counts = offsets[idx], offsets[idx + 1] - offsets[idx]
-            sub = np.zeros(idx.shape[0] + 1, dtype=np.int64)
-            np.cumsum(counts, out=sub[1:])
-            take = np.repeat(starts - sub[:-1], counts) + np.arange(sub[-1])
             out = self._new(idx.shape[0])
-            self._bin(times[take], units[take], sub, idx, out)
+            self._bin(*gather_spikes(times, units, offsets, idx), idx, out)
             yield self._tensor(out), torch.as_tensor(self.header.labels[idx], dtype=torch.long)
+
+
+def hold_spikes(path: str | os.PathLike[str], samples: int, *, chunk_samples: int = CHUNK_SAMPLES
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, units, offsets (samples+1,) int64) of a whole file in the stored dtypes
+    (4 bytes per SHD spike: float16 seconds + uint16 units), read once in chunks. Each chunk
+    is freed as it is copied into the final arrays (whose pages are touched only then), so
+    the peak stays near the arrays' size."""
+    parts = [p[1:] for p in iter_spike_chunks(path, chunk_samples=chunk_samples)]
+    total = sum(p[0].shape[0] for p in parts)
+    times = np.empty(total, dtype=parts[0][0].dtype if parts else np.float16)
+    units = np.empty(total, dtype=parts[0][1].dtype if parts else np.uint16)
+    offsets = np.zeros(samples + 1, dtype=np.int64)
+    at, row = 0, 0
+    parts.reverse()
+    while parts:
+        t, u, o = parts.pop()
+        times[at:at + t.shape[0]], units[at:at + t.shape[0]] = t, u
+        offsets[row + 1:row + o.shape[0]] = o[1:] + at
+        at, row = at + t.shape[0], row + o.shape[0] - 1
+        del t, u, o
+    return times, units, offsets
+
+
+def gather_spikes(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, rows: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The spikes of samples ``rows`` (B,) of flat arrays, in that order: (times, units,
+    offsets (B+1,)) copies holding only those samples."""
+    rows = np.asarray(rows, dtype=np.int64)
+    starts, counts = offsets[rows], offsets[rows + 1] - offsets[rows]
+    sub = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=sub[1:])
+    take = np.repeat(starts - sub[:-1], counts) + np.arange(sub[-1])
+    return times[take], units[take], sub
