@@ -19,7 +19,7 @@ from neuromark.cli import main
 from neuromark.config import BenchmarkSettings, validate
 from neuromark.errors import DataError
 from neuromark.registry import tasks
-from neuromark.results import Results, Score
+from neuromark.results import BenchmarkInfo, Results, Score
 from neuromark.suite import LOCK_NAME
 
 
@@ -153,3 +153,16 @@ def test_a_failed_json_write_leaves_both_old_files(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert digests(tmp_path) == before
     assert raw_of(path).tolist() == list(range(100))
+
+
+def test_leaderboard_copies_only_the_sidecar_a_run_names(tmp_path):
+    from neuromark.report.leaderboard import build_leaderboard
+    from neuromark.report.runs import read_runs
+
+    runs = tmp_path / "runs"
+    Results({"score": Score(1.0, raw=np.arange(100.0))}, BenchmarkInfo("b1")).save(runs / "b1.json")
+    Results({"score": Score(2.0)}, BenchmarkInfo("b2")).save(runs / "b2.json")
+    (runs / "b2.raw.npz").write_bytes(b"not b2's")  # a stray file b2.json does not name
+    build_leaderboard(read_runs([runs / "b1.json", runs / "b2.json"]), tmp_path / "board")
+    copied = sorted(p.name for p in (tmp_path / "board").rglob("*.raw.npz"))
+    assert copied == ["b1.raw.npz"]

@@ -73,8 +73,9 @@ def _copy_run(run: Run, index: int, out: Path) -> dict[str, str]:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / run.path.name
     shutil.copyfile(run.path, target)
-    sidecar = run.path.with_suffix(".raw.npz")
-    if sidecar.is_file():
+    named = json.loads(run.path.read_text()).get("raw_sidecar")  # only the sidecar it names
+    sidecar = run.path.parent / Path(named).name if isinstance(named, str) else None
+    if sidecar is not None and sidecar.is_file():
         shutil.copyfile(sidecar, folder / sidecar.name)
     stem = run.path.stem
     links = {"json": target}
