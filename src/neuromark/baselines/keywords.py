@@ -91,27 +91,91 @@ class LeakyLIF(nn.Module):
         return spikes
 
 
+class LeakyLIFSequence(torch.autograd.Function):
+    """A whole sequence through :class:`LeakyLIF` in one autograd node (the training path):
+    current (B, T, H) -> spikes (B, T, H), the same spikes as T calls of the step module.
+
+    Backward, with m_t the membrane before reset and σ' the fast-sigmoid surrogate:
+    dL/dm_t = dL/ds_t σ'(m_t - θ) + β dL/dm_{t+1} (the reset is detached, as in the step
+    module), and dL/dI_t = dL/dm_t: a reverse scan of T element-wise steps instead of an
+    autograd graph of about 6 T nodes per layer (4-5 times faster training on a CPU).
+    """
+
+    @staticmethod
+    def forward(ctx: Any, current: Tensor, beta: float, threshold: float, slope: float) -> Tensor:  # type: ignore[override]
+        mem = torch.zeros_like(current[:, 0])
+        mems, spikes = torch.empty_like(current), torch.empty_like(current)
+        for t in range(current.shape[1]):
+            mem = beta * mem + current[:, t]
+            mems[:, t] = mem
+            s = (mem - threshold > 0).to(current.dtype)
+            spikes[:, t] = s
+            mem = mem - threshold * s
+        ctx.save_for_backward(mems)
+        ctx.beta, ctx.threshold, ctx.slope = beta, threshold, slope
+        return spikes
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None, None, None]:  # type: ignore[override]
+        (mems,) = ctx.saved_tensors
+        direct = grad / (ctx.slope * (mems - ctx.threshold).abs() + 1.0) ** 2
+        out = torch.empty_like(direct)
+        carry = torch.zeros_like(direct[:, 0])
+        for t in range(direct.shape[1] - 1, -1, -1):
+            carry = direct[:, t] + ctx.beta * carry
+            out[:, t] = carry
+        return out, None, None, None
+
+
+def lif_sequence(lif: LeakyLIF, current: Tensor) -> Tensor:
+    """(B, T, H) currents -> spikes through ``lif`` from rest: the fused training path while
+    gradients are on, else one step per call (so probes see every step)."""
+    if torch.is_grad_enabled() and current.requires_grad:
+        lif.reset_state()
+        return LeakyLIFSequence.apply(current, lif.beta, lif.threshold, lif.slope)
+    return torch.stack([lif(current[:, t]) for t in range(current.shape[1])], dim=1)
+
+
 class LIFNet(nn.Module):
     """Feed-forward LIF network on (B, T, inputs) spikes; see the module notes.
 
     ``forward`` returns (B, T, classes): output spikes (``readout="spikes"``) or readout
     currents (``readout="sum"``); :meth:`logits` reduces them over time (sum).
+
+    Training knobs (none changes the architecture or its Dense count): ``slope``, the
+    fast-sigmoid surrogate's steepness (25: snnTorch's default; a smaller one passes
+    gradient to neurons far from threshold); ``init_gain`` multiplies the default
+    (uniform ±1/sqrt(fan_in)) weights of every layer that drives LIF neurons at
+    construction, so that sparse ±1 inputs drive the first layers above threshold;
+    ``logit_scale`` multiplies the ``sum`` readout's time-averaged logits, a fixed softmax
+    temperature for cross entropy (currents driven by spike rates of a few % average to
+    nearly flat logits that train slowly; the argmax is unchanged).
     """
 
     def __init__(self, inputs: int = 20, classes: int = 35,
                  hidden: tuple[int, ...] | list[int] = (256, 256, 256),
-                 beta: float = 0.9, readout: str = "spikes", dropout: float = 0.0) -> None:
+                 beta: float = 0.9, readout: str = "spikes", dropout: float = 0.0, *,
+                 slope: float = 25.0, init_gain: float = 1.0, logit_scale: float = 1.0) -> None:
         super().__init__()
         if readout not in ("spikes", "sum"):
             raise ValueError(f"LIFNet readout must be 'spikes' or 'sum', got {readout!r}")
+        for name, value in (("beta", beta), ("slope", slope), ("init_gain", init_gain),
+                            ("logit_scale", logit_scale)):
+            if not value > 0 or (name == "beta" and value >= 1):
+                raise ValueError(f"LIFNet {name} must be positive{' and below 1' if name == 'beta' else ''}, "
+                                 f"got {value}")
         sizes = [inputs, *hidden]
         self.fcs = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True))
-        self.lifs = nn.ModuleList(LeakyLIF(b, beta) for b in sizes[1:])
+        self.lifs = nn.ModuleList(LeakyLIF(b, beta, slope=slope) for b in sizes[1:])
         self.output = nn.Linear(sizes[-1], classes)
-        self.out_lif = LeakyLIF(classes, beta) if readout == "spikes" else None
+        self.out_lif = LeakyLIF(classes, beta, slope=slope) if readout == "spikes" else None
         self.dropout = nn.Dropout(dropout)
-        self.readout, self.feature_size = readout, sizes[-1]
+        self.readout, self.feature_size, self.logit_scale = readout, sizes[-1], logit_scale
         self.last_hidden: Tensor | None = None
+        if init_gain != 1.0:
+            with torch.no_grad():
+                for layer in [*self.fcs, self.output] if self.out_lif is not None else self.fcs:
+                    layer.weight.mul_(init_gain)
 
     def reset_state(self) -> None:
         for lif in self.lifs:
@@ -124,8 +188,7 @@ class LIFNet(nn.Module):
         self.reset_state()
         h = x
         for fc, lif in zip(self.fcs, self.lifs, strict=True):
-            current = fc(h)
-            h = self.dropout(torch.stack([lif(current[:, t]) for t in range(x.shape[1])], dim=1))
+            h = self.dropout(lif_sequence(lif, fc(h)))
         self.last_hidden = h
         return h
 
@@ -139,13 +202,14 @@ class LIFNet(nn.Module):
         current = self.output(self.hidden_spikes(x))
         if self.out_lif is None:
             return current
-        return torch.stack([self.out_lif(current[:, t]) for t in range(x.shape[1])], dim=1)
+        return lif_sequence(self.out_lif, current)
 
     def logits(self, x: Tensor) -> Tensor:
         """(B, classes): output spike counts (``spikes``) or the readout currents averaged
-        over time (``sum``: the same argmax as their sum, on a scale cross entropy trains)."""
+        over time times ``logit_scale`` (``sum``: the same argmax as their sum, on a scale
+        cross entropy trains)."""
         out = self.forward(x)
-        return out.sum(dim=1) if self.out_lif is not None else out.mean(dim=1)
+        return out.sum(dim=1) if self.out_lif is not None else out.mean(dim=1) * self.logit_scale
 
 
 def build(kind: str, **options: Any) -> nn.Module:
@@ -162,9 +226,12 @@ def gsc_m5(n_input: int = 1, n_output: int = 35, n_channel: int = 32) -> M5:
     return M5(n_input, n_output, stride=16, n_channel=n_channel, input_kernel=80, pool_kernel=4)
 
 
-def gsc_snn(inputs: int = 20, classes: int = 35, hidden: int = 256, beta: float = 0.9) -> LIFNet:
-    """NeuroBench's GSC SNN: 20-256-256-256-35 Leaky LIF on delta-mel spikes (200, 20)."""
-    return LIFNet(inputs, classes, (hidden, hidden, hidden), beta, readout="spikes")
+def gsc_snn(inputs: int = 20, classes: int = 35, hidden: int = 256, beta: float = 0.9, *,
+            slope: float = 25.0, init_gain: float = 1.0) -> LIFNet:
+    """NeuroBench's GSC SNN: 20-256-256-256-35 Leaky LIF on delta-mel spikes (200, 20)
+    (``slope``, ``init_gain``: training knobs of :class:`LIFNet`)."""
+    return LIFNet(inputs, classes, (hidden, hidden, hidden), beta, readout="spikes", slope=slope,
+                  init_gain=init_gain)
 
 
 def fit_classifier(model: nn.Module, x: Tensor, y: Tensor, *, epochs: int, batch_size: int, lr: float,
