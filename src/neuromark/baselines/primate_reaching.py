@@ -212,12 +212,13 @@ def fit_ridge(options: RidgeOptions, data: TrainData) -> RidgeDecoder:
     return model
 
 
-def fit_ann2d(options: ANN2DOptions, data: TrainData) -> ANN2D:
-    """Adam on MSE over shuffled training samples (features: summed windows / window)."""
+def fit_ann2d(options: ANN2DOptions, data: TrainData, device: Any = "cpu") -> ANN2D:
+    """Adam on MSE over shuffled training samples (features: summed windows / window), on
+    ``device`` (the model is built on the CPU after seeding, then moved)."""
     torch.manual_seed(options.seed)
-    model = ANN2D(data.x.shape[1], options.window, options.hidden)
-    f = _features(model, data)
-    y = torch.from_numpy(data.y[data.indices])
+    model = ANN2D(data.x.shape[1], options.window, options.hidden).to(device)
+    f = _features(model, data).to(device)
+    y = torch.from_numpy(data.y[data.indices]).to(device)
     gen = torch.Generator().manual_seed(options.seed)
     opt = torch.optim.Adam(model.parameters(), lr=options.lr)
     for _ in range(options.epochs):
@@ -228,23 +229,25 @@ def fit_ann2d(options: ANN2DOptions, data: TrainData) -> ANN2D:
     return model
 
 
-def fit_snn2(options: SNN2Options, data: TrainData) -> SNN2:
+def fit_snn2(options: SNN2Options, data: TrainData, device: Any = "cpu") -> SNN2:
     """BPTT on random ``chunk``-step windows of the training reaches (state zeroed per
-    window, loss after ``burn_in`` steps), Adam."""
+    window, loss after ``burn_in`` steps), Adam, on ``device`` (built on the CPU after
+    seeding, then moved)."""
     torch.manual_seed(options.seed)
     rng = np.random.default_rng(options.seed)
     model = SNN2(data.x.shape[1], options.hidden, options.tau_syn_ms, options.tau_mem_ms,
                  options.tau_out_ms)
     with torch.no_grad():  # inputs are 0/1 at ~20 % occupancy: scale the first layer up
         model.fc1.weight.mul_(4.0)
+    model.to(device)
     idx = data.indices
     starts = idx[idx + options.chunk <= len(data.x)]
-    x = torch.from_numpy(data.x.astype(np.float32))
-    y = torch.from_numpy(data.y.copy())
+    x = torch.from_numpy(data.x.astype(np.float32)).to(device)
+    y = torch.from_numpy(data.y.copy()).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=options.lr)
     for _ in range(options.iterations):
         begin = rng.choice(starts, options.batch_size)
-        rows = torch.from_numpy(begin[:, None] + np.arange(options.chunk)[None])
+        rows = torch.from_numpy(begin[:, None] + np.arange(options.chunk)[None]).to(device)
         for module in (model.lif1, model.out):
             module.reset_state()
         out = model(x[rows])
@@ -281,10 +284,18 @@ class DecoderFamily:
         return SNN2(channels, options.hidden, options.tau_syn_ms, options.tau_mem_ms,
                     options.tau_out_ms)
 
-    def fit_stream(self, options: Any, data: TrainData) -> nn.Module:
-        """Train on one session's training split; returns the model in eval mode."""
-        fit = {"ridge": fit_ridge, "ann2d": fit_ann2d, "snn2": fit_snn2}[self.kind]
-        return fit(options, data).eval()
+    def trains_on(self, device: Any) -> Any:
+        """The device this decoder trains on: the CPU for the closed-form ridge, else
+        ``device``."""
+        return "cpu" if self.kind == "ridge" else device
+
+    def fit_stream(self, options: Any, data: TrainData, device: Any = "cpu") -> nn.Module:
+        """Train on one session's training split (on ``device``, see :meth:`trains_on`);
+        returns the model in eval mode, on the CPU."""
+        if self.kind == "ridge":
+            return fit_ridge(options, data).eval()
+        fit = fit_ann2d if self.kind == "ann2d" else fit_snn2
+        return fit(options, data, device).cpu().eval()
 
 
 RIDGE = DecoderFamily("ridge", RidgeOptions)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from neuromark.devices import module_device, move_to
 from neuromark.metrics.base import StaticMetric, check_adapter
 from neuromark.metrics.functional.sparsity import weight_zero_counts, zero_fraction
 from neuromark.results import Score
@@ -54,11 +55,12 @@ class Footprint(StaticMetric):
 
 
 def _run_example(adapter: Any, example: Any) -> None:
+    """Run ``example`` through ``adapter``, moved to the device its module is on."""
     import torch
 
     adapter.reset_state()
     with torch.inference_mode():
-        adapter(example)
+        adapter(move_to(example, module_device(getattr(adapter, "module", None))))
 
 
 def per_sample_state_bytes(tensors: Iterable[Any], adapter: Any) -> int | None:

@@ -34,6 +34,7 @@ Config::
       parallel_sessions: false                      # test streams side by side (S, L, C)
     model: {name: snn2, options: {hidden: 64}}      # ridge_decoder, ann2d, snn2
     checkpoint_dir: cache:checkpoints/primate_reaching
+    device: cpu                # cpu (default), cuda, cuda:N or auto (ridge fits on the CPU)
 """
 
 from __future__ import annotations
@@ -51,11 +52,19 @@ from neuromark._threads import torch_threads
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.data.download import file_digest
+from neuromark.devices import (
+    DeviceName,
+    checkpoint_device_meta,
+    config_device,
+    device_provenance,
+    recipe_device,
+    requested_device,
+)
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import build_metrics
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path, to_jsonable
+from neuromark.results import Results, Score, atomic_path, collect_provenance, to_jsonable
 
 PARENT = "neurobench-primate_reaching"
 ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
@@ -106,6 +115,7 @@ class PrimateReachingConfig(StrictModel):
     checkpoint_dir: str = "cache:checkpoints/primate_reaching"
     metrics: list[str] | None = None
     threads: int = Field(1, ge=1)
+    device: DeviceName = "cpu"
 
 
 def flatten_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
@@ -132,6 +142,7 @@ class PrimateReachingTask:
 
     def validate(self, config: ConfigFile) -> tuple[PrimateReachingConfig, Any, Any]:
         cfg = validate(PrimateReachingConfig, config.data, config)
+        config_device(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         family = resolve_entry(models, cfg.model.name, config.where(("model", "name")), "model.name")
         if not hasattr(family, "fit_stream"):
             raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {cfg.model.name!r} "
@@ -171,6 +182,8 @@ class PrimateReachingTask:
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         cfg, family, options = self.validate(config)
+        device = config_device(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
+                               announce=True)
         root = resolve_path(cfg.data.root, config)
         if cfg.data.surrogate is not None:
             from neuromark.synth.primate import SurrogateSettings, write_surrogate
@@ -181,19 +194,21 @@ class PrimateReachingTask:
         kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
         per_session: dict[str, dict[str, Any]] = {}
         with torch_threads(cfg.threads):
-            shared = (self._model(cfg, family, options, root, cfg.data.sessions, kw, config)
+            shared = (self._model(cfg, family, options, root, cfg.data.sessions, kw, config, device)
                       if cfg.data.shared_decoder else None)
             if cfg.data.parallel_sessions:
                 assert shared is not None  # validate() requires shared_decoder
-                per_session, scores = self._parallel(cfg, shared[0], root, kw, names, config)
+                per_session, scores = self._parallel(cfg, shared[0], root, kw, names, config,
+                                                     device)
             else:
                 per_metric: dict[str, list[Any]] = {n: [] for n in names}
                 info: dict[str, Score] = {}
                 for session in progress(cfg.data.sessions, desc=cfg.benchmark.id,
                                         unit="session", quiet=quiet):
                     model, ckpt = shared or self._model(cfg, family, options, root, [session],
-                                                        kw, config)
-                    entry, info = self._session(cfg, model, root, session, kw, names, config)
+                                                        kw, config, device)
+                    entry, info = self._session(cfg, model, root, session, kw, names, config,
+                                                device)
                     per_session[session] = {**entry, **({} if shared else ckpt)}
                     for n in names:
                         per_metric[n].append(entry["metrics"][n])
@@ -214,15 +229,17 @@ class PrimateReachingTask:
         bench = cfg.benchmark.info(_citation())
         if bench.parent is None:
             bench.parent = PARENT
+        used = device_provenance(device, requested_device(cfg.device, "")[0])
         return [Results(scores=scores, benchmark=bench, config=resolved,
                         seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
-                        details=details)]
+                        details=details, provenance={**collect_provenance(), "device": used})]
 
     @staticmethod
     def _session(cfg: PrimateReachingConfig, model: Any, root: Path, session: str,
-                 kw: dict[str, Any], names: list[str], config: ConfigFile
+                 kw: dict[str, Any], names: list[str], config: ConfigFile, device: Any = "cpu"
                  ) -> tuple[dict[str, Any], dict[str, Score]]:
-        """One session's test split as one stream: its entry and metric scores."""
+        """One session's test split as one stream on ``device``: its entry and metric
+        scores."""
         import numpy as np
 
         from neuromark.data.primate_reaching import PrimateReaching
@@ -238,7 +255,7 @@ class PrimateReachingTask:
 
         metrics = build_metrics(names, config, ("metrics",))
         res = Benchmark(model, test.stream(cfg.data.chunk), [flatten_targets], [capture], metrics,
-                        quiet=True, reset="stream").run()
+                        quiet=True, reset="stream", device=device).run()
         _, labels = test.arrays()
         r2 = r2_per_dimension(np.concatenate(captured), labels)
         entry = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1], "samples": res.details["samples"],
@@ -248,7 +265,7 @@ class PrimateReachingTask:
 
     @staticmethod
     def _parallel(cfg: PrimateReachingConfig, model: Any, root: Path, kw: dict[str, Any],
-                  names: list[str], config: ConfigFile
+                  names: list[str], config: ConfigFile, device: Any = "cpu"
                   ) -> tuple[dict[str, dict[str, Any]], dict[str, Score]]:
         """Every session's test split as parallel streams of one batch (see the module):
         per-session entries (R², samples) and the metric scores pooled over all steps."""
@@ -280,7 +297,7 @@ class PrimateReachingTask:
         metrics = [Footprint(example_input=torch.zeros(1, 1, inputs[0].shape[1]))
                    if m.name == "footprint" else m for m in build_metrics(names, config, ("metrics",))]
         res = Benchmark(model, feed(), [flatten_targets], [capture], metrics, quiet=True,
-                        reset="stream").run()
+                        reset="stream", device=device).run()
         outputs: list[list[Any]] = [[] for _ in tests]
         for active, out in zip(rows, captured):
             for row, stream in enumerate(active):
@@ -295,7 +312,7 @@ class PrimateReachingTask:
 
     @staticmethod
     def _model(cfg: PrimateReachingConfig, family: Any, options: Any, root: Path,
-               sessions: list[str], kw: dict[str, Any], config: ConfigFile
+               sessions: list[str], kw: dict[str, Any], config: ConfigFile, device: Any = "cpu"
                ) -> tuple[Any, dict[str, Any]]:
         """The decoder trained on ``sessions``' training splits (one session: its own
         decoder; several: one shared decoder on the pooled splits); a checkpoint is reused
@@ -311,8 +328,9 @@ class PrimateReachingTask:
                               f"one decoder needs equal channel counts, the sessions have "
                               f"{channels}; choose sessions of one array (indy_* or loco_*)")
         digests = [file_digest(t.path) for t in trains]
+        trains_on = family.trains_on(device) if hasattr(family, "trains_on") else "cpu"
         recipe = {"family": family.kind, "options": options.model_dump(), "data": kw,
-                  "file_sha256": digests[0]}
+                  "file_sha256": digests[0], **recipe_device(trains_on)}
         name = sessions[0]
         if len(sessions) > 1:
             recipe.update({"sessions": list(sessions), "file_sha256": digests,
@@ -329,11 +347,13 @@ class PrimateReachingTask:
             return model.eval(), {"checkpoint": str(path), "trained_now": False,
                                   "train_seconds": saved["train_seconds"]}
         start = time.perf_counter()
-        model = family.fit_stream(options, pooled_training(trains))
+        model = (family.fit_stream(options, pooled_training(trains), trains_on)
+                 if hasattr(family, "trains_on") else family.fit_stream(options, pooled_training(trains)))
         seconds = time.perf_counter() - start
         with atomic_path(path) as tmp:
             torch.save({"format": "neuromark-primate-decoder-1", "recipe": json.dumps(to_jsonable(recipe)),
-                        "state_dict": model.state_dict(), "train_seconds": seconds}, tmp)
+                        "state_dict": model.state_dict(), "train_seconds": seconds,
+                        **checkpoint_device_meta(trains_on)}, tmp)
         return model, {"checkpoint": str(path), "trained_now": True, "train_seconds": seconds}
 
 
