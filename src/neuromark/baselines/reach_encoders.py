@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import nn
@@ -47,24 +49,25 @@ def controller_inputs(cursor: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def fit_controller(cursor: np.ndarray, target: np.ndarray, segments: list[tuple[int, int]], *,
                    hidden: int = 64, iterations: int = 200, chunk: int = 250, batch: int = 16,
-                   lr: float = 1e-2, seed: int = 0) -> ReachController:
-    """Train on random ``chunk``-sample windows starting inside the training reaches."""
+                   lr: float = 1e-2, seed: int = 0, device: Any = "cpu") -> ReachController:
+    """Train on random ``chunk``-sample windows starting inside the training reaches, on
+    ``device`` (built on the CPU after seeding, then moved; returned on the CPU)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = ReachController(hidden)
-    x = torch.from_numpy(controller_inputs(cursor, target))
-    y = torch.from_numpy(np.gradient(cursor, axis=0).astype(np.float32))
+    model = ReachController(hidden).to(device)
+    x = torch.from_numpy(controller_inputs(cursor, target)).to(device)
+    y = torch.from_numpy(np.gradient(cursor, axis=0).astype(np.float32)).to(device)
     starts = np.concatenate([np.arange(a, b) for a, b in segments])
     starts = starts[starts + chunk <= len(cursor)]
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(iterations):
-        rows = torch.from_numpy(rng.choice(starts, batch)[:, None] + np.arange(chunk)[None])
+        rows = torch.from_numpy(rng.choice(starts, batch)[:, None] + np.arange(chunk)[None]).to(device)
         out, _ = model(x[rows])
         loss = nn.functional.mse_loss(out[:, 20:], y[rows][:, 20:])
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return model.eval()
+    return model.cpu().eval()
 
 
 def controller_units(model: ReachController, cursor: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -39,8 +39,9 @@ from neuromark.ceilings import (
 )
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
+from neuromark.devices import DeviceName, config_device, device_provenance, requested_device
 from neuromark.processors.psth import SECTORS, align, select_reaches
-from neuromark.results import Results, Score
+from neuromark.results import Results, Score, collect_provenance
 from neuromark.synth.primate import (
     SurrogateSettings,
     latent_drive,
@@ -88,6 +89,8 @@ class PSTHConfig(StrictModel):
     ceiling: CeilingSettings = CeilingSettings()
     mapping: MappingSettings = MappingSettings()
     controller: ControllerSettings = ControllerSettings()
+    device: DeviceName = Field("cpu", description="where the controller trains (cpu, cuda, "
+                               "cuda:N, auto; --device overrides)")
 
 
 def ridge_fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
@@ -137,10 +140,14 @@ class PSTHPredictivityTask:
     name = "psth_predictivity"
 
     def validate(self, config: ConfigFile) -> PSTHConfig:
-        return validate(PSTHConfig, config.data, config)
+        cfg = validate(PSTHConfig, config.data, config)
+        config_device(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+        return cfg
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         cfg = self.validate(config)
+        device = config_device(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
+                               announce=True)
         root = resolve_path(cfg.data.root, config)
         if cfg.data.surrogate is not None:
             write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
@@ -149,7 +156,7 @@ class PSTHPredictivityTask:
         pooled: dict[str, list[np.ndarray]] = {"ceiling": [], "generating": []}
         rs: dict[str, list[np.ndarray]] = {c: [] for c in CANDIDATES}
         for session in progress(cfg.data.sessions, desc=cfg.benchmark.id, unit="session", quiet=quiet):
-            info, per_split, gen, r = self._session(cfg, root, session)
+            info, per_split, gen, r = self._session(cfg, root, session, device)
             sessions[session] = info
             pooled["ceiling"].append(per_split)
             if gen is not None:
@@ -174,11 +181,14 @@ class PSTHPredictivityTask:
         details = {"noise_corrected_ev": noise_corrected, "per_session": sessions,
                    "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
+        used = device_provenance(device, requested_device(cfg.device, "")[0])
         return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                         seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
-                               "controller": cfg.controller.seed}, details=details)]
+                               "controller": cfg.controller.seed}, details=details,
+                        provenance={**collect_provenance(), "device": used})]
 
-    def _session(self, cfg: PSTHConfig, root: Path, session: str) -> tuple[Any, ...]:
+    def _session(self, cfg: PSTHConfig, root: Path, session: str, device: Any = "cpu"
+                 ) -> tuple[Any, ...]:
         from neuromark.baselines.reach_encoders import (
             controller_units,
             fit_controller,
@@ -204,7 +214,8 @@ class PSTHPredictivityTask:
         neural = neural[..., keep]
         train = segments[split_segments(len(segments), cfg.data.train_ratio)["train"]]
         ctrl = fit_controller(rec.cursor, rec.target, train, hidden=cfg.controller.hidden,
-                              iterations=cfg.controller.iterations, seed=cfg.controller.seed)
+                              iterations=cfg.controller.iterations, seed=cfg.controller.seed,
+                              device=device)
         kin = align(kinematic_features(rec.cursor), reaches, offset=0, **kw)
         units = {"controller": align(controller_units(ctrl, rec.cursor, rec.target), reaches,
                                      offset=0, **kw),
