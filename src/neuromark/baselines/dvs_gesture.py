@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,23 +98,24 @@ def train(root: str, *, epochs: int = 30, lr: float = 8.27e-3, batch_size: int =
     from neuromark.data.dvs_gesture import DVSGesture
 
     data = DVSGesture(root, "train", n_time_bins=time_bins)
-    return fit_gesture(GestureSNN(), data, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
+    return fit_gesture(GestureSNN, data, epochs=epochs, lr=lr, batch_size=batch_size, seed=seed,
                        quiet=quiet)
 
 
-def fit_gesture(net: GestureSNN, data: Any, *, epochs: int, lr: float, batch_size: int, seed: int,
-                optimizer: str = "adam", schedule: str = "cosine", weight_decay: float = 0.0,
+def fit_gesture(new_net: Callable[[], GestureSNN], data: Any, *, epochs: int, lr: float, batch_size: int,
+                seed: int, optimizer: str = "adam", schedule: str = "cosine", weight_decay: float = 0.0,
                 device: Any = "cpu", quiet: bool = True, label: str = "gesture"
                 ) -> tuple[GestureSNN, dict[str, Any]]:
-    """Train ``net`` in place on ``data`` ((frames (T, 2, 32, 32), label) samples) with
-    ``mse_count_loss(0.8, 0.2)``; returns (network in eval mode on the CPU, {loss per epoch,
-    train_seconds, train_samples, epochs})."""
+    """Train the network ``new_net()`` builds (called after seeding torch with ``seed``, so
+    the initial weights are reproducible) on ``data`` ((frames (T, 2, 32, 32), label)
+    samples) with ``mse_count_loss(0.8, 0.2)``; returns (network in eval mode on the CPU,
+    {loss per epoch, train_seconds, train_samples, epochs})."""
     import snntorch.functional as SF
 
     torch.manual_seed(seed)
+    net = new_net().to(device)
     loader = torch.utils.data.DataLoader(data, batch_size=batch_size, shuffle=True,
                                          generator=torch.Generator().manual_seed(seed))
-    net = net.to(device)
     cls = torch.optim.Adam if optimizer == "adam" else torch.optim.Adamax
     opt = cls(net.parameters(), lr=lr, betas=(0.9, 0.999), weight_decay=weight_decay)
     sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs * len(loader)))
@@ -167,7 +169,10 @@ class GestureFamily:
             raise ValueError("dvs_gesture_snn: train.jitter_sigma, time_stretch and readout: mean "
                              "are spike-file recipe settings; its loss is mse_count_loss on spike counts")
         with torch_threads(getattr(train, "threads", 1)):
-            net, info = fit_gesture(GestureSNN(options.beta, options.threshold, options.dropout), data,
+            def new_net() -> GestureSNN:
+                return GestureSNN(options.beta, options.threshold, options.dropout)
+
+            net, info = fit_gesture(new_net, data,
                                     epochs=train.epochs, lr=train.lr, batch_size=train.batch_size,
                                     seed=train.seed, optimizer=train.optimizer, schedule=train.schedule,
                                     weight_decay=train.weight_decay, device=device, quiet=quiet,
