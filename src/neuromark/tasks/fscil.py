@@ -37,6 +37,7 @@ Config::
     features: {kind: mfcc}
     train: {epochs: 30, batch_size: 256, lr: 0.01}
     fscil: {shots: 5, support_pool: 20, query_pool: 20, query_shots: 20, repeats: 10, seed: 0}
+    device: cpu        # cpu (default), cuda, cuda:N or auto: the backbone trains and runs there
 """
 
 from __future__ import annotations
@@ -54,12 +55,21 @@ from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
+from neuromark.devices import (
+    DeviceName,
+    checkpoint_device_meta,
+    config_device,
+    device_provenance,
+    module_device,
+    recipe_device,
+    requested_device,
+)
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path
+from neuromark.results import Results, Score, atomic_path, collect_provenance
 
 CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
@@ -89,7 +99,7 @@ def prototype_layer(features: Any, labels: Any, num_classes: int, *, steps: int 
                          f"{tuple(x.shape)} and {tuple(y.shape)}")
     if len(y) and (int(y.min()) < 0 or int(y.max()) >= num_classes):
         raise ValueError(f"prototype_layer: labels must lie in 0..{num_classes - 1}")
-    sums = torch.zeros(num_classes, x.shape[1]).index_add_(0, y, x)
+    sums = torch.zeros(num_classes, x.shape[1], device=x.device).index_add_(0, y, x)
     counts = torch.bincount(y, minlength=num_classes).float()
     present = counts > 0
     protos = sums / counts.clamp(min=1)[:, None]
@@ -233,6 +243,7 @@ class FSCILConfig(StrictModel):
     train: TrainSettings = TrainSettings()
     fscil: FSCILSettings = FSCILSettings()
     eval: EvalSettings = EvalSettings()
+    device: DeviceName = "cpu"
 
 
 # ---- the task -----------------------------------------------------------------------------
@@ -245,6 +256,7 @@ class FSCILTask:
 
     def validate(self, config: ConfigFile) -> FSCILConfig:
         s = validate(FSCILConfig, config.data, config)
+        config_device(s.device, config.where(("device",)))  # CUDA asked for where absent
         for key, langs in (("languages", s.data.languages), ("order", s.fscil.order)):
             for i, lang in enumerate(langs or []):
                 if lang not in INCREMENTAL_LANGUAGES:
@@ -265,14 +277,20 @@ class FSCILTask:
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         s = self.validate(config)
+        device = config_device(s.device, config.where(("device",)), label=s.benchmark.id,
+                               announce=True)
         with torch_threads(s.train.threads):
-            return [self._run(s, config, out_dir, quiet)]
+            results = self._run(s, config, out_dir, quiet, device)
+        used = device_provenance(device, requested_device(s.device, "")[0])
+        results.provenance = {**collect_provenance(), "device": used}
+        return [results]
 
-    def _run(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, quiet: bool) -> Results:
+    def _run(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, quiet: bool,
+             device: Any = "cpu") -> Results:
         import torch
 
         data = load_corpus(s, config, quiet)
-        model, meta = backbone(s, config, data, quiet)
+        model, meta = backbone(s, config, data, quiet, device)
         steps = data["train_x"].shape[1] if s.features.kind == "delta_mel" else None
         base_pred = _predict(model, data["test_x"], s.eval.batch_size)[:, :100].argmax(1)
         base_acc = float((base_pred == data["test_y"]).double().mean())
@@ -304,12 +322,13 @@ class FSCILTask:
                 frozen[k] = base_acc * n_base / (n_base + len(query))
                 if r == 0 and s.eval.complexity:
                     complexity.append(self._complexity(s, model, head, data, query, k, acc[r, k],
-                                                       config))
+                                                       config, device))
         return self._results(s, config, out_dir, meta, base_acc, acc, new_acc, frozen, complexity,
                              data, [x.language for x in sampler.sessions(s.fscil.seed, 0, s.fscil.order)])
 
     def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
-                    session: int, accuracy: float, config: ConfigFile) -> dict[str, Any]:
+                    session: int, accuracy: float, config: ConfigFile, device: Any = "cpu"
+                    ) -> dict[str, Any]:
         """Complexity metrics of the full model with this session's prototype head, on the
         session's test set (evenly spaced ``complexity_samples`` of it when set)."""
         import copy
@@ -325,7 +344,7 @@ class FSCILTask:
             x, y = x[torch.from_numpy(pick)], y[torch.from_numpy(pick)]
         net = copy.deepcopy(model)
         net.output = head
-        mask = ~head.present
+        mask = (~head.present).to(device)
 
         def post(out: Any) -> Any:
             logits = out.sum(1) if out.dim() == 3 else out
@@ -337,7 +356,7 @@ class FSCILTask:
         batches = [(x[i:i + s.eval.batch_size], y[i:i + s.eval.batch_size])
                    for i in range(0, len(y), s.eval.batch_size)]
         metrics = build_metrics(names, config, ("eval", "complexity"))
-        result = Benchmark(net, batches, [], [post], metrics, quiet=True).run()
+        result = Benchmark(net, batches, [], [post], metrics, quiet=True, device=device).run()
         out = {"session": session, "samples": len(y)}
         out.update({k: v.value for k, v in result.scores.items()})
         if not s.eval.complexity_samples:
@@ -404,15 +423,17 @@ def _head_predict(head: Any, x: Any, steps: int | None) -> Any:
 
 
 def _embed(model: Any, x: Any, batch_size: int) -> Any:
+    """Embeddings (N, F) on the CPU, computed on the model's device."""
     from neuromark.baselines.keywords import embed
 
-    return embed(model, x, batch_size)
+    return embed(model, x.to(module_device(model)), batch_size).cpu()
 
 
 def _predict(model: Any, x: Any, batch_size: int) -> Any:
+    """Logits (N, K) on the CPU, computed on the model's device."""
     from neuromark.baselines.keywords import predict
 
-    return predict(model, x, batch_size)
+    return predict(model, x.to(module_device(model)), batch_size).cpu()
 
 
 # ---- data and backbone ---------------------------------------------------------------------
@@ -461,10 +482,11 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
     return out
 
 
-def backbone(s: FSCILConfig, config: ConfigFile, data: dict[str, Any], quiet: bool
-             ) -> tuple[Any, dict[str, Any]]:
-    """The pre-trained backbone: loaded from ``model.checkpoint`` when its recipe hash (model,
-    features, training settings, training data) matches, else trained and saved."""
+def backbone(s: FSCILConfig, config: ConfigFile, data: dict[str, Any], quiet: bool,
+             device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
+    """The pre-trained backbone on ``device``: loaded from ``model.checkpoint`` when its
+    recipe hash (model, features, training settings, training data, and the device when it
+    is not the CPU) matches, else trained there and saved (weights saved from the CPU)."""
     import torch
 
     from neuromark.baselines.keywords import fit_classifier, init_seeded, time_shift
@@ -475,7 +497,8 @@ def backbone(s: FSCILConfig, config: ConfigFile, data: dict[str, Any], quiet: bo
         return build_component(models, spec, config, ("model",))
 
     digest = hashlib.sha256(json.dumps({"model": spec.model_dump(), "features": s.features.model_dump(),
-                                        "train": s.train.model_dump(exclude={"threads"})},
+                                        "train": s.train.model_dump(exclude={"threads"}),
+                                        **recipe_device(device)},
                                        sort_keys=True).encode())
     digest.update(data["train_x"].numpy().tobytes())
     digest.update(data["train_y"].numpy().tobytes())
@@ -486,25 +509,29 @@ def backbone(s: FSCILConfig, config: ConfigFile, data: dict[str, Any], quiet: bo
         raise ConfigError(f"{config.where(('model', 'name'))}: model {s.model.name!r} has no "
                           "features()/output: the FSCIL task needs a backbone with both")
     if path.is_file():
-        payload = torch.load(path, weights_only=True)
+        payload = torch.load(path, map_location="cpu", weights_only=True)
         if not (isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT):
             raise DataError(f"{path}: not an FSCIL backbone checkpoint written by neuromark; move it away "
                             "or set model.checkpoint to another path")
         if payload.get("recipe_hash") == recipe_hash:
             model.load_state_dict(payload["state_dict"])
             model.eval()
-            return model, {**payload["meta"], "checkpoint": str(path), "trained_now": False}
+            return model.to(device), {**payload["meta"], "checkpoint": str(path), "trained_now": False}
     t = s.train
     shift = time_shift(t.time_shift, 1 if s.features.kind == "delta_mel" else -1) if t.time_shift else None
     log = None if quiet else (lambda line: print(f"{s.benchmark.id}: {line}"))
-    info = fit_classifier(model, data["train_x"], data["train_y"], epochs=t.epochs, batch_size=t.batch_size,
+    model.to(device)
+    info = fit_classifier(model, data["train_x"].to(device), data["train_y"].to(device),
+                          epochs=t.epochs, batch_size=t.batch_size,
                           lr=t.lr, weight_decay=t.weight_decay, step_size=t.step_size, gamma=t.gamma,
                           seed=t.seed, classes=100, augment=shift, log=log)
     meta = {"recipe_hash": recipe_hash, "epochs": t.epochs, "train_seconds": info["train_seconds"],
-            "final_train_loss": info["loss"][-1], "final_train_accuracy": info["train_accuracy"][-1]}
+            "final_train_loss": info["loss"][-1], "final_train_accuracy": info["train_accuracy"][-1],
+            **checkpoint_device_meta(device)}
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
-        torch.save({"format": CHECKPOINT_FORMAT, "recipe_hash": recipe_hash, "state_dict": model.state_dict(),
+        state = {k: v.cpu() for k, v in model.state_dict().items()}
+        torch.save({"format": CHECKPOINT_FORMAT, "recipe_hash": recipe_hash, "state_dict": state,
                     "meta": meta}, tmp)
     return model, {**meta, "checkpoint": str(path), "trained_now": True}
 
