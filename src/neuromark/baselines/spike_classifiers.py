@@ -279,6 +279,12 @@ def recipe_hash(recipe: dict[str, Any], train_file: Path) -> str:
     return str(digest.hexdigest())
 
 
+def training_device(family: Any, device: Any) -> Any:
+    """Where ``family`` trains when asked for ``device``: its ``trains_on(device)`` (e.g. the
+    SVM: the CPU), or the CPU for a family that has no such method (it knows no devices)."""
+    return family.trains_on(device) if hasattr(family, "trains_on") else "cpu"
+
+
 @dataclass
 class PreparedCheckpoint:
     """A checkpoint ready for evaluation (see :func:`prepare_checkpoint`).
@@ -340,7 +346,8 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
             training file's bytes); on a device other than the CPU it names the device
             (:func:`~neuromark.devices.recipe_device`), so a GPU-trained checkpoint never
             serves a CPU run as its own.
-        device: where training runs (the checkpoint records it and the torch version).
+        device: where training runs (the checkpoint records it and the torch version); a
+            family without ``trains_on`` knows no devices and trains where it trains.
     """
     check_test_labels(data["test"], None)
     load = getattr(family, "load", load_checkpoint)  # a family may own its checkpoint kind
@@ -380,11 +387,11 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
                         "run `neuromark train CONFIG`")
     classes = check_labels(data["train"], data["test"])  # before any training
     model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label,
-                             device=device)
+                             **({"device": device} if hasattr(family, "trains_on") else {}))
     meta = {"recipe_hash": digest, "recipe": recipe, "classes": classes,
             "keys": list(data["train"].classes),
             "train_file": str(data["train"].path), **info,
-            **checkpoint_device_meta(family.trains_on(device))}
+            **checkpoint_device_meta(training_device(family, device))}
     save_checkpoint(target, model, meta)
     model, meta = load(target)
     return PreparedCheckpoint(target, True, model, meta)

@@ -319,7 +319,7 @@ class ClassificationTask:
                 retrain: bool = False, quiet: bool = True) -> Any:
         """Train a model family's checkpoint unless one of the same recipe is cached; returns
         the :class:`~neuromark.baselines.spike_classifiers.PreparedCheckpoint`."""
-        from neuromark.baselines.spike_classifiers import prepare_checkpoint
+        from neuromark.baselines.spike_classifiers import prepare_checkpoint, training_device
 
         settings, spec = plan.settings, plan.settings.model
         data = {"train": self._dataset(plan, config, "train"),
@@ -327,7 +327,7 @@ class ClassificationTask:
         recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
                   "model": {"name": spec.name, "options": plan.model_options.model_dump()},
                   "train": plan.train.recipe(),
-                  **recipe_device(plan.family.trains_on(plan.device))}
+                  **recipe_device(training_device(plan.family, plan.device))}
         target = checkpoint or resolve_path(str(spec.checkpoint), config)
         return prepare_checkpoint(plan.family, plan.model_options, plan.train, data, recipe, target,
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
