@@ -107,7 +107,7 @@ class Held:
 
     def check(self, layer: str) -> None:
         if self.version >= 0 and self.tensor._version != self.version:
-            raise RuntimeError(
+            raise ValueError(
                 f"layer {layer!r}: a tensor kept for counting was written in place later "
                 f"in the batch, so this batch's counts cannot be exact; set "
                 f"${BUDGET_ENV}=0 to count each call as it happens")
