@@ -99,6 +99,29 @@ def test_auto_and_cpu_validate_without_cuda(tmp_path):
     assert TASK.validate(load_config(toy_config(tmp_path))).device == torch.device("cpu")
 
 
+#: One shipped config of every algorithm-track task.
+TASK_CONFIGS = ["mackey_glass/esn.yaml", "primate_reaching/ridge.yaml",
+                "primate_reaching/psth_ceiled.yaml", "keywords/mswc_fscil_m5_short.yaml",
+                "event_vision/gen4_synthetic_short.yaml", "spiking_audio/spoken_digits_svm.yaml"]
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize("name", ["gpu", pytest.param("cuda:0", marks=without_cuda)])
+@pytest.mark.parametrize("shipped", TASK_CONFIGS)
+def test_every_algorithm_task_checks_its_device_with_file_and_line(shipped, name):
+    from neuromark.config import parse_yaml
+    from neuromark.suite import task_of
+
+    path = CONFIGS / shipped
+    text = path.read_text().rstrip("\n") + f"\ndevice: {name}\n"
+    config = parse_yaml(text, path)  # paths still resolve from the shipped config's folder
+    line = text.count("\n")
+    expected = "'gpu' is not a device" if name == "gpu" else "cuda:0: CUDA is not available"
+    with pytest.raises(ConfigError, match=rf"{path.name}:{line}: device: .*{expected}"):
+        task_of(config).validate(config)
+    task_of(config).validate(parse_yaml(text.replace(f"device: {name}", "device: auto"), path))
+
+
 @without_cuda
 @pytest.mark.parametrize("verb", ["run", "train"])
 def test_device_flag_overrides_the_config(tmp_path, capsys, verb):
