@@ -39,6 +39,7 @@ Config::
 
 from __future__ import annotations
 
+import inspect
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -365,8 +366,6 @@ class ClassificationTask:
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:
     """The test split's own loader; with ``pin``, asked for pinned batches when it takes a
     ``pin_memory`` option (spike files do)."""
-    import inspect
-
     if pin and "pin_memory" in inspect.signature(test.loader).parameters:
         return test.loader(batch_size, pin_memory=True)
     return test.loader(batch_size)
