@@ -26,7 +26,18 @@ Every round also runs the metrics with the coverage check off
 (``Instrument.coverage = False``: no parameter sorting, no interception), so the cost of
 coverage is printed beside (on the intercepted net the "off" run misses its first layer).
 
-Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench] [--conv | --intercept]
+``--case`` picks cases by name (repeatable): ``reference`` (the default), ``intercept``,
+``conv``, and the issue-20 GPU table's ``reference-large`` (2,048 x 100, batch 256),
+``wide`` (snnTorch 700-1024-1024-20, 2,048 x 100, batch 256) and ``conv-large`` (512 x 20,
+batch 64); ``--samples``/``--batch`` shrink or grow a case (other data: no reference).
+``--device cuda`` puts model and pre-collated batches on the GPU (synchronised at the end
+of each timed loop) and by default runs the four GPU cases; ``--torch-path`` forces the
+device counting path (``Instrument.counting_path = "torch"``) so that it can be timed on
+CPU.
+
+Usage: python bench/overhead.py [--rounds 15] [--threads N] [--neurobench]
+       [--conv | --intercept | --case NAME ...] [--samples N] [--batch N]
+       [--device cpu|cuda] [--torch-path]
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ from reference_net import (  # noqa: E402
     build_conv,
     build_intercepted,
     build_reference,
+    build_wide,
     reference_figures,
 )
 
@@ -61,18 +73,23 @@ from neuromark.metrics import (  # noqa: E402
 from neuromark.models import SNNTorchModel  # noqa: E402
 from neuromark.processors import ChooseMaxCount  # noqa: E402
 
+CPU = torch.device("cpu")
 
-def plain_loop(model: SNNTorchModel, loader, post) -> tuple[float, float]:
-    """(wall s, CPU s) of a plain inference loop."""
+
+def plain_loop(model: SNNTorchModel, loader, post,
+               device: torch.device = CPU) -> tuple[float, float]:
+    """(wall s, CPU s) of a plain inference loop (the device synchronised at its end)."""
     wall, cpu = time.perf_counter(), time.process_time()
     with torch.inference_mode():
         for data, _ in loader:
             model.reset_state()
             post(model(data))
+    synchronize(device)
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def metric_run(model: SNNTorchModel, loader, post, coverage: bool = True):
+def metric_run(model: SNNTorchModel, loader, post, coverage: bool = True,
+               device: torch.device = CPU):
     """(wall s, CPU s, results) of a Benchmark run with all seven metrics."""
     Instrument.coverage = coverage
     metrics = [Footprint(), ParameterCount(), ConnectionSparsity(), ClassificationAccuracy(),
@@ -80,6 +97,7 @@ def metric_run(model: SNNTorchModel, loader, post, coverage: bool = True):
     wall, cpu = time.perf_counter(), time.process_time()
     try:
         results = Benchmark(model, loader, [], [post], metrics, quiet=True).run()
+        synchronize(device)
     finally:
         Instrument.coverage = True
     return time.perf_counter() - wall, time.process_time() - cpu, results
@@ -98,7 +116,8 @@ class Collated:
         return len(self.batches)
 
 
-def neurobench_run(net, loader: Collated) -> tuple[float, float]:
+def neurobench_run(net, loader: Collated,
+                   device: torch.device = CPU) -> tuple[float, float]:
     """(wall s, CPU s) of neurobench 2.3.0's Benchmark with the same seven metrics."""
     from neurobench.benchmarks import Benchmark as NBBenchmark
     from neurobench.metrics import static as nb_static
@@ -109,9 +128,28 @@ def neurobench_run(net, loader: Collated) -> tuple[float, float]:
     workload = [nb_workload.ClassificationAccuracy, nb_workload.ActivationSparsity,
                 nb_workload.SynapticOperations, nb_workload.MembraneUpdates]
     wall, cpu = time.perf_counter(), time.process_time()
+    device_kwargs = {} if device.type == "cpu" else {"device": device}
     NBBenchmark(NBSNNTorchModel(net), loader, [], [lambda spikes: spikes.sum(1).argmax(-1)],
-                [static, workload]).run(quiet=True, verbose=False)
+                [static, workload]).run(quiet=True, verbose=False, **device_kwargs)
+    synchronize(device)
     return time.perf_counter() - wall, time.process_time() - cpu
+
+
+#: case name -> (builder, batch size, samples); "gpu" cases are the issue's H100 table.
+CASES = {
+    "reference": (build_reference, 64, 256),
+    "reference-large": (build_reference, 256, 2048),
+    "wide": (build_wide, 256, 2048),
+    "conv": (build_conv, 16, 64),
+    "conv-large": (build_conv, 64, 512),
+    "intercept": (build_intercepted, 64, 256),
+}
+GPU_CASES = ("reference-large", "reference", "wide", "conv-large")
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def main() -> None:
@@ -124,15 +162,47 @@ def main() -> None:
                         help="a convolutional SNN instead of the reference network")
     parser.add_argument("--intercept", action="store_true",
                         help="the reference network with a functional first layer")
+    parser.add_argument("--case", action="append", choices=sorted(CASES),
+                        help="cases to time (repeatable); default: reference, or with "
+                             f"--device cuda the four GPU cases {', '.join(GPU_CASES)}")
+    parser.add_argument("--samples", type=int, default=None,
+                        help="override the case's sample count (other data, no reference)")
+    parser.add_argument("--batch", type=int, default=None, help="override the batch size")
+    parser.add_argument("--device", default="cpu",
+                        help="where model and pre-collated batches live (cpu, cuda, cuda:N)")
+    parser.add_argument("--torch-path", action="store_true",
+                        help="force the torch counting path (Instrument.counting_path='torch')")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    net, loader = build_conv() if args.conv else build_intercepted() if args.intercept \
-        else build_reference()
-    batches = list(loader)  # collate once: data loading is not what is compared
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA GPU is available here; use --torch-path to "
+                     "time the device counting path on CPU")
+    cases = args.case or (["conv"] if args.conv else ["intercept"] if args.intercept
+                          else list(GPU_CASES) if device.type == "cuda" else ["reference"])
+    if args.torch_path:
+        Instrument.counting_path = "torch"
+    print(f"device {device}, counting path {'torch (forced)' if args.torch_path else 'auto'}")
+    for case in cases:
+        bench_case(case, args, device)
+
+
+def bench_case(case: str, args: argparse.Namespace, device: torch.device) -> None:
+    """Time one case and print its ratios (and the reference figures where they hold)."""
+    build, batch_size, samples = CASES[case]
+    batch_size, samples = args.batch or batch_size, args.samples or samples
+    net, loader = build(batch_size, samples)
+    net = net.to(device)
+    # collate once, on the device: data loading is not what is compared
+    batches = [(x.to(device), y.to(device)) for x, y in loader]
+    synchronize(device)
+    steps = batches[0][0].shape[1]
+    print(f"\n== {case}: {samples} samples x {steps} steps, batch {batch_size}")
     model, post = SNNTorchModel(net), ChooseMaxCount()
-    plain_loop(model, batches, post)  # warm-up
-    first_wall, _, _ = metric_run(model, batches, post)  # warm-up: numba compiles or loads its cache
+    plain_loop(model, batches, post, device)  # warm-up
+    # warm-up: numba compiles or loads its cache
+    first_wall, _, _ = metric_run(model, batches, post, device=device)
     print(f"first metric run (one-time kernel compilation or cache load included): {first_wall:.3f} s")
     walls: list[tuple[float, float]] = []
     cpus: list[tuple[float, float]] = []
@@ -141,18 +211,18 @@ def main() -> None:
     theirs: list[tuple[float, float]] = []  # neurobench (wall, CPU) over the same plain run
     collated = Collated(batches, loader.dataset)
     if args.neurobench:
-        neurobench_run(net, collated)  # warm-up
+        neurobench_run(net, collated, device)  # warm-up
     results = None
     for _ in range(args.rounds):
-        wall_plain, cpu_plain = plain_loop(model, batches, post)
-        wall_metrics, cpu_metrics, results = metric_run(model, batches, post)
+        wall_plain, cpu_plain = plain_loop(model, batches, post, device)
+        wall_metrics, cpu_metrics, results = metric_run(model, batches, post, device=device)
         walls.append((wall_plain, wall_metrics))
         cpus.append((cpu_plain, cpu_metrics))
-        wall_off, cpu_off, _ = metric_run(model, batches, post, coverage=False)
+        wall_off, cpu_off, _ = metric_run(model, batches, post, coverage=False, device=device)
         off_walls.append(wall_off / wall_plain)
         off_cpus.append(cpu_off / cpu_plain)
         if args.neurobench:
-            wall_nb, cpu_nb = neurobench_run(net, collated)
+            wall_nb, cpu_nb = neurobench_run(net, collated, device)
             theirs.append((wall_nb / wall_plain, cpu_nb / cpu_plain))
     for label, pairs in (("wall time", walls), ("CPU time", cpus)):
         ratios = [m / p for p, m in pairs]
@@ -173,9 +243,9 @@ def main() -> None:
                   f"neurobench's overhead / ours = "
                   f"{(statistics.median(nb_ratios) - 1) / (statistics.median(ours_ratios) - 1):.1f}x")
     ours = dict(results)
-    if args.conv:  # no reference figures for this network
+    if case not in ("reference", "intercept") or (samples, batch_size) != (256, 64):
         for key in ("synaptic_operations", "activation_sparsity", "membrane_updates"):
-            print(f"{key:20s} ours {ours[key]}")
+            print(f"{key:20s} ours {ours[key]}")  # no reference figures for this case
         return
     ref = reference_figures()["per_sample"]
     figures = {
