@@ -149,9 +149,10 @@ def device_provenance(device: Any, requested: str | None = None) -> dict[str, An
     device = torch.device(device)
     name = device.type
     if device.type == "cuda" and torch.cuda.is_available():
+        if device.index is None:  # "cuda": the current CUDA device
+            device = torch.device("cuda", torch.cuda.current_device())
         name = torch.cuda.get_device_name(device)
-    used = str(device) if device.type != "cuda" or device.index is not None else "cuda:0"
-    return {"used": used, "type": device.type, "name": name,
+    return {"used": str(device), "type": device.type, "name": name,
             "requested": requested if requested is not None else str(device)}
 
 
