@@ -146,14 +146,23 @@ def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int) -> tuple[Tensor, 
     each input element meets.
 
     Returns (effective ops (n,) float64: the sum over rows of ``[x != 0] @ counts``; a
-    non-spike flag (n,): some value is not -1, 0 or 1; a NaN flag (n,)), all on the
-    inputs' device, compared in the inputs' own dtype (exact in float16 and bfloat16)."""
-    nonzero = inputs != 0
-    columns = nonzero.sum(dim=rows_dim, dtype=torch.float64)
-    effective = columns @ counts.to(device=columns.device, dtype=torch.float64)
-    nonspike = (nonzero & (inputs.abs() != 1)).any(dim=2).any(dim=rows_dim)
-    nan = inputs.isnan().any(dim=2).any(dim=rows_dim)
-    return effective, nonspike, nan
+    non-spike flag (n,): some value is not -1, 0 or 1; a NaN flag (n,)), on the inputs'
+    device. float16 and bfloat16 values are read as float32 (exactly). Row sums run in
+    float32 on CPU when ``sum(counts)`` (which bounds them) is below 2**24, else in float64
+    (never in float32 on a GPU, where TF32 could round them). The non-spike test is the
+    spike residual ``sum (|x| - [x != 0])**2`` of the call: a sum of non-negative terms, each
+    either 0 or at least 2**-48, so it is 0 exactly for spikes (and NaN for NaN input)."""
+    if inputs.dtype not in (torch.float32, torch.float64):
+        inputs = inputs.to(torch.float32)
+    exact32 = inputs.device.type == "cpu" and float(counts.sum()) < 2**24
+    dtype = inputs.dtype if exact32 else torch.float64
+    magnitude = inputs.abs()
+    indicator = magnitude.sign()  # 1 where x != 0
+    per_row = indicator.to(dtype) @ counts.to(device=inputs.device, dtype=dtype)
+    effective = per_row.sum(dim=rows_dim, dtype=torch.float64)
+    defect = magnitude - indicator
+    residual = torch.linalg.vecdot(defect, defect).sum(dim=rows_dim)
+    return effective, residual != 0, residual.isnan()
 
 
 @dataclass
@@ -263,7 +272,7 @@ def totals(vectors: tuple[Tensor, Tensor, Tensor] | None) -> tuple[float, float,
         return 0.0, 0.0, False
     effective, nonspike, nan = vectors
     clean = ~nan
-    acs = (effective * (clean & ~nonspike)).sum()
-    macs = (effective * (clean & nonspike)).sum()
+    acs = torch.where(clean & ~nonspike, effective, 0).sum()
+    macs = torch.where(clean & nonspike, effective, 0).sum()
     acs, macs, seen = torch.stack([acs, macs, nan.any().to(torch.float64)]).tolist()
     return acs, macs, bool(seen)

@@ -187,8 +187,8 @@ class CellCounter:
         if h_counts is not None:
             has_hidden = torch.tensor(calls, device=effective.device)
             call_effective[has_hidden] += h_counts[0]
-        input_macs = (call_effective * (nonspike & ~nan)).sum()
-        input_acs = (call_effective * (~nonspike & ~nan)).sum()
+        input_macs = torch.where(nonspike & ~nan, call_effective, 0).sum()
+        input_acs = torch.where(~nonspike & ~nan, call_effective, 0).sum()
         rule = torch.stack([input_acs, input_macs]).tolist()
         self.input_rule[0] += rule[0]
         self.input_rule[1] += rule[1]
