@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Equivalence tests of the framework adapters (SpikingJelly, Norse, Sinabs), each in its own
+# Equivalence tests of the framework adapters (SpikingJelly, Norse, Sinabs, Rockpool), each in its own
 # scratch venv under .cache/adapter-venvs/<framework> (never one environment for all).
 #
 # Each venv holds only its framework, installed with --no-deps plus its real needs, on top
@@ -9,7 +9,7 @@
 # pip-installs from the network when imported), sinabs' nir<=1.0.4 pin (it breaks snnTorch's
 # NIR export; .venv's nir 1.0.8 is seen instead).
 #
-# Usage: scripts/adapter_checks.sh [spikingjelly|norse|sinabs ...]   (default: all three)
+# Usage: scripts/adapter_checks.sh [spikingjelly|norse|sinabs|rockpool ...]   (default: all four)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || bash scripts/bootstrap.sh
@@ -20,15 +20,17 @@ declare -A PACKAGES=(
   [spikingjelly]="spikingjelly==2.0.0 loguru==0.7.3"
   [norse]="norse==1.1.0"
   [sinabs]="sinabs==3.1.3 pbr"
+  [rockpool]="rockpool==3.1.0"
 )
 declare -A TESTS=(
   [spikingjelly]=tests/test_adapter_spikingjelly.py
   [norse]=tests/test_adapter_norse.py
   [sinabs]=tests/test_adapter_sinabs.py
+  [rockpool]=tests/test_adapter_rockpool.py
 )
 
 frameworks=("$@")
-[ ${#frameworks[@]} -gt 0 ] || frameworks=(spikingjelly norse sinabs)
+[ ${#frameworks[@]} -gt 0 ] || frameworks=(spikingjelly norse sinabs rockpool)
 status=0
 for fw in "${frameworks[@]}"; do
   [ -n "${PACKAGES[$fw]:-}" ] || { echo "adapter checks: unknown framework $fw" >&2; exit 2; }

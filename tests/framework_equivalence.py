@@ -35,19 +35,20 @@ def seeded_weights(net: nn.Module, scales: tuple[float, float] = (1.2, 1.5)) -> 
 
 def snntorch_twin(net: nn.Module, betas: tuple[float, float], reset: str = "zero",
                   threshold: float = 1.0, input_scale: tuple[float, float] = (1.0, 1.0),
-                  weight_scale: tuple[float, float] = (1.2, 1.5)) -> nn.Module:
+                  weight_scale: tuple[float, float] = (1.2, 1.5), **leaky: object) -> nn.Module:
     """snnTorch Linear-Leaky-Linear-Leaky with ``net``'s (re-seeded) linear weights, times
-    ``input_scale`` per layer (for frameworks that scale a neuron's input current)."""
+    ``input_scale`` per layer (for frameworks that scale a neuron's input current);
+    ``leaky``: more ``snn.Leaky`` options (e.g. ``reset_delay=False``)."""
     import snntorch as snn
 
     seeded_weights(net, weight_scale)
     first, second = linear_layers(net)
     twin = nn.Sequential(nn.Linear(first.in_features, first.out_features),
                          snn.Leaky(beta=betas[0], threshold=threshold, init_hidden=True,
-                                   reset_mechanism=reset),
+                                   reset_mechanism=reset, **leaky),
                          nn.Linear(second.in_features, second.out_features),
                          snn.Leaky(beta=betas[1], threshold=threshold, init_hidden=True,
-                                   reset_mechanism=reset))
+                                   reset_mechanism=reset, **leaky))
     with torch.no_grad():
         for mine, theirs, scale in zip(linear_layers(twin), (first, second), input_scale):
             mine.weight.copy_(theirs.weight * scale)

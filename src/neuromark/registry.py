@@ -127,6 +127,7 @@ adapters.register_many({
     "spikingjelly": "neuromark.models.spikingjelly_model:SpikingJellyModel",
     "norse": "neuromark.models.norse_model:NorseModel",
     "sinabs": "neuromark.models.sinabs_model:SinabsModel",
+    "rockpool": "neuromark.models.rockpool_model:RockpoolModel",
 })
 
 # Models a config names (``model: {name, options}``): factories returning a torch module or

@@ -18,7 +18,7 @@ from neuromark.errors import MissingExtraError
 INSTALL = {
     fw: f"pip install -c constraints-cpu.txt 'neuromark[{fw}]' && pip install --no-deps {pin}"
     for fw, pin in (("spikingjelly", "spikingjelly==2.0.0"), ("norse", "norse==1.1.0"),
-                    ("sinabs", "sinabs==3.1.3"))
+                    ("sinabs", "sinabs==3.1.3"), ("rockpool", "rockpool==3.1.0"))
 }
 
 
