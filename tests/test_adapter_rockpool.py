@@ -66,9 +66,25 @@ def test_same_counts_as_snntorch():
     assert [layer.cost for layer in adapter.neuron_layers()] == [4.0, 4.0]
 
 
-def test_stepping_gives_rockpool_own_sequence_output_per_sample():
-    net = rockpool_net()
-    twin_of(net)
+def synaptic_net() -> nn.Module:
+    """LIFTorch (a synaptic current) with recurrent weights, then LIFTorch."""
+    torch.manual_seed(3)
+    return Sequential(rm.LinearTorch((6, 5)), rm.LIFTorch(5, tau_mem=4e-3, tau_syn=2e-3, dt=DT,
+                                                          has_rec=True),
+                      rm.LinearTorch((5, 3)), rm.LIFTorch(3, tau_mem=4e-3, tau_syn=2e-3, dt=DT))
+
+
+@pytest.mark.parametrize("kind", ["lif_neuron", "lif_synaptic_recurrent"])
+def test_stepping_gives_rockpool_own_sequence_output_per_sample(kind):
+    if kind == "lif_neuron":
+        net = rockpool_net()
+        twin_of(net)
+    else:
+        net = synaptic_net()
+        with torch.no_grad():
+            for _, module in net.named_modules():
+                if isinstance(module, rm.LinearTorch):
+                    module.weight.mul_(4.0)
     with torch.no_grad():
         adapter = RockpoolModel(net)
         adapter.reset_state()
@@ -80,3 +96,5 @@ def test_stepping_gives_rockpool_own_sequence_output_per_sample():
             direct = net(X[i:i + 1])  # the torch API, set by the adapter
             assert torch.equal(stepped[i:i + 1], direct)
     assert stepped.sum() > 10
+    costs = [layer.cost for layer in adapter.neuron_layers()]
+    assert costs == ([4.0, 4.0] if kind == "lif_neuron" else [6.0, 6.0])
