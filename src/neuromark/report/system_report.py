@@ -126,6 +126,28 @@ def _reuse(res: Results, name: str, target: Path) -> Path | None:
     return None
 
 
+def energy_beside_estimate(res: Results) -> list[str]:
+    """The measured energy per inference (each active window's total and dynamic figure, or
+    "not measured" with the reason) and, beside it, each profile's ESTIMATE labelled with
+    its profile; [] when the run has no estimate."""
+    estimate = res.scores.get("energy_estimate")
+    if estimate is None or not isinstance(estimate.value, dict):
+        return []
+    meter = res.details.get("power_meter", {})
+    rows = [(f"measured: {name.removesuffix('_energy_per_inference').replace('_', ' ')}",
+             _fmt(score.value), f"{meter.get('name', '?')} meter")
+            for name, score in res.scores.items()
+            if name.endswith(("_total_energy_per_inference", "_dynamic_energy_per_inference"))]
+    if not rows:
+        rows = [("measured", "not measured", meter.get("reason", "no power meter"))]
+    profiles = res.details.get("energy_estimate", {}).get("profiles", {})
+    rows += [(f"estimate: {name}", _fmt(value), profiles.get(name, {}).get("label", name))
+             for name, value in estimate.value.items()]
+    return (["Energy per inference, measured and estimated (an estimate from operation counts, "
+             "never a measurement):", "", "| figure | J/inference | source |", "|---|---|---|"]
+            + [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""])
+
+
 def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
     d = res.details
     lines = [f"### {res.benchmark.id} (v{res.benchmark.version})", ""]
@@ -133,6 +155,7 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
     for name, score in res.scores.items():
         lines.append(f"| {name} | {format_value(score)} |")
     lines.append("")
+    lines += energy_beside_estimate(res)
     if "timing" in d:
         lines += ["Per-sample timings (batch size 1; pre-processing and inference timed separately):", ""]
         lines += _timing_table(d["timing"]) + [""]

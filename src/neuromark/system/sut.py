@@ -87,6 +87,10 @@ class BuiltSUT:
         info: recorded under ``details.sut`` in the results (data, threads, weights, ...).
         close: called once after the run, also when it fails (restore torch's thread
             count, release a device); None when there is nothing to undo.
+        workload: ``workload() -> (model, batches)``: the model the SUT runs and batches of
+            ``(input, target)`` in which each sample is one inference, for the energy
+            ESTIMATE the system task prints beside the measured energy (config
+            ``estimate:``); None when the SUT's operations cannot be counted.
     """
 
     sut: Any
@@ -94,6 +98,7 @@ class BuiltSUT:
     labels: np.ndarray | None = None
     info: dict[str, Any] = field(default_factory=dict)
     close: Callable[[], Any] | None = None
+    workload: Callable[[], tuple[Any, Any]] | None = None
 
 
 class StagedSUT:

@@ -41,6 +41,7 @@ from neuromark.system.power.spec import make_meter
 from neuromark.system.sut import BuiltSUT, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
+from neuromark.tasks.system_estimate import EstimateSettings, estimate_energy
 from neuromark.tasks.system_scores import accuracy, accuracy_mode_run, loadgen_scores, power_scores
 
 CITATION = """@article{Yik2025neurobench,
@@ -109,6 +110,9 @@ class SystemConfig(StrictModel):
         False, description="run the MLPerf compliance tests after the test (true: all three)")
     latency: Literal["measured", "data_time"] | None = Field(
         None, description="the spec's latency rule for energy per inference; same as power.latency")
+    estimate: EstimateSettings | None = Field(
+        None, description="also estimate energy per inference from the SUT's operation counts "
+                          "(energy_estimate, beside the measured energy_per_inference)")
 
     @model_validator(mode="after")
     def _latency_rule(self) -> SystemConfig:
@@ -182,6 +186,11 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> R
             where = (config or ConfigFile(data={})).where(("accuracy",))
             raise ConfigError(f"{where}: accuracy: SUT {cfg.sut.name!r} has no labels to score; "
                               "set accuracy: false")
+        if cfg.estimate is not None and built.workload is None:
+            where = (config or ConfigFile(data={})).where(("estimate",))
+            raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
+                              "gives no workload whose operations can be counted; remove "
+                              "estimate:")
         return _run(cfg, config, built, Path(out_dir).resolve())
     finally:
         if built.close is not None:
@@ -237,6 +246,9 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     else:
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
+    if cfg.estimate is not None:  # after LoadGen and the power windows: never disturbs them
+        scores["energy_estimate"], details["energy_estimate"] = estimate_energy(
+            built.workload, cfg.estimate)
     if cfg.compliance and settings.mode == "PerformanceOnly":
         tests = TESTS if cfg.compliance is True else tuple(cfg.compliance)
         details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
@@ -280,7 +292,10 @@ class SystemTask:
                               f"sample library (sut.options.samples: {samples})")
         if cfg.meter is not None:
             check_options(meters, cfg.meter, config, ("meter",))
-        return cfg.model_copy(update={"sut": cfg.sut.model_copy(update={"options": options})})
+        update: dict[str, Any] = {"sut": cfg.sut.model_copy(update={"options": options})}
+        if cfg.estimate is not None:
+            update["estimate"] = cfg.estimate.checked(config)
+        return cfg.model_copy(update=update)
 
     def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
         return [run_system(self.validate(config), config, out_dir)]

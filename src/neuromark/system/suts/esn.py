@@ -44,7 +44,8 @@ def synthetic_series(n: int) -> np.ndarray:
 def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads: int,
                        reservoir_size: int | None = None, context: int = 0
                        ) -> tuple[InMemoryLibrary, StagedSUT, dict[str, Any]]:
-    """``(library, sut, info)`` for the ESN forecast step."""
+    """``(library, sut, info)`` for the ESN forecast step; with ``context=0`` the SUT's
+    ``workload`` attribute gives the model and steps whose operations are counted."""
     import torch
 
     torch.set_num_threads(threads)
@@ -99,6 +100,16 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
             "weights": "readout fitted by ridge regression on the first half of the series",
             "context": context, "state": (f"reset per query; each sample carries its {context}-step "
                                           "warm-up window") if context else "kept between queries"}
+    if not context:
+        def workload() -> tuple[Any, Any]:
+            """A copy of the model over the test series, one step per sample (an inference
+            is one step when the state is kept between queries)."""
+            import copy
+
+            steps = torch.as_tensor((test - mean) / std, dtype=torch.float64).reshape(-1, 1)
+            return copy.deepcopy(model), [(steps, torch.zeros(len(steps)))]
+
+        sut.workload = workload
     return library, sut, info
 
 
@@ -143,4 +154,5 @@ def esn(*, data: Literal["synthetic", "mackey_glass"] = "synthetic", tau: Annota
     except BaseException:
         torch.set_num_threads(threads_before)
         raise
-    return BuiltSUT(sut, library, None, info, close=lambda: torch.set_num_threads(threads_before))
+    return BuiltSUT(sut, library, None, info, close=lambda: torch.set_num_threads(threads_before),
+                    workload=getattr(sut, "workload", None))

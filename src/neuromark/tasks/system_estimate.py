@@ -1,0 +1,59 @@
+"""The system track's energy ESTIMATE, counted beside the measured energy, never in its place.
+
+With ``estimate: {profiles: [...]}`` in a system config, the SUT's workload (the model it
+runs and its samples, :attr:`neuromark.system.sut.BuiltSUT.workload`) goes once through the
+harness with :class:`~neuromark.metrics.energy.EnergyEstimate`, after LoadGen and the power
+windows (so it never disturbs them). The score ``energy_estimate`` (J per inference, one per
+profile, unit "J/sample (estimate)") sits beside ``energy_per_inference`` (measured, or "not
+measured"); the submission report prints both in one table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from neuromark.config import ConfigFile, StrictModel, resolve_path
+from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.metrics.energy import SHIPPED, EnergyEstimate
+from neuromark.metrics.functional.energy_profiles import get_profile
+from neuromark.results import Score
+from neuromark.runner import Benchmark
+
+
+class EstimateSettings(StrictModel):
+    """``estimate:``: the energy profiles to estimate with (registered names or profile YAML
+    files, relative to the config's folder; default the four shipped Horowitz 45 nm
+    profiles)."""
+
+    profiles: list[str] = Field(default_factory=lambda: list(SHIPPED), min_length=1)
+
+    def checked(self, config: ConfigFile | None) -> EstimateSettings:
+        """These settings with profile files made absolute (from the config's folder); an
+        unknown profile or a bad file is a ConfigError naming ``estimate.profiles[i]``."""
+        where = (config or ConfigFile(data={})).where
+        out = []
+        for i, name in enumerate(self.profiles):
+            try:
+                value = (str(resolve_path(name, config)) if name.endswith((".yaml", ".yml"))
+                         else name)
+                get_profile(value)
+            except NeuromarkError as exc:
+                raise ConfigError(f"{where(('estimate', 'profiles', i))}: "
+                                  f"estimate.profiles[{i}]: {exc}") from None
+            out.append(value)
+        return self.model_copy(update={"profiles": out})
+
+
+def estimate_energy(workload: Callable[[], tuple[Any, Any]], settings: EstimateSettings
+                    ) -> tuple[Score, dict[str, Any]]:
+    """(``energy_estimate`` score, its details: counts per inference and each profile's
+    label, source and caveats) for the SUT's ``workload() -> (model, batches)``; every
+    sample of ``batches`` is one inference."""
+    model, batches = workload()
+    metric = EnergyEstimate(settings.profiles)
+    results = Benchmark(model, batches, metrics=[metric], quiet=True).run()
+    details = {**results.details.get(metric.name, {}), "samples": results.details.get("samples")}
+    return results.scores[metric.name], details
