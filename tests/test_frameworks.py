@@ -24,7 +24,7 @@ def test_broken_install_names_the_extra(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("name, module", [("spikingjelly", "spikingjelly"), ("norse", "norse"),
-                                          ("sinabs", "sinabs")])
+                                          ("sinabs", "sinabs"), ("rockpool", "rockpool")])
 def test_adapters_registered_and_absent_framework_is_clear(name, module):
     import torch
 
