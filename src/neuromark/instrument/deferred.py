@@ -100,10 +100,14 @@ def nbytes(x: Tensor) -> int:
 
 @dataclass
 class Held:
-    """A tensor kept for counting: itself with its version then, or a copy."""
+    """A tensor kept for counting: itself with its version then, or a copy; a copy made
+    by :class:`Copies` is slot ``index`` of ``slab``, so that successive copies of one
+    shape read back as one tensor without stacking."""
 
     tensor: Tensor
     version: int = -1  # -1: a copy, nothing to check
+    slab: Tensor | None = None
+    index: int = 0
 
     def check(self, layer: str) -> None:
         if self.version >= 0 and self.tensor._version != self.version:
@@ -111,6 +115,10 @@ class Held:
                 f"layer {layer!r}: a tensor kept for counting was written in place later "
                 f"in the batch, so this batch's counts cannot be exact; set "
                 f"${BUDGET_ENV}=0 to count each call as it happens")
+
+    def viewed(self, tensor: Tensor) -> Held:
+        """The same hold of a view of it (``tensor``, e.g. its rows)."""
+        return Held(tensor, self.version, self.slab, self.index)
 
 
 def hold(x: Tensor) -> Held:
@@ -120,24 +128,57 @@ def hold(x: Tensor) -> Held:
     return Held(x.detach().clone())
 
 
+def stacked(held: list[Held]) -> Tensor:
+    """The tensors of ``held`` (of one shape) stacked: a view of their slab when they are
+    its successive slots, else a new tensor."""
+    first = held[0]
+    slab = first.slab
+    if slab is not None and all(h.slab is slab and h.index == first.index + i
+                                for i, h in enumerate(held)):
+        return slab[first.index:first.index + len(held)].reshape(len(held), *first.tensor.shape)
+    return torch.stack([h.tensor for h in held])
+
+
+#: Slots per slab of :class:`Copies` (fewer when they would pass :data:`CHUNK_BYTES`).
+SLAB_SLOTS = 32
+
+
 class Copies:
-    """One-slot cache of the copy made last, so that a neuron layer's output and the next
-    layer's input share one copy."""
+    """The torch path's copies: :func:`hold`, with copies written to successive slots of
+    slabs (one per shape, dtype and device; new slabs each batch), and a one-slot cache so
+    that a neuron layer's output and the next layer's input share one copy."""
 
     def __init__(self) -> None:
         self.source: Tensor | None = None
         self.held: Held | None = None
+        self.slabs: dict[tuple, tuple[Tensor, int]] = {}
 
     def hold(self, x: Tensor) -> Held:
         """:func:`hold` of ``x``, the previous one's when ``x`` is the same tensor."""
         if x is self.source and self.held is not None:
             return self.held
-        held = hold(x)
+        if not x.is_inference() and x._version == 0:
+            held = Held(x.detach(), 0)
+        else:
+            held = self._copy(x)
         self.source, self.held = x, held
         return held
 
+    def _copy(self, x: Tensor) -> Held:
+        key = (x.shape, x.dtype, x.device)
+        slab, used = self.slabs.get(key, (None, 0))
+        if slab is None or used == len(slab):
+            slots = max(1, min(SLAB_SLOTS, CHUNK_BYTES // max(nbytes(x), 1)))
+            slab, used = torch.empty((slots, *x.shape), dtype=x.dtype, device=x.device), 0
+        slot = slab[used]
+        slot.copy_(x.detach())
+        self.slabs[key] = (slab, used + 1)
+        return Held(slot, -1, slab, used)
+
     def clear(self) -> None:
+        """Forget the last copy and the slabs (those kept stay alive with their holds)."""
         self.source = self.held = None
+        self.slabs = {}
 
 
 def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -160,7 +201,7 @@ def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int) -> tuple[Tensor, 
     indicator = magnitude.sign()  # 1 where x != 0
     per_row = indicator.to(dtype) @ counts.to(device=inputs.device, dtype=dtype)
     effective = per_row.sum(dim=rows_dim, dtype=torch.float64)
-    defect = magnitude - indicator
+    defect = magnitude.sub_(indicator)  # in place: one full-size temporary less
     residual = torch.linalg.vecdot(defect, defect).sum(dim=rows_dim)
     return effective, residual != 0, residual.isnan()
 
@@ -193,7 +234,7 @@ class KeptCalls:
             self.partials.append(call_counts(x.reshape(1, -1, width), counts, 1))
             return
         held = copies.hold(x)
-        self.calls.append(_Call(Held(held.tensor.reshape(-1, width), held.version), counts))
+        self.calls.append(_Call(held.viewed(held.tensor.reshape(-1, width)), counts))
 
     def add_step(self, batch: Held, step: int, counts: Tensor) -> None:
         """One call on time step ``step`` of the announced ``batch`` (B, T, K)."""
@@ -247,7 +288,7 @@ class KeptCalls:
         if group[0].step < 0:
             for call in group:
                 call.held.check(self.layer)
-            return call_counts(torch.stack([c.held.tensor for c in group]), counts, 1)
+            return call_counts(stacked([c.held for c in group]), counts, 1)
         batch = self.batch.tensor
         steps = [c.step for c in group]
         if steps != list(range(steps[0], steps[0] + len(steps))):

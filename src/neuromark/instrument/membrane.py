@@ -25,7 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.instrument.arrays import LastArray
-from neuromark.instrument.deferred import CHUNK_BYTES, Held, nbytes
+from neuromark.instrument.deferred import CHUNK_BYTES, Held, nbytes, stacked
 from neuromark.instrument.kernels import NO_STATE, as_array, compiled, neuron_counts
 
 Membrane = Callable[[nn.Module], Tensor | None]
@@ -198,8 +198,7 @@ class NeuronCounter:
         for part in _chunks(outputs):
             for held in part:
                 held.check(self.name)
-            stacked = torch.stack([held.tensor for held in part])
-            self._pending.append(("nonzeros", torch.count_nonzero(stacked)))
+            self._pending.append(("nonzeros", torch.count_nonzero(stacked(part))))
 
     def take(self) -> tuple[int, int, int]:
         """(non-zero outputs, all outputs, membrane updates) since the last take."""
