@@ -15,6 +15,7 @@ from neuromark.data.binned import BinnedSpikes
 from neuromark.data.binning import jitter_samples
 from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.data.shd import SpikeFileDataset
+from neuromark.data.spike_stream import HeldSpikes
 from neuromark.errors import DataError
 
 DT, T_MAX = 20_000, 400_000
@@ -64,9 +65,24 @@ def test_streamed_epochs_equal_whole_split_binning(tmp_path, jitter, stretch, po
             torch.testing.assert_close(x, x_ref, rtol=0, atol=0)
             assert torch.equal(y, y_ref)
     assert streamed._samples is None  # held compactly (float16 + uint16), never read whole
+    assert len(streamed._held.times) == 1 and streamed._held.times[0].dtype == np.float16
     if jitter or stretch:
         assert not torch.equal(got[0][0], list(epoch_batches(streamed, cfg.model_copy(
             update={"jitter_sigma": 0.0, "time_stretch": 0.0}), rngs[1], orders[0]))[0][0])
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 64])
+def test_held_chunks_gather_as_the_flat_arrays(tmp_path, chunk):
+    path = write_file(tmp_path / "x.h5")
+    held = HeldSpikes.read(path, chunk_samples=chunk)
+    samples = SpikeFileDataset(path).samples
+    flat = HeldSpikes.flat(samples.times, samples.units, samples.offsets)
+    assert len(held) == len(flat) == 23 and held.times[0].dtype == np.float16
+    picks = np.random.default_rng(0).permutation(23)[:9], np.arange(23), np.array([2]), np.array([5, 5])
+    for rows in picks:
+        got, expected = held.gather(rows), flat.gather(rows)
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a.astype(b.dtype), b)
 
 
 def test_sample_split_streams_its_own_samples(tmp_path):

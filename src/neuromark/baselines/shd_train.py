@@ -12,7 +12,7 @@ seed for the weight initialisation and dropout, a ``torch.Generator`` for the ba
 and a numpy ``Generator`` for the augmentation.
 
 Batches stream (:func:`epoch_batches`): the training split's spikes are held as flat arrays
-(:meth:`~neuromark.data.binned.BinnedSpikes.flat_spikes`: 4 bytes per SHD spike), and each
+(:meth:`~neuromark.data.binned.BinnedSpikes.held_spikes`: 4 bytes per SHD spike), and each
 batch is gathered, augmented and binned on its own by the streaming loader's compiled kernel
 (:func:`~neuromark.data.spike_stream.bin_batch`), so the dense frames in memory are
 O(batch), never (N, T, C). The augmentation draws are those of binning the whole split
@@ -40,7 +40,7 @@ from neuromark.baselines.shd_snn import (
 )
 from neuromark.data.binning import bin_samples, n_bins, pool_samples
 from neuromark.data.hdf5_spikes import SpikeSamples
-from neuromark.data.spike_stream import bin_batch, gather_spikes
+from neuromark.data.spike_stream import HeldSpikes, bin_batch
 from neuromark.devices import deterministic_algorithms
 
 #: Readout reductions over time by ``train.readout``.
@@ -77,9 +77,9 @@ class SampleSplit:
         """(N,) labels."""
         return self.samples.labels
 
-    def flat_spikes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(times (S,) s, units (S,), offsets (N+1,)) of these samples."""
-        return self.samples.times, self.samples.units, self.samples.offsets
+    def held_spikes(self) -> HeldSpikes:
+        """These samples' spikes (their flat arrays), gathered per batch in training."""
+        return HeldSpikes.flat(self.samples.times, self.samples.units, self.samples.offsets)
 
     @property
     def input_shape(self) -> tuple[int, int]:
@@ -156,12 +156,12 @@ class EpochAugmentation:
         return times[keep], units[keep], kept_offsets(offsets, keep)
 
 
-def batch_frames(data: Any, spikes: tuple[np.ndarray, np.ndarray, np.ndarray], rows: np.ndarray,
+def batch_frames(data: Any, spikes: HeldSpikes, rows: np.ndarray,
                  augmentation: EpochAugmentation | None = None) -> np.ndarray:
     """(B, T, C // pool) float32 counts of samples ``rows`` of ``data`` (BinnedSpikes or
-    :class:`SampleSplit`; ``spikes`` its ``flat_spikes()``), augmented when asked, binned by
+    :class:`SampleSplit`; ``spikes`` its ``held_spikes()``), augmented when asked, binned by
     the streaming loader's kernel with ``data``'s binning and late-spike rule."""
-    times, units, offsets = gather_spikes(*spikes, rows)
+    times, units, offsets = spikes.gather(rows)
     if augmentation is not None:
         times, units, offsets = augmentation.apply(rows, times, units, offsets,
                                                    t_max_s=data.t_max_us / 1e6, channels=data.channels)
@@ -180,7 +180,7 @@ def epoch_batches(data: Any, cfg: Any, rng: np.random.Generator, order: torch.Ge
     labels = torch.as_tensor(data.targets, dtype=torch.long)
     augmentation = (EpochAugmentation.draw(cfg, len(labels), rng)
                     if cfg.time_stretch > 0 or cfg.jitter_sigma > 0 else None)
-    spikes = data.flat_spikes()
+    spikes = data.held_spikes()
     perm = torch.randperm(len(labels), generator=order)
     for start in range(0, len(perm), cfg.batch_size):
         idx = perm[start:start + cfg.batch_size]
@@ -191,7 +191,7 @@ def epoch_batches(data: Any, cfg: Any, rng: np.random.Generator, order: torch.Ge
 def spike_counts(data: Any, batch_size: int = 256) -> np.ndarray:
     """(N, C // pool) float32 spike counts per channel (frames summed over time) of ``data``'s
     samples in file order, binned ``batch_size`` samples at a time (the SVM's input)."""
-    spikes = data.flat_spikes()
+    spikes = data.held_spikes()
     return np.concatenate([batch_frames(data, spikes, np.arange(start, min(len(data), start + batch_size)))
                            .sum(axis=1) for start in range(0, len(data), batch_size)])
 

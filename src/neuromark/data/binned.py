@@ -53,7 +53,7 @@ class BinnedSpikes(SpikeFileDataset):
         super().__init__(path, channels=channels)
         self.dt_us, self.t_max_us, self.pool = int(dt_us), int(t_max_us), pool
         self.citation, self.late = citation, late
-        self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._held: Any = None
 
     @property
     def input_shape(self) -> tuple[int, int]:
@@ -75,18 +75,18 @@ class BinnedSpikes(SpikeFileDataset):
             samples = pool_samples(samples, self.pool)
         return bin_samples(samples, self.dt_us, self.t_max_us, np.float32)
 
-    def flat_spikes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(times (S,) s, units (S,), offsets (N+1,)) of the whole file, for shuffled training
-        batches: the arrays of ``samples`` when those were read already, else the stored
-        dtypes read once in chunks and kept (4 bytes per SHD spike,
-        :func:`~neuromark.data.spike_stream.hold_spikes`); never binned as a whole."""
-        if self._samples is not None:
-            return self._samples.times, self._samples.units, self._samples.offsets
-        if self._flat is None:
-            from neuromark.data.spike_stream import hold_spikes  # numba's kernels: heavy
+    def held_spikes(self) -> Any:
+        """The whole file's spikes for shuffled training batches
+        (:class:`~neuromark.data.spike_stream.HeldSpikes`): the arrays of ``samples`` when
+        those were read already, else the stored dtypes read once in chunks and kept (4
+        bytes per SHD spike); never binned as a whole."""
+        from neuromark.data.spike_stream import HeldSpikes  # numba's kernels: heavy
 
-            self._flat = hold_spikes(self.path, len(self))
-        return self._flat
+        if self._samples is not None:
+            return HeldSpikes.flat(self._samples.times, self._samples.units, self._samples.offsets)
+        if self._held is None:
+            self._held = HeldSpikes.read(self.path)
+        return self._held
 
     def __getitem__(self, index: int) -> tuple[Any, int]:
         n = len(self)

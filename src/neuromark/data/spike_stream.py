@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -178,7 +179,7 @@ class SpikeBatches:
         self.pin_memory = pin_memory
         #: Spikes after ``t_max_us`` left out so far (``late="drop"``).
         self.dropped = 0
-        self._held: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._held: HeldSpikes | None = None
 
     def __len__(self) -> int:
         n = len(self.header)
@@ -247,51 +248,87 @@ class SpikeBatches:
                     frames, out = self._tensor(out), None
                     yield frames, torch.as_tensor(labels[start:start + filled], dtype=torch.long)
 
-    def _hold(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The whole file's spikes in their stored dtypes (:func:`hold_spikes`), read once."""
+    def _hold(self) -> HeldSpikes:
+        """The whole file's spikes in their stored dtypes (:meth:`HeldSpikes.read`), read once."""
         if self._held is None:
-            self._held = hold_spikes(self.path, len(self.header), chunk_samples=self.chunk_samples)
+            self._held = HeldSpikes.read(self.path, chunk_samples=self.chunk_samples)
         return self._held
 
     def _shuffled(self) -> Iterator[tuple[Any, Any]]:
         import torch
 
-        times, units, offsets = self._hold()
+        held = self._hold()
         order = self.rng.permutation(len(self.header))[:self.samples]
         for lo in range(0, order.shape[0], self.batch_size):
             idx = order[lo:lo + self.batch_size]
             out = self._new(idx.shape[0])
-            self._bin(*gather_spikes(times, units, offsets, idx), idx, out)
+            self._bin(*held.gather(idx), idx, out)
             yield self._tensor(out), torch.as_tensor(self.header.labels[idx], dtype=torch.long)
 
 
-def hold_spikes(path: str | os.PathLike[str], samples: int, *, chunk_samples: int = CHUNK_SAMPLES
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(times, units, offsets (samples+1,) int64) of a whole file in the stored dtypes
-    (4 bytes per SHD spike: float16 seconds + uint16 units), read once in chunks. Each chunk
-    is freed as it is copied into the final arrays (whose pages are touched only then), so
-    the peak stays near the arrays' size."""
-    parts = [p[1:] for p in iter_spike_chunks(path, chunk_samples=chunk_samples)]
-    total = sum(p[0].shape[0] for p in parts)
-    times = np.empty(total, dtype=parts[0][0].dtype if parts else np.float16)
-    units = np.empty(total, dtype=parts[0][1].dtype if parts else np.uint16)
-    offsets = np.zeros(samples + 1, dtype=np.int64)
-    at, row = 0, 0
-    parts.reverse()
-    while parts:
-        t, u, o = parts.pop()
-        times[at:at + t.shape[0]], units[at:at + t.shape[0]] = t, u
-        offsets[row + 1:row + o.shape[0]] = o[1:] + at
-        at, row = at + t.shape[0], row + o.shape[0] - 1
-        del t, u, o
-    return times, units, offsets
+
+@dataclass
+class HeldSpikes:
+    """Spikes of N samples held in memory as the chunks they were read in (each chunk's
+    ``times``, ``units`` and (n_c+1,) ``offsets`` from 0), gathered by sample index.
+
+    Kept as chunks rather than copied into one array: the copy would need the chunks and the
+    array at once, and the freed chunks stay in the allocator's heap, doubling the peak.
+    """
+
+    times: list[np.ndarray]
+    units: list[np.ndarray]
+    offsets: list[np.ndarray]
+    firsts: np.ndarray  # (chunks + 1,) int64: index of each chunk's first sample, then N
+
+    @classmethod
+    def flat(cls, times: np.ndarray, units: np.ndarray, offsets: np.ndarray) -> HeldSpikes:
+        """One chunk: flat arrays of N samples (``offsets`` (N+1,), from 0)."""
+        return cls([times], [units], [np.asarray(offsets, dtype=np.int64)],
+                   np.array([0, offsets.shape[0] - 1], dtype=np.int64))
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str], *, chunk_samples: int = CHUNK_SAMPLES) -> HeldSpikes:
+        """A whole file's spikes in their stored dtypes (4 bytes per SHD spike: float16
+        seconds + uint16 units), read in one pass of ``chunk_samples`` samples at a time."""
+        times, units, offsets, firsts = [], [], [], [0]
+        for first, t, u, o in iter_spike_chunks(path, chunk_samples=chunk_samples):
+            times.append(t)
+            units.append(u)
+            offsets.append(o)
+            firsts.append(first + o.shape[0] - 1)
+        if not times:  # no samples
+            return cls.flat(np.zeros(0, np.float16), np.zeros(0, np.uint16), np.zeros(1, np.int64))
+        return cls(times, units, offsets, np.asarray(firsts, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return int(self.firsts[-1])
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The spikes of samples ``rows`` (B,), in that order: (times, units, offsets
+        (B+1,)) copies holding only those samples."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(self.times) == 1:
+            return _gather(self.times[0], self.units[0], self.offsets[0], rows)
+        chunk = np.searchsorted(self.firsts, rows, side="right") - 1
+        local = rows - self.firsts[chunk]
+        parts = [_gather(self.times[c], self.units[c], self.offsets[c], local[chunk == c])
+                 for c in np.unique(chunk)]
+        # samples grouped by chunk; put them back in the order of rows
+        grouped = np.concatenate([np.flatnonzero(chunk == c) for c in np.unique(chunk)])
+        times = np.concatenate([p[0] for p in parts])
+        units = np.concatenate([p[1] for p in parts])
+        counts = np.concatenate([np.diff(p[2]) for p in parts])
+        starts = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        order = np.empty_like(grouped)
+        order[grouped] = np.arange(grouped.shape[0])
+        return _gather(times, units, starts, order)
 
 
-def gather_spikes(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, rows: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The spikes of samples ``rows`` (B,) of flat arrays, in that order: (times, units,
-    offsets (B+1,)) copies holding only those samples."""
-    rows = np.asarray(rows, dtype=np.int64)
+def _gather(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, rows: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Samples ``rows`` of flat arrays (vectorised): (times, units, offsets (B+1,))."""
     starts, counts = offsets[rows], offsets[rows + 1] - offsets[rows]
     sub = np.zeros(rows.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=sub[1:])
