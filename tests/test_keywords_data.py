@@ -137,19 +137,16 @@ def test_speech_commands_errors(tmp_path):
 
 
 def test_speech_commands_entry_in_the_classification_task(tmp_path):
-    """The speech_commands dataset entry with gsc_m5 weights, through `neuromark run`."""
-    import torch
-
-    from neuromark.baselines.keywords import gsc_m5
+    """The speech_commands dataset entry with gsc_m5 (trained 1 epoch on first use), through
+    `neuromark run`."""
     from neuromark.cli import main
 
     root = _gsc(tmp_path)
-    torch.manual_seed(0)
-    torch.save(gsc_m5().state_dict(), tmp_path / "m5.pt")
     (tmp_path / "gsc.yaml").write_text("""task: classification
 benchmark: {id: gsc-tiny}
 dataset: {name: speech_commands, options: {root: SpeechCommands/speech_commands_v0.02}}
 model: {name: gsc_m5, checkpoint: m5.pt}
+train: {epochs: 1, batch_size: 2}
 eval: {postprocessor: argmax, metrics: [classification_accuracy, footprint, synaptic_operations]}
 """)
     assert root == tmp_path

@@ -364,9 +364,13 @@ class KeywordClips:
     """
 
     def __init__(self, clips: np.ndarray, labels: np.ndarray, features: Callable[[np.ndarray], Tensor],
-                 *, num_classes: int, citation: str = "", path: Any = None) -> None:
+                 *, num_classes: int, citation: str = "", path: Any = None,
+                 recipe_file: Path | None = None) -> None:
         self.clips, self.labels, self.features = clips, np.asarray(labels), features
         self.num_classes, self.citation, self.path = num_classes, citation, path
+        #: the file whose bytes define the clips (the decoded cache's sidecar: file list and
+        #: array sha256), hashed into a trained checkpoint's recipe
+        self.recipe_file = recipe_file
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -390,10 +394,12 @@ class KeywordClips:
 
 
 def speech_commands(split: str = "test", root: str = "", features: str = "waveform",
-                    synthesize: dict[str, int] | None = None, cache_dir: str | None = None) -> LazyClips:
+                    synthesize: dict[str, int | list[str]] | None = None,
+                    cache_dir: str | None = None) -> LazyClips:
     """Dataset entry ``speech_commands``: Speech Commands v0.02 at ``root`` (the real set, or
     the espeak-ng corpus written there first when ``synthesize: {speakers, repeats}`` is
-    given), decoded once (cached in ``cache_dir``, default ``root/decoded``), with
+    given; ``words``: a subset of the 35, for tests), decoded once (cached in ``cache_dir``,
+    default ``root/decoded``), with
     ``features``: ``waveform`` ((1, 8000): resampled to 8 kHz, NeuroBench's M5 input) or
     ``delta_mel`` ((200, 20) spikes: 16 kHz, n_fft 512, hop 80, 20 HTK mels over 20-4000 Hz,
     delta threshold 1)."""
@@ -412,11 +418,13 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
         if synthesize is not None:
             from neuromark.synth.keywords import GSCSize, build_speech_commands
 
-            build_speech_commands(root, GSCSize(**synthesize))
+            size = {k: tuple(v) if k == "words" else v for k, v in synthesize.items()}
+            build_speech_commands(root, GSCSize(**size))  # type: ignore[arg-type]
         data = SpeechCommands(root, _GSC_SPLITS[split])
-        clips = data.arrays(Path(cache_dir) if cache_dir else Path(root) / "decoded")
+        decoded = Path(cache_dir) if cache_dir else Path(root) / "decoded"
+        clips = data.arrays(decoded)
         return KeywordClips(clips, data.labels, recipe, num_classes=len(LABELS), citation=CITATION,
-                            path=data.folder)
+                            path=data.folder, recipe_file=decoded / f"speech_commands_{data.subset}.json")
 
     if synthesize is None:
         SpeechCommands(root, _GSC_SPLITS[split])  # the layout is checked now (validation)
@@ -428,6 +436,7 @@ class LazyClips:
     synthesises or decodes a corpus."""
 
     citation = CITATION
+    classes = LABELS
 
     def __init__(self, build: Callable[[], KeywordClips], path: Path) -> None:
         self._build, self._data, self.path = build, None, path
@@ -442,6 +451,15 @@ class LazyClips:
     @property
     def num_classes(self) -> int:
         return len(LABELS)
+
+    @property
+    def targets(self) -> list[int]:
+        return [int(v) for v in self.data.labels]
+
+    @property
+    def recipe_file(self) -> Path | None:
+        """The built split's :attr:`KeywordClips.recipe_file` (builds it: synthesis, decoding)."""
+        return self.data.recipe_file
 
     @property
     def input_shape(self) -> tuple[int, ...]:

@@ -351,7 +351,8 @@ def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions
     """
     check_test_labels(data["test"], None)
     load = getattr(family, "load", load_checkpoint)  # a family may own its checkpoint kind
-    digest = recipe_hash(recipe, data["train"].path)
+    # a split may name the file that defines its samples (GSC: the decoded clips' sidecar)
+    digest = recipe_hash(recipe, getattr(data["train"], "recipe_file", None) or data["train"].path)
     if target.exists() and not target.is_file():
         raise DataError(f"{target}: checkpoint path is not a file (a folder?)")
     if target.is_file():

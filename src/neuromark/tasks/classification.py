@@ -20,7 +20,8 @@ Config::
   torch ``DataLoader`` batches it. Spikes a loader drops after ``t_max_us`` (``late: drop``)
   are counted in the results (``dropped_late_spikes``) and printed.
 - ``model`` names an entry of :data:`neuromark.registry.models`. A model family with a
-  training recipe (``snn``, ``rsnn``, ``lstm``, ``svm``) is trained once on the train split
+  training recipe (``snn``, ``rsnn``, ``lstm``, ``svm``, ``dvs_gesture_snn``, ``gsc_m5``,
+  ``gsc_snn``; ``train:`` as the family's ``train_model`` defines it) is trained once on the train split
   and cached at ``checkpoint`` by recipe hash. Any other entry is a factory called with
   ``options`` returning a torch module or a model adapter; with ``checkpoint`` its
   ``state_dict`` is loaded from that file. ``model: {checkpoint: FILE}`` alone evaluates a
@@ -217,7 +218,8 @@ class ClassificationTask:
 
                 plan.family = entry
                 plan.model_options = validate(entry.options_model, spec.options, config, ("model", "options"))
-                plan.train = validate(TrainSettings, settings.train or {}, config, ("train",))
+                train_model = getattr(entry, "train_model", TrainSettings)  # a family's own recipe
+                plan.train = validate(train_model, settings.train or {}, config, ("train",))
                 if spec.checkpoint is None:
                     raise ConfigError(f"{config.where(('model',))}: model.checkpoint: model "
                                       f"{spec.name!r} is trained by its recipe; give the file "
@@ -277,7 +279,7 @@ class ClassificationTask:
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
         post = settings.eval.postprocessor or (
-            "mean_over_time" if plan.train is not None and plan.train.readout == "mean" else "max_over_time")
+            "mean_over_time" if getattr(plan.train, "readout", "max") == "mean" else "max_over_time")
         harness = Benchmark(model, loader, [class_targets], [POSTPROCESSORS[post]],
                             metrics, quiet=quiet, info=info, device=plan.device,
                             device_requested=requested_device(settings.device, "")[0])
