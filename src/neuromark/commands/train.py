@@ -45,7 +45,8 @@ def _train(args: argparse.Namespace) -> int:
     if plan.family is None:
         raise ConfigError(f"{config.where(('model',))}: model "
                           f"{plan.settings.model.name or plan.settings.model.checkpoint!r} has no "
-                          "training recipe; `neuromark train` trains model families (snn, rsnn, lstm, svm)")
+                          "training recipe; `neuromark train` trains model families (snn, rsnn, lstm, svm, "
+                          "dvs_gesture_snn, gsc_m5, gsc_snn)")
     prepared = TASK.prepare(plan, config, checkpoint=args.out, retrain=True, quiet=args.quiet)
     meta = prepared.meta
     acc = (meta.get("train_accuracy") or [None])[-1]
