@@ -12,7 +12,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import torch
+
 from neuromark.errors import MissingExtraError
+from neuromark.models.base import first_tensor
 
 #: Extra name -> the install command that works on the CPU constraint (docs/frameworks.md).
 INSTALL = {
@@ -32,3 +35,17 @@ def import_framework(module: str, extra: str) -> Any:
         raise MissingExtraError(
             f"{module!r} could not be imported ({type(exc).__name__}: {exc}); (re)install "
             f"the {extra!r} extra without torchvision/torchaudio: {how}") from exc
+
+
+def run_step_by_step(adapter: Any, data: Any) -> Any:
+    """Feed ``data`` (B, T, ...) to ``adapter.module`` one time step at a time, each step as a
+    (B, 1, ...) sequence, telling the adapter's step listeners first; returns (B, T, ...).
+
+    For frameworks whose layers keep state between calls (Sinabs, Rockpool), so that the
+    harness sees every step."""
+    adapter.last_batch_size, adapter.last_batched = int(data.shape[0]), True
+    inputs = data.unbind(1)
+    for listener in adapter.step_listeners:
+        listener(data, inputs, 1)
+    steps = [first_tensor(adapter.module(x_t.unsqueeze(1))).squeeze(1) for x_t in inputs]
+    return torch.stack(steps, dim=1)

@@ -22,8 +22,8 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.models.adapter import ModelAdapter
-from neuromark.models.base import NeuronLayer, first_tensor
-from neuromark.models.frameworks import import_framework
+from neuromark.models.base import NeuronLayer
+from neuromark.models.frameworks import import_framework, run_step_by_step
 
 
 def _membrane(module: nn.Module) -> Tensor | None:
@@ -71,12 +71,7 @@ class SinabsModel(ModelAdapter):
         node.__dict__["forward"] = forward
 
     def __call__(self, data: Tensor) -> Tensor:
-        self.last_batch_size, self.last_batched = int(data.shape[0]), True
-        inputs = data.unbind(1)
-        for listener in self.step_listeners:
-            listener(data, inputs, 1)
-        steps = [first_tensor(self.module(x_t.unsqueeze(1))).squeeze(1) for x_t in inputs]
-        return torch.stack(steps, dim=1)
+        return run_step_by_step(self, data)
 
     def reset_state(self) -> None:
         """``reset_states()`` of every Sinabs layer; the recorded membranes are dropped."""
