@@ -97,6 +97,30 @@ def test_dwave_tabu_timeout_is_whole_milliseconds():
     assert solver.solve(w.Q, 0.0123, 0).info["timeout_ms"] == 12
 
 
+def test_dwave_sa_noisy_calibration_keeps_the_read_count_bounded(monkeypatch):
+    """A hiccup that makes the 210-sweep read look no slower than the 10-sweep one must not
+    yield a near-zero sweep time: that asked the sampler for ~10^6 reads (allocated up
+    front) and a 1-s solve took 158 s."""
+    samplers = pytest.importorskip("dwave.samplers")
+    from neuromark.system.qubo.solvers import dwave
+
+    clock = iter(np.arange(0.0, 100.0, 0.5))  # every timed read "takes" the same 0.5 s
+    monkeypatch.setattr(dwave.time, "perf_counter", lambda: next(clock))
+    w = mis_workload(200, 0.1, 0)
+    bqm, sweep_s, _ = dwave.DWaveSA()._build(w.Q)
+    terms = bqm.num_variables + 2 * bqm.num_interactions
+    assert sweep_s == pytest.approx(dwave.MIN_S_PER_TERM * terms)
+    monkeypatch.undo()
+    asked = []
+    real = samplers.SimulatedAnnealingSampler.sample
+    monkeypatch.setattr(samplers.SimulatedAnnealingSampler, "sample",
+                        lambda self, bqm, **kw: asked.append(kw["num_reads"]) or real(self, bqm, **kw))
+    solver = dwave.DWaveSA()
+    solver._loaded.Q, solver._loaded.value = w.Q, (bqm, 1e-12, 0.0)  # worst case: no floor
+    res = solver.solve(w.Q, 0.05, 0)
+    assert asked == [dwave.MAX_STATE_ENTRIES // 200] and energy(w.Q, res.x) == res.cost
+
+
 @pytest.mark.parametrize("name", ["neuromark-sa", "neuromark-tabu", "dwave-tabu"])
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "1"])
 def test_bad_timeouts(name, bad):
