@@ -14,8 +14,15 @@ LoadGen summaries (:func:`neuromark.system.loadgen_log.summarize`).
   is issued for every query; the run must not be faster than the submission's by more than
   10 % (a SUT that memoises answers is).
 - **TEST05, alternate seeds.** LoadGen's ``test05`` seeds replace the official ones; the
-  performance must be within 5 % of the submission's (20 % for single-stream latencies of
-  at most 0.2 ms).
+  performance may be at most 5 % worse than the submission's.
+
+As the compliance scripts (``verify_performance.py`` of each test) do, the figure compared
+is LoadGen's early-stopping latency estimate (p90 SingleStream, p99 MultiStream) or the
+samples/s (Offline, Server), and every tolerance widens to 20 % for SingleStream latencies
+of at most 0.2 ms and MultiStream ones of at most 1.6 ms. One departure: for latency
+scenarios the TEST04 script passes any run that is *not slower* than 1.1x the reference,
+which a caching SUT always is; we apply the TEST04 README's criterion ("at most 10 %
+faster") to every scenario.
 
 The verdict functions (:func:`verdict_test01`, :func:`verdict_test04`, :func:`verdict_test05`)
 are pure functions of figures; :func:`run_compliance` runs the three tests.
@@ -38,29 +45,36 @@ PASS, FAIL, NOT_APPLICABLE = "PASS", "FAIL", "NOT APPLICABLE"
 #: TEST01's audit.config values (MLPerf compliance/TEST01/*/audit.config).
 TEST01_LOG_RNG_SEED = 720381539243781796
 TEST01_SAMPLING_TARGET = 64
-#: TEST01: performance within this fraction of the submission's.
+#: Performance tolerances of the compliance scripts' ``verify_performance.py``: TEST01 within
+#: +-10 % of the submission, TEST04 at most 10 % faster, TEST05 at most 5 % worse.
 TEST01_PERF_TOLERANCE = 0.10
-#: TEST04: the repeated sample index (TEST04 audit.config) and how much faster it may be.
-TEST04_SAME_INDEX = 3
+TEST04_SAME_INDEX = 3  # the repeated sample index (TEST04 audit.config)
 TEST04_TOLERANCE = 0.10
-#: TEST05: LoadGen 6.0.17 mlperf.conf ``test05_*`` seeds; tolerance and its relaxed form.
-TEST05_SEEDS = {"test05_qsl_rng_seed": 7975553102935885558,
+TEST05_SEEDS = {"test05_qsl_rng_seed": 7975553102935885558,  # LoadGen 6.0.17 mlperf.conf
                 "test05_sample_index_rng_seed": 11403566307062068064,
                 "test05_schedule_rng_seed": 15816800565822761601}
 TEST05_TOLERANCE = 0.05
-TEST05_RELAXED_TOLERANCE = 0.20
-TEST05_RELAXED_BELOW_S = 0.2e-3
+#: All three relax their tolerance to 20 % for short latencies, where OS noise dominates:
+#: SingleStream references of at most 0.2 ms and MultiStream references of at most 1.6 ms.
+RELAXED_TOLERANCE = 0.20
+RELAXED_BELOW_S = {"SingleStream": 0.2e-3, "MultiStream": 1.6e-3}
 
 
 def figure_of_merit(summary: dict[str, Any]) -> tuple[float, str, str]:
-    """``(value, kind, name)`` of a performance run's MLPerf figure: the target-percentile
-    latency (s; kind "latency") for SingleStream/MultiStream, samples/s (kind
-    "throughput") for Server and Offline. Raises :class:`DataError` when it is missing."""
+    """``(value, kind, name)`` of a performance run's MLPerf figure, as the compliance
+    scripts read it: LoadGen's early-stopping estimate of the target-percentile latency (s;
+    kind "latency"; p90 SingleStream, p99 MultiStream; the plain percentile for logs
+    without the estimate), samples/s (kind "throughput") for Server and Offline. Raises
+    :class:`DataError` when it is missing."""
     scenario = summary.get("scenario")
     if scenario in ("SingleStream", "MultiStream"):
         pct = "90" if scenario == "SingleStream" else "99"
-        value = summary.get("latency_s", {}).get("percentiles_s", {}).get(pct)
-        kind, name = "latency", f"p{pct} latency (s)"
+        value = summary.get("early_stopping_latency_s")
+        name = f"early-stopping p{pct} latency estimate (s)"
+        if value is None:
+            value = summary.get("latency_s", {}).get("percentiles_s", {}).get(pct)
+            name = f"p{pct} latency (s)"
+        kind = "latency"
     else:
         value = summary.get("samples_per_second")
         kind, name = "throughput", "samples/s"
@@ -75,18 +89,27 @@ def speedup(reference: float, test: float, kind: str) -> float:
     return reference / test if kind == "latency" else test / reference
 
 
+def tolerance(base: float, reference: float, kind: str, scenario: str | None) -> float:
+    """``base``, or 20 % for a SingleStream reference latency <= 0.2 ms or a MultiStream one
+    <= 1.6 ms."""
+    short = kind == "latency" and reference <= RELAXED_BELOW_S.get(str(scenario), -1.0)
+    return RELAXED_TOLERANCE if short else base
+
+
 def verdict_test01(perf_responses: dict[int, np.ndarray], acc_responses: dict[int, np.ndarray],
-                   reference: float, test: float, kind: str, *, rtol: float = 1e-5,
-                   atol: float = 1e-6) -> dict[str, Any]:
+                   reference: float, test: float, kind: str, scenario: str | None = None, *,
+                   rtol: float = 1e-5, atol: float = 1e-6) -> dict[str, Any]:
     """TEST01 from the sampled performance-mode responses and the accuracy-mode ones
-    (sample index -> array) and the two runs' figures of merit."""
+    (sample index -> array) and the two runs' figures of merit: every logged response
+    matches, and the figure is within +-10 % (+-20 % for short latencies) of the reference."""
     compared = sorted(set(perf_responses) & set(acc_responses))
     mismatched = [i for i in compared
                   if perf_responses[i].shape != acc_responses[i].shape
                   or not np.allclose(perf_responses[i], acc_responses[i], rtol=rtol, atol=atol)]
     ratio = test / reference
+    tol = tolerance(TEST01_PERF_TOLERANCE, reference, kind, scenario)
     accuracy_ok = bool(compared) and not mismatched
-    perf_ok = abs(ratio - 1.0) <= TEST01_PERF_TOLERANCE
+    perf_ok = abs(ratio - 1.0) < tol
     reasons = []
     if not compared:
         reasons.append("no performance-mode response was logged for a sample of the accuracy run")
@@ -94,40 +117,37 @@ def verdict_test01(perf_responses: dict[int, np.ndarray], acc_responses: dict[in
         reasons.append(f"{len(mismatched)} of {len(compared)} logged responses differ from accuracy "
                        f"mode (samples {mismatched[:5]})")
     if not perf_ok:
-        reasons.append(f"performance {ratio:.3f}x the submission's, outside +-"
-                       f"{TEST01_PERF_TOLERANCE:.0%}")
+        reasons.append(f"performance {ratio:.3f}x the submission's, outside +-{tol:.0%}")
     return {"verdict": PASS if accuracy_ok and perf_ok else FAIL, "reason": "; ".join(reasons),
             "figures": {"responses_compared": len(compared), "responses_mismatched": len(mismatched),
                         "logged": len(perf_responses), "reference": reference, "test": test,
-                        "ratio": ratio, "accuracy_check": accuracy_ok, "performance_check": perf_ok}}
+                        "ratio": ratio, "tolerance": tol, "accuracy_check": accuracy_ok,
+                        "performance_check": perf_ok}}
 
 
-def verdict_test04(reference: float, test: float, kind: str) -> dict[str, Any]:
-    """TEST04: the same-sample run may be at most 10 % faster than the submission run."""
+def verdict_test04(reference: float, test: float, kind: str, scenario: str | None = None
+                   ) -> dict[str, Any]:
+    """TEST04: the same-sample run may be at most 10 % (20 % for short latencies) faster
+    than the submission run (TEST04 README's pass criterion)."""
     up = speedup(reference, test, kind)
-    ok = up <= 1.0 + TEST04_TOLERANCE
+    limit = 1.0 + tolerance(TEST04_TOLERANCE, reference, kind, scenario)
+    ok = up < limit
     reason = "" if ok else (f"issuing the same sample is {up:.2f}x faster than unique samples "
-                            f"(limit {1 + TEST04_TOLERANCE:.2f}x): the SUT caches results")
+                            f"(limit {limit:.2f}x): the SUT caches results")
     return {"verdict": PASS if ok else FAIL, "reason": reason,
-            "figures": {"reference": reference, "test": test, "speedup": up,
-                        "limit": 1.0 + TEST04_TOLERANCE}}
-
-
-def tolerance_test05(reference: float, kind: str, scenario: str) -> float:
-    """5 %, or 20 % for single-stream latencies of at most 0.2 ms."""
-    relaxed = kind == "latency" and scenario == "SingleStream" and reference <= TEST05_RELAXED_BELOW_S
-    return TEST05_RELAXED_TOLERANCE if relaxed else TEST05_TOLERANCE
+            "figures": {"reference": reference, "test": test, "speedup": up, "limit": limit}}
 
 
 def verdict_test05(reference: float, test: float, kind: str, scenario: str) -> dict[str, Any]:
-    """TEST05: the performance with the alternate seeds within tolerance of the submission's."""
-    tol = tolerance_test05(reference, kind, scenario)
-    deviation = test / reference - 1.0
-    ok = abs(deviation) <= tol
-    reason = "" if ok else (f"performance with the alternate seeds deviates {deviation:+.1%} from "
-                            f"the submission's (tolerance +-{tol:.0%})")
+    """TEST05: with the alternate seeds the performance may be at most 5 % (20 % for short
+    latencies) worse than the submission's; better is no failure (as TEST05's script)."""
+    tol = tolerance(TEST05_TOLERANCE, reference, kind, scenario)
+    worse = 1.0 / speedup(reference, test, kind) - 1.0  # > 0: the alternate seeds do worse
+    ok = worse < tol
+    reason = "" if ok else (f"performance with the alternate seeds is {worse:.1%} worse than "
+                            f"the submission's (tolerance {tol:.0%})")
     return {"verdict": PASS if ok else FAIL, "reason": reason,
-            "figures": {"reference": reference, "test": test, "deviation": deviation,
+            "figures": {"reference": reference, "test": test, "worse_by": worse,
                         "tolerance": tol}}
 
 
@@ -167,12 +187,13 @@ def run_compliance(sut: Any, library: Any, settings: LoadGenSettings, reference:
                 "accuracy_log_sampling_target": TEST01_SAMPLING_TARGET})
             logged = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
             expected = read_accuracy_log(accuracy_run.log_dir / ACCURACY, accuracy_run.response_dtype)
-            verdict = verdict_test01(logged, expected, ref, figure_of_merit(run.summary)[0], kind)
+            verdict = verdict_test01(logged, expected, ref, figure_of_merit(run.summary)[0], kind,
+                                     scenario)
         elif test == "TEST04":
             run = run_test(sut, library, perf, out / test, overrides={
                 "performance_issue_same": True,
                 "performance_issue_same_index": min(TEST04_SAME_INDEX, library.total_count - 1)})
-            verdict = verdict_test04(ref, figure_of_merit(run.summary)[0], kind)
+            verdict = verdict_test04(ref, figure_of_merit(run.summary)[0], kind, scenario)
         elif test == "TEST05":
             run = run_test(sut, library, perf, out / test, overrides={"test05": True, **TEST05_SEEDS})
             verdict = verdict_test05(ref, figure_of_merit(run.summary)[0], kind, scenario)

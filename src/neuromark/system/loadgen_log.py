@@ -91,6 +91,16 @@ def _invalid_reasons(v: dict[str, Any]) -> list[str]:
     return reasons
 
 
+def _early_stopping_estimate(v: dict[str, Any]) -> float | None:
+    """LoadGen's early-stopping estimate of the scenario's target-percentile latency (s):
+    ``early_stopping_latency_ss`` (p90) for SingleStream, ``_ms`` (p99) for MultiStream;
+    None for other scenarios and for logs without it."""
+    key = {"SingleStream": "early_stopping_latency_ss",
+           "MultiStream": "early_stopping_latency_ms"}.get(str(v.get("effective_scenario")))
+    value = v.get(key) if key else None
+    return value * 1e-9 if isinstance(value, (int, float)) and value > 0 else None
+
+
 def summarize(log_dir: str | Path) -> dict[str, Any]:
     """The figures of one LoadGen run as plain JSON (seconds, not ns).
 
@@ -98,7 +108,8 @@ def summarize(log_dir: str | Path) -> dict[str, Any]:
     ``invalid_reasons``, ``query_count``, ``samples_per_query``, ``sample_count``,
     ``latency_s`` (min/max/mean/percentiles),
     ``qps`` (with/without LoadGen overhead, SingleStream/MultiStream),
-    ``samples_per_second`` (Offline; Server: completed), ``early_stopping``,
+    ``samples_per_second`` (Offline; Server: completed), ``early_stopping`` and
+    ``early_stopping_latency_s`` (the early-stopping percentile estimate, stream scenarios),
     ``power_begin`` / ``power_end`` (LoadGen's wall-clock strings), ``requested`` and
     ``effective`` settings, ``errors`` and ``warnings``. The summary file's verdict must
     agree with the detail log's (a mixed-up log folder raises :class:`DataError`).
@@ -131,6 +142,7 @@ def summarize(log_dir: str | Path) -> dict[str, Any]:
                          if "result_query_count" in v and "generated_samples_per_query" in v else None),
         "latency_s": latency,
         "early_stopping": v.get("early_stopping_result"),
+        "early_stopping_latency_s": _early_stopping_estimate(v),
         "power_begin": v.get("power_begin"),
         "power_end": v.get("power_end"),
         "requested": {k[len("requested_"):]: val for k, val in v.items() if k.startswith("requested_")},
