@@ -13,7 +13,7 @@ import torch
 from neuromark.baselines.keywords import LIFNet
 from neuromark.cli import main
 from neuromark.data.mswc import KEYWORD_LANGUAGE, KEYWORDS
-from neuromark.tasks.fscil import SessionSampler, prototype_layer
+from neuromark.tasks.fscil_sessions import SessionSampler, prototype_layer
 
 
 def test_prototype_layer_is_the_nearest_prototype_rule():

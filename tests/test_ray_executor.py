@@ -90,6 +90,43 @@ def test_qubo_deterministic_fields_are_identical(both, solver):
                                   (both / "local/qubo/entries.jsonl").read_text().splitlines())
 
 
+FSCIL = """task: fscil
+benchmark: {id: fscil-eq, version: "1.0"}
+data: {root: data, languages: [fa]}
+model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
+        input_kernel: 4, pool_kernel: 2}, checkpoint: m5.pt}
+train: {epochs: 2, batch_size: 4, lr: 0.01}
+fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 4, seed: 1}
+eval: {complexity: [footprint]}
+"""
+
+
+def test_fscil_orders_are_units_with_identical_scores(local_ray, tmp_path):
+    """The backbone trains once on the driver (the second run reuses its checkpoint); each
+    of the 4 session orders is a unit; every per-order accuracy is identical both ways."""
+    from test_fscil import _tiny_corpus
+
+    from neuromark.tasks.fscil import TASK
+    from neuromark.tasks.fscil_sessions import score_order
+
+    _tiny_corpus(tmp_path / "data")
+    (tmp_path / "f.yaml").write_text(FSCIL)
+    out = {}
+    for name in ("local", "ray"):
+        assert run_and_report([tmp_path / "f.yaml"], tmp_path / name, quiet=True, executor=name) == 0
+        out[name] = _json(tmp_path / name / "fscil-eq.json")
+    local, remote = out["local"], out["ray"]
+    assert TASK.placement == "units"
+    assert local["scores"] == remote["scores"]
+    for key in ("accuracy_mean", "session_average_per_repeat", "new_class_accuracy_mean",
+                "frozen_reference", "complexity_per_session", "language_order_repeat0"):
+        assert local["details"][key] == remote["details"][key], key
+    assert len(remote["details"]["session_average_per_repeat"]) == 4
+    assert remote["details"]["backbone"]["trained_now"] is False  # checkpoint from the first run
+    assert remote["provenance"]["executor"]["name"] == "ray"
+    assert score_order.__module__ == "neuromark.tasks.fscil_sessions"  # picklable by reference
+
+
 def test_a_failed_unit_names_itself_and_its_config(local_ray):
     ex = RayExecutor()
     with pytest.raises(UnitFailed, match=r"cfg.yaml:4: unit parse x failed on the Ray executor: "

@@ -42,15 +42,16 @@ Config::
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
@@ -65,11 +66,19 @@ from neuromark.devices import (
     requested_device,
 )
 from neuromark.errors import ConfigError, DataError
+from neuromark.executors import current_executor
 from neuromark.metrics.names import build_metrics
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
 from neuromark.results import Results, Score, atomic_path, collect_provenance
+from neuromark.tasks.fscil_sessions import (
+    OrderInputs,
+    SessionSampler,
+    order_units,
+    prototype_layer,
+    prototype_set,
+)
 
 CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
@@ -77,94 +86,6 @@ CITATION = """@article{yik2025neurobench,
   year={2025}}"""
 CHECKPOINT_FORMAT = "neuromark-fscil-1"
 COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
-
-
-def prototype_layer(features: Any, labels: Any, num_classes: int, *, steps: int | None = None) -> Any:
-    """The prototypical output layer: ``nn.Linear(F, num_classes)`` with, for each class k
-    present in ``labels``, ``w_k = 2 c_k`` and ``b_k = -c_k.c_k`` (``/ steps`` for a readout
-    summed over ``steps`` time steps), c_k the mean of ``features`` (N, F) over its samples.
-
-    logit_k = 2 c_k.f - |c_k|^2 = |f|^2 - |f - c_k|^2: the argmax is the nearest prototype.
-    For an SNN, f is the time-summed spike count of the last hidden layer and the readout
-    sums ``W s_t + b`` over the steps, so ``b = -|c_k|^2 / steps`` gives the same rule.
-    Classes absent from ``labels`` get zero rows; ``layer.present`` (bool, (num_classes,))
-    says which are real, for masking.
-    """
-    import torch
-
-    x = torch.as_tensor(features, dtype=torch.float32)
-    y = torch.as_tensor(labels, dtype=torch.long)
-    if x.dim() != 2 or y.shape != (len(x),):
-        raise ValueError(f"prototype_layer: need features (N, F) and labels (N,), got "
-                         f"{tuple(x.shape)} and {tuple(y.shape)}")
-    if len(y) and (int(y.min()) < 0 or int(y.max()) >= num_classes):
-        raise ValueError(f"prototype_layer: labels must lie in 0..{num_classes - 1}")
-    sums = torch.zeros(num_classes, x.shape[1], device=x.device).index_add_(0, y, x)
-    counts = torch.bincount(y, minlength=num_classes).float()
-    present = counts > 0
-    protos = sums / counts.clamp(min=1)[:, None]
-    layer = torch.nn.Linear(x.shape[1], num_classes)
-    with torch.no_grad():
-        layer.weight.copy_(2 * protos)
-        layer.bias.copy_(-(protos * protos).sum(1) / (steps or 1))
-    layer.present = present
-    return layer
-
-
-@dataclass(frozen=True)
-class Session:
-    """One incremental session: its language, new classes, support indices (into the
-    evaluation clips) and the cumulative query indices."""
-
-    index: int
-    language: str | None
-    classes: tuple[int, ...]
-    support: tuple[int, ...]
-    query: tuple[int, ...]
-    new_query: tuple[int, ...]
-
-
-class SessionSampler:
-    """Session order and shot sampling from the task's own generator.
-
-    Args:
-        labels: label of each evaluation clip (N,).
-        languages: language of each evaluation clip (N,).
-        shots, support_pool, query_pool, query_shots: per class, as in the module notes.
-    """
-
-    def __init__(self, labels: Any, languages: Any, *, shots: int, support_pool: int, query_pool: int,
-                 query_shots: int) -> None:
-        if shots > support_pool or query_shots > query_pool:
-            raise ValueError("need shots <= support_pool and query_shots <= query_pool")
-        labels, languages = np.asarray(labels), np.asarray(languages)
-        self.shots, self.query_shots = shots, query_shots
-        self.languages = sorted(set(languages.tolist()))
-        self.pools: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.by_language: dict[str, list[int]] = {}
-        for label in sorted(set(labels.tolist())):
-            idx = np.flatnonzero(labels == label)
-            if len(idx) < support_pool + query_pool:
-                raise DataError(f"class {label}: {len(idx)} evaluation clips, fewer than support_pool "
-                                f"+ query_pool = {support_pool + query_pool}")
-            self.pools[label] = (idx[:support_pool], idx[support_pool:support_pool + query_pool])
-            self.by_language.setdefault(str(languages[idx[0]]), []).append(label)
-
-    def sessions(self, seed: int, repeat: int, order: list[str] | None = None) -> list[Session]:
-        """Sessions 1..L for one repeat: a permutation of the languages (or ``order``)."""
-        rng = np.random.default_rng([seed, repeat])
-        langs = list(order) if order else [self.languages[i] for i in rng.permutation(len(self.languages))]
-        out, cumulative = [], []
-        for s, lang in enumerate(langs, start=1):
-            classes = [self.by_language[lang][i] for i in rng.permutation(len(self.by_language[lang]))]
-            support, new = [], []
-            for c in classes:
-                pool_s, pool_q = self.pools[c]
-                new += sorted(rng.choice(pool_q, self.query_shots, replace=False).tolist())
-                support += sorted(rng.choice(pool_s, self.shots, replace=False).tolist())
-            cumulative += new
-            out.append(Session(s, lang, tuple(classes), tuple(support), tuple(cumulative), tuple(new)))
-        return out
 
 
 # ---- config -------------------------------------------------------------------------------
@@ -253,6 +174,7 @@ class FSCILTask:
     """Keyword FSCIL with prototypes (see the module notes)."""
 
     name = "fscil"
+    placement = "units"  # the backbone on the driver; one unit per session order
 
     def validate(self, config: ConfigFile) -> FSCILConfig:
         s = validate(FSCILConfig, config.data, config)
@@ -287,7 +209,6 @@ class FSCILTask:
 
     def _run(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, quiet: bool,
              device: Any = "cpu") -> Results:
-        import torch
 
         data = load_corpus(s, config, quiet)
         model, meta = backbone(s, config, data, quiet, device)
@@ -298,33 +219,47 @@ class FSCILTask:
         sampler = SessionSampler(data["eval_y"], data["eval_lang"], shots=s.fscil.shots,
                                  support_pool=s.fscil.support_pool, query_pool=s.fscil.query_pool,
                                  query_shots=s.fscil.query_shots)
-        n_sessions = len(sampler.languages) + 1
-        acc = np.zeros((s.fscil.repeats, n_sessions))
-        new_acc = np.full((s.fscil.repeats, n_sessions), np.nan)
-        frozen = np.zeros(n_sessions)
+        inputs = OrderInputs(emb, {k: data[k] for k in ("train_y", "test_y", "eval_y")}, sampler,
+                             base_acc, steps)
+        orders = self._score_orders(s, config, inputs, quiet)
+        acc = np.stack([o["accuracy"] for o in orders])
+        new_acc = np.stack([o["new_class_accuracy"] for o in orders])
+        frozen = orders[-1]["frozen"]
         complexity: list[dict[str, Any]] = []
-        n_base = len(data["test_y"])
-        for r in range(s.fscil.repeats):
-            sessions = sampler.sessions(s.fscil.seed, r, s.fscil.order)
-            support: list[int] = []
-            for sess in [None, *sessions]:
-                support += list(sess.support) if sess else []
-                feats, labels = _prototype_set(emb, data, support)
-                head = prototype_layer(feats, labels, 200, steps=steps)
-                query = list(sess.query) if sess else []
-                x = torch.cat([emb["test"], emb["eval"][query]])
-                y = torch.cat([data["test_y"], data["eval_y"][query]])
-                pred = _head_predict(head, x, steps)
-                k = sess.index if sess else 0
-                acc[r, k] = float((pred == y).double().mean())
-                if sess:
-                    new_acc[r, k] = float((pred[n_base:] == y[n_base:]).double().mean())
-                frozen[k] = base_acc * n_base / (n_base + len(query))
-                if r == 0 and s.eval.complexity:
-                    complexity.append(self._complexity(s, model, head, data, query, k, acc[r, k],
-                                                       config, device))
+        if s.eval.complexity:
+            for k, query in enumerate(orders[0]["queries"]):
+                complexity.append(self._complexity(s, model, self._head(inputs, orders[0], k), data,
+                                                   query, k, acc[0, k], config, device))
         return self._results(s, config, out_dir, meta, base_acc, acc, new_acc, frozen, complexity,
-                             data, [x.language for x in sampler.sessions(s.fscil.seed, 0, s.fscil.order)])
+                             data, orders[0]["languages"])
+
+    @staticmethod
+    def _score_orders(s: FSCILConfig, config: ConfigFile, inputs: OrderInputs, quiet: bool
+                      ) -> list[dict[str, Any]]:
+        """Every repeat's session order, scored as one unit each on the current executor
+        (in this process by default); outcomes in repeat order."""
+        where = config.where(("fscil", "repeats")) if "repeats" in config.data.get("fscil", {}) \
+            else str(config.path or "<config>")
+        units = order_units(inputs, s.fscil.seed, s.fscil.repeats, s.fscil.order, s.train.threads,
+                            where)
+        index = {id(u): r for r, u in enumerate(units)}
+        out: dict[int, dict[str, Any]] = {}
+        bar = progress(total=len(units), desc=f"{s.benchmark.id} orders", unit="order", quiet=quiet)
+        try:
+            with contextlib.closing(current_executor().run(units)) as outcomes:
+                for outcome in outcomes:
+                    out[index[id(outcome.unit)]] = outcome.value
+                    bar.update()
+        finally:
+            bar.close()
+        return [out[r] for r in range(len(units))]
+
+    @staticmethod
+    def _head(inputs: OrderInputs, order: dict[str, Any], session: int) -> Any:
+        """The prototype head of session ``session`` of a scored order (its support so far)."""
+        support = [i for k in range(1, session + 1) for i in order["support"][k - 1]]
+        feats, labels = prototype_set(inputs.emb, inputs.labels, support)
+        return prototype_layer(feats, labels, 200, steps=inputs.steps)
 
     def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
                     session: int, accuracy: float, config: ConfigFile, device: Any = "cpu"
@@ -401,25 +336,6 @@ class FSCILTask:
         }
         return Results(scores=scores, benchmark=info, details=details, config=config.data,
                        seeds={"train": s.train.seed, "fscil": s.fscil.seed, "repeats": s.fscil.repeats})
-
-
-def _prototype_set(emb: dict[str, Any], data: dict[str, Any], support: list[int]) -> tuple[Any, Any]:
-    """Features and labels the prototypes are averaged from: base train plus the support
-    shots (indices into the evaluation clips) of every session so far."""
-    import torch
-
-    return (torch.cat([emb["train"], emb["eval"][support]]),
-            torch.cat([data["train_y"], data["eval_y"][support]]))
-
-
-def _head_predict(head: Any, x: Any, steps: int | None) -> Any:
-    """Masked argmax of the prototype head on features ``x`` (N, F): for a readout summed
-    over ``steps`` steps the logits are ``W S + steps b`` (the same as running it)."""
-    import torch
-
-    with torch.no_grad():
-        logits = x @ head.weight.T + head.bias * (steps or 1)
-    return logits.masked_fill(~head.present, float("-inf")).argmax(-1)
 
 
 def _embed(model: Any, x: Any, batch_size: int) -> Any:
