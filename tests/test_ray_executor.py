@@ -127,6 +127,20 @@ def test_fscil_orders_are_units_with_identical_scores(local_ray, tmp_path):
     assert score_order.__module__ == "neuromark.tasks.fscil_sessions"  # picklable by reference
 
 
+def test_training_seeds_of_a_suite_entry_are_units_with_identical_scores(local_ray, tmp_path):
+    """``{config: ..., seeds: [...]}``: one copy per seed, the same scores both ways."""
+    (tmp_path / "mg.yaml").write_text(MG.replace("mg-eq", "mg-seeds"))
+    (tmp_path / "s.yaml").write_text("suite: seeds\nentries:\n"
+                                     "  - {config: mg.yaml, seeds: [4, 5], key: models.0.seed}\n")
+    for name in ("local", "ray"):
+        assert run_and_report([tmp_path / "s.yaml"], tmp_path / name, quiet=True, executor=name) == 0
+    for seed in (4, 5):
+        local = _json(tmp_path / f"local/mg-seeds-seed{seed}.json")
+        remote = _json(tmp_path / f"ray/mg-seeds-seed{seed}.json")
+        assert local["scores"] == remote["scores"]
+        assert local["config"]["models"][0]["seed"] == remote["config"]["models"][0]["seed"] == seed
+
+
 def test_a_failed_unit_names_itself_and_its_config(local_ray):
     ex = RayExecutor()
     with pytest.raises(UnitFailed, match=r"cfg.yaml:4: unit parse x failed on the Ray executor: "

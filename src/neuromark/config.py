@@ -75,6 +75,9 @@ class ConfigFile:
     data: dict[str, Any]
     path: Path | None = None
     lines: dict[Loc, int] = field(default_factory=dict)
+    #: the entry's name in a run (its artefact folder) when not the file's stem, e.g. the
+    #: ``-seed<S>`` copies of :mod:`neuromark.suite_seeds`
+    label: str | None = None
 
     def where(self, loc: Sequence[str | int]) -> str:
         """``file:line`` of the deepest known prefix of ``loc``."""

@@ -39,6 +39,7 @@ from neuromark.results import (
     to_jsonable,
     write_json_atomic,
 )
+from neuromark.suite_seeds import SeededEntry, seeded_copies
 
 #: The folder's lock and manifest (hidden: they are not results).
 LOCK_NAME = ".neuromark.lock"
@@ -61,7 +62,7 @@ class Task(Protocol):
 class SuiteConfig(StrictModel):
     suite: str
     description: str = ""
-    entries: list[str]
+    entries: list[str | SeededEntry]
 
 
 def project_root() -> Path:
@@ -86,7 +87,8 @@ def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = ()) -> list[
             suite = validate(SuiteConfig, config.data, config)
             here = Path(path).resolve()
             for i, entry in enumerate(suite.entries):
-                entry_path = Path(path).parent / entry
+                seeded = entry if isinstance(entry, SeededEntry) else None
+                entry_path = Path(path).parent / (seeded.config if seeded else str(entry))
                 if not entry_path.is_file():
                     raise ConfigError(f"{config.where(('entries', i))}: entries[{i}]: "
                                       f"no such config {entry_path}")
@@ -94,7 +96,15 @@ def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = ()) -> list[
                     cycle = " -> ".join(str(p) for p in (*_within, here, entry_path.resolve()))
                     raise ConfigError(f"{config.where(('entries', i))}: entries[{i}]: suite "
                                       f"includes itself ({cycle})")
-                out.extend(expand([entry_path], (*_within, here)))
+                if seeded is None:
+                    out.extend(expand([entry_path], (*_within, here)))
+                    continue
+                where = config.where(("entries", i))
+                entry_config = load_config(entry_path)
+                if "suite" in entry_config.data:
+                    raise ConfigError(f"{where}: entries[{i}]: seeds apply to a config, not to "
+                                      f"the suite {entry_path}")
+                out.extend(seeded_copies(entry_config, seeded, where))
         else:
             out.append(config)
     return out
@@ -136,7 +146,7 @@ def resolved_configs(configs: Sequence[ConfigFile]) -> dict[str, Any]:
     """What a run folder's digest covers: each config's data by task folder (config stem)."""
     out: dict[str, Any] = {}
     for config in configs:
-        stem = config.path.stem if config.path else str(config.data.get("task"))
+        stem = entry_stem(config)
         key, n = stem, 1
         while key in out:
             n += 1
@@ -320,7 +330,7 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
 
 def entry_stem(config: ConfigFile) -> str:
     """The folder of a suite entry's artefacts under the run folder: its config's stem."""
-    stem = config.path.stem if config.path else str(config.data.get("task"))
+    stem = config.label or (config.path.stem if config.path else str(config.data.get("task")))
     return stem if stem.strip(".") else str(config.data.get("task"))
 
 

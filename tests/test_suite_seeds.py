@@ -1,0 +1,82 @@
+"""Training seeds as suite entries (``{config: PATH, seeds: [...]}``): the copies, their
+errors, and a run that writes one result per seed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from neuromark.commands.run import run_and_report
+from neuromark.config import load_config
+from neuromark.errors import ConfigError
+from neuromark.suite import entry_stem, expand
+from neuromark.suite_seeds import suffixed
+
+CLASSIFIER = """task: classification
+benchmark: {id: digits-x, version: "1.0"}
+model: {name: m, checkpoint: cache:checkpoints/x.pt}
+train: {epochs: 1, seed: 0}
+"""
+MG = """task: mackey_glass
+benchmark: {id: mg-seeds, version: "1.0"}
+data: {taus: [17], instances: 2, length: 4, shift: 0.5}
+models: [{name: esn, seed: 0, params: {reservoir_size: 30, warmup: 30}}]
+metrics: [footprint]
+"""
+
+
+def _suite(tmp_path, entry: str, body: str = CLASSIFIER):
+    (tmp_path / "x.yaml").write_text(body)
+    (tmp_path / "s.yaml").write_text(f"suite: seeds\nentries:\n  - {entry}\n")
+    return tmp_path / "s.yaml"
+
+
+def test_one_copy_per_seed_with_ids_checkpoints_and_folders_apart(tmp_path):
+    configs = expand([_suite(tmp_path, "{config: x.yaml, seeds: [0, 7]}")])
+    assert [c.data["train"]["seed"] for c in configs] == [0, 7]
+    assert [c.data["benchmark"]["id"] for c in configs] == ["digits-x-seed0", "digits-x-seed7"]
+    assert [c.data["model"]["checkpoint"] for c in configs] == [
+        "cache:checkpoints/x-seed0.pt", "cache:checkpoints/x-seed7.pt"]
+    assert [entry_stem(c) for c in configs] == ["x-seed0", "x-seed7"]
+    assert all(c.path == tmp_path / "x.yaml" for c in configs)  # messages name the real file
+    assert load_config(tmp_path / "x.yaml").data["train"]["seed"] == 0  # the file is untouched
+    plain = expand([_suite(tmp_path, "x.yaml")])
+    assert [entry_stem(c) for c in plain] == ["x"] and plain[0].label is None
+
+
+def test_suffixed_keeps_the_folder_and_extension():
+    assert suffixed("cache:checkpoints/x.pt", "-seed1") == "cache:checkpoints/x-seed1.pt"
+    assert suffixed("/a.b/model", "-seed2") == "/a.b/model-seed2"
+    assert suffixed("w.tar.gz", "-seed3") == "w.tar-seed3.gz"
+
+
+@pytest.mark.parametrize("entry,message", [
+    ("{config: x.yaml, seeds: [1, 1]}", r"s.yaml:3: seeds \[1, 1\] repeat a seed"),
+    ("{config: x.yaml, seeds: [1], key: eval.seed}",
+     r"s.yaml:3: key eval.seed: .*x.yaml has no 'eval' section to set the seed in"),
+    ("{config: x.yaml, seeds: [1], key: 'train..seed'}", "is not a dotted key path"),
+    ("{config: x.yaml, seeds: []}", "seeds"),
+    ("{config: other.yaml, seeds: [1]}", "seeds apply to a config, not to the suite"),
+    ("{config: nope.yaml, seeds: [1]}", "no such config"),
+    ("{config: x.yaml, seeds: [1], colour: red}", "colour"),
+])
+def test_seed_entry_errors_name_the_suite_line(tmp_path, entry, message):
+    (tmp_path / "other.yaml").write_text("suite: other\nentries: [x.yaml]\n")
+    with pytest.raises(ConfigError, match=message):
+        expand([_suite(tmp_path, entry)])
+
+
+def test_missing_benchmark_id_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="has no benchmark.id to tell the seeds' results apart"):
+        expand([_suite(tmp_path, "{config: x.yaml, seeds: [1]}", "task: classification\ntrain: {}\n")])
+
+
+def test_a_seeded_run_writes_one_result_per_seed(tmp_path):
+    suite = _suite(tmp_path, "{config: x.yaml, seeds: [0, 1], key: models.0.seed}", MG)
+    assert run_and_report([suite], tmp_path / "out", quiet=True) == 0
+    runs = [json.loads((tmp_path / f"out/mg-seeds-seed{s}.json").read_text()) for s in (0, 1)]
+    assert [r["details"]["seeds"] for r in runs] == [[0, 1], [1, 2]]  # instance k: seed + k
+    smape = [r["details"]["per_instance_sMAPE"] for r in runs]
+    assert smape[0][0] != smape[1][0]  # instance 0 with reservoir seed 0, then seed 1
+    assert runs[0]["config"]["models"][0]["seed"] == 0 and runs[1]["config"]["models"][0]["seed"] == 1
