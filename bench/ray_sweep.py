@@ -7,6 +7,11 @@ CPUs (default 2). Ray's start-up and its workers' first imports are timed apart 
 unit per CPU), so the speed-up compares the runs themselves. The per-unit overhead is the
 wall time of ``--noop`` no-op units divided by their count, Ray minus local.
 
+The Mackey-Glass config's wall time includes its serial driver part (validation, data
+checks, aggregation, results and report); the executor's own share is measured apart by
+running the config's instance units only (a larger ESN, ``--mg-units-reservoir``, so that
+each unit lasts >= 1 s, the issue's condition for the target).
+
 Also prints an estimate of a QUBO config's local wall time (``--estimate CONFIG``, default
 ``configs/qubo/mis_medium.yaml``) from its planned entries and the per-entry overhead
 measured here, without running it.
@@ -41,7 +46,7 @@ plots: false
 """
 MG = """task: mackey_glass
 benchmark: {{id: bench-ray-mg, version: "1.0"}}
-data: {{taus: [{taus}], instances: {instances}, length: 20, shift: 0.5}}
+data: {{taus: [{taus}], instances: {instances}, length: {length}, shift: 0.5}}
 models: [{{name: esn, seed: 0, params: {{reservoir_size: 186, connection_probability: 0.11,
           leak: 0.6, ridge: 1.0e-8, warmup: 100}}}}]
 threads: 1
@@ -68,7 +73,7 @@ def warm(executor, tmp: Path) -> float:
     torch start-up, workload generation in each worker), before anything is timed."""
     qubo, mg = tmp / "warm-qubo.yaml", tmp / "warm-mg.yaml"
     qubo.write_text(QUBO.format(sizes="100", timeout=0.01))
-    mg.write_text(MG.format(taus="17", instances=2))
+    mg.write_text(MG.format(taus="17", instances=2, length=20))
     start = time.perf_counter()
     for config in (qubo, mg):
         timed_run(config, executor)
@@ -86,6 +91,29 @@ def timed_run(config: Path, executor) -> tuple[float, list]:
         written = run_configs([config], out, quiet=True)
         wall = time.perf_counter() - start
     return wall, [r for _, r in written]
+
+
+def mg_units(config: Path) -> list:
+    """The instance units of a Mackey-Glass config, as its task declares them."""
+    from neuromark.config import load_config
+    from neuromark.tasks.mackey_glass import TASK, _model_params, instance_units
+
+    cfg = TASK.validate(load_config(config))
+    units = []
+    for i, model in enumerate(cfg.models):
+        for tau in cfg.data.taus:
+            units += instance_units(model, _model_params(model, None, i), tau, cfg.data, None,
+                                    tuple(cfg.metrics), cfg.threads, str(config))
+    return units
+
+
+def units_wall(executor, units: list) -> tuple[float, float]:
+    """(wall time of ``units`` on ``executor``, mean wall time of one unit), after a warm
+    round of one unit per CPU."""
+    list(executor.run(units[: executor.cpus()]))
+    start = time.perf_counter()
+    outcomes = list(executor.run(units))
+    return time.perf_counter() - start, statistics.mean(o.wall_s for o in outcomes)
 
 
 def noop_overhead(executor, n: int) -> float:
@@ -128,6 +156,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sweeps (a smoke run)")
     parser.add_argument("--cpus", type=int, default=2)
+    parser.add_argument("--mg-length", type=int, default=45,
+                        help="Lyapunov times per Mackey-Glass instance (45: the longest "
+                             "the 50-L series allows for 6 instances)")
+    parser.add_argument("--mg-units-reservoir", type=int, default=600,
+                        help="ESN reservoir of the units-only Mackey-Glass measurement (units >= 1 s)")
     parser.add_argument("--noop", type=int, default=300, help="no-op units for the overhead")
     parser.add_argument("--estimate", type=Path, default=ROOT / "configs/qubo/mis_medium.yaml")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
@@ -141,7 +174,12 @@ def main() -> None:
     qubo.write_text(QUBO.format(sizes="100, 250" if not args.quick else "100",
                                 timeout=1.0 if not args.quick else 0.5))
     mg.write_text(MG.format(taus="17, 18" if not args.quick else "17",
-                            instances=6 if not args.quick else 4))
+                            instances=6 if not args.quick else 4, length=args.mg_length))
+    # the same instances with a larger reservoir, as units only: single-threaded units of >= 1 s
+    mg_units_cfg = tmp / "mg_units.yaml"
+    mg_units_cfg.write_text(MG.format(taus="17, 18" if not args.quick else "17",
+                                      instances=6 if not args.quick else 4, length=args.mg_length)
+                            .replace("reservoir_size: 186", f"reservoir_size: {args.mg_units_reservoir}"))
     figures: dict = {"load_before": load(), "cpus": args.cpus}
     print(f"load average before: {figures['load_before']}", flush=True)
 
@@ -160,6 +198,9 @@ def main() -> None:
             figures["mackey_glass_scores"] = dict(results[0])
         print(f"{name}: local {wall:.2f} s", flush=True)
     figures["noop_local_ms"] = 1e3 * noop_overhead(local, args.noop)
+    units = mg_units(mg_units_cfg)
+    figures["mg_units"] = len(units)
+    figures["mg_units_local_s"], figures["mg_unit_s"] = units_wall(local, units)
 
     start = time.perf_counter()
     ray_ex = RayExecutor(num_cpus=args.cpus)
@@ -180,6 +221,8 @@ def main() -> None:
             print(f"{name}: ray {wall:.2f} s, speed-up {figures[f'{name}_speedup']:.2f}x",
                   flush=True)
         figures["noop_ray_ms"] = 1e3 * noop_overhead(ray_ex, args.noop)
+        figures["mg_units_ray_s"] = units_wall(ray_ex, units)[0]
+        figures["mg_units_speedup"] = figures["mg_units_local_s"] / figures["mg_units_ray_s"]
     finally:
         ray_ex.close()
     figures["noop_overhead_ms"] = figures["noop_ray_ms"] - figures["noop_local_ms"]
@@ -195,6 +238,13 @@ def main() -> None:
           f"in the solve, {figures['qubo_entry_overhead_s'] * 1e3:.1f} ms in all (local)")
     print(f"no-op unit: local {figures['noop_local_ms']:.3f} ms, ray {figures['noop_ray_ms']:.3f} "
           f"ms, overhead {figures['noop_overhead_ms']:.3f} ms per unit (target <= 20 ms)")
+    figures["mackey_glass_unit_s"] = figures["mackey_glass_local_s"] / figures["mackey_glass_units"]
+    print(f"Mackey-Glass: {figures['mackey_glass_units']} units of {figures['mackey_glass_unit_s']:.2f} s "
+          f"each on average (local); scores identical: {figures['mackey_glass_identical']}")
+    print(f"Mackey-Glass units only ({figures['mg_units']} instances, ESN of "
+          f"{args.mg_units_reservoir}, {figures['mg_unit_s']:.2f} s per unit): local "
+          f"{figures['mg_units_local_s']:.2f} s, ray {figures['mg_units_ray_s']:.2f} s: "
+          f"{figures['mg_units_speedup']:.2f}x (target >= 1.6x for units >= 1 s)")
     for name in ("qubo", "mackey_glass"):
         print(f"{name}: local {figures[f'{name}_local_s']:.2f} s, ray {figures[f'{name}_ray_s']:.2f}"
               f" s on {args.cpus} CPUs: {figures[f'{name}_speedup']:.2f}x (target >= 1.6x)")
