@@ -3,9 +3,13 @@ the measured process does not use, to read latency comparisons against.
 
 On a shared VM the host's other tenants change the speed of our virtual CPUs: a fixed
 numpy workload (50 rounds of a 64 x 64 float32 product and tanh, ~1 ms) has shown 4-s
-medians from 1.0 to 1.5 ms here. When two LoadGen runs are compared with a 5-10 %
+medians from 0.98 to 1.75 ms here. When two LoadGen runs are compared with a 5-10 %
 tolerance (MLPerf's compliance tests), the probe's median over each run's window says how
-much of the difference the machine itself made.
+much of the difference the machine itself made -- where the slow-downs hit every CPU
+alike. On the 2-vCPU development VM they do not: run on both vCPUs at once, one vCPU's
+4-s medians went to 1.6-1.75 ms for 16 s while the other's stayed at 1.0 ms (2026-11-23),
+so a probe on another CPU cannot see the SUT's CPU slow down; run it alone on the SUT's
+CPU, before or after, to see how steady that CPU is.
 
     probe = SpeedProbe(cpu=0, path=Path("probe.txt")); probe.start()
     ...  # runs pinned to other CPUs
