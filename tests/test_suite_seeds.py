@@ -10,6 +10,8 @@ import pytest
 from neuromark.commands.run import run_and_report
 from neuromark.config import load_config
 from neuromark.errors import ConfigError
+from neuromark.report.seeds import seed_groups, seed_lines, summarise
+from neuromark.results import BenchmarkInfo, Results, Score
 from neuromark.suite import entry_stem, expand
 from neuromark.suite_seeds import suffixed
 
@@ -80,3 +82,33 @@ def test_a_seeded_run_writes_one_result_per_seed(tmp_path):
     smape = [r["details"]["per_instance_sMAPE"] for r in runs]
     assert smape[0][0] != smape[1][0]  # instance 0 with reservoir seed 0, then seed 1
     assert runs[0]["config"]["models"][0]["seed"] == 0 and runs[1]["config"]["models"][0]["seed"] == 1
+    report = (tmp_path / "out/report.md").read_text()
+    assert "# Across training seeds" in report and "## mg-seeds: 2 seeds (0, 1)" in report
+    mean = (runs[0]["scores"]["sMAPE"]["value"] + runs[1]["scores"]["sMAPE"]["value"]) / 2
+    assert f"| sMAPE | {mean:.4g} ± " in report
+
+
+def _res(id_: str, **scores) -> Results:
+    return Results(scores={k: Score(v) for k, v in scores.items()}, benchmark=BenchmarkInfo(id_))
+
+
+def test_scores_across_seeds_by_hand():
+    runs = [_res("rsnn-seed2", acc=0.5, ops={"Dense": 1.0}, power="not measured", ok=True),
+            _res("rsnn-seed0", acc=0.7, ops={"Dense": 1.0}, power="not measured", ok=True),
+            _res("rsnn-seed1", acc=0.6, ops={"Dense": 1.0}, power="not measured", ok=True),
+            _res("lonely-seed0", acc=0.1), _res("other", acc=0.2)]
+    groups = seed_groups(runs)
+    assert list(groups) == ["rsnn"] and [seed for seed, _ in groups["rsnn"]] == [0, 1, 2]
+    (acc,) = summarise(groups["rsnn"])  # dicts, text and booleans are not summarised
+    assert acc.metric == "acc" and acc.values == (0.7, 0.6, 0.5)
+    assert acc.mean == pytest.approx(0.6)
+    assert acc.se == pytest.approx(0.1 / 3 ** 0.5)  # sd 0.1 (ddof 1) / sqrt(3)
+    lines = seed_lines(runs)
+    assert lines[0] == "## rsnn: 3 seeds (0, 1, 2)"
+    assert "| acc | 0.6 ± 0.058 | 0.7, 0.6, 0.5 |" in lines
+
+
+def test_a_score_missing_or_not_finite_in_one_seed_is_not_summarised():
+    runs = [_res("m-seed0", a=1.0, b=float("nan")), _res("m-seed1", a=3.0, b=2.0),
+            _res("m-seed2", a=2.0)]
+    assert [s.metric for s in summarise(seed_groups(runs)["m"])] == ["a"]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neuromark.errors import DataError
+from neuromark.report.seeds import seed_lines, seed_text
 from neuromark.results import Results, Score, to_jsonable, write_text_atomic
 
 
@@ -27,11 +28,12 @@ def format_value(score: Score) -> str:
 
 
 def format_summary(results: Sequence[Results]) -> str:
-    """:func:`format_table`, then every flag the results carry (``details["flags"]``:
+    """:func:`format_table`, the mean ± SE of each seed group's scores
+    (:mod:`neuromark.report.seeds`), then every flag the results carry (``details["flags"]``:
     divergences, overruns, unmeasured figures), one line each."""
     flags = [f"flag [{res.benchmark.id}]: {flag}"
              for res in results for flag in res.details.get("flags", [])]
-    return "\n".join([format_table(results), *flags])
+    return "\n".join([format_table(results), *seed_text(results), *flags])
 
 
 def format_table(results: Sequence[Results]) -> str:
@@ -82,14 +84,18 @@ def _section(out_dir: Path, path: Path, res: Results) -> list[str]:
 
 def write_report(out_dir: Path, written: Sequence[tuple[Path, Results]], *,
                  wall_s: float | None = None) -> Path:
-    """Write ``out_dir/report.md`` atomically: every results file in the folder (this run's
-    first, then earlier ones), each with its scores, plots, flags and config."""
+    """Write ``out_dir/report.md`` atomically: the latest run's seed groups (mean ± SE over
+    seeds), then every results file in the folder (this run's first, then earlier ones),
+    each with its scores, plots, flags and config."""
     mine, earlier, problems = folder_results(out_dir, written)
     lines = ["# neuromark report", ""]
     if wall_s is not None:
         lines += [f"Wall time of the latest run: {wall_s:.1f} s", ""]
     lines += [f"{len(mine) + len(earlier)} results file(s) in this folder: {len(mine)} from "
               f"the latest run, {len(earlier)} from earlier runs.", ""]
+    across = seed_lines([res for _, res in mine])
+    if across:
+        lines += ["# Across training seeds", "", *across]
     for path, res in mine:
         lines += _section(out_dir, path, res)
     if earlier:
