@@ -141,6 +141,21 @@ def test_training_seeds_of_a_suite_entry_are_units_with_identical_scores(local_r
         assert local["config"]["models"][0]["seed"] == remote["config"]["models"][0]["seed"] == seed
 
 
+def test_shared_values_are_stored_once_and_arrive_whole(local_ray):
+    import numpy as np
+
+    from neuromark.executors import LocalExecutor, SharedRef, share
+
+    big = np.arange(1_000_000)
+    assert share(LocalExecutor(), big) is big  # nothing to share in one process
+    ex = RayExecutor()
+    handle = share(ex, big)
+    assert isinstance(handle, SharedRef)
+    units = [Unit(f"sum {i}", "cfg.yaml", np.sum, (handle,)) for i in range(3)]
+    units.append(Unit("sum kw", "cfg.yaml", np.sum, kwargs={"a": handle}))
+    assert [o.value for o in ex.run(units)] == [big.sum()] * 4
+
+
 def test_a_failed_unit_names_itself_and_its_config(local_ray):
     ex = RayExecutor()
     with pytest.raises(UnitFailed, match=r"cfg.yaml:4: unit parse x failed on the Ray executor: "

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.errors import ConfigError, NeuromarkError, require
 from neuromark.registry import executors
 
 
@@ -76,9 +76,36 @@ def node_name() -> str:
     return socket.gethostname()
 
 
+@dataclass(frozen=True)
+class SharedRef:
+    """A value put once into a Ray object store (:meth:`RayExecutor.share`); given as a
+    unit's argument (top level of ``args`` or a ``kwargs`` value), the unit receives the
+    value itself."""
+
+    ref: Any
+
+    def resolve(self) -> Any:
+        return require("ray", "ray").get(self.ref)
+
+
+def share(executor: Any, value: Any) -> Any:
+    """``value`` as many units may take it as an argument: stored once where the executor
+    keeps shared data (Ray's object store) instead of copied into every unit; the value
+    itself for executors without such a store (the local one)."""
+    put = getattr(executor, "share", None)
+    return put(value) if put is not None else value
+
+
+def _resolved(value: Any) -> Any:
+    return value.resolve() if isinstance(value, SharedRef) else value
+
+
 def call_unit(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]
               ) -> tuple[Any, str, float]:
-    """Run ``fn`` and return ``(value, node, wall_s)``: what every executor ships back."""
+    """Run ``fn`` and return ``(value, node, wall_s)``: what every executor ships back.
+    :class:`SharedRef` arguments are fetched first (not timed)."""
+    args = tuple(_resolved(a) for a in args)
+    kwargs = {k: _resolved(v) for k, v in kwargs.items()}
     start = time.perf_counter()
     value = fn(*args, **kwargs)
     return value, node_name(), time.perf_counter() - start

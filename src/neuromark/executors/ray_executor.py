@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from neuromark.errors import ConfigError, require
-from neuromark.executors import Outcome, Unit, UnitFailed, call_unit
+from neuromark.executors import Outcome, SharedRef, Unit, UnitFailed, call_unit
 
 
 class RayExecutor:
@@ -59,6 +59,10 @@ class RayExecutor:
                  for n in self.ray.nodes() if n.get("Alive")]
         return {"name": self.name, "address": self.address or "local", "cpus": self.cpus(),
                 "nodes": sorted(nodes), "ray": self.ray.__version__}
+
+    def share(self, value: Any) -> SharedRef:
+        """Put ``value`` into the object store once; units given the handle get the value."""
+        return SharedRef(self.ray.put(value))
 
     def close(self) -> None:
         if self._owns and self.ray.is_initialized():

@@ -66,7 +66,7 @@ from neuromark.devices import (
     requested_device,
 )
 from neuromark.errors import ConfigError, DataError
-from neuromark.executors import current_executor
+from neuromark.executors import current_executor, share
 from neuromark.metrics.names import build_metrics
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
@@ -240,13 +240,14 @@ class FSCILTask:
         (in this process by default); outcomes in repeat order."""
         where = config.where(("fscil", "repeats")) if "repeats" in config.data.get("fscil", {}) \
             else str(config.path or "<config>")
-        units = order_units(inputs, s.fscil.seed, s.fscil.repeats, s.fscil.order, s.train.threads,
-                            where)
+        executor = current_executor()
+        units = order_units(share(executor, inputs), s.fscil.seed, s.fscil.repeats, s.fscil.order,
+                            s.train.threads, where)  # the features stored once, not per unit
         index = {id(u): r for r, u in enumerate(units)}
         out: dict[int, dict[str, Any]] = {}
         bar = progress(total=len(units), desc=f"{s.benchmark.id} orders", unit="order", quiet=quiet)
         try:
-            with contextlib.closing(current_executor().run(units)) as outcomes:
+            with contextlib.closing(executor.run(units)) as outcomes:
                 for outcome in outcomes:
                     out[index[id(outcome.unit)]] = outcome.value
                     bar.update()

@@ -175,8 +175,10 @@ def score_order(inputs: OrderInputs, seed: int, repeat: int, order: list[str] | 
             "languages": [s.language for s in sessions]}
 
 
-def order_units(inputs: OrderInputs, seed: int, repeats: int, order: list[str] | None,
+def order_units(inputs: Any, seed: int, repeats: int, order: list[str] | None,
                 threads: int, where: str) -> list[Unit]:
-    """One unit per repeat (session order), each reserving ``threads`` CPUs."""
+    """One unit per repeat (session order), each reserving ``threads`` CPUs; ``inputs`` is
+    an :class:`OrderInputs` or the executor's shared handle to one
+    (:func:`neuromark.executors.share`)."""
     return [Unit(f"fscil order {r}", where, score_order, (inputs, seed, r, order, threads),
                  num_cpus=threads) for r in range(repeats)]
