@@ -13,7 +13,7 @@ CPU, before or after, to see how steady that CPU is.
 
     probe = SpeedProbe(cpu=0, path=Path("probe.txt")); probe.start()
     ...  # runs pinned to other CPUs
-    probe.stop(); probe.median_us(t_begin, t_end)   # epoch seconds
+    probe.stop(); median_us(probe.timings(), t_begin, t_end)   # epoch seconds
 
 Run alone (``python bench/speed_probe.py [--seconds 32] [--cpu 1]``) it prints the median
 of each 4-s window.
@@ -42,13 +42,20 @@ def workload(a: np.ndarray) -> np.ndarray:
     return x
 
 
-def probe_loop(path: Path, cpu: int | None) -> None:
-    """Time :func:`workload` forever; append ``epoch_s duration_ns`` lines to ``path``."""
+def warmed(cpu: int | None) -> np.ndarray:
+    """Pin this process to ``cpu`` (when given) and return the workload's matrix after 100
+    untimed rounds."""
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
     a = np.random.default_rng(0).random((64, 64), dtype=np.float32)
     for _ in range(100):
         workload(a)
+    return a
+
+
+def probe_loop(path: Path, cpu: int | None) -> None:
+    """Time :func:`workload` forever; append ``epoch_s duration_ns`` lines to ``path``."""
+    a = warmed(cpu)
     with open(path, "a", buffering=1 << 16) as out:
         last_flush = time.time()
         while True:
@@ -80,11 +87,16 @@ class SpeedProbe:
             self.proc.wait(timeout=10)
             self.proc = None
 
-    def median_us(self, begin: float, end: float) -> float:
-        """Median workload time (µs) between two epoch times; NaN when none fell there."""
-        rows = np.loadtxt(self.path, ndmin=2) if self.path.stat().st_size else np.zeros((0, 2))
-        inside = rows[(rows[:, 0] >= begin) & (rows[:, 0] <= end), 1]
-        return float(np.median(inside) / 1e3) if len(inside) else float("nan")
+    def timings(self) -> np.ndarray:
+        """(n, 2) rows written so far: epoch seconds, workload time (ns)."""
+        return np.loadtxt(self.path, ndmin=2) if self.path.stat().st_size else np.zeros((0, 2))
+
+
+def median_us(rows: np.ndarray, begin: float, end: float) -> float:
+    """Median workload time (µs) of probe ``rows`` between two epoch times; NaN when none
+    fell there."""
+    inside = rows[(rows[:, 0] >= begin) & (rows[:, 0] <= end), 1]
+    return float(np.median(inside) / 1e3) if len(inside) else float("nan")
 
 
 def loadgen_window(detail_values: dict) -> tuple[float, float]:
@@ -104,11 +116,7 @@ def main() -> None:
     if args.loop is not None:
         probe_loop(args.loop, args.cpu)
         return
-    if args.cpu is not None:
-        os.sched_setaffinity(0, {args.cpu})
-    a = np.random.default_rng(0).random((64, 64), dtype=np.float32)
-    for _ in range(100):
-        workload(a)
+    a = warmed(args.cpu)
     for window in range(int(args.seconds / WINDOW_S)):
         end, times = time.perf_counter() + WINDOW_S, []
         while time.perf_counter() < end:

@@ -312,10 +312,10 @@ class HeldSpikes:
             return _gather(self.times[0], self.units[0], self.offsets[0], rows)
         chunk = np.searchsorted(self.firsts, rows, side="right") - 1
         local = rows - self.firsts[chunk]
+        grouped = np.argsort(chunk, kind="stable")  # rows grouped by chunk, in order within
         parts = [_gather(self.times[c], self.units[c], self.offsets[c], local[chunk == c])
                  for c in np.unique(chunk)]
-        # samples grouped by chunk; put them back in the order of rows
-        grouped = np.concatenate([np.flatnonzero(chunk == c) for c in np.unique(chunk)])
+        # put the samples, gathered chunk by chunk, back in the order of rows
         times = np.concatenate([p[0] for p in parts])
         units = np.concatenate([p[1] for p in parts])
         counts = np.concatenate([np.diff(p[2]) for p in parts])

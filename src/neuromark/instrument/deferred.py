@@ -121,9 +121,15 @@ class Held:
         return Held(tensor, self.version, self.slab, self.index)
 
 
+def unwritten(x: Tensor) -> bool:
+    """Whether nothing can have written ``x`` in place yet (so it may be held by reference
+    and its version checked later): version 0, outside inference mode."""
+    return not x.is_inference() and x._version == 0
+
+
 def hold(x: Tensor) -> Held:
     """``x`` by reference when nothing can have written it in place yet, else a copy."""
-    if not x.is_inference() and x._version == 0:
+    if unwritten(x):
         return Held(x.detach(), 0)
     return Held(x.detach().clone())
 
@@ -157,10 +163,7 @@ class Copies:
         """:func:`hold` of ``x``, the previous one's when ``x`` is the same tensor."""
         if x is self.source and self.held is not None:
             return self.held
-        if not x.is_inference() and x._version == 0:
-            held = Held(x.detach(), 0)
-        else:
-            held = self._copy(x)
+        held = Held(x.detach(), 0) if unwritten(x) else self._copy(x)
         self.source, self.held = x, held
         return held
 

@@ -81,7 +81,8 @@ class RockpoolModel(ModelAdapter):
             batch = x.shape[0]
             state = held.get(name)
             if state is None or state["vmem"].shape[0] != batch:
-                state = {key: torch.zeros((batch, *value.shape), dtype=value.dtype)
+                state = {key: torch.zeros((batch, *value.shape), dtype=value.dtype,
+                                          device=value.device)
                          for key, value in node._buffers.items()
                          if key in ("vmem", "isyn", "spikes") and isinstance(value, Tensor)}
             node._buffers.update(state)  # batched: Rockpool's setattr accepts (N,) only

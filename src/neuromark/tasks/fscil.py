@@ -75,9 +75,9 @@ from neuromark.results import Results, Score, atomic_path, collect_provenance
 from neuromark.tasks.fscil_sessions import (
     OrderInputs,
     SessionSampler,
+    cumulative,
     order_units,
-    prototype_layer,
-    prototype_set,
+    session_head,
 )
 
 CITATION = """@article{yik2025neurobench,
@@ -209,7 +209,6 @@ class FSCILTask:
 
     def _run(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, quiet: bool,
              device: Any = "cpu") -> Results:
-
         data = load_corpus(s, config, quiet)
         model, meta = backbone(s, config, data, quiet, device)
         steps = data["train_x"].shape[1] if s.features.kind == "delta_mel" else None
@@ -226,12 +225,13 @@ class FSCILTask:
         new_acc = np.stack([o["new_class_accuracy"] for o in orders])
         frozen = orders[-1]["frozen"]
         complexity: list[dict[str, Any]] = []
+        first = sampler.sessions(s.fscil.seed, 0, s.fscil.order)  # repeat 0, as its unit drew it
         if s.eval.complexity:
-            for k, query in enumerate(orders[0]["queries"]):
-                complexity.append(self._complexity(s, model, self._head(inputs, orders[0], k), data,
+            for k, support, query in cumulative(first):
+                complexity.append(self._complexity(s, model, session_head(inputs, support), data,
                                                    query, k, acc[0, k], config, device))
         return self._results(s, config, out_dir, meta, base_acc, acc, new_acc, frozen, complexity,
-                             data, orders[0]["languages"])
+                             data, [x.language for x in first])
 
     @staticmethod
     def _score_orders(s: FSCILConfig, config: ConfigFile, inputs: OrderInputs, quiet: bool
@@ -254,13 +254,6 @@ class FSCILTask:
         finally:
             bar.close()
         return [out[r] for r in range(len(units))]
-
-    @staticmethod
-    def _head(inputs: OrderInputs, order: dict[str, Any], session: int) -> Any:
-        """The prototype head of session ``session`` of a scored order (its support so far)."""
-        support = [i for k in range(1, session + 1) for i in order["support"][k - 1]]
-        feats, labels = prototype_set(inputs.emb, inputs.labels, support)
-        return prototype_layer(feats, labels, 200, steps=inputs.steps)
 
     def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
                     session: int, accuracy: float, config: ConfigFile, device: Any = "cpu"

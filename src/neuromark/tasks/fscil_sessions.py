@@ -11,6 +11,7 @@ computed once on the driver.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,38 +142,43 @@ class OrderInputs:
     steps: int | None
 
 
+def cumulative(sessions: list[Session]) -> Iterator[tuple[int, list[int], list[int]]]:
+    """``(k, support, query)`` for sessions 0..L: the support shots and the query clips
+    (indices into the evaluation clips) seen up to session k; empty for session 0."""
+    support: list[int] = []
+    yield 0, [], []
+    for sess in sessions:
+        support += sess.support
+        yield sess.index, list(support), list(sess.query)
+
+
+def session_head(inputs: OrderInputs, support: list[int]) -> Any:
+    """The prototype head over base train plus ``support`` (:func:`prototype_layer`)."""
+    feats, labels = prototype_set(inputs.emb, inputs.labels, support)
+    return prototype_layer(feats, labels, 200, steps=inputs.steps)
+
+
 def score_order(inputs: OrderInputs, seed: int, repeat: int, order: list[str] | None,
-                threads: int = 1) -> dict[str, Any]:
+                threads: int = 1) -> dict[str, np.ndarray]:
     """Sessions 0..L of repeat ``repeat`` on ``threads`` torch threads: ``accuracy`` (L+1,)
-    on all seen classes, ``new_class_accuracy`` (L+1,; NaN for session 0), ``frozen``
-    (L+1,), the cumulative ``queries`` per session and each session's new ``support``
-    (indices into the evaluation clips), and the ``languages`` in order."""
+    on all seen classes, ``new_class_accuracy`` (L+1,; NaN for session 0) and ``frozen``
+    (L+1,)."""
     import torch
 
     labels, n_base = inputs.labels, len(inputs.labels["test_y"])
     sessions = inputs.sampler.sessions(seed, repeat, order)
     n = len(sessions) + 1
     acc, new_acc, frozen = np.zeros(n), np.full(n, np.nan), np.zeros(n)
-    queries: list[list[int]] = []
-    support: list[int] = []
     with torch_threads(threads):
-        for sess in [None, *sessions]:
-            support += list(sess.support) if sess else []
-            feats, y_support = prototype_set(inputs.emb, labels, support)
-            head = prototype_layer(feats, y_support, 200, steps=inputs.steps)
-            query = list(sess.query) if sess else []
+        for k, support, query in cumulative(sessions):
             x = torch.cat([inputs.emb["test"], inputs.emb["eval"][query]])
             y = torch.cat([labels["test_y"], labels["eval_y"][query]])
-            pred = head_predict(head, x, inputs.steps)
-            k = sess.index if sess else 0
+            pred = head_predict(session_head(inputs, support), x, inputs.steps)
             acc[k] = float((pred == y).double().mean())
-            if sess:
+            if k:
                 new_acc[k] = float((pred[n_base:] == y[n_base:]).double().mean())
             frozen[k] = inputs.base_accuracy * n_base / (n_base + len(query))
-            queries.append(query)
-    return {"accuracy": acc, "new_class_accuracy": new_acc, "frozen": frozen, "queries": queries,
-            "support": [list(s.support) for s in sessions],
-            "languages": [s.language for s in sessions]}
+    return {"accuracy": acc, "new_class_accuracy": new_acc, "frozen": frozen}
 
 
 def order_units(inputs: Any, seed: int, repeats: int, order: list[str] | None,
