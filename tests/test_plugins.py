@@ -66,6 +66,7 @@ def clean_registries(monkeypatch):
     """Registries restored after the test (entries and the plugin scan)."""
     for reg in (registry.datasets, registry.models):
         monkeypatch.setattr(reg, "_entries", dict(reg._entries))
+        monkeypatch.setattr(reg, "_origins", dict(reg._origins))
         monkeypatch.setattr(reg, "_plugins_loaded", False)
     return monkeypatch
 
@@ -136,3 +137,55 @@ def test_plugin_model_with_a_checkpoint_loads_its_weights(tmp_path, clean_regist
     torch.save({"weight": torch.zeros(3, 8)}, tmp_path / "flipped.pt")
     assert main(["run", str(config), "--out", str(tmp_path / "out2"), "--quiet"]) == 1
     assert "flipped.pt: weights do not fit the model" in capsys.readouterr().err
+
+
+def _dist_info(folder, name, entry_points):
+    """A ``<name>-0.1.dist-info`` in ``folder`` declaring ``entry_points`` (lines)."""
+    info = folder / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[neuromark.plugins]\n" + "".join(f"{e}\n" for e in entry_points))
+
+
+def test_plugin_reusing_a_built_in_name_is_an_error_naming_both(tmp_path, clean_registries, capsys):
+    (tmp_path / "toy_plugin.py").write_text(PLUGIN)
+    _dist_info(tmp_path, "toy-plugin", ["datasets.sign_data = toy_plugin:SignData",
+                                        "models.snn = toy_plugin:mean_sign_model"])
+    clean_registries.syspath_prepend(str(tmp_path))
+    for _attempt in range(2):  # raised on every lookup, not only the first
+        with pytest.raises(registry.DuplicateEntryError) as info:
+            registry.models.get("mean_sign")
+        message = str(info.value)
+        assert "models entry 'snn'" in message
+        assert "neuromark.baselines.spike_classifiers:SNN" in message  # the built-in
+        assert "models.snn = 'toy_plugin:mean_sign_model'" in message  # the entry point
+        assert "distribution toy-plugin 0.1" in message
+    assert registry.models._entries["snn"] != "toy_plugin:mean_sign_model"  # built-in kept
+    config = tmp_path / "sign.yaml"
+    config.write_text(CONFIG)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "neuromark.baselines.spike_classifiers:SNN" in err and "toy-plugin 0.1" in err
+
+
+def test_two_plugins_declaring_one_name_is_an_error_naming_both(tmp_path, clean_registries):
+    (tmp_path / "toy_plugin.py").write_text(PLUGIN)
+    _dist_info(tmp_path, "toy-plugin", ["datasets.sign_data = toy_plugin:SignData"])
+    _dist_info(tmp_path, "other-plugin", ["datasets.sign_data = other_plugin:Sign"])
+    clean_registries.syspath_prepend(str(tmp_path))
+    with pytest.raises(registry.DuplicateEntryError) as info:
+        registry.datasets.names()
+    message = str(info.value)
+    assert "datasets entry 'sign_data' is declared twice" in message
+    assert "toy_plugin:SignData" in message and "distribution toy-plugin 0.1" in message
+    assert "other_plugin:Sign" in message and "distribution other-plugin 0.1" in message
+
+
+def test_plugin_entry_naming_an_api_registered_object_again_is_no_clash(tmp_path, clean_registries):
+    (tmp_path / "toy_plugin.py").write_text(PLUGIN)
+    _dist_info(tmp_path, "toy-plugin", ["models.mean_sign = toy_plugin:mean_sign_model"])
+    clean_registries.syspath_prepend(str(tmp_path))
+    import toy_plugin
+
+    registry.models.register("mean_sign", toy_plugin.mean_sign_model)  # the package registers itself too
+    assert registry.models.get("mean_sign") is toy_plugin.mean_sign_model

@@ -17,9 +17,30 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from neuromark.errors import UnknownNameError
+from neuromark.errors import NeuromarkError, UnknownNameError
 
 T = TypeVar("T")
+
+
+class DuplicateEntryError(NeuromarkError, ValueError):
+    """A plugin entry point reuses a name that is already registered; names both entries."""
+
+
+def _describe(obj: object) -> str:
+    """``module:object`` of a registered entry (a lazy string is that already)."""
+    if isinstance(obj, str):
+        return obj
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
+    return f"{module}:{name}"
+
+
+def _entry_point_origin(ep: Any) -> str:
+    """``entry point 'neuromark.plugins' NAME = VALUE of distribution D VERSION``."""
+    dist = getattr(ep, "dist", None)
+    where = (f"distribution {dist.metadata['Name']} {dist.version}" if dist is not None
+             else "an unknown distribution")
+    return f"entry point {ep.group!r} {ep.name} = {ep.value!r} of {where}"
 
 
 class Registry(Generic[T]):
@@ -28,16 +49,19 @@ class Registry(Generic[T]):
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self._entries: dict[str, T | str] = {}
+        self._origins: dict[str, str] = {}  # name -> "module:object" as registered
         self._plugins_loaded = False
 
     def register(self, name: str, obj: T | str | None = None) -> Any:
         """Register ``obj`` (or a lazy ``"module:attr"``) under ``name``; usable as decorator."""
         if obj is not None:
             self._entries[name] = obj
+            self._origins[name] = _describe(obj)
             return obj
 
         def decorator(target: T) -> T:
             self._entries[name] = target
+            self._origins[name] = _describe(target)
             return target
 
         return decorator
@@ -48,15 +72,34 @@ class Registry(Generic[T]):
             self.register(name, obj)
 
     def _load_plugins(self) -> None:
+        """Add this registry's ``neuromark.plugins`` entry points (once); a name that is
+        already registered, or declared by two entry points, raises naming both."""
         if self._plugins_loaded:
             return
-        self._plugins_loaded = True
         from importlib.metadata import entry_points
 
+        added: dict[str, Any] = {}
         for ep in entry_points(group="neuromark.plugins"):
             registry_name, _, entry_name = ep.name.partition(".")
-            if registry_name == self.kind and entry_name:
-                self._entries.setdefault(entry_name, ep.value)
+            if registry_name != self.kind or not entry_name:
+                continue
+            if entry_name in added:
+                raise DuplicateEntryError(
+                    f"{self.kind} entry {entry_name!r} is declared twice: by "
+                    f"{_entry_point_origin(added[entry_name])} and by {_entry_point_origin(ep)}; "
+                    "rename one of them")
+            existing = (self._origins.get(entry_name) or _describe(self._entries[entry_name])
+                        if entry_name in self._entries else None)
+            if existing is not None and existing != ep.value:  # the same object twice is no clash
+                which = "built-in" if existing.startswith("neuromark.") else "registered"
+                raise DuplicateEntryError(
+                    f"{self.kind} entry {entry_name!r} of {_entry_point_origin(ep)} reuses the name "
+                    f"of the {which} entry {existing}; rename the plugin's entry point")
+            added[entry_name] = ep
+        for entry_name, ep in added.items():
+            self._entries[entry_name] = ep.value
+            self._origins[entry_name] = ep.value
+        self._plugins_loaded = True
 
     def names(self) -> list[str]:
         """All registered names, sorted."""
