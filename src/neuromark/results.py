@@ -1,9 +1,17 @@
 """Scores, the results bundle, provenance, and atomic JSON writing.
 
-Results file schema (``schema_version`` "1.1"; files of "1.0" still load), one JSON object:
+Results file schema (``schema_version`` "1.2"; files of "1.0" and "1.1" still load), one
+JSON object:
 
-- ``schema_version``: "1.1".
-- ``benchmark``: ``{"id": "<data>-<metric-set>", "version", "parent", "citation"}``.
+- ``schema_version``: "1.2".
+- ``benchmark``: ``{"id": "<task/data/metric set>", "version", "parent", "citation"}``: the
+  same for every model run on it (:class:`~neuromark.identity.BenchmarkInfo`).
+- ``model`` (new in 1.2): ``{"name", "options_digest", "checkpoint_sha256", "label"}``
+  (:class:`~neuromark.identity.ModelIdentity`), or null where a run names no model. Files
+  of 1.0/1.1 have none: :meth:`Results.load` derives it from ``details.model`` or
+  ``config.model`` (name and label; options digest where options were recorded; never a
+  checkpoint digest), else leaves it None
+  (:func:`~neuromark.identity.derive_model_identity`).
 - ``scores``: ``{name: {"value", "error", "unit", "higher_is_better", "raw", "ceiling",
   "ceiled", "ceiling_rule", "ceiling_error", "ceiled_error", "ceiled_unclipped"}}`` (the
   last four new in 1.1). ``value`` is a number or a dict of numbers (``synaptic_operations``);
@@ -30,69 +38,50 @@ Results file schema (``schema_version`` "1.1"; files of "1.0" still load), one J
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import math
 import os
-import platform
-import re
-import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from neuromark.errors import DataError
+from neuromark.identity import (  # noqa: F401 - re-exported
+    ID_PATTERN,
+    BenchmarkInfo,
+    ModelIdentity,
+    config_digest,
+    derive_model_identity,
+    id_problem,
+    model_identity,
+    path_in,
+    results_name,
+)
+from neuromark.io_atomic import (  # noqa: F401 - re-exported
+    atomic_path,
+    current_umask,
+    sha256_file,
+    to_jsonable,
+    write_json_atomic,
+    write_text_atomic,
+)
+from neuromark.provenance import (  # noqa: F401 - re-exported
+    TRACKED_PACKAGES,
+    collect_provenance,
+    git_commit,
+    machine_info,
+    package_versions,
+)
 
-SCHEMA_VERSION = "1.1"
-#: Schema versions :meth:`Results.load` reads (1.0: no ceiling rule, errors or sidecar).
-READABLE_SCHEMAS = ("1.0", "1.1")
+SCHEMA_VERSION = "1.2"
+#: Schema versions :meth:`Results.load` reads (1.0: no ceiling rule, errors or sidecar;
+#: 1.0 and 1.1: no model block, derived on load).
+READABLE_SCHEMAS = ("1.0", "1.1", "1.2")
 #: How a score is normalised by its ceiling.
 CEILING_RULES = ("ratio", "explained_variance")
 #: Arrays in ``Score.raw`` up to this many numbers stay inline in the JSON.
 INLINE_RAW = 64
-
-#: Packages whose versions are recorded when installed.
-TRACKED_PACKAGES = (
-    "neuromark", "torch", "numpy", "scipy", "snntorch", "tonic", "h5py", "jitcdde",
-    "mlcommons-loadgen", "dimod", "dwave-samplers", "networkx", "numba", "librosa",
-)
-
-
-#: Benchmark ids (and every name derived from one) are file names: letters, digits, ``._-``.
-ID_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
-
-
-def id_problem(name: object) -> str | None:
-    """Why ``name`` is not a valid benchmark id (a file name, never a path), or None."""
-    if not isinstance(name, str) or not ID_PATTERN.fullmatch(name):
-        return (f"{name!r} is not a valid id: use letters, digits, '.', '_' and '-' only "
-                f"(an id names a file in the output folder; it is never a path)")
-    if set(name) == {"."}:
-        return f"{name!r} is not a valid id: it must not be only dots"
-    return None
-
-
-def path_in(folder: str | os.PathLike[str], name: str) -> Path:
-    """``folder/name`` for a valid id-like ``name``, refusing anything that would resolve
-    outside ``folder`` (:class:`~neuromark.errors.DataError`)."""
-    problem = id_problem(name.removesuffix(".json")) if isinstance(name, str) else id_problem(name)
-    base = Path(folder).resolve()
-    target = (base / name).resolve()
-    if problem or target.parent != base:
-        raise DataError(f"refusing to write {name!r} outside the output folder {folder}"
-                        + (f": {problem}" if problem else ""))
-    return Path(folder) / name
-
-
-def config_digest(data: Any) -> str:
-    """sha256 of ``data`` as canonical JSON (sorted keys): the identity of a resolved config."""
-    text = json.dumps(to_jsonable(data), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -208,22 +197,9 @@ def _expand(raw: Any, arrays: Mapping[str, Any]) -> Any:
 
 
 @dataclass
-class BenchmarkInfo:
-    """Stable identity of a benchmark: ``<data>-<metric-set>`` id, version, parent, bibtex."""
-
-    id: str
-    version: str = "1.0"
-    parent: str | None = None
-    citation: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "version": self.version, "parent": self.parent,
-                "citation": self.citation}
-
-
-@dataclass
 class Results(Mapping[str, Any]):
-    """Scores of one benchmark run, with identity, config, seeds and provenance.
+    """Scores of one benchmark run, with the benchmark's identity, the model's identity
+    (``model``: None where a run names no model), config, seeds and provenance.
 
     Behaves as a read-only mapping from score name to its plain JSON value.
     """
@@ -234,6 +210,7 @@ class Results(Mapping[str, Any]):
     seeds: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    model: ModelIdentity | None = None
 
     def __getitem__(self, key: str) -> Any:
         return to_jsonable(self.scores[key].value)
@@ -250,6 +227,7 @@ class Results(Mapping[str, Any]):
         return {
             "schema_version": SCHEMA_VERSION,
             "benchmark": self.benchmark.to_json(),
+            "model": self.model.to_json() if self.model is not None else None,
             "scores": {k: s.to_json(sidecar, k) for k, s in self.scores.items()},
             "details": to_jsonable(self.details),
             "config": to_jsonable(self.config),
@@ -290,13 +268,14 @@ class Results(Mapping[str, Any]):
                 np.savez_compressed(handle, **sidecar)
                 handle.flush()
                 os.fsync(handle.fileno())
-            data = {**data, "raw_sidecar": npz.name, "raw_sidecar_sha256": _sha256(tmp)}
+            data = {**data, "raw_sidecar": npz.name, "raw_sidecar_sha256": sha256_file(tmp)}
             written = write_json_atomic(target, data)
         return written
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Results:
-        """Read a results file written by :meth:`save` (schema 1.0 or 1.1), with its sidecar."""
+        """Read a results file written by :meth:`save` (schema 1.0, 1.1 or 1.2), with its
+        sidecar; files before 1.2 get their model block derived (see the module)."""
         data = json.loads(Path(path).read_text())
         if data.get("schema_version") not in READABLE_SCHEMAS:
             raise DataError(f"{path}: schema_version {data.get('schema_version')!r} is not one "
@@ -309,28 +288,24 @@ class Results(Mapping[str, Any]):
             if not npz.is_file():
                 raise DataError(f"{path}: its raw arrays' sidecar {npz} is missing")
             want = data.get("raw_sidecar_sha256")
-            if want is not None and _sha256(npz) != want:
+            if want is not None and sha256_file(npz) != want:
                 raise DataError(f"{npz}: its sha256 is not the one {path} records "
                                 f"({str(want)[:12]}...): the sidecar was changed or belongs "
                                 f"to another run")
             with np.load(npz) as saved:
                 arrays = {k: saved[k] for k in saved.files}
         bench = data["benchmark"]
+        model = (derive_model_identity(data) if data["schema_version"] in ("1.0", "1.1")
+                 else None if data.get("model") is None
+                 else ModelIdentity.from_json(data["model"], str(path)))
         return cls(
             scores={k: Score.from_json(v, arrays) for k, v in data["scores"].items()},
             benchmark=BenchmarkInfo(bench["id"], bench.get("version", "1.0"),
                                     bench.get("parent"), bench.get("citation", "")),
             config=data.get("config", {}), seeds=data.get("seeds", {}),
             details=data.get("details", {}), provenance=data.get("provenance", {}),
+            model=model,
         )
-
-
-def _sha256(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _named_sidecar(path: Path) -> str | None:
@@ -342,126 +317,3 @@ def _named_sidecar(path: Path) -> str | None:
         return None
     name = data.get("raw_sidecar") if isinstance(data, dict) else None
     return Path(name).name if isinstance(name, str) else None
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Convert numpy/torch scalars and arrays, tuples, paths to plain JSON values.
-
-    Non-finite floats are kept as the strings "NaN"/"Infinity"/"-Infinity" so that the
-    file stays strict JSON and nothing is silently turned into 0.
-    """
-    if obj is None or isinstance(obj, (bool, str, int)):
-        return obj
-    if isinstance(obj, float):
-        if math.isfinite(obj):
-            return obj
-        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
-    if isinstance(obj, Mapping):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, os.PathLike):
-        return os.fspath(obj)
-    if hasattr(obj, "tolist"):  # numpy / torch
-        return to_jsonable(obj.tolist())
-    if hasattr(obj, "item"):
-        return to_jsonable(obj.item())
-    if hasattr(obj, "model_dump"):  # pydantic
-        return to_jsonable(obj.model_dump())
-    raise TypeError(f"cannot convert {type(obj).__name__} to JSON")
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Write a file atomically: yields a temp path beside ``path`` to write to; on success
-    it gets the usual permissions (0666 less the umask; mkstemp makes 0600 files) and
-    replaces ``path`` with ``os.replace``; on failure it is removed and ``path`` is left as
-    it was."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`), fsynced."""
-    with atomic_path(path) as tmp, open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    return Path(path)
-
-
-def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
-    """Write ``data`` as indented JSON to ``path`` atomically (see :func:`atomic_path`)."""
-    text = json.dumps(to_jsonable(data), indent=1, allow_nan=False) + "\n"
-    return write_text_atomic(path, text)
-
-
-def current_umask() -> int:
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str]:
-    """Installed versions of ``names``; absent packages are left out."""
-    versions = {}
-    for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
-
-
-def machine_info() -> dict[str, Any]:
-    """Platform, CPU model, logical core count and the GPUs present (``gpus``: the names of
-    the CUDA devices torch sees, when torch is loaded; the device a run *used* is
-    ``provenance.device``, see :func:`neuromark.devices.device_provenance`)."""
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    info: dict[str, Any] = {"platform": platform.platform(), "machine": platform.machine(),
-                            "cpu": cpu, "cores": os.cpu_count(), "gpus": []}
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    return info
-
-
-def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """The current git commit of ``cwd`` (or of the package's checkout), or None."""
-    where = cwd or Path(__file__).resolve().parent
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
-                             text=True, timeout=5, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
-def collect_provenance() -> dict[str, Any]:
-    """Provenance block for a results file."""
-    return {
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "python": platform.python_version(),
-        "packages": package_versions(),
-        "machine": machine_info(),
-        "git_commit": git_commit(),
-    }

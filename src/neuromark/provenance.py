@@ -1,0 +1,74 @@
+"""Provenance of a results file: time, Python, package versions, machine and git commit.
+
+Re-exported by :mod:`neuromark.results`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+#: Packages whose versions are recorded when installed.
+TRACKED_PACKAGES = (
+    "neuromark", "torch", "numpy", "scipy", "snntorch", "tonic", "h5py", "jitcdde",
+    "mlcommons-loadgen", "dimod", "dwave-samplers", "networkx", "numba", "librosa",
+)
+
+
+def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str]:
+    """Installed versions of ``names``; absent packages are left out."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def machine_info() -> dict[str, Any]:
+    """Platform, CPU model, logical core count and the GPUs present (``gpus``: the names of
+    the CUDA devices torch sees, when torch is loaded; the device a run *used* is
+    ``provenance.device``, see :func:`neuromark.devices.device_provenance`)."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    info: dict[str, Any] = {"platform": platform.platform(), "machine": platform.machine(),
+                            "cpu": cpu, "cores": os.cpu_count(), "gpus": []}
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return info
+
+
+def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The current git commit of ``cwd`` (or of the package's checkout), or None."""
+    where = cwd or Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
+                             text=True, timeout=5, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def collect_provenance() -> dict[str, Any]:
+    """Provenance block for a results file."""
+    return {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+        "machine": machine_info(),
+        "git_commit": git_commit(),
+    }
