@@ -61,10 +61,11 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
+from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import datasets, models
-from neuromark.results import Results
+from neuromark.results import Results, model_identity
 
 #: Options of data set entries that hold paths, resolved from the config's folder.
 PATH_OPTIONS = ("path", "root", "train", "test", "valid")
@@ -127,11 +128,13 @@ POSTPROCESSORS = {"max_over_time": max_over_time_argmax, "mean_over_time": mean_
 
 
 class ModelSpec(StrictModel):
-    """``model: {name, options, checkpoint}``: a registered model and/or a checkpoint file."""
+    """``model: {name, options, checkpoint, label}``: a registered model and/or a checkpoint
+    file; ``label`` names it in results files and leaderboards (default: the name)."""
 
     name: str | None = None
     options: dict[str, Any] = {}
     checkpoint: str | None = None
+    label: ModelLabel | None = None
 
     @model_validator(mode="after")
     def _named(self) -> ModelSpec:
@@ -287,6 +290,11 @@ class ClassificationTask:
             results = harness.run(config=config.data,
                                   seeds={"train": plan.train.seed} if plan.train else {})
         results.details.update(details)
+        spec = settings.model
+        results.model = model_identity(
+            spec.name or details.get("model") or "checkpoint",
+            spec.options if plan.model_options is None else plan.model_options.model_dump(),
+            details.get("checkpoint"), spec.label)
         if paths:
             results.provenance["paths"] = paths
         results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)

@@ -40,9 +40,10 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
+from neuromark.model_label import ModelLabel
 from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import models
-from neuromark.results import Results
+from neuromark.results import Results, model_identity
 
 
 class SynthesizeSettings(StrictModel):
@@ -76,6 +77,7 @@ class ModelSettings(StrictModel):
     name: str = "event_detector"
     options: dict[str, Any] = {}
     checkpoint: str | None = None
+    label: ModelLabel | None = None  # in results file names and leaderboards (default: name)
 
 
 class EvalSettings(StrictModel):
@@ -224,6 +226,8 @@ class DetectionTask:
         with torch_threads(1):
             results = harness.run(config=config.data, seeds={"train": (s.train or {}).get("seed", 0)})
         results.details.update(details)
+        results.model = model_identity(s.model.name, s.model.options, resolve_path(
+            s.model.checkpoint, config) if s.model.checkpoint else None, s.model.label)
         results.details.update(info)
         results.details["padded_samples"] = test.padded_samples
         results.details["sample"] = f"{s.data.num_tbins} bins x {s.data.delta_t_us} us per slot"

@@ -68,10 +68,11 @@ from neuromark.devices import (
 from neuromark.errors import ConfigError, DataError
 from neuromark.executors import current_executor, share
 from neuromark.metrics.names import build_metrics
+from neuromark.model_label import ModelLabel
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path, collect_provenance
+from neuromark.results import Results, Score, atomic_path, collect_provenance, model_identity
 from neuromark.tasks.fscil_sessions import (
     OrderInputs,
     SessionSampler,
@@ -113,6 +114,7 @@ class ModelSettings(StrictModel):
     name: str
     options: dict[str, Any] = {}
     checkpoint: str
+    label: ModelLabel | None = None  # in results file names and leaderboards (default: name)
 
 
 class FeatureSettings(StrictModel):
@@ -329,7 +331,9 @@ class FSCILTask:
             "plots": [f"{out_dir.name}/{plot.name}"],
         }
         return Results(scores=scores, benchmark=info, details=details, config=config.data,
-                       seeds={"train": s.train.seed, "fscil": s.fscil.seed, "repeats": s.fscil.repeats})
+                       seeds={"train": s.train.seed, "fscil": s.fscil.seed, "repeats": s.fscil.repeats},
+                       model=model_identity(s.model.name, s.model.options, meta.get("checkpoint"),
+                                            s.model.label))
 
 
 def _embed(model: Any, x: Any, batch_size: int) -> Any:

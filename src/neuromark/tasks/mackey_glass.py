@@ -64,10 +64,12 @@ from neuromark.metrics.functional import smape, standard_error
 from neuromark.metrics.names import build_metrics
 from neuromark.results import (
     BenchmarkInfo,
+    ModelIdentity,
     Results,
     Score,
     collect_provenance,
     id_problem,
+    model_identity,
     to_jsonable,
     write_json_atomic,
 )
@@ -137,15 +139,20 @@ class MackeyGlassConfig(StrictModel):
 
 
 def benchmark_id(cfg: MackeyGlassConfig, model: ModelSettings | None, tau: int) -> str:
-    """The results id: ``benchmark.id`` (suffixed ``-<model>`` when the config has several
-    models), else ``mackey_glass_tau<tau>-<model>``; the sweep (``model=None``) is
-    ``benchmark.id`` or ``mackey_glass-tau_sweep``."""
+    """The benchmark id, the same for every model (each result's model block tells them
+    apart): ``benchmark.id``, else ``mackey-glass-tau<tau>``; the sweep (``model=None``) is
+    ``benchmark.id`` or ``mackey-glass-tau-sweep``."""
     given = cfg.benchmark.id if cfg.benchmark else None
     if model is None:
-        return given or "mackey_glass-tau_sweep"
-    if given:  # one results file per model: the given id, suffixed if several
-        return given if len(cfg.models) == 1 else f"{given}-{model.key}"
-    return f"mackey_glass_tau{tau}-{model.key}"
+        return given or "mackey-glass-tau-sweep"
+    return given or f"mackey-glass-tau{tau}"
+
+
+def model_block(model: ModelSettings, resolved: dict[str, Any]) -> ModelIdentity:
+    """The results' model identity: the model's name, its resolved ``params`` and ``seed``
+    as options (``resolved``: its entry of the resolved config), its key as the label."""
+    return model_identity(model.name, {"params": resolved["params"], "seed": resolved["seed"]},
+                          None, model.key)
 
 
 def benchmark_info(cfg: MackeyGlassConfig, bench_id: str) -> BenchmarkInfo:
@@ -432,7 +439,8 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
         details["flags"].append("no complexity figures: every instance diverged")
     return Results(scores=scores, benchmark=benchmark_info(cfg, benchmark_id(cfg, model, entry["tau"])),
                    config=resolved, seeds={"models": {model.key: entry["seeds"]}},
-                   details=details)
+                   details=details,
+                   model=model_block(model, resolved["models"][cfg.models.index(model)]))
 
 
 def _fingerprint(resolved: dict[str, Any], index: int, tau: int) -> str:
@@ -548,7 +556,9 @@ class MackeyGlassTask:
                                          for m in cfg.models}},
                        details={"entries": entries, "flags": flags,
                                 # relative to the run folder, where report.md lies
-                                "plots": [f"{out_dir.name}/{plot.name}"]})
+                                "plots": [f"{out_dir.name}/{plot.name}"]},
+                       model=(model_block(cfg.models[0], resolved["models"][0])
+                              if len(cfg.models) == 1 else None))  # several: in the scores
 
 
 TASK = MackeyGlassTask()

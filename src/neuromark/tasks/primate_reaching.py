@@ -63,8 +63,9 @@ from neuromark.devices import (
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import build_metrics
+from neuromark.model_label import ModelLabel
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path, collect_provenance, to_jsonable
+from neuromark.results import Results, Score, atomic_path, collect_provenance, model_identity, to_jsonable
 
 PARENT = "neurobench-primate_reaching"
 ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
@@ -104,6 +105,7 @@ class DataSettings(StrictModel):
 class DecoderSpec(StrictModel):
     name: str
     options: dict[str, Any] = {}
+    label: ModelLabel | None = None  # in results file names and leaderboards (default: name)
 
 
 class PrimateReachingConfig(StrictModel):
@@ -232,7 +234,9 @@ class PrimateReachingTask:
         used = device_provenance(device, requested_device(cfg.device, "")[0])
         return [Results(scores=scores, benchmark=bench, config=resolved,
                         seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
-                        details=details, provenance={**collect_provenance(), "device": used})]
+                        details=details, provenance={**collect_provenance(), "device": used},
+                        model=model_identity(cfg.model.name, resolved["model"]["options"], None,
+                                             cfg.model.label))]
 
     @staticmethod
     def _session(cfg: PrimateReachingConfig, model: Any, root: Path, session: str,

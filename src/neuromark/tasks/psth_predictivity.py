@@ -41,7 +41,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
 from neuromark.devices import DeviceName, config_device, device_provenance, requested_device
 from neuromark.processors.psth import SECTORS, align, select_reaches
-from neuromark.results import Results, Score, collect_provenance
+from neuromark.results import Results, Score, collect_provenance, model_identity
 from neuromark.synth.primate import (
     SurrogateSettings,
     latent_drive,
@@ -185,7 +185,8 @@ class PSTHPredictivityTask:
         return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                         seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
                                "controller": cfg.controller.seed}, details=details,
-                        provenance={**collect_provenance(), "device": used})]
+                        provenance={**collect_provenance(), "device": used},
+                        model=model_identity("controller", cfg.controller.model_dump()))]
 
     def _session(self, cfg: PSTHConfig, root: Path, session: str, device: Any = "cpu"
                  ) -> tuple[Any, ...]:

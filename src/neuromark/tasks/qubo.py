@@ -42,7 +42,7 @@ from neuromark.executors import LocalExecutor, Unit, current_executor, is_local
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
-from neuromark.results import Results, Score, config_digest, id_problem
+from neuromark.results import Results, Score, config_digest, id_problem, model_identity
 from neuromark.system.power.spec import make_meter
 from neuromark.system.qubo import scenarios
 from neuromark.system.qubo.bks import check_row, load_bks
@@ -371,11 +371,13 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
         flags.append(f"jobs: {cfg.jobs} unused by the {'/'.join(sorted(runs - {'local'}))} "
                      f"executor (it replaces jobs: each entry reserves whole CPUs)")
     rows = [{k: v for k, v in e.items() if k not in ("trace", "key")} for e in entries]
-    info = cfg.benchmark.info(CITATION, id=f"{cfg.benchmark.id}-{tag}")
+    info = cfg.benchmark.info(CITATION)  # one benchmark; each solver is its model (label: tag)
+    spec = next(s for s in cfg.solvers if s.tag == tag)
     return Results(scores=scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),
                    config=cfg.model_dump(), seeds={"solver": cfg.seeds,
                                                    "graph": cfg.workloads.seeds},
-                   details={"entries": rows, "plots": plots, "flags": flags})
+                   details={"entries": rows, "plots": plots, "flags": flags},
+                   model=model_identity(spec.name, spec.options, None, tag))
 
 
 TASK = QuboTask()

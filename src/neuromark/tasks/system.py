@@ -33,7 +33,7 @@ from neuromark.components import ComponentSpec, accepted, build_component, check
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, reject_legacy_keys, validate
 from neuromark.errors import ConfigError
 from neuromark.registry import meters, suts
-from neuromark.results import Results, Score
+from neuromark.results import Results, Score, model_identity
 from neuromark.system.compliance import TESTS, run_compliance
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.power.measure import measure_windows
@@ -258,7 +258,8 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     details["profile"] = cfg.profile
     details["primary_metric"] = PRIMARY[settings.scenario]
     return Results(scores=scores, benchmark=cfg.info(), config=cfg.model_dump(),
-                   seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details)
+                   seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details,
+                   model=model_identity(cfg.sut.name, cfg.sut.options))
 
 
 def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | None) -> float:
