@@ -36,6 +36,7 @@ from neuromark.results import (
     collect_provenance,
     config_digest,
     path_in,
+    results_name,
     to_jsonable,
     write_json_atomic,
 )
@@ -280,14 +281,17 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
         where_run = executor.info()  # the executor and its nodes, in every results file
 
         def save(index: int, config: ConfigFile, task: Task, results: Results) -> None:
-            try:
-                target = path_in(out_dir, f"{results.benchmark.id}.json")
+            try:  # <benchmark id>--<model label>.json: models of one benchmark side by side
+                target = path_in(out_dir, results_name(results.benchmark.id, results.model))
             except DataError as exc:
                 raise ConfigError(f"{config.path or task.name}: {exc}") from None
-            if any(where == target for where, _ in written):
+            if target in order:
+                label = results.model.label if results.model is not None else None
                 raise ConfigError(f"{config.path or task.name}: benchmark id "
-                                  f"{results.benchmark.id!r} is produced twice; its results "
-                                  f"would overwrite {target}. Give each benchmark its own id")
+                                  f"{results.benchmark.id!r} with model label {label!r} is "
+                                  f"produced twice (also by {configs[order[target]].path or '<config>'}); "
+                                  f"its results would overwrite {target}. Give each model its "
+                                  f"own label (model.label)")
             results.provenance = {**(results.provenance or collect_provenance()),
                                   "executor": where_run}
             results.save(target, replace=overwrite)
