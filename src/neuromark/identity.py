@@ -150,10 +150,10 @@ def model_identity(name: str, options: Mapping[str, Any] | None = None,
         digest = sha256_file(path)
     options_digest = hashlib.sha256(canonical_json(dict(options or {})).encode()).hexdigest()
     return ModelIdentity(name, options_digest, digest, check_label(label if label is not None
-                                                                   else _as_label(name)))
+                                                                   else as_label(name)))
 
 
-def _as_label(name: str) -> str:
+def as_label(name: str) -> str:
     """``name`` made a valid label (characters outside ``[A-Za-z0-9._-]`` become ``_``)."""
     label = re.sub(r"[^A-Za-z0-9._-]", "_", name)
     return label if label.strip(".") else "model"
@@ -174,7 +174,7 @@ def derive_model_identity(data: Mapping[str, Any]) -> ModelIdentity | None:
             options = source.get("options") if isinstance(source, Mapping) else None
             digest = (hashlib.sha256(canonical_json(options).encode()).hexdigest()
                       if isinstance(options, Mapping) else None)
-            return ModelIdentity(name, digest, None, _as_label(name))
+            return ModelIdentity(name, digest, None, as_label(name))
     return None
 
 
@@ -183,3 +183,19 @@ def results_name(benchmark_id: str, model: ModelIdentity | None) -> str:
     ``<benchmark id>.json`` without a model block."""
     return (f"{benchmark_id}{NAME_SEPARATOR}{model.label}.json" if model is not None
             else f"{benchmark_id}.json")
+
+
+def identity_for(model: Any, identity: ModelIdentity | None = None,
+                 label: str | None = None) -> ModelIdentity:
+    """The model block of a Python-API run: ``identity`` (relabelled ``label`` when given),
+    else named by the class of ``model`` (the ``module`` an adapter wraps, else the adapter
+    itself), its options and checkpoint unknown (None), labelled ``label`` or that name."""
+    if identity is None:
+        inner = getattr(model, "module", None)
+        name = type(inner if inner is not None else model).__name__
+        return ModelIdentity(name, None, None, check_label(label if label is not None
+                                                           else as_label(name)))
+    if label is None:
+        return identity
+    return ModelIdentity(identity.name, identity.options_digest, identity.checkpoint_sha256,
+                         check_label(label))

@@ -54,6 +54,7 @@ from neuromark.identity import (  # noqa: F401 - re-exported
     config_digest,
     derive_model_identity,
     id_problem,
+    identity_for,
     model_identity,
     path_in,
     results_name,

@@ -29,7 +29,14 @@ from neuromark.errors import DataError, MetricError, ModelOutputError, Neuromark
 from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
-from neuromark.results import BenchmarkInfo, Results, Score, collect_provenance
+from neuromark.results import (
+    BenchmarkInfo,
+    ModelIdentity,
+    Results,
+    Score,
+    collect_provenance,
+    identity_for,
+)
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]
@@ -95,7 +102,14 @@ class Benchmark:
         postprocessors: callables ``output -> predictions`` applied in order.
         metrics: static and workload metric instances.
         quiet: no progress bar (a bar is shown only on a terminal anyway).
-        info: the benchmark's identity for the results file.
+        info: the benchmark's identity for the results file (task, data, metric set; the
+            same for every model run on it). None: ``BenchmarkInfo("custom")``.
+        identity: the model's identity for the results file
+            (:func:`neuromark.results.model_identity` builds one from a name, options and
+            checkpoint). None: named by the model's class name, options and checkpoint
+            unknown.
+        model_label: the model's label in file names and leaderboards (replaces
+            ``identity``'s; default: its name).
         reset: when the model's state is reset (:data:`ResetRule`): "batch" (default),
             "stream" (batches ``(data, targets, {"new_stream": bool})``) or "never".
         device: where the model runs (a ``torch.device`` or its name, e.g. "cuda:0"); the
@@ -109,6 +123,7 @@ class Benchmark:
                  postprocessors: Sequence[Postprocessor] = (),
                  metrics: Sequence[StaticMetric | WorkloadMetric] = (), *,
                  quiet: bool = False, info: BenchmarkInfo | None = None,
+                 identity: ModelIdentity | None = None, model_label: str | None = None,
                  reset: ResetRule = "batch", device: Any = None,
                  device_requested: str | None = None) -> None:
         if reset not in RESET_RULES:
@@ -125,6 +140,7 @@ class Benchmark:
                                 "(StaticMetric or WorkloadMetric)")
         self.quiet = quiet
         self.info = info or BenchmarkInfo("custom")
+        self.identity = identity_for(self.adapter, identity, model_label)
         self.device = None if device is None else torch.device(device)
         self.device_requested = device_requested
 
@@ -201,7 +217,8 @@ class Benchmark:
         used = self.device if self.device is not None else module_device(module)
         provenance = {**collect_provenance(), "device": device_provenance(used, self.device_requested)}
         return Results(scores=scores, benchmark=self.info, config=config or {},
-                       seeds=seeds or {}, details=details, provenance=provenance)
+                       seeds=seeds or {}, details=details, provenance=provenance,
+                       model=self.identity)
 
     def _resets(self, batch: Any, index: int) -> bool:
         """Whether the model's state is reset before batch ``index`` (see ``reset``)."""
