@@ -132,6 +132,9 @@ def test_duplicate_benchmark_ids_in_one_run_are_refused(tmp_path):
                       "models:\n  - {name: esn, label: a, params: {reservoir_size: 20}}\n"
                       "  - {name: esn, label: b, params: {reservoir_size: 20}}\n")
     written = run_configs([config], tmp_path / "out", quiet=True)
-    assert sorted(p.name for p, _ in written) == ["same-a.json", "same-b.json"]
-    with pytest.raises(ConfigError, match="benchmark id 'same-a' is produced twice"):
+    assert sorted(p.name for p, _ in written) == ["same--a.json", "same--b.json"]
+    assert {r.benchmark.id for _, r in written} == {"same"}  # one benchmark, two models
+    assert [r.model.label for _, r in written] == ["a", "b"]
+    with pytest.raises(ConfigError, match=r"benchmark id 'same' with model label 'a' is produced "
+                                          r"twice \(also by .*two.yaml\)"):
         run_configs([config, config], tmp_path / "twice", quiet=True)

@@ -1,5 +1,5 @@
-"""``neuromark compare A B``: two runs side by side, differences against the combined
-standard error."""
+"""``neuromark compare A B``: two models on one benchmark side by side, differences against
+the combined standard error."""
 
 from __future__ import annotations
 
@@ -7,16 +7,18 @@ import argparse
 from pathlib import Path
 
 from neuromark.errors import DataError
-from neuromark.report.compare import compare, format_comparison
-from neuromark.report.runs import read_runs
+from neuromark.report.compare import compare, format_comparison, pair_runs
+from neuromark.report.runs import Run, benchmark_title, read_runs
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "compare", help="compare two runs score by score",
-        description="Compare two results files (or two results folders, benchmark by "
-                    "benchmark id): values, B - A, the combined standard error sqrt(se_A^2 + "
-                    "se_B^2) and whether each difference is within it.")
+        "compare", help="compare two models on one benchmark score by score",
+        description="Compare two results files (or two results folders) of the same benchmark "
+                    "(id, version): the two models side by side (label, name, options and "
+                    "checkpoint digests, run), their values, B - A, the combined standard "
+                    "error sqrt(se_A^2 + se_B^2) and whether each difference is within it. "
+                    "In folders, models with the same label pair up.")
     parser.add_argument("a", type=Path, metavar="A")
     parser.add_argument("b", type=Path, metavar="B")
     parser.set_defaults(func=_compare)
@@ -24,13 +26,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     runs_a, runs_b = read_runs([args.a]), read_runs([args.b])
-    by_id = {r.id: r for r in runs_b}
-    pairs = [(a, by_id[a.id]) for a in runs_a if a.id in by_id]
+    pairs, left_a, left_b = pair_runs(runs_a, runs_b)
     if not pairs:
-        raise DataError(f"{args.a} and {args.b} share no benchmark id (A: "
-                        f"{sorted(r.id for r in runs_a)}, B: {sorted(by_id)})")
+        def names(runs: list[Run]) -> str:
+            return ", ".join(sorted({benchmark_title(r.key) for r in runs}))
+
+        same_id = sorted({r.id for r in runs_a} & {r.id for r in runs_b})
+        why = (f"; benchmark {', '.join(map(repr, same_id))} has other versions on each side, "
+               f"and different versions are different benchmarks" if same_id else "")
+        raise DataError(f"{args.a} and {args.b} share no benchmark (A: {names(runs_a)}; B: "
+                        f"{names(runs_b)}){why}")
     print("\n\n".join(format_comparison(a, b, compare(a, b)) for a, b in pairs))
-    only = sorted({r.id for r in runs_a} ^ set(by_id))
-    if only:
-        print(f"\nin one run only: {', '.join(only)}")
+    for side, left in (("A", left_a), ("B", left_b)):
+        if left:
+            print(f"\nonly in {side} (no model to pair with): "
+                  + ", ".join(f"{r.model_label} on {benchmark_title(r.key)}" for r in left))
     return 0

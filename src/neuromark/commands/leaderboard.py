@@ -11,9 +11,10 @@ from neuromark.report.runs import read_runs
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "leaderboard", help="write a static HTML leaderboard of results folders",
-        description="Write SITE/index.html: per benchmark id, a sortable table of every score "
-                    "of every run (with errors, units, flags and links to the results JSON, "
-                    "config and provenance) and the accuracy-vs-operations Pareto plot. No "
+        description="Write SITE/index.html: per benchmark (id, version), one sortable table "
+                    "with a row per model run on it (label, name, checkpoint digest, run) and "
+                    "every score (with errors, units, flags and links to the results JSON, "
+                    "config and provenance), and the accuracy-vs-operations Pareto plot. No "
                     "server, no CDN.")
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS_DIR",
                         help="results folders written by `neuromark run` (or results JSON files)")
@@ -27,5 +28,5 @@ def _leaderboard(args: argparse.Namespace) -> int:
     runs = read_runs(args.results)
     page = build_leaderboard(runs, args.out)
     print(f"wrote {page} ({len(runs)} results files, "
-          f"{len({r.id for r in runs})} benchmarks)")
+          f"{len({r.key for r in runs})} benchmarks)")
     return 0

@@ -1,12 +1,12 @@
-"""``neuromark compare A B``: two runs of a benchmark side by side, each difference judged
-against the combined standard error ``sqrt(se_A^2 + se_B^2)``."""
+"""``neuromark compare A B``: two models run on one benchmark (id, version) side by side,
+each difference judged against the combined standard error ``sqrt(se_A^2 + se_B^2)``."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from neuromark.report.runs import Cell, Run, flatten_scores
+from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores
 
 
 @dataclass(frozen=True)
@@ -55,13 +55,54 @@ def _show(cell: Cell | None) -> str:
     return f"{cell.value:.6g}" + (f" ± {cell.error:.2g}" if cell.error is not None else "")
 
 
+def pair_runs(runs_a: list[Run], runs_b: list[Run]
+              ) -> tuple[list[tuple[Run, Run]], list[Run], list[Run]]:
+    """(pairs, left in A, left in B): runs of A and B on the same benchmark (id, version).
+    Within a benchmark, runs with the same model label pair up; when one run of each side is
+    left after that (e.g. a user's model against a baseline), those two pair; the rest are
+    left, in their order."""
+    pairs: list[tuple[Run, Run]] = []
+    left_a: list[Run] = []
+    left_b: list[Run] = []
+    keys = list(dict.fromkeys(r.key for r in [*runs_a, *runs_b]))
+    for key in keys:
+        xa = [r for r in runs_a if r.key == key]
+        xb = [r for r in runs_b if r.key == key]
+        rest_a = []
+        for run in xa:
+            match = next((r for r in xb if r.model_label == run.model_label), None)
+            if match is None:
+                rest_a.append(run)
+            else:
+                pairs.append((run, match))
+                xb.remove(match)
+        if len(rest_a) == 1 and len(xb) == 1:
+            pairs.append((rest_a[0], xb[0]))
+        else:
+            left_a += rest_a
+            left_b += xb
+    return pairs, left_a, left_b
+
+
 def format_comparison(a: Run, b: Run, rows: list[Difference]) -> str:
-    """A plain-text table of ``rows``."""
-    header = ("score", f"A: {a.label}", f"B: {b.label}", "B - A", "combined SE", "verdict")
+    """A plain-text table: the two models (label, name, options and checkpoint digests, run)
+    side by side, then ``rows``."""
+    def digest(run: Run, field: str) -> str:
+        value = getattr(run.results.model, field, None) if run.results.model else None
+        return value[:12] if isinstance(value, str) else "—"
+
+    header = ("score", f"A: {a.model_label}", f"B: {b.model_label}", "B - A", "combined SE",
+              "verdict")
+    models = [("model name", a.model_name, b.model_name),
+              ("options digest", digest(a, "options_digest"), digest(b, "options_digest")),
+              ("checkpoint", a.checkpoint_short, b.checkpoint_short),
+              ("run", a.label, b.label)]
     body = [(d.name, _show(d.a), _show(d.b), "" if d.diff is None else f"{d.diff:+.4g}",
              "" if d.combined_se is None else f"{d.combined_se:.2g}", d.verdict) for d in rows]
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = [f"{a.id}: A = {a.path}, B = {b.path}",
+    widths = [max(len(r[i]) for r in [header, *body, *models] if i < len(r))
+              for i in range(len(header))]
+    lines = [f"{benchmark_title(a.key)}: A = {a.path}, B = {b.path}",
              "  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in models]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in body]
     return "\n".join(lines)

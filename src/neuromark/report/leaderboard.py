@@ -1,9 +1,11 @@
-"""``neuromark leaderboard``: one static HTML page comparing runs of the same benchmark.
+"""``neuromark leaderboard``: one static HTML page comparing the models run on each benchmark.
 
-``site/index.html`` holds, per benchmark id, a table of every score (value ± standard
-error, units in the header) that sorts by any column on a click, the run's flags ("not
-measured", diverged instances, overruns), links to each run's results JSON, config and
-provenance (copied beside the page under ``runs/``), and where the runs have an accuracy
+``site/index.html`` holds, per benchmark (id, version), one table with one row per model
+run on it (its label, registry or class name, checkpoint digest and the run it came from)
+and every score (value ± standard error, units in the header), sorting by any column on a
+click, the run's flags ("not measured", diverged instances, overruns), links to each run's
+results JSON, config and provenance (copied beside the page under ``runs/``), and where the
+runs have an accuracy
 (or error) and synaptic operations, the score-vs-operations plot with its Pareto front
 (log operations, footprint as marker area), inlined as a PNG. No server, no CDN: the page
 and the files beside it are all there is.
@@ -20,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from neuromark.plotting import plot_pareto
-from neuromark.report.runs import Cell, Run, flatten_scores, run_flags
+from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores, run_flags
 
 #: Scores the Pareto plot uses as its y axis, in order of preference: (name, higher is better).
 PARETO_SCORES = (("classification_accuracy", True), ("r2", True), ("sMAPE", False),
@@ -102,7 +104,7 @@ def _pareto(runs: list[Run], cells: list[dict[str, Cell]], out: Path, bench: str
                 continue
             foot = row.get("footprint")
             size = float(foot.value) if foot is not None and isinstance(foot.value, float) else 0.0
-            points.append((ops, float(score.value), run.label, size))  # type: ignore[arg-type]
+            points.append((ops, float(score.value), _row_name(run, runs), size))  # type: ignore[arg-type]
         if points:
             path = out / f"pareto-{_slug(bench)}.png"
             plot_pareto([p[0] for p in points], [p[1] for p in points], [p[2] for p in points],
@@ -119,7 +121,8 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
     columns = sorted({name for row in cells for name in row})
     units = {name: next((row[name].unit for row in cells if name in row and row[name].unit), "")
              for name in columns}
-    head = ["run", "files", "flags"] + [f"{c} ({units[c]})" if units[c] else c for c in columns]
+    head = (["model", "name", "checkpoint", "run", "files", "flags"]
+            + [f"{c} ({units[c]})" if units[c] else c for c in columns])
     parts = ['<table class="board"><thead><tr>'
              + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for run, row, link in zip(runs, cells, links):
@@ -127,8 +130,9 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
         files = " ".join(f'<a href="{html.escape(link[k])}">{k}</a>'
                          for k in ("json", "config", "provenance"))
         flag_html = "<br>".join(f'<span class="flag">{html.escape(f)}</span>' for f in flags)
-        tds = [f'<td data-sort="{html.escape(run.label)}">{html.escape(run.label)}</td>',
-               f'<td data-sort="">{files}</td>',
+        tds = [f'<td data-sort="{html.escape(text)}">{html.escape(text)}</td>'
+               for text in (run.model_label, run.model_name, run.checkpoint_short, run.label)]
+        tds += [f'<td data-sort="">{files}</td>',
                f'<td data-sort="{len(flags)}">{flag_html}</td>']
         for name in columns:
             text, key = _format(row.get(name))
@@ -139,28 +143,36 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
     return "".join(parts)
 
 
+def _row_name(run: Run, group: list[Run]) -> str:
+    """The model's label, with its run where another row of ``group`` has the same label."""
+    same = sum(r.model_label == run.model_label for r in group)
+    return run.model_label if same == 1 else f"{run.model_label} ({run.label})"
+
+
 def build_leaderboard(runs: list[Run], out: str | Path) -> Path:
     """Write ``out/index.html`` (and the run files beside it) for ``runs``; returns the page."""
     site = Path(out)
     site.mkdir(parents=True, exist_ok=True)
-    by_id: dict[str, list[tuple[int, Run]]] = defaultdict(list)
+    by_key: dict[tuple[str, str], list[tuple[int, Run]]] = defaultdict(list)
     for index, run in enumerate(runs):
-        by_id[run.id].append((index, run))
+        by_key[run.key].append((index, run))
     sections = []
-    for bench in sorted(by_id):
-        group = [run for _, run in by_id[bench]]
+    for key in sorted(by_key):
+        group = [run for _, run in by_key[key]]
         cells = [flatten_scores(run.results) for run in group]
-        links = [_copy_run(run, index, site) for index, run in by_id[bench]]
+        links = [_copy_run(run, index, site) for index, run in by_key[key]]
         info = group[0].results.benchmark
+        bench = benchmark_title(key)
         parent = f" · parent {html.escape(info.parent)}" if info.parent else ""
         sections.append(
-            f'<section id="{html.escape(_slug(bench))}"><h2>{html.escape(bench)}</h2>'
-            f'<p class="note">version {html.escape(info.version)}{parent} · {len(group)} '
-            f"run(s); click a column header to sort</p>"
+            f'<section id="{html.escape(_slug(f"{key[0]}-v{key[1]}"))}"><h2>{html.escape(key[0])}'
+            f'</h2><p class="note">version {html.escape(info.version)}{parent} · {len(group)} '
+            f"model run(s); click a column header to sort</p>"
             + _table(group, cells, links) + _pareto(group, cells, site, bench) + "</section>")
     page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>neuromark leaderboard"
             f"</title><style>{_STYLE}</style></head><body>\n<h1>neuromark leaderboard</h1>\n"
-            f'<p class="note">{len(runs)} results files, {len(by_id)} benchmarks. Values are '
+            f'<p class="note">{len(runs)} results files, {len(by_key)} benchmarks, one row per '
+            "model run on each. Values are "
             "per-sample means ± standard error where the metric has one; estimates (energy_"
             "estimate) are labelled in their unit; flags mark scores that were not measured "
             "and runs with diverged instances or overruns.</p>\n"

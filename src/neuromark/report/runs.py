@@ -15,7 +15,7 @@ from neuromark.results import Results
 
 @dataclass
 class Run:
-    """One benchmark's results file: ``label`` (its folder's name), ``path``, ``results``."""
+    """One results file: ``label`` (the run: its folder's name), ``path``, ``results``."""
 
     label: str
     path: Path
@@ -24,6 +24,33 @@ class Run:
     @property
     def id(self) -> str:
         return self.results.benchmark.id
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The benchmark ``(id, version)``: runs with the same key are comparable."""
+        return self.results.benchmark.key
+
+    @property
+    def model_label(self) -> str:
+        """The model's label; a file without a model block (an old QUBO or system run)
+        shows its benchmark id, which named the model then."""
+        model = self.results.model
+        return model.label if model is not None else self.id
+
+    @property
+    def model_name(self) -> str:
+        """The model's registry (or class) name, or "—" without a model block."""
+        return self.results.model.name if self.results.model is not None else "—"
+
+    @property
+    def checkpoint_short(self) -> str:
+        """The checkpoint digest's first 12 hex digits, or "—"."""
+        return self.results.model.checkpoint_short if self.results.model is not None else "—"
+
+
+def benchmark_title(key: tuple[str, str]) -> str:
+    """``"<id> (version <v>)"``: how a benchmark is named in tables and messages."""
+    return f"{key[0]} (version {key[1]})"
 
 
 @dataclass(frozen=True)
@@ -109,7 +136,8 @@ def read_runs(paths: list[str | Path]) -> list[Run]:
                     raise DataError(f"{file}: not a neuromark results file") from None
                 continue
             base = (path if path.is_dir() else path.parent).name or str(path)
-            key = f"{base}\0{results.benchmark.id}"
+            model = results.model.label if results.model is not None else ""
+            key = f"{base}\0{results.benchmark.id}\0{results.benchmark.version}\0{model}"
             labels[key] = labels.get(key, 0) + 1
             label = base if labels[key] == 1 else f"{base}#{labels[key]}"
             runs.append(Run(label, file, results))
