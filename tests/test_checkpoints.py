@@ -145,7 +145,7 @@ def test_cache_checkpoint_lands_in_the_cache_and_is_reused(corpus, capsys):
     assert code == 0 and sha(target) == before
     import json
 
-    details = json.loads((corpus / "o2" / "toy-svm.json").read_text())["details"]
+    details = json.loads((corpus / "o2" / "toy-svm--svm.json").read_text())["details"]
     assert details["checkpoint"] == str(target) and details["trained_now"] is False
     assert Path(details["test_file"]).is_absolute()
 

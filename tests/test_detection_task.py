@@ -85,13 +85,13 @@ train: {epochs: 1, batch_size: 1}
 eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
 """)
     assert main(["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    res = json.loads((tmp_path / "out" / "det-tiny.json").read_text())
+    res = json.loads((tmp_path / "out" / "det-tiny--event_detector.json").read_text())
     score = res["scores"]["coco_map"]
     assert 0.0 <= score["value"] <= 1.0 and score["raw"]["time_tol_us"] == 50000
     assert score["raw"]["images"] > 0 and res["details"]["trained_now"] is True
     assert res["details"]["network"] == [32, 18]
     assert res["scores"]["synaptic_operations"]["value"]["Dense"] > 0
     assert main(["run", str(cfg), "--out", str(tmp_path / "out2"), "--quiet"]) == 0
-    again = json.loads((tmp_path / "out2" / "det-tiny.json").read_text())
+    again = json.loads((tmp_path / "out2" / "det-tiny--event_detector.json").read_text())
     assert again["details"]["trained_now"] is False
     assert again["scores"]["coco_map"]["value"] == pytest.approx(score["value"])

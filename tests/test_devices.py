@@ -246,7 +246,7 @@ def test_checkpoint_records_device_and_a_run_the_device_used(tmp_path, capsys, m
     monkeypatch.delenv(DEVICE_ENV)  # set by --device above (one command per process)
     path = toy_config(tmp_path, "auto")  # CPU here: the same recipe, so the checkpoint serves
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    data = json.loads((tmp_path / "out" / "toy-snn.json").read_text())
+    data = json.loads((tmp_path / "out" / "toy-snn--snn.json").read_text())
     device = data["provenance"]["device"]
     assert device["requested"] == "auto" and device["type"] == ("cuda" if CUDA else "cpu")
     assert data["details"]["trained_now"] is CUDA  # a CUDA run never takes the CPU's checkpoint

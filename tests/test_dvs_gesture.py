@@ -126,12 +126,12 @@ eval: {postprocessor: spike_count, metrics: [classification_accuracy, synaptic_o
     assert main(["validate", str(cfg)]) == 0
     assert not (tmp_path / "cache" / "gestures").exists()
     assert main(["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    res = json.loads((tmp_path / "out" / "gesture-tiny.json").read_text())
+    res = json.loads((tmp_path / "out" / "gesture-tiny--dvs_gesture_snn.json").read_text())
     assert res["details"]["trained_now"] is True and res["details"]["train_samples"] == 11
     assert 0 <= res["scores"]["classification_accuracy"]["value"] <= 1
     assert (tmp_path / "cache" / "gestures" / ".complete").is_file()
     assert main(["run", str(cfg), "--out", str(tmp_path / "out2"), "--quiet"]) == 0
-    again = json.loads((tmp_path / "out2" / "gesture-tiny.json").read_text())
+    again = json.loads((tmp_path / "out2" / "gesture-tiny--dvs_gesture_snn.json").read_text())
     assert again["details"]["trained_now"] is False
     accuracy = res["scores"]["classification_accuracy"]["value"]
     assert again["scores"]["classification_accuracy"]["value"] == accuracy

@@ -236,7 +236,7 @@ def test_the_same_run_with_a_fitting_model_succeeds(tmp_path, capsys, monkeypatc
 
     path = _tiny_classification(tmp_path, monkeypatch, width_in_model=3)
     assert main(["run", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 0
-    result = Results.load(tmp_path / "o" / "ctx-cls.json")
+    result = Results.load(tmp_path / "o" / "ctx-cls--ctx_model.json")
     assert result.details["samples"] == 3
     assert result["classification_accuracy"] in (pytest.approx(1 / 3), pytest.approx(2 / 3))
 

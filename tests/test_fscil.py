@@ -120,7 +120,7 @@ fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 3, se
 eval: {complexity: [footprint, synaptic_operations]}
 """)
     assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    res = json.loads((tmp_path / "out" / "fscil-tiny.json").read_text())
+    res = json.loads((tmp_path / "out" / "fscil-tiny--keyword_m5.json").read_text())
     d, scores = res["details"], res["scores"]
     assert len(d["accuracy_mean"]) == 2 and d["sessions"] == [0, 1]
     base = scores["base_accuracy"]["value"]

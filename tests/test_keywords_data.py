@@ -151,7 +151,7 @@ eval: {postprocessor: argmax, metrics: [classification_accuracy, footprint, syna
 """)
     assert root == tmp_path
     assert main(["run", str(tmp_path / "gsc.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    scores = json.loads((tmp_path / "out" / "gsc-tiny.json").read_text())["scores"]
+    scores = json.loads((tmp_path / "out" / "gsc-tiny--gsc_m5.json").read_text())["scores"]
     assert scores["footprint"]["value"] == 109_228  # NeuroBench's published M5 footprint
     assert scores["synaptic_operations"]["value"]["Dense"] == 1_880_256
     assert scores["classification_accuracy"]["value"] in (0.0, 0.5, 1.0)  # 2 test clips

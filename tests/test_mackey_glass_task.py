@@ -52,8 +52,10 @@ def test_smape_by_hand():
 
 def test_short_protocol_esn_and_lstm(tmp_path):
     esn, lstm = TASK.run(_config(SHORT, tmp_path), tmp_path / "out", quiet=True)
-    assert esn.benchmark.id == "mackey_glass_tau17-esn"
-    assert lstm.benchmark.id == "mackey_glass_tau17-lstm"
+    # one benchmark, two models: the model block tells them apart
+    assert esn.benchmark.id == lstm.benchmark.id == "mackey-glass-tau17"
+    assert (esn.model.name, esn.model.label, lstm.model.label) == ("esn", "esn", "lstm")
+    assert esn.model.checkpoint_sha256 is None and esn.model.options_digest != lstm.model.options_digest
     per = esn.details["per_instance_sMAPE"]
     assert len(per) == 3 and all(0 <= v <= 200 for v in per)
     assert esn.scores["sMAPE"].value == pytest.approx(sum(per) / 3)
@@ -166,7 +168,7 @@ models: [{name: esn}]
 """
     out = tmp_path / "sweep"
     (res,) = TASK.run(_config(text, tmp_path), out, quiet=True)
-    assert res.benchmark.id == "mackey_glass-tau_sweep"
+    assert res.benchmark.id == "mackey-glass-tau-sweep"
     assert set(res.scores) == {"sMAPE[esn,tau=17]", "sMAPE[esn,tau=18]"}
     plot = out / "smape_vs_tau.png"
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -231,9 +233,9 @@ def test_cli_runs_a_config_and_writes_results_and_report(tmp_path, capsys):
     config = tmp_path / "mg.yaml"
     config.write_text(text)
     assert main(["run", str(config), "--out", str(tmp_path / "res"), "--quiet"]) == 0
-    res = Results.load(tmp_path / "res" / "mackey_glass_tau17-esn.json")
+    res = Results.load(tmp_path / "res" / "mackey-glass-tau17--esn.json")
     assert 0 <= res["sMAPE"] <= 200
-    assert "mackey_glass_tau17-esn" in (tmp_path / "res" / "report.md").read_text()
+    assert "mackey-glass-tau17" in (tmp_path / "res" / "report.md").read_text()
     assert "sMAPE" in capsys.readouterr().out
 
 
@@ -280,7 +282,7 @@ def test_configured_metrics_and_benchmark_identity(tmp_path):
 
 def test_default_identity_and_score_metadata(tmp_path):
     (res,) = TASK.run(_config(ESN_ONLY, tmp_path), tmp_path / "out", quiet=True)
-    assert res.benchmark.id == "mackey_glass_tau17-esn"
+    assert res.benchmark.id == "mackey-glass-tau17"
     assert res.benchmark.parent == "neurobench-mackey_glass"
     assert res.benchmark.citation == task_module.CITATION and res.benchmark.version == "1.0"
     meta = {k: (s.unit, s.higher_is_better) for k, s in res.scores.items()}

@@ -72,7 +72,7 @@ def clean_registries(monkeypatch):
 
 
 def _check_results(out):
-    data = json.loads((out / "sign-mean_sign.json").read_text())
+    data = json.loads((out / "sign-mean_sign--mean_sign.json").read_text())
     assert data["scores"]["classification_accuracy"]["value"] == 1.0  # the model is exact
     assert data["details"]["samples"] == 50
     # 8x2 weights, dense; 50 samples: 16 MACs per sample
@@ -116,7 +116,7 @@ def test_unknown_plugin_name_names_the_key(tmp_path, clean_registries, capsys):
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 1
     err = capsys.readouterr().err
     assert f"{config}:3: dataset.name: unknown dataset 'sign_data'" in err
-    assert not (tmp_path / "out" / "sign-mean_sign.json").exists()
+    assert not (tmp_path / "out" / "sign-mean_sign--mean_sign.json").exists()
 
 
 def test_plugin_model_with_a_checkpoint_loads_its_weights(tmp_path, clean_registries, capsys):
@@ -132,7 +132,7 @@ def test_plugin_model_with_a_checkpoint_loads_its_weights(tmp_path, clean_regist
     config = tmp_path / "sign.yaml"
     config.write_text(CONFIG.replace("options: {scale: 2.0}", "checkpoint: flipped.pt"))
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    data = json.loads((tmp_path / "out" / "sign-mean_sign.json").read_text())
+    data = json.loads((tmp_path / "out" / "sign-mean_sign--mean_sign.json").read_text())
     assert data["scores"]["classification_accuracy"]["value"] == 0.0
     torch.save({"weight": torch.zeros(3, 8)}, tmp_path / "flipped.pt")
     assert main(["run", str(config), "--out", str(tmp_path / "out2"), "--quiet"]) == 1

@@ -191,7 +191,7 @@ def test_cli_qubo_run_and_compare(bks_file, tmp_path, capsys):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(_yaml(bks_file).replace("  - name: neuromark-sa\n", ""))
     assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
-    assert (tmp_path / "o" / "t-test-greedy.json").is_file()
+    assert (tmp_path / "o" / "t--test-greedy.json").is_file()
     assert (tmp_path / "o" / "report.md").is_file()
     # the one run path: the task's artefacts in <out>/<config stem>/
     assert len(EntryStore(tmp_path / "o" / "c" / "entries.jsonl")) == 12
@@ -221,7 +221,7 @@ def test_neuromark_run_twice_resumes(bks_file, tmp_path, monkeypatch):
     Greedy.fail_after = None
     assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
     assert Greedy.calls == 12  # 5 + the 7 missing
-    saved = json.loads((tmp_path / "o" / "t-test-greedy.json").read_text())
+    saved = json.loads((tmp_path / "o" / "t--test-greedy.json").read_text())
     assert saved["benchmark"]["id"] == "t-test-greedy"
     # the default folder of `qubo run` is fixed per config, so a plain rerun resumes too
     monkeypatch.chdir(tmp_path)

@@ -114,7 +114,7 @@ def test_fscil_orders_are_units_with_identical_scores(local_ray, tmp_path):
     out = {}
     for name in ("local", "ray"):
         assert run_and_report([tmp_path / "f.yaml"], tmp_path / name, quiet=True, executor=name) == 0
-        out[name] = _json(tmp_path / name / "fscil-eq.json")
+        out[name] = _json(tmp_path / name / "fscil-eq--keyword_m5.json")
     local, remote = out["local"], out["ray"]
     assert TASK.placement == "units"
     assert local["scores"] == remote["scores"]

@@ -100,10 +100,10 @@ def entries_file(tmp_path):
 def test_resume_reuses_every_entry_of_the_same_config(tmp_path, bks_file, capsys):
     assert cli(tmp_path, sweep(bks_file), capsys)[0] == 0
     assert Counting.calls == 4
-    first = json.loads((tmp_path / "out" / "r-t-resume.json").read_text())["scores"]
+    first = json.loads((tmp_path / "out" / "r--t-resume.json").read_text())["scores"]
     assert cli(tmp_path, sweep(bks_file), capsys)[0] == 0
     assert Counting.calls == 4  # nothing solved again
-    again = json.loads((tmp_path / "out" / "r-t-resume.json").read_text())["scores"]
+    again = json.loads((tmp_path / "out" / "r--t-resume.json").read_text())["scores"]
     assert again == first
 
 

@@ -303,7 +303,7 @@ def test_cli_train_then_run(tmp_path, capsys):
     assert "trained snn on 40 samples" in out and "x.pt" in out
     assert torch.load(tmp_path / "x.pt", weights_only=True)["kind"] == "snn"
     assert main(["run", str(cfg), "--out", str(tmp_path / "res"), "--quiet"]) == 0
-    data = json.loads((tmp_path / "res" / "toy-snn.json").read_text())
+    data = json.loads((tmp_path / "res" / "toy-snn--snn.json").read_text())
     assert 0.0 <= data["scores"]["classification_accuracy"]["value"] <= 1.0
     other = tmp_path / "o.yaml"
     other.write_text("task: mackey_glass\n")

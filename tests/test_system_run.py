@@ -275,7 +275,7 @@ def test_a_third_party_sut_runs_from_neuromark_run(tmp_path, capsys):
                                         "timing:\n  warmup: 2\nloadgen:\n" + FAST)
         out = tmp_path / "out"
         assert main(["run", str(config), "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
-        res = json.loads((out / "echo-ss.json").read_text())
+        res = json.loads((out / "echo-ss--echo.json").read_text())
         assert made == {"scale": 3.0, "seed": 7}
         assert res["benchmark"]["version"] == "2.1"
         assert res["benchmark"]["parent"] == "neurobench-system-track"
