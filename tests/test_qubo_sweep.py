@@ -82,7 +82,9 @@ def config(bks_file, solver_names=("neuromark-sa", "test-greedy")):
 
 def test_sweep_results_and_files(bks_file, tmp_path):
     results = TASK.run(config(bks_file), tmp_path, quiet=True)
-    assert [r.benchmark.id for r in results] == ["t-neuromark-sa", "t-test-greedy"]
+    assert [r.benchmark.id for r in results] == ["t", "t"]  # one benchmark; solvers are models
+    assert [(r.model.name, r.model.label) for r in results] == [
+        ("neuromark-sa", "neuromark-sa"), ("test-greedy", "test-greedy")]
     sa = results[0]
     assert 0.0 <= sa["bks_gap@0.01s"] <= 0.1  # 10/25 nodes: at or near the exact optimum
     assert sa["independent@0.01s"] == 1.0
@@ -222,7 +224,7 @@ def test_neuromark_run_twice_resumes(bks_file, tmp_path, monkeypatch):
     assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 0
     assert Greedy.calls == 12  # 5 + the 7 missing
     saved = json.loads((tmp_path / "o" / "t--test-greedy.json").read_text())
-    assert saved["benchmark"]["id"] == "t-test-greedy"
+    assert saved["benchmark"]["id"] == "t" and saved["model"]["label"] == "test-greedy"
     # the default folder of `qubo run` is fixed per config, so a plain rerun resumes too
     monkeypatch.chdir(tmp_path)
     assert main(["qubo", "run", str(cfg), "--quiet"]) == 0
@@ -251,14 +253,14 @@ def test_identity_from_the_benchmark_section(bks_file, tmp_path):
     text = _yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
         "benchmark: {id: t}", "benchmark: {id: u, version: '2.1', citation: '@misc{x}'}")
     res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
-    assert res.benchmark.id == "u-test-greedy" and res.benchmark.version == "2.1"
+    assert res.benchmark.id == "u" and res.benchmark.version == "2.1"
     assert res.benchmark.parent == "neurobench-qubo-mis" and res.benchmark.citation == "@misc{x}"
     text = text.replace("version: '2.1'", "parent: p")
     res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
     assert res.benchmark.parent == "p" and res.benchmark.version == "1.0"
     res = TASK.run(parse_yaml(_yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
         "benchmark: {id: t}\n", "")), tmp_path / "d", quiet=True)[0]
-    assert res.benchmark.id == "qubo-mis-test-greedy"  # the default id
+    assert res.benchmark.id == "qubo-mis"  # the default id
     assert "yik2025neurobench" in res.benchmark.citation
 
 

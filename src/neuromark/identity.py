@@ -168,14 +168,17 @@ def derive_model_identity(data: Mapping[str, Any]) -> ModelIdentity | None:
     QUBO or system run of schema 1.1)."""
     details = data.get("details") if isinstance(data.get("details"), Mapping) else {}
     config = data.get("config") if isinstance(data.get("config"), Mapping) else {}
-    for source in (details.get("model"), config.get("model")):
-        name = source.get("name") if isinstance(source, Mapping) else source
-        if isinstance(name, str) and name:
-            options = source.get("options") if isinstance(source, Mapping) else None
-            digest = (hashlib.sha256(canonical_json(options).encode()).hexdigest()
-                      if isinstance(options, Mapping) else None)
-            return ModelIdentity(name, digest, None, as_label(name))
-    return None
+    sources = [s if isinstance(s, Mapping) else {"name": s}
+               for s in (details.get("model"), config.get("model"))]
+    name = next((s["name"] for s in sources if isinstance(s.get("name"), str) and s["name"]),
+                None)
+    if name is None:
+        return None
+    options = next((s["options"] for s in sources
+                    if s.get("name") == name and isinstance(s.get("options"), Mapping)), None)
+    digest = (hashlib.sha256(canonical_json(options).encode()).hexdigest()
+              if options is not None else None)
+    return ModelIdentity(name, digest, None, as_label(name))
 
 
 def results_name(benchmark_id: str, model: ModelIdentity | None) -> str:

@@ -73,7 +73,9 @@ def _compliance(args: argparse.Namespace) -> int:
         config.data["compliance"] = tests
         stem = Path(config.path).stem if config.path else "config"
         res = TASK.run(config, out / stem)[0]
-        res.save(out / f"{res.benchmark.id}.json")
+        from neuromark.results import results_name
+
+        res.save(out / results_name(res.benchmark.id, res.model))
         print(f"{res.benchmark.id}:")
         for line in format_verdicts(res.details["compliance"]):
             print(f"  {line}")

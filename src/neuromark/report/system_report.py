@@ -23,7 +23,7 @@ from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.report.markdown import format_value
-from neuromark.results import Results, write_json_atomic
+from neuromark.results import Results, results_name, write_json_atomic
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.timing import decode_ns
 
@@ -337,7 +337,8 @@ def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) 
         for mode, lg in res.details["loadgen"].items():
             path = Path(lg["log_dir"]).resolve()
             logs[mode] = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-        benchmarks.append({"id": res.benchmark.id, "results": f"{res.benchmark.id}.json",
+        benchmarks.append({"id": res.benchmark.id,
+                           "results": results_name(res.benchmark.id, res.model),
                            "scenario": res.config.get("loadgen", {}).get("scenario"),
                            "loadgen_logs": logs, "compliance": bool(res.config.get("compliance"))})
     manifest = write_json_atomic(out / MANIFEST, {
