@@ -82,14 +82,13 @@ def warm(executor, tmp: Path) -> float:
 
 def timed_run(config: Path, executor) -> tuple[float, list]:
     """Wall time of one run of ``config`` on ``executor`` into a fresh folder."""
-    from neuromark.executors import use_executor
+    from neuromark.context import RunContext
     from neuromark.suite import run_configs
 
     out = Path(tempfile.mkdtemp(prefix="ray-bench-")) / "out"
-    with use_executor(executor):
-        start = time.perf_counter()
-        written = run_configs([config], out, quiet=True)
-        wall = time.perf_counter() - start
+    start = time.perf_counter()
+    written = run_configs([config], out, ctx=RunContext.build(executor=executor, quiet=True))
+    wall = time.perf_counter() - start
     return wall, [r for _, r in written]
 
 
@@ -139,10 +138,11 @@ def estimate(config: Path, per_entry_s: float, cpus: int) -> dict:
     """Local wall time of a QUBO config from its plan: the timeouts it waits for (TTS at
     its cap as the upper bound, 10 % of it as the lower), plus ``per_entry_s`` per entry."""
     from neuromark.config import load_config
+    from neuromark.context import RunContext
     from neuromark.tasks.qubo import TASK, plan
 
-    cfg, table, _ = TASK._check(load_config(config))
-    specs = plan(cfg, table)
+    task_plan = TASK.plan(load_config(config), RunContext.build())
+    specs = plan(task_plan.settings, task_plan.parts["table"])
     fixed = sum(s["timeout_s"] for s in specs if s["scenario"] == "fixed_timeout")
     tts = sum(s["cap_s"] for s in specs if s["scenario"] == "time_to_solution")
     low = fixed + 0.1 * tts + per_entry_s * len(specs)

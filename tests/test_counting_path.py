@@ -25,10 +25,10 @@ CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GP
 def run(model, data: torch.Tensor, path: str = "auto", budget: int | None = None,
         cell_rule: bool = False, split: bool = True) -> dict:
     """The complexity figures of one run over two batches (one unless ``split``), counted
-    on ``path``; synaptic operations only, with neurobench's cell rule, when
-    ``cell_rule`` (a model of cells without neuron layers)."""
-    synops = SynapticOperations(recurrent_gates=True, cell_mac_rule="input") if cell_rule \
-        else SynapticOperations()
+    on ``path``; synaptic operations only, with neurobench's cell rule (and its per-call
+    MAC/AC rule), when ``cell_rule`` (a model of cells without neuron layers)."""
+    synops = SynapticOperations(recurrent_gates=True, cell_mac_rule="input",
+                                mac_rule="per_call") if cell_rule else SynapticOperations()
     metrics = [synops] if cell_rule else [synops, ActivationSparsity(), MembraneUpdates()]
     if not any(isinstance(m, (nn.ReLU, CountingLIF)) for m in model_module(model).modules()):
         metrics = [synops]
@@ -233,16 +233,21 @@ def test_memory_budget_fallback_gives_the_same_counts(budget):
         assert len(said) == 1, name  # said once per run
 
 
-def test_counting_path_and_budget_settings_are_checked(monkeypatch):
-    monkeypatch.setenv("NEUROMARK_COUNTING_PATH", "gpu")
-    with pytest.raises(ValueError, match=r"\$NEUROMARK_COUNTING_PATH is 'gpu'"):
-        resolve_counting_path(None)
+def test_counting_path_and_budget_settings_are_checked():
+    from neuromark.context import RunContext
+    from neuromark.errors import ConfigError
+
+    with pytest.raises(ValueError, match=r"counting_path is 'gpu'"):
+        resolve_counting_path("gpu")
     assert resolve_counting_path("torch") == "torch"
-    monkeypatch.setenv("NEUROMARK_COUNT_BUDGET_MB", "lots")
-    with pytest.raises(ValueError, match="NEUROMARK_COUNT_BUDGET_MB"):
-        resolve_budget(None)
-    monkeypatch.setenv("NEUROMARK_COUNT_BUDGET_MB", "1.5")
-    assert resolve_budget(None) == 3 * 2**19
+    assert resolve_counting_path(None) == "auto"
+    # the environment defaults are read once, when the run context is built
+    with pytest.raises(ConfigError, match=r"\$NEUROMARK_COUNTING_PATH is 'gpu'"):
+        RunContext.build(environ={"NEUROMARK_COUNTING_PATH": "gpu"})
+    with pytest.raises(ConfigError, match="NEUROMARK_COUNT_BUDGET_MB"):
+        RunContext.build(environ={"NEUROMARK_COUNT_BUDGET_MB": "lots"})
+    assert RunContext.build(environ={"NEUROMARK_COUNT_BUDGET_MB": "1.5"}).memory_budget == 3 * 2**19
+    assert RunContext.build(environ={"NEUROMARK_COUNTING_PATH": "torch"}).counting_path == "torch"
     with pytest.raises(ValueError, match="memory_budget"):
         resolve_budget(-1)
 

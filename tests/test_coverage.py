@@ -320,21 +320,23 @@ def test_a_parameter_on_another_device_is_tracked():
     assert ops["Dense"] == 128 and full_coverage(details)
 
 
-def test_config_coverage_mode_and_the_cli_flag(monkeypatch):
+def test_config_coverage_mode_and_the_cli_flag():
+    from neuromark.context import RunContext
     from neuromark.errors import ConfigError
-    from neuromark.tasks.classification import _apply_coverage
 
     metric = SynapticOperations()
-    _apply_coverage([metric], None)
+    RunContext.build(environ={}).apply_coverage([metric])
     assert metric.coverage == "error"
-    monkeypatch.setenv("NEUROMARK_COVERAGE", "warn")  # what `neuromark run --coverage warn` sets
-    _apply_coverage([metric], None)
+    warn = RunContext.build(coverage="warn", environ={})  # `neuromark run --coverage warn`
+    warn.apply_coverage([metric])
     assert metric.coverage == "warn"
-    _apply_coverage([metric], "error")  # the config's eval.coverage takes precedence
+    warn.apply_coverage([metric], "error")  # the config's eval.coverage takes precedence
     assert metric.coverage == "error"
-    monkeypatch.setenv("NEUROMARK_COVERAGE", "off")
+    assert RunContext.build(environ={"NEUROMARK_COVERAGE": "warn"}).coverage == "warn"  # default
     with pytest.raises(ConfigError, match="NEUROMARK_COVERAGE"):
-        _apply_coverage([metric], None)
+        RunContext.build(environ={"NEUROMARK_COVERAGE": "off"})
+    with pytest.raises(ConfigError, match="--coverage"):
+        RunContext.build(coverage="off", environ={})
 
 
 class SquareBothWays(nn.Module):

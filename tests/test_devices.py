@@ -37,9 +37,8 @@ without_cuda = pytest.mark.skipif(CUDA, reason="checks the error where CUDA is a
 
 @pytest.fixture(autouse=True)
 def no_device_override(monkeypatch):
-    """``--device`` sets $NEUROMARK_DEVICE in the process: undo it after each test."""
-    monkeypatch.setenv(DEVICE_ENV, "cpu")
-    monkeypatch.delenv(DEVICE_ENV)
+    """No ``$NEUROMARK_DEVICE`` default from the calling shell (the CLI never sets it)."""
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
 
 
 def toy_config(folder: Path, device: str | None = None, kind: str = "snn", extra: str = "") -> Path:
@@ -137,9 +136,8 @@ def test_unknown_device_flag_is_a_clear_error(tmp_path, capsys):
     assert "--device: 'gpu' is not a device: use cpu, cuda, cuda:N" in capsys.readouterr().err
 
 
-def test_auto_says_which_device(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv(DEVICE_ENV, "auto")
-    device = config_device("cpu", "c.yaml:9", label="toy", announce=True)
+def test_auto_says_which_device(tmp_path, capsys):
+    device = config_device("cpu", "c.yaml:9", override="auto", label="toy", announce=True)
     assert capsys.readouterr().err.strip() == (
         f"toy: device auto -> {device} ({'CUDA available' if CUDA else 'no CUDA device'})")
 
@@ -243,7 +241,9 @@ def test_checkpoint_records_device_and_a_run_the_device_used(tmp_path, capsys, m
     assert meta["device"] == "cpu" and meta["torch_version"] == torch.__version__
     assert "device" not in meta["recipe"] and "deterministic" not in meta["recipe"]["train"]
     capsys.readouterr()
-    monkeypatch.delenv(DEVICE_ENV)  # set by --device above (one command per process)
+    import os
+
+    assert DEVICE_ENV not in os.environ  # --device reached the run through its context only
     path = toy_config(tmp_path, "auto")  # CPU here: the same recipe, so the checkpoint serves
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     data = json.loads((tmp_path / "out" / "toy-snn--snn.json").read_text())

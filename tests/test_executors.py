@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from neuromark.config import BenchmarkSettings, StrictModel, validate
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import (
     LocalExecutor,
@@ -19,9 +20,7 @@ from neuromark.executors import (
     Unit,
     UnitFailed,
     call_unit,
-    current_executor,
     make_executor,
-    use_executor,
 )
 from neuromark.registry import executors, tasks
 from neuromark.results import Results, Score
@@ -58,7 +57,7 @@ def test_local_runs_in_order_and_records_the_node():
     out = list(LocalExecutor().run([Unit("a", "c.yaml", pow, (2, 3)), Unit("b", "c.yaml", abs, (-4,))]))
     assert [o.value for o in out] == [8, 4] and [o.unit.name for o in out] == ["a", "b"]
     assert all(o.node and o.wall_s >= 0 for o in out)
-    assert isinstance(current_executor(), LocalExecutor)
+    assert isinstance(RunContext.build().executor, LocalExecutor)  # a run's default
 
 
 def test_local_failure_keeps_its_type_and_names_the_unit():
@@ -136,8 +135,8 @@ def test_whole_entries_run_as_units_and_the_driver_writes(tmp_path, toy_task):
     b.write_text(f"task: {TOY.name}\nbenchmark: {{id: toy-b}}\nvalue: 3\n")
     ex = Pickled()
     reports: list = []
-    with use_executor(ex):
-        written = run_configs([a, b], tmp_path / "out", quiet=True, finish=reports.append)
+    written = run_configs([a, b], tmp_path / "out", ctx=RunContext.build(executor=ex, quiet=True),
+                          finish=reports.append)
     assert ex.ran == ["suite entry a", "suite entry b"]
     assert [r.benchmark.id for _, r in reports[0]] == ["toy-a", "toy-b"]  # config order
     assert (tmp_path / "out/a/sub/artefact.txt").read_text() == "value 2.0"
@@ -165,9 +164,9 @@ def test_qubo_meter_is_refused_off_the_local_executor(tmp_path):
     path = tmp_path / "q.yaml"
     path.write_text(QUBO_YAML + "meter: {name: 'null'}\n")
     TASK.validate(load_config(path))  # the local executor measures power
-    with use_executor(Pickled()), pytest.raises(ConfigError, match=r"q.yaml:\d+: meter: power is "
-                                                r"measured for one process at a time"):
-        TASK.validate(load_config(path))
+    with pytest.raises(ConfigError, match=r"q.yaml:\d+: meter: power is "
+                                          r"measured for one process at a time"):
+        TASK.plan(load_config(path), RunContext.build(executor=Pickled()))
 
 
 def test_qubo_resumes_across_executors_and_records_where(tmp_path):
@@ -180,8 +179,7 @@ def test_qubo_resumes_across_executors_and_records_where(tmp_path):
     path.write_text(QUBO_YAML.replace("dwave-tabu}]", "dwave-tabu}, {name: neuromark-tabu}]"))
     out = tmp_path / "out"
     ex = Pickled()
-    with use_executor(ex):
-        TASK.run(load_config(path), out, quiet=True)
+    TASK.run(load_config(path), RunContext.build(executor=ex, quiet=True, out_dir=out))
     assert len(ex.ran) == 4
     lines = (out / "entries.jsonl").read_text().splitlines()
     first = [json.loads(line) for line in lines]
@@ -204,8 +202,8 @@ def test_mackey_glass_instances_are_units(tmp_path):
                     "metrics: [footprint]\n")
     local = TASK.run(load_config(path), tmp_path / "l", quiet=True)[0]
     ex = Pickled()
-    with use_executor(ex):
-        remote = TASK.run(load_config(path), tmp_path / "r", quiet=True)[0]
+    remote = TASK.run(load_config(path), RunContext.build(executor=ex, quiet=True,
+                                                          out_dir=tmp_path / "r"))[0]
     assert ex.ran == ["esn tau=17 instance 0", "esn tau=17 instance 1"]
     assert dict(local) == dict(remote)
     assert remote.details["nodes"] == ["node-b", "node-b"] and "nodes" not in local.details

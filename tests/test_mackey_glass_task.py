@@ -14,6 +14,7 @@ from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
 from neuromark.results import Results
 from neuromark.tasks import mackey_glass as task_module
+from neuromark.tasks import mackey_glass_instances as instances_module
 from neuromark.tasks.mackey_glass import TASK
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "mackey_glass"
@@ -98,7 +99,7 @@ class _Diverging(torch.nn.Module):
 
 
 def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
-    monkeypatch.setattr(task_module, "build_model", lambda model, params, seed: _Diverging())
+    monkeypatch.setattr(instances_module, "build_model", lambda model, params, seed: _Diverging())
     text = SHORT.replace("instances: 3", "instances: 2").replace(
         "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
     res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
@@ -143,7 +144,7 @@ def test_exploding_esn_is_scored_200_per_nonfinite_step_and_flagged(tmp_path, mo
         esn.explode = seed == 0
         return esn
 
-    monkeypatch.setattr(task_module, "build_model", build)
+    monkeypatch.setattr(instances_module, "build_model", build)
     text = SHORT.replace("instances: 3", "instances: 2").replace(
         "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
     res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
@@ -179,8 +180,8 @@ models: [{name: esn}]
     def boom(*args, **kwargs):
         raise AssertionError("completed entries must not be re-run")
 
-    monkeypatch.setattr(task_module, "run_instances", boom)
-    monkeypatch.setattr(task_module, "run_instance", boom)  # the executor's unit
+    monkeypatch.setattr(task_module, "run_entries", boom)
+    monkeypatch.setattr(instances_module, "run_instance", boom)  # the executor's unit
     (again,) = TASK.run(_config(text, tmp_path), out, quiet=True)
     assert dict(again) == dict(res)
 

@@ -78,6 +78,9 @@ class ConfigFile:
     #: the entry's name in a run (its artefact folder) when not the file's stem, e.g. the
     #: ``-seed<S>`` copies of :mod:`neuromark.suite_seeds`
     label: str | None = None
+    #: the run's cache folder (``cache:`` paths resolve in it), from the run context;
+    #: None: :func:`cache_dir` (the environment's default)
+    cache_root: Path | None = None
 
     def where(self, loc: Sequence[str | int]) -> str:
         """``file:line`` of the deepest known prefix of ``loc``."""
@@ -253,16 +256,12 @@ CACHE_PREFIX = "cache:"
 
 
 def cache_dir() -> Path:
-    """neuromark's cache folder (trained checkpoints): ``$NEUROMARK_CACHE_DIR`` (set by
-    ``--cache-dir``), else ``$XDG_CACHE_HOME/neuromark``, else ``~/.cache/neuromark``."""
-    import os
+    """neuromark's default cache folder (``$NEUROMARK_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/neuromark``, else ``~/.cache/neuromark``); a run uses its context's
+    ``cache_dir`` (``--cache-dir``), which configs carry as :attr:`ConfigFile.cache_root`."""
+    from neuromark.context import default_cache_dir
 
-    own = os.environ.get("NEUROMARK_CACHE_DIR")
-    if own:
-        return Path(own).expanduser().absolute()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return (base / "neuromark").absolute()
+    return default_cache_dir()
 
 
 def memory_budget() -> float:
@@ -285,14 +284,16 @@ def check_memory(what: str, need_bytes: float) -> None:
 
 def resolve_path(value: str | Path, config: ConfigFile | None) -> Path:
     """Resolve a path in a config to an absolute path: a relative path lies in the config
-    file's folder (never the working directory; no fallback), ``cache:REL`` in
-    :func:`cache_dir`; a config without a file resolves from the working directory."""
+    file's folder (never the working directory; no fallback), ``cache:REL`` in the run's
+    cache folder (``config.cache_root``, else :func:`cache_dir`); a config without a file
+    resolves from the working directory."""
     text = str(value)
     if text.startswith(CACHE_PREFIX):
         rel = Path(text[len(CACHE_PREFIX):])
         if rel.is_absolute() or ".." in rel.parts:
             raise ConfigError(f"{value}: a cache: path must stay inside the cache folder")
-        return cache_dir() / rel
+        root = config.cache_root if config is not None and config.cache_root else cache_dir()
+        return root / rel
     candidate = Path(text).expanduser()
     if candidate.is_absolute() or config is None or config.path is None:
         return candidate.absolute()

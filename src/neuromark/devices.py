@@ -2,8 +2,9 @@
 
 A device is named ``cpu``, ``cuda``, ``cuda:N`` or ``auto`` (CUDA when torch sees a CUDA
 device, else the CPU; the choice is printed once and recorded in the results' provenance).
-``neuromark run --device`` and ``neuromark train --device`` set ``$NEUROMARK_DEVICE``, which
-overrides every config's ``device:``. Asking for CUDA where torch has none is a
+``neuromark run --device`` and ``neuromark train --device`` override every config's
+``device:`` (through the run context, :class:`neuromark.context.RunContext`). Asking for
+CUDA where torch has none is a
 :class:`~neuromark.errors.ConfigError` naming the config file and line (or ``--device``).
 
 Example:
@@ -26,7 +27,8 @@ from pydantic import AfterValidator
 
 from neuromark.errors import ConfigError
 
-#: The environment variable ``--device`` sets; it overrides every config's ``device:``.
+#: The environment variable whose value is the default of ``--device`` (read only when the
+#: run context is built, :meth:`neuromark.context.RunContext.build`).
 DEVICE_ENV = "NEUROMARK_DEVICE"
 #: Device names a config or ``--device`` accepts.
 DEVICE_NAMES = ("cpu", "cuda", "cuda:N", "auto")
@@ -51,14 +53,13 @@ def _check_device_name(value: str) -> str:
 DeviceName = Annotated[str, AfterValidator(_check_device_name)]
 
 
-def requested_device(configured: str, where: str) -> tuple[str, str]:
-    """(device name, where it was asked for): ``$NEUROMARK_DEVICE`` (``--device``) when set,
-    else ``configured`` at ``where`` (a config's ``file:line``)."""
-    override = os.environ.get(DEVICE_ENV)
+def requested_device(configured: str, where: str, override: str | None = None) -> tuple[str, str]:
+    """(device name, where it was asked for): ``override`` (``--device``, from the run
+    context) when given, else ``configured`` at ``where`` (a config's ``file:line``)."""
     if override:
         problem = device_problem(override)
         if problem:
-            raise ConfigError(f"--device ({DEVICE_ENV}): {problem}")
+            raise ConfigError(f"--device: {problem}")
         return override, f"--device {override}"
     return configured, where
 
@@ -98,11 +99,12 @@ def resolve_device(name: str, where: str = "device", *, cuda_devices: int | None
     return device
 
 
-def config_device(configured: str, where: str, *, label: str = "", announce: bool = False) -> Any:
+def config_device(configured: str, where: str, *, override: str | None = None, label: str = "",
+                  announce: bool = False) -> Any:
     """The ``torch.device`` a task config runs on: ``configured`` (its ``device:`` key at
-    ``where``) unless ``--device`` overrides it (:func:`requested_device`). With
+    ``where``) unless ``override`` (``--device``) is given (:func:`requested_device`). With
     ``announce``, ``auto`` prints which device it chose (one line on stderr)."""
-    name, asked_at = requested_device(configured, where)
+    name, asked_at = requested_device(configured, where, override)
     device = resolve_device(name, asked_at)
     if announce and name == "auto":
         why = "CUDA available" if device.type == "cuda" else "no CUDA device"

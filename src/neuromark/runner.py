@@ -116,6 +116,9 @@ class Benchmark:
             runner moves the model there and each batch (before preprocessing). None: no
             placement (model and batches stay where they are).
         device_requested: how the device was asked for (e.g. "auto"), for the provenance.
+        counting_path: how synaptic operations are counted ("auto" or "torch"; None: "auto");
+            a run passes its context's (:class:`neuromark.context.RunContext`).
+        memory_budget: bytes the torch counting path may keep per batch (None: 2 GiB).
     """
 
     def __init__(self, model: Any, dataloader: Iterable[Any],
@@ -125,7 +128,8 @@ class Benchmark:
                  quiet: bool = False, info: BenchmarkInfo | None = None,
                  identity: ModelIdentity | None = None, model_label: str | None = None,
                  reset: ResetRule = "batch", device: Any = None,
-                 device_requested: str | None = None) -> None:
+                 device_requested: str | None = None, counting_path: str | None = None,
+                 memory_budget: int | None = None) -> None:
         if reset not in RESET_RULES:
             raise ValueError(f"reset={reset!r}: one of {', '.join(RESET_RULES)}")
         self.reset = reset
@@ -143,6 +147,8 @@ class Benchmark:
         self.identity = identity_for(self.adapter, identity, model_label)
         self.device = None if device is None else torch.device(device)
         self.device_requested = device_requested
+        self.counting_path = counting_path
+        self.memory_budget = memory_budget
 
     def _progress(self, iterable: Iterable[Any], quiet: bool) -> Iterable[Any]:
         if quiet or not sys.stderr.isatty():
@@ -167,7 +173,8 @@ class Benchmark:
         if self.device is not None and isinstance(module, torch.nn.Module):
             module.to(self.device)
         seen = resets = 0
-        with Instrument(self.adapter, probes) as instrument, torch.inference_mode():
+        instrument = Instrument(self.adapter, probes, self.counting_path, self.memory_budget)
+        with instrument, torch.inference_mode():
             for index, batch in enumerate(self._batches(self._progress(self.dataloader, quiet))):
                 if self.device is not None:
                     batch = move_to(batch, self.device)

@@ -25,11 +25,12 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError
-from neuromark.executors import Unit, current_executor, is_local
+from neuromark.executors import Unit, is_local
 from neuromark.registry import tasks
 from neuromark.results import (
     Results,
@@ -48,16 +49,7 @@ MANIFEST_NAME = ".neuromark-run"
 MANIFEST_FORMAT = 1
 
 
-class Task(Protocol):
-    """A benchmark protocol driven by a config file."""
-
-    name: str
-
-    def validate(self, config: ConfigFile) -> Any:
-        """Check ``config`` fully without running it; raise :class:`ConfigError` if bad."""
-
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        """Run the benchmark, writing any extra artefacts (plots, logs) under ``out_dir``."""
+Task = Any  # the protocol: neuromark.tasks.base.Task (plan(config, ctx), run(plan, ctx))
 
 
 class SuiteConfig(StrictModel):
@@ -78,12 +70,15 @@ def default_suite_path() -> Path:
     return local if local.is_file() else project_root() / "configs/suite/default.yaml"
 
 
-def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = ()) -> list[ConfigFile]:
+def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = (), *,
+           cache_root: Path | None = None) -> list[ConfigFile]:
     """Load configs, expanding suites into their entries (in order); a suite that includes
-    itself, directly or through another suite, raises :class:`ConfigError` naming the cycle."""
+    itself, directly or through another suite, raises :class:`ConfigError` naming the cycle.
+    ``cache_root`` (the run context's cache folder) is where ``cache:`` paths resolve."""
     out: list[ConfigFile] = []
     for path in paths:
         config = load_config(path)
+        config.cache_root = cache_root
         if "suite" in config.data:
             suite = validate(SuiteConfig, config.data, config)
             here = Path(path).resolve()
@@ -98,10 +93,11 @@ def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = ()) -> list[
                     raise ConfigError(f"{config.where(('entries', i))}: entries[{i}]: suite "
                                       f"includes itself ({cycle})")
                 if seeded is None:
-                    out.extend(expand([entry_path], (*_within, here)))
+                    out.extend(expand([entry_path], (*_within, here), cache_root=cache_root))
                     continue
                 where = config.where(("entries", i))
                 entry_config = load_config(entry_path)
+                entry_config.cache_root = cache_root
                 if "suite" in entry_config.data:
                     raise ConfigError(f"{where}: entries[{i}]: seeds apply to a config, not to "
                                       f"the suite {entry_path}")
@@ -118,17 +114,25 @@ def task_of(config: ConfigFile) -> Task:
         raise ConfigError(f"{config.where(('task',))}: missing or invalid 'task' key "
                           f"(one of: {', '.join(tasks.names())})")
     try:
-        return tasks.get(name)
+        task = tasks.get(name)
     except KeyError as exc:
         raise ConfigError(f"{config.where(('task',))}: {exc}") from None
+    from neuromark.tasks.base import as_task
+
+    return as_task(task)
 
 
-def validate_configs(paths: Sequence[str | Path]) -> list[ConfigFile]:
+def plan_configs(paths: Sequence[str | Path], ctx: RunContext
+                 ) -> list[tuple[ConfigFile, Task, Any]]:
+    """Expand and plan every config (and suite entry) once: ``[(config, task, plan)]``."""
+    return [(config, task, task.plan(config, ctx))
+            for config in expand(paths, cache_root=ctx.cache_dir)
+            for task in (task_of(config),)]
+
+
+def validate_configs(paths: Sequence[str | Path], ctx: RunContext | None = None) -> list[ConfigFile]:
     """Validate every config (and suite entry); returns the expanded list."""
-    configs = expand(paths)
-    for config in configs:
-        task_of(config).validate(config)
-    return configs
+    return [config for config, _, _ in plan_configs(paths, ctx or RunContext.build())]
 
 
 def timestamped_dir(base: str | Path = "results") -> Path:
@@ -265,16 +269,26 @@ def claim_folder(out_dir: Path, configs: Sequence[ConfigFile], *, overwrite: boo
         handle.close()
 
 
-def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = False,
-                overwrite: bool = False,
+def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
+                ctx: RunContext | None = None,
+                quiet: bool | None = None, overwrite: bool = False,
                 finish: Callable[[list[tuple[Path, Results]]], Any] | None = None,
+                planned: list[tuple[ConfigFile, Task, Any]] | None = None,
                 ) -> list[tuple[Path, Results]]:
-    """Validate all configs first, claim ``out_dir`` (:func:`claim_folder`), then run them;
-    each result is saved under ``out_dir`` as ``<id>.json``. ``finish`` (e.g. the report)
-    runs on the written results while the folder is still locked, also when the run is
-    interrupted (SIGINT, or SIGTERM as the CLI raises it), so the report is never stale."""
-    configs = validate_configs(paths)
-    executor = current_executor()
+    """Plan all configs first (each once), claim ``out_dir`` (:func:`claim_folder`), then run
+    the plans under ``ctx`` (default: built from the environment); each result is saved under
+    ``out_dir`` (None: ``results/<timestamp>``, made after planning) as ``<id>.json``, with
+    ``provenance.run`` (the context) stamped here, the one place. ``finish`` (e.g. the
+    report) runs on the written results while the folder is still locked, also when the run
+    is interrupted (SIGINT, or SIGTERM as the CLI raises it), so the report is never stale.
+    ``planned``: :func:`plan_configs` of ``paths`` under ``ctx``, when the caller has it."""
+    ctx = ctx if ctx is not None else RunContext.build()
+    if quiet is not None:
+        ctx = ctx.replace(quiet=quiet)
+    planned = planned if planned is not None else plan_configs(paths, ctx)
+    configs = [config for config, _, _ in planned]
+    out_dir = out_dir if out_dir is not None else timestamped_dir()  # after planning
+    executor = ctx.executor
     with claim_folder(out_dir, configs, overwrite=overwrite):
         written: list[tuple[Path, Results]] = []
         order: dict[Path, int] = {}
@@ -293,7 +307,7 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                                   f"its results would overwrite {target}. Give each model its "
                                   f"own label (model.label)")
             results.provenance = {**(results.provenance or collect_provenance()),
-                                  "executor": where_run}
+                                  "executor": where_run, "run": ctx.provenance()}
             results.save(target, replace=overwrite)
             written.append((target, results))
             order[target] = index
@@ -303,17 +317,18 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                 finish(sorted(written, key=lambda w: order[w[0]]))
 
         remote = ([] if is_local(executor) else
-                  [i for i, c in enumerate(configs) if placement(task_of(c)) == "unit"])
+                  [i for i, (_, task, _) in enumerate(planned) if placement(task) == "unit"])
         units = [Unit(f"suite entry {entry_stem(configs[i])}", str(configs[i].path or "<config>"),
-                      run_entry_in_temp, (task_of(configs[i]), configs[i], entry_stem(configs[i])))
+                      run_entry_in_temp,
+                      (planned[i][1], configs[i], entry_stem(configs[i]), ctx.for_unit()))
                  for i in remote]
         try:
             with contextlib.closing(executor.run(units)) as outcomes:  # submitted now
-                for index, config in enumerate(configs):
+                for index, (config, task, plan) in enumerate(planned):
                     if index in remote:
                         continue
-                    task = task_of(config)
-                    for results in task.run(config, out_dir / entry_stem(config), quiet=quiet):
+                    entry_ctx = ctx.replace(out_dir=out_dir / entry_stem(config))
+                    for results in task.run(plan, entry_ctx):
                         save(index, config, task, results)
                 for outcome in outcomes:
                     index = remote[units.index(outcome.unit)]
@@ -323,7 +338,7 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path, *, quiet: bool = Fal
                         results.details.setdefault("executor", {
                             "name": executor.name, "node": outcome.node,
                             "wall_s": outcome.wall_s})
-                        save(index, configs[index], task_of(configs[index]), results)
+                        save(index, configs[index], planned[index][1], results)
         except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
             report()
             raise
@@ -342,23 +357,26 @@ def placement(task: Task) -> str:
     """Where a task runs under a distributed executor: ``"units"`` (on the driver, handing
     its own units to the executor), ``"driver"`` (on the driver, whole: the system track,
     whose LoadGen timings and power meters belong to this machine), or ``"unit"`` (the whole
-    suite entry is one unit; the default for other tasks). A task sets ``placement``."""
-    given = getattr(task, "placement", None)
-    if given in ("units", "driver", "unit"):
-        return given
-    return "driver" if getattr(task, "name", "") == "system" else "unit"
+    suite entry is one unit; the default). A task declares its ``placement``."""
+    given = getattr(task, "placement", "unit")
+    if given not in ("units", "driver", "unit"):
+        raise ConfigError(f"task {getattr(task, 'name', task)!r}: placement {given!r} is not "
+                          f"one of unit, units, driver")
+    return given
 
 
-def run_entry_in_temp(task: Task, config: ConfigFile, stem: str
+def run_entry_in_temp(task: Task, config: ConfigFile, stem: str, ctx: RunContext
                       ) -> tuple[list[Results], dict[str, bytes]]:
     """Run a whole suite entry where a unit runs (another node, maybe), into a temporary
-    folder; returns its results and its artefacts (``{relative path: bytes}``) for the
-    driver to write."""
+    folder: planned there again (a plan may hold open files), run under ``ctx`` (the run's
+    context, local executor); returns its results and its artefacts (``{relative path:
+    bytes}``) for the driver to write."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="neuromark-unit-") as tmp:
         folder = Path(tmp) / stem
-        results = list(task.run(config, folder, quiet=True))
+        unit_ctx = ctx.replace(out_dir=folder)
+        results = list(task.run(task.plan(config, unit_ctx), unit_ctx))
         for r in results:  # the machine it ran on, not the driver's
             r.provenance = r.provenance or collect_provenance()
         files = {p.relative_to(folder).as_posix(): p.read_bytes()

@@ -61,7 +61,8 @@ def seeded_copies(config: ConfigFile, entry: SeededEntry, where: str) -> list[Co
         model = data.get("model")
         if isinstance(model, dict) and isinstance(model.get("checkpoint"), str):
             model["checkpoint"] = suffixed(model["checkpoint"], f"-seed{seed}")
-        out.append(ConfigFile(data, config.path, dict(config.lines), label=f"{stem}-seed{seed}"))
+        out.append(ConfigFile(data, config.path, dict(config.lines), label=f"{stem}-seed{seed}",
+                              cache_root=config.cache_root))
     return out
 
 

@@ -21,7 +21,7 @@ from neuromark.commands.run import (
     add_cache_flag,
     add_executor_flags,
     add_output_flags,
-    apply_cache_flag,
+    context_from_args,
     run_and_report,
 )
 from neuromark.config import cache_dir
@@ -73,10 +73,9 @@ def _run(args: argparse.Namespace) -> int:
     is fixed per config so that a plain rerun resumes."""
 
     out = args.out or Path("results") / f"qubo-{args.config.stem}"
-    apply_cache_flag(args)
     return run_and_report([args.config], out, quiet=args.quiet, only_task="qubo",
                           overwrite=args.overwrite, executor=args.executor,
-                          address=args.address)
+                          address=args.address, ctx=context_from_args(args))
 
 
 def _bks(args: argparse.Namespace) -> int:
@@ -87,8 +86,7 @@ def _bks(args: argparse.Namespace) -> int:
     check_timeout(args.budget, "--budget")
     if any(n < 1 for n in args.sizes) or any(not 0 < d <= 1 for d in args.densities):
         raise ConfigError("--sizes must be >= 1 and --densities in (0, 1]")
-    apply_cache_flag(args)
-    path = args.table or user_bks_path()
+    path = args.table or user_bks_path(context_from_args(args).cache_dir)
     if path.exists() and not path.is_file():
         raise ConfigError(f"--table {path}: is not a file")
     table = load_bks(path if path.is_file() else BKS_PATH)
@@ -112,9 +110,10 @@ def _bks(args: argparse.Namespace) -> int:
     return 0
 
 
-def user_bks_path() -> Path:
-    """Where ``qubo bks`` keeps its table by default: ``<cache dir>/qubo/bks.csv``."""
-    return cache_dir() / "qubo" / "bks.csv"
+def user_bks_path(cache: Path | None = None) -> Path:
+    """Where ``qubo bks`` keeps its table by default: ``<cache dir>/qubo/bks.csv`` (``cache``:
+    the run's cache folder, default the environment's)."""
+    return (cache if cache is not None else cache_dir()) / "qubo" / "bks.csv"
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from neuromark.devices import DEVICE_ENV, device_problem
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
-from neuromark.executors import make_executor, use_executor
+from neuromark.executors import make_executor
 from neuromark.report.markdown import format_summary, write_report
 
 
@@ -50,20 +50,6 @@ def add_device_flag(parser: argparse.ArgumentParser) -> None:
                              "key (default: each config's, else cpu; see docs/devices.md)")
 
 
-def apply_device_flag(args: argparse.Namespace) -> None:
-    """Make ``--device`` (when given) the device of this process's runs
-    (``$NEUROMARK_DEVICE``); an unknown name is a :class:`ConfigError`."""
-    import os
-
-    device = getattr(args, "device", None)
-    if device is None:
-        return
-    problem = device_problem(device)
-    if problem:
-        raise ConfigError(f"--device: {problem}")
-    os.environ[DEVICE_ENV] = device
-
-
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
     """``--overwrite`` and ``--cache-dir``, shared by every command that writes results."""
     parser.add_argument("--overwrite", action="store_true",
@@ -87,61 +73,69 @@ def add_executor_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_cache_flag(parser: argparse.ArgumentParser) -> None:
-    """``--cache-dir DIR``: where trained checkpoints are cached (sets NEUROMARK_CACHE_DIR)."""
+    """``--cache-dir DIR``: the run's cache folder (checkpoints, corpora, ``cache:`` paths)."""
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="cache folder for trained checkpoints (default: "
                              "$NEUROMARK_CACHE_DIR, else $XDG_CACHE_HOME/neuromark)")
 
 
-def apply_cache_flag(args: argparse.Namespace) -> None:
-    """Make ``--cache-dir`` (when given) the cache folder of this process."""
-    import os
-
-    if getattr(args, "cache_dir", None) is not None:
-        os.environ["NEUROMARK_CACHE_DIR"] = str(Path(args.cache_dir).expanduser().absolute())
+def context_from_args(args: argparse.Namespace, *, executor: Any = None) -> RunContext:
+    """The run context of a command: its flags (``--device``, ``--cache-dir``,
+    ``--coverage``, ``--quiet``; those a command lacks count as not given), then the
+    environment defaults (:meth:`RunContext.build`). Nothing is written to the environment."""
+    return RunContext.build(device=getattr(args, "device", None),
+                            cache_dir=getattr(args, "cache_dir", None),
+                            coverage=getattr(args, "coverage", None),
+                            quiet=bool(getattr(args, "quiet", False)),
+                            executor=executor, executor_address=getattr(args, "address", None))
 
 
 def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
                    only_task: str | None = None, overwrite: bool = False,
-                   executor: str = "local", address: str | None = None) -> int:
-    """Validate all ``configs`` (suites expanded), run them into ``out_dir`` (default
-    ``results/<timestamp>``) on ``executor`` (``local`` or ``ray``, joining ``address``),
-    print the summary table and write ``report.md``.
+                   executor: str = "local", address: str | None = None,
+                   ctx: RunContext | None = None) -> int:
+    """Plan all ``configs`` (suites expanded), run them into ``out_dir`` (default
+    ``results/<timestamp>``) on ``executor`` (``local`` or ``ray``, joining ``address``)
+    under ``ctx`` (default: from the environment), print the summary table and write
+    ``report.md``.
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
     from neuromark.suite import expand
 
+    ctx = ctx if ctx is not None else RunContext.build(quiet=quiet)
     if only_task is not None:
-        for config in expand(configs):
+        for config in expand(configs, cache_root=ctx.cache_dir):
             if config.data.get("task") != only_task:
                 raise ConfigError(f"{config.where(('task',))}: this command runs task: {only_task}, "
                                   f"got {config.data.get('task')!r} (use 'neuromark run')")
     if address is not None and executor == "local":
         raise ConfigError("--address: only with --executor ray")
-    built = make_executor(executor, address)  # before validation: tasks check against it
+    built = make_executor(executor, address)  # before planning: tasks check against it
     try:
-        return _run_on(built, configs, out_dir, quiet=quiet, overwrite=overwrite)
+        ctx = ctx.replace(executor=built, executor_address=address, quiet=quiet or ctx.quiet)
+        return _run_on(ctx, configs, out_dir, overwrite=overwrite)
     finally:
         built.close()
 
 
-def _run_on(built: Any, configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool,
+def _run_on(ctx: RunContext, configs: Sequence[str | Path], out_dir: Path | None, *,
             overwrite: bool) -> int:
-    from neuromark.suite import run_configs, timestamped_dir
+    from neuromark.suite import plan_configs, run_configs, timestamped_dir
 
-    out_dir = out_dir or timestamped_dir()
     start = time.perf_counter()
+    planned = plan_configs(configs, ctx)  # each config once, before any folder is made
+    folder = out_dir if out_dir is not None else timestamped_dir()
     reports: list[Path] = []
 
     def finish(written: list) -> None:  # while the folder is locked
         print(format_summary([r for _, r in written]))
-        reports.append(write_report(out_dir, written, wall_s=time.perf_counter() - start))
+        reports.append(write_report(folder, written, wall_s=time.perf_counter() - start))
 
-    with use_executor(built):
-        written = run_configs(configs, out_dir, quiet=quiet, overwrite=overwrite, finish=finish)
+    written = run_configs(configs, folder, ctx=ctx, overwrite=overwrite, finish=finish,
+                          planned=planned)
     wall = time.perf_counter() - start
-    print(f"\n{len(written)} result file(s) and the report {reports[0]} in {out_dir} "
+    print(f"\n{len(written)} result file(s) and the report {reports[0]} in {folder} "
           f"({wall:.1f} s)")
     return 0
 
@@ -149,12 +143,6 @@ def _run_on(built: Any, configs: Sequence[str | Path], out_dir: Path | None, *, 
 def _run(args: argparse.Namespace) -> int:
     from neuromark.suite import default_suite_path
 
-    apply_cache_flag(args)
-    apply_device_flag(args)
-    if args.coverage is not None:
-        import os
-
-        os.environ["NEUROMARK_COVERAGE"] = args.coverage
     return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet,
                           overwrite=args.overwrite, executor=args.executor,
-                          address=args.address)
+                          address=args.address, ctx=context_from_args(args))

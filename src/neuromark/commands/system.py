@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.run import add_output_flags, apply_cache_flag, run_and_report
+from neuromark.commands.run import add_output_flags, context_from_args, run_and_report
 from neuromark.errors import ConfigError
 
 
@@ -43,10 +43,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from neuromark.suite import timestamped_dir
 
-    apply_cache_flag(args)
+    ctx = context_from_args(args)
     out = args.out or timestamped_dir()
     code = run_and_report(args.configs, out, quiet=args.quiet, only_task="system",
-                          overwrite=args.overwrite)
+                          overwrite=args.overwrite, ctx=ctx)
     from neuromark.report.system_report import write_submission_dir
 
     manifest, report = write_submission_dir(out, args.system)

@@ -5,12 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.run import (
-    add_cache_flag,
-    add_device_flag,
-    apply_cache_flag,
-    apply_device_flag,
-)
+from neuromark.commands.run import add_cache_flag, add_device_flag, context_from_args
 from neuromark.errors import ConfigError
 
 
@@ -34,20 +29,20 @@ def _train(args: argparse.Namespace) -> int:
     from neuromark.suite import task_of
     from neuromark.tasks.classification import TASK
 
-    apply_cache_flag(args)
-    apply_device_flag(args)
+    ctx = context_from_args(args)
     config = load_config(args.config)
+    config.cache_root = ctx.cache_dir
     task_of(config)  # a clear error for configs of other tasks
     if config.data.get("task") != "classification":
         raise ConfigError(f"{config.where(('task',))}: `neuromark train` supports task "
                           f"'classification', not {config.data.get('task')!r}")
-    plan = TASK.validate(config)
+    plan = TASK.plan(config, ctx)
     if plan.family is None:
         raise ConfigError(f"{config.where(('model',))}: model "
                           f"{plan.settings.model.name or plan.settings.model.checkpoint!r} has no "
                           "training recipe; `neuromark train` trains model families (snn, rsnn, lstm, svm, "
                           "dvs_gesture_snn, gsc_m5, gsc_snn)")
-    prepared = TASK.prepare(plan, config, checkpoint=args.out, retrain=True, quiet=args.quiet)
+    prepared = TASK.prepare(plan, ctx, checkpoint=args.out, retrain=True)
     meta = prepared.meta
     acc = (meta.get("train_accuracy") or [None])[-1]
     print(f"trained {plan.settings.model.name} on {meta.get('train_samples')} samples in "

@@ -12,8 +12,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from neuromark.commands.run import context_from_args
     from neuromark.suite import validate_configs
 
-    for config in validate_configs(args.configs):
+    for config in validate_configs(args.configs, context_from_args(args)):
         print(f"ok: {config.path} (task {config.data['task']})")
     return 0

@@ -3,8 +3,9 @@
 One run path (``neuromark run`` -> suite -> task -> units -> executor -> results written by
 the driver). A task declares its units once, as :class:`Unit` objects (a picklable function
 with its arguments, a human name, the config it comes from and the whole CPUs it uses), and
-hands them to :func:`current_executor`; it never knows where they run. The executor yields
-an :class:`Outcome` per unit, in completion order, to the driver, which alone writes files.
+hands them to the run context's executor (``ctx.executor``); it never knows where they run.
+The executor yields an :class:`Outcome` per unit, in completion order, to the driver, which
+alone writes files.
 
 - ``local`` (default, :class:`LocalExecutor`): in this process, one unit after another, or
   in ``processes`` worker processes (a QUBO config's ``jobs: N``).
@@ -22,8 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import socket
 import time
@@ -184,30 +183,9 @@ class LocalExecutor:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-_CURRENT: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
-    "neuromark_executor", default=None)
-
-
-def current_executor() -> Executor:
-    """The executor of the run in progress (:func:`use_executor`), else a serial
-    :class:`LocalExecutor`."""
-    ex = _CURRENT.get()
-    return ex if ex is not None else LocalExecutor()
-
-
 def is_local(executor: Executor) -> bool:
     """Whether ``executor`` runs units on this machine only (the local executor)."""
     return isinstance(executor, LocalExecutor)
-
-
-@contextlib.contextmanager
-def use_executor(executor: Executor) -> Iterator[Executor]:
-    """Make ``executor`` the current one inside the block (the caller closes it)."""
-    token = _CURRENT.set(executor)
-    try:
-        yield executor
-    finally:
-        _CURRENT.reset(token)
 
 
 def make_executor(name: str, address: str | None = None) -> Executor:

@@ -6,14 +6,13 @@ Ray is imported only here, and only when this executor is built (extra ``neuroma
 
 Units are submitted at once and gathered with ``ray.wait`` in completion order; a unit that
 raises is reported as :class:`~neuromark.executors.UnitFailed` naming the unit, its config
-and the node, after the other units were cancelled; Ctrl-C cancels them too. Environment
-variables ``NEUROMARK_*`` of the driver (cache folder, coverage mode) are passed to the
-workers. Reference: Ray Core API, https://docs.ray.io/en/latest/ray-core/api/core.html
+and the node, after the other units were cancelled; Ctrl-C cancels them too. The run's
+settings travel with each unit (its arguments carry the run context: cache folder, coverage
+mode, counting path), never as environment variables. Reference: Ray Core API, https://docs.ray.io/en/latest/ray-core/api/core.html
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -40,11 +39,9 @@ class RayExecutor:
         self.address = address
         self._owns = False
         if not self.ray.is_initialized():
-            env = {k: v for k, v in os.environ.items() if k.startswith("NEUROMARK_")}
             try:
                 self.ray.init(address=address, num_cpus=num_cpus, include_dashboard=False,
-                              configure_logging=False, log_to_driver=False,
-                              runtime_env={"env_vars": env} if env else None)
+                              configure_logging=False, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ConfigError(f"--address {address}: cannot connect to a Ray cluster "
                                   f"({exc})") from None

@@ -27,7 +27,6 @@ happens, still on the device, and a warning says so once.
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import dataclass, field
 
@@ -37,8 +36,6 @@ from torch import Tensor
 #: How tensors are counted: ``"auto"`` (numba kernels for CPU float32/float64, the torch
 #: path for anything else) or ``"torch"`` (the torch path for every tensor).
 COUNTING_PATHS = ("auto", "torch")
-PATH_ENV = "NEUROMARK_COUNTING_PATH"
-BUDGET_ENV = "NEUROMARK_COUNT_BUDGET_MB"
 #: Memory the torch path may keep per batch, all layers together: 2 GiB.
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
 #: Largest stack built at once by a reduction: 256 MiB.
@@ -46,30 +43,22 @@ CHUNK_BYTES = 256 * 1024**2
 
 
 def resolve_counting_path(path: str | None) -> str:
-    """``path``, else ``$NEUROMARK_COUNTING_PATH``, else ``"auto"``; checked."""
-    value = path if path is not None else os.environ.get(PATH_ENV, "auto") or "auto"
+    """``path``, else ``"auto"``; checked. A run passes its context's ``counting_path``
+    (:class:`neuromark.context.RunContext`, whose default is ``$NEUROMARK_COUNTING_PATH``)."""
+    value = path if path is not None else "auto"
     if value not in COUNTING_PATHS:
-        source = "counting_path" if path is not None else f"${PATH_ENV}"
-        raise ValueError(f"{source} is {value!r}; expected one of {list(COUNTING_PATHS)}")
+        raise ValueError(f"counting_path is {value!r}; expected one of {list(COUNTING_PATHS)}")
     return value
 
 
 def resolve_budget(budget_bytes: int | None) -> int:
-    """``budget_bytes``, else ``$NEUROMARK_COUNT_BUDGET_MB`` (MiB), else the default."""
+    """``budget_bytes``, else the default (2 GiB). A run passes its context's
+    ``memory_budget`` (whose default is ``$NEUROMARK_COUNT_BUDGET_MB``)."""
     if budget_bytes is not None:
         if budget_bytes < 0:
             raise ValueError(f"memory_budget must be >= 0 bytes, got {budget_bytes}")
         return int(budget_bytes)
-    raw = os.environ.get(BUDGET_ENV)
-    if not raw:
-        return DEFAULT_BUDGET_BYTES
-    try:
-        megabytes = float(raw)
-    except ValueError:
-        megabytes = -1.0
-    if megabytes < 0:
-        raise ValueError(f"${BUDGET_ENV} must be a number of MiB >= 0, got {raw!r}")
-    return int(megabytes * 1024**2)
+    return DEFAULT_BUDGET_BYTES
 
 
 @dataclass
@@ -90,7 +79,8 @@ class KeepBudget:
             warnings.warn(f"the torch counting path reached its memory budget "
                           f"({self.limit / 1024**2:.0f} MiB) at layer {layer!r}: layers over "
                           f"it now reduce each call as it happens (same counts, more device "
-                          f"ops); raise ${BUDGET_ENV} to keep more", stacklevel=2)
+                          f"ops); raise the memory budget (RunContext.memory_budget, "
+                          f"$NEUROMARK_COUNT_BUDGET_MB) to keep more", stacklevel=2)
         return False
 
 
@@ -114,7 +104,8 @@ class Held:
             raise ValueError(
                 f"layer {layer!r}: a tensor kept for counting was written in place later "
                 f"in the batch, so this batch's counts cannot be exact; set "
-                f"${BUDGET_ENV}=0 to count each call as it happens")
+                "a memory budget of 0 ($NEUROMARK_COUNT_BUDGET_MB=0) to count each call as "
+                "it happens")
 
     def viewed(self, tensor: Tensor) -> Held:
         """The same hold of a view of it (``tensor``, e.g. its rows)."""
@@ -184,18 +175,21 @@ class Copies:
         self.slabs = {}
 
 
-def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Per-call counts of ``inputs`` (calls and rows in dims 0 and 1, in the order
-    ``rows_dim`` says, elements in dim 2) against ``counts`` (K,), the non-zero weights
-    each input element meets.
+def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int,
+                group: int = 1) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-call, per-sample counts of ``inputs`` (calls and rows in dims 0 and 1, in the
+    order ``rows_dim`` says, elements in dim 2) against ``counts`` (K,), the non-zero
+    weights each input element meets; each ``group`` successive rows of a call are one
+    sample (rows in dim 0: ``group`` must be 1).
 
-    Returns (effective ops (n,) float64: the sum over rows of ``[x != 0] @ counts``; a
-    non-spike flag (n,): some value is not -1, 0 or 1; a NaN flag (n,)), on the inputs'
-    device. float16 and bfloat16 values are read as float32 (exactly). Row sums run in
-    float32 on CPU when ``sum(counts)`` (which bounds them) is below 2**24, else in float64
-    (never in float32 on a GPU, where TF32 could round them). The non-spike test is the
-    spike residual ``sum (|x| - [x != 0])**2`` of the call: a sum of non-negative terms, each
-    either 0 or at least 2**-48, so it is 0 exactly for spikes (and NaN for NaN input)."""
+    Returns (effective ops (n, S) float64: the sum over a sample's rows of
+    ``[x != 0] @ counts``; a non-spike flag (n, S): some value of the sample is not -1, 0
+    or 1; a NaN flag (n, S)), on the inputs' device. float16 and bfloat16 values are read
+    as float32 (exactly). Row sums run in float32 on CPU when ``sum(counts)`` (which bounds
+    them) is below 2**24, else in float64 (never in float32 on a GPU, where TF32 could
+    round them). The non-spike test is the spike residual ``sum (|x| - [x != 0])**2`` of
+    the sample: a sum of non-negative terms, each either 0 or at least 2**-48, so it is 0
+    exactly for spikes (and NaN for NaN input)."""
     if inputs.dtype not in (torch.float32, torch.float64):
         inputs = inputs.to(torch.float32)
     exact32 = inputs.device.type == "cpu" and float(counts.sum()) < 2**24
@@ -203,26 +197,33 @@ def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int) -> tuple[Tensor, 
     magnitude = inputs.abs()
     indicator = magnitude.sign()  # 1 where x != 0
     per_row = indicator.to(dtype) @ counts.to(device=inputs.device, dtype=dtype)
-    effective = per_row.sum(dim=rows_dim, dtype=torch.float64)
     defect = magnitude.sub_(indicator)  # in place: one full-size temporary less
-    residual = torch.linalg.vecdot(defect, defect).sum(dim=rows_dim)
+    residual = torch.linalg.vecdot(defect, defect)
+    if rows_dim == 0:
+        return per_row.to(torch.float64).T, residual.T != 0, residual.T.isnan()
+    calls, rows = per_row.shape
+    effective = per_row.reshape(calls, rows // group, group).sum(dim=2, dtype=torch.float64)
+    residual = residual.reshape(calls, rows // group, group).sum(dim=2)
     return effective, residual != 0, residual.isnan()
 
 
 @dataclass
 class _Call:
-    """One kept call: its rows (R, K) or time step ``step`` of the announced batch."""
+    """One kept call: its rows (R, K), ``group`` rows per sample, or time step ``step``
+    of the announced batch (one row per sample)."""
 
     held: Held | None
     counts: Tensor
     step: int = -1
+    group: int = 1
 
 
 @dataclass
 class KeptCalls:
     """The calls of one weight matrix in the current batch, reduced by :meth:`reduce`.
 
-    ``partials`` holds per-call counts already reduced (calls over the budget)."""
+    ``partials`` holds per-call, per-sample counts already reduced (calls over the
+    budget, or reduced groups)."""
 
     layer: str
     budget: KeepBudget
@@ -231,13 +232,16 @@ class KeptCalls:
     batch: Held | None = None  # the announced batch (B, T, K) the steps come from
     over: bool = False  # over the budget: reduce each call as it happens
 
-    def add(self, x: Tensor, width: int, counts: Tensor, copies: Copies) -> None:
-        """One call with input ``x``, read as rows (R, ``width``)."""
+    def add(self, x: Tensor, width: int, counts: Tensor, copies: Copies,
+            group: int = 1) -> None:
+        """One call with input ``x``, read as rows (R, ``width``), each ``group``
+        successive rows one sample."""
         if self._over(nbytes(x)):
-            self.partials.append(call_counts(x.reshape(1, -1, width), counts, 1))
+            self.partials.append(call_counts(x.reshape(1, -1, width), counts, 1, group))
             return
         held = copies.hold(x)
-        self.calls.append(_Call(held.viewed(held.tensor.reshape(-1, width)), counts))
+        self.calls.append(_Call(held.viewed(held.tensor.reshape(-1, width)), counts,
+                                group=group))
 
     def add_step(self, batch: Held, step: int, counts: Tensor) -> None:
         """One call on time step ``step`` of the announced ``batch`` (B, T, K)."""
@@ -259,8 +263,10 @@ class KeptCalls:
         return self.over
 
     def reduce(self) -> tuple[Tensor, Tensor, Tensor] | None:
-        """Per-call (effective, non-spike, NaN) of every call since the last reduce, in
-        call order; None when there was none."""
+        """Per-call, per-sample (effective, non-spike, NaN), each (calls, samples), of
+        every call since the last reduce, in call order; None when there was none. Calls
+        with fewer samples are padded with samples of no ops (spike, not NaN), which
+        count nothing under either rule."""
         self._reduce_calls()
         if not self.partials:
             return None
@@ -268,7 +274,10 @@ class KeptCalls:
         self.partials = []
         if len(parts) == 1:
             return parts[0]
-        return tuple(torch.cat(column) for column in zip(*parts))  # type: ignore[return-value]
+        width = max(p[0].shape[1] for p in parts)
+        return tuple(torch.cat([torch.nn.functional.pad(p[i], (0, width - p[i].shape[1]))
+                                for p in parts])
+                     for i in range(3))  # type: ignore[return-value]
 
     def _reduce_calls(self) -> None:
         calls, self.calls = self.calls, []
@@ -291,7 +300,7 @@ class KeptCalls:
         if group[0].step < 0:
             for call in group:
                 call.held.check(self.layer)
-            return call_counts(stacked([c.held for c in group]), counts, 1)
+            return call_counts(stacked([c.held for c in group]), counts, 1, group[0].group)
         batch = self.batch.tensor
         steps = [c.step for c in group]
         if steps != list(range(steps[0], steps[0] + len(steps))):
@@ -302,7 +311,8 @@ class KeptCalls:
 
 
 def _same_group(first: _Call, other: _Call) -> bool:
-    if other.counts is not first.counts or (first.step < 0) != (other.step < 0):
+    if other.counts is not first.counts or (first.step < 0) != (other.step < 0) \
+            or other.group != first.group:
         return False
     if first.step >= 0:
         return True
@@ -310,13 +320,21 @@ def _same_group(first: _Call, other: _Call) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
 
 
-def totals(vectors: tuple[Tensor, Tensor, Tensor] | None) -> tuple[float, float, bool]:
-    """(effective ACs, effective MACs, NaN seen) of per-call counts (one host sync)."""
+def totals(vectors: tuple[Tensor, Tensor, Tensor] | None
+           ) -> tuple[float, float, float, float, bool]:
+    """(ACs, MACs) by the per-sample rule, (ACs, MACs) by the per-call rule (a call's
+    ops are MACs when any of its samples is not binary) and whether NaN was seen, of
+    per-call, per-sample counts (calls, samples) (one host sync)."""
     if vectors is None:
-        return 0.0, 0.0, False
+        return 0.0, 0.0, 0.0, 0.0, False
     effective, nonspike, nan = vectors
     clean = ~nan
-    acs = torch.where(clean & ~nonspike, effective, 0).sum()
-    macs = torch.where(clean & nonspike, effective, 0).sum()
-    acs, macs, seen = torch.stack([acs, macs, nan.any().to(torch.float64)]).tolist()
-    return acs, macs, bool(seen)
+    call_effective, call_nonspike = effective.sum(dim=1), nonspike.any(dim=1)
+    call_clean = clean.all(dim=1)
+    values = torch.stack([
+        torch.where(clean & ~nonspike, effective, 0).sum(),
+        torch.where(clean & nonspike, effective, 0).sum(),
+        torch.where(call_clean & ~call_nonspike, call_effective, 0).sum(),
+        torch.where(call_clean & call_nonspike, call_effective, 0).sum(),
+        nan.any().to(torch.float64)]).tolist()
+    return values[0], values[1], values[2], values[3], bool(values[4])

@@ -26,9 +26,11 @@ Config::
   ``options`` returning a torch module or a model adapter; with ``checkpoint`` its
   ``state_dict`` is loaded from that file. ``model: {checkpoint: FILE}`` alone evaluates a
   neuromark checkpoint as saved.
-- The readout (B, T, K) is reduced by ``eval.postprocessor`` (default: as trained,
-  ``max_over_time`` or ``mean_over_time`` by ``train.readout``; ``spike_count`` sums over
-  time; ``argmax`` for (B, K) logits).
+- The output is decoded by ``eval.postprocessor`` (:mod:`neuromark.processors.decoding`;
+  default: a model family's trained readout, ``max_over_time`` or ``mean_over_time`` by
+  ``train.readout``; for other models ``spike_count`` on (B, T, K) outputs, neurobench's
+  ``ChooseMaxCount``, and ``argmax`` on (B, K) logits). The rule used and the samples whose
+  top class was tied are recorded (``details["decoding"]``); over 5 % tied adds a flag.
 - ``device`` is where the model trains and runs (docs/devices.md): the model family's
   recipe trains there (the SVM on the CPU), the runner moves the model and each batch, and
   spike files stream from pinned memory to a CUDA device.
@@ -58,14 +60,18 @@ from neuromark.components import (
     resolve_path_options,
 )
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
-from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
+from neuromark.context import RunContext
+from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.checkpoint import load_state_dict
+from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
+from neuromark.tasks.base import BenchmarkTask, out_dir_of
+from neuromark.tasks.evaluation import evaluate
 
 #: Options of data set entries that hold paths, resolved from the config's folder.
 PATH_OPTIONS = ("path", "root", "train", "test", "valid")
@@ -90,21 +96,6 @@ def max_over_time_argmax(output: Any) -> Any:
     return output.max(dim=1).values.argmax(dim=-1)
 
 
-def mean_over_time_argmax(output: Any) -> Any:
-    """Postprocessor: readout (B, T, K) -> class (B,) by mean over time, then argmax."""
-    return output.mean(dim=1).argmax(dim=-1)
-
-
-def spike_count_argmax(output: Any) -> Any:
-    """Postprocessor: output spikes (B, T, K) -> class (B,) with the most spikes."""
-    return output.sum(dim=1).argmax(dim=-1)
-
-
-def argmax(output: Any) -> Any:
-    """Postprocessor: logits (B, K) -> class (B,)."""
-    return output.argmax(dim=-1)
-
-
 def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
     """Preprocessor: the targets must be integer class indices; a float target that is not
     a whole number (it would never equal a predicted class, scoring 0) is a
@@ -121,10 +112,6 @@ def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
                             "is not an integer class index")
         targets = t.long()
     return data, targets
-
-
-POSTPROCESSORS = {"max_over_time": max_over_time_argmax, "mean_over_time": mean_over_time_argmax,
-                  "spike_count": spike_count_argmax, "argmax": argmax}
 
 
 class ModelSpec(StrictModel):
@@ -146,9 +133,10 @@ class ModelSpec(StrictModel):
 class EvalSettings(StrictModel):
     batch_size: int = Field(128, ge=1)
     metrics: list[str] | None = None  # None: DEFAULT_METRICS for the model
-    #: None: as the model family was trained (train.readout), else max_over_time
+    #: None: as the model family was trained (train.readout), else spike_count on (B, T, K)
+    #: outputs and argmax on (B, K) logits (neuromark.processors.decoding)
     postprocessor: Literal["max_over_time", "mean_over_time", "spike_count", "argmax"] | None = None
-    #: synaptic_operations' coverage check; None: $NEUROMARK_COVERAGE (``--coverage``), else error
+    #: synaptic_operations' coverage check; None: ``--coverage`` (the run context), else error
     coverage: Literal["error", "warn"] | None = None
     exempt_params: list[str] = []  # parameters (or modules) that apply no synapses here
 
@@ -165,23 +153,11 @@ class ClassificationConfig(StrictModel):
     device: DeviceName = "cpu"
 
 
-def _apply_coverage(metrics: list, mode: str | None) -> None:
-    """Set the coverage mode of the metrics that check it (``eval.coverage``, else
-    ``$NEUROMARK_COVERAGE`` as ``neuromark run --coverage`` sets it, else ``error``)."""
-    import os
-
-    mode = mode or os.environ.get("NEUROMARK_COVERAGE") or "error"
-    if mode not in ("error", "warn"):
-        raise ConfigError(f"NEUROMARK_COVERAGE must be 'error' or 'warn', got {mode!r}")
-    for metric in metrics:
-        if hasattr(metric, "coverage"):
-            metric.coverage = mode
-
-
 @dataclass
 class Plan:
     """A validated classification config, resolved against the registries."""
 
+    config: ConfigFile
     settings: ClassificationConfig
     dataset_options: dict[str, Any]
     family: Any = None  # a model family with a training recipe, or None
@@ -192,12 +168,13 @@ class Plan:
     device: Any = None  # the torch.device it trains and runs on
 
 
-class ClassificationTask:
+class ClassificationTask(BenchmarkTask):
     """Classification of any registered data set by any registered or checkpointed model."""
 
     name = "classification"
+    placement = "unit"
 
-    def validate(self, config: ConfigFile) -> Plan:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> Plan:
         for loc, new in _LEGACY.items():
             node: Any = config.data
             for key in loc:
@@ -207,8 +184,8 @@ class ClassificationTask:
         settings = validate(ClassificationConfig, config.data, config)
         options = {k: str(resolve_path(v, config)) if k in PATH_OPTIONS and isinstance(v, str) else v
                    for k, v in settings.dataset.options.items()}
-        plan = Plan(settings, options)
-        plan.device = config_device(settings.device, config.where(("device",)))
+        plan = Plan(config, settings, options)
+        plan.device = ctx.device_for(settings.device, config.where(("device",)))
         plan.test = self._dataset(plan, config, "test")
         spec = settings.model
         if spec.name is not None:
@@ -256,17 +233,13 @@ class ClassificationTask:
             raise ConfigError(f"{config.where(('dataset',))}: dataset {spec.name!r} ({split}): "
                               f"{exc}") from None
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+    def execute(self, plan: Plan, ctx: RunContext) -> list[Results]:
         import torch
 
-        from neuromark.runner import Benchmark
-
-        plan = self.validate(config)
-        settings = plan.settings
-        test = plan.test
-        config_device(settings.device, config.where(("device",)), label=settings.benchmark.id,
-                      announce=True)
-        model, details = self._model(plan, config, test, quiet)
+        config, settings, test = plan.config, plan.settings, plan.test
+        ctx.device_for(settings.device, config.where(("device",)), label=settings.benchmark.id,
+                       announce=True)
+        model, details = self._model(plan, ctx, test)
         meta = details.pop("_meta", {})
         paths = details.pop("_paths", {})
         size = settings.eval.batch_size
@@ -277,24 +250,26 @@ class ClassificationTask:
         info = settings.benchmark.info(citation)
         metrics = build_metrics(plan.metric_names, config, ("eval", "metrics"))
         metrics += self._speaker_metrics(plan, config, test)
-        _apply_coverage(metrics, settings.eval.coverage)
         if settings.eval.exempt_params:
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
-        post = settings.eval.postprocessor or (
-            "mean_over_time" if getattr(plan.train, "readout", "max") == "mean" else "max_over_time")
-        harness = Benchmark(model, loader, [class_targets], [POSTPROCESSORS[post]],
-                            metrics, quiet=quiet, info=info, device=plan.device,
-                            device_requested=requested_device(settings.device, "")[0])
+        decoder = self._decoder(plan)
         with torch_threads(plan.train.threads if plan.train else 1):
-            results = harness.run(config=config.data,
-                                  seeds={"train": plan.train.seed} if plan.train else {})
+            results = evaluate(ctx, model, loader, metrics, preprocessors=[class_targets],
+                               postprocessors=[decoder], info=info, device=plan.device,
+                               device_requested=ctx.device_requested(settings.device),
+                               coverage=settings.eval.coverage, config=config.data,
+                               seeds={"train": plan.train.seed} if plan.train else {})
         results.details.update(details)
         spec = settings.model
         results.model = model_identity(
             spec.name or details.get("model") or "checkpoint",
             spec.options if plan.model_options is None else plan.model_options.model_dump(),
             details.get("checkpoint"), spec.label)
+        results.details["decoding"] = decoder.details()
+        if decoder.flag():
+            results.details.setdefault("flags", []).append(decoder.flag())
+            print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
         if paths:
             results.provenance["paths"] = paths
         results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
@@ -308,9 +283,19 @@ class ClassificationTask:
         if meta.get("loss"):
             from neuromark.plotting import plot_training
 
+            out_dir = out_dir_of(ctx)
             plot = plot_training(meta, out_dir / f"{info.id}_training.png", info.id)
             results.details["plots"] = [f"{out_dir.name}/{plot.name}"]
         return [results]
+
+    @staticmethod
+    def _decoder(plan: Plan) -> Decoder:
+        """The decoding of ``eval.postprocessor``, else the family's trained readout, else
+        chosen by the output's shape (:mod:`neuromark.processors.decoding`)."""
+        rule = plan.settings.eval.postprocessor
+        if rule is None and plan.train is not None:
+            rule = default_rule(None, getattr(plan.train, "readout", "max"))
+        return Decoder(rule) if rule is not None else AutoDecoder()
 
     def _speaker_metrics(self, plan: Plan, config: ConfigFile, test: Any) -> list[Any]:
         """[SpeakerAccuracy] when the test file has speaker ids (seen speakers: those of the
@@ -326,13 +311,13 @@ class ClassificationTask:
             seen = None  # no train split: per-speaker accuracy only
         return [SpeakerAccuracy(speakers, seen)]
 
-    def prepare(self, plan: Plan, config: ConfigFile, *, test: Any = None, checkpoint: Path | None = None,
-                retrain: bool = False, quiet: bool = True) -> Any:
+    def prepare(self, plan: Plan, ctx: RunContext, *, test: Any = None,
+                checkpoint: Path | None = None, retrain: bool = False) -> Any:
         """Train a model family's checkpoint unless one of the same recipe is cached; returns
         the :class:`~neuromark.baselines.spike_classifiers.PreparedCheckpoint`."""
         from neuromark.baselines.spike_classifiers import prepare_checkpoint, training_device
 
-        settings, spec = plan.settings, plan.settings.model
+        config, settings, spec = plan.config, plan.settings, plan.settings.model
         data = {"train": self._dataset(plan, config, "train"),
                 "test": test if test is not None else self._dataset(plan, config, "test")}
         recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
@@ -342,13 +327,13 @@ class ClassificationTask:
         target = checkpoint or resolve_path(str(spec.checkpoint), config)
         return prepare_checkpoint(plan.family, plan.model_options, plan.train, data, recipe, target,
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
-                                  quiet=quiet, label=settings.benchmark.id, device=plan.device)
+                                  quiet=ctx.quiet, label=settings.benchmark.id, device=plan.device)
 
-    def _model(self, plan: Plan, config: ConfigFile, test: Any, quiet: bool) -> tuple[Any, dict[str, Any]]:
+    def _model(self, plan: Plan, ctx: RunContext, test: Any) -> tuple[Any, dict[str, Any]]:
         """(model or adapter, result details) as the config asks."""
-        spec = plan.settings.model
+        config, spec = plan.config, plan.settings.model
         if plan.family is not None:
-            prepared = self.prepare(plan, config, test=test, quiet=quiet)
+            prepared = self.prepare(plan, ctx, test=test)
             return prepared.model, _checkpoint_details(prepared.path, prepared.trained, spec.name,
                                                        prepared.meta)
         # relative to the config's folder (or cache:NAME in the cache folder), as in prepare

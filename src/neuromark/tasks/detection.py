@@ -37,13 +37,16 @@ from pydantic import Field
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
-from neuromark.devices import DeviceName, config_device, recipe_device, requested_device
+from neuromark.context import RunContext
+from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import models
 from neuromark.results import Results, model_identity
+from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.evaluation import evaluate
 
 
 class SynthesizeSettings(StrictModel):
@@ -117,14 +120,15 @@ def ensure_data(root: Path, synth: SynthesizeSettings | None) -> None:
     tmp.rename(root)
 
 
-class DetectionTask:
+class DetectionTask(BenchmarkTask):
     """See the module docstring."""
 
     name = "detection"
+    placement = "unit"
 
-    def validate(self, config: ConfigFile) -> DetectionConfig:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         s = validate(DetectionConfig, config.data, config)
-        config_device(s.device, config.where(("device",)))  # CUDA asked for where absent
+        ctx.device_for(s.device, config.where(("device",)))  # CUDA asked for where absent
         build_metrics([m for m in s.eval.metrics if m != "coco_map"], config, ("eval", "metrics"))
         if "coco_map" not in s.eval.metrics:
             raise ConfigError(f"{config.where(('eval', 'metrics'))}: eval.metrics must include coco_map")
@@ -135,7 +139,7 @@ class DetectionTask:
         if s.model.name == "event_detector" and s.model.checkpoint is None:
             raise ConfigError(f"{config.where(('model',))}: model.checkpoint: give the file where "
                               "the trained weights are cached")
-        return s
+        return TaskPlan(config, s)
 
     def _streams(self, s: DetectionConfig, config: ConfigFile) -> tuple[Any, Any, dict[str, Any]]:
         from neuromark.data.prophesee import read_dat_header
@@ -172,7 +176,8 @@ class DetectionTask:
         return (SequentialStream(train_files, tensor, labels, batch),
                 SequentialStream(test, tensor, labels, s.eval.batch_size), info)
 
-    def _model(self, s: DetectionConfig, config: ConfigFile, train: Any, quiet: bool) -> tuple[Any, dict]:
+    def _model(self, s: DetectionConfig, config: ConfigFile, train: Any, ctx: RunContext
+               ) -> tuple[Any, dict]:
         from neuromark.baselines.event_detector import DetectorConfig
         from neuromark.baselines.event_detector_train import DetectorTrainSettings, prepare_detector
 
@@ -182,13 +187,13 @@ class DetectionTask:
             settings = validate(DetectorTrainSettings, s.train or {}, config, ("train",))
             if not train.files:
                 raise DataError("the detector needs a train/ folder of labelled files to train on")
-            device = config_device(s.device, config.where(("device",)))
+            device = ctx.device_for(s.device, config.where(("device",)))
             recipe = {"model": s.model.options, "train": settings.model_dump(),
                       "data": s.data.model_dump(mode="json", exclude={"root", "synthesize"}),
                       **recipe_device(device)}
             path = resolve_path(s.model.checkpoint or "", config)
-            model, meta, trained = prepare_detector(path, cfg, settings, train, recipe, quiet=quiet,
-                                                    device=device)
+            model, meta, trained = prepare_detector(path, cfg, settings, train, recipe,
+                                                    quiet=ctx.quiet, device=device)
             return model, {"checkpoint": str(path), "trained_now": trained,
                            "train_seconds": meta.get("train_seconds"), "epochs": meta.get("epochs"),
                            "final_train_loss": (meta.get("loss") or [None])[-1]}
@@ -198,17 +203,16 @@ class DetectionTask:
             load_state_dict(model, resolve_path(s.model.checkpoint, config))
         return model, {"checkpoint": s.model.checkpoint}
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         from neuromark.baselines.event_detector import decode
         from neuromark.metrics.detection import CocoMap
         from neuromark.processors.boxes import DETECTION_CLASSES
-        from neuromark.runner import Benchmark
 
-        s = self.validate(config)
-        device = config_device(s.device, config.where(("device",)), label=s.benchmark.id,
-                               announce=True)
+        s, config = plan.settings, plan.config
+        device = ctx.device_for(s.device, config.where(("device",)), label=s.benchmark.id,
+                                announce=True)
         train, test, info = self._streams(s, config)
-        model, details = self._model(s, config, train, quiet)
+        model, details = self._model(s, config, train, ctx)
         if hasattr(model, "forget"):
             model.forget()
         net_w, net_h = info["network"]
@@ -220,11 +224,12 @@ class DetectionTask:
         metrics = [CocoMap(DETECTION_CLASSES, height=net_h, width=net_w, time_tol_us=s.eval.time_tol_us)
                    if m == "coco_map" else build_metrics([m], config, ("eval", "metrics"))[0]
                    for m in s.eval.metrics]
-        harness = Benchmark(model, test, [], [decoder], metrics, quiet=quiet,
-                            info=s.benchmark.info(getattr(model, "citation", "")), device=device,
-                            device_requested=requested_device(s.device, "")[0])
         with torch_threads(1):
-            results = harness.run(config=config.data, seeds={"train": (s.train or {}).get("seed", 0)})
+            results = evaluate(ctx, model, test, metrics, postprocessors=[decoder],
+                               info=s.benchmark.info(getattr(model, "citation", "")),
+                               device=device, device_requested=ctx.device_requested(s.device),
+                               config=config.data,
+                               seeds={"train": (s.train or {}).get("seed", 0)})
         results.details.update(details)
         results.model = model_identity(s.model.name, s.model.options, resolve_path(
             s.model.checkpoint, config) if s.model.checkpoint else None, s.model.label)

@@ -55,24 +55,25 @@ from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.context import RunContext
 from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.devices import (
     DeviceName,
     checkpoint_device_meta,
-    config_device,
     device_provenance,
     module_device,
     recipe_device,
-    requested_device,
 )
 from neuromark.errors import ConfigError, DataError
-from neuromark.executors import current_executor, share
+from neuromark.executors import share
 from neuromark.metrics.names import build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
 from neuromark.results import Results, Score, atomic_path, collect_provenance, model_identity
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.evaluation import evaluate
 from neuromark.tasks.fscil_sessions import (
     OrderInputs,
     SessionSampler,
@@ -172,15 +173,15 @@ class FSCILConfig(StrictModel):
 # ---- the task -----------------------------------------------------------------------------
 
 
-class FSCILTask:
+class FSCILTask(BenchmarkTask):
     """Keyword FSCIL with prototypes (see the module notes)."""
 
     name = "fscil"
     placement = "units"  # the backbone on the driver; one unit per session order
 
-    def validate(self, config: ConfigFile) -> FSCILConfig:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         s = validate(FSCILConfig, config.data, config)
-        config_device(s.device, config.where(("device",)))  # CUDA asked for where absent
+        ctx.device_for(s.device, config.where(("device",)))  # CUDA asked for where absent
         for key, langs in (("languages", s.data.languages), ("order", s.fscil.order)):
             for i, lang in enumerate(langs or []):
                 if lang not in INCREMENTAL_LANGUAGES:
@@ -197,22 +198,22 @@ class FSCILTask:
         if s.model.name not in models:
             models.get(s.model.name)  # raises with close matches
         build_metrics(s.eval.complexity, config, ("eval", "complexity"))
-        return s
+        return TaskPlan(config, s)
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        s = self.validate(config)
-        device = config_device(s.device, config.where(("device",)), label=s.benchmark.id,
-                               announce=True)
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        s, config = plan.settings, plan.config
+        device = ctx.device_for(s.device, config.where(("device",)), label=s.benchmark.id,
+                                announce=True)
         with torch_threads(s.train.threads):
-            results = self._run(s, config, out_dir, quiet, device)
-        used = device_provenance(device, requested_device(s.device, "")[0])
+            results = self._run(s, config, ctx, device)
+        used = device_provenance(device, ctx.device_requested(s.device))
         results.provenance = {**collect_provenance(), "device": used}
         return [results]
 
-    def _run(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, quiet: bool,
-             device: Any = "cpu") -> Results:
-        data = load_corpus(s, config, quiet)
-        model, meta = backbone(s, config, data, quiet, device)
+    def _run(self, s: FSCILConfig, config: ConfigFile, ctx: RunContext, device: Any = "cpu"
+             ) -> Results:
+        data = load_corpus(s, config, ctx.quiet)
+        model, meta = backbone(s, config, data, ctx.quiet, device)
         steps = data["train_x"].shape[1] if s.features.kind == "delta_mel" else None
         base_pred = _predict(model, data["test_x"], s.eval.batch_size)[:, :100].argmax(1)
         base_acc = float((base_pred == data["test_y"]).double().mean())
@@ -222,7 +223,7 @@ class FSCILTask:
                                  query_shots=s.fscil.query_shots)
         inputs = OrderInputs(emb, {k: data[k] for k in ("train_y", "test_y", "eval_y")}, sampler,
                              base_acc, steps)
-        orders = self._score_orders(s, config, inputs, quiet)
+        orders = self._score_orders(s, config, inputs, ctx)
         acc = np.stack([o["accuracy"] for o in orders])
         new_acc = np.stack([o["new_class_accuracy"] for o in orders])
         frozen = orders[-1]["frozen"]
@@ -231,23 +232,23 @@ class FSCILTask:
         if s.eval.complexity:
             for k, support, query in cumulative(first):
                 complexity.append(self._complexity(s, model, session_head(inputs, support), data,
-                                                   query, k, acc[0, k], config, device))
-        return self._results(s, config, out_dir, meta, base_acc, acc, new_acc, frozen, complexity,
+                                                   query, k, acc[0, k], config, ctx, device))
+        return self._results(s, config, out_dir_of(ctx), meta, base_acc, acc, new_acc, frozen, complexity,
                              data, [x.language for x in first])
 
     @staticmethod
-    def _score_orders(s: FSCILConfig, config: ConfigFile, inputs: OrderInputs, quiet: bool
+    def _score_orders(s: FSCILConfig, config: ConfigFile, inputs: OrderInputs, ctx: RunContext
                       ) -> list[dict[str, Any]]:
-        """Every repeat's session order, scored as one unit each on the current executor
+        """Every repeat's session order, scored as one unit each on the run's executor
         (in this process by default); outcomes in repeat order."""
         where = config.where(("fscil", "repeats")) if "repeats" in config.data.get("fscil", {}) \
             else str(config.path or "<config>")
-        executor = current_executor()
+        executor = ctx.executor
         units = order_units(share(executor, inputs), s.fscil.seed, s.fscil.repeats, s.fscil.order,
                             s.train.threads, where)  # the features stored once, not per unit
         index = {id(u): r for r, u in enumerate(units)}
         out: dict[int, dict[str, Any]] = {}
-        bar = progress(total=len(units), desc=f"{s.benchmark.id} orders", unit="order", quiet=quiet)
+        bar = progress(total=len(units), desc=f"{s.benchmark.id} orders", unit="order", quiet=ctx.quiet)
         try:
             with contextlib.closing(executor.run(units)) as outcomes:
                 for outcome in outcomes:
@@ -258,15 +259,13 @@ class FSCILTask:
         return [out[r] for r in range(len(units))]
 
     def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
-                    session: int, accuracy: float, config: ConfigFile, device: Any = "cpu"
-                    ) -> dict[str, Any]:
+                    session: int, accuracy: float, config: ConfigFile, ctx: RunContext,
+                    device: Any = "cpu") -> dict[str, Any]:
         """Complexity metrics of the full model with this session's prototype head, on the
         session's test set (evenly spaced ``complexity_samples`` of it when set)."""
         import copy
 
         import torch
-
-        from neuromark.runner import Benchmark
 
         x = torch.cat([data["test_x"], data["eval_x"][query]])
         y = torch.cat([data["test_y"], data["eval_y"][query]])
@@ -287,7 +286,8 @@ class FSCILTask:
         batches = [(x[i:i + s.eval.batch_size], y[i:i + s.eval.batch_size])
                    for i in range(0, len(y), s.eval.batch_size)]
         metrics = build_metrics(names, config, ("eval", "complexity"))
-        result = Benchmark(net, batches, [], [post], metrics, quiet=True, device=device).run()
+        result = evaluate(ctx, net, batches, metrics, postprocessors=[post], quiet=True,
+                          device=device)
         out = {"session": session, "samples": len(y)}
         out.update({k: v.value for k, v in result.scores.items()})
         if not s.eval.complexity_samples:

@@ -36,19 +36,15 @@ entries are kept under ``<out>/entries/`` and a re-run into the same folder resu
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from neuromark._progress import progress
-from neuromark._threads import torch_threads
 from neuromark.config import (
     BenchmarkSettings,
     ConfigFile,
@@ -57,11 +53,9 @@ from neuromark.config import (
     resolve_path,
     validate,
 )
-from neuromark.devices import DeviceName, config_device, device_provenance, requested_device
-from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError
-from neuromark.executors import Unit, current_executor, is_local
-from neuromark.metrics.functional import smape, standard_error
-from neuromark.metrics.names import build_metrics
+from neuromark.context import RunContext
+from neuromark.devices import DeviceName, device_provenance
+from neuromark.errors import ConfigError, DataError
 from neuromark.results import (
     BenchmarkInfo,
     ModelIdentity,
@@ -73,6 +67,20 @@ from neuromark.results import (
     to_jsonable,
     write_json_atomic,
 )
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.mackey_glass_instances import (  # noqa: F401 - re-exported
+    DEFAULT_METRICS,
+    DataSettings,
+    ModelSettings,
+    aggregate,
+    build_model,
+    evaluate_instance,
+    forecast_metrics,
+    instance_units,
+    run_entries,
+    run_instance,
+    run_instances,
+)
 
 PARENT = "neurobench-mackey_glass"
 CITATION = """@article{yik2025neurobench,
@@ -81,30 +89,6 @@ CITATION = """@article{yik2025neurobench,
   year={2025}}"""
 #: The metrics measured on the forecast when the config names none (NeuroBench's complexity
 #: metrics); sMAPE is not among them: the task scores it from the forecast itself.
-DEFAULT_METRICS = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
-                   "synaptic_operations")
-
-
-class DataSettings(StrictModel):
-    taus: list[int] = Field(default_factory=lambda: [17], min_length=1)
-    instances: int = Field(30, gt=0)
-    length: float = Field(20.0, gt=0, description="instance length in Lyapunov times")
-    shift: float = Field(0.5, gt=0, description="shift between instances in Lyapunov times")
-    dt: float | None = Field(None, gt=0, description="if set, must equal the series' L/75")
-    root: str | None = None
-
-
-class ModelSettings(StrictModel):
-    name: Literal["esn", "lstm"]
-    label: str | None = None
-    seed: int = 0
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def key(self) -> str:
-        return self.label or self.name
-
-
 class MackeyGlassConfig(StrictModel):
     task: Literal["mackey_glass"]
     description: str = ""
@@ -226,196 +210,6 @@ def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None
                               f"series' value")
 
 
-def build_model(model: ModelSettings, params: Any, seed: int):
-    """A fresh ESN or LSTM baseline module."""
-    from neuromark.baselines.mackey_glass import EchoStateNetwork, LSTMForecaster
-
-    cls = EchoStateNetwork if model.name == "esn" else LSTMForecaster
-    return cls(params, seed=seed)
-
-
-def forecast_metrics(names: Sequence[str] = DEFAULT_METRICS, config: ConfigFile | None = None) -> list:
-    """Fresh instances of the metrics measured on the forecast phase, by registered name
-    (:func:`neuromark.metrics.names.build_metrics`: unknown names raise ConfigError with the
-    config's file and line)."""
-
-    return build_metrics(names, config, ("metrics",))
-
-
-def evaluate_instance(module: Any, inputs: Any, targets: Any,
-                      metrics: Sequence[str] = DEFAULT_METRICS, device: Any = "cpu"
-                      ) -> tuple[Results | None, Any]:
-    """Forecast the test half as one batch with the runner on ``device``, measuring
-    ``metrics`` (registered names); returns (results, predictions on the CPU). Score the predictions with
-    :func:`neuromark.metrics.functional.smape`.
-
-    A forecast that turns non-finite feeds NaN/inf into the model's own layers, which the
-    runner's probes refuse to count (or into a metric that does not define NaN). Then the
-    forecast is repeated on a copy of the trained model without the runner and
-    ``(None, predictions)`` is returned: the caller scores it (non-finite steps count 200)
-    and leaves its other figures out. Any other failure is raised.
-    """
-    import copy
-
-    import torch
-    from torch.utils.data import DataLoader, TensorDataset
-
-    from neuromark.runner import Benchmark
-
-    captured: list[Any] = []
-
-    def capture(output: Any) -> Any:
-        captured.append(output.detach().cpu().clone())
-        return output
-
-    module.forecast = True
-    trained = copy.deepcopy(module)
-    loader = DataLoader(TensorDataset(inputs, targets), batch_size=len(inputs), shuffle=False)
-    try:
-        results = Benchmark(module, loader, postprocessors=[capture],
-                            metrics=forecast_metrics(metrics), quiet=True, device=device).run()
-    except (MetricError, ModelOutputError):  # NaN refused; anything else is a real failure
-        trained.eval()
-        with torch.inference_mode():
-            predictions = trained(inputs.to(device)).cpu()
-        if bool(torch.isfinite(predictions).all()):
-            raise
-        return None, predictions
-    return results, captured[0]
-
-
-def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
-                 root: Path | None, k: int, metrics: Sequence[str] = DEFAULT_METRICS,
-                 threads: int = 1, device: str = "cpu") -> dict[str, Any]:
-    """Train and forecast instance ``k`` (one executor unit, on ``threads`` torch threads,
-    on ``device``: a resolved device name such as ``cuda:0``):
-    its sMAPE, complexity figures (None when the probes could not count them), metric
-    info, divergence record (None when finite), final LSTM loss, ``dt`` and ``L``."""
-    import torch
-
-    from neuromark.data.mackey_glass import MackeyGlass
-
-    with torch_threads(threads):
-        data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
-        module = build_model(model, params, seed=model.seed + k).to(device)
-        x_train, y_train = data.train_split()
-        fit = module.fit(x_train.to(device), y_train.to(device))
-        x_test, y_test = data.test_split()
-        res, predictions = evaluate_instance(module, x_test, y_test, metrics, device)
-        out: dict[str, Any] = {
-            "sMAPE": smape(predictions, y_test),  # non-finite steps count 200 (the bound)
-            "complexity": None, "info": {}, "diverged": None,
-            "loss": fit[-1] if model.name == "lstm" else None,
-            "dt": data.dt, "lyapunov_time": data.lyapunov_time}
-        if res is not None:
-            out["complexity"] = {name: res[name] for name in metrics if name in res}
-            out["info"] = {name: {"unit": res.scores[name].unit,
-                                  "higher_is_better": res.scores[name].higher_is_better}
-                           for name in metrics if name in res}
-        if not bool(torch.isfinite(predictions).all()):
-            first = int((~torch.isfinite(predictions)).reshape(-1).nonzero()[0])
-            out["diverged"] = {"instance": k, "first_nonfinite_step": first,
-                               "complexity_measured": res is not None}
-    return out
-
-
-def instance_units(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
-                   root: Path | None, metrics: Sequence[str], threads: int, where: str,
-                   device: str = "cpu") -> list[Unit]:
-    """The independent units of one (model, tau) entry: one per instance."""
-    return [Unit(f"{model.key} tau={tau} instance {k}", where, run_instance,
-                 (model, params, tau, settings, root, k, tuple(metrics), threads, device),
-                 num_cpus=threads)
-            for k in range(settings.instances)]
-
-
-def aggregate(model: ModelSettings, tau: int, outs: Sequence[dict[str, Any]],
-              nodes: Sequence[str] = ()) -> dict[str, Any]:
-    """The (model, tau) entry from its per-instance outputs (in instance order)."""
-    smapes = [o["sMAPE"] for o in outs]
-    complexity = [o["complexity"] for o in outs if o["complexity"] is not None]
-    info = next((o["info"] for o in outs if o["complexity"] is not None), {})
-    n = len(smapes)
-    out = {"model": model.key, "tau": tau, "sMAPE": sum(smapes) / n,
-           "sMAPE_se": standard_error(smapes),
-           "per_instance_sMAPE": smapes,
-           "diverged": [o["diverged"] for o in outs if o["diverged"] is not None],
-           "complexity": _mean_complexity(complexity) if complexity else {},
-           "per_instance_complexity": complexity, "metric_info": info,
-           "dt": outs[-1]["dt"], "lyapunov_time": outs[-1]["lyapunov_time"],
-           "seeds": [model.seed + k for k in range(n)]}
-    losses = [o["loss"] for o in outs if o["loss"] is not None]
-    if losses:
-        out["final_train_loss"] = losses
-    if nodes:
-        out["nodes"] = list(nodes)
-    return out
-
-
-def run_entries(jobs: Sequence[tuple[ModelSettings, Any, int]], settings: DataSettings,
-                root: Path | None, metrics: Sequence[str], threads: int, where: str, *,
-                quiet: bool, desc: str,
-                done: Any = None, device: str = "cpu") -> list[dict[str, Any]]:
-    """Every instance of the (model, params, tau) ``jobs`` on the current executor; each
-    entry is aggregated (and handed to ``done(index, entry)``, e.g. to save it) as soon as
-    its instances are in. Returns the entries in the order of ``jobs``."""
-    executor = current_executor()
-    units: list[Unit] = []
-    owner: dict[int, tuple[int, int]] = {}  # id(unit) -> (job index, instance)
-    for j, (model, params, tau) in enumerate(jobs):
-        for k, unit in enumerate(instance_units(model, params, tau, settings, root, metrics,
-                                                threads, where, device)):
-            owner[id(unit)] = (j, k)
-            units.append(unit)
-    outs: list[dict[int, Any]] = [{} for _ in jobs]
-    entries: list[dict[str, Any] | None] = [None] * len(jobs)
-    bar = progress(total=len(units), desc=desc, unit="instance", quiet=quiet)
-    smapes: list[float] = []
-    try:
-        with contextlib.closing(executor.run(units)) as outcomes:
-            for outcome in outcomes:
-                j, k = owner[id(outcome.unit)]
-                outs[j][k] = (outcome.value, outcome.node)
-                smapes.append(outcome.value["sMAPE"])
-                bar.set_postfix(sMAPE=f"{sum(smapes) / len(smapes):.2f}")
-                bar.update()
-                if len(outs[j]) == settings.instances:
-                    model, _, tau = jobs[j]
-                    ordered = [outs[j][i] for i in range(settings.instances)]
-                    nodes = [node for _, node in ordered] if not is_local(executor) else ()
-                    entries[j] = aggregate(model, tau, [o for o, _ in ordered], nodes)
-                    if done is not None:
-                        done(j, entries[j])
-    finally:
-        bar.close()
-    return [e for e in entries if e is not None]
-
-
-def run_instances(model: ModelSettings, params: Any, tau: int, settings: DataSettings,
-                  root: Path | None, *, quiet: bool, desc: str,
-                  metrics: Sequence[str] = DEFAULT_METRICS, threads: int = 1) -> dict[str, Any]:
-    """Train and forecast every instance of one (model, tau) on the current executor;
-    returns per-instance figures and aggregates (:func:`aggregate`).
-
-    ``complexity`` holds the mean over instances of each of ``metrics`` (named as in the
-    results); ``metric_info`` their unit and direction, as their metric classes give them.
-    """
-    return run_entries([(model, params, tau)], settings, root, metrics, threads, "<api>",
-                       quiet=quiet, desc=desc)[0]
-
-
-def _mean_complexity(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean over instances of each figure (dicts such as synaptic_operations by key)."""
-    out: dict[str, Any] = {}
-    for name in rows[0]:
-        values = [r[name] for r in rows]
-        if isinstance(values[0], dict):
-            out[name] = {k: sum(v[k] for v in values) / len(values) for k in values[0]}
-        else:
-            out[name] = sum(values) / len(values)
-    return out
-
-
 def _flags(entry: dict[str, Any]) -> list[str]:
     return [f"{entry['model']} tau={entry['tau']}: instance {d['instance']} diverged (non-finite "
             f"forecast from step {d['first_nonfinite_step']}; counted as sMAPE 200 per step"
@@ -474,17 +268,17 @@ def _saved_entry(cache: Path) -> dict[str, Any] | None:
     return saved
 
 
-class MackeyGlassTask:
+class MackeyGlassTask(BenchmarkTask):
     """The ``mackey_glass`` task (see the module docstring)."""
 
     name = "mackey_glass"
     #: Its instances are units of the run's executor; the task itself runs on the driver.
     placement = "units"
 
-    def validate(self, config: ConfigFile) -> MackeyGlassConfig:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(MackeyGlassConfig, config.data, config)
-        config_device(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         for i, model in enumerate(cfg.models):  # derived results ids are file names too
             for tau in cfg.data.taus[:1]:
                 problem = id_problem(model.key) or id_problem(benchmark_id(cfg, model, tau))
@@ -495,14 +289,15 @@ class MackeyGlassTask:
         for i, model in enumerate(cfg.models):
             _check_fits_training(_model_params(model, config, i), cfg.data, config, i)
         check_data(cfg.data, config)  # a corrupt data file raises ChecksumError naming it
-        return cfg
+        return TaskPlan(config, cfg)
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        cfg = self.validate(config)
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        cfg, config = plan.settings, plan.config
         root = _root(cfg.data, config)
-        device = config_device(cfg.device, config.where(("device",)), announce=True,
-                               label=str(config.path or self.name))
-        used = device_provenance(device, requested_device(cfg.device, "")[0])
+        device = ctx.device_for(cfg.device, config.where(("device",)), announce=True,
+                                label=str(config.path or self.name))
+        used = device_provenance(device, ctx.device_requested(cfg.device))
+        out_dir = out_dir_of(ctx)
         params = [_model_params(m, config, i) for i, m in enumerate(cfg.models)]
         resolved = cfg.model_dump()
         for m, p in zip(resolved["models"], params):
@@ -532,8 +327,8 @@ class MackeyGlassTask:
         if todo:
             desc = (f"{todo[0][0].key} tau={todo[0][2]}" if len(todo) == 1
                     else f"mackey_glass {len(todo)} entries")
-            run_entries(todo, cfg.data, root, cfg.metrics, cfg.threads, where, quiet=quiet,
-                        desc=desc, done=done, device=str(device))
+            run_entries(todo, cfg.data, root, cfg.metrics, cfg.threads, where, quiet=ctx.quiet,
+                        desc=desc, done=done, device=str(device), ctx=ctx)
         entries = [found[i, tau] for i in range(len(cfg.models)) for tau in cfg.data.taus]
         out = ([_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
                if not sweep else [self._sweep_results(entries, cfg, resolved, out_dir)])

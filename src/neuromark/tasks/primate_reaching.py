@@ -51,14 +51,13 @@ from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.context import RunContext
 from neuromark.data.download import file_digest
 from neuromark.devices import (
     DeviceName,
     checkpoint_device_meta,
-    config_device,
     device_provenance,
     recipe_device,
-    requested_device,
 )
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
@@ -66,6 +65,8 @@ from neuromark.metrics.names import build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.registry import models
 from neuromark.results import Results, Score, atomic_path, collect_provenance, model_identity, to_jsonable
+from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.evaluation import evaluate
 
 PARENT = "neurobench-primate_reaching"
 ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
@@ -137,14 +138,15 @@ def r2_per_dimension(predictions: Any, targets: Any) -> list[float]:
     return (1.0 - ((y - p) ** 2).sum(0) / ss_tot).tolist()
 
 
-class PrimateReachingTask:
+class PrimateReachingTask(BenchmarkTask):
     """The ``primate_reaching`` task (see the module docstring)."""
 
     name = "primate_reaching"
+    placement = "unit"
 
-    def validate(self, config: ConfigFile) -> tuple[PrimateReachingConfig, Any, Any]:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         cfg = validate(PrimateReachingConfig, config.data, config)
-        config_device(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         family = resolve_entry(models, cfg.model.name, config.where(("model", "name")), "model.name")
         if not hasattr(family, "fit_stream"):
             raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {cfg.model.name!r} "
@@ -172,7 +174,7 @@ class PrimateReachingTask:
             bad = [s for s in cfg.data.sessions if s not in ALL_SESSIONS]
             raise ConfigError(f"{config.where(('data', 'sessions'))}: data.sessions: the surrogate "
                               f"has no session {bad[0]!r} (one of {', '.join(ALL_SESSIONS)})")
-        return cfg, family, options
+        return TaskPlan(config, cfg, {"family": family, "options": options})
 
     @staticmethod
     def _metric_names(cfg: PrimateReachingConfig, family: Any) -> list[str]:
@@ -182,10 +184,11 @@ class PrimateReachingTask:
                                                   else "linear")
         return METRICS[kind]
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        cfg, family, options = self.validate(config)
-        device = config_device(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
-                               announce=True)
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        config, cfg = plan.config, plan.settings
+        family, options = plan.parts["family"], plan.parts["options"]
+        device = ctx.device_for(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
+                                announce=True)
         root = resolve_path(cfg.data.root, config)
         if cfg.data.surrogate is not None:
             from neuromark.synth.primate import SurrogateSettings, write_surrogate
@@ -201,16 +204,16 @@ class PrimateReachingTask:
             if cfg.data.parallel_sessions:
                 assert shared is not None  # validate() requires shared_decoder
                 per_session, scores = self._parallel(cfg, shared[0], root, kw, names, config,
-                                                     device)
+                                                     ctx, device)
             else:
                 per_metric: dict[str, list[Any]] = {n: [] for n in names}
                 info: dict[str, Score] = {}
                 for session in progress(cfg.data.sessions, desc=cfg.benchmark.id,
-                                        unit="session", quiet=quiet):
+                                        unit="session", quiet=ctx.quiet):
                     model, ckpt = shared or self._model(cfg, family, options, root, [session],
                                                         kw, config, device)
                     entry, info = self._session(cfg, model, root, session, kw, names, config,
-                                                device)
+                                                ctx, device)
                     per_session[session] = {**entry, **({} if shared else ckpt)}
                     for n in names:
                         per_metric[n].append(entry["metrics"][n])
@@ -231,7 +234,7 @@ class PrimateReachingTask:
         bench = cfg.benchmark.info(_citation())
         if bench.parent is None:
             bench.parent = PARENT
-        used = device_provenance(device, requested_device(cfg.device, "")[0])
+        used = device_provenance(device, ctx.device_requested(cfg.device))
         return [Results(scores=scores, benchmark=bench, config=resolved,
                         seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
                         details=details, provenance={**collect_provenance(), "device": used},
@@ -240,14 +243,13 @@ class PrimateReachingTask:
 
     @staticmethod
     def _session(cfg: PrimateReachingConfig, model: Any, root: Path, session: str,
-                 kw: dict[str, Any], names: list[str], config: ConfigFile, device: Any = "cpu"
-                 ) -> tuple[dict[str, Any], dict[str, Score]]:
+                 kw: dict[str, Any], names: list[str], config: ConfigFile, ctx: RunContext,
+                 device: Any = "cpu") -> tuple[dict[str, Any], dict[str, Score]]:
         """One session's test split as one stream on ``device``: its entry and metric
         scores."""
         import numpy as np
 
         from neuromark.data.primate_reaching import PrimateReaching
-        from neuromark.runner import Benchmark
 
         test = PrimateReaching(root, session, "test", **kw)
         captured: list[Any] = []
@@ -258,8 +260,9 @@ class PrimateReachingTask:
             return flat
 
         metrics = build_metrics(names, config, ("metrics",))
-        res = Benchmark(model, test.stream(cfg.data.chunk), [flatten_targets], [capture], metrics,
-                        quiet=True, reset="stream", device=device).run()
+        res = evaluate(ctx, model, test.stream(cfg.data.chunk), metrics,
+                       preprocessors=[flatten_targets], postprocessors=[capture], quiet=True,
+                       reset="stream", device=device)
         _, labels = test.arrays()
         r2 = r2_per_dimension(np.concatenate(captured), labels)
         entry = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1], "samples": res.details["samples"],
@@ -269,7 +272,7 @@ class PrimateReachingTask:
 
     @staticmethod
     def _parallel(cfg: PrimateReachingConfig, model: Any, root: Path, kw: dict[str, Any],
-                  names: list[str], config: ConfigFile, device: Any = "cpu"
+                  names: list[str], config: ConfigFile, ctx: RunContext, device: Any = "cpu"
                   ) -> tuple[dict[str, dict[str, Any]], dict[str, Score]]:
         """Every session's test split as parallel streams of one batch (see the module):
         per-session entries (R², samples) and the metric scores pooled over all steps."""
@@ -279,7 +282,6 @@ class PrimateReachingTask:
         from neuromark.data.parallel_streams import parallel_stream
         from neuromark.data.primate_reaching import PrimateReaching
         from neuromark.metrics.static import Footprint
-        from neuromark.runner import Benchmark
 
         tests = [PrimateReaching(root, s, "test", **kw) for s in cfg.data.sessions]
         inputs = [t.arrays()[0][t.indices] for t in tests]
@@ -300,8 +302,8 @@ class PrimateReachingTask:
 
         metrics = [Footprint(example_input=torch.zeros(1, 1, inputs[0].shape[1]))
                    if m.name == "footprint" else m for m in build_metrics(names, config, ("metrics",))]
-        res = Benchmark(model, feed(), [flatten_targets], [capture], metrics, quiet=True,
-                        reset="stream", device=device).run()
+        res = evaluate(ctx, model, feed(), metrics, preprocessors=[flatten_targets],
+                       postprocessors=[capture], quiet=True, reset="stream", device=device)
         outputs: list[list[Any]] = [[] for _ in tests]
         for active, out in zip(rows, captured):
             for row, stream in enumerate(active):

@@ -38,8 +38,9 @@ from neuromark.ceilings import (
     spearman_brown,
 )
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.context import RunContext
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
-from neuromark.devices import DeviceName, config_device, device_provenance, requested_device
+from neuromark.devices import DeviceName, device_provenance
 from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, collect_provenance, model_identity
 from neuromark.synth.primate import (
@@ -49,6 +50,7 @@ from neuromark.synth.primate import (
     occupancy_probability,
     write_surrogate,
 )
+from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.primate_reaching import DataSettings
 
 CANDIDATES = ("controller", "lagged_linear", "sector_deranged", "shuffled_floor",
@@ -134,20 +136,21 @@ def generating_reliability(p_aligned: np.ndarray, var_aligned: np.ndarray) -> np
     return spearman_brown(r_half)
 
 
-class PSTHPredictivityTask:
+class PSTHPredictivityTask(BenchmarkTask):
     """The ``psth_predictivity`` task (see the module docstring)."""
 
     name = "psth_predictivity"
+    placement = "unit"
 
-    def validate(self, config: ConfigFile) -> PSTHConfig:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         cfg = validate(PSTHConfig, config.data, config)
-        config_device(cfg.device, config.where(("device",)))  # CUDA asked for where absent
-        return cfg
+        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+        return TaskPlan(config, cfg)
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        cfg = self.validate(config)
-        device = config_device(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
-                               announce=True)
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        config, cfg = plan.config, plan.settings
+        device = ctx.device_for(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
+                                announce=True)
         root = resolve_path(cfg.data.root, config)
         if cfg.data.surrogate is not None:
             write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
@@ -155,7 +158,8 @@ class PSTHPredictivityTask:
         sessions: dict[str, dict[str, Any]] = {}
         pooled: dict[str, list[np.ndarray]] = {"ceiling": [], "generating": []}
         rs: dict[str, list[np.ndarray]] = {c: [] for c in CANDIDATES}
-        for session in progress(cfg.data.sessions, desc=cfg.benchmark.id, unit="session", quiet=quiet):
+        for session in progress(cfg.data.sessions, desc=cfg.benchmark.id, unit="session",
+                                quiet=ctx.quiet):
             info, per_split, gen, r = self._session(cfg, root, session, device)
             sessions[session] = info
             pooled["ceiling"].append(per_split)
@@ -181,7 +185,7 @@ class PSTHPredictivityTask:
         details = {"noise_corrected_ev": noise_corrected, "per_session": sessions,
                    "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
-        used = device_provenance(device, requested_device(cfg.device, "")[0])
+        used = device_provenance(device, ctx.device_requested(cfg.device))
         return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                         seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
                                "controller": cfg.controller.seed}, details=details,

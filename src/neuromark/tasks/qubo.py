@@ -29,7 +29,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,8 +36,9 @@ import numpy as np
 from neuromark._progress import progress
 from neuromark.components import build_component, parameters
 from neuromark.config import ConfigFile, reject_legacy_keys, resolve_path, validate
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError, NeuromarkError
-from neuromark.executors import LocalExecutor, Unit, current_executor, is_local
+from neuromark.executors import LocalExecutor, Unit, is_local
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
@@ -50,6 +50,7 @@ from neuromark.system.qubo.config import PARENT, QuboConfig, SolverSpec
 from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
 from neuromark.system.qubo.store import EntryStore, check_entry
 from neuromark.system.qubo.workloads import mis_workload
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
 
 CITATION = ("@article{yik2025neurobench, title={The neurobench framework for benchmarking "
             "neuromorphic computing algorithms and systems}, author={Yik, Jason and others}, "
@@ -164,26 +165,29 @@ def entry_unit(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
     return Unit(what, str(config.path or "<config>"), run_entry, args, num_cpus=cpus)
 
 
-def sweep_executor(cfg: QuboConfig, config: ConfigFile) -> Any:
+def sweep_executor(cfg: QuboConfig, ctx: RunContext) -> Any:
     """The run's executor; with the local one and ``jobs: N > 1``, a pool of N processes
     (``jobs`` and ``--executor`` do not combine: Ray replaces ``jobs``)."""
-    executor = current_executor()
+    executor = ctx.executor
     if is_local(executor) and cfg.jobs > 1:
         return LocalExecutor(processes=cfg.jobs)
     return executor
 
 
-class QuboTask:
+class QuboTask(BenchmarkTask):
     """The ``qubo`` task (see module docstring)."""
 
     name = "qubo"
     #: Its sweep entries are units of the run's executor; the task itself runs on the driver.
     placement = "units"
 
-    def validate(self, config: ConfigFile) -> QuboConfig:
-        return self._check(config)[0]
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
+        """The validated config with its BKS table and its meter (None without one), each
+        built once."""
+        cfg, table, meter = self._check(config, ctx)
+        return TaskPlan(config, cfg, {"table": table, "meter": meter})
 
-    def _check(self, config: ConfigFile) -> tuple[QuboConfig, Any, Any]:
+    def _check(self, config: ConfigFile, ctx: RunContext) -> tuple[QuboConfig, Any, Any]:
         """The validated config, its BKS table and its meter (None without one)."""
 
         reject_legacy_keys(config, ("name", "id", "version"))
@@ -206,12 +210,12 @@ class QuboTask:
         if cfg.meter is not None and cfg.jobs > 1:
             raise ConfigError(f"{config.where(('jobs',))}: jobs: power is measured for one "
                               f"process at a time; use jobs: 1 with a meter")
-        if cfg.meter is not None and not is_local(current_executor()):
+        if cfg.meter is not None and not is_local(ctx.executor):
             raise ConfigError(f"{config.where(('meter',))}: meter: power is measured for one "
                               f"process at a time on this machine; run this config with the "
-                              f"local executor (no --executor {current_executor().name})")
+                              f"local executor (no --executor {ctx.executor.name})")
         meter = make_meter(cfg.meter, config, ("meter",)) if cfg.meter is not None else None
-        table = self._bks(cfg, config)
+        table = self._bks(cfg, config, ctx)
         if cfg.fixed_timeout or cfg.time_to_solution:
             for n in cfg.workloads.sizes:
                 for d in cfg.workloads.densities:
@@ -225,15 +229,21 @@ class QuboTask:
         return cfg, table, meter
 
     @staticmethod
-    def _bks(cfg: QuboConfig, config: ConfigFile) -> Any:
-        path = resolve_path(cfg.bks, config) if cfg.bks else None
+    def _bks(cfg: QuboConfig, config: ConfigFile, ctx: RunContext) -> Any:
+        """The config's ``bks`` table, else the one ``neuromark qubo bks`` keeps in the run's
+        cache folder (``<cache>/qubo/bks.csv``, a superset of the shipped table) when it
+        exists, else the shipped table."""
+        user = ctx.cache_dir / "qubo" / "bks.csv"
+        path = (resolve_path(cfg.bks, config) if cfg.bks else user if user.is_file() else None)
         try:
             return load_bks(path)
         except NeuromarkError as exc:
             raise ConfigError(f"{config.where(('bks',))}: bks: {exc}") from None
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        cfg, table, meter = self._check(config)
+    def execute(self, task_plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        config, cfg = task_plan.config, task_plan.settings
+        table, meter = task_plan.parts["table"], task_plan.parts["meter"]
+        out_dir = out_dir_of(ctx)
         out_dir.mkdir(parents=True, exist_ok=True)
         store = EntryStore(out_dir / "entries.jsonl", config_digest(cfg.model_dump()))
         specs = plan(cfg, table)
@@ -256,8 +266,8 @@ class QuboTask:
             return checked[key]
 
         todo = [s for s in specs if s["key"] not in store]
-        executor = sweep_executor(cfg, config)
-        bar = progress(total=len(specs), initial=len(specs) - len(todo), quiet=quiet,
+        executor = sweep_executor(cfg, ctx)
+        bar = progress(total=len(specs), initial=len(specs) - len(todo), quiet=ctx.quiet,
                        desc=f"qubo {cfg.benchmark.id}", unit="entry")
         measured: list[dict[str, Any]] = []  # entries of this run with a meter window
         try:
@@ -275,7 +285,7 @@ class QuboTask:
                     bar.update()
         finally:
             bar.close()
-            if executor is not current_executor():
+            if executor is not ctx.executor:
                 executor.close()
             if meter is not None:
                 meter.stop()

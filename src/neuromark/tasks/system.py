@@ -31,6 +31,7 @@ from pydantic import Field, model_validator
 
 from neuromark.components import ComponentSpec, accepted, build_component, check_options
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, reject_legacy_keys, validate
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import meters, suts
 from neuromark.results import Results, Score, model_identity
@@ -41,6 +42,7 @@ from neuromark.system.power.spec import make_meter
 from neuromark.system.sut import BuiltSUT, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
 from neuromark.tasks.system_estimate import EstimateSettings, estimate_energy
 from neuromark.tasks.system_scores import accuracy, accuracy_mode_run, loadgen_scores, power_scores
 
@@ -171,9 +173,11 @@ def reject_old_spelling(config: ConfigFile) -> None:
                           "power.sleep_s")
 
 
-def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> Results:
+def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
+               ctx: RunContext | None = None) -> Results:
     """Run one system benchmark; see the module docstring for what is written. The SUT's
-    ``close`` runs afterwards (torch SUTs restore the thread count there), also on errors."""
+    ``close`` runs afterwards (torch SUTs restore the thread count there), also on errors.
+    ``ctx``: the run's context (the energy estimate's counting); None: the defaults."""
 
     config_dir = config.path.parent if config is not None and config.path is not None else None
     run_arguments = accepted(suts.get(cfg.sut.name), seed=cfg.seed, config_dir=config_dir)
@@ -191,13 +195,14 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path) -> R
             raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
                               "gives no workload whose operations can be counted; remove "
                               "estimate:")
-        return _run(cfg, config, built, Path(out_dir).resolve())
+        return _run(cfg, config, built, Path(out_dir).resolve(), ctx)
     finally:
         if built.close is not None:
             built.close()
 
 
-def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path) -> Results:
+def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path,
+         ctx: RunContext | None) -> Results:
     out_dir.mkdir(parents=True, exist_ok=True)
     sut, library, labels, info = built.sut, built.library, built.labels, built.info
     resolution = timer_resolution_ns()
@@ -248,7 +253,7 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
     if cfg.estimate is not None:  # after LoadGen and the power windows: never disturbs them
         scores["energy_estimate"], details["energy_estimate"] = estimate_energy(
-            built.workload, cfg.estimate)
+            built.workload, cfg.estimate, ctx)
     if cfg.compliance and settings.mode == "PerformanceOnly":
         tests = TESTS if cfg.compliance is True else tuple(cfg.compliance)
         details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
@@ -274,12 +279,17 @@ def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | Non
     return float(value)
 
 
-class SystemTask:
+class SystemTask(BenchmarkTask):
     """Task ``system``: see the module docstring for the YAML schema."""
 
     name = "system"
+    #: On the driver, whole: LoadGen's timings and the power meters belong to this machine.
+    placement = "driver"
 
-    def validate(self, config: ConfigFile) -> SystemConfig:
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
+        return TaskPlan(config, self.checked(config))
+
+    def checked(self, config: ConfigFile) -> SystemConfig:
         """The config with the SUT's options checked and their defaults filled in; the
         meter's options are checked against its signature too."""
 
@@ -298,8 +308,8 @@ class SystemTask:
             update["estimate"] = cfg.estimate.checked(config)
         return cfg.model_copy(update=update)
 
-    def run(self, config: ConfigFile, out_dir: Path, *, quiet: bool = False) -> list[Results]:
-        return [run_system(self.validate(config), config, out_dir)]
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        return [run_system(plan.settings, plan.config, out_dir_of(ctx), ctx)]
 
 
 TASK = SystemTask()

@@ -16,11 +16,12 @@ from typing import Any
 from pydantic import Field
 
 from neuromark.config import ConfigFile, StrictModel, resolve_path
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError, NeuromarkError
 from neuromark.metrics.energy import SHIPPED, EnergyEstimate
 from neuromark.metrics.functional.energy_profiles import get_profile
 from neuromark.results import Score
-from neuromark.runner import Benchmark
+from neuromark.tasks.evaluation import evaluate
 
 
 class EstimateSettings(StrictModel):
@@ -47,13 +48,15 @@ class EstimateSettings(StrictModel):
         return self.model_copy(update={"profiles": out})
 
 
-def estimate_energy(workload: Callable[[], tuple[Any, Any]], settings: EstimateSettings
-                    ) -> tuple[Score, dict[str, Any]]:
+def estimate_energy(workload: Callable[[], tuple[Any, Any]], settings: EstimateSettings,
+                    ctx: RunContext | None = None) -> tuple[Score, dict[str, Any]]:
     """(``energy_estimate`` score, its details: counts per inference and each profile's
     label, source and caveats) for the SUT's ``workload() -> (model, batches)``; every
-    sample of ``batches`` is one inference."""
+    sample of ``batches`` is one inference. ``ctx``: the run's context (coverage, counting
+    path); None: the defaults."""
     model, batches = workload()
     metric = EnergyEstimate(settings.profiles)
-    results = Benchmark(model, batches, metrics=[metric], quiet=True).run()
+    results = evaluate(ctx if ctx is not None else RunContext(), model, batches, [metric],
+                       quiet=True)
     details = {**results.details.get(metric.name, {}), "samples": results.details.get("samples")}
     return results.scores[metric.name], details

@@ -1,0 +1,192 @@
+"""The run context: run-wide settings, built once and passed to every task and the runner.
+
+One frozen :class:`RunContext` holds what the command line (or a Python caller) decides
+for a whole run: the device override, the cache folder, the coverage mode of
+``synaptic_operations``, the counting path and its memory budget, the executor, quietness
+and the output folder. :meth:`RunContext.build` takes flags first, then environment
+defaults (read here, once; no layer below reads them), then the built-in defaults:
+
+=================  ==========================  ===============================  ============
+field              flag                        environment default              default
+=================  ==========================  ===============================  ============
+``device``         ``--device``                ``$NEUROMARK_DEVICE``            each config's
+``cache_dir``      ``--cache-dir``             ``$NEUROMARK_CACHE_DIR``,        ``~/.cache/
+                                               ``$XDG_CACHE_HOME/neuromark``    neuromark``
+``coverage``       ``--coverage``              ``$NEUROMARK_COVERAGE``          ``error``
+``counting_path``  (API)                       ``$NEUROMARK_COUNTING_PATH``     ``auto``
+``memory_budget``  (API, bytes)                ``$NEUROMARK_COUNT_BUDGET_MB``   2 GiB
+``executor``       ``--executor/--address``    --                               local
+=================  ==========================  ===============================  ============
+
+Every result of a run records :meth:`RunContext.provenance` under ``provenance.run``.
+
+Example:
+    >>> ctx = RunContext.build(device="cpu", coverage="warn", environ={})
+    >>> ctx.provenance()["coverage"]
+    'warn'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neuromark.errors import ConfigError
+
+#: Coverage modes of ``synaptic_operations`` (unconsumed parameters fail, or are reported).
+COVERAGE_MODES = ("error", "warn")
+#: Counting paths: numba kernels where they apply (``auto``) or torch for every tensor.
+COUNTING_PATHS = ("auto", "torch")
+#: Memory the torch counting path may keep per batch, all layers together: 2 GiB.
+DEFAULT_BUDGET_BYTES = 2 * 1024**3
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$NEUROMARK_CACHE_DIR``, else ``$XDG_CACHE_HOME/neuromark``, else
+    ``~/.cache/neuromark`` (absolute)."""
+    env = os.environ if environ is None else environ
+    own = env.get("NEUROMARK_CACHE_DIR")
+    if own:
+        return Path(own).expanduser().absolute()
+    xdg = env.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return (base / "neuromark").absolute()
+
+
+def _local_executor() -> Any:
+    from neuromark.executors import LocalExecutor
+
+    return LocalExecutor()
+
+
+def _budget_from(raw: str) -> int:
+    try:
+        megabytes = float(raw)
+    except ValueError:
+        megabytes = -1.0
+    if not megabytes >= 0 or megabytes == float("inf"):
+        raise ConfigError(f"$NEUROMARK_COUNT_BUDGET_MB must be a number of MiB >= 0, got {raw!r}")
+    return int(megabytes * 1024**2)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Run-wide settings (see the module docstring for where each comes from).
+
+    Attributes:
+        device: device override for every config (``cpu``, ``cuda``, ``cuda:N``, ``auto``),
+            or None: each config's ``device:`` key.
+        cache_dir: the cache folder (``cache:`` paths, checkpoints, corpora).
+        coverage: ``error`` or ``warn``, or None: each config's own setting, else ``error``.
+        counting_path: ``auto`` or ``torch`` (how synaptic operations are counted).
+        memory_budget: bytes the torch counting path may keep per batch (all layers).
+        executor: where independent units run (local or Ray).
+        quiet: no progress bars or progress lines.
+        out_dir: where the task writes its artefacts (plots, logs): the suite entry's
+            folder inside the run folder; None outside a run.
+        executor_address: the Ray address joined (provenance only).
+    """
+
+    device: str | None = None
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    coverage: str | None = None
+    counting_path: str = "auto"
+    memory_budget: int = DEFAULT_BUDGET_BYTES
+    executor: Any = field(default_factory=_local_executor, compare=False)
+    quiet: bool = False
+    out_dir: Path | None = None
+    executor_address: str | None = None
+
+    def __post_init__(self) -> None:
+        from neuromark.devices import device_problem
+
+        if self.device is not None and device_problem(self.device):
+            raise ConfigError(f"--device: {device_problem(self.device)}")
+        if self.coverage is not None and self.coverage not in COVERAGE_MODES:
+            raise ConfigError(f"--coverage must be 'error' or 'warn', got {self.coverage!r}")
+        if self.counting_path not in COUNTING_PATHS:
+            raise ConfigError(f"counting_path is {self.counting_path!r}; expected one of "
+                              f"{list(COUNTING_PATHS)}")
+        if not isinstance(self.memory_budget, int) or self.memory_budget < 0:
+            raise ConfigError(f"memory_budget must be >= 0 bytes, got {self.memory_budget!r}")
+
+    @classmethod
+    def build(cls, *, device: str | None = None, cache_dir: str | Path | None = None,
+              coverage: str | None = None, counting_path: str | None = None,
+              memory_budget: int | None = None, executor: Any = None, quiet: bool = False,
+              out_dir: Path | None = None, executor_address: str | None = None,
+              environ: Mapping[str, str] | None = None) -> RunContext:
+        """A context from flags (None: not given), then environment defaults (``environ``,
+        default ``os.environ``), then built-in defaults. Bad values raise
+        :class:`ConfigError` naming the flag or variable."""
+        env = os.environ if environ is None else environ
+        if device is None and env.get("NEUROMARK_DEVICE"):
+            device = env["NEUROMARK_DEVICE"]
+            from neuromark.devices import device_problem
+
+            if device_problem(device):
+                raise ConfigError(f"$NEUROMARK_DEVICE: {device_problem(device)}")
+        if coverage is None and env.get("NEUROMARK_COVERAGE"):
+            coverage = env["NEUROMARK_COVERAGE"]
+            if coverage not in COVERAGE_MODES:
+                raise ConfigError(f"$NEUROMARK_COVERAGE must be 'error' or 'warn', got {coverage!r}")
+        if counting_path is None:
+            counting_path = env.get("NEUROMARK_COUNTING_PATH") or "auto"
+            if counting_path not in COUNTING_PATHS:
+                raise ConfigError(f"$NEUROMARK_COUNTING_PATH is {counting_path!r}; expected one "
+                                  f"of {list(COUNTING_PATHS)}")
+        if memory_budget is None:
+            raw = env.get("NEUROMARK_COUNT_BUDGET_MB")
+            memory_budget = _budget_from(raw) if raw else DEFAULT_BUDGET_BYTES
+        cache = (Path(cache_dir).expanduser().absolute() if cache_dir is not None
+                 else default_cache_dir(env))
+        return cls(device=device, cache_dir=cache, coverage=coverage,
+                   counting_path=counting_path, memory_budget=int(memory_budget),
+                   executor=executor if executor is not None else _local_executor(),
+                   quiet=quiet, out_dir=out_dir, executor_address=executor_address)
+
+    def replace(self, **changes: Any) -> RunContext:
+        """A copy with ``changes`` (e.g. ``out_dir`` of one suite entry)."""
+        return dataclasses.replace(self, **changes)
+
+    def for_unit(self) -> RunContext:
+        """The context a whole suite entry runs under where a unit runs (another process or
+        node): the local executor, no progress output."""
+        return dataclasses.replace(self, executor=_local_executor(), quiet=True)
+
+    def device_for(self, configured: str, where: str, *, label: str = "",
+                   announce: bool = False) -> Any:
+        """The ``torch.device`` of a config whose ``device:`` key (at ``where``) says
+        ``configured``; ``--device`` overrides it. An impossible device raises
+        :class:`ConfigError` naming ``--device`` or ``where``."""
+        from neuromark.devices import config_device
+
+        return config_device(configured, where, override=self.device, label=label,
+                             announce=announce)
+
+    def device_requested(self, configured: str) -> str:
+        """How the device was asked for (``--device NAME`` or the config's name)."""
+        return f"--device {self.device}" if self.device is not None else configured
+
+    def coverage_for(self, configured: str | None = None) -> str:
+        """The coverage mode: a config's own ``configured`` value, else ``--coverage``,
+        else ``error``."""
+        return configured or self.coverage or "error"
+
+    def apply_coverage(self, metrics: list[Any], configured: str | None = None) -> None:
+        """Set the coverage mode (:meth:`coverage_for`) of the metrics that check it."""
+        mode = self.coverage_for(configured)
+        for metric in metrics:
+            if hasattr(metric, "coverage"):
+                metric.coverage = mode
+
+    def provenance(self) -> dict[str, Any]:
+        """What every result records under ``provenance.run``."""
+        name = getattr(self.executor, "name", type(self.executor).__name__)
+        return {"device": self.device, "coverage": self.coverage_for(),
+                "counting_path": self.counting_path, "memory_budget": self.memory_budget,
+                "executor": name, "cache_dir": str(self.cache_dir)}

@@ -1,0 +1,134 @@
+"""The task protocol: ``plan(config, ctx) -> plan`` validates once, ``run(plan, ctx)`` executes.
+
+A task is a registry entry (``tasks``) with:
+
+- ``name``: its config's ``task:`` value;
+- ``placement``: where it runs under a distributed executor (``"unit"``: the whole suite
+  entry is one unit, the default; ``"units"``: on the driver, handing its own units to
+  ``ctx.executor``; ``"driver"``: on the driver, whole, e.g. the system track, whose timings
+  and meters belong to this machine);
+- ``plan(config, ctx)``: check the config fully, without running anything; raise
+  :class:`~neuromark.errors.ConfigError` naming file and line; return a plan that keeps
+  ``config`` (attribute ``config``) and whatever validation built, so that nothing is
+  validated twice;
+- ``run(plan, ctx) -> list[Results]``: run it, writing artefacts under ``ctx.out_dir``.
+
+:class:`BenchmarkTask` is the base the built-in tasks share: subclasses implement
+:meth:`BenchmarkTask.plan` and :meth:`BenchmarkTask.execute`. It also keeps the calls of
+the first protocol working (``task.validate(config)``, ``task.run(config, out_dir,
+quiet=...)``), which build a context from the environment defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from neuromark.config import ConfigFile
+from neuromark.context import RunContext
+from neuromark.results import Results
+
+#: Where a task runs under a distributed executor (see the module docstring).
+PLACEMENTS = ("unit", "units", "driver")
+
+
+@runtime_checkable
+class Task(Protocol):
+    """A benchmark protocol driven by a config file."""
+
+    name: str
+    placement: str
+
+    def plan(self, config: ConfigFile, ctx: RunContext) -> Any:
+        """Check ``config`` fully without running it; the plan keeps ``config``."""
+
+    def run(self, plan: Any, ctx: RunContext) -> list[Results]:
+        """Run a plan, writing any artefacts (plots, logs) under ``ctx.out_dir``."""
+
+
+@dataclass
+class TaskPlan:
+    """A validated config: the file, its typed settings and what validation built."""
+
+    config: ConfigFile
+    settings: Any
+    parts: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:  # plan.benchmark reads the settings' benchmark
+        if name.startswith("__") or name in ("config", "settings", "parts"):
+            raise AttributeError(name)
+        return getattr(self.settings, name)
+
+
+def plan_config(plan: Any) -> ConfigFile:
+    """The config a plan was made from."""
+    config = getattr(plan, "config", None)
+    if not isinstance(config, ConfigFile):
+        raise TypeError(f"a task's plan must keep its config (attribute 'config'), got "
+                        f"{type(plan).__name__}")
+    return config
+
+
+class BenchmarkTask:
+    """Base of the built-in tasks: ``plan`` + ``execute``; ``run`` and ``validate`` accept
+    the first protocol's calls too."""
+
+    name: ClassVar[str] = ""
+    placement: ClassVar[str] = "unit"
+
+    def plan(self, config: ConfigFile, ctx: RunContext) -> Any:
+        raise NotImplementedError
+
+    def execute(self, plan: Any, ctx: RunContext) -> list[Results]:
+        raise NotImplementedError
+
+    def run(self, plan: Any, ctx: RunContext | str | Path | None = None, *,
+            quiet: bool | None = None) -> list[Results]:
+        """Run ``plan`` under ``ctx``. The first protocol's ``run(config, out_dir,
+        quiet=...)`` is accepted: the config is planned under a context built from the
+        environment defaults, with ``out_dir`` as its output folder."""
+        if isinstance(plan, ConfigFile):
+            if not isinstance(ctx, RunContext):
+                ctx = RunContext.build(quiet=bool(quiet),
+                                       out_dir=Path(ctx) if ctx is not None else None)
+            plan = self.plan(plan, ctx)
+        elif not isinstance(ctx, RunContext):
+            raise TypeError(f"{self.name}.run(plan, ctx): ctx must be a RunContext")
+        if quiet is not None and quiet != ctx.quiet:
+            ctx = ctx.replace(quiet=quiet)
+        return self.execute(plan, ctx)
+
+    def validate(self, config: ConfigFile, ctx: RunContext | None = None) -> Any:
+        """The plan of ``config`` (the first protocol's name for :meth:`plan`)."""
+        return self.plan(config, ctx if ctx is not None else RunContext.build())
+
+
+def out_dir_of(ctx: RunContext) -> Path:
+    """The folder a task writes its artefacts in (``ctx.out_dir``: the suite entry's folder);
+    a context without one raises ``ValueError`` (give ``RunContext(out_dir=...)``)."""
+    if ctx.out_dir is None:
+        raise ValueError("this task writes artefacts (plots, logs): run it with a context "
+                         "that has an output folder, RunContext.build(out_dir=...)")
+    return ctx.out_dir
+
+
+class LegacyTask:
+    """A plugin task of the first protocol (``validate(config)``, ``run(config, out_dir, *,
+    quiet)``) seen through the current one."""
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+        self.name = getattr(task, "name", type(task).__name__)
+        self.placement = getattr(task, "placement", "unit")
+
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
+        return TaskPlan(config, self.task.validate(config))
+
+    def run(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        return list(self.task.run(plan.config, out_dir_of(ctx), quiet=ctx.quiet))
+
+
+def as_task(task: Any) -> Any:
+    """``task`` when it has ``plan`` (the current protocol), else a :class:`LegacyTask`."""
+    return task if callable(getattr(task, "plan", None)) else LegacyTask(task)
