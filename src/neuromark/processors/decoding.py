@@ -76,10 +76,11 @@ class Decoder:
         d = self.details()
         if d["tied_fraction"] <= TIE_FLAG_FRACTION:
             return None
+        hint = ("" if self.rule == "spike_count" else
+                " (binary spikes: try eval.postprocessor: spike_count)")
         return (f"decoding {self.rule}: {self.tied} of {self.samples} samples "
                 f"({100 * d['tied_fraction']:.1f} %) have a tied top class, decided by the "
-                f"lowest class index; the accuracy says little about the model (try "
-                f"eval.postprocessor: spike_count for binary spikes)")
+                f"lowest class index; the accuracy says little about the model{hint}")
 
 
 def default_rule(output_shape: tuple[int, ...] | None, trained_readout: str | None) -> str:
