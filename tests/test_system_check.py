@@ -105,7 +105,7 @@ def test_missing_report_section(runs, tmp_path, capsys):
 def test_too_few_power_samples(runs, capsys):
     code, _, findings = check(runs["sparse"], capsys)
     assert code == 1 and len(findings) == 1
-    assert findings[0].startswith("sparse.json: power/samples: power window 'floor' holds ")
+    assert findings[0].startswith("sparse--esn.json: power/samples: power window 'floor' holds ")
     assert findings[0].endswith("meter samples (< 10); lengthen it or raise the meter's sample rate")
 
 
@@ -114,18 +114,19 @@ def test_profile_and_compliance_rules(runs, tmp_path, capsys):
     manifest = json.loads((folder / "submission.json").read_text())
     manifest["profile"] = "submission"
     (folder / "submission.json").write_text(json.dumps(manifest))
-    results = json.loads((folder / "good.json").read_text())
+    results = json.loads((folder / "good--esn.json").read_text())
     results["config"]["compliance"] = True
-    (folder / "good.json").write_text(json.dumps(results))
+    (folder / "good--esn.json").write_text(json.dumps(results))
     code, profile, findings = check(folder, capsys)
     assert code == 1 and profile.startswith("profile: submission (MLPerf minimums")
     text = "\n".join(findings)
-    assert "good.json: rules/profile: config declares profile 'test', the submission 'submission'" in text
+    assert ("good--esn.json: rules/profile: config declares profile 'test', the submission "
+            "'submission'") in text
     assert ("settings/min-duration: effective minimum duration 0 s < 600 s (SingleStream, "
             "submission profile)") in text
     assert "settings/seeds: qsl_rng_seed 0 is not the official seed 2085463073848966840" in text
     for test in ("TEST01", "TEST04", "TEST05"):
-        assert f"good.json: compliance/{test}: required by compliance: true, but not run" in text
+        assert f"good--esn.json: compliance/{test}: required by compliance: true, but not run" in text
 
 
 def test_qubo_rules(tmp_path):

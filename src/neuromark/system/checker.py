@@ -7,7 +7,7 @@ system-track report rules (Yik et al. 2025). A submission is the folder
 
 ```
 DIR/submission.json                 manifest: profile, benchmarks, report
-DIR/<id>.json                       results of each benchmark
+DIR/<id>--<sut>.json                results of each benchmark (its model: the SUT)
 DIR/<stem>/loadgen/performanceonly/ mlperf_log_summary.txt, mlperf_log_detail.txt
 DIR/<stem>/loadgen/accuracyonly/    mlperf_log_detail.txt, mlperf_log_accuracy.json
 DIR/<stem>/compliance/TEST0x/       audit runs (configs with compliance: true)
