@@ -8,7 +8,8 @@ import os
 
 import pytest
 import torch
-from framework_equivalence import X, assert_same_counts, snntorch_twin
+from batch_independence import assert_batch_independent, mixed_data
+from framework_equivalence import X, assert_same_counts, seeded_weights, snntorch_twin
 from torch import nn
 
 from neuromark.errors import UnsupportedLayerError
@@ -55,3 +56,14 @@ def test_state_is_threaded_explicitly():
 def test_multi_step_modules_refused_by_name():
     with pytest.raises(UnsupportedLayerError, match=r"'1' \(LIF\).*use LIFCell"):
         NorseModel(nt.SequentialState(nn.Linear(2, 2), nt.LIF()))
+
+
+def test_figures_independent_of_the_batch():
+    # footprint (per-sample neuron state), synaptic operations (per-sample MAC/AC split on
+    # half-binary, half-analog data) and activation sparsity at batch 1, 32 and 120
+    net = norse_net()
+    seeded_weights(net, (3.0, 3.0))
+    found = assert_batch_independent(NorseModel(net), mixed_data(6))
+    ops = found["synaptic_operations"]
+    assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
+    assert 0 < found["activation_sparsity"] < 1

@@ -9,6 +9,7 @@ import os
 
 import pytest
 import torch
+from batch_independence import assert_batch_independent, mixed_data
 from framework_equivalence import X, assert_same_counts, linear_layers, snntorch_twin
 from torch import nn
 
@@ -98,3 +99,17 @@ def test_stepping_gives_rockpool_own_sequence_output_per_sample(kind):
     assert stepped.sum() > 10
     costs = [layer.cost for layer in adapter.neuron_layers()]
     assert costs == ([4.0, 4.0] if kind == "lif_neuron" else [6.0, 6.0])
+
+
+def test_figures_independent_of_the_batch():
+    # footprint (per-sample neuron state), synaptic operations (per-sample MAC/AC split on
+    # half-binary, half-analog data) and activation sparsity at batch 1, 32 and 120
+    torch.manual_seed(0)
+    net = rockpool_net()
+    with torch.no_grad():  # LinearTorch (in, out) weights, counted by interception
+        for linear in (m for m in net.modules() if isinstance(m, rm.LinearTorch)):
+            linear.weight.mul_(3.0)
+    found = assert_batch_independent(RockpoolModel(net), mixed_data(6))
+    ops = found["synaptic_operations"]
+    assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
+    assert 0 < found["activation_sparsity"] < 1

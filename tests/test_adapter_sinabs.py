@@ -8,6 +8,7 @@ import os
 
 import pytest
 import torch
+from batch_independence import assert_batch_independent, mixed_data
 from framework_equivalence import X, assert_same_counts, seeded_weights, snntorch_twin
 from torch import nn
 
@@ -51,3 +52,14 @@ def test_stepping_gives_sinabs_own_sequence_output():
         adapter.reset_state()
         assert torch.equal(adapter(X), direct)
     assert direct.sum() > 10
+
+
+def test_figures_independent_of_the_batch():
+    # footprint (per-sample neuron state), synaptic operations (per-sample MAC/AC split on
+    # half-binary, half-analog data) and activation sparsity at batch 1, 32 and 120
+    net = sinabs_net()
+    seeded_weights(net, (3.0, 3.0))
+    found = assert_batch_independent(SinabsModel(net), mixed_data(6))
+    ops = found["synaptic_operations"]
+    assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
+    assert 0 < found["activation_sparsity"] < 1

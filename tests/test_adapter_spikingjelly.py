@@ -8,6 +8,7 @@ import os
 
 import pytest
 import torch
+from batch_independence import assert_batch_independent, mixed_data
 from framework_equivalence import X, assert_same_counts, seeded_weights, snntorch_twin
 from torch import nn
 
@@ -60,3 +61,14 @@ def test_state_is_the_post_reset_potential():
         adapter(X)
     assert set(adapter.state()) == {"1.v", "3.v"}
     assert [layer.cost for layer in adapter.neuron_layers()] == [4.0, 4.0]
+
+
+def test_figures_independent_of_the_batch():
+    # footprint (per-sample neuron state), synaptic operations (per-sample MAC/AC split on
+    # half-binary, half-analog data) and activation sparsity at batch 1, 32 and 120
+    net = sj_net()
+    seeded_weights(net, (3.0, 3.0))
+    found = assert_batch_independent(SpikingJellyModel(net), mixed_data(6))
+    ops = found["synaptic_operations"]
+    assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
+    assert 0 < found["activation_sparsity"] < 1

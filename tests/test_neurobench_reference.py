@@ -1,6 +1,7 @@
 """Cross-checks against the ``neurobench`` 2.3.0 package itself (a reference, never a
 dependency). Skipped unless neurobench is importable; ``.ci/run`` runs them in a scratch
-venv (``scripts/reference_checks.sh``)."""
+venv (``scripts/reference_checks.sh``). Synaptic operations use neurobench's per-call
+MAC/AC rule (``mac_rule="per_call"``), the one it implements."""
 
 from __future__ import annotations
 
@@ -76,7 +77,8 @@ def test_snntorch_network_agrees():
                                 [nb_workload.SynapticOperations, nb_workload.ActivationSparsity,
                                  nb_workload.MembraneUpdates, nb_workload.ClassificationAccuracy])
     ours = dict(Benchmark(SNNTorchModel(net), loader, [], [post],
-                          [ParameterCount(), ConnectionSparsity(), SynapticOperations(),
+                          [ParameterCount(), ConnectionSparsity(),
+                           SynapticOperations(mac_rule="per_call"),
                            ActivationSparsity(), MembraneUpdates(), ClassificationAccuracy()],
                           quiet=True).run())
     compare(ours, theirs, ["parameter_count", "connection_sparsity", "synaptic_operations",
@@ -102,7 +104,8 @@ def test_relu_mlp_and_cnn_agree():
                                     [nb_workload.SynapticOperations, nb_workload.ActivationSparsity,
                                      nb_workload.ClassificationAccuracy])
         ours = dict(Benchmark(TorchModel(net), loader, [], [post],
-                              [ParameterCount(), ConnectionSparsity(), SynapticOperations(),
+                              [ParameterCount(), ConnectionSparsity(),
+                           SynapticOperations(mac_rule="per_call"),
                                ActivationSparsity(), ClassificationAccuracy()], quiet=True).run())
         compare(ours, theirs, ["parameter_count", "connection_sparsity", "synaptic_operations",
                                "activation_sparsity", "classification_accuracy"])

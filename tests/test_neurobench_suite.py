@@ -238,14 +238,22 @@ def test_synops_recurrent_cells(cell, ours, neurobench):
     (nn.LSTMCell(25, 5), 615), (nn.RNNCell(25, 5), 150), (nn.GRUCell(25, 5), 465),
 ])
 def test_synops_recurrent_cells_batch_2_are_per_sample(cell, neurobench):
-    # neurobench 2.3.0 feeds the cells a batch of 2 and expects the per-sample figure
+    # neurobench 2.3.0 feeds the cells a batch of 2 and expects the per-sample figure,
+    # all MACs by its per-call rule (sample 0's x is analog)
     h = torch.ones(2, 5)
     x = torch.ones(2, 25)
     x[0, 0] = 4
     inp = [x, (h, h) if isinstance(cell, nn.LSTMCell) else h]
     nb = synops(TorchModel(CellNet(cell)), inp, torch.zeros(2), recurrent_gates=True,
-                cell_mac_rule="input")
+                cell_mac_rule="input", mac_rule="per_call")
     assert nb["Effective_MACs"] == neurobench and nb["Effective_ACs"] == 0
+    # per sample (the default): sample 1's x is binary, so its matrix ops are ACs; the
+    # gate products (3 x 5 for LSTM and GRU) stay MACs
+    gates = 0 if isinstance(cell, nn.RNNCell) else 15
+    ours = synops(TorchModel(CellNet(cell)), inp, torch.zeros(2), recurrent_gates=True,
+                  cell_mac_rule="input")
+    assert ours["Effective_MACs"] == (neurobench + gates) / 2
+    assert ours["Effective_ACs"] == (neurobench - gates) / 2
 
 
 # -- membrane updates and per-layer activation sparsity (neurobench 2.3.0) -------------

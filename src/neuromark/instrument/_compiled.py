@@ -19,36 +19,71 @@ def row_terms(value, zero, one):  # pragma: no cover - compiled
     defect = magnitude - indicator
     return indicator, defect * defect
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def row_done(effective, defect, row, group, per_sample, sample):  # pragma: no cover
+    """Add one row's (effective ops, spike residual) to its sample's running ``sample``
+    (effective, residual, ACs, MACs); the sample's ops become ACs or MACs with its last
+    row (row + 1 a multiple of ``group``, the rows per sample), NaN ones neither. Samples
+    are also written to ``per_sample`` (samples, 2) when it has rows."""
+    s_effective, s_residual, acs, macs = sample
+    s_effective += effective
+    s_residual += defect
+    if (row + 1) % group == 0:
+        if per_sample.shape[0] > 0:
+            per_sample[row // group, 0] = s_effective
+            per_sample[row // group, 1] = s_residual
+        if s_residual == 0:
+            acs += s_effective
+        elif s_residual > 0:
+            macs += s_effective
+        s_effective = 0.0
+        s_residual = 0.0
+    return s_effective, s_residual, acs, macs
+
+
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
-def linear_rows(x, step, col_nnz, zero, one):  # pragma: no cover - compiled
-    """(effective ops, spike residual) of the rows ``x[:, step, :]`` of x (rows, steps,
-    in); see :func:`linear_counts`.
+def linear_rows(x, step, col_nnz, zero, one, group, per_sample):  # pragma: no cover - compiled
+    """(effective ops, spike residual, per-sample ACs, per-sample MACs) of the rows
+    ``x[:, step, :]`` of x (rows, steps, in), each ``group`` successive rows one sample;
+    see :func:`linear_counts`.
 
     ``zero`` and ``one`` have the input's dtype, so the loop runs in it (a Python
     literal would promote float32 to float64 and halve the vector width). Rows are
     read four at a time: on a batch of time steps they lie far apart in memory, and
-    four streams hide more memory latency than one. Each row-group sum is exact in
+    four streams hide more memory latency than one. Each row sum is exact in
     ``col_nnz``'s dtype (the caller sees to it) and sums of non-negative terms do not
     depend on their order, so reassociating them (which vectorises the loop) changes
-    nothing."""
+    nothing. Row sums are added per sample in float64 (exact below 2**53)."""
     rows, cols = x.shape[0], x.shape[2]
     no_ops = col_nnz[0] - col_nnz[0]  # 0 in col_nnz's dtype
     effective = 0.0
     residual = 0.0
+    sample = (0.0, 0.0, 0.0, 0.0)
     i = 0
     while i + 4 <= rows:
         r0, r1, r2, r3 = x[i, step], x[i + 1, step], x[i + 2, step], x[i + 3, step]
-        group_effective = no_ops
-        group_residual = zero
+        e0 = e1 = e2 = e3 = no_ops
+        q0 = q1 = q2 = q3 = zero
         for j in range(cols):
             n0, d0 = row_terms(r0[j], zero, one)
             n1, d1 = row_terms(r1[j], zero, one)
             n2, d2 = row_terms(r2[j], zero, one)
             n3, d3 = row_terms(r3[j], zero, one)
-            group_effective += (n0 + n1 + n2 + n3) * col_nnz[j]
-            group_residual += d0 + d1 + d2 + d3
-        effective += group_effective
-        residual += group_residual
+            c = col_nnz[j]
+            e0 += n0 * c
+            e1 += n1 * c
+            e2 += n2 * c
+            e3 += n3 * c
+            q0 += d0
+            q1 += d1
+            q2 += d2
+            q3 += d3
+        effective += (e0 + e1) + (e2 + e3)
+        residual += (q0 + q1) + (q2 + q3)
+        sample = row_done(e0, q0, i, group, per_sample, sample)
+        sample = row_done(e1, q1, i + 1, group, per_sample, sample)
+        sample = row_done(e2, q2, i + 2, group, per_sample, sample)
+        sample = row_done(e3, q3, i + 3, group, per_sample, sample)
         i += 4
     while i < rows:
         row = x[i, step]
@@ -60,8 +95,9 @@ def linear_rows(x, step, col_nnz, zero, one):  # pragma: no cover - compiled
             row_residual += defect
         effective += row_effective
         residual += row_residual
+        sample = row_done(row_effective, row_residual, i, group, per_sample, sample)
         i += 1
-    return effective, residual
+    return effective, residual, sample[2], sample[3]
 
 #: Elements counted per float32 partial sum: far below 2**24, so every partial is exact.
 CHUNK = 1 << 16

@@ -6,7 +6,8 @@ weights each input element meets, and dense ops are ``sum(M_ones)`` with all wei
 counted (:func:`~neuromark.metrics.functional.synops.conv_input_counts`). Both maps depend
 only on the weight and the input shape, so they are computed once and cached; each call is
 then the Linear kernel's single pass with the flattened sample as the row and ``M`` as the
-weight counts. neurobench instead convolves a copy of the input with binarised weights.
+weight counts (one row per sample: the MAC/AC split is per sample). neurobench instead
+convolves a copy of the input with binarised weights.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from torch import Tensor, nn
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
 from neuromark.instrument.call_totals import CallTotals
-from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
+from neuromark.instrument.kernels import NO_SAMPLES, UNITS, column_counts_array, compiled
 from neuromark.instrument.linear_counter import weight_reader
 from neuromark.instrument.steps import StepIndex
 from neuromark.metrics.functional.synops import conv_input_counts
@@ -85,7 +86,7 @@ class ConvCounter(CallTotals):
         if rows.size == 0:
             self.empty_seen = True  # called, on an empty input: its weights were used
             return
-        self.record(*self._kernel(rows, step, vector, *UNITS[rows.dtype.char]))
+        self.record(*self._kernel(rows, step, vector, *UNITS[rows.dtype.char], 1, NO_SAMPLES))
 
     def _add_with_torch(self, x: Tensor) -> None:
         """Keep the call for the torch path's reduction, with the maps of the weight as it

@@ -6,7 +6,10 @@ parameters are all wrapped never pays for it. A call is a *weight operation* whe
 operand is a parameter of the model or a view of one (``w.t()``, a reshape, a slice: found
 by the parameter's storage); it is counted with the same definitions as the wrappers:
 dense = every multiplication of an input element by a weight, effective = those with
-both non-zero, ACs when the other operand holds only -1, 0 and 1, else MACs.
+both non-zero, ACs when the other operand holds only -1, 0 and 1, else MACs. The split
+is per sample (batch-first inputs of ``F.linear``, ``x @ W``, ``W @ x`` with a batched
+``x`` of 3+ dims, convolutions; the batch dimension 1 of attention's time-major inputs)
+and per call for the rest (einsum, weights of 3+ dims), which are then one sample.
 
 Counted: ``F.linear``, ``matmul``/``@``/``mm``/``bmm``/``addmm``/``baddbmm``, ``einsum``,
 convolutions and transposed convolutions (1d/2d/3d), ``F.multi_head_attention_forward``
@@ -30,8 +33,14 @@ from torch import Tensor
 from torch.nn import functional as F
 from torch.overrides import TorchFunctionMode
 
-from neuromark.instrument.call_totals import CallTotals
-from neuromark.instrument.kernels import UNITS, as_array, column_counts_array, compiled
+from neuromark.instrument.call_totals import CallTotals, rows_per_sample
+from neuromark.instrument.kernels import (
+    NO_SAMPLES,
+    UNITS,
+    as_array,
+    column_counts_array,
+    compiled,
+)
 from neuromark.metrics.functional.synops import masked_counts
 
 _MATMUL = {torch.matmul, Tensor.matmul, Tensor.__matmul__, torch.mm, Tensor.mm,
@@ -52,17 +61,31 @@ def _ones(x: Tensor) -> Tensor:
     return torch.ones(x.shape, dtype=torch.float64, device=x.device)
 
 
-def _residual(x: Tensor) -> Tensor:
-    """Spike residual of ``x`` (0 exactly for values in {-1, 0, 1}, NaN for NaN)."""
+def _residual(x: Tensor, sample_dim: int | None = None) -> Tensor:
+    """Spike residual of ``x`` (0 exactly for values in {-1, 0, 1}, NaN for NaN): one
+    value (1,), or one per sample along ``sample_dim`` (S,)."""
     if x.dtype not in (torch.float32, torch.float64):
         x = x.to(torch.float32)
     magnitude = x.abs()
-    defect = (magnitude - magnitude.sign()).reshape(-1)
-    return torch.dot(defect, defect)
+    defect = magnitude - magnitude.sign()
+    if sample_dim is None:
+        defect = defect.reshape(1, -1)
+    else:
+        defect = defect.movedim(sample_dim, 0).reshape(x.shape[sample_dim], -1)
+    return torch.linalg.vecdot(defect, defect)
 
 
 def _name(func: Any) -> str:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+
+
+def _attention_counts(x: Tensor, counts: Tensor) -> tuple[Tensor, int | None]:
+    """(effective ops, sample dim) of an attention projection's input ``x``: (L, N, E),
+    time-major, per sample along dim 1; unbatched (L, E): one sample."""
+    if x.dim() == 3 and x.shape[1] > 0:
+        rows = x.transpose(0, 1).reshape(-1, x.shape[-1])
+        return masked_counts(rows, counts, x.shape[0])[0], 1
+    return masked_counts(x.reshape(-1, x.shape[-1]), counts)[0], None
 
 
 class OpCounter(TorchFunctionMode):
@@ -162,10 +185,14 @@ class OpCounter(TorchFunctionMode):
             if name is not None:
                 self.consumed.add(name)
 
-    def _record(self, name: str, x: Tensor, effective: Tensor, dense: float, out: Any) -> None:
+    def _record(self, name: str, x: Tensor, effective: Tensor, dense: float, out: Any,
+                sample_dim: int | None = None) -> None:
+        """One call on input ``x``: ``effective`` is 0-d (one sample), or per sample (S,)
+        of ``x``'s samples along ``sample_dim``."""
         totals = self._totals(name)
         totals.dense += dense
-        totals.pending.append((effective.to(torch.float64), _residual(x)))
+        totals.pending.append((effective.to(torch.float64).reshape(-1),
+                               _residual(x, sample_dim)))
         self.consumed.add(name)
         if isinstance(out, Tensor):
             self._recent.append(out)
@@ -180,15 +207,17 @@ class OpCounter(TorchFunctionMode):
         if name is None:
             self.activation_products += dense
             return out
-        self._rows(name, x, x.reshape(-1, x.shape[-1]), weight, 0, dense, out)
+        self._rows(name, x, x.reshape(-1, x.shape[-1]), weight, 0, dense, out,
+                   rows_per_sample(x))
         self._consume(bias)
         return out
 
     def _rows(self, name: str, x: Tensor, rows: Tensor, weight: Tensor, dim: int,
-              dense: float, out: Any) -> None:
-        """Count ``rows`` (R, K) against a 2-d weight whose non-zeros along ``dim`` are the
-        weights each input column meets: the Linear kernel's one pass on CPU floats, torch
-        ops elsewhere. Column counts of a parameter are cached while it is unchanged."""
+              dense: float, out: Any, group: int) -> None:
+        """Count ``rows`` (R, K), each ``group`` successive rows one sample, against a 2-d
+        weight whose non-zeros along ``dim`` are the weights each input column meets: the
+        Linear kernel's one pass on CPU floats, torch ops elsewhere. Column counts of a
+        parameter are cached while it is unchanged."""
         key = (name, dim, weight.shape, weight.stride())  # w and w.t() differ by strides
         hit = self._columns.get(key)
         stamp = (weight.data_ptr(), weight._version if not weight.is_inference() else -1)
@@ -198,13 +227,18 @@ class OpCounter(TorchFunctionMode):
                                         column_counts_array(counts, weight.numel()))
         array = as_array(rows)
         if array is None or array.size == 0:
-            effective, _ = masked_counts(rows, hit[1])
-            self._record(name, x, effective, dense, out)
+            effective, residual = masked_counts(rows, hit[1], group)
+            totals = self._totals(name)
+            totals.dense += dense
+            totals.pending.append((effective, residual))
+            self.consumed.add(name)
+            if isinstance(out, Tensor):
+                self._recent.append(out)
             return
         totals = self._totals(name)
         totals.dense += dense
         totals.record(*self._kernel(array.reshape(array.shape[0], 1, -1), 0, hit[2],
-                                    *UNITS[array.dtype.char]))
+                                    *UNITS[array.dtype.char], group, NO_SAMPLES))
         self.consumed.add(name)
         if isinstance(out, Tensor):
             self._recent.append(out)
@@ -218,11 +252,13 @@ class OpCounter(TorchFunctionMode):
             return False
         if name_b is not None and b.dim() == 2 and name_a is None:
             # the weights each x[..., k] meets: row k of b
-            self._rows(name_b, a, a.reshape(-1, a.shape[-1]), b, 1, dense, out)
+            self._rows(name_b, a, a.reshape(-1, a.shape[-1]), b, 1, dense, out,
+                       rows_per_sample(a))
         elif name_a is not None and a.dim() <= 2 and name_b is None:
             rows = b.reshape(1, -1) if b.dim() == 1 else b.transpose(-1, -2).reshape(-1, b.shape[-2])
-            if a.dim() == 2:
-                self._rows(name_a, b, rows, a, 0, dense, out)
+            if a.dim() == 2:  # W @ x: a batched x (N, ..., K, M) has N samples
+                samples = b.shape[0] if b.dim() > 2 and b.shape[0] else 1
+                self._rows(name_a, b, rows, a, 0, dense, out, max(rows.shape[0] // samples, 1))
             else:
                 self._record(name_a, b, masked_counts(rows, _mask(a))[0], dense, out)
         else:  # a weight of 3+ dims, or two weights: the contraction of the masks
@@ -265,12 +301,14 @@ class OpCounter(TorchFunctionMode):
         geometry = dict(kwargs)
         for key in ("input", "weight", "bias"):
             geometry.pop(key, None)
-        effective = func(_mask(x), _mask(weight), None, *rest, **geometry).sum()
+        batched = x.dim() == weight.dim() and x.shape[0] > 0
+        effective = func(_mask(x), _mask(weight), None, *rest, **geometry)
+        effective = effective.flatten(1).sum(dim=1) if batched else effective.sum()
         dense = float(func(_ones(x), _ones(weight), None, *rest, **geometry).sum())
         if name is None:
             self.activation_products += dense
             return out
-        self._record(name, x, effective, dense, out)
+        self._record(name, x, effective, dense, out, 0 if batched else None)
         self._consume(bias)
         return out
 
@@ -295,8 +333,8 @@ class OpCounter(TorchFunctionMode):
                 self.activation_products += dense
                 continue
             counts = (weight != 0).sum(dim=0, dtype=torch.float64)
-            self._record(name, x, masked_counts(x.reshape(-1, x.shape[-1]), counts)[0],
-                         dense, None)
+            effective, sample_dim = _attention_counts(x, counts)
+            self._record(name, x, effective, dense, None, sample_dim)
         self._consume(a["in_proj_bias"], a["bias_k"], a["bias_v"], a["out_proj_bias"])
         # the heads' concatenation entering the output projection: the same call with an
         # identity projection
@@ -311,8 +349,8 @@ class OpCounter(TorchFunctionMode):
         if name is None:
             self.activation_products += dense
         else:
-            self._record(name, heads, masked_counts(heads.reshape(-1, embed), counts)[0],
-                         dense, None)
+            effective, sample_dim = _attention_counts(heads, counts)
+            self._record(name, heads, effective, dense, None, sample_dim)
         targets = query.numel() // embed  # tokens of the query, over the batch
         sources = key.shape[0] + (a["bias_k"] is not None) + bool(a["add_zero_attn"])
         self.activation_products += 2.0 * targets * sources * embed
@@ -333,8 +371,9 @@ class OpCounter(TorchFunctionMode):
                       and self.weight_name(out) == name):  # a view is no use yet
                 self.uses.setdefault(name, []).append(_name(func))
 
-    def take(self) -> dict[str, tuple[float, float, float]]:
-        """(effective ACs, effective MACs, dense) per weight since the last take."""
+    def take(self) -> dict[str, tuple[float, float, float, float, float]]:
+        """Per weight since the last take: (ACs, MACs, dense, per-call ACs, per-call MACs)
+        (see :meth:`CallTotals.take`)."""
         out = {name: totals.take() for name, totals in self.totals.items()}
         self._recent.clear()
         return out

@@ -21,6 +21,8 @@ from torch import Tensor
 UNITS = {"f": (np.float32(0), np.float32(1)), "d": (np.float64(0), np.float64(1))}
 #: An empty state, for neuron layers without a membrane.
 NO_STATE = np.zeros(0, np.float32)
+#: The Linear kernel's ``per_sample`` operand when per-sample values are not wanted.
+NO_SAMPLES = np.zeros((0, 2), np.float64)
 
 
 @cache
@@ -58,8 +60,22 @@ def linear_counts(x: np.ndarray, step: int, col_nnz: np.ndarray) -> tuple[int, f
     at least 2**-48 in float32, whose spacing near 1 is 2**-24, so the sum cannot vanish)
     and NaN when the input holds NaN.
     """
-    effective, residual = compiled()[0](x, step, col_nnz, *UNITS[x.dtype.char])
+    effective, residual, _, _ = compiled()[0](x, step, col_nnz, *UNITS[x.dtype.char], 1,
+                                              NO_SAMPLES)
     return int(effective), float(residual)
+
+
+def linear_sample_counts(x: np.ndarray, step: int, col_nnz: np.ndarray,
+                         group: int) -> tuple[int, int, np.ndarray]:
+    """The per-sample MAC/AC split of the same pass, each ``group`` successive rows of
+    ``x[:, step, :]`` one sample: (ACs, MACs, per-sample (effective, residual) (S, 2)).
+    A sample's effective ops are ACs when its residual is 0, MACs when it is positive."""
+    rows = x.shape[0]
+    if group < 1 or rows % group:
+        raise ValueError(f"{rows} rows do not split into samples of {group} rows")
+    per_sample = np.zeros((rows // group, 2), np.float64)
+    _, _, acs, macs = compiled()[0](x, step, col_nnz, *UNITS[x.dtype.char], group, per_sample)
+    return int(acs), int(macs), per_sample
 
 
 def neuron_counts(output: np.ndarray, after: np.ndarray, before: np.ndarray) -> tuple[int, int]:

@@ -2,7 +2,8 @@
 
 Recurrent layers apply two matrices per step: W_ih to x_t and W_hh to h_{t-1}. A full layer
 is called once with the whole sequence, so each matrix is counted once per call over all
-steps with :func:`~neuromark.metrics.functional.synops.masked_counts`. The hidden sequence
+steps on the torch path (:mod:`~neuromark.instrument.deferred`), a sample's ops over the
+whole sequence being ACs or MACs together. The hidden sequence
 of every layer and direction is needed: the last layer's comes from the output, earlier
 layers' from a single-layer replay that shares the weights (one extra forward of those
 layers). neurobench 2.3.0 silently skips full recurrent layers.
@@ -77,9 +78,10 @@ class RecurrentCounter(CallTotals):
         x = args[0] if args else kwargs["input"]
         state = args[1] if len(args) > 1 else kwargs.get("hx")
         for inputs, weight in _matrix_inputs(self.module, x, state, output):
-            rows = inputs.reshape(-1, weight.shape[1])
-            self.dense += rows.shape[0] * weight.numel()
-            self.kept.add(rows, weight.shape[1], self.weights.col_nnz(weight), self.copies)
+            steps, samples = inputs.shape[0], inputs.shape[1]  # time-major (L, N, in)
+            self.dense += steps * samples * weight.numel()
+            self.kept.add(inputs.transpose(0, 1), weight.shape[1],
+                          self.weights.col_nnz(weight), self.copies, steps)
 
 
 def _matrix_inputs(module: nn.RNNBase, x: Any, state: Any,

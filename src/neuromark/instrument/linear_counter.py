@@ -2,11 +2,14 @@
 
 CPU float inputs are read by the kernel of :func:`~neuromark.instrument.kernels.linear_counts`
 as rows of a (rows, steps, in) array: a time step announced by the adapter (``data[:, t]``
-of a (B, T, in) batch) is row set ``t`` of the batch itself, and any other input ``x`` is
-``x.reshape(-1, 1, in)``. Other inputs (GPU, other dtypes) take
-:func:`~neuromark.metrics.functional.synops.masked_counts`. Either way a call is an AC call
-when every input value is -1, 0 or 1, else a MAC call; NaN input is reported by
-:meth:`~neuromark.instrument.call_totals.CallTotals.take`, outside the forward pass.
+of a (B, T, in) batch) is row set ``t`` of the batch itself (one row per sample), and any
+other input ``x`` is ``x.reshape(-1, 1, in)``, read batch-first: sample ``i`` is ``x[i]``
+(``x.shape[0]`` samples of equally many rows; a 1-d ``x`` is one sample). Other inputs
+(GPU, other dtypes) take the torch path (:mod:`~neuromark.instrument.deferred`). Either way
+a sample's ops in a call are ACs when its input values are all -1, 0 or 1, else MACs (and
+the whole call's, for the per-call rule; see :mod:`~neuromark.instrument.call_totals`);
+NaN input is reported by :meth:`~neuromark.instrument.call_totals.CallTotals.take`,
+outside the forward pass.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from torch import Tensor, nn
 
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.arrays import LastArray
-from neuromark.instrument.call_totals import CallTotals
+from neuromark.instrument.call_totals import CallTotals, Totals, rows_per_sample
 from neuromark.instrument.deferred import totals
-from neuromark.instrument.kernels import UNITS, column_counts_array, compiled
+from neuromark.instrument.kernels import NO_SAMPLES, UNITS, column_counts_array, compiled
 from neuromark.instrument.layer_ops import WeightCache
 from neuromark.instrument.steps import StepIndex
 from neuromark.metrics.functional.synops import weight_column_nnz
@@ -62,17 +65,20 @@ class LinearCounter(CallTotals):
         self._col_nnz = np.zeros(0, np.float32)
         self._kernel = compiled()[0]  # see linear_counts(); called directly: once per call
 
-    def add(self, x: Tensor) -> None:
-        """Record one call's input ``x`` (..., in)."""
+    def add(self, x: Tensor, per_sample: np.ndarray = NO_SAMPLES) -> None:
+        """Record one call's input ``x`` (..., in); with ``per_sample`` (samples, 2), also
+        write each sample's (effective ops, spike residual) there."""
         step = self.steps.linear_index.get(id(x))
         if step is not None:
-            rows = self.steps.batch
+            rows, group = self.steps.batch, 1
         else:
             array = self.arrays.get(x)
             if array is None:
                 self._add_with_torch(x)
                 return
             rows, step = array.reshape(-1, 1, array.shape[-1]), 0
+            group = rows.shape[0] // array.shape[0] if array.ndim > 1 and array.shape[0] \
+                else max(rows.shape[0], 1)
         self.dense += rows.shape[0] * rows.shape[2] * self.out_features
         if rows.size == 0:
             self.empty_seen = True  # called, on an empty input: its weights were used
@@ -80,7 +86,8 @@ class LinearCounter(CallTotals):
         weight = self.read_weight()
         if weight is not self._weight or self._derived or weight._version != self._stamp[1]:
             self._refresh(weight)
-        self.record(*self._kernel(rows, step, self._col_nnz, *UNITS[rows.dtype.char]))
+        self.record(*self._kernel(rows, step, self._col_nnz, *UNITS[rows.dtype.char], group,
+                                  per_sample))
 
     def _refresh(self, weight: Tensor) -> None:
         """Column counts of a new or changed weight (in-place changes bump its version)."""
@@ -105,14 +112,14 @@ class LinearCounter(CallTotals):
         if step is not None:
             self.kept.add_step(steps.held, step, col_nnz)
         else:
-            self.kept.add(x, x.shape[-1], col_nnz, self.arrays.copies)
+            self.kept.add(x, x.shape[-1], col_nnz, self.arrays.copies, rows_per_sample(x))
 
     def on_torch_path(self, x: Tensor) -> bool:
         """Whether :meth:`add` would count ``x`` with torch rather than the kernel."""
         return id(x) not in self.steps.linear_index and self.arrays.get(x) is None
 
-    def take(self) -> tuple[float, float, float]:
-        """(effective ACs, effective MACs, dense) since the last take; resets the totals."""
+    def take(self) -> Totals:
+        """See :meth:`CallTotals.take`; also checks the weight storage stayed put."""
         weight = self._weight
         if weight is not None and weight.data_ptr() != self._stamp[0]:
             self._weight = None
@@ -130,8 +137,9 @@ class CellCounter:
 
     Also kept, for neurobench's cell definition (``SynapticOperations(recurrent_gates=True,
     cell_mac_rule="input")``): ``input_rule``, the (ACs, MACs) of both matrices with each
-    call classified by its input x alone, and ``gates``, the gate products per call (LSTM:
-    f*c, i*g, o*tanh(c); GRU: r*(W_hn h + b), (1 - z)*n, z*h; 3 x hidden per row; RNN: 0).
+    sample's ops in a call classified by its input x alone (``input_call_rule``: each whole
+    call's, by the whole batch's x), and ``gates``, the gate products per call (LSTM: f*c,
+    i*g, o*tanh(c); GRU: r*(W_hn h + b), (1 - z)*n, z*h; 3 x hidden per row; RNN: 0).
     """
 
     def __init__(self, name: str, module: nn.Module, weights: WeightCache,
@@ -141,6 +149,7 @@ class CellCounter:
         self.input = LinearCounter(name, module, weights, steps, arrays, "weight_ih")
         self.hidden = LinearCounter(name, module, weights, steps, arrays, "weight_hh")
         self.input_rule = [0.0, 0.0]
+        self.input_call_rule = [0.0, 0.0]
         self.gates = 0.0
         self._torch_calls: list[bool] = []  # torch path: whether each kept call had hx
 
@@ -165,48 +174,58 @@ class CellCounter:
             self._torch_calls.append(hx is not None)
             return
         self._reduce_torch_calls()  # a kernel call after torch-path ones in this batch
-        before = (self.input.acs, self.input.macs, self.hidden.acs, self.hidden.macs)
-        self.input.add(x)
+        samples = x.shape[0] if x.dim() > 1 else 1
+        x_samples = np.zeros((samples, 2))
+        h_samples = np.zeros((samples, 2))
+        self.input.add(x, x_samples)
         if hx is not None:
-            self.hidden.add(hx)
-        self.input.flush()
-        self.hidden.flush()
-        x_acs, x_macs = self.input.acs - before[0], self.input.macs - before[1]
-        effective = x_acs + x_macs + self.hidden.acs - before[2] + self.hidden.macs - before[3]
-        self.input_rule[1 if x_macs else 0] += effective
+            self.hidden.add(hx, h_samples)
+        effective = x_samples[:, 0] + h_samples[:, 0]
+        residual = x_samples[:, 1]
+        self.input_rule[0] += float(effective[residual == 0].sum())
+        self.input_rule[1] += float(effective[residual > 0].sum())
+        x_residual = float(residual.sum())
+        if x_residual == x_residual:
+            self.input_call_rule[1 if x_residual else 0] += float(effective.sum())
 
     def _reduce_torch_calls(self) -> None:
-        """Add the torch path's kept calls to both matrices' totals and the input rule."""
+        """Add the torch path's kept calls to both matrices' totals and the input rules."""
         calls, self._torch_calls = self._torch_calls, []
         if not calls:
             return
         x_counts = self.input.kept.reduce()
         h_counts = self.hidden.kept.reduce()
         effective, nonspike, nan = x_counts
-        call_effective = effective.clone()
+        sample_effective = effective.clone()
         if h_counts is not None:
             has_hidden = torch.tensor(calls, device=effective.device)
-            call_effective[has_hidden] += h_counts[0]
-        input_macs = torch.where(nonspike & ~nan, call_effective, 0).sum()
-        input_acs = torch.where(~nonspike & ~nan, call_effective, 0).sum()
-        rule = torch.stack([input_acs, input_macs]).tolist()
+            h_effective = h_counts[0][:, :effective.shape[1]]
+            sample_effective[has_hidden, :h_effective.shape[1]] += h_effective
+        call_effective = sample_effective.sum(dim=1)
+        call_nonspike, call_clean = nonspike.any(dim=1), ~nan.any(dim=1)
+        rule = torch.stack([
+            torch.where(~nonspike & ~nan, sample_effective, 0).sum(),
+            torch.where(nonspike & ~nan, sample_effective, 0).sum(),
+            torch.where(~call_nonspike & call_clean, call_effective, 0).sum(),
+            torch.where(call_nonspike & call_clean, call_effective, 0).sum()]).tolist()
         self.input_rule[0] += rule[0]
         self.input_rule[1] += rule[1]
-        for counter, counts in ((self.input, x_counts), (self.hidden, h_counts)):
-            acs, macs, nan_seen = totals(counts)
-            counter.acs += acs
-            counter.macs += macs
-            counter.nan_seen |= nan_seen
+        self.input_call_rule[0] += rule[2]
+        self.input_call_rule[1] += rule[3]
+        self.input._add(totals(x_counts))
+        self.hidden._add(totals(h_counts))
 
-    def take(self) -> tuple[float, float, float]:
-        """(effective ACs, effective MACs, dense) of both matrices since the last take."""
+    def take(self) -> Totals:
+        """See :meth:`CallTotals.take`, for both matrices together."""
         self._reduce_torch_calls()
         first, second = self.input.take(), self.hidden.take()
         return tuple(a + b for a, b in zip(first, second))  # type: ignore[return-value]
 
-    def take_cell(self) -> tuple[tuple[float, float], float]:
-        """(input-rule ACs and MACs, gate products) since the last call."""
+    def take_cell(self) -> tuple[tuple[float, float], float, tuple[float, float]]:
+        """(input-rule ACs and MACs per sample, gate products, input-rule ACs and MACs
+        per call) since the last call."""
         self._reduce_torch_calls()
         rule, gates = (self.input_rule[0], self.input_rule[1]), self.gates
-        self.input_rule, self.gates = [0.0, 0.0], 0.0
-        return rule, gates
+        call_rule = (self.input_call_rule[0], self.input_call_rule[1])
+        self.input_rule, self.input_call_rule, self.gates = [0.0, 0.0], [0.0, 0.0], 0.0
+        return rule, gates, call_rule

@@ -42,15 +42,23 @@ PROBES = frozenset({"synops", "activations", "membrane"})
 
 @dataclass
 class LayerOps:
-    """Operation counts of one connection layer over a batch (all samples summed)."""
+    """Operation counts of one connection layer over a batch (all samples summed).
+
+    ``effective_acs``/``effective_macs`` split each sample's ops in each call by that
+    sample's input (the per-sample rule); ``call_rule`` is (ACs, MACs) split by the whole
+    call's input (neurobench's per-call rule)."""
 
     effective_acs: float = 0.0
     effective_macs: float = 0.0
     dense: float = 0.0
-    #: recurrent cells only: (ACs, MACs) with each call classified by its input alone,
-    #: and the gate products (see :class:`~neuromark.instrument.linear_counter.CellCounter`)
+    #: recurrent cells only: (ACs, MACs) with each sample's ops classified by its input x
+    #: alone, and the gate products (see
+    #: :class:`~neuromark.instrument.linear_counter.CellCounter`)
     input_rule: tuple[float, float] | None = None
     gates: float = 0.0
+    #: the same as ``input_rule`` with each whole call classified by the batch's x
+    input_call_rule: tuple[float, float] | None = None
+    call_rule: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass
@@ -265,19 +273,22 @@ class Instrument:
         self._arrays.budget.used = 0  # the torch path's kept tensors are reduced below
         wrapped = self.plan.wrapped if self.plan is not None else {}
         for name, counter in self._matrices.items():
-            cell = counter.take_cell() if isinstance(counter, CellCounter) else (None, 0.0)
-            acs, macs, dense = counter.take()
-            activity.ops[name] = LayerOps(acs, macs, dense, *cell)
+            cell = counter.take_cell() if isinstance(counter, CellCounter) \
+                else (None, 0.0, None)
+            acs, macs, dense, call_acs, call_macs = counter.take()
+            activity.ops[name] = LayerOps(acs, macs, dense, *cell,
+                                          call_rule=(call_acs, call_macs))
             if dense or getattr(counter, "empty_seen", False):
                 activity.consumed.update(wrapped.get(name, ()))
         activity.coverage = self.plan
         activity.neuron_layers = self._neuron_layers
         if self.ops is not None:
-            for name, (acs, macs, dense) in self.ops.take().items():
+            for name, (acs, macs, dense, call_acs, call_macs) in self.ops.take().items():
                 ops = activity.ops.setdefault(name, LayerOps())
                 ops.effective_acs += acs
                 ops.effective_macs += macs
                 ops.dense += dense
+                ops.call_rule = (ops.call_rule[0] + call_acs, ops.call_rule[1] + call_macs)
             activity.consumed |= self.ops.consumed
             activity.activation_products = self.ops.activation_products
             activity.uses = self.ops.uses

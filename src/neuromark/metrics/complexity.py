@@ -44,11 +44,21 @@ class ActivationSparsity(WorkloadMetric):
                 f"{self.name}_by_layer": Score(by_layer, higher_is_better=self.higher_is_better)}
 
 
+#: How effective ops are split into ACs and MACs (see :class:`SynapticOperations`).
+MAC_RULES = ("per_sample", "per_call")
+
+
 class SynapticOperations(WorkloadMetric):
     """Per model execution (per sample): Effective_MACs, Effective_ACs and Dense.
 
     Effective ops need a non-zero input and a non-zero weight; they are ACs when the layer
     input holds only -1, 0, 1, else MACs. Dense counts every input-weight multiplication.
+
+    ``mac_rule`` says whose input decides: ``"per_sample"`` (the default) classifies each
+    sample's ops in each layer call by that sample's own input (the input read batch-first:
+    sample ``i`` is ``x[i]``), so the figures do not depend on the evaluation batch size
+    (they equal neurobench's at batch 1); ``"per_call"`` is neurobench 2.3.0's rule: one
+    non-binary value anywhere in the batch makes every sample's ops in that call MACs.
     Biases are not counted. Activation x activation products (attention scores, ``A @ V``)
     are not synaptic: they are reported in :meth:`details` as ``activation_products``.
 
@@ -56,7 +66,8 @@ class SynapticOperations(WorkloadMetric):
     W_ih, h for W_hh) and gate products are not synaptic. neurobench 2.3.0's definition:
     ``recurrent_gates=True`` adds the gate products (LSTM f*c, i*g, o*tanh c; GRU
     r*(W_hn h + b), (1 - z)*n, z*h: 3 x hidden per sample and step) as MACs and to Dense,
-    ``cell_mac_rule="input"`` classifies a cell call's ops from x alone.
+    ``cell_mac_rule="input"`` classifies a cell's ops from x alone (per sample or per call,
+    as ``mac_rule`` says).
 
     Coverage: after the run every parameter must have been consumed by a counted operation
     or be exempt (see :mod:`neuromark.instrument.coverage`); ``coverage="error"`` (the
@@ -70,11 +81,14 @@ class SynapticOperations(WorkloadMetric):
     requires = frozenset({"synops"})
 
     def __init__(self, coverage: str = "error", recurrent_gates: bool = False,
-                 cell_mac_rule: str = "matrix") -> None:
+                 cell_mac_rule: str = "matrix", mac_rule: str = "per_sample") -> None:
         if coverage not in ("error", "warn"):
             raise ValueError(f"coverage must be 'error' or 'warn', got {coverage!r}")
         if cell_mac_rule not in ("matrix", "input"):
             raise ValueError(f"cell_mac_rule must be 'matrix' or 'input', got {cell_mac_rule!r}")
+        if mac_rule not in MAC_RULES:
+            raise ValueError(f"mac_rule must be one of {list(MAC_RULES)}, got {mac_rule!r}")
+        self.mac_rule = mac_rule
         self.coverage = coverage
         self.recurrent_gates = recurrent_gates
         self.cell_mac_rule = cell_mac_rule
@@ -90,14 +104,13 @@ class SynapticOperations(WorkloadMetric):
 
     def update(self, step: Step) -> None:
         activity = step.activity
+        per_call = self.mac_rule == "per_call"
         for ops in activity.ops.values():
-            rule = getattr(ops, "input_rule", None)
-            if rule is not None and self.cell_mac_rule == "input":
-                self.acs += rule[0]
-                self.macs += rule[1]
-            else:
-                self.macs += ops.effective_macs
-                self.acs += ops.effective_acs
+            rule = getattr(ops, "input_call_rule" if per_call else "input_rule", None)
+            if rule is None or self.cell_mac_rule != "input":
+                rule = ops.call_rule if per_call else (ops.effective_acs, ops.effective_macs)
+            self.acs += rule[0]
+            self.macs += rule[1]
             self.dense += ops.dense
             if self.recurrent_gates and getattr(ops, "gates", 0.0):
                 self.macs += ops.gates  # analog gate values: multiply-accumulates
@@ -128,9 +141,9 @@ class SynapticOperations(WorkloadMetric):
 
     def details(self) -> dict[str, Any]:
         """Coverage (``counted`` and ``total`` parameter tensors and elements, the exempt
-        and uncovered names) and ``activation_products`` per sample."""
+        and uncovered names), ``activation_products`` per sample and the ``mac_rule``."""
         out: dict[str, Any] = {"activation_products": self.activation_products
-                               / max(self.samples, 1)}
+                               / max(self.samples, 1), "mac_rule": self.mac_rule}
         plan = self.plan
         if plan is not None:
             counted = [i for n, i in plan.params.items() if n in self.consumed]

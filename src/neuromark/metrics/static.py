@@ -18,8 +18,11 @@ from neuromark.results import Score
 class Footprint(StaticMetric):
     """Bytes of all parameters and buffers plus the neuron state needed for ONE sample.
 
-    Neuron state (``mem``, ``syn``, ...) is counted per sample and never multiplied by a
-    batch (neurobench 2.3.0 counts the whole batch's state):
+    Neuron state (``mem``, ``syn``, the last spikes ``spk`` of recurrent neurons such as
+    snnTorch's ``RLeaky``, a NIR graph's recurrent edges: whatever the adapter's
+    ``state()`` returns) is counted per sample and never multiplied by a batch, so the
+    footprint does not depend on the evaluation batch size (neurobench 2.3.0 counts the
+    whole batch's state, and ``RLeaky``'s spikes as a buffer):
     - after a call through the adapter, its state tensors are divided by the batch size
       the adapter recorded, along its ``batch_dim`` (an unbatched call: taken whole);
     - a module that ran elsewhere (the adapter has not been called): a state of two or
@@ -43,8 +46,8 @@ class Footprint(StaticMetric):
         adapter = check_adapter(adapter, type(self).__name__)
         if self.example_input is not None:
             _run_example(adapter, self.example_input)
-        state = adapter.state()
-        state_ids = {id(t) for t in state.values()}
+        state = {id(t): t for t in adapter.state().values()}  # one tensor counted once
+        state_ids = set(state)
         params = sum(p.numel() * p.element_size() for p in adapter.module.parameters())
         buffers = sum(b.numel() * b.element_size() for b in adapter.module.buffers()
                       if id(b) not in state_ids)

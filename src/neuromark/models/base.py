@@ -37,8 +37,11 @@ NON_SYNAPTIC_TYPES: tuple[type[nn.Module], ...] = (
     nn.Embedding, nn.EmbeddingBag, nn.PReLU,
 )
 
-#: Attribute names that hold a neuron layer's state tensors.
-STATE_ATTRIBUTES = ("mem", "syn", "state")
+#: Attribute names that hold a neuron layer's state tensors: membrane, synaptic current,
+#: and the last spikes a neuron keeps for the next step (snnTorch's ``RLeaky`` and
+#: ``RSynaptic`` feed them back through their recurrent weights; NIR neurons reset from
+#: them), all per-sample state.
+STATE_ATTRIBUTES = ("mem", "syn", "spk", "state")
 
 
 def is_spiking_neuron(module: nn.Module) -> bool:

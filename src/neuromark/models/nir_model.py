@@ -197,6 +197,10 @@ class NIRNetwork(nn.Module):
         for src, dst in edges:
             self.preds[dst].append(src)
         self.shapes = {k: _shape(n) for k, n in nodes.items()}
+        position = {node: i for i, node in enumerate(self.order)}
+        #: sources of recurrent edges: their previous step's output is carried over
+        self.recurrent_sources = sorted({p for node in self.order for p in self.preds[node]
+                                         if position.get(p, len(position)) >= position[node]})
         self._last: dict[str, Tensor] = {}
 
     def reset_state(self) -> None:
@@ -215,6 +219,12 @@ class NIRNetwork(nn.Module):
             done[node] = self.layers[self.names[node]](value)
         self._last = done
         return done[self.outputs[0]]
+
+    def recurrent_state(self) -> dict[str, Tensor]:
+        """The outputs carried to the next step by recurrent edges (B, *shape), by node:
+        state per sample, like a neuron's membrane."""
+        return {f"{self.names[p]}.recurrent": self._last[p] for p in self.recurrent_sources
+                if p in self._last}
 
     def _value(self, node: str, done: dict[str, Tensor], x: Tensor) -> Tensor:
         """``node``'s output in this step, else in the previous step (a recurrent edge),
@@ -253,10 +263,18 @@ def read_graph(graph_or_path: Any) -> Any:
         raise DataError(f"{path}: not a readable NIR file: {type(exc).__name__}: {exc}") from exc
 
 
+class NIRModel(SNNTorchModel):
+    """The adapter of a :class:`NIRNetwork`: its state also holds the outputs its
+    recurrent edges carry to the next step."""
+
+    def state(self) -> dict[str, Tensor]:
+        return {**super().state(), **self.module.recurrent_state()}
+
+
 def from_nir(graph_or_path: Any, dt: float = 1e-4) -> SNNTorchModel:
     """A model adapter for a NIR graph (or ``.nir`` file): the network steps over the time
     dimension of (B, T, *features) batches and returns (B, T, *out)."""
-    return SNNTorchModel(NIRNetwork(read_graph(graph_or_path), dt))
+    return NIRModel(NIRNetwork(read_graph(graph_or_path), dt))
 
 
 def nir_model(path: Path, dt: float = 1e-4) -> SNNTorchModel:

@@ -4,7 +4,8 @@ Definitions, per model execution:
 - Dense: every multiplication of an input element by a weight (biases not counted).
 - Effective: multiplications whose input AND weight are both non-zero.
 - Effective ops are accumulates (ACs) when the layer's input holds only values in
-  {-1, 0, 1} (spikes), else multiply-accumulates (MACs).
+  {-1, 0, 1} (spikes), else multiply-accumulates (MACs); decided per sample and call
+  (neuromark's default) or per call over the whole batch (neurobench 2.3.0).
 
 neurobench 2.3.0 counts effective ops by copying each layer and running extra forward
 passes with binarised weights. Here the counts come from mask algebra instead: for a
@@ -23,9 +24,11 @@ from torch import Tensor
 from torch.nn import functional as F
 
 
-def masked_counts(rows: Tensor, weight_counts: Tensor) -> tuple[Tensor, Tensor]:
+def masked_counts(rows: Tensor, weight_counts: Tensor,
+                  group: int | None = None) -> tuple[Tensor, Tensor]:
     """(effective ops, spike residual) of ``rows`` (R, K) against ``weight_counts`` (K,),
-    the non-zero weights each input element meets, as 0-d tensors (no host sync).
+    the non-zero weights each input element meets, as 0-d tensors (no host sync); with
+    ``group``, per sample of ``group`` successive rows, as (R / group,) tensors.
 
     effective = sum over rows of ``[x != 0] @ weight_counts``; residual =
     ``sum (|x| - [x != 0])**2``, which is 0 exactly when every value is -1, 0 or 1 (every
@@ -36,10 +39,18 @@ def masked_counts(rows: Tensor, weight_counts: Tensor) -> tuple[Tensor, Tensor]:
         rows = rows.to(torch.float32)
     magnitude = rows.abs()
     indicator = magnitude.sign()  # 1 where x != 0 (NaN -> 0)
+    counts = weight_counts.to(rows.device, torch.float64)
+    if group is not None:
+        if group < 1 or rows.shape[0] % group:
+            raise ValueError(f"{rows.shape[0]} rows do not split into samples of {group} rows")
+        samples = rows.shape[0] // group
+        columns = indicator.reshape(samples, group, -1).sum(dim=1, dtype=torch.float64)
+        defect = (magnitude - indicator).reshape(samples, -1)
+        return columns @ counts, torch.linalg.vecdot(defect, defect)
     # per-column counts are exact in float32 (rows < 2**24); the dot product is float64
     columns = indicator.sum(dim=0, dtype=torch.float64)
     defect = (magnitude - indicator).reshape(-1)
-    return columns @ weight_counts.to(columns.device, torch.float64), torch.dot(defect, defect)
+    return columns @ counts, torch.dot(defect, defect)
 
 
 def weight_column_nnz(weight: Tensor) -> Tensor:
