@@ -37,7 +37,8 @@ def _suite(tmp_path, entry: str, body: str = CLASSIFIER):
 def test_one_copy_per_seed_with_ids_checkpoints_and_folders_apart(tmp_path):
     configs = expand([_suite(tmp_path, "{config: x.yaml, seeds: [0, 7]}")])
     assert [c.data["train"]["seed"] for c in configs] == [0, 7]
-    assert [c.data["benchmark"]["id"] for c in configs] == ["digits-x-seed0", "digits-x-seed7"]
+    assert [c.data["benchmark"]["id"] for c in configs] == ["digits-x", "digits-x"]  # one benchmark
+    assert [c.data["model"]["label"] for c in configs] == ["m-seed0", "m-seed7"]
     assert [c.data["model"]["checkpoint"] for c in configs] == [
         "cache:checkpoints/x-seed0.pt", "cache:checkpoints/x-seed7.pt"]
     assert [entry_stem(c) for c in configs] == ["x-seed0", "x-seed7"]
@@ -77,13 +78,13 @@ def test_missing_benchmark_id_is_refused(tmp_path):
 def test_a_seeded_run_writes_one_result_per_seed(tmp_path):
     suite = _suite(tmp_path, "{config: x.yaml, seeds: [0, 1], key: models.0.seed}", MG)
     assert run_and_report([suite], tmp_path / "out", quiet=True) == 0
-    runs = [json.loads((tmp_path / f"out/mg-seeds-seed{s}.json").read_text()) for s in (0, 1)]
+    runs = [json.loads((tmp_path / f"out/mg-seeds--esn-seed{s}.json").read_text()) for s in (0, 1)]
     assert [r["details"]["seeds"] for r in runs] == [[0, 1], [1, 2]]  # instance k: seed + k
     smape = [r["details"]["per_instance_sMAPE"] for r in runs]
     assert smape[0][0] != smape[1][0]  # instance 0 with reservoir seed 0, then seed 1
     assert runs[0]["config"]["models"][0]["seed"] == 0 and runs[1]["config"]["models"][0]["seed"] == 1
     report = (tmp_path / "out/report.md").read_text()
-    assert "# Across training seeds" in report and "## mg-seeds: 2 seeds (0, 1)" in report
+    assert "# Across training seeds" in report and "## mg-seeds [esn]: 2 seeds (0, 1)" in report
     mean = (runs[0]["scores"]["sMAPE"]["value"] + runs[1]["scores"]["sMAPE"]["value"]) / 2
     assert f"| sMAPE | {mean:.4g} ± " in report
 
@@ -112,3 +113,20 @@ def test_a_score_missing_or_not_finite_in_one_seed_is_not_summarised():
     runs = [_res("m-seed0", a=1.0, b=float("nan")), _res("m-seed1", a=3.0, b=2.0),
             _res("m-seed2", a=2.0)]
     assert [s.metric for s in summarise(seed_groups(runs)["m"])] == ["a"]
+
+
+def test_seeds_in_the_model_label_group_on_one_benchmark():
+    from neuromark.results import model_identity
+
+    runs = []
+    for seed, acc in ((1, 0.6), (0, 0.8)):
+        res = _res("spoken-digits", acc=acc)
+        res.model = model_identity("rsnn", {}, None, f"rsnn-seed{seed}")
+        runs.append(res)
+    other = _res("spoken-digits", acc=0.1)
+    other.model = model_identity("snn", {}, None, "snn")
+    groups = seed_groups([*runs, other])
+    assert list(groups) == ["spoken-digits [rsnn]"]
+    assert [seed for seed, _ in groups["spoken-digits [rsnn]"]] == [0, 1]
+    [acc] = summarise(groups["spoken-digits [rsnn]"])
+    assert acc.metric == "acc" and acc.values == (0.8, 0.6) and abs(acc.mean - 0.7) < 1e-12

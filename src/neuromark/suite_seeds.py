@@ -3,9 +3,11 @@
 
 Each copy sets the seed key (``train.seed`` unless ``key`` names another dotted path, list
 items by index as in ``models.0.seed``; its parent section must exist in the config),
-suffixes ``benchmark.id`` and ``model.checkpoint`` (when set) with ``-seed<S>``, so that
-results and trained weights never collide, and is
-labelled ``<stem>-seed<S>`` (its artefact folder). Copies are ordinary suite entries: under
+suffixes the model's label (``model.label``, else its name; each of ``models``) and
+``model.checkpoint`` (when set) with ``-seed<S>``, so that results and trained weights never
+collide while every seed stays on the same benchmark (one leaderboard table); a config
+without a model section has its ``benchmark.id`` suffixed instead. Each copy is labelled
+``<stem>-seed<S>`` (its artefact folder). Copies are ordinary suite entries: under
 ``--executor ray`` each is a unit of its own. Example (a suite file)::
 
     suite: rsnn-seeds
@@ -57,13 +59,28 @@ def seeded_copies(config: ConfigFile, entry: SeededEntry, where: str) -> list[Co
                 raise ConfigError(f"{where}: key {entry.key}: {config.path} has no {missing!r} "
                                   f"section to set the seed in")
         section[leaf] = seed
-        data["benchmark"]["id"] = f"{bench['id']}-seed{seed}"
+        if not _label_models(data, f"-seed{seed}"):
+            data["benchmark"]["id"] = f"{bench['id']}-seed{seed}"
         model = data.get("model")
         if isinstance(model, dict) and isinstance(model.get("checkpoint"), str):
             model["checkpoint"] = suffixed(model["checkpoint"], f"-seed{seed}")
         out.append(ConfigFile(data, config.path, dict(config.lines), label=f"{stem}-seed{seed}",
                               cache_root=config.cache_root))
     return out
+
+
+def _label_models(data: dict[str, Any], suffix: str) -> bool:
+    """Suffix the label of ``data``'s model (``model``, or each of ``models``) with ``suffix``
+    (the label defaults to the model's name); False when the config has no model section."""
+    found = [data["model"]] if isinstance(data.get("model"), dict) else (
+        [m for m in data["models"] if isinstance(m, dict)]
+        if isinstance(data.get("models"), list) else [])
+    for model in found:
+        base = model.get("label") or model.get("name")
+        if not isinstance(base, str):
+            return False
+        model["label"] = f"{base}{suffix}"
+    return bool(found)
 
 
 def _child(section: Any, name: str) -> Any:

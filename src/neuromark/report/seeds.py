@@ -31,9 +31,17 @@ class SeedSummary:
 
 
 def seed_groups(results: Sequence[Results]) -> dict[str, list[tuple[int, Results]]]:
-    """Base id -> [(seed, results)] in seed order, for groups of at least two seeds."""
+    """Group name -> [(seed, results)] in seed order, for groups of at least two seeds: a
+    model label ``<label>-seed<S>`` groups as ``<benchmark id> [<label>]``; a benchmark id
+    ``<id>-seed<S>`` (configs without a model section) as ``<id>``."""
     groups: dict[str, list[tuple[int, Results]]] = {}
     for res in results:
+        label = getattr(getattr(res, "model", None), "label", None)
+        by_label = SEED_SUFFIX.match(label) if isinstance(label, str) else None
+        if by_label:
+            name = f"{res.benchmark.id} [{by_label['base']}]"
+            groups.setdefault(name, []).append((int(by_label["seed"]), res))
+            continue
         match = SEED_SUFFIX.match(res.benchmark.id)
         if match:
             groups.setdefault(match["base"], []).append((int(match["seed"]), res))
