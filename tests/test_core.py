@@ -27,7 +27,7 @@ def test_results_roundtrip_and_mapping(tmp_path):
                                                  "Dense": 20.0}}
     path = res.save(tmp_path / "sub" / "out.json")
     data = json.loads(path.read_text())
-    assert data["schema_version"] == "1.2"
+    assert data["schema_version"] == "1.3"
     assert data["benchmark"]["id"] == "toy-classification"
     assert {"python", "packages", "machine", "git_commit", "created"} <= set(data["provenance"])
     assert data["provenance"]["machine"]["cores"] >= 1

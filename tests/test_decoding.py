@@ -131,5 +131,5 @@ def test_max_over_time_on_binary_spikes_is_flagged(tmp_path, spiking_toy, capsys
     saved = _result(out)
     decoding = saved["details"]["decoding"]
     assert decoding["rule"] == "max_over_time" and decoding["tied_fraction"] > 0.05
-    assert any("have a tied top class" in f for f in saved["details"]["flags"])
+    assert any("have a tied top class" in f for f in saved["flags"])
     assert "have a tied top class" in capsys.readouterr().err

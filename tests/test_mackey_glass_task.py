@@ -67,7 +67,7 @@ def test_short_protocol_esn_and_lstm(tmp_path):
     assert esn["activation_sparsity"] == 0.0
     assert esn["model_execution_rate"] == 0.39
     assert lstm["synaptic_operations"]["Dense"] == pytest.approx(4 * 16 * (50 + 16) + 16)
-    assert esn.details["seeds"] == [0, 1, 2] and esn.details["flags"] == []
+    assert esn.details["seeds"] == [0, 1, 2] and esn.flags == []
     assert esn.config["models"][0]["params"]["reservoir_size"] == 186  # resolved defaults
 
 
@@ -114,7 +114,7 @@ def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
     assert res.details["diverged"] == [
         {"instance": 0, "first_nonfinite_step": 10, "complexity_measured": True},
         {"instance": 1, "first_nonfinite_step": 10, "complexity_measured": True}]
-    assert "instance 0 diverged" in res.details["flags"][0]
+    assert "instance 0 diverged" in res.flags[0]
     path = res.save(tmp_path / "r.json")
     assert json.loads(path.read_text())["scores"]["sMAPE"]["value"] < 200
 
@@ -157,7 +157,7 @@ def test_exploding_esn_is_scored_200_per_nonfinite_step_and_flagged(tmp_path, mo
     assert per[0] > 200 * (750 - first) / 750  # non-finite steps count 200, the rest ~200
     assert per[1] < 30
     assert len(res.details["per_instance_complexity"]) == 1  # instance 1 only
-    assert "left out of the means" in res.details["flags"][0]
+    assert "left out of the means" in res.flags[0]
     assert res["connection_sparsity"] == res.details["per_instance_complexity"][0]["connection_sparsity"]
 
 
@@ -173,7 +173,7 @@ models: [{name: esn}]
     assert set(res.scores) == {"sMAPE[esn,tau=17]", "sMAPE[esn,tau=18]"}
     plot = out / "smape_vs_tau.png"
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert res.details["plots"] == ["sweep/smape_vs_tau.png"]
+    assert res.artefacts == ["sweep/smape_vs_tau.png"]
     assert sorted(p.name for p in (out / "entries").iterdir()) == ["esn_tau17.json",
                                                                     "esn_tau18.json"]
 

@@ -78,7 +78,7 @@ def test_old_results_files_load_with_a_derived_model(tmp_path):
     new = Results({"x": Score(1.0)}, BenchmarkInfo("b"), model=model_identity("m", {"k": 1}))
     again = Results.load(new.save(tmp_path / "c.json"))
     assert again.model == new.model
-    assert json.loads((tmp_path / "c.json").read_text())["schema_version"] == "1.2"
+    assert json.loads((tmp_path / "c.json").read_text())["schema_version"] == "1.3"
 
 
 def test_python_api_results_carry_a_model_block():

@@ -205,11 +205,11 @@ def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
     assert res["tts_gap0.01_median_energy_j"] == pytest.approx(
         2.0 * res["tts_gap0.01_median_s"], rel=1e-6)
     assert res["max_size@d=0.01"] == 30 and res["max_size@d=1"] == 30
-    assert not any("power" in f for f in res.details["flags"])
+    assert not any("power" in f for f in res.flags)
     res = TASK.run(parse_yaml(CONFIG.format(bks=bks) + "jobs: 2\n"), tmp_path / "b",
                    quiet=True)[0]
     assert res["bks_gap@0.005s"] == pytest.approx(0.0, abs=0.2)
-    assert any("2 parallel processes" in f for f in res.details["flags"])
+    assert any("2 parallel processes" in f for f in res.flags)
 
 
 @pytest.mark.parametrize(("old", "new", "match"), [
@@ -282,7 +282,7 @@ def test_sweep_power_for_every_entry_from_a_trace_written_during_the_run(bks, tm
                 expected = NOT_REACHED if isinstance(lat, str) else pytest.approx(2.0 * lat)
                 assert e["energy_j_to_gap"][g] == expected
     assert res["avg_power_w@0.005s"] == pytest.approx(2.0)
-    assert not any("power" in f for f in res.details["flags"])
+    assert not any("power" in f for f in res.flags)
     # the entries file holds the figures too, one line per entry
     lines = [json.loads(x) for x in (tmp_path / "out" / "entries.jsonl").read_text().splitlines()]
     assert len(lines) == 4 and all(e["power_w"] == pytest.approx(2.0) for e in lines)

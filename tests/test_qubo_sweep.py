@@ -90,7 +90,7 @@ def test_sweep_results_and_files(bks_file, tmp_path):
     assert sa["independent@0.01s"] == 1.0
     assert sa["avg_power_w@0.01s"] == "not measured"
     assert sa["tts_gap0_reached"] == 1.0
-    assert any("power: not measured" in f for f in sa.details["flags"])
+    assert any("power: not measured" in f for f in sa.flags)
     assert sa.scores["max_overrun_s"].value < 1.0
     entries = [json.loads(line) for line in (tmp_path / "entries.jsonl").read_text().splitlines()]
     # the timing scores agree with the entries and the allowed overrun, max(5%, 2 ms)
@@ -101,9 +101,9 @@ def test_sweep_results_and_files(bks_file, tmp_path):
     assert len(entries) == 4 * 2 * 3  # workloads x solvers x (2 timeouts + TTS)
     gaps = {e["gap"] for e in entries if e["solver"] == "test-greedy"}
     assert all(g >= 0 for g in gaps)
-    assert {p.split("/")[-1] for p in sa.details["plots"]} == {"qubo_gap_vs_timeout.png",
+    assert {p.split("/")[-1] for p in sa.artefacts} == {"qubo_gap_vs_timeout.png",
                                                               "qubo_time_to_solution.png"}
-    assert all((tmp_path / p.split("/")[-1]).stat().st_size > 1000 for p in sa.details["plots"])
+    assert all((tmp_path / p.split("/")[-1]).stat().st_size > 1000 for p in sa.artefacts)
 
 
 def test_unreached_threshold_is_never_a_number(bks_file, tmp_path):

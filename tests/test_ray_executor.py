@@ -135,10 +135,11 @@ def test_training_seeds_of_a_suite_entry_are_units_with_identical_scores(local_r
     for name in ("local", "ray"):
         assert run_and_report([tmp_path / "s.yaml"], tmp_path / name, quiet=True, executor=name) == 0
     for seed in (4, 5):
-        local = _json(tmp_path / f"local/mg-seeds-seed{seed}.json")
-        remote = _json(tmp_path / f"ray/mg-seeds-seed{seed}.json")
+        local = _json(tmp_path / f"local/mg-seeds--esn-seed{seed}.json")
+        remote = _json(tmp_path / f"ray/mg-seeds--esn-seed{seed}.json")
         assert local["scores"] == remote["scores"]
-        assert local["config"]["models"][0]["seed"] == remote["config"]["models"][0]["seed"] == seed
+        models = [run["config"]["effective"]["models"][0] for run in (local, remote)]
+        assert models[0]["seed"] == models[1]["seed"] == seed
 
 
 def test_shared_values_are_stored_once_and_arrive_whole(local_ray):

@@ -225,7 +225,7 @@ def test_classification_task_end_to_end(tmp_path, kind):
         assert (key in results.scores) == (key not in spiking or kind in ("snn", "rsnn")), key
     assert results.details["trained_now"] is True and results.details["chance_accuracy"] == 0.5
     if kind != "svm":
-        assert results.details["plots"] == [f"out/toy-{kind}_training.png"]
+        assert results.artefacts == [f"out/toy-{kind}_training.png"]
         assert (tmp_path / "out" / f"toy-{kind}_training.png").stat().st_size > 1000
     if kind == "rsnn":  # 70*16 + 16*16 + 16*2 weights, float32; state: (mem, syn) x (16 + 2)
         assert results.scores["footprint"].value == (70 * 16 + 16 * 16 + 16 * 2) * 4 + 2 * (16 + 2) * 4

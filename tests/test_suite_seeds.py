@@ -82,7 +82,8 @@ def test_a_seeded_run_writes_one_result_per_seed(tmp_path):
     assert [r["details"]["seeds"] for r in runs] == [[0, 1], [1, 2]]  # instance k: seed + k
     smape = [r["details"]["per_instance_sMAPE"] for r in runs]
     assert smape[0][0] != smape[1][0]  # instance 0 with reservoir seed 0, then seed 1
-    assert runs[0]["config"]["models"][0]["seed"] == 0 and runs[1]["config"]["models"][0]["seed"] == 1
+    assert runs[0]["config"]["effective"]["models"][0]["seed"] == 0
+    assert runs[1]["config"]["effective"]["models"][0]["seed"] == 1
     report = (tmp_path / "out/report.md").read_text()
     assert "# Across training seeds" in report and "## mg-seeds [esn]: 2 seeds (0, 1)" in report
     mean = (runs[0]["scores"]["sMAPE"]["value"] + runs[1]["scores"]["sMAPE"]["value"]) / 2

@@ -115,7 +115,7 @@ def test_profile_and_compliance_rules(runs, tmp_path, capsys):
     manifest["profile"] = "submission"
     (folder / "submission.json").write_text(json.dumps(manifest))
     results = json.loads((folder / "good--esn.json").read_text())
-    results["config"]["compliance"] = True
+    results["config"]["effective"]["compliance"] = True
     (folder / "good--esn.json").write_text(json.dumps(results))
     code, profile, findings = check(folder, capsys)
     assert code == 1 and profile.startswith("profile: submission (MLPerf minimums")

@@ -144,7 +144,7 @@ def test_fake_rapl_floor_total_and_sleep_end_to_end(tmp_path, monkeypatch):
     lat = res.details["timing"]["inference"]["mean_s"]
     assert res["inference_floor_energy_per_inference"] == pytest.approx(res["floor_power"] * lat)
     assert res["inference_total_energy_per_inference"] == pytest.approx(res["inference_total_power"] * lat)
-    assert not any("no sleep() hook" in f for f in res.details["flags"])
+    assert not any("no sleep() hook" in f for f in res.flags)
 
 
 def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
@@ -175,7 +175,7 @@ def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
     assert res["inference_total_energy_per_inference"] == 0.07 and "idle_power" not in res
     inf = res.details["power"]["active"]["inference"]
     assert inf["floor_energy_per_inference_j"] == pytest.approx(0.02)  # 2 W x (0.07 J / 7 W)
-    assert OLD_KEYS_FLAG in res.details["flags"]
+    assert OLD_KEYS_FLAG in res.flags
     system = tmp_path / "system.yaml"
     system.write_text("name: x\narchitecture: y\nhardware: {processor: z}\nalgorithm: a\n")
     assert main(["report", str(tmp_path), "--system", str(system), "--out", str(tmp_path / "sub")]) == 0
@@ -226,7 +226,7 @@ def test_real_time_rule_from_the_config(tmp_path):
     assert res["stream_total_energy_per_inference"] == pytest.approx(3.0 * 0.5)
     assert res["stream_floor_energy_per_inference"] == pytest.approx(3.0 * 0.5)
     assert res.details["power"]["latency_rule"] == "data_time" and not res.details["power"]["amortised"]
-    assert any(f.startswith("real-time rule") for f in res.details["flags"])
+    assert any(f.startswith("real-time rule") for f in res.flags)
     no_time = parse_yaml(text.replace(", data_time_s: 0.5", ""), tmp_path / "nt.yaml")
     with pytest.raises(ConfigError, match=r"nt.yaml:3: power.latency: data_time needs "
                                           r"power.data_time_s \(SUT .sleep. does not state"):

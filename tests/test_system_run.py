@@ -53,7 +53,7 @@ def test_cli_runs_every_scenario_on_sleep_sut(tmp_path, capsys, scenario):
     # the sleeping SUT's own mean is at least its sleep time
     assert res["scores"]["inference_latency"]["value"] >= 0.5
     assert res["scores"]["energy_per_inference"]["value"] == "not measured"
-    assert "energy not measured: no power meter configured" in res["details"]["flags"]
+    assert "energy not measured: no power meter configured" in res["flags"]
     assert (out / "report.md").is_file() and "toy" in stdout
 
 
@@ -87,7 +87,7 @@ def test_asc_on_tau_fixture_every_scenario(tmp_path, capsys, scenario):
     assert res["details"]["loadgen"]["PerformanceOnly"]["scenario"] == scenario
     assert res["details"]["timing"]["preprocess"]["n"] >= 1
     assert res["scores"]["classification_accuracy"]["value"] in (0.0, 0.25, 0.5, 0.75, 1.0)  # 4 test slices
-    assert any("untrained" in f for f in res["details"]["flags"])
+    assert any("untrained" in f for f in res["flags"])
 
 
 def test_csv_meter_power_windows(tmp_path):
@@ -249,7 +249,7 @@ def test_loadgen_errors_become_flags(tmp_path):
     text = ("task: system\nsut:\n  name: \"null\"\nloadgen:\n  min_query_count: 10\n  min_duration_s: 0.5\n"
             "  expected_latency_s: 0.001\ntiming:\n  warmup: 0\n")
     res = TASK.run(parse_yaml(text, tmp_path / "n.yaml"), tmp_path / "out")[0]
-    flags = res.details["flags"]
+    flags = res.flags
     assert any(f.startswith("LoadGen result INVALID: min duration not met (500 ms requested)") for f in flags)
     assert any(f.startswith("LoadGen error: error_runtime: Ending early") for f in flags)
 
@@ -280,7 +280,7 @@ def test_a_third_party_sut_runs_from_neuromark_run(tmp_path, capsys):
         assert res["benchmark"]["version"] == "2.1"
         assert res["benchmark"]["parent"] == "neurobench-system-track"
         assert res["details"]["sut"] == {"name": "echo", "entry": "echo", "scale": 3.0}
-        assert res["config"]["sut"] == {"name": "echo", "options": {"scale": 3.0, "samples": 16}}
+        assert res["config"]["effective"]["sut"] == {"name": "echo", "options": {"scale": 3.0, "samples": 16}}
         assert res["scores"]["inference_latency"]["value"] > 0
         bad = write_config(tmp_path, "task: system\nsut:\n  name: echo\n  options: {scale: loud}\n",
                            "bad.yaml")

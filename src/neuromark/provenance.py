@@ -72,3 +72,10 @@ def collect_provenance() -> dict[str, Any]:
         "machine": machine_info(),
         "git_commit": git_commit(),
     }
+
+
+def stamp_provenance(provenance: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    """The one place provenance is completed: :func:`collect_provenance` (time, versions,
+    machine, commit) under what a task already recorded (e.g. ``device``, or the machine of
+    a remote unit), then ``extra`` (e.g. ``run``: the run context, ``executor``)."""
+    return {**collect_provenance(), **(provenance or {}), **extra}

@@ -1,9 +1,9 @@
 """Scores, the results bundle, provenance, and atomic JSON writing.
 
-Results file schema (``schema_version`` "1.2"; files of "1.0" and "1.1" still load), one
+Results file schema (``schema_version`` "1.3"; files of "1.0" to "1.2" still load), one
 JSON object:
 
-- ``schema_version``: "1.2".
+- ``schema_version``: "1.3".
 - ``benchmark``: ``{"id": "<task/data/metric set>", "version", "parent", "citation"}``: the
   same for every model run on it (:class:`~neuromark.identity.BenchmarkInfo`).
 - ``model`` (new in 1.2): ``{"name", "options_digest", "checkpoint_sha256", "label"}``
@@ -25,8 +25,16 @@ JSON object:
   before the digest existed load unchecked). The sidecar follows the results file's rules
   (see :meth:`Results.save`): written atomically, never replacing a file its results file
   does not name unless told to, removed when the new results have no raw arrays.
-- ``details``: task-specific extras (per-layer figures, per-instance values, flags).
-- ``config``: the fully resolved config; ``seeds``: every seed used.
+- ``details``: task-specific extras (per-layer figures, per-instance values).
+- ``flags`` (new in 1.3): warnings a reader must see beside the figures (a diverged
+  instance, a tied decoding, an INVALID LoadGen run), as text; before 1.3 they were
+  ``details.flags``, which :meth:`Results.load` moves here.
+- ``artefacts`` (new in 1.3): files the run wrote beside its results (plots, logs), as
+  paths relative to the run folder; before 1.3 ``details.plots``.
+- ``config`` (1.3): ``{"requested": the config as written (the YAML's data), "effective":
+  the settings the task ran with (defaults filled in, paths resolved)}``, as LoadGen keeps
+  requested and effective settings apart; before 1.3 one mapping, loaded as both.
+- ``seeds``: every seed used.
 - ``provenance``: ``created`` (UTC ISO time), ``python``, ``packages`` (versions),
   ``machine`` (platform, CPU, cores, ``gpus`` present), ``git_commit``; runs of the
   algorithm-track loop add ``device`` (the device used: ``used``, ``type``, ``name``,
@@ -73,12 +81,13 @@ from neuromark.provenance import (  # noqa: F401 - re-exported
     git_commit,
     machine_info,
     package_versions,
+    stamp_provenance,
 )
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 #: Schema versions :meth:`Results.load` reads (1.0: no ceiling rule, errors or sidecar;
 #: 1.0 and 1.1: no model block, derived on load).
-READABLE_SCHEMAS = ("1.0", "1.1", "1.2")
+READABLE_SCHEMAS = ("1.0", "1.1", "1.2", "1.3")
 #: How a score is normalised by its ceiling.
 CEILING_RULES = ("ratio", "explained_variance")
 #: Arrays in ``Score.raw`` up to this many numbers stay inline in the JSON.
@@ -202,6 +211,11 @@ class Results(Mapping[str, Any]):
     """Scores of one benchmark run, with the benchmark's identity, the model's identity
     (``model``: None where a run names no model), config, seeds and provenance.
 
+    ``config`` is the effective config (what the task ran with); ``requested`` the config as
+    written, stamped by the suite. ``flags`` are warnings to show beside the figures;
+    ``artefacts`` files written beside the results (paths relative to the run folder). A
+    ``details["flags"]`` or ``details["plots"]`` list given at construction moves there.
+
     Behaves as a read-only mapping from score name to its plain JSON value.
     """
 
@@ -212,6 +226,22 @@ class Results(Mapping[str, Any]):
     details: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
     model: ModelIdentity | None = None
+    flags: list[str] = field(default_factory=list)
+    artefacts: list[str] = field(default_factory=list)
+    requested: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for key, target in (("flags", self.flags), ("plots", self.artefacts)):
+            moved = self.details.pop(key, None) if isinstance(self.details, dict) else None
+            if isinstance(moved, list):
+                target.extend(str(x) for x in moved)
+            elif moved is not None:
+                self.details[key] = moved  # not a list: a task's own detail, left as it is
+
+    def flag(self, text: str) -> None:
+        """Add a warning (once)."""
+        if text not in self.flags:
+            self.flags.append(text)
 
     def __getitem__(self, key: str) -> Any:
         return to_jsonable(self.scores[key].value)
@@ -231,7 +261,10 @@ class Results(Mapping[str, Any]):
             "model": self.model.to_json() if self.model is not None else None,
             "scores": {k: s.to_json(sidecar, k) for k, s in self.scores.items()},
             "details": to_jsonable(self.details),
-            "config": to_jsonable(self.config),
+            "flags": [str(f) for f in self.flags],
+            "artefacts": [str(a) for a in self.artefacts],
+            "config": {"requested": to_jsonable(self.requested),
+                       "effective": to_jsonable(self.config)},
             "seeds": to_jsonable(self.seeds),
             "provenance": self.provenance or collect_provenance(),
         }
@@ -275,8 +308,9 @@ class Results(Mapping[str, Any]):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Results:
-        """Read a results file written by :meth:`save` (schema 1.0, 1.1 or 1.2), with its
-        sidecar; files before 1.2 get their model block derived (see the module)."""
+        """Read a results file written by :meth:`save` (schema 1.0 to 1.3), with its
+        sidecar; files before 1.2 get their model block derived, files before 1.3 their
+        flags, artefacts and config moved to the 1.3 fields (see the module)."""
         data = json.loads(Path(path).read_text())
         if data.get("schema_version") not in READABLE_SCHEMAS:
             raise DataError(f"{path}: schema_version {data.get('schema_version')!r} is not one "
@@ -299,14 +333,31 @@ class Results(Mapping[str, Any]):
         model = (derive_model_identity(data) if data["schema_version"] in ("1.0", "1.1")
                  else None if data.get("model") is None
                  else ModelIdentity.from_json(data["model"], str(path)))
+        config = data.get("config", {})
+        split = data["schema_version"] not in ("1.0", "1.1", "1.2") and isinstance(config, dict) \
+            and "effective" in config
         return cls(
             scores={k: Score.from_json(v, arrays) for k, v in data["scores"].items()},
             benchmark=BenchmarkInfo(bench["id"], bench.get("version", "1.0"),
                                     bench.get("parent"), bench.get("citation", "")),
-            config=data.get("config", {}), seeds=data.get("seeds", {}),
+            config=config.get("effective", {}) if split else config,
+            requested=config.get("requested", {}) if split else config,
+            seeds=data.get("seeds", {}),
             details=data.get("details", {}), provenance=data.get("provenance", {}),
-            model=model,
+            model=model, flags=list(data.get("flags", [])),
+            artefacts=list(data.get("artefacts", [])),
         )
+
+
+def effective_config(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The effective config of a results file's JSON ``data`` (schema 1.3:
+    ``config.effective``; before, or without that key: ``config`` itself)."""
+    config = data.get("config")
+    if not isinstance(config, Mapping):
+        return {}
+    split = data.get("schema_version") not in ("1.0", "1.1", "1.2") and isinstance(
+        config.get("effective"), Mapping)
+    return dict(config["effective"]) if split else dict(config)
 
 
 def _named_sidecar(path: Path) -> str | None:

@@ -34,8 +34,8 @@ from neuromark.results import (
     ModelIdentity,
     Results,
     Score,
-    collect_provenance,
     identity_for,
+    stamp_provenance,
 )
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
@@ -222,7 +222,7 @@ class Benchmark:
             if callable(extra):
                 details[metric.name] = extra()
         used = self.device if self.device is not None else module_device(module)
-        provenance = {**collect_provenance(), "device": device_provenance(used, self.device_requested)}
+        provenance = stamp_provenance({}, device=device_provenance(used, self.device_requested))
         return Results(scores=scores, benchmark=self.info, config=config or {},
                        seeds=seeds or {}, details=details, provenance=provenance,
                        model=self.identity)

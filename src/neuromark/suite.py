@@ -34,10 +34,10 @@ from neuromark.executors import Unit, is_local
 from neuromark.registry import tasks
 from neuromark.results import (
     Results,
-    collect_provenance,
     config_digest,
     path_in,
     results_name,
+    stamp_provenance,
     to_jsonable,
     write_json_atomic,
 )
@@ -306,8 +306,9 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
                                   f"produced twice (also by {configs[order[target]].path or '<config>'}); "
                                   f"its results would overwrite {target}. Give each model its "
                                   f"own label (model.label)")
-            results.provenance = {**(results.provenance or collect_provenance()),
-                                  "executor": where_run, "run": ctx.provenance()}
+            results.provenance = stamp_provenance(results.provenance, executor=where_run,
+                                                  run=ctx.provenance())
+            results.requested = to_jsonable(config.data)  # the config as written
             results.save(target, replace=overwrite)
             written.append((target, results))
             order[target] = index
@@ -378,7 +379,7 @@ def run_entry_in_temp(task: Task, config: ConfigFile, stem: str, ctx: RunContext
         unit_ctx = ctx.replace(out_dir=folder)
         results = list(task.run(task.plan(config, unit_ctx), unit_ctx))
         for r in results:  # the machine it ran on, not the driver's
-            r.provenance = r.provenance or collect_provenance()
+            r.provenance = stamp_provenance(r.provenance)
         files = {p.relative_to(folder).as_posix(): p.read_bytes()
                  for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
     return results, files

@@ -29,10 +29,9 @@ def format_value(score: Score) -> str:
 
 def format_summary(results: Sequence[Results]) -> str:
     """:func:`format_table`, the mean ± SE of each seed group's scores
-    (:mod:`neuromark.report.seeds`), then every flag the results carry (``details["flags"]``:
+    (:mod:`neuromark.report.seeds`), then every flag the results carry (``flags``:
     divergences, overruns, unmeasured figures), one line each."""
-    flags = [f"flag [{res.benchmark.id}]: {flag}"
-             for res in results for flag in res.details.get("flags", [])]
+    flags = [f"flag [{res.benchmark.id}]: {flag}" for res in results for flag in res.flags]
     return "\n".join([format_table(results), *seed_text(results), *flags])
 
 
@@ -70,12 +69,12 @@ def _section(out_dir: Path, path: Path, res: Results) -> list[str]:
              f"Results file: `{path.name}`", "", "| metric | value |", "|---|---|"]
     lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
     lines.append("")
-    for plot in res.details.get("plots", []):
+    for plot in res.artefacts:
         plot_path = Path(plot)
         rel = (plot_path.resolve().relative_to(out_dir.resolve())
                if plot_path.is_absolute() else plot_path)
         lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
-    for flag in res.details.get("flags", []):
+    for flag in res.flags:
         lines += [f"- **flag:** {flag}"]
     lines += ["<details><summary>config</summary>", "", "```json",
               json.dumps(to_jsonable(res.config), indent=1), "```", "</details>", ""]

@@ -104,11 +104,10 @@ def run_flags(results: Results) -> list[str]:
     flags = [f"{name}: {cell.value}" for name, cell in flatten_scores(results).items()
              if isinstance(cell.value, str)]
     details = results.details or {}
-    recorded = details.get("flags")
+    flags += [str(f) for f in results.flags]
+    recorded = details.get("flags")  # a task's own mapping of named conditions
     if isinstance(recorded, dict):
         flags += [f"{k}: {v}" for k, v in recorded.items() if v not in (False, None, 0, "", [])]
-    elif isinstance(recorded, (list, tuple)):
-        flags += [str(f) for f in recorded]
     for key in ("diverged", "overruns", "timeouts"):
         value = details.get(key)
         if value not in (None, False, 0, [], {}):

@@ -24,7 +24,7 @@ from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.report.markdown import format_value
 from neuromark.results import Results, results_name, write_json_atomic
-from neuromark.system.power.legacy import migrate_power
+from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power
 from neuromark.system.timing import decode_ns
 
 
@@ -91,7 +91,8 @@ def load_results(path: str | Path) -> list[Results]:
         raise DataError(f"no results JSON found at {target}")
     out = [r for r in (read_results(f) for f in files) if "loadgen" in r.details]
     for res in out:
-        migrate_power(res.details, res.scores)
+        if migrate_power(res.details, res.scores):
+            res.flag(OLD_KEYS_FLAG)
     if not out:
         raise DataError(f"{target}: no system-track results (made by 'neuromark system run') in "
                         f"{', '.join(f.name for f in files)}")
@@ -115,11 +116,11 @@ def _timing_table(timing: dict[str, dict[str, float]]) -> list[str]:
 
 
 def _reuse(res: Results, name: str, target: Path) -> Path | None:
-    """Copy the run's own plot ``name`` (listed in ``details.plots``, drawn from the same data)
+    """Copy the run's own plot ``name`` (listed in its ``artefacts``, drawn from the same data)
     to ``target`` instead of drawing it again; None when the run's file is gone."""
     import shutil
 
-    for plot in res.details.get("plots", []):
+    for plot in res.artefacts:
         source = Path(plot)
         if source.name == name and source.is_file():
             return Path(shutil.copyfile(source, target))
@@ -203,7 +204,7 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
                                 for k, x in v.get("figures", {}).items())
             lines.append(f"| {test} | {v['verdict']} | {v.get('reason') or figures} |")
         lines.append("")
-    for flag in d.get("flags", []):
+    for flag in res.flags:
         lines.append(f"- **flag:** {flag}")
     lines.append("")
     return lines

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import DataError
+from neuromark.results import effective_config
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.power.windows import MIN_SAMPLES
@@ -95,7 +96,7 @@ def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
         if isinstance(data, dict) and isinstance(data.get("details"), dict):
             results[file.name] = data
     system = {k: v for k, v in results.items() if "loadgen" in v["details"]}
-    qubo = {k: v for k, v in results.items() if v.get("config", {}).get("task") == "qubo"}
+    qubo = {k: v for k, v in results.items() if effective_config(v).get("task") == "qubo"}
     profile = None
     if system or (root / MANIFEST).exists() or not qubo:
         profile = _check_system(audit, root, system)
@@ -135,7 +136,7 @@ def _check_system(audit: _Audit, root: Path, system: dict[str, dict]) -> Profile
 
 def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: dict,
                      profile: Profile) -> None:
-    details, config = data["details"], data.get("config", {})
+    details, config = data["details"], effective_config(data)
     declared = config.get("profile", "test")
     if declared != profile.name:
         audit.add(file, "rules/profile", f"config declares profile {declared!r}, the submission "
@@ -303,7 +304,7 @@ def _check_report(audit: _Audit, report: Path, results: list[dict]) -> None:
 
 
 def _check_qubo(audit: _Audit, file: Path, data: dict) -> None:
-    config = data.get("config", {})
+    config = effective_config(data)
     seeds = config.get("workloads", {}).get("seeds", [])
     if len(set(seeds)) != QUBO_SEEDS:
         audit.add(file, "qubo/seeds", f"{len(set(seeds))} graph seeds {seeds}; a submission runs "

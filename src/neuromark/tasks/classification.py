@@ -56,7 +56,6 @@ from neuromark.components import (
     build_component,
     check_options,
     path_options,
-    resolve_entry,
     resolve_path_options,
 )
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
@@ -72,6 +71,7 @@ from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, out_dir_of
 from neuromark.tasks.evaluation import evaluate
+from neuromark.training import family_for, training_device
 
 #: Options of data set entries that hold paths, resolved from the config's folder.
 PATH_OPTIONS = ("path", "root", "train", "test", "valid")
@@ -189,17 +189,15 @@ class ClassificationTask(BenchmarkTask):
         plan.test = self._dataset(plan, config, "test")
         spec = settings.model
         if spec.name is not None:
-            entry = resolve_entry(models, spec.name, config.where(("model", "name")), "model.name")
-            if not (hasattr(entry, "fit") and hasattr(entry, "options_model")):
+            family = family_for(models, spec.name, self.name, config.where(("model", "name")))
+            if family is None:
                 check_options(models, ComponentSpec(name=spec.name, options=spec.options),
                               config, ("model",))
-            if hasattr(entry, "fit") and hasattr(entry, "options_model"):
-                from neuromark.baselines.spike_classifiers import TrainSettings
-
-                plan.family = entry
-                plan.model_options = validate(entry.options_model, spec.options, config, ("model", "options"))
-                train_model = getattr(entry, "train_model", TrainSettings)  # a family's own recipe
-                plan.train = validate(train_model, settings.train or {}, config, ("train",))
+            else:
+                plan.family = family
+                plan.model_options = validate(family.options_model, spec.options, config,
+                                              ("model", "options"))
+                plan.train = validate(family.train_model, settings.train or {}, config, ("train",))
                 if spec.checkpoint is None:
                     raise ConfigError(f"{config.where(('model',))}: model.checkpoint: model "
                                       f"{spec.name!r} is trained by its recipe; give the file "
@@ -258,7 +256,7 @@ class ClassificationTask(BenchmarkTask):
             results = evaluate(ctx, model, loader, metrics, preprocessors=[class_targets],
                                postprocessors=[decoder], info=info, device=plan.device,
                                device_requested=ctx.device_requested(settings.device),
-                               coverage=settings.eval.coverage, config=config.data,
+                               coverage=settings.eval.coverage, config=_effective(plan),
                                seeds={"train": plan.train.seed} if plan.train else {})
         results.details.update(details)
         spec = settings.model
@@ -268,7 +266,7 @@ class ClassificationTask(BenchmarkTask):
             details.get("checkpoint"), spec.label)
         results.details["decoding"] = decoder.details()
         if decoder.flag():
-            results.details.setdefault("flags", []).append(decoder.flag())
+            results.flag(decoder.flag())
             print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
         if paths:
             results.provenance["paths"] = paths
@@ -285,7 +283,7 @@ class ClassificationTask(BenchmarkTask):
 
             out_dir = out_dir_of(ctx)
             plot = plot_training(meta, out_dir / f"{info.id}_training.png", info.id)
-            results.details["plots"] = [f"{out_dir.name}/{plot.name}"]
+            results.artefacts.append(f"{out_dir.name}/{plot.name}")
         return [results]
 
     @staticmethod
@@ -311,11 +309,23 @@ class ClassificationTask(BenchmarkTask):
             seen = None  # no train split: per-speaker accuracy only
         return [SpeakerAccuracy(speakers, seen)]
 
+    def train(self, plan: Plan, ctx: RunContext, *, checkpoint: Path | None = None,
+              retrain: bool = True) -> Any:
+        """Train the model family's checkpoint (``retrain``: even when one of the same recipe
+        is cached; ``checkpoint``: another file than ``model.checkpoint``); returns its
+        :class:`~neuromark.training.Prepared` (``neuromark train``)."""
+        if plan.family is None:
+            spec = plan.settings.model
+            raise ConfigError(f"{plan.config.where(('model',))}: model {spec.name or spec.checkpoint!r} "
+                              "has no training recipe; `neuromark train` trains model families "
+                              "of classification")
+        return self.prepare(plan, ctx, checkpoint=checkpoint, retrain=retrain)
+
     def prepare(self, plan: Plan, ctx: RunContext, *, test: Any = None,
                 checkpoint: Path | None = None, retrain: bool = False) -> Any:
-        """Train a model family's checkpoint unless one of the same recipe is cached; returns
-        the :class:`~neuromark.baselines.spike_classifiers.PreparedCheckpoint`."""
-        from neuromark.baselines.spike_classifiers import prepare_checkpoint, training_device
+        """Train a model family's checkpoint unless one of the same recipe is cached
+        (:mod:`neuromark.training.checkpoints`); returns its :class:`~neuromark.training.Prepared`."""
+        from neuromark.baselines.spike_classifiers import prepare_checkpoint
 
         config, settings, spec = plan.config, plan.settings, plan.settings.model
         data = {"train": self._dataset(plan, config, "train"),
@@ -356,6 +366,13 @@ class ClassificationTask(BenchmarkTask):
                  if k in spec.options}
         return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None,
                        "_paths": paths}
+
+
+def _effective(plan: Plan) -> dict[str, Any]:
+    """The settings the run used: defaults filled in, data set paths resolved."""
+    effective = plan.settings.model_dump(mode="json")
+    effective["dataset"]["options"] = dict(plan.dataset_options)
+    return effective
 
 
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:

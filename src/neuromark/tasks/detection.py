@@ -12,7 +12,8 @@ Config::
       network: [64, 36]                          # W, H: sensor / 2**k
       box_filter: {resolution: [640, 360]}       # NeuroBench's rule; [1280, 720]: the paper's
     model: {name: event_detector, options: {memory: gru, width: 8}, checkpoint: cache:checkpoints/x.pt}
-    train: {epochs: 8, batch_size: 4}           # event_detector only: trained once, cached
+    train: {epochs: 8, batch_size: 4}           # a model family of detection: trained once, cached
+    train_if_missing: true                      # false: a missing or stale checkpoint is an error
     eval: {batch_size: 1, time_tol_us: 0, metrics: [coco_map, footprint, synaptic_operations]}
     device: cpu          # cpu (default), cuda, cuda:N or auto: trains and runs there; --device overrides
 
@@ -23,6 +24,12 @@ batch, execution rate 20 Hz); per-slot recurrent state reset at file starts (the
 Complexity metrics are per 12-bin sample (the runner divides by the slots of each batch),
 as the peer counts them. With ``data.synthesize``, missing data are written by
 :mod:`neuromark.synth.events` first (seeded, into ``root``).
+
+``model.name`` is a registered model: a model family of ``detection``
+(:class:`~neuromark.training.ModelFamily`, e.g. ``event_detector``) is trained on the
+train/ files and cached at ``model.checkpoint`` (:mod:`neuromark.training.checkpoints`;
+``neuromark train CONFIG`` retrains it); any other registered factory is built with
+``options`` (its ``state_dict`` loaded from ``model.checkpoint`` when given).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from neuromark.registry import models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.evaluation import evaluate
+from neuromark.training import family_for, training_device
 
 
 class SynthesizeSettings(StrictModel):
@@ -98,6 +106,7 @@ class DetectionConfig(StrictModel):
     data: DataSettings
     model: ModelSettings = ModelSettings()
     train: dict[str, Any] | None = None
+    train_if_missing: bool = True
     eval: EvalSettings = EvalSettings()
     device: DeviceName = "cpu"
 
@@ -132,21 +141,26 @@ class DetectionTask(BenchmarkTask):
         build_metrics([m for m in s.eval.metrics if m != "coco_map"], config, ("eval", "metrics"))
         if "coco_map" not in s.eval.metrics:
             raise ConfigError(f"{config.where(('eval', 'metrics'))}: eval.metrics must include coco_map")
-        if s.model.name not in models:
-            raise ConfigError(f"{config.where(('model', 'name'))}: unknown model {s.model.name!r}")
-        if s.train is not None and s.model.name != "event_detector":
-            raise ConfigError(f"{config.where(('train',))}: only event_detector has a training recipe")
-        if s.model.name == "event_detector" and s.model.checkpoint is None:
-            raise ConfigError(f"{config.where(('model',))}: model.checkpoint: give the file where "
-                              "the trained weights are cached")
-        return TaskPlan(config, s)
+        family = family_for(models, s.model.name, self.name, config.where(("model", "name")))
+        parts: dict[str, Any] = {"family": family}
+        if family is None and s.train is not None:
+            raise ConfigError(f"{config.where(('train',))}: train: model {s.model.name!r} has no "
+                              "training recipe (it is no model family of detection)")
+        if family is not None:
+            parts["options"] = validate(family.options_model, s.model.options, config, ("model", "options"))
+            parts["train"] = validate(family.train_model, s.train or {}, config, ("train",))
+            if s.model.checkpoint is None:
+                raise ConfigError(f"{config.where(('model',))}: model.checkpoint: give the file where "
+                                  "the trained weights are cached")
+        return TaskPlan(config, s, parts)
 
-    def _streams(self, s: DetectionConfig, config: ConfigFile) -> tuple[Any, Any, dict[str, Any]]:
+    def _streams(self, plan: TaskPlan) -> tuple[Any, Any, dict[str, Any]]:
         from neuromark.data.prophesee import read_dat_header
         from neuromark.processors.boxes import BoxFilter, LabelPipeline
         from neuromark.processors.detection_stream import SequentialStream, list_files
         from neuromark.processors.event_frames import EventTensor
 
+        s, config = plan.settings, plan.config
         root = resolve_path(s.data.root, config)
         ensure_data(root, s.data.synthesize)
         test, skipped = list_files(root / "test")
@@ -170,33 +184,47 @@ class DetectionTask(BenchmarkTask):
         info = {"root": str(root), "sensor": list(sensor), "network": list(network),
                 "test_files": [f.stream for f in test], "skipped_test_files": [p.name for p in skipped],
                 "box_filter_resolution": list(bf.resolution), "time_tol_us": s.eval.time_tol_us}
-        from neuromark.baselines.event_detector_train import DetectorTrainSettings
-
-        batch = validate(DetectorTrainSettings, s.train or {}, config, ("train",)).batch_size
+        batch = plan.parts["train"].batch_size if plan.parts.get("train") is not None else 1
         return (SequentialStream(train_files, tensor, labels, batch),
                 SequentialStream(test, tensor, labels, s.eval.batch_size), info)
 
-    def _model(self, s: DetectionConfig, config: ConfigFile, train: Any, ctx: RunContext
-               ) -> tuple[Any, dict]:
-        from neuromark.baselines.event_detector import DetectorConfig
-        from neuromark.baselines.event_detector_train import DetectorTrainSettings, prepare_detector
+    def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
+              retrain: bool = True, stream: Any = None) -> Any:
+        """Train the model family's checkpoint (``retrain``: even when one of the same recipe
+        is cached) through the shared cache; returns its
+        :class:`~neuromark.training.Prepared`. ``stream``: the training stream, when built."""
+        from neuromark.training import prepare
 
-        if s.model.name == "event_detector":
-            channels = train.tensor.channels
-            cfg = DetectorConfig(**{"in_channels": channels, **s.model.options})
-            settings = validate(DetectorTrainSettings, s.train or {}, config, ("train",))
-            if not train.files:
-                raise DataError("the detector needs a train/ folder of labelled files to train on")
-            device = ctx.device_for(s.device, config.where(("device",)))
-            recipe = {"model": s.model.options, "train": settings.model_dump(),
-                      "data": s.data.model_dump(mode="json", exclude={"root", "synthesize"}),
-                      **recipe_device(device)}
-            path = resolve_path(s.model.checkpoint or "", config)
-            model, meta, trained = prepare_detector(path, cfg, settings, train, recipe,
-                                                    quiet=ctx.quiet, device=device)
-            return model, {"checkpoint": str(path), "trained_now": trained,
-                           "train_seconds": meta.get("train_seconds"), "epochs": meta.get("epochs"),
-                           "final_train_loss": (meta.get("loss") or [None])[-1]}
+        s, config, family = plan.settings, plan.config, plan.parts.get("family")
+        if family is None:
+            raise ConfigError(f"{config.where(('model', 'name'))}: model {s.model.name!r} has no "
+                              "training recipe; `neuromark train` trains model families of detection")
+        if stream is None:
+            stream = self._streams(plan)[0]
+        if not stream.files:
+            raise DataError("the detector needs a train/ folder of labelled files to train on")
+        device = ctx.device_for(s.device, config.where(("device",)))
+        options, settings = plan.parts["options"], plan.parts["train"]
+        recipe = {"model": s.model.options, "train": settings.recipe(),
+                  "data": s.data.model_dump(mode="json", exclude={"root", "synthesize"}),
+                  **recipe_device(training_device(family, device))}
+
+        def fit() -> tuple[Any, dict[str, Any]]:
+            return family.fit(options, settings, stream, options.classes, quiet=ctx.quiet,
+                              label=s.benchmark.id, device=training_device(family, device))
+
+        return prepare(family, checkpoint or resolve_path(s.model.checkpoint or "", config), recipe,
+                       [p for f in stream.files for p in (f.dat, f.boxes)], fit,
+                       train_if_missing=s.train_if_missing, retrain=retrain, device=device)
+
+    def _model(self, plan: TaskPlan, train: Any, ctx: RunContext) -> tuple[Any, dict]:
+        s, config = plan.settings, plan.config
+        if plan.parts.get("family") is not None:
+            prepared = self.train(plan, ctx, retrain=False, stream=train)
+            meta = prepared.meta
+            return prepared.model, {"checkpoint": str(prepared.path), "trained_now": prepared.trained,
+                                    "train_seconds": meta.get("train_seconds"), "epochs": meta.get("epochs"),
+                                    "final_train_loss": (meta.get("loss") or [None])[-1]}
         model = build_component(models, ComponentSpec(name=s.model.name, options=s.model.options), config,
                                 ("model",))
         if s.model.checkpoint:
@@ -211,8 +239,8 @@ class DetectionTask(BenchmarkTask):
         s, config = plan.settings, plan.config
         device = ctx.device_for(s.device, config.where(("device",)), label=s.benchmark.id,
                                 announce=True)
-        train, test, info = self._streams(s, config)
-        model, details = self._model(s, config, train, ctx)
+        train, test, info = self._streams(plan)
+        model, details = self._model(plan, train, ctx)
         if hasattr(model, "forget"):
             model.forget()
         net_w, net_h = info["network"]
@@ -228,7 +256,7 @@ class DetectionTask(BenchmarkTask):
             results = evaluate(ctx, model, test, metrics, postprocessors=[decoder],
                                info=s.benchmark.info(getattr(model, "citation", "")),
                                device=device, device_requested=ctx.device_requested(s.device),
-                               config=config.data,
+                               config=s.model_dump(mode="json"),
                                seeds={"train": (s.train or {}).get("seed", 0)})
         results.details.update(details)
         results.model = model_identity(s.model.name, s.model.options, resolve_path(

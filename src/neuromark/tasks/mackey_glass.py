@@ -61,7 +61,6 @@ from neuromark.results import (
     ModelIdentity,
     Results,
     Score,
-    collect_provenance,
     id_problem,
     model_identity,
     to_jsonable,
@@ -333,7 +332,7 @@ class MackeyGlassTask(BenchmarkTask):
         out = ([_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
                if not sweep else [self._sweep_results(entries, cfg, resolved, out_dir)])
         for results in out:
-            results.provenance = {**collect_provenance(), "device": used}
+            results.provenance = {"device": used}
         return out
 
     @staticmethod

@@ -64,7 +64,7 @@ from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path, collect_provenance, model_identity, to_jsonable
+from neuromark.results import Results, Score, atomic_path, model_identity, to_jsonable
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.evaluation import evaluate
 
@@ -237,7 +237,7 @@ class PrimateReachingTask(BenchmarkTask):
         used = device_provenance(device, ctx.device_requested(cfg.device))
         return [Results(scores=scores, benchmark=bench, config=resolved,
                         seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
-                        details=details, provenance={**collect_provenance(), "device": used},
+                        details=details, provenance={"device": used},
                         model=model_identity(cfg.model.name, resolved["model"]["options"], None,
                                              cfg.model.label))]
 

@@ -42,7 +42,7 @@ from neuromark.context import RunContext
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.processors.psth import SECTORS, align, select_reaches
-from neuromark.results import Results, Score, collect_provenance, model_identity
+from neuromark.results import Results, Score, model_identity
 from neuromark.synth.primate import (
     SurrogateSettings,
     latent_drive,
@@ -189,7 +189,7 @@ class PSTHPredictivityTask(BenchmarkTask):
         return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                         seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
                                "controller": cfg.controller.seed}, details=details,
-                        provenance={**collect_provenance(), "device": used},
+                        provenance={"device": used},
                         model=model_identity("controller", cfg.controller.model_dump()))]
 
     def _session(self, cfg: PSTHConfig, root: Path, session: str, device: Any = "cpu"

@@ -18,7 +18,8 @@ OLD_KEYS_FLAG = ("old results file: power read from the old keys idle/active/dyn
 
 def migrate_power(details: dict[str, Any], scores: dict[str, Any]) -> bool:
     """Rewrite an old ``details.power`` and its scores in place to the floor/total names;
-    returns True when something was migrated. ``scores`` maps names to
+    returns True when something was migrated (the caller then flags the results with
+    :data:`OLD_KEYS_FLAG`). ``scores`` maps names to
     :class:`~neuromark.results.Score` (or anything); only keys are renamed."""
     power = details.get("power")
     if not isinstance(power, dict) or "floor" in power or "idle" not in power:
@@ -47,5 +48,4 @@ def migrate_power(details: dict[str, Any], scores: dict[str, Any]) -> bool:
     for old, new in renames.items():
         if old in scores and new not in scores:
             scores[new] = scores.pop(old)
-    details.setdefault("flags", []).append(OLD_KEYS_FLAG)
     return True

@@ -1,0 +1,60 @@
+"""Results schema 1.3: typed flags and artefacts, the requested and the effective config,
+provenance completed in one place; files of 1.2 load into the new fields."""
+
+from __future__ import annotations
+
+import json
+
+from neuromark.results import BenchmarkInfo, Results, Score, effective_config, stamp_provenance
+
+
+def _results() -> Results:
+    res = Results(scores={"acc": Score(0.5)}, benchmark=BenchmarkInfo("toy"),
+                  config={"task": "toy", "eval": {"batch_size": 128}},
+                  details={"samples": 4, "flags": ["tie"], "plots": ["toy/a.png"]})
+    res.requested = {"task": "toy"}
+    return res
+
+
+def test_flags_and_plots_given_in_details_become_typed_fields():
+    res = _results()
+    assert res.flags == ["tie"] and res.artefacts == ["toy/a.png"]
+    assert "flags" not in res.details and "plots" not in res.details
+    res.flag("tie")  # once
+    res.flag("diverged")
+    assert res.flags == ["tie", "diverged"]
+    named = Results(scores={}, details={"flags": {"overrun": 2}})  # a task's own mapping stays
+    assert named.details["flags"] == {"overrun": 2} and named.flags == []
+
+
+def test_requested_and_effective_config_round_trip(tmp_path):
+    path = _results().save(tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == "1.3"
+    assert data["config"] == {"requested": {"task": "toy"},
+                              "effective": {"task": "toy", "eval": {"batch_size": 128}}}
+    assert data["flags"] == ["tie"] and data["artefacts"] == ["toy/a.png"]
+    assert "flags" not in data["details"]
+    back = Results.load(path)
+    assert back.config == {"task": "toy", "eval": {"batch_size": 128}}
+    assert back.requested == {"task": "toy"} and back.flags == ["tie"]
+    assert effective_config(data) == back.config
+
+
+def test_a_1_2_file_loads_into_the_new_fields(tmp_path):
+    old = {"schema_version": "1.2", "benchmark": {"id": "toy"}, "model": None,
+           "scores": {"acc": {"value": 0.5}}, "config": {"task": "toy"},
+           "details": {"flags": ["old flag"], "plots": ["toy/p.png"], "samples": 3},
+           "seeds": {}, "provenance": {}}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    res = Results.load(tmp_path / "old.json")
+    assert res.flags == ["old flag"] and res.artefacts == ["toy/p.png"]
+    assert res.config == res.requested == {"task": "toy"}
+    assert effective_config(old) == {"task": "toy"}
+
+
+def test_provenance_is_completed_under_what_a_task_recorded():
+    stamped = stamp_provenance({"device": {"used": "cpu"}, "machine": {"node": "remote"}},
+                               run={"coverage": "warn"})
+    assert stamped["device"] == {"used": "cpu"} and stamped["machine"] == {"node": "remote"}
+    assert stamped["run"] == {"coverage": "warn"} and "created" in stamped and "python" in stamped
