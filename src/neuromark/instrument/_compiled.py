@@ -50,40 +50,42 @@ def linear_rows(x, step, col_nnz, zero, one, group, per_sample):  # pragma: no c
     ``zero`` and ``one`` have the input's dtype, so the loop runs in it (a Python
     literal would promote float32 to float64 and halve the vector width). Rows are
     read four at a time: on a batch of time steps they lie far apart in memory, and
-    four streams hide more memory latency than one. Each row sum is exact in
+    four streams hide more memory latency than one. Each row-group sum is exact in
     ``col_nnz``'s dtype (the caller sees to it) and sums of non-negative terms do not
     depend on their order, so reassociating them (which vectorises the loop) changes
-    nothing. Row sums are added per sample in float64 (exact below 2**53)."""
+    nothing. The pass keeps each row's residual; only when the call's samples are
+    of both kinds (some binary, some not), or ``per_sample`` has rows, does a second
+    pass (:func:`sample_rows`) split the effective ops by sample."""
     rows, cols = x.shape[0], x.shape[2]
     no_ops = col_nnz[0] - col_nnz[0]  # 0 in col_nnz's dtype
     effective = 0.0
     residual = 0.0
-    sample = (0.0, 0.0, 0.0, 0.0)
+    binary = 0  # samples whose residual is 0, and whose residual is > 0
+    other = 0
+    running = 0.0
     i = 0
     while i + 4 <= rows:
         r0, r1, r2, r3 = x[i, step], x[i + 1, step], x[i + 2, step], x[i + 3, step]
-        e0 = e1 = e2 = e3 = no_ops
+        group_effective = no_ops
         q0 = q1 = q2 = q3 = zero
         for j in range(cols):
             n0, d0 = row_terms(r0[j], zero, one)
             n1, d1 = row_terms(r1[j], zero, one)
             n2, d2 = row_terms(r2[j], zero, one)
             n3, d3 = row_terms(r3[j], zero, one)
-            c = col_nnz[j]
-            e0 += n0 * c
-            e1 += n1 * c
-            e2 += n2 * c
-            e3 += n3 * c
+            group_effective += (n0 + n1 + n2 + n3) * col_nnz[j]
             q0 += d0
             q1 += d1
             q2 += d2
             q3 += d3
-        effective += (e0 + e1) + (e2 + e3)
+        effective += group_effective
         residual += (q0 + q1) + (q2 + q3)
-        sample = row_done(e0, q0, i, group, per_sample, sample)
-        sample = row_done(e1, q1, i + 1, group, per_sample, sample)
-        sample = row_done(e2, q2, i + 2, group, per_sample, sample)
-        sample = row_done(e3, q3, i + 3, group, per_sample, sample)
+        for k, q in enumerate((q0, q1, q2, q3)):
+            running += q
+            if (i + k + 1) % group == 0:
+                binary += running == 0
+                other += running > 0
+                running = 0.0
         i += 4
     while i < rows:
         row = x[i, step]
@@ -95,9 +97,37 @@ def linear_rows(x, step, col_nnz, zero, one, group, per_sample):  # pragma: no c
             row_residual += defect
         effective += row_effective
         residual += row_residual
-        sample = row_done(row_effective, row_residual, i, group, per_sample, sample)
+        running += row_residual
+        if (i + 1) % group == 0:
+            binary += running == 0
+            other += running > 0
+            running = 0.0
         i += 1
-    return effective, residual, sample[2], sample[3]
+    if per_sample.shape[0] == 0 and (binary == 0 or other == 0):
+        # one kind only (NaN samples, if any, fail the run): the call's split
+        return effective, residual, effective if other == 0 else 0.0, \
+            effective if binary == 0 else 0.0
+    acs, macs = sample_rows(x, step, col_nnz, zero, one, group, per_sample)
+    return effective, residual, acs, macs
+
+
+@numba.njit(cache=True, nogil=True)
+def sample_rows(x, step, col_nnz, zero, one, group, per_sample):  # pragma: no cover
+    """(ACs, MACs) of the rows ``x[:, step, :]`` split per sample of ``group`` rows (one
+    row at a time; see :func:`row_done`)."""
+    rows, cols = x.shape[0], x.shape[2]
+    no_ops = col_nnz[0] - col_nnz[0]
+    sample = (0.0, 0.0, 0.0, 0.0)
+    for i in range(rows):
+        row = x[i, step]
+        row_effective = no_ops
+        row_residual = zero
+        for j in range(cols):
+            nonzero, defect = row_terms(row[j], zero, one)
+            row_effective += nonzero * col_nnz[j]
+            row_residual += defect
+        sample = row_done(row_effective, row_residual, i, group, per_sample, sample)
+    return sample[2], sample[3]
 
 #: Elements counted per float32 partial sum: far below 2**24, so every partial is exact.
 CHUNK = 1 << 16
