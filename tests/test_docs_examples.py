@@ -6,6 +6,7 @@ afterwards, so an example's entries do not leak into other tests.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 import types
@@ -15,7 +16,18 @@ import pytest
 
 from neuromark import registry
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def _script(name: str) -> types.ModuleType:
+    """``scripts/<name>.py`` as a module (shared with tests/test_doc_figures.py)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def examples() -> list[tuple[str, str]]:
@@ -46,3 +58,21 @@ def test_docs_example_runs(name, code, tmp_path, monkeypatch):
     module = types.ModuleType(f"docs_example_{tmp_path.name}")  # a real module, as pydantic needs
     monkeypatch.setitem(sys.modules, module.__name__, module)
     exec(compile(code, name, "exec"), module.__dict__)
+    _check_quoted_figures(name, tmp_path)
+
+
+def _check_quoted_figures(name: str, folder: Path) -> None:
+    """An example that writes results (a ``scripts/doc_figures.py`` example) produces the
+    figures its doc quotes (``<!-- fig:KEY -->`` markers), at the quoted precision."""
+    doc_figures, markers = _script("doc_figures"), _script("doc_markers")
+    doc, heading = name.split("#", 1)
+    stems = [stem for stem, path, head in doc_figures.EXAMPLES if Path(path).name == doc and head == heading]
+    if not stems:
+        return
+    (stem,) = stems
+    produced = doc_figures.figures_of(stem, doc_figures.read_results(folder))
+    quoted = [q for q in markers.quotes([DOCS / doc]) if q.key.split(".", 1)[0] == stem]
+    assert quoted, f"{name}: no quoted figure of {stem!r}"
+    for q in quoted:
+        assert q.key in produced, f"{q.where}: the example produced no {q.key!r}"
+        assert q.agrees(produced[q.key]), f"{q.where}: quotes {q.number}, the example gives {produced[q.key]}"

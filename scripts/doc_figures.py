@@ -1,0 +1,274 @@
+"""Re-run the configs whose figures the README and docs quote; rewrite docs/figures.json.
+
+    python scripts/doc_figures.py                  # every config below, empty temp cache
+    python scripts/doc_figures.py --only gen4_synthetic_short --cache-dir ~/.cache/neuromark
+    python scripts/doc_figures.py --check          # compare the docs with the file, no runs
+    python scripts/doc_figures.py --write-docs     # after a run: rewrite the marked figures
+
+The configs (:data:`CONFIGS`) are the default suite's entries and every shortened
+(``*_short.yaml`` / ``*_suite.yaml``) config; they run one after another in this process
+(``neuromark run CONFIG --out TMP --cache-dir CACHE --quiet``) with one shared cache folder,
+a fresh temporary one unless ``--cache-dir`` names one (never inside the checkout). The docs
+examples of :data:`EXAMPLES` run as ``tests/test_docs_examples.py`` runs them.
+
+A figure's key is ``<config stem>[.<tag>].<score>[.<part>]``: the score name as in the
+results file (``coco_map``, ``synaptic_operations.Effective_MACs``), ``.se`` for its
+standard error, and the detail paths of :data:`DETAILS`; ``<tag>`` tells apart several
+results of one config (the model label, model name or the varying part of the benchmark
+id). Keys do not depend on results file names. Each entry records the value, the config,
+the command, the date (UTC) and the git commit (``tree: modified`` when the checkout had
+uncommitted changes to tracked files). Figures of configs not re-run are kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import doc_markers  # noqa: E402
+
+ROOT = doc_markers.ROOT
+
+#: The default suite's entries (configs/suite/default.yaml) and every shortened config.
+CONFIGS: list[str] = [
+    "configs/mackey_glass/esn.yaml",
+    "configs/mackey_glass/lstm_suite.yaml",
+    "configs/spiking_audio/spoken_digits_rsnn_suite.yaml",
+    "configs/system/esn_mackey_glass_singlestream.yaml",
+    "configs/qubo/mis_default.yaml",
+    "configs/keywords/mswc_fscil_m5_short.yaml",
+    "configs/primate_reaching/ann2d_suite.yaml",
+    "configs/event_vision/gen4_synthetic_short.yaml",
+    "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
+]
+
+_FSCIL_DETAILS = ["accuracy_mean", "accuracy_p5", "accuracy_p95", "new_class_accuracy_mean",
+                  "frozen_reference", "session_average_per_repeat",
+                  "complexity_per_session.0.activation_sparsity_by_layer"]
+
+#: Detail entries (dotted paths into ``details``) kept as figures, per config stem.
+DETAILS: dict[str, list[str]] = {
+    "mswc_fscil_m5_short": _FSCIL_DETAILS,
+    "mswc_fscil_snn_short": _FSCIL_DETAILS,
+}
+
+#: Docs examples whose results are figures: (key stem, doc file, heading).
+EXAMPLES: list[tuple[str, str, str]] = [
+    ("extending_dataset", "docs/extending.md", "Adding a dataset"),
+]
+
+#: Lists in details longer than this are not figures.
+MAX_LIST = 64
+
+
+def _numbers(prefix: str, value: Any, out: dict[str, float]) -> None:
+    """Numeric leaves of ``value`` under ``prefix`` (dicts by key, short lists by index)."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, (int, float)):
+        out[prefix] = value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _numbers(f"{prefix}.{k}", v, out)
+    elif isinstance(value, list) and len(value) <= MAX_LIST:
+        for i, v in enumerate(value):
+            _numbers(f"{prefix}.{i}", v, out)
+
+
+def _detail(details: dict[str, Any], path: str) -> Any:
+    node: Any = details
+    for part in path.split("."):
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_\-]+", "_", text).strip("_-") or "result"
+
+
+def result_tags(results: list[dict[str, Any]]) -> list[str]:
+    """One tag per result of a config ("" when there is one result): the first of model
+    label, model name and benchmark id whose values differ, the shared ends stripped."""
+    if len(results) == 1:
+        return [""]
+    candidates = [
+        [((r.get("model") or {}).get("label") or "") for r in results],
+        [((r.get("model") or {}).get("name") or "") for r in results],
+        [r["benchmark"]["id"] for r in results],
+    ]
+    for values in candidates:
+        if all(values) and len(set(values)) == len(values):
+            prefix = os.path.commonprefix(values)
+            suffix = os.path.commonprefix([v[::-1] for v in values])[::-1]
+            if min(len(v) for v in values) > len(prefix) + len(suffix):
+                values = [v[len(prefix):len(v) - len(suffix)] for v in values]
+            return [_slug(v) for v in values]
+    raise ValueError(f"results {[r['benchmark']['id'] for r in results]} cannot be told apart")
+
+
+def figures_of(stem: str, results: list[dict[str, Any]]) -> dict[str, float]:
+    """``{key: value}`` of one config's results (scores, their SE, :data:`DETAILS`)."""
+    out: dict[str, float] = {}
+    for tag, data in zip(result_tags(results), results, strict=True):
+        prefix = f"{stem}.{tag}" if tag else stem
+        for name, score in data["scores"].items():
+            _numbers(f"{prefix}.{name}", score["value"], out)
+            if isinstance(score.get("error"), (int, float)):
+                out[f"{prefix}.{name}.se"] = score["error"]
+        for path in DETAILS.get(stem, []):
+            _numbers(f"{prefix}.{path}", _detail(data["details"], path), out)
+    return out
+
+
+def read_results(folder: Path) -> list[dict[str, Any]]:
+    """Every results file under ``folder`` (JSON with ``schema_version`` and ``scores``),
+    sorted by benchmark id."""
+    found = []
+    for path in sorted(folder.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError:  # not a results file (LoadGen's accuracy log, ...)
+            continue
+        if isinstance(data, dict) and "schema_version" in data and "scores" in data:
+            found.append(data)
+    return sorted(found, key=lambda d: d["benchmark"]["id"])
+
+
+def run_config(config: str, out: Path, cache: Path) -> list[dict[str, Any]]:
+    """``neuromark run CONFIG --out OUT --cache-dir CACHE --quiet`` in this process."""
+    from neuromark.cli import main
+
+    status = main(["run", str(ROOT / config), "--out", str(out), "--cache-dir", str(cache), "--quiet"])
+    if status != 0:
+        raise RuntimeError(f"neuromark run {config} exited with {status}")
+    return read_results(out)
+
+
+def doc_example(doc: str, heading: str) -> str:
+    """The first python block under ``heading`` in ``doc``."""
+    text = (ROOT / doc).read_text()
+    section = text.split(f"\n## {heading}\n", 1)
+    if len(section) != 2:
+        raise ValueError(f"{doc}: no '## {heading}' section")
+    block = re.search(r"^```python\n(.*?)^```", section[1], re.M | re.S)
+    if block is None:
+        raise ValueError(f"{doc}#{heading}: no python block")
+    return block.group(1)
+
+
+def run_example(doc: str, heading: str, folder: Path) -> list[dict[str, Any]]:
+    """Run a docs example in ``folder`` (registries restored afterwards); its results."""
+    from neuromark import registry
+
+    saved = {reg: (dict(reg._entries), dict(reg._origins)) for reg in vars(registry).values()
+             if isinstance(reg, registry.Registry)}
+    cwd = Path.cwd()
+    module = types.ModuleType(f"doc_example_{_slug(heading)}")
+    sys.modules[module.__name__] = module
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chdir(folder)
+        exec(compile(doc_example(doc, heading), f"{doc}#{heading}", "exec"), module.__dict__)
+    finally:
+        os.chdir(cwd)
+        sys.modules.pop(module.__name__, None)
+        for reg, (entries, origins) in saved.items():
+            reg._entries, reg._origins = entries, origins
+    return read_results(folder)
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def stamp() -> dict[str, str]:
+    """Date (UTC) and commit of this run."""
+    modified = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    return {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
+            "commit": _git("rev-parse", "HEAD"), "tree": "modified" if modified else "clean"}
+
+
+def write_figures(path: Path, figures: dict[str, dict[str, Any]]) -> None:
+    """Write the figures file atomically, keys sorted."""
+    tmp = path.with_suffix(".json.tmp")
+    body = {"about": "Figures quoted in README.md and docs/ (markers <!-- fig:KEY -->); written by "
+                     "scripts/doc_figures.py, checked by tests/test_doc_figures.py.",
+            "figures": dict(sorted(figures.items()))}
+    tmp.write_text(json.dumps(body, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]], cache: Path,
+               work: Path, figures_path: Path) -> list[str]:
+    """Run ``configs`` and ``examples``, replace their figures in ``figures_path``; failures."""
+    figures = doc_markers.load_figures(figures_path) if figures_path.exists() else {}
+    failures = []
+    jobs: list[tuple[str, str, Any]] = [(Path(c).stem, c, None) for c in configs]
+    jobs += [(stem, f"{doc}#{heading}", (doc, heading)) for stem, doc, heading in examples]
+    for i, (stem, where, example) in enumerate(jobs):
+        print(f"[{i + 1}/{len(jobs)}] {where}", flush=True)
+        try:
+            if example is None:
+                results = run_config(where, work / f"{i:02d}-{stem}", cache)
+                command = f"neuromark run {where} --quiet (scripts/doc_figures.py)"
+            else:
+                results = run_example(*example, work / f"{i:02d}-{stem}")
+                command = f"the python block of {where} (scripts/doc_figures.py)"
+            new = figures_of(stem, results)
+        except Exception as exc:  # report and go on with the other configs
+            failures.append(f"{where}: {type(exc).__name__}: {exc}")
+            print(f"  failed: {failures[-1]}", flush=True)
+            continue
+        when = stamp()
+        figures = {k: v for k, v in figures.items() if v.get("config") != where}
+        figures.update({k: {"value": v, "config": where, "command": command, **when}
+                        for k, v in new.items()})
+        write_figures(figures_path, figures)
+        print(f"  {len(new)} figures", flush=True)
+    return failures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="STEM",
+                        help="config stems (or example keys) to re-run (default: all)")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="shared cache folder (default: a fresh temporary one)")
+    parser.add_argument("--figures", type=Path, default=doc_markers.FIGURES)
+    parser.add_argument("--check", action="store_true", help="only compare the docs with the file")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="rewrite the marked figures in the docs from the file (no runs)")
+    args = parser.parse_args(argv)
+    if args.write_docs:
+        for line in doc_markers.rewrite(doc_markers.load_figures(args.figures)):
+            print(line)
+    if args.check or args.write_docs:
+        problems = doc_markers.disagreements(doc_markers.load_figures(args.figures), doc_markers.quotes())
+        print("\n".join(problems) or "every quoted figure agrees with the figures file")
+        return 1 if problems else 0
+    configs = [c for c in CONFIGS if not args.only or Path(c).stem in args.only]
+    examples = [e for e in EXAMPLES if not args.only or e[0] in args.only]
+    if args.cache_dir is not None and args.cache_dir.resolve().is_relative_to(ROOT):
+        parser.error("--cache-dir must be outside the checkout")
+    with tempfile.TemporaryDirectory(prefix="neuromark-figures-") as tmp:
+        cache = args.cache_dir or Path(tmp) / "cache"
+        failures = regenerate(configs, examples, cache, Path(tmp) / "out", args.figures)
+    for line in failures:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
