@@ -1,0 +1,380 @@
+"""The run context reaches every task (issue 27, done-when: "``--coverage``, ``--device``,
+``--cache-dir`` and ``--executor`` reach every task, with a test per task; no
+``os.environ[...] =`` in ``src/neuromark``").
+
+Each registered task runs a tiny config through the real CLI with every flag. A test checks
+that (a) every results file records the flags under ``provenance.run``; (b) the flags were
+used inside the task, not only recorded: the contexts the task handed to
+``RunContext.device_for`` and to ``evaluate`` carry them, the metrics that check coverage got
+``warn``, the device resolved and the model evaluated on is the CPU although the configs
+ask for ``device: cuda`` (without CUDA, a flag that did not arrive fails the run), and the
+units of tasks that have them ran on the run's executor (a recording stand-in for the local
+one); (c) the ``cache:`` paths, checkpoints, corpora and tables went to ``--cache-dir``
+while the default cache (``$NEUROMARK_CACHE_DIR``, ``$XDG_CACHE_HOME``) stayed empty; and
+that no ``NEUROMARK_*`` variable was set or changed, during the task or after it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pkgutil
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import neuromark
+import neuromark.tasks
+from neuromark.cli import main
+from neuromark.commands import run as run_command
+from neuromark.context import RunContext
+from neuromark.executors import LocalExecutor
+from neuromark.registry import tasks
+from neuromark.tasks import evaluation
+
+TASKS = ("classification", "detection", "fscil", "mackey_glass", "primate_reaching",
+         "psth_predictivity", "qubo", "system")
+SRC = Path(neuromark.__file__).resolve().parent
+
+
+def neuromark_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("NEUROMARK_")}
+
+
+class RecordingExecutor(LocalExecutor):
+    """The local executor, recording every unit handed to it."""
+
+    def __init__(self, log: list[Any]) -> None:
+        super().__init__()
+        self.log = log
+
+    def run(self, units):
+        units = list(units)
+        self.log.extend(units)
+        yield from super().run(units)
+
+
+@dataclass
+class Run:
+    """What one CLI run left: results, and what the spies saw inside the task."""
+
+    out: Path
+    cache: Path
+    default_caches: tuple[Path, ...]
+    results: list[dict[str, Any]] = field(default_factory=list)
+    device_for: list[tuple[RunContext, str, Any]] = field(default_factory=list)
+    evaluate: list[tuple[RunContext, Any, list[str]]] = field(default_factory=list)
+    units: list[Any] = field(default_factory=list)
+    executors: list[str] = field(default_factory=list)
+    env_inside: list[dict[str, str]] = field(default_factory=list)
+
+    def check_contexts(self, *, device: bool = True, evaluated: bool = True) -> None:
+        """(b): the contexts the task used carry the flags."""
+        assert self.executors == ["local"]
+        if device:
+            assert self.device_for, "the task never resolved its device through the context"
+        for ctx, configured, resolved in self.device_for:
+            assert ctx.device == "cpu" and ctx.coverage == "warn" and ctx.cache_dir == self.cache
+            assert (configured, resolved) == ("cuda", torch.device("cpu"))  # --device overrides
+        if evaluated:
+            assert self.evaluate, "the task never evaluated through evaluate(ctx, ...)"
+        for ctx, on, coverages in self.evaluate:
+            assert ctx.device == "cpu" and ctx.coverage == "warn" and ctx.cache_dir == self.cache
+            assert ctx.coverage_for() == "warn"
+            assert set(coverages) <= {"warn"}  # every metric that checks coverage got warn
+            assert on is None or torch.device(on) == torch.device("cpu")
+
+    def check_caches(self, *expected: str) -> None:
+        """(c): ``expected`` paths lie in --cache-dir; the default cache stayed empty."""
+        for rel in expected:
+            assert (self.cache / rel).exists(), f"{rel} is not in --cache-dir {self.cache}"
+        for default in self.default_caches:
+            assert not default.exists() or not any(default.rglob("*")), \
+                f"the default cache {default} was written: {sorted(default.rglob('*'))}"
+
+    def check_device_requested(self) -> None:
+        for res in self.results:
+            assert res["provenance"]["device"]["requested"] == "--device cpu"
+
+
+@pytest.fixture
+def run_cli(tmp_path, monkeypatch):
+    """``run_cli(config) -> Run``: ``neuromark run CONFIG`` with every flag, spied on."""
+    defaults = (tmp_path / "default-cache", tmp_path / "xdg" / "neuromark")
+    for name in neuromark_env():
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(defaults[0]))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(defaults[1].parent))  # matplotlib's lies there too
+    cache = tmp_path / "given-cache"
+    counter = iter(range(100))
+
+    def go(config: Path) -> Run:
+        run = Run(tmp_path / f"out{next(counter)}", cache.absolute(), defaults)
+        env_before = neuromark_env()
+
+        def device_for(self, configured, where, **kw):
+            resolved = original_device_for(self, configured, where, **kw)
+            run.device_for.append((self, configured, resolved))
+            run.env_inside.append(neuromark_env())
+            return resolved
+
+        def spy_evaluate(ctx, model, data, metrics, **kw):
+            metrics = list(metrics)
+            results = original_evaluate(ctx, model, data, metrics, **kw)
+            run.evaluate.append((ctx, kw.get("device"),
+                                 [m.coverage for m in metrics if hasattr(m, "coverage")]))
+            run.env_inside.append(neuromark_env())
+            return results
+
+        def make_executor(name, address=None):
+            run.executors.append(name)
+            assert address is None
+            return RecordingExecutor(run.units)
+
+        original_device_for = RunContext.device_for
+        original_evaluate = evaluation.evaluate
+        with monkeypatch.context() as patch:
+            patch.setattr(RunContext, "device_for", device_for)
+            for module in _modules_binding(original_evaluate):
+                patch.setattr(module, "evaluate", spy_evaluate)
+            patch.setattr(run_command, "make_executor", make_executor)
+            code = main(["run", str(config), "--out", str(run.out), "--quiet", "--coverage",
+                         "warn", "--device", "cpu", "--cache-dir", str(cache),
+                         "--executor", "local"])
+        assert code == 0
+        # no NEUROMARK_* variable set or changed by the CLI, during the task or after it
+        assert neuromark_env() == env_before
+        assert all(seen == env_before for seen in run.env_inside)
+        # (a) every results file records the flags
+        for path in sorted(run.out.glob("*.json")):
+            data = json.loads(path.read_text())
+            if "scores" in data and "benchmark" in data:
+                run.results.append(data)
+                ran = data["provenance"]["run"]
+                assert (ran["coverage"], ran["device"], ran["executor"]) == ("warn", "cpu", "local")
+                assert ran["cache_dir"] == str(run.cache)
+        assert run.results, f"no results file in {run.out}"
+        return run
+
+    return go
+
+
+def _modules_binding(function: Any) -> list[Any]:
+    """Every loaded neuromark module whose ``evaluate`` is ``function`` (task modules import
+    it by name), the task modules imported first."""
+    for info in pkgutil.iter_modules(neuromark.tasks.__path__, "neuromark.tasks."):
+        importlib.import_module(info.name)
+    return [m for name, m in list(sys.modules.items())
+            if name.startswith("neuromark") and getattr(m, "evaluate", None) is function]
+
+
+def test_every_built_in_task_has_a_test_here():
+    built_in = {name for name in tasks.names()
+                if type(tasks.get(name)).__module__.startswith("neuromark.")}
+    assert built_in == set(TASKS)
+    assert all(f"test_{name}_gets_the_flags" in globals() for name in TASKS)
+
+
+# --- one test per task ----------------------------------------------------------------------
+
+def test_classification_gets_the_flags(tmp_path, run_cli):
+    from test_devices import toy_config
+
+    config = toy_config(tmp_path, "cuda")  # --device cpu overrides it
+    config.write_text(config.read_text().replace("checkpoint: snn.pt",
+                                                 "checkpoint: cache:checkpoints/toy-snn.pt"))
+    run = run_cli(config)
+    run.check_contexts()
+    assert any(coverages for _, _, coverages in run.evaluate)  # synaptic_operations got warn
+    run.check_device_requested()
+    run.check_caches("checkpoints/toy-snn.pt")
+    assert not (tmp_path / "snn.pt").exists()
+
+
+def test_detection_gets_the_flags(tmp_path, run_cli):
+    config = tmp_path / "det.yaml"
+    config.write_text("""task: detection
+benchmark: {id: det-tiny, version: "1.0"}
+data:
+  root: cache:det_tiny
+  synthesize: {files: {train: 1, test: 1}, duration_s: 1.2, height: 36, width: 64, seed: 3}
+  network: [32, 18]
+  box_filter: {resolution: [640, 360]}
+model: {name: event_detector, options: {width: 4}, checkpoint: cache:checkpoints/det_tiny.pt}
+train: {epochs: 1, batch_size: 1}
+eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
+device: cuda
+""")
+    run = run_cli(config)
+    run.check_contexts()
+    assert any(coverages for _, _, coverages in run.evaluate)
+    run.check_device_requested()
+    run.check_caches("det_tiny/test", "checkpoints/det_tiny.pt")
+
+
+def test_fscil_gets_the_flags(tmp_path, run_cli):
+    from test_fscil import _tiny_corpus
+
+    _tiny_corpus(tmp_path / "given-cache" / "keywords" / "tiny")
+    config = tmp_path / "c.yaml"
+    config.write_text("""task: fscil
+benchmark: {id: fscil-tiny, version: "1.0"}
+data: {root: "cache:keywords/tiny", languages: [fa]}
+model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
+        input_kernel: 4, pool_kernel: 2}, checkpoint: "cache:checkpoints/m5.pt"}
+train: {epochs: 1, batch_size: 4, lr: 0.01}
+fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 2, seed: 1}
+eval: {complexity: [synaptic_operations]}
+device: cuda
+""")
+    run = run_cli(config)
+    run.check_contexts()
+    assert any(coverages for _, _, coverages in run.evaluate)
+    assert len(run.units) == 2  # one session order per repeat, on the run's executor
+    run.check_device_requested()
+    run.check_caches("checkpoints/m5.pt", "keywords/tiny/decoded")
+
+
+def test_mackey_glass_gets_the_flags(tmp_path, run_cli):
+    config = tmp_path / "mg.yaml"
+    config.write_text("task: mackey_glass\ndata: {taus: [17], instances: 2}\n"
+                      "models:\n  - {name: esn, seed: 0}\ndevice: cuda\n")
+    run = run_cli(config)
+    run.check_contexts()
+    assert any(coverages for _, _, coverages in run.evaluate)
+    assert len(run.units) == 2  # one instance per unit, on the run's executor
+    assert len(run.evaluate) == 2  # each unit evaluated under the run's context
+    run.check_device_requested()
+    run.check_caches()
+
+
+def test_primate_reaching_gets_the_flags(tmp_path, run_cli):
+    data = {"task": "primate_reaching", "benchmark": {"id": "pr-test"},
+            "data": {"root": "cache:primate/tiny", "surrogate": {"duration_s": 16, "seed": 1},
+                     "sessions": ["indy_20160622_01", "loco_20170210_03"], "chunk": 100},
+            "model": {"name": "ridge_decoder"}, "checkpoint_dir": "cache:checkpoints/primate",
+            "device": "cuda"}
+    config = tmp_path / "pr.yaml"
+    config.write_text(json.dumps(data))
+    run = run_cli(config)
+    run.check_contexts()
+    run.check_device_requested()
+    run.check_caches("primate/tiny", "checkpoints/primate")
+    assert any((run.cache / "checkpoints/primate").iterdir())
+
+
+def test_psth_predictivity_gets_the_flags(tmp_path, run_cli):
+    # no evaluate (no runner): the device and the cache folder are what reach it
+    data = {"task": "psth_predictivity", "benchmark": {"id": "psth-test"},
+            "data": {"root": "cache:psth/tiny", "surrogate": {"duration_s": 45, "seed": 2},
+                     "sessions": ["loco_20170215_02"]},
+            "ceiling": {"n_bootstrap": 10, "min_reliability": 0.0},
+            "controller": {"iterations": 1, "hidden": 8}, "device": "cuda"}
+    config = tmp_path / "psth.yaml"
+    config.write_text(json.dumps(data))
+    run = run_cli(config)
+    run.check_contexts(evaluated=False)
+    run.check_device_requested()
+    run.check_caches("psth/tiny")
+    assert run.results[0]["details"]["data_root"] == str(run.cache / "psth/tiny")
+
+
+class _Greedy:
+    """Test solver: vertices greedily in index order (valid for MIS QUBOs)."""
+
+    name = "ctx-greedy"
+
+    def solve(self, Q, timeout_s, seed, *, target=None):
+        from neuromark.system.qubo.solvers import SolveResult
+
+        q = Q.toarray()
+        x = np.zeros(q.shape[0], dtype=np.int8)
+        for i in range(len(x)):
+            x[i] = 1
+            if q[i] @ x * 2 - q[i, i] > 0:
+                x[i] = 0
+        cost = float(x @ q @ x)
+        return SolveResult(x=x, cost=cost, trace=[(1e-4, cost)])
+
+
+def test_qubo_gets_the_flags(tmp_path, run_cli):
+    # no device and no evaluate: the cache folder (its BKS table) and the executor reach it
+    from neuromark.registry import solvers
+    from neuromark.system.qubo import energy, mis_workload
+    from neuromark.system.qubo.bks import BKSRow, BKSTable, encode_solution
+    from neuromark.system.qubo.exact import exact_mis
+
+    w = mis_workload(12, 0.3, 7)  # a workload the shipped table lacks: only the cache has it
+    x = exact_mis(12, w.edges)
+    table = tmp_path / "given-cache" / "qubo" / "bks.csv"
+    table.parent.mkdir(parents=True)
+    BKSTable([BKSRow(12, 0.3, 7, energy(w.Q, x), "exact", "test", "", "", "", "2026-01-01",
+                     encode_solution(x))]).save(table)
+    config = tmp_path / "q.yaml"
+    config.write_text("task: qubo\nbenchmark: {id: q}\nworkloads: {sizes: [12], densities: [0.3], "
+                      "seeds: [7]}\nsolvers:\n  - name: ctx-greedy\nfixed_timeout: "
+                      "{timeouts: [0.002, 0.01]}\nplots: false\n")
+    solvers.register("ctx-greedy", _Greedy)
+    try:
+        run = run_cli(config)
+    finally:
+        solvers._entries.pop("ctx-greedy", None)
+    run.check_contexts(device=False, evaluated=False)
+    assert len(run.units) == 2  # the sweep's entries, on the run's executor
+    run.check_caches("qubo/bks.csv")
+
+
+def test_system_gets_the_flags(tmp_path, run_cli):
+    # the system track takes its devices from the SUT's options; its energy estimate
+    # counts operations through evaluate under the run's context
+    pytest.importorskip("mlperf_loadgen")
+    config = tmp_path / "s.yaml"
+    config.write_text("task: system\nbenchmark: {id: esn-ss}\nsut:\n  name: esn\n"
+                      "  options: {samples: 16, threads: 1}\ntiming:\n  warmup: 2\nloadgen:\n"
+                      "  min_query_count: 8\n  min_duration_s: 0\n  expected_latency_s: 0.001\n"
+                      "estimate: {}\n")
+    run = run_cli(config)
+    run.check_contexts(device=False)
+    assert run.results[0]["scores"]["energy_estimate"]["value"]
+    run.check_caches()
+
+
+# --- no environment writes ------------------------------------------------------------------
+
+def test_the_cli_leaves_no_neuromark_variable_behind(tmp_path, monkeypatch):
+    for name in neuromark_env():
+        monkeypatch.delenv(name)
+    config = tmp_path / "mg.yaml"
+    config.write_text("task: mackey_glass\ndata: {taus: [17], instances: 1}\n"
+                      "models:\n  - {name: esn, seed: 0}\n")
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet", "--coverage",
+                 "warn", "--device", "cpu", "--cache-dir", str(tmp_path / "cache"),
+                 "--executor", "local"]) == 0
+    assert neuromark_env() == {}
+
+
+ENV_WRITES = re.compile(r"os\.environ\s*\[[^\]]*\]\s*=(?!=)|os\.environ\.(update|setdefault|pop)"
+                        r"\b|\bdel\s+os\.environ\b|os\.(putenv|unsetenv)\b|from\s+os\s+import"
+                        r"[^\n]*\benviron\b")
+
+
+def test_no_environment_writes_in_the_package():
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if ENV_WRITES.search(line):
+                rel = path.relative_to(SRC).as_posix()
+                if rel == "devices.py" and "CUBLAS_WORKSPACE_CONFIG" in line:
+                    continue  # deterministic CUDA needs it (issue 27 exempts it)
+                found.append(f"{rel}:{number}: {line.strip()}")
+    assert not found, "environment written in src/neuromark:\n" + "\n".join(found)
+    assert ENV_WRITES.search('os.environ["NEUROMARK_DEVICE"] = args.device')  # the rule bites
+    assert ENV_WRITES.search("os.environ.update(NEUROMARK_COVERAGE='warn')")
+    assert not ENV_WRITES.search('if os.environ["X"] == "1":')
