@@ -30,7 +30,7 @@ eval: {{postprocessor: {post}, metrics: [classification_accuracy]}}
 
 def _run(tmp_path, name: str, out: str) -> dict:
     assert main(["run", str(tmp_path / f"{name}.yaml"), "--out", str(tmp_path / out), "--quiet"]) == 0
-    return json.loads((tmp_path / out / f"gsc-tiny-{name}.json").read_text())
+    return json.loads((tmp_path / out / f"gsc-tiny-{name}--{name}.json").read_text())
 
 
 @pytest.mark.parametrize("name,features,post", [("gsc_m5", "waveform", "argmax"),

@@ -308,7 +308,7 @@ def test_cli_train_then_run(tmp_path, capsys):
     other = tmp_path / "o.yaml"
     other.write_text("task: mackey_glass\n")
     assert main(["train", str(other)]) == 1
-    assert "supports task 'classification'" in capsys.readouterr().err
+    assert "task 'mackey_glass' has no checkpoint for `neuromark train`" in capsys.readouterr().err
 
 
 def test_shipped_configs_validate():

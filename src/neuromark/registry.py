@@ -174,7 +174,8 @@ adapters.register_many({
 })
 
 # Models a config names (``model: {name, options}``): factories returning a torch module or
-# an adapter, or model families with a training recipe (``fit``, ``options_model``).
+# an adapter, or model families with a training recipe (``neuromark.training.ModelFamily``),
+# or Mackey-Glass forecasters (``neuromark.baselines.mackey_glass.Forecaster``).
 models.register_many({
     "snn": "neuromark.baselines.spike_classifiers:SNN",
     "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
@@ -188,7 +189,8 @@ models.register_many({
     "keyword_lif": "neuromark.baselines.keywords:LIFNet",
     "gsc_m5": "neuromark.baselines.gsc_family:GSC_M5",
     "gsc_snn": "neuromark.baselines.gsc_family:GSC_SNN",
-    "event_detector": "neuromark.baselines.event_detector:build_detector",
+    "event_detector": "neuromark.baselines.event_detector_train:EVENT_DETECTOR",
+    "esn": "neuromark.baselines.mackey_glass:ESN",
     "dvs_gesture_snn": "neuromark.baselines.dvs_gesture:DVS_GESTURE_SNN",
     "nir": "neuromark.models.nir_model:nir_model",
 })

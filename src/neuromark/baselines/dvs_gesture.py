@@ -31,7 +31,6 @@ from neuromark._threads import torch_threads
 from neuromark.config import StrictModel
 from neuromark.data.dvs_gesture import CITATION
 from neuromark.errors import DataError
-from neuromark.models.checkpoint import read_weights
 from neuromark.models.snntorch_model import SNNTorchModel
 
 #: The ``kind`` of this family's checkpoints.
@@ -149,9 +148,18 @@ class GestureFamily:
     """The ``dvs_gesture_snn`` model family: options, the peer's training recipe, and its
     checkpoints (see the module docstring)."""
 
+    name: str = KIND
     options_model: type[GestureOptions] = GestureOptions
     citation: str = CITATION
     spiking: bool = True
+    tasks: tuple[str, ...] = ("classification",)
+
+    @property
+    def train_model(self) -> type[Any]:
+        """``train:``: the spike-file recipe's settings (its augmentations are refused)."""
+        from neuromark.baselines.spike_classifiers import TrainSettings
+
+        return TrainSettings
 
     def trains_on(self, device: Any) -> Any:
         return device
@@ -181,10 +189,9 @@ class GestureFamily:
 
     def load(self, path: Path) -> tuple[GestureModel, dict[str, Any]]:
         """(adapter in eval mode, meta with ``kind``) from a checkpoint this family saved."""
-        payload = read_weights(Path(path), missing_hint="; run `neuromark train CONFIG` first")
-        if not isinstance(payload, dict) or payload.get("kind") != KIND:
-            got = payload.get("kind") if isinstance(payload, dict) else type(payload).__name__
-            raise DataError(f"{path}: not a {KIND} checkpoint (kind {got!r})")
+        from neuromark.training import read_checkpoint
+
+        payload = read_checkpoint(Path(path), (KIND,), what=KIND)
         try:
             net = GestureSNN(**payload["config"])
             net.load_state_dict(payload["state_dict"])

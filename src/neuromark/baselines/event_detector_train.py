@@ -3,18 +3,20 @@
 Truncated back-propagation through time over the sequential stream: each batch is one
 window of ``num_tbins`` bins per slot; the recurrent state is carried (detached) between
 batches and zeroed at file starts. Adam, CenterNet loss on bins with ground truth.
-Checkpoints are ``torch.save`` dicts (``format``, ``kind``, ``config``, ``state_dict``,
-``meta``) reused while their recipe hash (settings + training files' bytes) matches; a
-file without neuromark's header is never overwritten.
+
+Registry entry ``event_detector`` is :data:`EVENT_DETECTOR`, a
+:class:`~neuromark.training.ModelFamily` of the ``detection`` task: its checkpoints live in
+the shared cache (:mod:`neuromark.training.checkpoints`), reused while their recipe hash
+(settings + the training files' bytes, in order) matches; the hash is the one the
+detector's checkpoints had before the cache was shared, so they are still reused.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -29,16 +31,27 @@ from neuromark.baselines.event_detector import (
     encode_targets,
 )
 from neuromark.config import StrictModel
-from neuromark.data.download import update_digest
-from neuromark.devices import checkpoint_device_meta, move_to
-from neuromark.errors import DataError
+from neuromark.devices import move_to
 from neuromark.processors.detection_stream import SequentialStream
-from neuromark.results import atomic_path
+from neuromark.training import TrainRecipe, read_checkpoint
 
-CHECKPOINT_FORMAT = 1
+#: The ``kind`` of the detector's checkpoints (and its registry name).
+KIND = "event_detector"
 
 
-class DetectorTrainSettings(StrictModel):
+class DetectorOptions(StrictModel):
+    """``model.options`` of ``event_detector`` (:class:`DetectorConfig`; ``in_channels``
+    None: the channels of the configured event tensor)."""
+
+    in_channels: int | None = Field(None, ge=1)
+    classes: int = Field(3, ge=1)
+    width: int = Field(16, ge=1)
+    memory: Literal["gru", "lif"] = "gru"
+    beta: float = Field(0.8, gt=0)
+    threshold: float = Field(1.0, gt=0)
+
+
+class DetectorTrainSettings(TrainRecipe):
     """``train:`` of a detection config."""
 
     epochs: int = Field(6, ge=1)
@@ -92,54 +105,48 @@ def _labelled(targets: list[tuple[Any, np.ndarray]], stamps: np.ndarray) -> torc
                          for s in stamps[b]])
 
 
-def recipe_hash(recipe: dict[str, Any], files: list[Path]) -> str:
-    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode())
-    for path in files:
-        update_digest(digest, path)
-    return digest.hexdigest()
+@dataclass(frozen=True)
+class EventDetectorFamily:
+    """The ``event_detector`` model family: options, the recipe of :func:`fit_detector`, and
+    its checkpoints."""
 
+    name: str = KIND
+    options_model: type[DetectorOptions] = DetectorOptions
+    train_model: type[DetectorTrainSettings] = DetectorTrainSettings
+    spiking: bool = False  # the GRU memory; a LIF memory's neurons are counted where present
+    tasks: tuple[str, ...] = ("detection",)
 
-def load_detector(path: Path) -> tuple[EventDetector, dict[str, Any]]:
-    """(model in eval mode, meta) from a detector checkpoint; :class:`DataError` otherwise."""
-    try:
-        payload = torch.load(path, weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - torch raises many types for foreign bytes
-        raise DataError(f"{path}: not a loadable checkpoint: {exc}") from None
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT \
-            or payload.get("kind") != "event_detector":
-        raise DataError(f"{path}: not a neuromark event-detector checkpoint")
-    model = EventDetector(DetectorConfig(**payload["config"]))
-    model.load_state_dict(payload["state_dict"])
-    model.eval()
-    return model, payload.get("meta", {})
+    def trains_on(self, device: Any) -> Any:
+        return device
 
+    def config(self, options: DetectorOptions, stream: SequentialStream) -> DetectorConfig:
+        """The architecture: ``options``, with the stream's channels unless they are given."""
+        chosen = options.model_dump(exclude_unset=True)
+        return DetectorConfig(**{"in_channels": stream.tensor.channels, **chosen})
 
-def prepare_detector(path: Path, config: DetectorConfig, settings: DetectorTrainSettings,
-                     stream: SequentialStream, recipe: dict[str, Any], *, quiet: bool = True,
-                     device: Any = "cpu") -> tuple[EventDetector, dict[str, Any], bool]:
-    """(model, meta, trained now): the cached checkpoint when its recipe hash matches, else
-    a newly trained (on ``device``) and saved one; ``recipe`` names the device when it is
-    not the CPU (:func:`~neuromark.devices.recipe_device`)."""
-    files = [p for f in stream.files for p in (f.dat, f.boxes)]
-    digest = recipe_hash(recipe, files)
-    if path.is_file():
+    def fit(self, options: DetectorOptions, train: DetectorTrainSettings, data: SequentialStream,
+            classes: int, *, quiet: bool = True, label: str = "", device: Any = "cpu"
+            ) -> tuple[EventDetector, dict[str, Any]]:
+        """Train a fresh detector on the training stream ``data`` (see :func:`fit_detector`)."""
+        return fit_detector(self.config(options, data), train, data, quiet=quiet, device=device)
+
+    def load(self, path: Path) -> tuple[EventDetector, dict[str, Any]]:
+        """(model in eval mode, meta) from a detector checkpoint; :class:`DataError` otherwise."""
+        from neuromark.errors import DataError
+
+        payload = read_checkpoint(Path(path), (KIND,), what="event-detector")
         try:
-            model, meta = load_detector(path)
-            if meta.get("recipe_hash") == digest:
-                return model, meta, False
-        except DataError:
-            payload = None
-            try:
-                payload = torch.load(path, weights_only=True)
-            except Exception:  # noqa: BLE001
-                pass
-            if not (isinstance(payload, dict) and payload.get("kind") == "event_detector"):
-                raise DataError(f"{path}: not a neuromark detector checkpoint; neuromark never "
-                                "overwrites a file it did not write") from None
-    model, info = fit_detector(config, settings, stream, quiet=quiet, device=device)
-    meta = {"recipe_hash": digest, "recipe": recipe, **info, **checkpoint_device_meta(device)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        torch.save({**model.checkpoint(), "format": CHECKPOINT_FORMAT, "meta": meta}, tmp)
-    model, meta = load_detector(path)
-    return model, meta, True
+            model = EventDetector(DetectorConfig(**payload["config"]))
+            model.load_state_dict(payload["state_dict"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise DataError(f"{path}: malformed {KIND} checkpoint: {exc}") from None
+        model.eval()
+        return model, payload.get("meta", {})
+
+    def __call__(self, **options: Any) -> EventDetector:
+        """An untrained detector from ``options`` (the entry used as a plain factory)."""
+        return EventDetector(DetectorConfig(**options))
+
+
+#: Registry entry ``event_detector``.
+EVENT_DETECTOR = EventDetectorFamily()

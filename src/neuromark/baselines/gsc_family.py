@@ -12,8 +12,9 @@ The ``classification`` task validates ``train:`` with the family's :attr:`train_
 (epochs, batch_size, lr, weight_decay, step_size, gamma, seed, threads), trains with
 :func:`~neuromark.baselines.keywords.fit_classifier` on the whole training split (features
 computed in batches of 256, weights drawn under ``seed``), and caches a neuromark checkpoint
-(``kind``, ``config``, ``state_dict``) at ``model.checkpoint``, reused while its recipe hash
-(settings plus the decoded training clips' sidecar, :attr:`KeywordClips.recipe_file`) matches.
+(``kind``, ``config``, ``state_dict``) at ``model.checkpoint`` through the shared cache
+(:mod:`neuromark.training.checkpoints`), reused while its recipe hash (settings plus the
+decoded training clips' sidecar, :attr:`KeywordClips.recipe_file`) matches.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from neuromark.baselines.keywords import fit_classifier, gsc_m5, gsc_snn, init_s
 from neuromark.config import StrictModel
 from neuromark.data.speech_commands import CITATION, LABELS
 from neuromark.errors import DataError
-from neuromark.models.checkpoint import read_weights
+from neuromark.training import TrainRecipe, read_checkpoint
 
 
 class M5Options(StrictModel):
@@ -54,7 +55,7 @@ class SNNOptions(StrictModel):
     init_gain: float = Field(1.0, gt=0, description="initial weights multiplied by this")
 
 
-class KeywordTrainSettings(StrictModel):
+class KeywordTrainSettings(TrainRecipe):
     """``train:`` of a GSC family: Adam, StepLR(step_size, gamma); defaults: M5's recipe."""
 
     epochs: int = Field(30, ge=1)
@@ -65,10 +66,6 @@ class KeywordTrainSettings(StrictModel):
     gamma: float = Field(0.1, gt=0)
     seed: int = 0
     threads: int = Field(1, ge=1, description="torch threads while training")
-
-    def recipe(self) -> dict[str, Any]:
-        """The settings as they enter the recipe hash."""
-        return self.model_dump()
 
 
 class SNNTrainSettings(KeywordTrainSettings):
@@ -116,6 +113,12 @@ class KeywordFamily:
     loss: Literal["ce", "mse_count"]
     spiking: bool
     citation: str = CITATION
+    tasks: tuple[str, ...] = ("classification",)
+
+    @property
+    def name(self) -> str:
+        """The registry name, and its checkpoints' ``kind``."""
+        return self.kind
 
     def trains_on(self, device: Any) -> str:
         """The CPU: the recipe trains there whatever the evaluation device."""
@@ -144,10 +147,7 @@ class KeywordFamily:
 
     def load(self, path: Path) -> tuple[nn.Module, dict[str, Any]]:
         """(network in eval mode, meta with ``kind``) from a checkpoint this family saved."""
-        payload = read_weights(Path(path), missing_hint="; run `neuromark train CONFIG` first")
-        if not isinstance(payload, dict) or payload.get("kind") != self.kind:
-            got = payload.get("kind") if isinstance(payload, dict) else type(payload).__name__
-            raise DataError(f"{path}: not a {self.kind} checkpoint (kind {got!r})")
+        payload = read_checkpoint(Path(path), (self.kind,), what=self.kind)
         try:
             net = self.factory(**payload["config"])
             net.load_state_dict(payload["state_dict"])

@@ -23,6 +23,8 @@ References:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from pydantic import Field, model_validator
@@ -279,3 +281,33 @@ class LSTMForecaster(nn.Module):
             self.clear_state()
             self.forward(x.reshape(-1, 1))
         return losses
+
+
+@runtime_checkable
+class Forecaster(Protocol):
+    """A registered model the ``mackey_glass`` task can train and run: ``params_model`` (the
+    pydantic model of ``models[i].params``) and ``build(params, seed)``, a fresh module with
+    the two modes above and ``fit(inputs, targets)`` (its loss curve, a list, or anything)."""
+
+    name: str
+    params_model: type[StrictModel]
+
+    def build(self, params: Any, seed: int) -> nn.Module: ...
+
+
+@dataclass(frozen=True)
+class ForecasterFamily:
+    """A :class:`Forecaster` over a module class called as ``cls(params, seed=seed)``."""
+
+    name: str
+    params_model: type[StrictModel]
+    module: type[nn.Module]
+
+    def build(self, params: Any, seed: int) -> nn.Module:
+        return self.module(params, seed=seed)
+
+
+#: Registry entry ``esn``; ``lstm`` (the LSTM baseline of every task) carries
+#: :data:`LSTM_FORECASTER` as its ``forecaster``.
+ESN = ForecasterFamily("esn", ESNParams, EchoStateNetwork)
+LSTM_FORECASTER = ForecasterFamily("lstm", LSTMParams, LSTMForecaster)

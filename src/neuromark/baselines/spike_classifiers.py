@@ -4,20 +4,13 @@ Registered models ``snn`` (feed-forward LIF), ``rsnn`` (recurrent LIF), ``lstm``
 (linear SVM on spike counts) are :class:`SpikeClassifierFamily` entries: each validates its
 ``options``, builds an untrained model for a data set's input width and classes, and trains
 it with the recipe of :mod:`neuromark.baselines.shd_train` on a spike-file training split
-(:class:`~neuromark.data.binned.BinnedSpikes`). Checkpoints are plain dicts of tensors and
-numbers (``kind``, ``config``, ``state_dict``, ``meta``), loaded with
-``torch.load(weights_only=True)``; a checkpoint is reused while its recipe hash (data set,
-model, training settings, training file bytes) matches. Replacement rule (printed when it
-applies): a file is replaced only when it carries neuromark's header (``format``), by
-``neuromark train`` or by a run with ``train_if_missing: true`` whose recipe differs; a file
-neuromark did not write is never replaced.
+(:class:`~neuromark.data.binned.BinnedSpikes`). Checkpoints, their recipe hash (data set,
+model, training settings, training file bytes) and the replacement rule are those of
+:mod:`neuromark.training.checkpoints`, shared by every trainable family.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +21,17 @@ from pydantic import Field
 
 from neuromark._threads import torch_threads
 from neuromark.config import StrictModel
-from neuromark.data.download import update_digest
-from neuromark.devices import checkpoint_device_meta
 from neuromark.errors import DataError
-from neuromark.models.checkpoint import read_weights
-from neuromark.results import atomic_path
-
-#: Version of the checkpoint dict layout.
-CHECKPOINT_FORMAT = 1
+from neuromark.training import TrainRecipe, prepare, read_checkpoint
+from neuromark.training.checkpoints import FORMAT as CHECKPOINT_FORMAT  # noqa: F401 - re-exported
+from neuromark.training.checkpoints import Prepared as PreparedCheckpoint
+from neuromark.training.checkpoints import (  # noqa: F401 - re-exported
+    checkpoint_owner,
+    is_neuromark_checkpoint,
+    recipe_hash,
+    save_checkpoint,
+)
+from neuromark.training.family import training_device  # noqa: F401 - re-exported
 
 CITATION = """@article{cramer2020heidelberg,
   title={The Heidelberg Spiking Data Sets for the Systematic Evaluation of Spiking Neural Networks},
@@ -70,7 +66,7 @@ class RegulariserSettings(StrictModel):
     upper_threshold: float = Field(10.0, ge=0)
 
 
-class TrainSettings(StrictModel):
+class TrainSettings(TrainRecipe):
     """The ``train:`` section of a classification config."""
 
     epochs: int = Field(30, ge=1)
@@ -100,7 +96,28 @@ class SpikeClassifierFamily:
 
     kind: Literal["snn", "rsnn", "lstm", "svm"]
     options_model: type[SpikeModelOptions] = SpikeModelOptions
+    train_model: type[TrainSettings] = TrainSettings
     citation: str = CITATION
+    tasks: tuple[str, ...] = ("classification",)
+
+    @property
+    def name(self) -> str:
+        """The registry name (its checkpoints' ``kind`` is ``snn`` for both LIF networks)."""
+        return self.kind
+
+    @property
+    def forecaster(self) -> Any:
+        """The Mackey-Glass forecaster of the same name (``lstm``), or None: a config's
+        ``lstm`` is the LSTM baseline in either task."""
+        if self.kind != "lstm":
+            return None
+        from neuromark.baselines.mackey_glass import LSTM_FORECASTER
+
+        return LSTM_FORECASTER
+
+    def load(self, path: Path) -> tuple[Any, dict[str, Any]]:
+        """(model in eval mode, meta with ``kind``) from a checkpoint (:func:`load_checkpoint`)."""
+        return load_checkpoint(path)
 
     @property
     def spiking(self) -> bool:
@@ -174,62 +191,14 @@ def build_model(kind: str, config: dict[str, Any]) -> Any:
     raise ValueError(f"unknown model kind {kind!r} (snn, lstm, svm)")
 
 
-def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
-    """Write ``model.checkpoint()`` plus ``meta`` atomically with ``torch.save``
-    (permissions 0666 less the umask, like any other file written)."""
-    import torch
-
-    payload = {**model.checkpoint(), "format": CHECKPOINT_FORMAT, "meta": meta}
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
-    return path
-
-
-#: Keys of a checkpoint dict (``meta`` optional).
-CHECKPOINT_KEYS = ("format", "kind", "config", "state_dict", "meta")
 #: Model kinds a checkpoint may hold (:func:`build_model`).
 CHECKPOINT_KINDS = ("snn", "lstm", "svm")
-
-
-def read_checkpoint(path: Path) -> dict[str, Any]:
-    """The raw checkpoint dict at ``path`` (``weights_only`` loading), or
-    :class:`DataError` with the real reason: missing, not loadable, not a neuromark
-    checkpoint (no ``format`` header), or a malformed dict (kind, keys, config)."""
-    try:
-        payload = read_weights(path, missing_hint="; run `neuromark train CONFIG` first")
-    except DataError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - torch raises many types for foreign bytes
-        raise DataError(f"{path}: not a loadable checkpoint: {type(exc).__name__}: {exc}") from None
-    if not is_neuromark_checkpoint(payload):
-        got = sorted(map(str, payload))[:6] if isinstance(payload, dict) else type(payload).__name__
-        raise DataError(f"{path}: not a neuromark classification checkpoint (no 'format': "
-                        f"{CHECKPOINT_FORMAT} header; got {got})")
-    unknown = sorted(str(k) for k in payload if k not in CHECKPOINT_KEYS)
-    missing = [k for k in CHECKPOINT_KEYS[:4] if k not in payload]
-    if unknown or missing:
-        raise DataError(f"{path}: malformed checkpoint: "
-                        + "; ".join(([f"missing key(s) {missing}"] if missing else [])
-                                    + ([f"unknown key(s) {unknown}"] if unknown else [])))
-    if payload["kind"] not in CHECKPOINT_KINDS:
-        raise DataError(f"{path}: malformed checkpoint: unknown kind {payload['kind']!r} "
-                        f"(one of {', '.join(CHECKPOINT_KINDS)})")
-    for key, kind in (("config", dict), ("state_dict", dict), ("meta", dict)):
-        if key in payload and not isinstance(payload[key], kind):
-            raise DataError(f"{path}: malformed checkpoint: '{key}' must be a mapping, got "
-                            f"{type(payload[key]).__name__}")
-    return payload
-
-
-def is_neuromark_checkpoint(payload: Any) -> bool:
-    """True when a loaded payload carries neuromark's checkpoint header (``format``)."""
-    return isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT
 
 
 def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
     """(model in eval mode, meta with the model ``kind``) from a checkpoint, loaded with
     ``weights_only=True``; every failure is a :class:`DataError` giving its real reason."""
-    payload = read_checkpoint(path)
+    payload = read_checkpoint(path, CHECKPOINT_KINDS, what="classification")
     try:
         model = build_model(payload["kind"], payload["config"])
     except (TypeError, ValueError) as exc:
@@ -241,65 +210,6 @@ def load_checkpoint(path: Path) -> tuple[Any, dict[str, Any]]:
         raise DataError(f"{path}: weights do not fit the model: {exc}") from exc
     model.eval()
     return model, {**payload.get("meta", {}), "kind": payload["kind"]}
-
-
-def checkpoint_owner(path: Path) -> str | None:
-    """None when the file at ``path`` is a neuromark checkpoint (its header is ours), else
-    the reason it is not: neuromark never overwrites such a file."""
-    try:
-        payload = read_weights(path)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is foreign
-        return str(exc)
-    if is_neuromark_checkpoint(payload):
-        return None
-    return f"no 'format': {CHECKPOINT_FORMAT} header ({type(payload).__name__})"
-
-
-def _recipe_keys(old: Any, new: Any, prefix: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[str] = []
-        for k in sorted(set(old) | set(new), key=str):
-            where = f"{prefix}.{k}" if prefix else str(k)
-            out += [where] if k not in old or k not in new else _recipe_keys(old[k], new[k], where)
-        return out
-    return [] if old == new else [prefix or "recipe"]
-
-
-def recipe_hash(recipe: dict[str, Any], train_file: Path) -> str:
-    """sha256 of the recipe (data set, model and training settings, as JSON) and of the
-    training file's bytes (of a folder, e.g. DVS Gesture's: each file's relative name and
-    bytes, in sorted order)."""
-    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode())
-    folder = Path(train_file)
-    if not folder.is_dir():
-        return str(update_digest(digest, train_file).hexdigest())
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(file.relative_to(folder).as_posix().encode() + b"\0")
-        update_digest(digest, file)
-    return str(digest.hexdigest())
-
-
-def training_device(family: Any, device: Any) -> Any:
-    """Where ``family`` trains when asked for ``device``: its ``trains_on(device)`` (e.g. the
-    SVM: the CPU), or the CPU for a family that has no such method (it knows no devices)."""
-    return family.trains_on(device) if hasattr(family, "trains_on") else "cpu"
-
-
-@dataclass
-class PreparedCheckpoint:
-    """A checkpoint ready for evaluation (see :func:`prepare_checkpoint`).
-
-    Attributes:
-        path: the checkpoint file.
-        trained: True when it was (re)trained now, False when the cached one was reused.
-        model: the checkpoint's model in eval mode, as saved (:func:`load_checkpoint`).
-        meta: the checkpoint's meta (recipe hash, classes, training curves and time).
-    """
-
-    path: Path
-    trained: bool
-    model: Any
-    meta: dict[str, Any]
 
 
 def check_labels(train: Any, test: Any) -> int:
@@ -332,70 +242,36 @@ def check_test_labels(test: Any, classes: int | None, source: str = "") -> None:
                         f"{bad.size} test sample(s) out of range")
 
 
-def prepare_checkpoint(family: SpikeClassifierFamily, options: SpikeModelOptions, train: TrainSettings,
+def prepare_checkpoint(family: Any, options: SpikeModelOptions, train: TrainSettings,
                        data: dict[str, Any], recipe: dict[str, Any], target: Path, *,
                        train_if_missing: bool = True, retrain: bool = False, quiet: bool = True,
                        label: str = "", device: Any = "cpu") -> PreparedCheckpoint:
-    """Train and save unless a checkpoint of the same recipe exists at ``target``; then the
-    loaded checkpoint (a new one is loaded back after saving, so that evaluation always sees
-    the weights exactly as saved).
+    """A classification family's checkpoint through the shared cache
+    (:func:`neuromark.training.prepare`): the test split is checked first, the training
+    labels before any training, a cached checkpoint's classes against the test labels.
 
     Args:
-        data: ``{"train": BinnedSpikes, "test": BinnedSpikes}``.
-        recipe: the JSON-able settings that define the trained weights (hashed with the
-            training file's bytes); on a device other than the CPU it names the device
-            (:func:`~neuromark.devices.recipe_device`), so a GPU-trained checkpoint never
-            serves a CPU run as its own.
-        device: where training runs (the checkpoint records it and the torch version); a
-            family without ``trains_on`` knows no devices and trains where it trains.
+        data: ``{"train": split, "test": split}`` (the train split, or the file its
+            ``recipe_file`` names, e.g. GSC's decoded clips' sidecar, enters the hash).
+        recipe: the JSON-able settings that define the trained weights; on a device other
+            than the CPU it names the device (:func:`~neuromark.devices.recipe_device`).
+        device: where training runs; a family without ``trains_on`` trains on the CPU.
     """
     check_test_labels(data["test"], None)
-    load = getattr(family, "load", load_checkpoint)  # a family may own its checkpoint kind
-    # a split may name the file that defines its samples (GSC: the decoded clips' sidecar)
-    digest = recipe_hash(recipe, getattr(data["train"], "recipe_file", None) or data["train"].path)
-    if target.exists() and not target.is_file():
-        raise DataError(f"{target}: checkpoint path is not a file (a folder?)")
-    if target.is_file():
-        foreign = checkpoint_owner(target)
-        if foreign is not None:
-            raise DataError(f"{target}: not a neuromark checkpoint ({foreign}); neuromark never "
-                            "overwrites a file it did not write: move it away or set "
-                            "model.checkpoint to another path")
-        try:
-            model, meta = load(target)
-            problem = ""
-        except DataError as exc:
-            model, meta, problem = None, {}, str(exc)
-        if not retrain and not problem and meta.get("recipe_hash") == digest:
-            check_test_labels(data["test"], int(meta.get("classes", 0)) or None, str(target))
-            return PreparedCheckpoint(target, False, model, meta)
-        keys = _recipe_keys(meta.get("recipe"), recipe) if meta.get("recipe") else []
-        why = ("`neuromark train` retrains it" if retrain else
-               f"it does not load ({problem})" if problem else
-               "its recipe differs" + (f" ({', '.join(keys)})" if keys else
-                                       " (the training file or recipe changed)"))
-        if not retrain and not train_if_missing:
-            raise DataError(f"{target}: " + (f"checkpoint does not load: {problem}" if problem else
-                                             "checkpoint was made from a different recipe or "
-                                             "data" + (f" ({', '.join(keys)})" if keys else ""))
-                            + "; run `neuromark train CONFIG`")
-        print(f"replacing neuromark checkpoint {target}: {why} (rule: a neuromark checkpoint "
-              "is replaced by `neuromark train`, or by a run with train_if_missing: true when "
-              "its recipe differs; files neuromark did not write are never replaced)",
-              file=sys.stderr)
-    elif not train_if_missing and not retrain:
-        raise DataError(f"{target}: no such checkpoint and train_if_missing is false; "
-                        "run `neuromark train CONFIG`")
-    classes = check_labels(data["train"], data["test"])  # before any training
-    model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label,
-                             **({"device": device} if hasattr(family, "trains_on") else {}))
-    meta = {"recipe_hash": digest, "recipe": recipe, "classes": classes,
-            "keys": list(data["train"].classes),
-            "train_file": str(data["train"].path), **info,
-            **checkpoint_device_meta(training_device(family, device))}
-    save_checkpoint(target, model, meta)
-    model, meta = load(target)
-    return PreparedCheckpoint(target, True, model, meta)
+
+    def fit() -> tuple[Any, dict[str, Any]]:
+        classes = check_labels(data["train"], data["test"])  # before any training
+        model, info = family.fit(options, train, data["train"], classes, quiet=quiet, label=label,
+                                 **({"device": device} if hasattr(family, "trains_on") else {}))
+        return model, {"classes": classes, "keys": list(data["train"].classes),
+                       "train_file": str(data["train"].path), **info}
+
+    def accept(meta: dict[str, Any]) -> None:
+        check_test_labels(data["test"], int(meta.get("classes", 0)) or None, str(target))
+
+    hashed = getattr(data["train"], "recipe_file", None) or data["train"].path
+    return prepare(family, target, recipe, hashed, fit, train_if_missing=train_if_missing,
+                   retrain=retrain, device=device, accept=accept)
 
 
 #: The registered kinds (``neuromark.registry.models``).

@@ -1,4 +1,5 @@
-"""``neuromark train CONFIG``: run a config's training recipe and write its checkpoint."""
+"""``neuromark train CONFIG``: train the checkpoint a config's task caches, through the task
+protocol (``task.train(plan, ctx, checkpoint=..., retrain=True)``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from neuromark.errors import ConfigError
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "train", help="train a baseline from a benchmark config and write its checkpoint",
-        description="Train the model a classification config describes (model, data, train "
-                    "sections) and write the checkpoint named by its `checkpoint` key (or --out). "
-                    "The checkpoint loads with torch.load(weights_only=True); `neuromark run "
-                    "CONFIG` then evaluates it with the harness.")
+        "train", help="train a config's model and write its checkpoint",
+        description="Train the model a config describes (classification, detection, fscil: a "
+                    "model family with a training recipe) and write the checkpoint named by its "
+                    "model.checkpoint key (or --out), replacing a neuromark checkpoint there "
+                    "(never a file neuromark did not write). The checkpoint loads with "
+                    "torch.load(weights_only=True); `neuromark run CONFIG` then reuses it while "
+                    "its recipe is unchanged.")
     parser.add_argument("config", type=Path, metavar="CONFIG")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config)")
     add_cache_flag(parser)
@@ -27,26 +30,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _train(args: argparse.Namespace) -> int:
     from neuromark.config import load_config
     from neuromark.suite import task_of
-    from neuromark.tasks.classification import TASK
 
     ctx = context_from_args(args)
     config = load_config(args.config)
     config.cache_root = ctx.cache_dir
-    task_of(config)  # a clear error for configs of other tasks
-    if config.data.get("task") != "classification":
-        raise ConfigError(f"{config.where(('task',))}: `neuromark train` supports task "
-                          f"'classification', not {config.data.get('task')!r}")
-    plan = TASK.plan(config, ctx)
-    if plan.family is None:
-        raise ConfigError(f"{config.where(('model',))}: model "
-                          f"{plan.settings.model.name or plan.settings.model.checkpoint!r} has no "
-                          "training recipe; `neuromark train` trains model families (snn, rsnn, lstm, svm, "
-                          "dvs_gesture_snn, gsc_m5, gsc_snn)")
-    prepared = TASK.prepare(plan, ctx, checkpoint=args.out, retrain=True)
+    task = task_of(config)
+    train = getattr(task, "train", None)
+    if not callable(train):
+        note = getattr(task, "train_note", "") or "it declares no train(plan, ctx) step"
+        raise ConfigError(f"{config.where(('task',))}: task {task.name!r} has no checkpoint for "
+                          f"`neuromark train` to write: {note}; `neuromark run CONFIG` trains "
+                          "what it needs")
+    plan = task.plan(config, ctx)
+    prepared = train(plan, ctx, checkpoint=args.out, retrain=True)
     meta = prepared.meta
-    acc = (meta.get("train_accuracy") or [None])[-1]
-    print(f"trained {plan.settings.model.name} on {meta.get('train_samples')} samples in "
-          f"{meta.get('train_seconds', 0):.1f} s"
+    parts = [f"on {meta['train_samples']} samples" if meta.get("train_samples") is not None else
+             f"on {meta['train_files']} files" if meta.get("train_files") is not None else "",
+             f"in {meta.get('train_seconds') or 0:.1f} s"]
+    acc = (meta.get("train_accuracy") or [meta.get("final_train_accuracy")])[-1]
+    name = config.data.get("model", {}).get("name") if isinstance(config.data.get("model"), dict) else None
+    print(f"trained {name or task.name} " + " ".join(p for p in parts if p)
           + (f"; final training accuracy {acc:.3f}" if acc is not None else ""))
     print(f"checkpoint: {prepared.path}")
     return 0

@@ -12,6 +12,9 @@ A task is a registry entry (``tasks``) with:
   ``config`` (attribute ``config``) and whatever validation built, so that nothing is
   validated twice;
 - ``run(plan, ctx) -> list[Results]``: run it, writing artefacts under ``ctx.out_dir``.
+- optional ``train(plan, ctx, *, checkpoint=None, retrain=True)``: train the checkpoint the
+  task caches (:mod:`neuromark.training`) and return its :class:`~neuromark.training.Prepared`
+  (``neuromark train CONFIG``); a task without one says why in ``train_note``.
 
 :class:`BenchmarkTask` is the base the built-in tasks share: subclasses implement
 :meth:`BenchmarkTask.plan` and :meth:`BenchmarkTask.execute`. It also keeps the calls of
@@ -76,6 +79,8 @@ class BenchmarkTask:
 
     name: ClassVar[str] = ""
     placement: ClassVar[str] = "unit"
+    #: Why ``neuromark train`` has nothing to train for this task (a task without ``train``).
+    train_note: ClassVar[str] = ""
 
     def plan(self, config: ConfigFile, ctx: RunContext) -> Any:
         raise NotImplementedError

@@ -35,7 +35,8 @@ Config::
       synthesize: {base_train: 40, base_test: 10, evaluation: 40}   # omit for the real set
     model: {name: keyword_m5, options: {n_channel: 64}, checkpoint: cache:checkpoints/x.pt}
     features: {kind: mfcc}
-    train: {epochs: 30, batch_size: 256, lr: 0.01}
+    train: {epochs: 30, batch_size: 256, lr: 0.01}   # cached by recipe (neuromark.training)
+    train_if_missing: true                          # false: a missing or stale backbone is an error
     fscil: {shots: 5, support_pool: 20, query_pool: 20, query_shots: 20, repeats: 10, seed: 0}
     device: cpu        # cpu (default), cuda, cuda:N or auto: the backbone trains and runs there
 """
@@ -43,8 +44,6 @@ Config::
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -53,17 +52,10 @@ from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
-from neuromark.components import ComponentSpec, build_component
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
-from neuromark.devices import (
-    DeviceName,
-    checkpoint_device_meta,
-    device_provenance,
-    module_device,
-    recipe_device,
-)
+from neuromark.devices import DeviceName, device_provenance, module_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.executors import share
 from neuromark.metrics.names import build_metrics
@@ -71,9 +63,10 @@ from neuromark.model_label import ModelLabel
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path, collect_provenance, model_identity
+from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
 from neuromark.tasks.evaluation import evaluate
+from neuromark.tasks.fscil_backbone import TrainSettings, backbone
 from neuromark.tasks.fscil_sessions import (
     OrderInputs,
     SessionSampler,
@@ -81,12 +74,12 @@ from neuromark.tasks.fscil_sessions import (
     order_units,
     session_head,
 )
+from neuromark.training import family_for
 
 CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
   author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
   year={2025}}"""
-CHECKPOINT_FORMAT = "neuromark-fscil-1"
 COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
 
 
@@ -129,18 +122,6 @@ class FeatureSettings(StrictModel):
     threshold: float = Field(1.0, gt=0)
 
 
-class TrainSettings(StrictModel):
-    epochs: int = Field(30, ge=1)
-    batch_size: int = Field(256, ge=1)
-    lr: float = Field(0.01, gt=0)
-    weight_decay: float = Field(1e-4, ge=0)
-    step_size: int = Field(20, ge=1)
-    gamma: float = Field(0.1, gt=0)
-    seed: int = 0
-    time_shift: int = Field(0, ge=0, description="augmentation: random roll by up to this many frames")
-    threads: int = Field(1, ge=1)
-
-
 class FSCILSettings(StrictModel):
     shots: int = Field(5, ge=1)
     support_pool: int = Field(100, ge=1)
@@ -165,6 +146,7 @@ class FSCILConfig(StrictModel):
     model: ModelSettings
     features: FeatureSettings = FeatureSettings()
     train: TrainSettings = TrainSettings()
+    train_if_missing: bool = True
     fscil: FSCILSettings = FSCILSettings()
     eval: EvalSettings = EvalSettings()
     device: DeviceName = "cpu"
@@ -195,8 +177,7 @@ class FSCILTask(BenchmarkTask):
         if s.fscil.shots > s.fscil.support_pool or s.fscil.query_shots > s.fscil.query_pool:
             raise ConfigError(f"{config.where(('fscil',))}: need shots <= support_pool and "
                               "query_shots <= query_pool")
-        if s.model.name not in models:
-            models.get(s.model.name)  # raises with close matches
+        family_for(models, s.model.name, self.name, config.where(("model", "name")))  # a backbone
         build_metrics(s.eval.complexity, config, ("eval", "complexity"))
         return TaskPlan(config, s)
 
@@ -207,8 +188,21 @@ class FSCILTask(BenchmarkTask):
         with torch_threads(s.train.threads):
             results = self._run(s, config, ctx, device)
         used = device_provenance(device, ctx.device_requested(s.device))
-        results.provenance = {**collect_provenance(), "device": used}
+        results.provenance = {"device": used}
         return [results]
+
+    def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
+              retrain: bool = True) -> Any:
+        """Pre-train the backbone on the base classes and cache it (``retrain``: even when
+        one of the same recipe is cached); returns its :class:`~neuromark.training.Prepared`."""
+        from neuromark.tasks.fscil_backbone import prepare_backbone
+
+        s, config = plan.settings, plan.config
+        device = ctx.device_for(s.device, config.where(("device",)))
+        with torch_threads(s.train.threads):
+            data = load_corpus(s, config, ctx.quiet)
+            return prepare_backbone(s, config, data, ctx.quiet, device, checkpoint=checkpoint,
+                                    retrain=retrain)
 
     def _run(self, s: FSCILConfig, config: ConfigFile, ctx: RunContext, device: Any = "cpu"
              ) -> Results:
@@ -394,60 +388,6 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
     corpus.update({"base_train": len(out["train_y"]), "base_test": len(out["test_y"]),
                    "evaluation": len(out["eval_y"]), "feature_shape": list(out["train_x"].shape[1:])})
     return out
-
-
-def backbone(s: FSCILConfig, config: ConfigFile, data: dict[str, Any], quiet: bool,
-             device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
-    """The pre-trained backbone on ``device``: loaded from ``model.checkpoint`` when its
-    recipe hash (model, features, training settings, training data, and the device when it
-    is not the CPU) matches, else trained there and saved (weights saved from the CPU)."""
-    import torch
-
-    from neuromark.baselines.keywords import fit_classifier, init_seeded, time_shift
-
-    spec = ComponentSpec(name=s.model.name, options=s.model.options)
-
-    def new() -> Any:
-        return build_component(models, spec, config, ("model",))
-
-    digest = hashlib.sha256(json.dumps({"model": spec.model_dump(), "features": s.features.model_dump(),
-                                        "train": s.train.model_dump(exclude={"threads"}),
-                                        **recipe_device(device)},
-                                       sort_keys=True).encode())
-    digest.update(data["train_x"].numpy().tobytes())
-    digest.update(data["train_y"].numpy().tobytes())
-    recipe_hash = digest.hexdigest()
-    path = resolve_path(s.model.checkpoint, config)
-    model = init_seeded(new, s.train.seed)
-    if not hasattr(model, "features") or not hasattr(model, "output"):
-        raise ConfigError(f"{config.where(('model', 'name'))}: model {s.model.name!r} has no "
-                          "features()/output: the FSCIL task needs a backbone with both")
-    if path.is_file():
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-        if not (isinstance(payload, dict) and payload.get("format") == CHECKPOINT_FORMAT):
-            raise DataError(f"{path}: not an FSCIL backbone checkpoint written by neuromark; move it away "
-                            "or set model.checkpoint to another path")
-        if payload.get("recipe_hash") == recipe_hash:
-            model.load_state_dict(payload["state_dict"])
-            model.eval()
-            return model.to(device), {**payload["meta"], "checkpoint": str(path), "trained_now": False}
-    t = s.train
-    shift = time_shift(t.time_shift, 1 if s.features.kind == "delta_mel" else -1) if t.time_shift else None
-    log = None if quiet else (lambda line: print(f"{s.benchmark.id}: {line}"))
-    model.to(device)
-    info = fit_classifier(model, data["train_x"].to(device), data["train_y"].to(device),
-                          epochs=t.epochs, batch_size=t.batch_size,
-                          lr=t.lr, weight_decay=t.weight_decay, step_size=t.step_size, gamma=t.gamma,
-                          seed=t.seed, classes=100, augment=shift, log=log)
-    meta = {"recipe_hash": recipe_hash, "epochs": t.epochs, "train_seconds": info["train_seconds"],
-            "final_train_loss": info["loss"][-1], "final_train_accuracy": info["train_accuracy"][-1],
-            **checkpoint_device_meta(device)}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        state = {k: v.cpu() for k, v in model.state_dict().items()}
-        torch.save({"format": CHECKPOINT_FORMAT, "recipe_hash": recipe_hash, "state_dict": state,
-                    "meta": meta}, tmp)
-    return model, {**meta, "checkpoint": str(path), "trained_now": True}
 
 
 TASK = FSCILTask()

@@ -75,6 +75,7 @@ from neuromark.tasks.mackey_glass_instances import (  # noqa: F401 - re-exported
     build_model,
     evaluate_instance,
     forecast_metrics,
+    forecaster_for,
     instance_units,
     run_entries,
     run_instance,
@@ -145,10 +146,9 @@ def benchmark_info(cfg: MackeyGlassConfig, bench_id: str) -> BenchmarkInfo:
 
 
 def _model_params(model: ModelSettings, config: ConfigFile | None, index: int):
-    from neuromark.baselines.mackey_glass import ESNParams, LSTMParams
-
-    cls = ESNParams if model.name == "esn" else LSTMParams
-    return validate(cls, model.params, config, ("models", index, "params"))
+    where = f"{config.where(('models', index, 'name')) if config else '<config>'}: models.{index}.name"
+    forecaster = forecaster_for(model.name, where)  # a registered model (neuromark.registry)
+    return validate(forecaster.params_model, model.params, config, ("models", index, "params"))
 
 
 def _check_fits_training(params: Any, settings: DataSettings, config: ConfigFile | None,
@@ -160,7 +160,9 @@ def _check_fits_training(params: Any, settings: DataSettings, config: ConfigFile
     n_train = int(round(settings.length * POINTS_PER_LYAPUNOV_TIME)) // 2
     key, value = ("warmup", getattr(params, "warmup", None))
     if value is None:
-        key, value = ("chunk", params.chunk)
+        key, value = ("chunk", getattr(params, "chunk", None))
+        if value is None:  # a forecaster with neither
+            return
         bad = value > n_train
     else:
         bad = value >= n_train
@@ -271,6 +273,8 @@ class MackeyGlassTask(BenchmarkTask):
     """The ``mackey_glass`` task (see the module docstring)."""
 
     name = "mackey_glass"
+    train_note = ("each instance trains its own model on that instance's training half inside "
+                  "the run, so there is no checkpoint to cache")
     #: Its instances are units of the run's executor; the task itself runs on the driver.
     placement = "units"
 

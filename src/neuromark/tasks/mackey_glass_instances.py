@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
@@ -14,7 +14,7 @@ from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.config import ConfigFile, StrictModel
 from neuromark.context import RunContext
-from neuromark.errors import MetricError, ModelOutputError
+from neuromark.errors import ConfigError, MetricError, ModelOutputError
 from neuromark.executors import Unit, is_local
 from neuromark.metrics.functional import smape, standard_error
 from neuromark.metrics.names import build_metrics
@@ -35,7 +35,7 @@ class DataSettings(StrictModel):
 
 
 class ModelSettings(StrictModel):
-    name: Literal["esn", "lstm"]
+    name: str  # a registered forecaster (esn, lstm; :func:`forecaster_for`)
     label: str | None = None
     seed: int = 0
     params: dict[str, Any] = Field(default_factory=dict)
@@ -45,12 +45,31 @@ class ModelSettings(StrictModel):
         return self.label or self.name
 
 
-def build_model(model: ModelSettings, params: Any, seed: int):
-    """A fresh ESN or LSTM baseline module."""
-    from neuromark.baselines.mackey_glass import EchoStateNetwork, LSTMForecaster
+def forecaster_for(name: str, where: str = "<config>") -> Any:
+    """The registered model ``name`` as a Mackey-Glass
+    :class:`~neuromark.baselines.mackey_glass.Forecaster` (the entry itself, or the one it
+    carries as ``forecaster``); :class:`ConfigError` at ``where`` naming the forecasters
+    registered when the name is unknown or the entry is no forecaster."""
+    from neuromark.baselines.mackey_glass import Forecaster
+    from neuromark.registry import models
+    from neuromark.training.family import registered
 
-    cls = EchoStateNetwork if model.name == "esn" else LSTMForecaster
-    return cls(params, seed=seed)
+    def role(entry: Any) -> Any:
+        found = entry if isinstance(entry, Forecaster) else getattr(entry, "forecaster", None)
+        return found if isinstance(found, Forecaster) else None
+
+    found = role(models.get(name)) if name in models else None
+    if found is not None:
+        return found
+    known = ", ".join(n for n, e in registered(models) if role(e) is not None)
+    problem = ("is registered but is no forecaster (it needs params_model and build(params, seed))"
+               if name in models else "is no registered model")
+    raise ConfigError(f"{where}: model {name!r} {problem}; the Mackey-Glass forecasters: {known}")
+
+
+def build_model(model: ModelSettings, params: Any, seed: int):
+    """A fresh module of the registered forecaster ``model.name``."""
+    return forecaster_for(model.name).build(params, seed)
 
 
 def forecast_metrics(names: Sequence[str] = DEFAULT_METRICS, config: ConfigFile | None = None) -> list:
@@ -125,7 +144,7 @@ def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSett
         out: dict[str, Any] = {
             "sMAPE": smape(predictions, y_test),  # non-finite steps count 200 (the bound)
             "complexity": None, "info": {}, "diverged": None,
-            "loss": fit[-1] if model.name == "lstm" else None,
+            "loss": fit[-1] if isinstance(fit, list) and fit else None,  # a loss curve
             "dt": data.dt, "lyapunov_time": data.lyapunov_time}
         if res is not None:
             out["complexity"] = {name: res[name] for name in metrics if name in res}

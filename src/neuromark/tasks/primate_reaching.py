@@ -143,6 +143,7 @@ class PrimateReachingTask(BenchmarkTask):
 
     name = "primate_reaching"
     placement = "unit"
+    train_note = "its decoders train per session inside the run (cached by recipe in checkpoint_dir)"
 
     def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         cfg = validate(PrimateReachingConfig, config.data, config)
