@@ -59,7 +59,7 @@ def options_model(factory: Callable[..., Any], skip: Sequence[str] = ()) -> type
     ``Annotated[int, Field(ge=1)]`` refuses ``0`` at validation, so the signature is the
     entry's schema."""
     params = parameters(factory)
-    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    target = _signature_target(factory)
     hints = _hints(target)
     fields: dict[str, Any] = {}
     for name, p in params.items():
@@ -74,6 +74,16 @@ def options_model(factory: Callable[..., Any], skip: Sequence[str] = ()) -> type
         return create_model(title, __config__=config, **fields)
     except Exception:  # a field pydantic cannot model (a name shadowing BaseModel): names only
         return create_model(title, __config__=config, **{k: (Any, d) for k, (_, d) in fields.items()})
+
+
+def _signature_target(factory: Any) -> Any:
+    """Where ``factory``'s annotations live: a class's ``__init__``, a callable object's
+    ``__call__`` (a data set entry), else the function itself."""
+    if inspect.isclass(factory):
+        return factory.__init__
+    if not inspect.isroutine(factory) and callable(factory):
+        return type(factory).__call__
+    return factory
 
 
 def _hints(target: Any) -> dict[str, Any]:
@@ -128,7 +138,7 @@ def resolve_entry(registry: Any, name: str, where: str, key: str) -> Any:
 def path_options(factory: Callable[..., Any]) -> tuple[str, ...]:
     """Names of ``factory``'s parameters annotated as paths (``Path``, ``Path | None``,
     ``str | Path``, ...): their values in a config are paths."""
-    target = factory.__init__ if inspect.isclass(factory) else factory  # type: ignore[misc]
+    target = _signature_target(factory)
     hints = _hints(target)
     return tuple(name for name in parameters(factory) if _is_path(hints.get(name)))
 

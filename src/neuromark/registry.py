@@ -238,17 +238,19 @@ meters.register_many({
 })
 
 # Datasets (``neuromark.data``).
+# Every entry is a ``neuromark.data.entry.DatasetEntry`` (download(root), verify(root), and
+# synthesize(root, **options) where an offline generator writes the layout); called with
+# split= and options, it builds that split, yielding (input, label) per sample.
 datasets.register_many({
-    # called with split= and options; yield (input, label) per sample
-    "spoken_digits": "neuromark.data.binned:spoken_digits",
-    "shd": "neuromark.data.binned:shd",
-    "ssc": "neuromark.data.binned:ssc",
-    "spike_files": "neuromark.data.binned:spike_files",
-    "mackey_glass": "neuromark.data.mackey_glass:MackeyGlass",
-    "dcase2020_asc": "neuromark.data.dcase_asc:DcaseASC",
-    "dvs_gesture": "neuromark.synth.gestures:dvs_gesture",  # real layout, or the surrogate (synthesize)
-    "speech_commands": "neuromark.baselines.keywords:speech_commands",
-    "primate_reaching": "neuromark.data.primate_reaching:primate_reaching",
+    "spoken_digits": "neuromark.data.binned:SPOKEN_DIGITS",
+    "shd": "neuromark.data.binned:SHD_ENTRY",
+    "ssc": "neuromark.data.binned:SSC_ENTRY",
+    "spike_files": "neuromark.data.binned:SPIKE_FILES",
+    "mackey_glass": "neuromark.data.mackey_glass:MACKEY_GLASS",
+    "dcase2020_asc": "neuromark.data.dcase_asc:DCASE_ASC",
+    "dvs_gesture": "neuromark.data.dvs_gesture:DVS_GESTURE",  # real layout, or the surrogate (synthesize)
+    "speech_commands": "neuromark.baselines.keyword_data:SPEECH_COMMANDS",
+    "primate_reaching": "neuromark.data.primate_entry:PRIMATE_REACHING",
 })
 
 # Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.

@@ -40,7 +40,7 @@ from neuromark.baselines.keyword_train import (  # noqa: F401 - re-exported
     time_shift,
 )
 from neuromark.baselines.shd_snn import spike_fn
-from neuromark.data.speech_commands import CITATION, LABELS, SAMPLE_RATE, SpeechCommands
+from neuromark.data.speech_commands import CITATION, LABELS, SAMPLE_RATE, SpeechCommands, SpeechCommandsEntry
 from neuromark.errors import ConfigError
 from neuromark.processors.keywords import KeywordFeatures
 
@@ -334,11 +334,8 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
         raise ConfigError(f"speech_commands: features must be 'waveform' or 'delta_mel', got {features!r}")
 
     def build() -> KeywordClips:
-        if synthesize is not None:
-            from neuromark.synth.keywords import GSCSize, build_speech_commands
-
-            size = {k: tuple(v) if k == "words" else v for k, v in synthesize.items()}
-            build_speech_commands(root, GSCSize(**size))  # type: ignore[arg-type]
+        if synthesize is not None:  # the data set entry's generator (neuromark.data.entry)
+            SpeechCommandsEntry().synthesize(root, **synthesize)  # type: ignore[arg-type]
         data = SpeechCommands(root, _GSC_SPLITS[split])
         decoded = Path(cache_dir) if cache_dir else Path(root) / "decoded"
         clips = data.arrays(decoded)

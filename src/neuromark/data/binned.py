@@ -21,10 +21,11 @@ from typing import Any, Literal
 import numpy as np
 
 from neuromark.data.binning import bin_samples, check_binning, drop_late, n_bins, pool_samples
-from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples
+from neuromark.data.entry import SUMS, Entry, read_sums, sums_owned, synthesize_into
+from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
 from neuromark.data.shd import CITATION, SHD, SSC, SpikeFileDataset
-from neuromark.data.spoken_digits import shipped_corpus
-from neuromark.errors import ConfigError
+from neuromark.data.spoken_digits import SHIPPED_DIR, shipped_corpus
+from neuromark.errors import ConfigError, DataError
 
 
 class BinnedSpikes(SpikeFileDataset):
@@ -168,3 +169,122 @@ def spike_files(split: str = "test", *, train: str | None = None, test: str | No
     if not path.is_file():
         raise ConfigError(f"{path}: no such spike file (split {split!r})")
     return BinnedSpikes(path, dt_us=dt_us, t_max_us=t_max_us, pool=pool, channels=channels, late=late)
+
+
+# ---- data set entries (neuromark.data.entry.DatasetEntry) ------------------------------------
+
+
+class _SpikeFileEntry(Entry):
+    """Common part of the SHD-layout entries: each ``.h5`` of the layout must open as an
+    SHD-layout file (header read, naming the file when truncated or malformed)."""
+
+    def check_file(self, path: Path) -> None:
+        if path.suffix == ".h5":
+            read_header(path, channels=SHD_CHANNELS)
+
+
+class SpokenDigitsEntry(_SpikeFileEntry):
+    """Entry ``spoken_digits``: the corpus shipped with neuromark (``train.h5``, ``test.h5``,
+    ``SHA256SUMS``); ``synthesize`` runs its generator (espeak-ng + the cochlea)."""
+
+    name = "spoken_digits"
+    citation = CITATION
+    shipped = SHIPPED_DIR
+
+    def layout(self, root: Path) -> list[Path]:
+        return [root / f"{split}.h5" for split in ("train", "test")]
+
+    def verify(self, root: str | os.PathLike[str]) -> None:
+        folder = Path(root)
+        if not (folder / SUMS).is_file():  # the corpus always carries its checksums
+            raise DataError(f"{folder / SUMS}: missing checksum file (spoken_digits)")
+        super().verify(folder)
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        """No network: copies the shipped, checked files into ``root``."""
+        import shutil
+
+        folder = Path(root)
+        super().verify(self.shipped)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("train.h5", "test.h5", SUMS):
+            shutil.copyfile(self.shipped / name, folder / name)
+        self.verify(folder)
+        return folder
+
+    def synthesize(self, root: str | os.PathLike[str], *, speakers: list[int] | None = None,
+                   digits: list[int] | None = None, jobs: int | None = None) -> Path:
+        """Write the corpus (speakers by id, digits: subsets for tests) into ``root``."""
+        from neuromark.synth.spoken_digits import SPEAKERS, build_corpus
+
+        chosen = [SPEAKERS[i] for i in speakers] if speakers is not None else list(SPEAKERS)
+        picked = list(range(10)) if digits is None else list(digits)
+        recipe = {"corpus": "spoken_digits", "speakers": [s.id for s in chosen], "digits": picked}
+        return synthesize_into(root, recipe, lambda tmp: build_corpus(
+            tmp, speakers=chosen, digits=picked, jobs=jobs), what="spoken-digit",
+            legacy=sums_owned)
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> BinnedSpikes:
+        return BinnedSpikes(Path(root) / f"{split}.h5", citation=CITATION, **options)
+
+    def __call__(self, split: str = "test", *, dt_us: int = 10_000, t_max_us: int = 1_000_000,
+                 pool: int = 1, late: Literal["error", "drop"] = "error") -> BinnedSpikes:
+        return spoken_digits(split, dt_us=dt_us, t_max_us=t_max_us, pool=pool, late=late)
+
+
+class HeidelbergEntry(_SpikeFileEntry):
+    """Entries ``shd`` and ``ssc``: ``root/<prefix>_<split>.h5`` for every split; the
+    published md5 of each ``.h5.zip`` is checked when the archive is in ``root``."""
+
+    def __init__(self, reader: type[SHD] | type[SSC]) -> None:
+        self.reader = reader
+        self.name = reader.prefix
+        self.citation = reader.citation
+        self.urls = tuple(reader.url(s) for s in reader.splits)
+        self.manifest = {f"{reader.prefix}_{s}.h5.zip": f"md5:{reader.md5[s]}" for s in reader.splits}
+
+    def layout(self, root: Path) -> list[Path]:
+        return [root / f"{self.name}_{split}.h5" for split in self.reader.splits]
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        for split in self.reader.splits:
+            self.reader(root, split).download()
+        return self.record(root)
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> BinnedSpikes:
+        return _heidelberg(self.reader, split, root, **options)
+
+    def __call__(self, split: str = "test", *, root: str | os.PathLike[str] | None = None,
+                 dt_us: int = 10_000, t_max_us: int = 1_400_000, pool: int = 1,
+                 late: Literal["error", "drop"] = "error") -> BinnedSpikes:
+        folder = f"data/{self.name}" if root is None else root
+        return _heidelberg(self.reader, split, folder, dt_us=dt_us, t_max_us=t_max_us, pool=pool,
+                           late=late)
+
+
+class SpikeFilesEntry(_SpikeFileEntry):
+    """Entry ``spike_files``: any SHD-layout files of the user's (``root/*.h5``); nothing to
+    download."""
+
+    name = "spike_files"
+    citation = "a user's spike files in the SHD layout of Cramer et al. (2022); cite their source"
+
+    def layout(self, root: Path) -> list[Path]:
+        listed = {root / n for n in read_sums(root / SUMS)} if (root / SUMS).is_file() else set()
+        return sorted(set(root.glob("*.h5")) | listed) or [root / "<split>.h5"]
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> BinnedSpikes:
+        return spike_files(split, **{split: str(Path(root) / f"{split}.h5")}, **options)
+
+    def __call__(self, split: str = "test", *, train: str | None = None, test: str | None = None,
+                 valid: str | None = None, channels: int = SHD_CHANNELS, dt_us: int = 10_000,
+                 t_max_us: int = 1_000_000, pool: int = 1, late: Literal["error", "drop"] = "error"
+                 ) -> BinnedSpikes:
+        return spike_files(split, train=train, test=test, valid=valid, channels=channels, dt_us=dt_us,
+                           t_max_us=t_max_us, pool=pool, late=late)
+
+
+SPOKEN_DIGITS = SpokenDigitsEntry()
+SHD_ENTRY = HeidelbergEntry(SHD)
+SSC_ENTRY = HeidelbergEntry(SSC)
+SPIKE_FILES = SpikeFilesEntry()

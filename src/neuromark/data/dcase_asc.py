@@ -28,6 +28,7 @@ Challenge: generalization across devices and low complexity solutions", DCASE 20
 from __future__ import annotations
 
 import csv
+import os
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from neuromark.data.download import fetch, unpack, verify_file
+from neuromark.data.entry import Entry
 from neuromark.errors import DataError, require
 
 CLASSES = ("airport", "street_traffic", "bus", "park")
@@ -214,16 +216,54 @@ class DcaseASC:
 
     def download(self) -> None:
         """Download and unpack every archive of the record into ``root`` (md5-verified)."""
-
-        for name, md5 in ARCHIVES.items():
-            archive = fetch(ZENODO + name, self.root / "archives", md5=md5)
-            unpack(archive, self.root.parent)
+        DCASE_ASC.download(self.root)
 
     def verify(self) -> None:
         """Verify the downloaded archives' md5 sums."""
-
         for name, md5 in ARCHIVES.items():
             verify_file(self.root / "archives" / name, md5=md5)
+
+
+class DcaseEntry(Entry):
+    """Entry ``dcase2020_asc``: the unpacked development set at ``root`` (``audio/``,
+    ``evaluation_setup/``); the archives' published md5 are checked when they are in
+    ``root/archives``. Calling it builds a split (:class:`DcaseASC`)."""
+
+    name = "dcase2020_asc"
+    citation = CITATION
+    urls = tuple(ZENODO + name for name in ARCHIVES)
+    manifest = {f"archives/{name}": f"md5:{md5}" for name, md5 in ARCHIVES.items()}
+
+    def layout(self, root: Path) -> list[Path]:
+        setup = [root / "evaluation_setup" / f for f in ("fold1_train.csv", "fold1_evaluate.csv")]
+        return setup + (sorted((root / "audio").glob("*.wav")) or [root / "audio"])
+
+    def check_file(self, path: Path) -> None:
+        if path.suffix == ".csv":
+            read_setup_csv(path)
+            return
+        sf = require("soundfile", "audio")
+        try:
+            sf.info(str(path))
+        except Exception as exc:
+            raise DataError(f"{path}: not a readable WAV file (corrupt or truncated?): {exc}") from None
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        folder = Path(root)
+        for name, md5 in ARCHIVES.items():
+            archive = fetch(ZENODO + name, folder / "archives", md5=md5)
+            unpack(archive, folder.parent)
+        return self.record(folder)
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> DcaseASC:
+        return DcaseASC(root, split, **options)
+
+    def __call__(self, root: str | Path, split: str = "train", sample_rate: int = 8000,
+                 slice_s: float = 1.0, check_counts: bool = True) -> DcaseASC:
+        return DcaseASC(root, split, sample_rate, slice_s, check_counts)
+
+
+DCASE_ASC = DcaseEntry()
 
 
 def validation_split(n: int, fraction: float = 0.1, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -20,14 +20,18 @@ scripted downloads of ``figshare.com/ndownloader``; ``api.figshare.com/v2/file/d
 from __future__ import annotations
 
 import os
+import re
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
+from neuromark.config import StrictModel
 from neuromark.data.download import fetch
+from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
@@ -186,3 +190,81 @@ def dvs_gesture(split: str = "test", *, root: str, n_time_bins: int = 150, train
     bins = n_time_bins if split == "test" else train_time_bins
     return DVSGesture(root, split, n_time_bins=bins, denoise_us=denoise_us, spatial_factor=spatial_factor,
                       prepare=prepare)
+
+
+# ---- data set entry (neuromark.data.entry.DatasetEntry) ----------------------------------------
+
+
+class GestureSurrogate(StrictModel):
+    """The surrogate a ``synthesize:`` option writes (11 samples per user;
+    :mod:`neuromark.synth.gestures`)."""
+
+    train_users: int = Field(8, ge=1)
+    test_users: int = Field(3, ge=1)
+    duration_s: float = Field(1.2, gt=0.05, description="seconds per sample")
+    seed: int = 0
+
+
+_SURROGATE_FILE = re.compile(r"ibmGesture(Train|Test)/user\d+_[a-z]+/\d+\.npy")
+
+
+class DVSGestureEntry(Entry):
+    """Entry ``dvs_gesture``: tonic's preprocessed layout at ``root`` (both splits); with
+    ``synthesize``, the offline surrogate written there first (on first use)."""
+
+    name = "dvs_gesture"
+    citation = CITATION
+    urls = tuple(url for url, *_ in ARCHIVES.values())
+    manifest = {name: f"md5:{md5}" for _, name, md5, _ in ARCHIVES.values()}
+
+    def layout(self, root: Path) -> list[Path]:
+        files: list[Path] = []
+        for folder in FOLDERS.values():
+            found = sorted((root / folder).glob("user*/*.npy"))
+            files += found or [root / folder]  # a missing or empty split folder is named
+        return files
+
+    def check_file(self, path: Path) -> None:
+        read_sample(path)
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        for split in FOLDERS:
+            DVSGesture(root, split).download()
+        return self.record(root)
+
+    def synthesize(self, root: str | os.PathLike[str], **options: Any) -> Path:
+        """Write the surrogate (options of :class:`GestureSurrogate`) into ``root``."""
+        settings = GestureSurrogate(**options)
+
+        def write(tmp: Path) -> None:
+            from neuromark.synth.gestures import write_gesture_corpus
+
+            write_gesture_corpus(tmp, train_users=settings.train_users, test_users=settings.test_users,
+                                 duration_s=settings.duration_s, seed=settings.seed)
+
+        return synthesize_into(root, settings.model_dump(), write, what="DVS-Gesture surrogate",
+                               legacy=_legacy_surrogate)
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> DVSGesture:
+        return self(split, root=Path(root), **options)
+
+    def __call__(self, split: str = "test", *, root: Path, n_time_bins: int = 150,
+                 train_time_bins: int = 25, denoise_us: float = 10_000, spatial_factor: float = 0.25,
+                 synthesize: GestureSurrogate | None = None) -> DVSGesture:
+        """The test split with ``n_time_bins`` (NeuroBench: 150), the training split with
+        ``train_time_bins`` (NeuroBench: 25); with ``synthesize``, the surrogate is written
+        into ``root`` when the files are first listed (never at validation)."""
+        options = None if synthesize is None else GestureSurrogate.model_validate(synthesize).model_dump()
+        prepare = None if options is None else (lambda: self.synthesize(root, **options))
+        return dvs_gesture(split, root=str(root), n_time_bins=n_time_bins,
+                           train_time_bins=train_time_bins, denoise_us=denoise_us,
+                           spatial_factor=spatial_factor, prepare=prepare)
+
+
+def _legacy_surrogate(root: Path) -> set[str]:
+    """Files of a surrogate folder written before marks listed their files."""
+    names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    return {n for n in names if _SURROGATE_FILE.fullmatch(n)} | {".complete"}
+
+
+DVS_GESTURE = DVSGestureEntry()

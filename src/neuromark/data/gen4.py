@@ -27,10 +27,13 @@ network.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from neuromark.data.download import fetch, unpack
+from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.prophesee import read_boxes, read_dat_header
 from neuromark.errors import DataError
 
@@ -127,3 +130,72 @@ def _check_dat(path: Path, sensor: tuple[int, int]) -> None:
     if size % 8:
         raise DataError(f"{path}: {size} bytes of events is not a whole number of 8-byte records "
                         "(truncated download?)")
+
+
+# ---- data set entry (neuromark.data.entry.DatasetEntry) ----------------------------------------
+
+_SCENE_FILE = re.compile(r"(train|val|test)/scene_\d+_[a-z]+_\d+_(td\.dat|bbox\.npy)")
+
+
+class Gen4Entry(Entry):
+    """Entry of the detection data: Gen4's layout (``<split>/<stem>_td.dat`` and
+    ``<stem>_bbox.npy``) at ``root``, any sensor size the ``.dat`` headers declare; with
+    ``synthesize``, the offline driving scenes of :mod:`neuromark.synth.events`."""
+
+    name = "gen4"
+    citation = CITATION
+    urls = (MINI.url,)
+    manifest = {MINI.filename: f"sha256:{MINI.sha256}"}
+
+    def layout(self, root: Path) -> list[Path]:
+        files: list[Path] = []
+        for split in SPLITS:
+            for dat in sorted((root / split).glob("*_td.dat")):
+                files.append(dat)
+                boxes = dat.with_name(dat.name[:-len("_td.dat")] + "_bbox.npy")
+                if boxes.is_file() or split != "test":  # the peer skips unlabelled test files
+                    files.append(boxes)
+        return files or [root / "test"]
+
+    def check_file(self, path: Path) -> None:
+        if path.suffix == ".dat":
+            header = read_dat_header(path)
+            _check_dat(path, (header.width, header.height))
+        else:
+            read_boxes(path)
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        """The mini data set (about 23 GB) into ``root``; returns ``root/mini_dataset``."""
+        return self.record(download_mini(root))
+
+    def synthesize(self, root: str | os.PathLike[str], *, files: dict[str, int] | None = None,
+                   duration_s: float = 3.0, height: int = 72, width: int = 128, seed: int = 0) -> Path:
+        """Write seeded driving scenes (``files``: per split, default train 6, test 2)."""
+        counts = dict(files or {"train": 6, "test": 2})
+        recipe = {"files": counts, "duration_s": float(duration_s), "height": height, "width": width,
+                  "seed": seed}
+
+        def write(tmp: Path) -> None:
+            from neuromark.synth.events import write_detection_files
+
+            write_detection_files(tmp, files=counts, duration_s=duration_s, height=height,
+                                  width=width, seed=seed)
+
+        return synthesize_into(root, recipe, write, what="driving-scene", legacy=_legacy_scenes)
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> Any:
+        """``(events, boxes)`` per labelled file of ``split`` (tests; the detection task
+        streams the files itself)."""
+        from neuromark.data.prophesee import read_dat
+
+        pairs = [p for p in self.layout(Path(root)) if p.parent.name == split and p.suffix == ".dat"]
+        return [(read_dat(p), read_boxes(p.with_name(p.name[:-len("_td.dat")] + "_bbox.npy")))
+                for p in pairs]
+
+
+def _legacy_scenes(root: Path) -> set[str]:
+    names = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+    return {n for n in names if _SCENE_FILE.fullmatch(n)} | {".complete"}
+
+
+GEN4 = Gen4Entry()

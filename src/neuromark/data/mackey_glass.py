@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from neuromark.data.download import file_digest
+from neuromark.data.entry import Entry
 from neuromark.errors import ChecksumError, DataError
 
 #: Folder of the shipped files.
@@ -273,3 +276,53 @@ class MackeyGlass(_Base):  # type: ignore[misc]
     def test_split(self):
         """The forecast half: ``(inputs, targets)`` of shape (len - n_train, 1)."""
         return self._pairs(self.n_train, self.n_samples)
+
+
+# ---- data set entry (neuromark.data.entry.DatasetEntry) ----------------------------------------
+
+
+class MackeyGlassEntry(Entry):
+    """Entry ``mackey_glass``: the series shipped with neuromark (``mackey_glass_tau<T>.npy``,
+    ``lyapunov.csv``, ``SHA256SUMS``); ``download`` copies them (no network). Calling it
+    builds one forecasting instance (:class:`MackeyGlass`)."""
+
+    name = "mackey_glass"
+    citation = CITATION
+    shipped = DATA_DIR
+
+    def layout(self, root: Path) -> list[Path]:
+        listed = sorted(read_sha256sums(root / SUMS_FILE)) if (root / SUMS_FILE).is_file() else []
+        return [root / TABLE_FILE] + [root / n for n in listed if n != TABLE_FILE]
+
+    def verify(self, root: str | os.PathLike[str]) -> None:
+        folder = Path(root)
+        if not (folder / SUMS_FILE).is_file():
+            raise DataError(f"{folder / SUMS_FILE}: checksum manifest missing")
+        super().verify(folder)
+
+    def check_file(self, path: Path) -> None:
+        if path.suffix == ".npy":
+            try:
+                np.load(path, mmap_mode="r", allow_pickle=False)
+            except (ValueError, OSError) as exc:
+                raise DataError(f"{path}: not a readable .npy series: {exc}") from None
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        import shutil
+
+        folder = Path(root)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in [SUMS_FILE, *read_sha256sums(self.shipped / SUMS_FILE)]:
+            shutil.copyfile(self.shipped / name, folder / name)
+        self.verify(folder)
+        return folder
+
+    def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> MackeyGlass:
+        return MackeyGlass(root=Path(root), **options)
+
+    def __call__(self, tau: int = 17, instance: int = 0, *, length: float = 20.0, shift: float = 0.5,
+                 root: Path | None = None) -> MackeyGlass:
+        return MackeyGlass(tau, instance, length=length, shift=shift, root=root)
+
+
+MACKEY_GLASS = MackeyGlassEntry()

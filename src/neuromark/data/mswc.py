@@ -41,7 +41,8 @@ import numpy as np
 
 from neuromark.data.clips import LongClips, decode_clip, decoded_cache, file_list_digest, unpack_tar
 from neuromark.data.download import file_digest
-from neuromark.errors import DataError
+from neuromark.data.entry import Entry, sums_owned, synthesize_into
+from neuromark.errors import DataError, require
 from neuromark.results import atomic_path
 
 URL = "https://huggingface.co/datasets/NeuroBench/mswc_fscil_subset/resolve/main/mswc_fscil.tar.gz"
@@ -140,25 +141,28 @@ def read_list(path: str | os.PathLike[str]) -> list[Row]:
         raise DataError(f"{file}: MSWC list not found (expected the layout MSWC/base_*.csv, "
                         "MSWC/<lang>/evaluation.csv)")
     rows = []
-    with file.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            text = line.strip()
-            if not text:
-                continue
-            parts = text.split(",")
-            if len(parts) != 3:
-                raise DataError(f"{file}:{number}: expected 3 comma-separated columns "
-                                f"path,WORD,lang, got {len(parts)}: {text!r}")
-            clip, word, lang = parts
-            if word == "WORD":
-                continue
-            if word not in _INDEX:
-                curly = word.replace("'", "\u2019")
-                hint = (f" (the list spells it {curly!r}, with a curly apostrophe)"
-                        if curly in _INDEX else "")
-                raise DataError(f"{file}:{number}: word {word!r} is not one of the 200 MSWC FSCIL "
-                                f"keywords{hint}")
-            rows.append(Row(clip, word, lang, _INDEX[word], number))
+    try:
+        text_lines = file.read_text(encoding="utf-8-sig").split("\n")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{file}: not UTF-8 text (corrupt?): {exc}") from None
+    for number, line in enumerate(text_lines, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        parts = text.split(",")
+        if len(parts) != 3:
+            raise DataError(f"{file}:{number}: expected 3 comma-separated columns "
+                            f"path,WORD,lang, got {len(parts)}: {text!r}")
+        clip, word, lang = parts
+        if word == "WORD":
+            continue
+        if word not in _INDEX:
+            curly = word.replace("'", "\u2019")
+            hint = (f" (the list spells it {curly!r}, with a curly apostrophe)"
+                    if curly in _INDEX else "")
+            raise DataError(f"{file}:{number}: word {word!r} is not one of the 200 MSWC FSCIL "
+                            f"keywords{hint}")
+        rows.append(Row(clip, word, lang, _INDEX[word], number))
     return rows
 
 
@@ -242,23 +246,87 @@ class MSWC:
         return decoded_cache(cache_dir, name, self.recipe(), len(self), lambda i: self[i][0])
 
     def download(self, sha256: str | None = SHA256) -> Path:
-        """Download and unpack the subset archive into ``root`` (651 MB).
+        """Download and unpack the subset archive beside ``MSWC/`` (see :func:`fetch_subset`)."""
+        return fetch_subset(self.folder.parent, sha256)
 
-        No checksum is published for it: with ``sha256=None`` a note is printed and the
-        archive's sha256 is written to ``mswc_fscil.tar.gz.sha256`` for the record."""
-        target = self.folder.parent / "mswc_fscil.tar.gz"
-        if sha256 is None:
-            print(f"note: {URL} has no published checksum; its sha256 is recorded in "
-                  f"{target}.sha256 and results rely on the decoded arrays' checksums")
-        if not target.is_file():
-            with atomic_path(target) as tmp:
-                try:
-                    urllib.request.urlretrieve(URL, tmp)  # noqa: S310
-                except OSError as exc:
-                    raise DataError(f"cannot download {URL}: {exc}") from exc
-        actual = file_digest(target)
-        if sha256 is not None and actual != sha256.lower():
-            raise DataError(f"{target}: sha256 {actual}, expected {sha256}")
-        (target.parent / (target.name + ".sha256")).write_text(f"{actual}  {target.name}\n")
-        unpack_tar(target, target.parent)
-        return self.folder
+
+def fetch_subset(root: str | os.PathLike[str], sha256: str | None = SHA256) -> Path:
+    """Download and unpack the subset archive into ``root`` (651 MB); returns ``root/MSWC``.
+
+    No checksum is published for it: with ``sha256=None`` a note is printed and the
+    archive's sha256 is written to ``mswc_fscil.tar.gz.sha256`` for the record."""
+    target = Path(root) / "mswc_fscil.tar.gz"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if sha256 is None:
+        print(f"note: {URL} has no published checksum; its sha256 is recorded in "
+              f"{target}.sha256 and results rely on the decoded arrays' checksums")
+    if not target.is_file():
+        with atomic_path(target) as tmp:
+            try:
+                urllib.request.urlretrieve(URL, tmp)  # noqa: S310
+            except OSError as exc:
+                raise DataError(f"cannot download {URL}: {exc}") from exc
+    actual = file_digest(target)
+    if sha256 is not None and actual != sha256.lower():
+        raise DataError(f"{target}: sha256 {actual}, expected {sha256}")
+    (target.parent / (target.name + ".sha256")).write_text(f"{actual}  {target.name}\n")
+    unpack_tar(target, target.parent)
+    return target.parent / "MSWC"
+
+
+# ---- data set entry (neuromark.data.entry.DatasetEntry) ----------------------------------------
+
+
+class MSWCEntry(Entry):
+    """Entry of the FSCIL data (``MSWC/`` lists and clips at ``root``); with ``synthesize``,
+    the espeak-ng corpus of :mod:`neuromark.synth.keywords` in the same layout."""
+
+    name = "mswc"
+    citation = CITATION
+    urls = (URL,)
+    manifest: dict[str, str] = {}  # no checksum published for the archive (module notes)
+
+    def layout(self, root: Path) -> list[Path]:
+        folder = dataset_folder(root)
+        lists = [folder / f"{s}.csv" for s in SUBSETS[:3]]
+        lists += [folder / lang / "evaluation.csv" for lang in INCREMENTAL_LANGUAGES]
+        clips = []
+        for file in lists:
+            try:
+                clips += [folder / row.lang / "clips" / row.path for row in read_list(file)]
+            except DataError:
+                continue  # missing or malformed: verify names it (checksum, then the list itself)
+        return lists + clips
+
+    def check_file(self, path: Path) -> None:
+        if path.suffix == ".csv":
+            read_list(path)
+            return
+        sf = require("soundfile", "audio")
+        try:
+            sf.info(str(path))
+        except Exception as exc:
+            raise DataError(f"{path}: not a readable audio clip (corrupt or truncated?): {exc}") from None
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        fetch_subset(root)
+        return self.record(root)
+
+    def synthesize(self, root: str | os.PathLike[str], *, base_train: int = 40, base_val: int = 0,
+                   base_test: int = 10, evaluation: int = 40, clips_per_voice: int = 1,
+                   format: str = "opus", jobs: int | None = None) -> Path:
+        """Write the espeak-ng corpus (clips per word; :class:`~neuromark.synth.keywords.MSWCSize`)."""
+        from neuromark.synth.keywords import MSWCSize, build_mswc, corpus_recipe, reusable
+
+        size = MSWCSize(base_train, base_val, base_test, evaluation, clips_per_voice)
+        recipe = corpus_recipe("mswc_fscil", size, format)
+        return synthesize_into(root, recipe, lambda tmp: build_mswc(tmp, size, fmt=format, jobs=jobs,
+                                                                     force=True),
+                               what="MSWC-layout keyword", complete=lambda r: reusable(r, recipe),
+                               legacy=lambda r: sums_owned(r, "corpus.json"), scratch=("decoded",))
+
+    def load(self, root: str | os.PathLike[str], split: str = "base_test", **options: Any) -> MSWC:
+        return MSWC(root, split, **options)
+
+
+MSWC_ENTRY = MSWCEntry()

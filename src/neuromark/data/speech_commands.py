@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from neuromark.data.clips import decode_clip, decoded_cache, file_list_digest, unpack_tar
-from neuromark.data.download import fetch, file_digest
-from neuromark.errors import DataError
+from neuromark.data.download import fetch
+from neuromark.data.entry import Entry, check_digest, sums_owned, synthesize_into
+from neuromark.errors import DataError, require
 
 URL = "http://download.tensorflow.org/data/speech_commands_v0.02.tar.gz"
 #: sha256 of the archive (torchaudio ``_CHECKSUMS`` and TFDS ``checksums.tsv``).
@@ -157,6 +158,53 @@ class SpeechCommands:
 
     def verify_archive(self, archive: str | os.PathLike[str]) -> None:
         """Check a downloaded archive against :data:`SHA256`."""
-        actual = file_digest(archive)
-        if actual != SHA256:
-            raise DataError(f"{archive}: sha256 {actual}, expected {SHA256}")
+        check_digest(Path(archive), f"sha256:{SHA256}")
+
+
+# ---- data set entry (neuromark.data.entry.DatasetEntry) ----------------------------------------
+
+
+class SpeechCommandsEntry(Entry):
+    """Entry ``speech_commands``: the v0.02 layout at ``root``; with ``synthesize``, the
+    espeak-ng corpus of :mod:`neuromark.synth.keywords` in that layout. Calling it builds a
+    split's features (:func:`neuromark.baselines.keywords.speech_commands`)."""
+
+    name = "speech_commands"
+    citation = CITATION
+    urls = (URL,)
+    manifest = {URL.rsplit("/", 1)[-1]: f"sha256:{SHA256}"}
+
+    def layout(self, root: Path) -> list[Path]:
+        folder = dataset_folder(root)
+        clips = sorted(p for p in folder.glob("*/*_nohash_*.wav") if p.parent.name != NOISE)
+        return [folder / name for name in LISTS.values()] + clips
+
+    def check_file(self, path: Path) -> None:
+        if path.suffix == ".txt":
+            _read_list(path)
+            return
+        sf = require("soundfile", "audio")
+        try:
+            sf.info(str(path))
+        except Exception as exc:
+            raise DataError(f"{path}: not a readable WAV clip (corrupt or truncated?): {exc}") from None
+
+    def download(self, root: str | os.PathLike[str]) -> Path:
+        archive = fetch(URL, root, sha256=SHA256)
+        unpack_tar(archive, Path(root))
+        return self.record(dataset_folder(root))
+
+    def synthesize(self, root: str | os.PathLike[str], *, speakers: int = 24, repeats: int = 1,
+                   words: list[str] | None = None, jobs: int | None = None) -> Path:
+        """Write the espeak-ng corpus (:class:`~neuromark.synth.keywords.GSCSize`) into ``root``."""
+        from neuromark.synth.keywords import GSCSize, build_speech_commands, corpus_recipe, reusable
+
+        size = GSCSize(speakers, repeats, tuple(words) if words is not None else LABELS)
+        recipe = corpus_recipe("speech_commands", size, "wav")
+        return synthesize_into(root, recipe, lambda tmp: build_speech_commands(tmp, size, jobs=jobs,
+                                                                                force=True),
+                               what="Speech Commands keyword", complete=lambda r: reusable(r, recipe),
+                               legacy=lambda r: sums_owned(r, "corpus.json"), scratch=("decoded",))
+
+    def load(self, root: str | os.PathLike[str], split: str = "testing", **options: Any) -> SpeechCommands:
+        return SpeechCommands(root, split)

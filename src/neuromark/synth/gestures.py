@@ -9,22 +9,18 @@ Classes (DVS Gesture's order): 0 clap (hands meet and part), 1/2 right/left hand
 still), 10 other (a smooth random walk). Each user has their own hand size, speed,
 amplitude, position, sensor threshold and noise; test users are absent from training.
 
-:func:`dvs_gesture` is the ``dvs_gesture`` data set entry: the real layout at ``root``, or,
-with ``synthesize``, the surrogate written there on first use (never at validation).
+The ``dvs_gesture`` data set entry (:data:`neuromark.data.dvs_gesture.DVS_GESTURE`) runs
+:func:`write_gesture_corpus` when its options say ``synthesize:`` (on first use, never at
+validation).
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
-from pydantic import Field
 
-from neuromark.config import StrictModel
-from neuromark.data.dvs_gesture import FOLDERS, DVSGesture, write_sample
-from neuromark.data.dvs_gesture import dvs_gesture as _reader
-from neuromark.errors import DataError
+from neuromark.data.dvs_gesture import DVS_GESTURE, FOLDERS, DVSGesture, GestureSurrogate, write_sample
 from neuromark.synth.events import SensorModel, simulate
 
 SIZE = 128
@@ -109,46 +105,19 @@ def write_gesture_corpus(root: str | Path, *, train_users: int = 8, test_users: 
     return written
 
 
-class GestureSurrogate(StrictModel):
-    """The surrogate a ``synthesize:`` option writes (11 samples per user)."""
-
-    train_users: int = Field(8, ge=1)
-    test_users: int = Field(3, ge=1)
-    duration_s: float = Field(1.2, gt=0.05, description="seconds per sample")
-    seed: int = 0
-
-
 def ensure_gesture_corpus(root: str | Path, settings: GestureSurrogate) -> Path:
-    """Write the surrogate into ``root`` unless it holds one of the same ``settings``
-    (marked by ``root/.complete``); a half-written or different one is rebuilt, a folder
-    without the mark (real data?) is never touched. Returns ``root``."""
-    root = Path(root)
-    mark = root / ".complete"
-    wanted = settings.model_dump_json()
-    if mark.is_file() and mark.read_text() == wanted:
-        return root
-    if root.exists() and not mark.is_file() and any(root.iterdir()):
-        raise DataError(f"{root}: holds files that are not a neuromark surrogate; "
-                              "drop dataset.options.synthesize to read them, or choose another root")
-    tmp = root.with_name(root.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    write_gesture_corpus(tmp, train_users=settings.train_users, test_users=settings.test_users,
-                         duration_s=settings.duration_s, seed=settings.seed)
-    (tmp / ".complete").write_text(wanted)
-    shutil.rmtree(root, ignore_errors=True)
-    tmp.rename(root)
-    return root
+    """The ``synthesize`` of the ``dvs_gesture`` entry
+    (:meth:`neuromark.data.dvs_gesture.DVSGestureEntry.synthesize`): written atomically into
+    ``root`` unless it holds the same surrogate; a folder of other files is refused."""
+    return DVS_GESTURE.synthesize(root, **settings.model_dump())
 
 
 def dvs_gesture(split: str = "test", *, root: Path, n_time_bins: int = 150, train_time_bins: int = 25,
                 denoise_us: float = 10_000, spatial_factor: float = 0.25,
                 synthesize: GestureSurrogate | None = None) -> DVSGesture:
-    """Data set entry ``dvs_gesture``: frames of tonic's preprocessed layout at ``root``
-    (:func:`neuromark.data.dvs_gesture.dvs_gesture`); with ``synthesize``, the surrogate is
-    written into ``root`` when the files are first listed."""
-    prepare = None if synthesize is None else (lambda: ensure_gesture_corpus(root, synthesize))
-    return _reader(split, root=str(root), n_time_bins=n_time_bins, train_time_bins=train_time_bins,
-                   denoise_us=denoise_us, spatial_factor=spatial_factor, prepare=prepare)
+    """The ``dvs_gesture`` entry called (kept for old imports)."""
+    return DVS_GESTURE(split, root=root, n_time_bins=n_time_bins, train_time_bins=train_time_bins,
+                       denoise_us=denoise_us, spatial_factor=spatial_factor, synthesize=synthesize)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -313,4 +313,14 @@ def _cached(root: Path, recipe: dict[str, object]) -> bool:
     return True
 
 
+def corpus_recipe(kind: str, size: object, fmt: str) -> dict[str, object]:
+    """What a corpus depends on (kind ``mswc_fscil`` or ``speech_commands``, size, format)."""
+    return _recipe(kind, size, fmt)
+
+
+def reusable(root: str | os.PathLike[str], recipe: dict[str, object]) -> bool:
+    """Whether ``root`` holds a verified corpus of ``recipe`` (written before marks, too)."""
+    return _cached(Path(root), recipe)
+
+
 __all__ = ["BASE_LANGUAGES", "GSCSize", "MSWCSize", "build_mswc", "build_speech_commands", "verify"]

@@ -22,8 +22,8 @@ batch, execution rate 20 Hz); per-slot recurrent state reset at file starts (the
 ``keep``); ground truth and detections stamped at each bin's end and joined with
 ``coco_map(time_tol_us=eval.time_tol_us)``; the first ``skip_us`` of each file unscored.
 Complexity metrics are per 12-bin sample (the runner divides by the slots of each batch),
-as the peer counts them. With ``data.synthesize``, missing data are written by
-:mod:`neuromark.synth.events` first (seeded, into ``root``).
+as the peer counts them. With ``data.synthesize``, the ``gen4`` data set entry writes
+missing data first (:mod:`neuromark.synth.events`, seeded, into ``root``).
 
 ``model.name`` is a registered model: a model family of ``detection``
 (:class:`~neuromark.training.ModelFamily`, e.g. ``event_detector``) is trained on the
@@ -35,7 +35,6 @@ train/ files and cached at ``model.checkpoint`` (:mod:`neuromark.training.checkp
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -112,21 +111,15 @@ class DetectionConfig(StrictModel):
 
 
 def ensure_data(root: Path, synth: SynthesizeSettings | None) -> None:
-    """Write the synthetic files into ``root`` unless it holds them (a complete write is
-    marked by ``root/.complete``; a half-written folder is rebuilt)."""
-    if (root / ".complete").is_file() or (synth is None and root.is_dir()):
-        return
-    if synth is None:
-        raise DataError(f"{root}: no such data folder (and no data.synthesize to write one)")
-    from neuromark.synth.events import write_detection_files
+    """The data at ``root``; with ``synth``, the ``gen4`` entry's generator writes them
+    there first (:meth:`neuromark.data.gen4.Gen4Entry.synthesize`: atomically, only when
+    absent or different, never over files it did not write)."""
+    from neuromark.data.gen4 import GEN4
 
-    tmp = root.with_name(root.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    write_detection_files(tmp, files=synth.files, duration_s=synth.duration_s, height=synth.height,
-                          width=synth.width, seed=synth.seed)
-    (tmp / ".complete").write_text(synth.model_dump_json())
-    shutil.rmtree(root, ignore_errors=True)
-    tmp.rename(root)
+    if synth is not None:
+        GEN4.synthesize(root, **synth.model_dump())
+    elif not root.is_dir():
+        raise DataError(f"{root}: no such data folder (and no data.synthesize to write one)")
 
 
 class DetectionTask(BenchmarkTask):

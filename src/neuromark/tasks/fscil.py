@@ -87,7 +87,7 @@ COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synapt
 
 
 class SynthSettings(StrictModel):
-    """Clips per word of the synthetic corpus (see :mod:`neuromark.synth.keywords`)."""
+    """Clips per word of the synthetic corpus (``mswc`` entry's ``synthesize``)."""
 
     base_train: int = Field(40, ge=1)
     base_val: int = Field(0, ge=0)
@@ -355,13 +355,12 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
     root = resolve_path(s.data.root, config)
     corpus: dict[str, Any] = {"root": str(root), "synthetic": s.data.synthesize is not None}
     if s.data.synthesize is not None:
-        from neuromark.synth.keywords import MSWCSize, build_mswc
+        from neuromark.data.mswc import MSWC_ENTRY
 
         size = s.data.synthesize
         if not quiet:
             print(f"{s.benchmark.id}: synthesising the MSWC-layout corpus in {root} (cached)")
-        build_mswc(root, MSWCSize(size.base_train, size.base_val, size.base_test, size.evaluation,
-                                  size.clips_per_voice), fmt=size.format)
+        MSWC_ENTRY.synthesize(root, **size.model_dump())  # the data set entry's generator
         corpus.update(size.model_dump())
     cache = root / "decoded"
     f = s.features

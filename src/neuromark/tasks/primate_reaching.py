@@ -53,6 +53,7 @@ from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.data.download import file_digest
+from neuromark.data.primate_entry import PRIMATE_REACHING
 from neuromark.devices import (
     DeviceName,
     checkpoint_device_meta,
@@ -191,11 +192,8 @@ class PrimateReachingTask(BenchmarkTask):
         device = ctx.device_for(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
                                 announce=True)
         root = resolve_path(cfg.data.root, config)
-        if cfg.data.surrogate is not None:
-            from neuromark.synth.primate import SurrogateSettings, write_surrogate
-
-            write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
-                                                    cfg.data.surrogate.seed, tuple(cfg.data.sessions)))
+        if cfg.data.surrogate is not None:  # the data set entry's generator, not a task step
+            PRIMATE_REACHING.synthesize(root, **cfg.data.surrogate.model_dump(), sessions=cfg.data.sessions)
         names = self._metric_names(cfg, family)
         kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
         per_session: dict[str, dict[str, Any]] = {}

@@ -39,17 +39,11 @@ from neuromark.ceilings import (
 )
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
+from neuromark.data.primate_entry import PRIMATE_REACHING
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, model_identity
-from neuromark.synth.primate import (
-    SurrogateSettings,
-    latent_drive,
-    load_truth,
-    occupancy_probability,
-    write_surrogate,
-)
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.primate_reaching import DataSettings
 
@@ -152,9 +146,8 @@ class PSTHPredictivityTask(BenchmarkTask):
         device = ctx.device_for(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
                                 announce=True)
         root = resolve_path(cfg.data.root, config)
-        if cfg.data.surrogate is not None:
-            write_surrogate(root, SurrogateSettings(cfg.data.surrogate.duration_s,
-                                                    cfg.data.surrogate.seed, tuple(cfg.data.sessions)))
+        if cfg.data.surrogate is not None:  # the data set entry's generator, not a task step
+            PRIMATE_REACHING.synthesize(root, **cfg.data.surrogate.model_dump(), sessions=cfg.data.sessions)
         sessions: dict[str, dict[str, Any]] = {}
         pooled: dict[str, list[np.ndarray]] = {"ceiling": [], "generating": []}
         rs: dict[str, list[np.ndarray]] = {c: [] for c in CANDIDATES}
@@ -232,9 +225,7 @@ class PSTHPredictivityTask(BenchmarkTask):
         units["shuffled_floor"] = kin[:, rng.permutation(kin.shape[1])]  # conditions permuted
         gen = None
         if cfg.data.surrogate is not None:
-            truth = load_truth(root, session)
-            drive = latent_drive(len(rec.t), truth["seed"])
-            prob = np.stack([occupancy_probability(u, rec.cursor, drive) for u in truth["units"]], 1)
+            prob = PRIMATE_REACHING.generating_occupancy(root, session, rec.cursor, len(rec.t))
             prob = prob[:, keep]
             # reader sample k+1 holds the spikes drawn at generator sample k: offset 0 here
             p_al = align(prob, reaches, offset=0, **kw)
