@@ -181,7 +181,7 @@ models.register_many({
     "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
     "lstm": "neuromark.baselines.spike_classifiers:LSTM",
     "svm": "neuromark.baselines.spike_classifiers:SVM",
-    # streaming velocity decoders for primate_reaching (fit_stream recipes)
+    # streaming velocity decoders for primate_reaching (model families: neuromark train)
     "ridge_decoder": "neuromark.baselines.primate_reaching:RIDGE",
     "ann2d": "neuromark.baselines.primate_reaching:ANN2D_FAMILY",
     "snn2": "neuromark.baselines.primate_reaching:SNN2_FAMILY",

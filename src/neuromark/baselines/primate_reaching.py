@@ -17,12 +17,19 @@ shrinks to those rows, in that order).
 - ``snn2``: two-layer LIF network (C -> ``hidden`` current-based LIF -> 2 leaky
   integrators, :mod:`neuromark.baselines.shd_snn`'s neurons) trained by BPTT with the
   fast-sigmoid surrogate on ``chunk``-step windows, loss after a ``burn_in``.
+
+Each is a :class:`DecoderFamily` (a :class:`~neuromark.training.ModelFamily` of
+``primate_reaching``): its checkpoints are the shared cache's (header ``kind`` = registry
+name, ``config`` = ``{"channels", "options"}``), trained and reused by
+:mod:`neuromark.tasks.primate_decoders`.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +39,7 @@ from torch import Tensor, nn
 
 from neuromark.baselines.shd_snn import LeakyReadout, LIFNeuron
 from neuromark.config import StrictModel
+from neuromark.errors import DataError
 
 STEP_MS = 4.0
 
@@ -261,10 +269,19 @@ def fit_snn2(options: SNN2Options, data: TrainData, device: Any = "cpu") -> SNN2
 
 @dataclass(frozen=True)
 class DecoderFamily:
-    """A registered decoder: its options schema, builder and training recipe."""
+    """A registered decoder: a :class:`~neuromark.training.ModelFamily` of
+    ``primate_reaching`` (options schema, builder, training recipe, checkpoints). Its
+    training settings are ``model.options`` (``train_model`` None: no ``train:`` section)."""
 
     kind: Literal["ridge", "ann2d", "snn2"]
     options_model: type[DecoderOptions]
+    train_model: Any = None
+    tasks: tuple[str, ...] = ("primate_reaching",)
+
+    @property
+    def name(self) -> str:
+        """The registry name, and the ``kind`` its checkpoints record."""
+        return "ridge_decoder" if self.kind == "ridge" else self.kind
 
     @property
     def spiking(self) -> bool:
@@ -296,6 +313,46 @@ class DecoderFamily:
             return fit_ridge(options, data).eval()
         fit = fit_ann2d if self.kind == "ann2d" else fit_snn2
         return fit(options, data, device).cpu().eval()
+
+    def fit(self, options: Any, train: Any, data: TrainData, classes: int = 2, *,
+            quiet: bool = True, label: str = "", device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
+        """:meth:`fit_stream` as the protocol's fit (``train`` unused: the recipe is in
+        ``options``): ``(model with checkpoint(), {"train_seconds", "train_samples"})``."""
+        from neuromark.training import TrainedModule
+
+        start = time.perf_counter()
+        net = self.fit_stream(options, data, device)
+        config = {"channels": int(data.x.shape[1]), "options": options.model_dump(mode="json")}
+        return TrainedModule(self.name, config, net), {
+            "train_seconds": time.perf_counter() - start, "train_samples": int(len(data.indices))}
+
+    def load(self, path: Path) -> tuple[nn.Module, dict[str, Any]]:
+        """(decoder in eval mode, meta) from a checkpoint of this family, the old
+        ``neuromark-primate-decoder-1`` files included (their options from the recipe);
+        :class:`DataError` otherwise."""
+        from neuromark.training import read_checkpoint
+
+        payload = read_checkpoint(Path(path), (self.name,), what=f"{self.name} decoder")
+        meta, config = payload.get("meta", {}), payload["config"]
+        try:
+            if payload["kind"] is None:  # legacy header: kind and options in the recipe
+                recipe = meta.get("recipe") or {}
+                if recipe.get("family") != self.kind:
+                    raise ValueError(f"a decoder of family {recipe.get('family')!r}")
+                config = {"options": recipe["options"],
+                          "channels": _channels(payload["state_dict"], recipe["options"])}
+            model = self.build(self.options_model(**config["options"]), int(config["channels"]))
+            model.load_state_dict(payload["state_dict"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise DataError(f"{path}: malformed {self.name} checkpoint: {exc}") from None
+        return model.eval(), meta
+
+
+def _channels(state: dict[str, Tensor], options: dict[str, Any]) -> int:
+    """The input channels of a decoder's state dict (legacy checkpoints record no config)."""
+    if "readout.weight" in state:  # ridge: lags * channels inputs
+        return int(state["readout.weight"].shape[1]) // int(options["lags"])
+    return int(state["net.0.weight" if "net.0.weight" in state else "fc1.weight"].shape[1])
 
 
 RIDGE = DecoderFamily("ridge", RidgeOptions)

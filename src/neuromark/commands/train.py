@@ -1,5 +1,7 @@
-"""``neuromark train CONFIG``: train the checkpoint a config's task caches, through the task
-protocol (``task.train(plan, ctx, checkpoint=..., retrain=True)``)."""
+"""``neuromark train CONFIG``: train the checkpoint(s) a config's task caches, through the
+task protocol (``task.train(plan, ctx, checkpoint=..., retrain=True)``: one
+:class:`~neuromark.training.Prepared`, or a list of them for a task with several, e.g.
+primate_reaching's per-session decoders)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,17 @@ from neuromark.errors import ConfigError
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "train", help="train a config's model and write its checkpoint",
-        description="Train the model a config describes (classification, detection, fscil: a "
-                    "model family with a training recipe) and write the checkpoint named by its "
-                    "model.checkpoint key (or --out), replacing a neuromark checkpoint there "
+        description="Train the model a config describes (classification, detection, fscil, "
+                    "primate_reaching: a model family with a training recipe) and write the "
+                    "checkpoint named by its model.checkpoint key (or --out; primate_reaching: "
+                    "one decoder per session, or the shared one, in checkpoint_dir or the "
+                    "folder --out), replacing a neuromark checkpoint there "
                     "(never a file neuromark did not write). The checkpoint loads with "
                     "torch.load(weights_only=True); `neuromark run CONFIG` then reuses it while "
                     "its recipe is unchanged.")
     parser.add_argument("config", type=Path, metavar="CONFIG")
-    parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config)")
+    parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config; "
+                        "primate_reaching: the folder of its decoders)")
     add_cache_flag(parser)
     add_device_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -42,14 +47,15 @@ def _train(args: argparse.Namespace) -> int:
                           f"`neuromark train` to write: {note}; `neuromark run CONFIG` trains "
                           "what it needs")
     plan = task.plan(config, ctx)
-    prepared = train(plan, ctx, checkpoint=args.out, retrain=True)
-    meta = prepared.meta
-    parts = [f"on {meta['train_samples']} samples" if meta.get("train_samples") is not None else
-             f"on {meta['train_files']} files" if meta.get("train_files") is not None else "",
-             f"in {meta.get('train_seconds') or 0:.1f} s"]
-    acc = (meta.get("train_accuracy") or [meta.get("final_train_accuracy")])[-1]
+    trained = train(plan, ctx, checkpoint=args.out, retrain=True)
     name = config.data.get("model", {}).get("name") if isinstance(config.data.get("model"), dict) else None
-    print(f"trained {name or task.name} " + " ".join(p for p in parts if p)
-          + (f"; final training accuracy {acc:.3f}" if acc is not None else ""))
-    print(f"checkpoint: {prepared.path}")
+    for prepared in trained if isinstance(trained, list) else [trained]:
+        meta = prepared.meta
+        parts = [f"on {meta['train_samples']} samples" if meta.get("train_samples") is not None else
+                 f"on {meta['train_files']} files" if meta.get("train_files") is not None else "",
+                 f"in {meta.get('train_seconds') or 0:.1f} s"]
+        acc = (meta.get("train_accuracy") or [meta.get("final_train_accuracy")])[-1]
+        print(f"trained {name or task.name} " + " ".join(p for p in parts if p)
+              + (f"; final training accuracy {acc:.3f}" if acc is not None else ""))
+        print(f"checkpoint: {prepared.path}")
     return 0

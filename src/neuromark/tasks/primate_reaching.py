@@ -2,7 +2,8 @@
 (NeuroBench v1.0 motor prediction; O'Doherty et al., Zenodo 583331). R² per session.
 
 Protocol, per session: the decoder (a registered decoder family) is trained on the
-training split (cached checkpoint by recipe hash); the test split is ONE stream fed to
+training split (a checkpoint of the shared cache, :mod:`neuromark.tasks.primate_decoders`;
+``neuromark train CONFIG`` retrains them); the test split is ONE stream fed to
 :class:`neuromark.runner.Benchmark` in chunks ``(1, L, C)`` (``data.chunk`` = L, default
 250 steps = 1 s) with ``reset="stream"``: state carries across chunks and is reset at the
 stream's start. R² is accumulated over the whole test split per dimension,
@@ -11,8 +12,9 @@ over sessions with its standard error over sessions; every complexity metric (pe
 step, footprint for one stream) = the mean over sessions; per-session values in details.
 
 Options: ``data.shared_decoder`` trains ONE decoder on the pooled training splits of all
-sessions (equal channel counts; sessions joined with :data:`POOL_GAP` zero steps so no
-window spans two) instead of one per session. ``data.parallel_sessions`` (needs it) feeds
+sessions (equal channel counts; sessions joined with
+:data:`~neuromark.tasks.primate_decoders.POOL_GAP` zero steps so no window spans two)
+instead of one per session. ``data.parallel_sessions`` (needs it) feeds
 the sessions' test streams side by side, batches ``(S, L, C)`` with per-stream state
 (:mod:`neuromark.data.parallel_streams`: unequal lengths end in a shorter chunk and the
 batch shrinks, so no padded step is ever computed or scored); R² stays per session, the
@@ -39,9 +41,6 @@ Config::
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,22 +51,18 @@ from neuromark._threads import torch_threads
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
-from neuromark.data.download import file_digest
 from neuromark.data.primate_entry import PRIMATE_REACHING
-from neuromark.devices import (
-    DeviceName,
-    checkpoint_device_meta,
-    device_provenance,
-    recipe_device,
-)
+from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.registry import models
-from neuromark.results import Results, Score, atomic_path, model_identity, to_jsonable
+from neuromark.results import Results, Score, model_identity, to_jsonable
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.evaluation import evaluate
+from neuromark.tasks.primate_decoders import decoder_checkpoint, model_and_details
+from neuromark.training import ModelFamily
 
 PARENT = "neurobench-primate_reaching"
 ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
@@ -77,9 +72,6 @@ METRICS = {"spiking": ["footprint", "connection_sparsity", "activation_sparsity"
            "ann": ["footprint", "connection_sparsity", "activation_sparsity",
                    "synaptic_operations"],
            "linear": ["footprint", "connection_sparsity", "synaptic_operations"]}
-#: Zero steps between sessions in the pooled training recording of a shared decoder
-#: (longer than any decoder's input window, so no window spans two sessions).
-POOL_GAP = 1000
 WARMUP_RULE = ("every test step is scored, the first ones included: a stream starts from "
                "empty state (zero history before its first step); NeuroBench's ANN2D instead "
                "outputs zeros for its first 50 steps, which it also scores")
@@ -144,13 +136,12 @@ class PrimateReachingTask(BenchmarkTask):
 
     name = "primate_reaching"
     placement = "unit"
-    train_note = "its decoders train per session inside the run (cached by recipe in checkpoint_dir)"
 
     def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         cfg = validate(PrimateReachingConfig, config.data, config)
         ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         family = resolve_entry(models, cfg.model.name, config.where(("model", "name")), "model.name")
-        if not hasattr(family, "fit_stream"):
+        if not isinstance(family, ModelFamily) or self.name not in family.tasks:
             raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {cfg.model.name!r} "
                               "is not a streaming decoder family (ridge_decoder, ann2d, snn2)")
         options = validate(family.options_model, cfg.model.options, config, ("model", "options"))
@@ -198,7 +189,7 @@ class PrimateReachingTask(BenchmarkTask):
         kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
         per_session: dict[str, dict[str, Any]] = {}
         with torch_threads(cfg.threads):
-            shared = (self._model(cfg, family, options, root, cfg.data.sessions, kw, config, device)
+            shared = (model_and_details(self._decoder(plan, root, cfg.data.sessions, device))
                       if cfg.data.shared_decoder else None)
             if cfg.data.parallel_sessions:
                 assert shared is not None  # validate() requires shared_decoder
@@ -209,8 +200,8 @@ class PrimateReachingTask(BenchmarkTask):
                 info: dict[str, Score] = {}
                 for session in progress(cfg.data.sessions, desc=cfg.benchmark.id,
                                         unit="session", quiet=ctx.quiet):
-                    model, ckpt = shared or self._model(cfg, family, options, root, [session],
-                                                        kw, config, device)
+                    model, ckpt = shared or model_and_details(self._decoder(plan, root, [session],
+                                                                            device))
                     entry, info = self._session(cfg, model, root, session, kw, names, config,
                                                 ctx, device)
                     per_session[session] = {**entry, **({} if shared else ckpt)}
@@ -315,71 +306,32 @@ class PrimateReachingTask(BenchmarkTask):
                                     "reaches": len(test.segments)}
         return per_session, {n: res.scores[n] for n in names}
 
+    def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
+              retrain: bool = True) -> list[Any]:
+        """Train every decoder of the config (one per session, or the shared one) through the
+        shared cache (:mod:`~neuromark.tasks.primate_decoders`), ``retrain``: even when one of
+        the same recipe is cached; ``checkpoint``: the folder (default ``checkpoint_dir``).
+        Returns their :class:`~neuromark.training.Prepared`."""
+        cfg = plan.settings
+        device = ctx.device_for(cfg.device, plan.config.where(("device",)))
+        root = resolve_path(cfg.data.root, plan.config)
+        if cfg.data.surrogate is not None:
+            PRIMATE_REACHING.synthesize(root, **cfg.data.surrogate.model_dump(), sessions=cfg.data.sessions)
+        groups = [cfg.data.sessions] if cfg.data.shared_decoder else [[s] for s in cfg.data.sessions]
+        with torch_threads(cfg.threads):
+            return [self._decoder(plan, root, g, device, checkpoint, retrain=retrain) for g in groups]
+
     @staticmethod
-    def _model(cfg: PrimateReachingConfig, family: Any, options: Any, root: Path,
-               sessions: list[str], kw: dict[str, Any], config: ConfigFile, device: Any = "cpu"
-               ) -> tuple[Any, dict[str, Any]]:
-        """The decoder trained on ``sessions``' training splits (one session: its own
-        decoder; several: one shared decoder on the pooled splits); a checkpoint is reused
-        when its recipe matches."""
-        import torch
-
-        from neuromark.data.primate_reaching import PrimateReaching
-
-        trains = [PrimateReaching(root, s, "train", **kw) for s in sessions]
-        channels = {s: t.channels for s, t in zip(sessions, trains)}
-        if len(set(channels.values())) > 1:
-            raise ConfigError(f"{config.where(('data', 'shared_decoder'))}: data.shared_decoder: "
-                              f"one decoder needs equal channel counts, the sessions have "
-                              f"{channels}; choose sessions of one array (indy_* or loco_*)")
-        digests = [file_digest(t.path) for t in trains]
-        trains_on = family.trains_on(device) if hasattr(family, "trains_on") else "cpu"
-        recipe = {"family": family.kind, "options": options.model_dump(), "data": kw,
-                  "file_sha256": digests[0], **recipe_device(trains_on)}
-        name = sessions[0]
-        if len(sessions) > 1:
-            recipe.update({"sessions": list(sessions), "file_sha256": digests,
-                           "pool_gap": POOL_GAP})
-            name = "shared"
-        digest = hashlib.sha256(json.dumps(to_jsonable(recipe), sort_keys=True).encode()).hexdigest()
-        path = resolve_path(cfg.checkpoint_dir, config) / f"{family.kind}-{name}-{digest[:16]}.pt"
-        model = family.build(options, trains[0].channels)
-        if path.is_file():
-            saved = torch.load(path, weights_only=True)
-            if not isinstance(saved, dict) or saved.get("format") != "neuromark-primate-decoder-1":
-                raise DataError(f"{path}: not a neuromark primate-decoder checkpoint; move it away")
-            model.load_state_dict(saved["state_dict"])
-            return model.eval(), {"checkpoint": str(path), "trained_now": False,
-                                  "train_seconds": saved["train_seconds"]}
-        start = time.perf_counter()
-        model = (family.fit_stream(options, pooled_training(trains), trains_on)
-                 if hasattr(family, "trains_on") else family.fit_stream(options, pooled_training(trains)))
-        seconds = time.perf_counter() - start
-        with atomic_path(path) as tmp:
-            torch.save({"format": "neuromark-primate-decoder-1", "recipe": json.dumps(to_jsonable(recipe)),
-                        "state_dict": model.state_dict(), "train_seconds": seconds,
-                        **checkpoint_device_meta(trains_on)}, tmp)
-        return model, {"checkpoint": str(path), "trained_now": True, "train_seconds": seconds}
-
-
-def pooled_training(trains: list[Any]) -> Any:
-    """One :class:`~neuromark.baselines.primate_reaching.TrainData` of the training splits
-    of ``trains`` (one session: its recording as is; several: the recordings joined with
-    :data:`POOL_GAP` zero steps between them, reaches shifted accordingly)."""
-    import numpy as np
-
-    from neuromark.baselines.primate_reaching import TrainData
-
-    if len(trains) == 1:
-        return TrainData(*trains[0]._load())
-    xs, ys, segments, offset = [], [], [], 0
-    for train in trains:
-        x, y, segs = train._load()
-        segments += [(a + offset, b + offset) for a, b in segs]
-        xs += [x, np.zeros((POOL_GAP, x.shape[1]), x.dtype)]
-        ys += [y, np.zeros((POOL_GAP, y.shape[1]), y.dtype)]
-        offset += len(x) + POOL_GAP
-    return TrainData(np.concatenate(xs), np.concatenate(ys), segments)
+    def _decoder(plan: TaskPlan, root: Path, sessions: list[str], device: Any = "cpu",
+                 folder: Path | None = None, *, retrain: bool = False) -> Any:
+        """The checkpoint of the decoder trained on ``sessions``' training splits (one
+        session: its own decoder; several: one shared decoder on the pooled splits), reused
+        when its recipe matches (:func:`~neuromark.tasks.primate_decoders.decoder_checkpoint`)."""
+        cfg, config = plan.settings, plan.config
+        kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
+        return decoder_checkpoint(plan.parts["family"], plan.parts["options"], root, sessions, kw,
+                                  folder or resolve_path(cfg.checkpoint_dir, config), config,
+                                  device, retrain=retrain)
 
 
 def _mean(values: list[Any]) -> Any:

@@ -7,7 +7,9 @@ with ``torch.load(weights_only=True)``::
      "meta": {"recipe_hash": <sha256>, "recipe": {...}, <training info>, "device", ...}}
 
 The FSCIL backbones of neuromark before it (``"format": "neuromark-fscil-1"``, top-level
-``recipe_hash``, no ``kind``/``config``) are read as this header (:func:`read_checkpoint`).
+``recipe_hash``, no ``kind``/``config``) and its primate-reaching decoders
+(``"neuromark-primate-decoder-1"``: the recipe as a JSON string, ``train_seconds``) are
+read as this header (:func:`read_checkpoint`: ``kind`` None, ``config`` {}).
 
 **Recipe hash** (:func:`recipe_hash`): sha256 of the recipe as canonical JSON
 (``json.dumps(recipe, sort_keys=True)``) followed by the training data: each file's bytes,
@@ -43,7 +45,7 @@ FORMAT = 1
 #: Keys of a checkpoint dict (``meta`` optional).
 KEYS = ("format", "kind", "config", "state_dict", "meta")
 #: Headers of older neuromark checkpoints still read (:func:`read_checkpoint`).
-LEGACY_FORMATS = ("neuromark-fscil-1",)
+LEGACY_FORMATS = ("neuromark-fscil-1", "neuromark-primate-decoder-1")
 #: The command a missing or stale checkpoint asks for.
 TRAIN_COMMAND = "run `neuromark train CONFIG`"
 
@@ -104,6 +106,8 @@ def read_checkpoint(path: Path, kinds: Iterable[str] | None = None, *, what: str
                         f"'format': {FORMAT} header; got {got})")
     if payload["format"] in LEGACY_FORMATS:
         meta = {**(payload.get("meta") or {}), "recipe_hash": payload.get("recipe_hash")}
+        if payload["format"] == "neuromark-primate-decoder-1":  # its hash: the recipe's JSON
+            meta = _legacy_decoder_meta(path, payload)
         payload = {"format": FORMAT, "kind": None, "config": {},
                    "state_dict": payload.get("state_dict"), "meta": meta}
     unknown = sorted(str(k) for k in payload if k not in KEYS)
@@ -121,6 +125,18 @@ def read_checkpoint(path: Path, kinds: Iterable[str] | None = None, *, what: str
             raise DataError(f"{path}: malformed checkpoint: '{key}' must be a mapping, got "
                             f"{type(payload[key]).__name__}")
     return payload
+
+
+def _legacy_decoder_meta(path: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    """The meta of an old primate decoder: its recipe (a JSON string there), that recipe's
+    hash (:func:`recipe_hash` of the recipe alone: its training files are in it as sha256),
+    training time and device."""
+    try:
+        recipe = json.loads(payload["recipe"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: malformed checkpoint: recipe: {exc}") from None
+    return {"recipe_hash": recipe_hash(recipe, []), "recipe": recipe,
+            **{k: payload[k] for k in ("train_seconds", "device", "torch_version") if k in payload}}
 
 
 def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
