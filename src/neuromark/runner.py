@@ -227,6 +227,17 @@ class Benchmark:
                        seeds=seeds or {}, details=details, provenance=provenance,
                        model=self.identity)
 
+    def metric_states(self) -> list[dict[str, Any]]:
+        """After :meth:`run`: each workload metric's picklable
+        :meth:`~neuromark.metrics.base.WorkloadMetric.state`, in the order of ``metrics``.
+
+        Intended use, a workload split over executor units: each unit runs a Benchmark on
+        its share and returns these states (plain values) to the driver, which builds the
+        same metrics afresh, calls ``metric.merge_state(state)`` for every unit in unit
+        order and then ``compute()``: the figures of one run over all the units' data.
+        """
+        return [m.state() for m in self.metrics if isinstance(m, WorkloadMetric)]
+
     def _resets(self, batch: Any, index: int) -> bool:
         """Whether the model's state is reset before batch ``index`` (see ``reset``)."""
         if self.reset == "batch":

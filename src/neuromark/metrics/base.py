@@ -6,6 +6,7 @@ torchmetrics: ``reset()``, ``update(step)``, ``compute() -> Score``.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -78,18 +79,83 @@ class StaticMetric(Metric):
 class WorkloadMetric(Metric):
     """A metric accumulated over a workload: ``reset()``, ``update(step)``, ``compute()``.
 
+    State is declared once, as torchmetrics' ``add_state``: ``self.add_state(name, default,
+    merge)`` in ``__init__`` makes ``self.<name>`` a fresh copy of ``default``;
+    :meth:`reset` restores every default, :meth:`state` returns a picklable copy and
+    :meth:`merge_state` merges another instance's (another executor unit's) state by each
+    declared rule (:mod:`neuromark.metrics.state`). A state whose default is itself a
+    workload metric (``merge="nested"``) is reset, copied and merged as that metric.
+
     ``uses_predictions`` says whether the metric reads predictions; ``handles_nan`` says
     whether it defines what NaN predictions mean (else the runner rejects NaN output).
+
+    Example:
+        >>> class Count(WorkloadMetric):  # doctest: +SKIP
+        ...     name = "count"
+        ...     def __init__(self) -> None:
+        ...         super().__init__()
+        ...         self.add_state("samples", 0, merge="sum")
     """
 
     uses_predictions: ClassVar[bool] = False
     handles_nan: ClassVar[bool] = False
 
     def __init__(self) -> None:
+        self._states: dict[str, tuple[Any, Any]] = {}
         self.reset()
 
+    def add_state(self, name: str, default: Any, merge: Any) -> None:
+        """Declare state ``name`` (see the class doc); ``merge``: a rule of
+        :mod:`neuromark.metrics.state`, or None when it cannot be merged."""
+        from neuromark.metrics.state import check_rule
+
+        nested = isinstance(default, WorkloadMetric)
+        if nested != (merge == "nested"):
+            raise ValueError(f"state {name!r}: merge='nested' is for (only) a state that is "
+                             f"itself a workload metric; got {merge!r} for "
+                             f"{type(default).__name__}")
+        if not nested:
+            check_rule(merge, name)
+        self.__dict__.setdefault("_states", {})[name] = (default, merge)
+        setattr(self, name, default if isinstance(default, WorkloadMetric)
+                else copy.deepcopy(default))
+
     def reset(self) -> None:
-        raise NotImplementedError
+        """Restore every declared state to its default."""
+        for name, (default, _) in self.__dict__.get("_states", {}).items():
+            if isinstance(default, WorkloadMetric):
+                default.reset()
+            else:
+                setattr(self, name, copy.deepcopy(default))
+
+    def state(self) -> dict[str, Any]:
+        """A picklable copy of the declared state (nested metrics as their own state)."""
+        return {name: default.state() if isinstance(default, WorkloadMetric)
+                else copy.deepcopy(getattr(self, name))
+                for name, (default, _) in self.__dict__.get("_states", {}).items()}
+
+    def merge_state(self, other: dict[str, Any]) -> None:
+        """Merge ``other`` (another instance's :meth:`state`) into this one by the
+        declared rules; a metric without declared state, or one that keeps something
+        unmergeable, raises :class:`~neuromark.errors.MetricError` saying so."""
+        from neuromark.errors import MetricError
+        from neuromark.metrics.state import merge
+
+        states = self.__dict__.get("_states", {})
+        if not states:
+            raise MetricError(f"metric {self.name!r} declares no state (add_state), so units' "
+                              "states cannot be merged; run it in one unit")
+        if set(other) != set(states):
+            raise MetricError(f"metric {self.name!r}: the state to merge has keys "
+                              f"{sorted(other)}, expected {sorted(states)}")
+        for name, (default, rule) in states.items():
+            if isinstance(default, WorkloadMetric):
+                default.merge_state(other[name])
+            elif rule is None:
+                raise MetricError(f"metric {self.name!r} keeps {name!r}, which cannot be "
+                                  "merged across executor units; run it in one unit")
+            else:
+                setattr(self, name, merge(rule, getattr(self, name), other[name]))
 
     def update(self, step: Step) -> None:
         raise NotImplementedError

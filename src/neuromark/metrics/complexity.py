@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from neuromark.metrics.base import Step, WorkloadMetric
 from neuromark.metrics.functional.coverage import coverage_message
@@ -24,10 +24,13 @@ class ActivationSparsity(WorkloadMetric):
     name = "activation_sparsity"
     higher_is_better = True
     requires = frozenset({"activations"})
+    zeros: dict[str, int]
+    totals: dict[str, int]
 
-    def reset(self) -> None:
-        self.zeros: dict[str, int] = defaultdict(int)
-        self.totals: dict[str, int] = defaultdict(int)
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_state("zeros", defaultdict(int), merge="sum")  # per layer
+        self.add_state("totals", defaultdict(int), merge="sum")
 
     def update(self, step: Step) -> None:
         for layer, act in step.activity.neurons.items():
@@ -46,6 +49,14 @@ class ActivationSparsity(WorkloadMetric):
 
 #: How effective ops are split into ACs and MACs (see :class:`SynapticOperations`).
 MAC_RULES = ("per_sample", "per_call")
+
+
+class CoverageView(NamedTuple):
+    """What synaptic operations keep of a run's coverage plan (picklable: no modules):
+    parameter infos by dotted name and the exempt names with their reasons."""
+
+    params: dict[str, Any]
+    exempt: dict[str, str]
 
 
 class SynapticOperations(WorkloadMetric):
@@ -93,14 +104,12 @@ class SynapticOperations(WorkloadMetric):
         self.recurrent_gates = recurrent_gates
         self.cell_mac_rule = cell_mac_rule
         super().__init__()
-
-    def reset(self) -> None:
-        self.macs = self.acs = self.dense = 0.0
-        self.activation_products = 0.0
-        self.samples = 0
-        self.consumed: set[str] = set()
-        self.plan: Any = None
-        self.uses: dict[str, list[str]] = {}
+        for name in ("macs", "acs", "dense", "activation_products"):
+            self.add_state(name, 0.0, merge="sum")
+        self.add_state("samples", 0, merge="sum")
+        self.add_state("consumed", set(), merge="union")  # parameter names used by counted ops
+        self.add_state("plan", None, merge="first")  # CoverageView: the same in every unit
+        self.add_state("uses", {}, merge="first")
 
     def update(self, step: Step) -> None:
         activity = step.activity
@@ -118,7 +127,9 @@ class SynapticOperations(WorkloadMetric):
         self.samples += step.num_samples
         self.consumed |= getattr(activity, "consumed", set())
         self.activation_products += getattr(activity, "activation_products", 0.0)
-        self.plan = getattr(activity, "coverage", None) or self.plan
+        plan = getattr(activity, "coverage", None)
+        if plan is not None and (self.plan is None or self.plan.params is not plan.params):
+            self.plan = CoverageView(plan.params, plan.exempt)
         self.uses = getattr(activity, "uses", None) or self.uses
 
     def compute(self) -> Score:
@@ -168,9 +179,10 @@ class MembraneUpdates(WorkloadMetric):
     higher_is_better = False
     requires = frozenset({"membrane"})
 
-    def reset(self) -> None:
-        self.updates = 0
-        self.samples = 0
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_state("updates", 0, merge="sum")
+        self.add_state("samples", 0, merge="sum")
 
     def update(self, step: Step) -> None:
         self.updates += sum(a.membrane_updates for a in step.activity.neurons.values())

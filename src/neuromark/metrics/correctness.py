@@ -18,6 +18,7 @@ from neuromark.metrics.functional.correctness import (
     r2_sums,
 )
 from neuromark.metrics.functional.stats import MeanStats
+from neuromark.metrics.state import merge_mean_stats
 from neuromark.results import Score
 
 
@@ -25,9 +26,11 @@ class _PerSampleMean(WorkloadMetric):
     """Mean of a per-sample value with its standard error over samples."""
 
     uses_predictions = True
+    stats: MeanStats
 
-    def reset(self) -> None:
-        self.stats = MeanStats()
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_state("stats", MeanStats(), merge=merge_mean_stats)
 
     def per_sample(self, step: Step) -> torch.Tensor:
         raise NotImplementedError
@@ -80,11 +83,15 @@ class R2(WorkloadMetric):
     higher_is_better = True
     uses_predictions = True
 
-    def reset(self) -> None:
-        self.n = 0
-        self.sum_y: torch.Tensor | float = 0.0
-        self.sum_y2: torch.Tensor | float = 0.0
-        self.ss_res: torch.Tensor | float = 0.0
+    n: int
+    sum_y: torch.Tensor | float
+    sum_y2: torch.Tensor | float
+    ss_res: torch.Tensor | float
+
+    def __init__(self) -> None:
+        super().__init__()
+        for name, default in (("n", 0), ("sum_y", 0.0), ("sum_y2", 0.0), ("ss_res", 0.0)):
+            self.add_state(name, default, merge="sum")
 
     def update(self, step: Step) -> None:
         n, sum_y, sum_y2, ss_res = r2_sums(as_float_tensor(step.predictions),

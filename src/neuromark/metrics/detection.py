@@ -27,15 +27,15 @@ class CocoMap(WorkloadMetric):
     name = "coco_map"
     higher_is_better = True
     uses_predictions = True
+    gt: dict[Any, list[np.ndarray]]
+    dt: dict[Any, list[np.ndarray]]
 
     def __init__(self, classes: Sequence[str] = ("pedestrian", "two wheeler", "car"), *,
                  height: int = 360, width: int = 640, time_tol_us: int = 0) -> None:
         self.classes, self.height, self.width, self.time_tol_us = tuple(classes), height, width, time_tol_us
         super().__init__()
-
-    def reset(self) -> None:
-        self.gt: dict[Any, list[np.ndarray]] = {}
-        self.dt: dict[Any, list[np.ndarray]] = {}
+        self.add_state("gt", {}, merge="cat")  # stream -> its frames' box arrays, in order
+        self.add_state("dt", {}, merge="cat")
 
     def update(self, step: Step) -> None:
         if len(step.targets) != len(step.predictions):

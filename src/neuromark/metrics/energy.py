@@ -37,6 +37,8 @@ class EnergyEstimate(WorkloadMetric):
     unit = "J/sample (estimate)"
     higher_is_better = False
     requires = SynapticOperations.requires | NeuronOperations.requires
+    synops: SynapticOperations
+    neuron_ops: NeuronOperations
 
     def __init__(self, profiles: Sequence[str | Path | EnergyProfile] = SHIPPED,
                  neurons: bool | str = "auto", coverage: str = "error") -> None:
@@ -49,13 +51,9 @@ class EnergyEstimate(WorkloadMetric):
         if len(set(names)) != len(names):
             raise ValueError(f"energy_estimate: profile names repeat: {names}")
         self.neurons = neurons
-        self.synops = SynapticOperations(coverage=coverage)
-        self.neuron_ops = NeuronOperations()
         super().__init__()
-
-    def reset(self) -> None:
-        self.synops.reset()
-        self.neuron_ops.reset()
+        self.add_state("synops", SynapticOperations(coverage=coverage), merge="nested")
+        self.add_state("neuron_ops", NeuronOperations(), merge="nested")
 
     def update(self, step: Step) -> None:
         self.synops.update(step)

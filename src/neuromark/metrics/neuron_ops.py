@@ -36,11 +36,17 @@ class NeuronOperations(WorkloadMetric):
     higher_is_better = False
     requires = frozenset({"membrane", "activations"})
 
-    def reset(self) -> None:
-        self.effective: dict[str, float] = defaultdict(float)
-        self.dense: dict[str, float] = defaultdict(float)
-        self.costs: dict[str, float] = {}
-        self.samples = 0
+    effective: dict[str, float]
+    dense: dict[str, float]
+    costs: dict[str, float]
+    samples: int
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_state("effective", defaultdict(float), merge="sum")  # per layer
+        self.add_state("dense", defaultdict(float), merge="sum")
+        self.add_state("costs", {}, merge="union")  # per layer: ops per update
+        self.add_state("samples", 0, merge="sum")
 
     def update(self, step: Step) -> None:
         activity = step.activity

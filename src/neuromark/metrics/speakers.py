@@ -35,13 +35,13 @@ class SpeakerAccuracy(WorkloadMetric):
     higher_is_better = True
     uses_predictions = True
 
+    correct: list[np.ndarray]
+
     def __init__(self, speakers: Any, seen: Iterable[int] | None = None) -> None:
         self.speakers = np.asarray(speakers).reshape(-1)
         self.seen = None if seen is None else sorted({int(s) for s in seen})
         super().__init__()
-
-    def reset(self) -> None:
-        self.correct: list[np.ndarray] = []
+        self.add_state("correct", [], merge="cat")  # per batch: (B,) 0/1 hits, in loader order
 
     def update(self, step: Step) -> None:
         hits = per_sample_correct(torch.as_tensor(step.predictions), torch.as_tensor(step.targets))

@@ -62,7 +62,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
-from neuromark.metrics.names import build_metrics
+from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.checkpoint import load_state_dict
@@ -132,7 +132,8 @@ class ModelSpec(StrictModel):
 
 class EvalSettings(StrictModel):
     batch_size: int = Field(128, ge=1)
-    metrics: list[str] | None = None  # None: DEFAULT_METRICS for the model
+    #: names or {name, options}; None: DEFAULT_METRICS for the model
+    metrics: list[MetricEntry] | None = None
     #: None: as the model family was trained (train.readout), else spike_count on (B, T, K)
     #: outputs and argmax on (B, K) logits (neuromark.processors.decoding)
     postprocessor: Literal["max_over_time", "mean_over_time", "spike_count", "argmax"] | None = None
@@ -163,7 +164,7 @@ class Plan:
     family: Any = None  # a model family with a training recipe, or None
     model_options: Any = None
     train: Any = None
-    metric_names: list[str] = field(default_factory=list)
+    metric_names: list[MetricEntry] = field(default_factory=list)
     test: Any = None  # the test split, built (not read) at validation
     device: Any = None  # the torch.device it trains and runs on
 

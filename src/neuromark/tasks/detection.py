@@ -46,7 +46,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
-from neuromark.metrics.names import build_metrics
+from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
 from neuromark.models.checkpoint import load_state_dict
 from neuromark.registry import models
@@ -95,7 +95,8 @@ class EvalSettings(StrictModel):
     time_tol_us: int = Field(0, ge=0)
     score_threshold: float = Field(0.05, ge=0, le=1)
     max_boxes: int = Field(100, ge=1)
-    metrics: list[str] = ["coco_map", "footprint", "activation_sparsity", "synaptic_operations"]
+    #: names or {name, options}; coco_map's options come from the model and time_tol_us
+    metrics: list[MetricEntry] = ["coco_map", "footprint", "activation_sparsity", "synaptic_operations"]
 
 
 class DetectionConfig(StrictModel):
@@ -131,9 +132,14 @@ class DetectionTask(BenchmarkTask):
     def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         s = validate(DetectionConfig, config.data, config)
         ctx.device_for(s.device, config.where(("device",)))  # CUDA asked for where absent
-        build_metrics([m for m in s.eval.metrics if m != "coco_map"], config, ("eval", "metrics"))
-        if "coco_map" not in s.eval.metrics:
+        build_metrics(s.eval.metrics, config, ("eval", "metrics"))  # coco_map: replaced at run
+        if "coco_map" not in metric_names(s.eval.metrics):
             raise ConfigError(f"{config.where(('eval', 'metrics'))}: eval.metrics must include coco_map")
+        for i, m in enumerate(s.eval.metrics):
+            if not isinstance(m, str) and m.name == "coco_map" and m.options:
+                raise ConfigError(f"{config.where(('eval', 'metrics', i))}: eval.metrics[{i}]: "
+                                  "coco_map takes no options here (classes and frame size come "
+                                  "from the model, the time tolerance from eval.time_tol_us)")
         family = family_for(models, s.model.name, self.name, config.where(("model", "name")))
         parts: dict[str, Any] = {"family": family}
         if family is None and s.train is not None:
@@ -243,8 +249,8 @@ class DetectionTask(BenchmarkTask):
                           score_threshold=s.eval.score_threshold, max_boxes=s.eval.max_boxes)
 
         metrics = [CocoMap(DETECTION_CLASSES, height=net_h, width=net_w, time_tol_us=s.eval.time_tol_us)
-                   if m == "coco_map" else build_metrics([m], config, ("eval", "metrics"))[0]
-                   for m in s.eval.metrics]
+                   if m.name == "coco_map" else m
+                   for m in build_metrics(s.eval.metrics, config, ("eval", "metrics"))]
         with torch_threads(1):
             results = evaluate(ctx, model, test, metrics, postprocessors=[decoder],
                                info=s.benchmark.info(getattr(model, "citation", "")),

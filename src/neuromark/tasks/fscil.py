@@ -58,7 +58,7 @@ from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.devices import DeviceName, device_provenance, module_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.executors import share
-from neuromark.metrics.names import build_metrics
+from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
@@ -134,7 +134,7 @@ class FSCILSettings(StrictModel):
 
 class EvalSettings(StrictModel):
     batch_size: int = Field(256, ge=1)
-    complexity: list[str] = COMPLEXITY
+    complexity: list[MetricEntry] = COMPLEXITY  # names or {name, options}
     complexity_samples: int | None = Field(None, ge=1, description="per session; None: all")
 
 
@@ -275,7 +275,7 @@ class FSCILTask(BenchmarkTask):
             return logits.masked_fill(mask, float("-inf")).argmax(-1)
 
         names = list(s.eval.complexity)
-        if "classification_accuracy" not in names:
+        if "classification_accuracy" not in metric_names(names):
             names.append("classification_accuracy")
         batches = [(x[i:i + s.eval.batch_size], y[i:i + s.eval.batch_size])
                    for i in range(0, len(y), s.eval.batch_size)]
@@ -308,7 +308,7 @@ class FSCILTask(BenchmarkTask):
             "new_class_average": Score(float(new_mean.mean()) if new_mean.size else None, None, "", True),
         }
         first = complexity[0] if complexity else {}
-        for name in s.eval.complexity:
+        for name in metric_names(s.eval.complexity):
             if name in first:
                 scores[name] = Score(first[name], None, "", None)
         plot = plot_fscil(mean, p5, p95, np.concatenate([[np.nan], new_mean]), frozen,

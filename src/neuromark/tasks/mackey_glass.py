@@ -56,6 +56,7 @@ from neuromark.config import (
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import ConfigError, DataError
+from neuromark.metrics.names import MetricEntry, metric_names
 from neuromark.results import (
     BenchmarkInfo,
     ModelIdentity,
@@ -96,8 +97,9 @@ class MackeyGlassConfig(StrictModel):
         None, description="the results identity; without it the ids are derived")
     data: DataSettings = Field(default_factory=DataSettings)
     models: list[ModelSettings] = Field(min_length=1)
-    metrics: list[str] = Field(default_factory=lambda: list(DEFAULT_METRICS),
-                               description="registered metrics measured on the forecast")
+    metrics: list[MetricEntry] = Field(default_factory=lambda: list(DEFAULT_METRICS),
+                                       description="registered metrics measured on the forecast "
+                                       "(names or {name, options})")
     execution_rate_hz: float | None = Field(None, gt=0)
     threads: int = Field(1, gt=0, description="torch CPU threads while training/forecasting")
     device: DeviceName = Field("cpu", description="where models train and forecast (cpu, "
@@ -113,13 +115,14 @@ class MackeyGlassConfig(StrictModel):
 
     @field_validator("metrics")
     @classmethod
-    def _metric_names(cls, names: list[str]) -> list[str]:
+    def _metric_names(cls, entries: list[MetricEntry]) -> list[MetricEntry]:
+        names = metric_names(entries)
         if "sMAPE" in names:
             raise ValueError("sMAPE is always scored from the forecast (non-finite steps count "
                              "200); leave it out of metrics")
         if len(set(names)) != len(names):
             raise ValueError(f"metric names must be unique, got {names}")
-        return names
+        return entries
 
 
 def benchmark_id(cfg: MackeyGlassConfig, model: ModelSettings | None, tau: int) -> str:
@@ -223,7 +226,7 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
                     resolved: dict[str, Any]) -> Results:
     c = entry["complexity"]
     scores = {"sMAPE": Score(entry["sMAPE"], entry["sMAPE_se"], "%", False)}
-    for name in cfg.metrics:
+    for name in metric_names(cfg.metrics):
         if name in c:
             scores[name] = Score(c[name], **entry["metric_info"][name])
     if cfg.execution_rate_hz is not None:

@@ -17,7 +17,7 @@ from neuromark.context import RunContext
 from neuromark.errors import ConfigError, MetricError, ModelOutputError
 from neuromark.executors import Unit, is_local
 from neuromark.metrics.functional import smape, standard_error
-from neuromark.metrics.names import build_metrics
+from neuromark.metrics.names import build_metrics, metric_names
 from neuromark.results import Results
 from neuromark.tasks.evaluation import evaluate
 
@@ -147,10 +147,11 @@ def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSett
             "loss": fit[-1] if isinstance(fit, list) and fit else None,  # a loss curve
             "dt": data.dt, "lyapunov_time": data.lyapunov_time}
         if res is not None:
-            out["complexity"] = {name: res[name] for name in metrics if name in res}
+            names = metric_names(metrics)
+            out["complexity"] = {name: res[name] for name in names if name in res}
             out["info"] = {name: {"unit": res.scores[name].unit,
                                   "higher_is_better": res.scores[name].higher_is_better}
-                           for name in metrics if name in res}
+                           for name in names if name in res}
         if not bool(torch.isfinite(predictions).all()):
             first = int((~torch.isfinite(predictions)).reshape(-1).nonzero()[0])
             out["diverged"] = {"instance": k, "first_nonfinite_step": first,

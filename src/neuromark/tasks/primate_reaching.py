@@ -55,7 +55,7 @@ from neuromark.data.primate_entry import PRIMATE_REACHING
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
-from neuromark.metrics.names import build_metrics
+from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity, to_jsonable
@@ -109,7 +109,7 @@ class PrimateReachingConfig(StrictModel):
     data: DataSettings = DataSettings()
     model: DecoderSpec
     checkpoint_dir: str = "cache:checkpoints/primate_reaching"
-    metrics: list[str] | None = None
+    metrics: list[MetricEntry] | None = None  # names or {name, options}
     threads: int = Field(1, ge=1)
     device: DeviceName = "cpu"
 
@@ -170,7 +170,7 @@ class PrimateReachingTask(BenchmarkTask):
         return TaskPlan(config, cfg, {"family": family, "options": options})
 
     @staticmethod
-    def _metric_names(cfg: PrimateReachingConfig, family: Any) -> list[str]:
+    def _metric_names(cfg: PrimateReachingConfig, family: Any) -> list[MetricEntry]:
         if cfg.metrics is not None:
             return list(cfg.metrics)
         kind = "spiking" if family.spiking else ("ann" if getattr(family, "has_neurons", True)
