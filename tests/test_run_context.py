@@ -378,3 +378,33 @@ def test_no_environment_writes_in_the_package():
     assert ENV_WRITES.search('os.environ["NEUROMARK_DEVICE"] = args.device')  # the rule bites
     assert ENV_WRITES.search("os.environ.update(NEUROMARK_COVERAGE='warn')")
     assert not ENV_WRITES.search('if os.environ["X"] == "1":')
+
+
+def test_coverage_reaches_the_energy_estimates_inner_count():
+    """An unconsumed parameter fails energy_estimate's inner synaptic count under the
+    default (error) and is reported under --coverage warn (the runner resets the metric
+    first, which must not restore the inner count's default)."""
+    import pytest
+    import torch
+
+    from neuromark.context import RunContext
+    from neuromark.errors import MetricError
+    from neuromark.metrics.energy import EnergyEstimate
+    from neuromark.tasks.evaluation import evaluate
+
+    class Unused(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 2)
+            self.spare = torch.nn.Parameter(torch.ones(4))  # consumed by no operation
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(x)
+
+    batches = [(torch.ones(2, 3), torch.zeros(2))]
+    with pytest.raises(MetricError, match="spare"):
+        evaluate(RunContext.build(environ={}), Unused(), batches, [EnergyEstimate(neurons=False)],
+                 quiet=True)
+    res = evaluate(RunContext.build(coverage="warn", environ={}), Unused(), batches,
+                   [EnergyEstimate(neurons=False)], quiet=True)
+    assert res.scores["energy_estimate"].value

@@ -51,11 +51,24 @@ class EnergyEstimate(WorkloadMetric):
         if len(set(names)) != len(names):
             raise ValueError(f"energy_estimate: profile names repeat: {names}")
         self.neurons = neurons
+        self._coverage = coverage
         super().__init__()
         self.add_state("synops", SynapticOperations(coverage=coverage), merge="nested")
         self.add_state("neuron_ops", NeuronOperations(), merge="nested")
 
+    @property
+    def coverage(self) -> str:
+        """The coverage mode of the inner synaptic-operations count (``--coverage`` reaches
+        it through :meth:`neuromark.context.RunContext.apply_coverage`)."""
+        return self._coverage
+
+    @coverage.setter
+    def coverage(self, mode: str) -> None:
+        self._coverage = mode
+        self.synops.coverage = mode
+
     def update(self, step: Step) -> None:
+        self.synops.coverage = self._coverage  # reset() restores the inner metric's default
         self.synops.update(step)
         if self.neurons == "auto":
             self.neuron_ops.update(step)
