@@ -36,13 +36,14 @@ def format_summary(results: Sequence[Results]) -> str:
 
 
 def format_table(results: Sequence[Results]) -> str:
-    """A plain-text table: benchmark, metric, value ± error."""
-    rows = [("benchmark", "metric", "value")]
+    """A plain-text table: benchmark, model (its label), metric, value ± error."""
+    rows = [("benchmark", "model", "metric", "value")]
     for res in results:
+        label = res.model.label if res.model is not None else ""
         for name, score in res.scores.items():
-            rows.append((res.benchmark.id, name, format_value(score)))
-    widths = [max(len(r[i]) for r in rows) for i in range(2)]
-    lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}" for a, b, c in rows]
+            rows.append((res.benchmark.id, label, name, format_value(score)))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}" for a, b, c, d in rows]
     lines.insert(1, "-" * max(len(line) for line in lines))
     return "\n".join(lines)
 
