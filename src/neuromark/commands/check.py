@@ -10,13 +10,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands import add_command
+
+DESCRIPTION = """Check a folder written by 'neuromark system run' (and QUBO results in it) against
+the rules of the profile its submission.json declares."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "check", help="audit a system-track submission folder (layout, LoadGen rules, power, "
-                      "report, compliance, QUBO sweep)",
-        description="Check a folder written by 'neuromark system run' (and QUBO results in it) "
-                    "against the rules of the profile its submission.json declares.")
+    parser = add_command(subparsers, "check", "audit a system-track submission folder (layout, "
+                         "LoadGen rules, power, report, compliance, QUBO sweep)", DESCRIPTION)
     parser.add_argument("submission", type=Path, metavar="SUBMISSION_DIR")
     parser.set_defaults(func=_check)
 

@@ -6,19 +6,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands import add_command
 from neuromark.errors import DataError
 from neuromark.report.compare import compare, format_comparison, pair_runs
 from neuromark.report.runs import Run, benchmark_title, read_runs
 
+DESCRIPTION = """Compare two results files (or two results folders) of the same benchmark (id,
+version): the two models side by side (label, name, options and checkpoint digests, run), their
+values, B - A, the combined standard error sqrt(se_A^2 + se_B^2) and whether each difference is
+within it. In folders, models with the same label pair up."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "compare", help="compare two models on one benchmark score by score",
-        description="Compare two results files (or two results folders) of the same benchmark "
-                    "(id, version): the two models side by side (label, name, options and "
-                    "checkpoint digests, run), their values, B - A, the combined standard "
-                    "error sqrt(se_A^2 + se_B^2) and whether each difference is within it. "
-                    "In folders, models with the same label pair up.")
+    parser = add_command(subparsers, "compare", "compare two models on one benchmark score by score",
+                         DESCRIPTION)
     parser.add_argument("a", type=Path, metavar="A")
     parser.add_argument("b", type=Path, metavar="B")
     parser.set_defaults(func=_compare)

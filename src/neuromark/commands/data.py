@@ -11,19 +11,21 @@ import argparse
 import importlib
 from pathlib import Path
 
+from neuromark.commands import add_command
+
 #: Modules that add ``neuromark data`` subcommands via ``register_data(subparsers)``.
 DATA_PLUGINS = ("neuromark.commands.data_audio", "neuromark.commands.data_primate")
+
+INFO_DESCRIPTION = """Print the number of samples, the classes with their counts, the total number
+of spikes, the time range and the channel range of an HDF5 spike file in the SHD/SSC layout. A bad
+file exits with status 1."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("data", help="inspect and make data sets",
                                    description="Data-set tools.")
     data_sub = parser.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
-    info = data_sub.add_parser(
-        "info", help="summarise a spike file in the SHD layout",
-        description="Print the number of samples, the classes with their counts, the total "
-                    "number of spikes, the time range and the channel range of an HDF5 spike "
-                    "file in the SHD/SSC layout. A bad file exits with status 1.")
+    info = add_command(data_sub, "info", "summarise a spike file in the SHD layout", INFO_DESCRIPTION)
     info.add_argument("file", type=Path, metavar="FILE.h5")
     info.add_argument("--channels", type=int, default=700, help="number of channels (default 700)")
     info.set_defaults(func=_info)

@@ -10,14 +10,22 @@ import sys
 import time
 from pathlib import Path
 
+from neuromark.commands import add_command
+
+COCHLEA_DESCRIPTION = """Run every WAV/FLAC/OGG file of IN_DIR through the cochlea model of the
+Heidelberg spiking data sets (700 channels) and write OUT.h5 in the SHD layout. Labels come from
+--labels CSV (columns file,label[,speaker]) or, without it, from the sub-folder names of IN_DIR (one
+class per folder)."""
+
+SPOKEN_DIGITS_DESCRIPTION = """Synthesise digits 0-9 in English and German with espeak-ng for 24
+synthetic speakers, convert them with the cochlea and write train.h5 and test.h5 (held-out speakers)
+in the SHD layout plus SHA256SUMS to OUT_DIR. Cached: an up-to-date OUT_DIR is left as it is unless
+--force."""
+
 
 def register_data(data_subparsers: argparse._SubParsersAction) -> None:
-    cochlea = data_subparsers.add_parser(
-        "cochlea", help="convert a folder of audio files to spikes (SHD layout)",
-        description="Run every WAV/FLAC/OGG file of IN_DIR through the cochlea model of the "
-                    "Heidelberg spiking data sets (700 channels) and write OUT.h5 in the SHD "
-                    "layout. Labels come from --labels CSV (columns file,label[,speaker]) or, "
-                    "without it, from the sub-folder names of IN_DIR (one class per folder).")
+    cochlea = add_command(data_subparsers, "cochlea",
+                          "convert a folder of audio files to spikes (SHD layout)", COCHLEA_DESCRIPTION)
     cochlea.add_argument("in_dir", type=Path, metavar="IN_DIR")
     cochlea.add_argument("out", type=Path, metavar="OUT.h5")
     cochlea.add_argument("--labels", type=Path, default=None, metavar="CSV",
@@ -30,12 +38,9 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
     cochlea.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     cochlea.set_defaults(func=_cochlea)
 
-    digits = data_subparsers.add_parser(
-        "spoken-digits", help="synthesise the English/German spoken-digit corpus (espeak-ng)",
-        description="Synthesise digits 0-9 in English and German with espeak-ng for 24 "
-                    "synthetic speakers, convert them with the cochlea and write train.h5 and "
-                    "test.h5 (held-out speakers) in the SHD layout plus SHA256SUMS to OUT_DIR. "
-                    "Cached: an up-to-date OUT_DIR is left as it is unless --force.")
+    digits = add_command(data_subparsers, "spoken-digits",
+                         "synthesise the English/German spoken-digit corpus (espeak-ng)",
+                         SPOKEN_DIGITS_DESCRIPTION)
     digits.add_argument("out_dir", type=Path, metavar="OUT_DIR")
     digits.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     digits.add_argument("--force", action="store_true", help="rebuild even if OUT_DIR is up to date")

@@ -8,17 +8,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands import add_command
 from neuromark.errors import ConfigError
+
+DESCRIPTION = """Write the six sessions of the primate-reaching benchmark (Zenodo 583331 names,
+MATLAB v7.3 layout) from a seeded model: minimum-jerk reaches at 250 Hz, cosine-tuned Poisson units
+(96 or 192 channels, 1-5 units each), plus surrogate.json with every unit's parameters. An
+up-to-date OUT_DIR is left as it is unless --force."""
 
 
 def register_data(data_subparsers: argparse._SubParsersAction) -> None:
-    parser = data_subparsers.add_parser(
-        "primate-surrogate", help="write the six primate-reaching surrogate sessions (v7.3 .mat)",
-        description="Write the six sessions of the primate-reaching benchmark (Zenodo 583331 "
-                    "names, MATLAB v7.3 layout) from a seeded model: minimum-jerk reaches at "
-                    "250 Hz, cosine-tuned Poisson units (96 or 192 channels, 1-5 units each), "
-                    "plus surrogate.json with every unit's parameters. An up-to-date OUT_DIR is "
-                    "left as it is unless --force.")
+    parser = add_command(data_subparsers, "primate-surrogate",
+                         "write the six primate-reaching surrogate sessions (v7.3 .mat)", DESCRIPTION)
     parser.add_argument("out_dir", type=Path, metavar="OUT_DIR")
     parser.add_argument("--duration", type=float, default=480.0,
                         help="seconds per session (default 480)")

@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands import add_command
 from neuromark.report.runs import read_runs
+
+DESCRIPTION = """Write SITE/index.html: per benchmark (id, version), one sortable table with a row
+per model run on it (label, name, checkpoint digest, run) and every score (with errors, units, flags
+and links to the results JSON, config and provenance), and the accuracy-vs-operations Pareto plot.
+No server, no CDN."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "leaderboard", help="write a static HTML leaderboard of results folders",
-        description="Write SITE/index.html: per benchmark (id, version), one sortable table "
-                    "with a row per model run on it (label, name, checkpoint digest, run) and "
-                    "every score (with errors, units, flags and links to the results JSON, "
-                    "config and provenance), and the accuracy-vs-operations Pareto plot. No "
-                    "server, no CDN.")
+    parser = add_command(subparsers, "leaderboard", "write a static HTML leaderboard of results folders",
+                         DESCRIPTION)
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS_DIR",
                         help="results folders written by `neuromark run` (or results JSON files)")
     parser.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")

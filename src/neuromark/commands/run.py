@@ -13,21 +13,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neuromark.commands import add_command
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import make_executor
 from neuromark.report.markdown import format_summary, write_report
 
+DESCRIPTION = """Run benchmark configs or suites (any task: classification, mackey_glass, system,
+qubo, or a plugin's). With no CONFIG, runs configs/suite/default.yaml. Writes results/<timestamp>/
+with one JSON file per benchmark and a Markdown report; a rerun of the same configs into the same
+--out resumes sweeps from their completed entries, other configs are refused unless --overwrite (see
+docs/files.md)."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "run", help="run benchmark configs (default: the default suite)",
-        description="Run benchmark configs or suites (any task: classification, mackey_glass, "
-                    "system, qubo, or a plugin's). With no CONFIG, runs "
-                    "configs/suite/default.yaml. Writes results/<timestamp>/ with one JSON "
-                    "file per benchmark and a Markdown report; a rerun of the same configs into "
-                    "the same --out resumes sweeps from their completed entries, other "
-                    "configs are refused unless --overwrite (see docs/files.md).")
+    parser = add_command(subparsers, "run", "run benchmark configs (default: the default suite)",
+                         DESCRIPTION)
     parser.add_argument("configs", nargs="*", metavar="CONFIG", help="YAML config or suite files")
     parser.add_argument("--out", type=Path, default=None,
                         help="output folder (default: results/<timestamp>)")

@@ -8,21 +8,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands import add_command
 from neuromark.commands.run import add_cache_flag, add_device_flag, context_from_args
 from neuromark.errors import ConfigError
 
+DESCRIPTION = """Train the model a config describes (classification, detection, fscil,
+primate_reaching: a model family with a training recipe) and write the checkpoint named by its
+model.checkpoint key (or --out; primate_reaching: one decoder per session, or the shared one, in
+checkpoint_dir or the folder --out), replacing a neuromark checkpoint there (never a file neuromark
+did not write). The checkpoint loads with torch.load(weights_only=True); `neuromark run CONFIG` then
+reuses it while its recipe is unchanged."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "train", help="train a config's model and write its checkpoint",
-        description="Train the model a config describes (classification, detection, fscil, "
-                    "primate_reaching: a model family with a training recipe) and write the "
-                    "checkpoint named by its model.checkpoint key (or --out; primate_reaching: "
-                    "one decoder per session, or the shared one, in checkpoint_dir or the "
-                    "folder --out), replacing a neuromark checkpoint there "
-                    "(never a file neuromark did not write). The checkpoint loads with "
-                    "torch.load(weights_only=True); `neuromark run CONFIG` then reuses it while "
-                    "its recipe is unchanged.")
+    parser = add_command(subparsers, "train", "train a config's model and write its checkpoint",
+                         DESCRIPTION)
     parser.add_argument("config", type=Path, metavar="CONFIG")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config; "
                         "primate_reaching: the folder of its decoders)")
