@@ -20,7 +20,6 @@ label (never a path).
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +32,7 @@ from neuromark.executors import Unit, is_local
 from neuromark.registry import tasks
 from neuromark.results import (
     Results,
+    atomic_path,
     path_in,
     results_name,
     stamp_provenance,
@@ -261,14 +261,10 @@ def run_entry_in_temp(task: Task, config: ConfigFile, stem: str, ctx: RunContext
 def write_files(folder: Path, files: dict[str, bytes]) -> None:
     """Write a unit's artefacts under ``folder`` (each atomically: temp file + rename);
     a path leaving the folder raises :class:`DataError`."""
-    import tempfile
-
     for rel, data in files.items():
         target = (folder / rel).resolve()
         if not target.is_relative_to(folder.resolve()):
             raise DataError(f"{folder}: a unit's artefact {rel!r} lies outside its folder")
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(data)
