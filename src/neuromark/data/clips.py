@@ -59,6 +59,21 @@ def decode_clip(path: str | os.PathLike[str], sample_rate: int, samples: int,
     return out
 
 
+def check_list_or_audio(path: Path, list_suffix: str, read_list: Callable[[Path], object],
+                        what: str) -> None:
+    """``check_file`` of an audio data set: a file ending in ``list_suffix`` must parse with
+    ``read_list``; any other file must be audio whose header soundfile reads (else a
+    :class:`DataError` calling it "not a readable ``what``")."""
+    if path.suffix == list_suffix:
+        read_list(path)
+        return
+    sf = require("soundfile", "audio")
+    try:
+        sf.info(str(path))
+    except Exception as exc:
+        raise DataError(f"{path}: not a readable {what} (corrupt or truncated?): {exc}") from None
+
+
 def array_digest(array: np.ndarray) -> str:
     """sha256 of an array's dtype, shape and bytes (C order)."""
     digest = hashlib.sha256(f"{array.dtype.str}{array.shape}".encode())

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.data.clips import check_list_or_audio
 from neuromark.data.download import fetch, unpack, verify_file
 from neuromark.data.entry import Entry
 from neuromark.errors import DataError, require
@@ -239,14 +240,7 @@ class DcaseEntry(Entry):
         return setup + (sorted((root / "audio").glob("*.wav")) or [root / "audio"])
 
     def check_file(self, path: Path) -> None:
-        if path.suffix == ".csv":
-            read_setup_csv(path)
-            return
-        sf = require("soundfile", "audio")
-        try:
-            sf.info(str(path))
-        except Exception as exc:
-            raise DataError(f"{path}: not a readable WAV file (corrupt or truncated?): {exc}") from None
+        check_list_or_audio(path, ".csv", read_setup_csv, "WAV file")
 
     def download(self, root: str | os.PathLike[str]) -> Path:
         folder = Path(root)

@@ -39,10 +39,17 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.data.clips import LongClips, decode_clip, decoded_cache, file_list_digest, unpack_tar
+from neuromark.data.clips import (
+    LongClips,
+    check_list_or_audio,
+    decode_clip,
+    decoded_cache,
+    file_list_digest,
+    unpack_tar,
+)
 from neuromark.data.download import file_digest
 from neuromark.data.entry import Entry, sums_owned, synthesize_into
-from neuromark.errors import DataError, require
+from neuromark.errors import DataError
 from neuromark.results import atomic_path
 
 URL = "https://huggingface.co/datasets/NeuroBench/mswc_fscil_subset/resolve/main/mswc_fscil.tar.gz"
@@ -299,14 +306,7 @@ class MSWCEntry(Entry):
         return lists + clips
 
     def check_file(self, path: Path) -> None:
-        if path.suffix == ".csv":
-            read_list(path)
-            return
-        sf = require("soundfile", "audio")
-        try:
-            sf.info(str(path))
-        except Exception as exc:
-            raise DataError(f"{path}: not a readable audio clip (corrupt or truncated?): {exc}") from None
+        check_list_or_audio(path, ".csv", read_list, "audio clip")
 
     def download(self, root: str | os.PathLike[str]) -> Path:
         fetch_subset(root)

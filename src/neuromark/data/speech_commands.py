@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.data.clips import decode_clip, decoded_cache, file_list_digest, unpack_tar
+from neuromark.data.clips import check_list_or_audio, decode_clip, decoded_cache, file_list_digest, unpack_tar
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, check_digest, sums_owned, synthesize_into
-from neuromark.errors import DataError, require
+from neuromark.errors import DataError
 
 URL = "http://download.tensorflow.org/data/speech_commands_v0.02.tar.gz"
 #: sha256 of the archive (torchaudio ``_CHECKSUMS`` and TFDS ``checksums.tsv``).
@@ -180,14 +180,7 @@ class SpeechCommandsEntry(Entry):
         return [folder / name for name in LISTS.values()] + clips
 
     def check_file(self, path: Path) -> None:
-        if path.suffix == ".txt":
-            _read_list(path)
-            return
-        sf = require("soundfile", "audio")
-        try:
-            sf.info(str(path))
-        except Exception as exc:
-            raise DataError(f"{path}: not a readable WAV clip (corrupt or truncated?): {exc}") from None
+        check_list_or_audio(path, ".txt", _read_list, "WAV clip")
 
     def download(self, root: str | os.PathLike[str]) -> Path:
         archive = fetch(URL, root, sha256=SHA256)
