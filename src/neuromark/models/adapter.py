@@ -63,6 +63,15 @@ class ModelAdapter:
         self.record_batch(data)
         return self.module(data)
 
+    def split_steps(self, data: Tensor, time_dim: int) -> tuple[Tensor, ...]:
+        """``data.unbind(time_dim)`` for an adapter that feeds a batch (batch dimension 0) one
+        time step at a time: records the batch and tells the step listeners first."""
+        self.last_batch_size, self.last_batched = int(data.shape[0]), True
+        steps = data.unbind(time_dim)
+        for listener in self.step_listeners:
+            listener(data, steps, time_dim)
+        return steps
+
     def record_batch(self, data: Any) -> None:
         """Record the batch size of ``data``: the size along :attr:`batch_dim` of its first
         tensor (depth-first through tuples, lists and dicts). A tensor of one dimension,

@@ -43,9 +43,6 @@ def run_step_by_step(adapter: Any, data: Any) -> Any:
 
     For frameworks whose layers keep state between calls (Sinabs, Rockpool), so that the
     harness sees every step."""
-    adapter.last_batch_size, adapter.last_batched = int(data.shape[0]), True
-    inputs = data.unbind(1)
-    for listener in adapter.step_listeners:
-        listener(data, inputs, 1)
-    steps = [first_tensor(adapter.module(x_t.unsqueeze(1))).squeeze(1) for x_t in inputs]
+    steps = [first_tensor(adapter.module(x_t.unsqueeze(1))).squeeze(1)
+             for x_t in adapter.split_steps(data, 1)]
     return torch.stack(steps, dim=1)

@@ -61,13 +61,19 @@ class _Stateful(nn.Module):
     def reset_state(self) -> None:
         self.mem = self.syn = self.spk = None
 
-    def _current(self, current: Tensor) -> Tensor:
-        """The synaptic current stage (CubaLIF, CubaLI); identity otherwise."""
-        if not hasattr(self, "syn_retain"):
-            return current
-        syn = self.syn if self.syn is not None else torch.zeros_like(current)
-        self.syn = self.syn_retain * syn + self.syn_leak_in + self.syn_gain * current
-        return self.syn
+    def _synapse(self, tau_syn: object, w_in: object, dt: float) -> None:
+        """With ``tau_syn``, the synaptic current stage of CubaLIF and CubaLI (``syn_*``)."""
+        if tau_syn is not None:
+            _euler(self, "syn_", tau_syn, w_in, dt, True)
+
+    def _step_in(self, current: Tensor) -> tuple[Tensor, Tensor]:
+        """(the input current after the synaptic stage, if any; the membrane before this
+        step, zeros at the first)."""
+        if hasattr(self, "syn_retain"):
+            syn = self.syn if self.syn is not None else torch.zeros_like(current)
+            self.syn = self.syn_retain * syn + self.syn_leak_in + self.syn_gain * current
+            current = self.syn
+        return current, self.mem if self.mem is not None else torch.zeros_like(current)
 
 
 class NIRLIF(_Stateful):
@@ -81,13 +87,11 @@ class NIRLIF(_Stateful):
         _euler(self, "", tau, r, dt, leak, v_leak)
         self.register_buffer("v_threshold", _f64(v_threshold).float())
         self.register_buffer("v_reset", _f64(v_reset).float())
-        if tau_syn is not None:
-            _euler(self, "syn_", tau_syn, w_in, dt, True)
+        self._synapse(tau_syn, w_in, dt)
         self.neuromark_neuron_cost = 8 if tau_syn is not None else 4 if leak else 3
 
     def forward(self, current: Tensor) -> Tensor:
-        current = self._current(current)
-        mem = self.mem if self.mem is not None else torch.zeros_like(current)
+        current, mem = self._step_in(current)
         if self.spk is not None:  # a neuron that spiked integrates from v_reset
             mem = torch.where(self.spk > 0, self.v_reset.expand_as(mem), mem)
         v = self.retain * mem + self.leak_in + self.gain * current
@@ -104,13 +108,11 @@ class NIRLI(_Stateful):
                  leak: bool = True, tau_syn: object = None, w_in: object = None) -> None:
         super().__init__()
         _euler(self, "", tau if leak else 1.0, r, dt, leak, v_leak if leak else 0.0)
-        if tau_syn is not None:
-            _euler(self, "syn_", tau_syn, w_in, dt, True)
+        self._synapse(tau_syn, w_in, dt)
         self.neuromark_neuron_cost = 4 if tau_syn is not None else 2 if leak else 1
 
     def forward(self, current: Tensor) -> Tensor:
-        current = self._current(current)
-        mem = self.mem if self.mem is not None else torch.zeros_like(current)
+        current, mem = self._step_in(current)
         self.mem = self.retain * mem + self.leak_in + self.gain * current
         return self.mem
 

@@ -85,13 +85,9 @@ class NorseModel(ModelAdapter):
         cell.__dict__["forward"] = forward
 
     def __call__(self, data: Tensor) -> Tensor:
-        self.last_batch_size, self.last_batched = int(data.shape[0]), True
-        inputs = data.unbind(self.time_dim)
-        for listener in self.step_listeners:
-            listener(data, inputs, self.time_dim)
         state: Any = None
         steps = []
-        for x_t in inputs:
+        for x_t in self.split_steps(data, self.time_dim):
             out = self.module(x_t, state)
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError(f"a Norse network must return (output, state) per step, got "

@@ -81,11 +81,7 @@ class SpikingJellyModel(ModelAdapter):
         node.__dict__["forward"] = forward
 
     def __call__(self, data: Tensor) -> Tensor:
-        self.last_batch_size, self.last_batched = int(data.shape[0]), True
-        inputs = data.unbind(self.time_dim)
-        for listener in self.step_listeners:
-            listener(data, inputs, self.time_dim)
-        steps = [first_tensor(self.module(x_t)) for x_t in inputs]
+        steps = [first_tensor(self.module(x_t)) for x_t in self.split_steps(data, self.time_dim)]
         return torch.stack(steps, dim=1)
 
     def reset_state(self) -> None:
