@@ -15,6 +15,8 @@ Each solver's results id is ``<benchmark.id>-<solver label or name>``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import Field, field_validator
 
 from neuromark.components import ComponentSpec
@@ -45,6 +47,17 @@ def _densities(v: list[float]) -> list[float]:
     return v
 
 
+def _non_negative(what: str) -> Callable[[list[float]], list[float]]:
+    """A validator: every value of the list ``what`` is >= 0 (the message quotes the list)."""
+
+    def check(v: list[float]) -> list[float]:
+        if any(x < 0 for x in v):
+            raise ValueError(f"{what} must be >= 0, got {v}")
+        return v
+
+    return check
+
+
 class WorkloadSet(StrictModel):
     sizes: list[int] = Field(min_length=1)
     densities: list[float] = Field(min_length=1)
@@ -52,13 +65,7 @@ class WorkloadSet(StrictModel):
 
     _sizes = field_validator("sizes")(_sizes)
     _densities = field_validator("densities")(_densities)
-
-    @field_validator("seeds")
-    @classmethod
-    def _seeds(cls, v: list[int]) -> list[int]:
-        if any(s < 0 for s in v):
-            raise ValueError(f"seeds must be >= 0, got {v}")
-        return v
+    _seeds = field_validator("seeds")(_non_negative("seeds"))
 
 
 class SolverSpec(ComponentSpec):
@@ -85,17 +92,12 @@ class TimeToSolution(StrictModel):
     gaps: list[float] = Field(default=[0.1, 0.05, 0.01], min_length=1)
     cap_s: float = 10.0
 
+    _gaps = field_validator("gaps")(_non_negative("gaps"))
+
     @field_validator("cap_s")
     @classmethod
     def _cap(cls, v: float) -> float:
         return _positive([v], "cap_s")[0]
-
-    @field_validator("gaps")
-    @classmethod
-    def _gaps(cls, v: list[float]) -> list[float]:
-        if any(g < 0 for g in v):
-            raise ValueError(f"gaps must be >= 0, got {v}")
-        return v
 
 
 class MaxSize(StrictModel):

@@ -24,23 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
-from neuromark.system.qubo.solvers.common import (
-    CSR,
-    Beta,
-    Count,
-    Loaded,
-    Seconds,
-    SecondsOrZero,
-    SharedBest,
-    Workers,
-    csr_arrays,
-    rng_state,
-    run_workers,
-    warm_threads,
-    warm_up,
-    worker_count,
-)
+from neuromark.system.qubo.solvers.base import Beta, Count, Seconds, SecondsOrZero, Workers
+from neuromark.system.qubo.solvers.common import CSR, MultiStartSolver, SharedBest, rng_state
 
 
 def default_beta_range(Q: Any) -> tuple[float, float]:
@@ -67,7 +52,7 @@ def default_beta_range(Q: Any) -> tuple[float, float]:
     return math.log(2.0) / hot_ref, math.log(100.0) / cold_ref
 
 
-class Annealer:
+class Annealer(MultiStartSolver[tuple[CSR, tuple[float, float]]]):
     """Simulated annealing on the wall clock (see module docstring).
 
     Args:
@@ -83,48 +68,28 @@ class Annealer:
     def __init__(self, workers: Workers = "auto", beta_range: tuple[Beta, Beta] | None = None,
                  first_sweeps: Count = 64, chunk_s: Seconds = 2e-4, parallel_from_s: SecondsOrZero = 0.004
                  ) -> None:
-        self.workers = workers
+        super().__init__(workers, chunk_s, parallel_from_s)
         self.beta_range = beta_range
         self.first_sweeps = first_sweeps
-        self.chunk_s = chunk_s
-        self.parallel_from_s = parallel_from_s
-        self._loaded: Loaded[tuple[CSR, tuple[float, float]]] = Loaded()
 
-    def prepare(self, Q: Any) -> tuple[CSR, tuple[float, float]]:
-        """Validate Q, build the CSR arrays, choose the betas, compile the kernels (untimed);
-        returns (arrays, betas), built once per Q."""
-        return self._loaded.get(Q, self._build)
-
-    def _build(self, Q: Any) -> tuple[CSR, tuple[float, float]]:
+    def _load(self, Q: Any, arrays: CSR) -> tuple[CSR, tuple[float, float]]:
+        """(arrays, betas): ``beta_range``, else :func:`default_beta_range` of Q."""
         import scipy.sparse as sp
 
-        arrays = csr_arrays(Q)
-        betas = self.beta_range or default_beta_range(sp.csr_matrix(Q))
-        warm_up()
-        warm_threads(Annealer.name, lambda: Annealer(workers=2))
-        return arrays, betas
+        return arrays, self.beta_range or default_beta_range(sp.csr_matrix(Q))
 
-    def _n_workers(self, timeout_s: float) -> int:
-        return worker_count(self.workers, timeout_s, self.parallel_from_s)
-
-    def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
-              ) -> SolveResult:
-        """Anneal until ``timeout_s`` seconds have passed or the ``target`` cost is reached."""
-        timeout_s = check_timeout(timeout_s)
-        start = time.perf_counter()
-        arrays, betas = self.prepare(Q)  # no-op when loaded already
-        shared = SharedBest(start, target)
-        n_workers = self._n_workers(timeout_s)
-        kwargs = dict(arrays=arrays, betas=betas, deadline=start + timeout_s, shared=shared,
+    def _plan(self, loaded: tuple[CSR, tuple[float, float]], deadline: float, shared: SharedBest,
+              seed: int, target: float | None) -> tuple[Any, Any]:
+        """Chained anneals per worker (:func:`_worker`); info: sweeps, anneals, betas, schedule."""
+        arrays, betas = loaded
+        kwargs = dict(arrays=arrays, betas=betas, deadline=deadline, shared=shared,
                       seed=seed, first_sweeps=self.first_sweeps, chunk_s=self.chunk_s)
-        outs = run_workers(lambda w: _worker(worker=w, **kwargs), n_workers, start + timeout_s,
-                           shared)
-        x, cost = shared.result()
-        info = {"workers": n_workers, "sweeps": int(sum(o[2] for o in outs)),
-                "anneals": int(sum(o[3] for o in outs)), "beta_range": list(betas),
-                "schedule": "time" if target is None else "doubling",
-                "stragglers": n_workers - len(outs)}
-        return SolveResult(x=x, cost=float(cost), trace=list(shared.trace), info=info)
+
+        def info(outs: list[Any]) -> dict[str, Any]:
+            return {"sweeps": int(sum(o[2] for o in outs)), "anneals": int(sum(o[3] for o in outs)),
+                    "beta_range": list(betas), "schedule": "time" if target is None else "doubling"}
+
+        return (lambda w: _worker(worker=w, **kwargs)), info
 
 
 def _worker(*, arrays: CSR, betas: tuple[float, float], deadline: float, shared: SharedBest,

@@ -1,4 +1,5 @@
-"""The ``Solver`` protocol, its result type, and the timing harness shared by all solvers.
+"""The ``Solver`` protocol, its result type, its option types, and the timing harness shared
+by all solvers.
 
 A solver gets a symmetric QUBO ``Q`` (scipy.sparse CSR, shape (n, n), cost ``x^T Q x``), a
 wall-clock timeout in seconds and a seed, and returns a :class:`SolveResult` with the best
@@ -9,11 +10,25 @@ workload into the solver (format conversion, JIT warm-up); it runs before the cl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
+from pydantic import Field
 
 from neuromark.errors import ConfigError
+
+# Option types: a solver's signature is its options schema (neuromark.components), so the
+# bounds live in the annotations and a config's ``workers: -5`` fails at validation.
+#: Parallel searches: a count (1..1024) or "auto".
+Workers = Annotated[int, Field(ge=1, le=1024)] | Literal["auto"]
+#: A count of at least one (sweeps, iterations, variables).
+Count = Annotated[int, Field(ge=1)]
+#: A finite duration in seconds, > 0.
+Seconds = Annotated[float, Field(gt=0)]
+#: A finite duration in seconds, >= 0.
+SecondsOrZero = Annotated[float, Field(ge=0)]
+#: An inverse temperature, > 0.
+Beta = Annotated[float, Field(gt=0)]
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Pieces shared by neuromark's numba solvers: CSR arrays, the shared best, kernel warm-up.
+"""Pieces shared by neuromark's numba solvers: CSR arrays, the shared best, kernel warm-up,
+and their driver :class:`MultiStartSolver`.
 
 Below the solver modules (:mod:`.anneal`, :mod:`.tabu`): it imports neither; each solver
 warms its own threaded path through :func:`warm_threads`.
@@ -11,27 +12,15 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
-from pydantic import Field
 
 from neuromark.errors import require
+from neuromark.system.qubo.solvers.base import SolveResult, Workers, check_timeout
 
 CSR = tuple[np.ndarray, np.ndarray, np.ndarray]
 
-# Option types: a solver's signature is its options schema (neuromark.components), so the
-# bounds live in the annotations and a config's ``workers: -5`` fails at validation.
-#: Parallel searches: a count (1..1024) or "auto".
-Workers = Annotated[int, Field(ge=1, le=1024)] | Literal["auto"]
-#: A count of at least one (sweeps, iterations, variables).
-Count = Annotated[int, Field(ge=1)]
-#: A finite duration in seconds, > 0.
-Seconds = Annotated[float, Field(gt=0)]
-#: A finite duration in seconds, >= 0.
-SecondsOrZero = Annotated[float, Field(ge=0)]
-#: An inverse temperature, > 0.
-Beta = Annotated[float, Field(gt=0)]
 T = TypeVar("T")
 _NOTHING = object()
 
@@ -175,3 +164,62 @@ def warm_threads(name: str, make: Callable[[], Any]) -> None:
         return
     _THREADS_WARM.add(name)
     make().solve(tiny_qubo(), 0.01, 0)
+
+
+class MultiStartSolver(Generic[T]):
+    """The driver of neuromark's wall-clock solvers: ``workers`` independent searches in
+    threads (:func:`worker_count`) sharing a :class:`SharedBest`, the workload loaded once per
+    Q by :meth:`prepare` (untimed, kernels compiled and the threaded path warmed).
+
+    A subclass sets ``name``, keeps its options in its own ``__init__`` (its signature is
+    the options schema), and defines :meth:`_load` (what ``prepare`` builds from the CSR
+    arrays) and :meth:`_plan` (the worker and the run's ``info``).
+    """
+
+    name = ""
+
+    def __init__(self, workers: Workers, chunk_s: float, parallel_from_s: float) -> None:
+        self.workers = workers
+        self.chunk_s = chunk_s
+        self.parallel_from_s = parallel_from_s
+        self._loaded: Loaded[T] = Loaded()
+
+    def prepare(self, Q: Any) -> T:
+        """Validate Q, build what the search needs and compile/warm the kernels (untimed);
+        built once per Q."""
+        return self._loaded.get(Q, self._build)
+
+    def _build(self, Q: Any) -> T:
+        loaded = self._load(Q, csr_arrays(Q))
+        warm_up()
+        warm_threads(self.name, lambda: type(self)(workers=2))  # type: ignore[call-arg]
+        return loaded
+
+    def _load(self, Q: Any, arrays: CSR) -> T:
+        """What :meth:`prepare` keeps for Q, its validated CSR arrays given: those arrays by
+        default."""
+        return arrays  # type: ignore[return-value]
+
+    def _plan(self, loaded: T, deadline: float, shared: SharedBest, seed: int, target: float | None
+              ) -> tuple[Callable[[int], Any], Callable[[list[Any]], dict[str, Any]]]:
+        """(``worker(w)``, ``info(outputs)``: the run's info between ``workers`` and
+        ``stragglers``)."""
+        raise NotImplementedError
+
+    def _n_workers(self, timeout_s: float) -> int:
+        return worker_count(self.workers, timeout_s, self.parallel_from_s)
+
+    def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
+              ) -> SolveResult:
+        """Search until ``timeout_s`` seconds have passed or the ``target`` cost is reached."""
+        timeout_s = check_timeout(timeout_s)
+        start = time.perf_counter()
+        loaded = self.prepare(Q)  # no-op when loaded already
+        deadline = start + timeout_s
+        shared = SharedBest(start, target)
+        n_workers = self._n_workers(timeout_s)
+        worker, info = self._plan(loaded, deadline, shared, seed, target)
+        outs = run_workers(worker, n_workers, deadline, shared)
+        x, cost = shared.result()
+        return SolveResult(x=x, cost=float(cost), trace=list(shared.trace),
+                           info={"workers": n_workers, **info(outs), "stragglers": n_workers - len(outs)})

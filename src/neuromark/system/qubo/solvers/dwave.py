@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from neuromark.errors import require
-from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
-from neuromark.system.qubo.solvers.common import Count, Loaded
+from neuromark.system.qubo.solvers.base import Count, SolveResult, check_timeout
+from neuromark.system.qubo.solvers.common import Loaded
 
 
 def to_bqm(Q: Any) -> Any:

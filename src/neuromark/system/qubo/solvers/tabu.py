@@ -15,25 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.system.qubo.solvers.base import SolveResult, check_timeout
-from neuromark.system.qubo.solvers.common import (
-    CSR,
-    Count,
-    Loaded,
-    Seconds,
-    SecondsOrZero,
-    SharedBest,
-    Workers,
-    csr_arrays,
-    rng_state,
-    run_workers,
-    warm_threads,
-    warm_up,
-    worker_count,
-)
+from neuromark.system.qubo.solvers.base import Count, Seconds, SecondsOrZero, Workers
+from neuromark.system.qubo.solvers.common import CSR, MultiStartSolver, SharedBest, rng_state
 
 
-class TabuSearch:
+class TabuSearch(MultiStartSolver[CSR]):
     """One-flip tabu search with perturbed restarts (see :mod:`.tabu_kernel`).
 
     Args:
@@ -50,50 +36,26 @@ class TabuSearch:
     def __init__(self, workers: Workers = "auto", tenure: Count | None = None,
                  stall: Count | None = None, perturb: Count | None = None, chunk_s: Seconds = 2e-4,
                  parallel_from_s: SecondsOrZero = 0.005) -> None:
-        self.workers = workers
+        super().__init__(workers, chunk_s, parallel_from_s)
         self.tenure = tenure
         self.stall = stall
         self.perturb = perturb
-        self.chunk_s = chunk_s
-        self.parallel_from_s = parallel_from_s
-        self._loaded: Loaded[CSR] = Loaded()
 
-    def prepare(self, Q: Any) -> CSR:
-        """Convert Q to int64 CSR arrays and compile/warm the kernels (untimed); returns the
-        arrays, built once per Q."""
-        return self._loaded.get(Q, self._build)
-
-    @staticmethod
-    def _build(Q: Any) -> CSR:
-        arrays = csr_arrays(Q)
-        warm_up()
-        warm_threads(TabuSearch.name, lambda: TabuSearch(workers=2))
-        return arrays
-
-    def _n_workers(self, timeout_s: float) -> int:
-        return worker_count(self.workers, timeout_s, self.parallel_from_s)
-
-    def solve(self, Q: Any, timeout_s: float, seed: int, *, target: float | None = None
-              ) -> SolveResult:
-        """Search until ``timeout_s`` seconds have passed or ``target`` cost is reached."""
-        timeout_s = check_timeout(timeout_s)
-        start = time.perf_counter()
-        indptr, indices, data = self.prepare(Q)  # no-op when loaded already
+    def _plan(self, loaded: CSR, deadline: float, shared: SharedBest, seed: int,
+              target: float | None) -> tuple[Any, Any]:
+        """One search per worker (:func:`_search`); info: iterations, restarts, settings."""
+        indptr, indices, data = loaded
         n = len(indptr) - 1
-        deadline = start + timeout_s
-        n_workers = self._n_workers(timeout_s)
-        shared = SharedBest(start, target)
         args = (indptr, indices, data, deadline, shared)
         settings = dict(tenure=self.tenure or min(20, n // 4) + 1,
                         stall=self.stall or max(2000, 10 * n),
                         perturb=self.perturb or max(2, n // 50))
-        outs = run_workers(lambda w: _search(*args, seed=seed, worker=w, chunk_s=self.chunk_s,
-                                             **settings), n_workers, deadline, shared)
-        x, cost = shared.result()
-        info = {"workers": n_workers, "iterations": int(sum(o[2] for o in outs)),
-                "restarts": int(sum(o[3] for o in outs)), **settings,
-                "stragglers": n_workers - len(outs)}
-        return SolveResult(x=x, cost=float(cost), trace=list(shared.trace), info=info)
+
+        def info(outs: list[Any]) -> dict[str, Any]:
+            return {"iterations": int(sum(o[2] for o in outs)),
+                    "restarts": int(sum(o[3] for o in outs)), **settings}
+
+        return (lambda w: _search(*args, seed=seed, worker=w, chunk_s=self.chunk_s, **settings)), info
 
 
 def _search(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, deadline: float,
