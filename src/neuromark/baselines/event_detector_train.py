@@ -33,7 +33,7 @@ from neuromark.baselines.event_detector import (
 from neuromark.config import StrictModel
 from neuromark.devices import move_to
 from neuromark.processors.detection_stream import SequentialStream
-from neuromark.training import TrainRecipe, read_checkpoint
+from neuromark.training import BatchSize, Epochs, LearningRate, Threads, TrainRecipe, read_checkpoint
 
 #: The ``kind`` of the detector's checkpoints (and its registry name).
 KIND = "event_detector"
@@ -54,11 +54,10 @@ class DetectorOptions(StrictModel):
 class DetectorTrainSettings(TrainRecipe):
     """``train:`` of a detection config."""
 
-    epochs: int = Field(6, ge=1)
-    batch_size: int = Field(4, ge=1)
-    lr: float = Field(3e-3, gt=0)
-    seed: int = 0
-    threads: int = Field(1, ge=1)
+    epochs: Epochs = 6
+    batch_size: BatchSize = 4
+    lr: LearningRate = 3e-3
+    threads: Threads = 1
 
 
 def fit_detector(config: DetectorConfig, settings: DetectorTrainSettings, stream: SequentialStream,

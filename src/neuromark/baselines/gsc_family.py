@@ -33,7 +33,7 @@ from neuromark.baselines.keywords import fit_classifier, gsc_m5, gsc_snn, init_s
 from neuromark.config import StrictModel
 from neuromark.data.speech_commands import CITATION, LABELS
 from neuromark.errors import DataError
-from neuromark.training import TrainRecipe, read_checkpoint
+from neuromark.training import BatchSize, Epochs, LearningRate, TrainRecipe, read_checkpoint
 
 
 class M5Options(StrictModel):
@@ -58,22 +58,20 @@ class SNNOptions(StrictModel):
 class KeywordTrainSettings(TrainRecipe):
     """``train:`` of a GSC family: Adam, StepLR(step_size, gamma); defaults: M5's recipe."""
 
-    epochs: int = Field(30, ge=1)
-    batch_size: int = Field(64, ge=1)
-    lr: float = Field(0.01, gt=0)
+    epochs: Epochs = 30
+    batch_size: BatchSize = 64
+    lr: LearningRate = 0.01
     weight_decay: float = Field(1e-4, ge=0)
     step_size: int = Field(20, ge=1, description="epochs between learning-rate steps")
     gamma: float = Field(0.1, gt=0)
-    seed: int = 0
-    threads: int = Field(1, ge=1, description="torch threads while training")
 
 
 class SNNTrainSettings(KeywordTrainSettings):
     """``train:`` of ``gsc_snn``; defaults: its chosen recipe."""
 
-    epochs: int = Field(20, ge=1)
-    batch_size: int = Field(32, ge=1)
-    lr: float = Field(0.005, gt=0)
+    epochs: Epochs = 20
+    batch_size: BatchSize = 32
+    lr: LearningRate = 0.005
     step_size: int = Field(15, ge=1)
 
 

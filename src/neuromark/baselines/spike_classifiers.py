@@ -22,7 +22,7 @@ from pydantic import Field
 from neuromark._threads import torch_threads
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
-from neuromark.training import TrainRecipe, prepare, read_checkpoint
+from neuromark.training import Epochs, LearningRate, Threads, TrainRecipe, prepare, read_checkpoint
 from neuromark.training.checkpoints import FORMAT as CHECKPOINT_FORMAT  # noqa: F401 - re-exported
 from neuromark.training.checkpoints import Prepared as PreparedCheckpoint
 from neuromark.training.checkpoints import (  # noqa: F401 - re-exported
@@ -69,12 +69,10 @@ class RegulariserSettings(StrictModel):
 class TrainSettings(TrainRecipe):
     """The ``train:`` section of a classification config."""
 
-    epochs: int = Field(30, ge=1)
-    batch_size: int = Field(32, ge=1)
-    lr: float = Field(2e-3, gt=0)
+    epochs: Epochs = 30
+    lr: LearningRate = 2e-3
+    threads: Threads = Field(1, description="torch threads; small step-wise models run fastest on one")
     optimizer: Literal["adamax", "adam"] = "adamax"
-    seed: int = 0
-    threads: int = Field(1, ge=1, description="torch threads; small step-wise models run fastest on one")
     jitter_sigma: float = Field(0.0, ge=0, description="channel jitter (channels, before pooling)")
     time_stretch: float = Field(0.0, ge=0, lt=1, description="time stretch: factor in [1-s, 1+s]")
     readout: Literal["max", "mean"] = Field("max", description="loss on the max or mean over time")

@@ -21,21 +21,30 @@ from neuromark.config import ConfigFile, resolve_path
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import models
-from neuromark.training import Prepared, TrainedModule, TrainRecipe, prepare, read_checkpoint
+from neuromark.training import (
+    BatchSize,
+    Epochs,
+    LearningRate,
+    Prepared,
+    Threads,
+    TrainedModule,
+    TrainRecipe,
+    prepare,
+    read_checkpoint,
+)
 
 
 class TrainSettings(TrainRecipe):
     """``train:`` of an FSCIL config (the backbone's pre-training on the base classes)."""
 
-    epochs: int = Field(30, ge=1)
-    batch_size: int = Field(256, ge=1)
-    lr: float = Field(0.01, gt=0)
+    epochs: Epochs = 30
+    batch_size: BatchSize = 256
+    lr: LearningRate = 0.01
+    threads: Threads = 1
     weight_decay: float = Field(1e-4, ge=0)
     step_size: int = Field(20, ge=1)
     gamma: float = Field(0.1, gt=0)
-    seed: int = 0
     time_shift: int = Field(0, ge=0, description="augmentation: random roll by up to this many frames")
-    threads: int = Field(1, ge=1)
 
     def recipe(self) -> dict[str, Any]:
         """The settings but ``threads`` (they do not change the trained weights)."""

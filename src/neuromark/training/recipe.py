@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from neuromark.config import StrictModel
 
+#: The types (with their bounds) of the base fields, for a family that changes a default
+#: without restating the bound: ``epochs: Epochs = 30``.
+Epochs = Annotated[int, Field(ge=1)]
+BatchSize = Annotated[int, Field(ge=1)]
+LearningRate = Annotated[float, Field(gt=0)]
+Threads = Annotated[int, Field(ge=1)]
+
 
 class TrainRecipe(StrictModel):
     """``train:`` of a trainable model family: the settings every recipe has. A family's
     settings subclass it, adding their own fields and defaults (field names and defaults
-    are part of cached checkpoints' recipe hashes: never rename one).
+    are part of cached checkpoints' recipe hashes: never rename one). A subclass changes a
+    base default by restating the field with its type alias (the bound comes with it); the
+    field keeps its place, first, in the recipe.
 
     Example:
         >>> class MyTrain(TrainRecipe):
-        ...     epochs: int = Field(5, ge=1)
+        ...     epochs: Epochs = 5
         >>> MyTrain(lr=0.1).recipe()["epochs"]
         5
     """
 
     seed: int = 0
-    epochs: int = Field(1, ge=1)
-    batch_size: int = Field(32, ge=1)
-    lr: float = Field(1e-3, gt=0)
-    threads: int = Field(1, ge=1, description="torch threads while training")
+    epochs: Epochs = 1
+    batch_size: BatchSize = 32
+    lr: LearningRate = 1e-3
+    threads: Threads = Field(1, description="torch threads while training")
 
     def recipe(self) -> dict[str, Any]:
         """The settings as they enter the recipe hash (JSON-able): all fields by default;
