@@ -29,33 +29,32 @@ from neuromark.data.events import CAMERA_EVENT_DTYPE
 CHANNELS = {"histo": 2, "multi_channel_timesurface": 6}
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cell(t, x, y, i, start, dt, bins, height, width, ds):  # pragma: no cover - compiled
+    """(time since the window start, bin, x, y) of event ``i``; bin -1 when the event falls
+    outside the window or the frame."""
+    rel = t[i] - start
+    b = rel // dt
+    xi, yi = x[i] >> ds, y[i] >> ds
+    if rel < 0 or b >= bins or xi < 0 or yi < 0 or xi >= width or yi >= height:
+        return rel, -1, xi, yi
+    return rel, b, xi, yi
+
+
 @numba.njit(cache=True, nogil=True)
 def _histo(t, x, y, p, start, dt, bins, height, width, ds, out):  # pragma: no cover - compiled
     for i in range(t.shape[0]):
-        rel = t[i] - start
-        if rel < 0:
-            continue
-        b = rel // dt
-        if b >= bins:
-            continue
-        xi, yi = x[i] >> ds, y[i] >> ds
-        if xi < 0 or yi < 0 or xi >= width or yi >= height:
-            continue
-        out[b, p[i] & 1, yi, xi] += 1
+        _, b, xi, yi = _cell(t, x, y, i, start, dt, bins, height, width, ds)
+        if b >= 0:
+            out[b, p[i] & 1, yi, xi] += 1
     return out
 
 
 @numba.njit(cache=True, nogil=True)
 def _timesurface(t, x, y, p, start, dt, bins, height, width, ds, out):  # pragma: no cover - compiled
     for i in range(t.shape[0]):
-        rel = t[i] - start
-        if rel < 0:
-            continue
-        b = rel // dt
-        if b >= bins:
-            continue
-        xi, yi = x[i] >> ds, y[i] >> ds
-        if xi < 0 or yi < 0 or xi >= width or yi >= height:
+        rel, b, xi, yi = _cell(t, x, y, i, start, dt, bins, height, width, ds)
+        if b < 0:
             continue
         within = (rel - b * dt) * 3.0 / dt  # micro-bins of dt/3, in micro-bin units
         ub = min(int(within), 2)
