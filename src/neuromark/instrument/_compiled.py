@@ -19,6 +19,20 @@ def row_terms(value, zero, one):  # pragma: no cover - compiled
     defect = magnitude - indicator
     return indicator, defect * defect
 
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def row_sums(row, cols, col_nnz, zero, one, no_ops):  # pragma: no cover - compiled
+    """(effective ops, squared spike residual) of one input row: its non-zero inputs
+    weighted by ``col_nnz``, and the sum of :func:`row_terms`' defects."""
+    row_effective = no_ops
+    row_residual = zero
+    for j in range(cols):
+        nonzero, defect = row_terms(row[j], zero, one)
+        row_effective += nonzero * col_nnz[j]
+        row_residual += defect
+    return row_effective, row_residual
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def row_done(effective, defect, row, group, per_sample, sample):  # pragma: no cover
     """Add one row's (effective ops, spike residual) to its sample's running ``sample``
@@ -88,13 +102,7 @@ def linear_rows(x, step, col_nnz, zero, one, group, per_sample):  # pragma: no c
                 running = 0.0
         i += 4
     while i < rows:
-        row = x[i, step]
-        row_effective = no_ops
-        row_residual = zero
-        for j in range(cols):
-            nonzero, defect = row_terms(row[j], zero, one)
-            row_effective += nonzero * col_nnz[j]
-            row_residual += defect
+        row_effective, row_residual = row_sums(x[i, step], cols, col_nnz, zero, one, no_ops)
         effective += row_effective
         residual += row_residual
         running += row_residual
@@ -119,13 +127,7 @@ def sample_rows(x, step, col_nnz, zero, one, group, per_sample):  # pragma: no c
     no_ops = col_nnz[0] - col_nnz[0]
     sample = (0.0, 0.0, 0.0, 0.0)
     for i in range(rows):
-        row = x[i, step]
-        row_effective = no_ops
-        row_residual = zero
-        for j in range(cols):
-            nonzero, defect = row_terms(row[j], zero, one)
-            row_effective += nonzero * col_nnz[j]
-            row_residual += defect
+        row_effective, row_residual = row_sums(x[i, step], cols, col_nnz, zero, one, no_ops)
         sample = row_done(row_effective, row_residual, i, group, per_sample, sample)
     return sample[2], sample[3]
 
