@@ -89,7 +89,7 @@ def test_score_schema_roundtrip_with_sidecar(tmp_path):
                    "old": Score(0.5, ceiling=0.8)})
     path = res.save(tmp_path / "r.json")
     data = json.loads(path.read_text())
-    assert data["schema_version"] == "1.2" and data["raw_sidecar"] == "r.raw.npz"
+    assert data["schema_version"] == "1.3" and data["raw_sidecar"] == "r.raw.npz"
     raw = data["scores"]["ceiling"]["raw"]
     assert raw["per_split"] == pytest.approx(ceiling.raw["per_split"].tolist())  # 10 numbers inline
     assert raw["per_neuroid"]["npz"] == "ceiling/per_neuroid" and raw["per_neuroid"]["shape"] == [10, 30]

@@ -208,7 +208,7 @@ eval: {{postprocessor: spike_count, metrics: [classification_accuracy, synaptic_
     assert main(["run", "nir.yaml", "--out", "out", "--quiet"]) == 0
     import json
 
-    scores = json.load(open("out/spikes-nir.json"))["scores"]
+    scores = json.load(open(next(Path("out").glob("spikes-nir--*.json"))))["scores"]
     # 5 bins of 4 channels; dense = 5 x (4 x 3 + 3 x 2); every neuron updated in the first
     # step at least
     assert scores["synaptic_operations"]["value"]["Dense"] == 5 * (4 * 3 + 3 * 2)
@@ -240,7 +240,7 @@ eval: {postprocessor: spike_count, metrics: [classification_accuracy]}
     (folder / "nir.yaml").write_text(text.replace("MODEL", "net.nir"))
     monkeypatch.chdir(elsewhere)
     assert main(["run", "../configs/nir.yaml", "--out", "out", "--quiet"]) == 0
-    provenance = json.load(open("out/spikes-nir-rel.json"))["provenance"]
+    provenance = json.load(open(next(Path("out").glob("spikes-nir-rel--*.json"))))["provenance"]
     recorded = Path(provenance["paths"]["model.options.path"])
     assert recorded.is_absolute() and recorded.resolve() == (folder / "net.nir").resolve()
 

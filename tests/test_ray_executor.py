@@ -62,7 +62,7 @@ def _json(path):
 
 
 def test_mackey_glass_scores_are_identical(both):
-    local, remote = _json(both / "local/mg-eq.json"), _json(both / "ray/mg-eq.json")
+    local, remote = _json(both / "local/mg-eq--esn.json"), _json(both / "ray/mg-eq--esn.json")
     assert local["scores"] == remote["scores"]
     for a, b in zip(local["details"]["entries"], remote["details"]["entries"]):
         assert a["per_instance_sMAPE"] == b["per_instance_sMAPE"]
@@ -75,8 +75,8 @@ def test_mackey_glass_scores_are_identical(both):
 
 @pytest.mark.parametrize("solver", ["dwave-tabu", "neuromark-tabu"])
 def test_qubo_deterministic_fields_are_identical(both, solver):
-    local = _json(both / f"local/qubo-eq-{solver}.json")["details"]["entries"]
-    remote = _json(both / f"ray/qubo-eq-{solver}.json")["details"]["entries"]
+    local = _json(both / f"local/qubo-eq--{solver}.json")["details"]["entries"]
+    remote = _json(both / f"ray/qubo-eq--{solver}.json")["details"]["entries"]
     assert len(local) == len(remote) == 2
     for a, b in zip(local, remote):
         assert {k: a.get(k) for k in DETERMINISTIC} == {k: b.get(k) for k in DETERMINISTIC}

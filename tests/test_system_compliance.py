@@ -170,7 +170,7 @@ def test_compliance_cli_on_a_registered_sut(tmp_path, capsys):
                      "--tests", "TEST04"]) == 1
         out = capsys.readouterr().out
         assert "memo:\n  TEST04 FAIL: issuing the same sample is" in out
-        saved = json.loads((tmp_path / "out/memo.json").read_text())
+        saved = json.loads(next((tmp_path / "out").glob("memo--*.json")).read_text())
         assert saved["details"]["compliance"]["TEST04"]["verdict"] == FAIL
         assert (tmp_path / "out/memo/compliance/TEST04/mlperf_log_summary.txt").is_file()
         assert main(["system", "compliance", str(config), "--tests", "TEST09"]) == 1

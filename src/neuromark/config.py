@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from neuromark.context import default_cache_dir
 from neuromark.errors import ConfigError
 from neuromark.results import BenchmarkInfo, id_problem
 
@@ -259,7 +260,6 @@ def cache_dir() -> Path:
     """neuromark's default cache folder (``$NEUROMARK_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/neuromark``, else ``~/.cache/neuromark``); a run uses its context's
     ``cache_dir`` (``--cache-dir``), which configs carry as :attr:`ConfigFile.cache_root`."""
-    from neuromark.context import default_cache_dir
 
     return default_cache_dir()
 

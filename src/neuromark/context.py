@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import ConfigError
+from neuromark.executors import LocalExecutor
 
 #: Coverage modes of ``synaptic_operations`` (unconsumed parameters fail, or are reported).
 COVERAGE_MODES = ("error", "warn")
@@ -58,7 +59,6 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _local_executor() -> Any:
-    from neuromark.executors import LocalExecutor
 
     return LocalExecutor()
 

@@ -123,9 +123,10 @@ class Registry(Generic[T]):
             raise UnknownNameError(f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} "
                                    f"{name!r}{hint} (known: {known})")
         entry = self._entries[name]
-        if isinstance(entry, str):
+        if isinstance(entry, str):  # "module:attr", or "module" for a whole module
             module_name, _, attr = entry.partition(":")
-            entry = getattr(importlib.import_module(module_name), attr)
+            module = importlib.import_module(module_name)
+            entry = getattr(module, attr) if attr else module
             self._entries[name] = entry
         return entry  # type: ignore[return-value]
 
@@ -144,6 +145,10 @@ suts: Registry[Callable[..., Any]] = Registry("suts")
 #: Energy profiles (``neuromark.metrics.functional.energy_profiles.EnergyProfile``): joules
 #: per operation for ``energy_estimate``; users add their own (or give a YAML file).
 energy_profiles: Registry[Any] = Registry("energy_profiles")
+#: Offline generators (``neuromark.synth``): modules that write a data set's published layout
+#: from a seeded model; a dataset entry's ``synthesize`` looks its generator up here, so the
+#: readers (``neuromark.data``) never import the generators that import them.
+generators: Registry[Any] = Registry("generators")
 #: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
 executors: Registry[Callable[..., Any]] = Registry("executors")
 
@@ -257,4 +262,12 @@ datasets.register_many({
 executors.register_many({
     "local": "neuromark.executors:LocalExecutor",
     "ray": "neuromark.executors.ray_executor:RayExecutor",
+})
+
+generators.register_many({
+    "spoken_digits": "neuromark.synth.spoken_digits",
+    "gestures": "neuromark.synth.gestures",
+    "events": "neuromark.synth.events",
+    "keywords": "neuromark.synth.keywords",
+    "primate": "neuromark.synth.primate",
 })

@@ -49,6 +49,7 @@ from neuromark.run_folder import (  # noqa: F401 - re-exported
     resolved_configs,
 )
 from neuromark.suite_seeds import SeededEntry, seeded_copies
+from neuromark.tasks.base import as_task
 
 Task = Any  # the protocol: neuromark.tasks.base.Task (plan(config, ctx), run(plan, ctx))
 
@@ -118,7 +119,6 @@ def task_of(config: ConfigFile) -> Task:
         task = tasks.get(name)
     except KeyError as exc:
         raise ConfigError(f"{config.where(('task',))}: {exc}") from None
-    from neuromark.tasks.base import as_task
 
     return as_task(task)
 

@@ -28,10 +28,12 @@ from pydantic import Field
 from torch import nn
 
 from neuromark._threads import torch_threads
+from neuromark.baselines.spike_classifiers import TrainSettings
 from neuromark.config import StrictModel
 from neuromark.data.dvs_gesture import CITATION
 from neuromark.errors import DataError
 from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.training import read_checkpoint
 
 #: The ``kind`` of this family's checkpoints.
 KIND = "dvs_gesture_snn"
@@ -157,7 +159,6 @@ class GestureFamily:
     @property
     def train_model(self) -> type[Any]:
         """``train:``: the spike-file recipe's settings (its augmentations are refused)."""
-        from neuromark.baselines.spike_classifiers import TrainSettings
 
         return TrainSettings
 
@@ -189,7 +190,6 @@ class GestureFamily:
 
     def load(self, path: Path) -> tuple[GestureModel, dict[str, Any]]:
         """(adapter in eval mode, meta with ``kind``) from a checkpoint this family saved."""
-        from neuromark.training import read_checkpoint
 
         payload = read_checkpoint(Path(path), (KIND,), what=KIND)
         try:

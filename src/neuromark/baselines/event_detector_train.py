@@ -32,6 +32,7 @@ from neuromark.baselines.event_detector import (
 )
 from neuromark.config import StrictModel
 from neuromark.devices import move_to
+from neuromark.errors import DataError
 from neuromark.processors.detection_stream import SequentialStream
 from neuromark.training import BatchSize, Epochs, LearningRate, Threads, TrainRecipe, read_checkpoint
 
@@ -131,7 +132,6 @@ class EventDetectorFamily:
 
     def load(self, path: Path) -> tuple[EventDetector, dict[str, Any]]:
         """(model in eval mode, meta) from a detector checkpoint; :class:`DataError` otherwise."""
-        from neuromark.errors import DataError
 
         payload = read_checkpoint(Path(path), (KIND,), what="event-detector")
         try:

@@ -40,6 +40,7 @@ from torch import Tensor, nn
 from neuromark.baselines.shd_snn import LeakyReadout, LIFNeuron
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
+from neuromark.training import TrainedModule, read_checkpoint
 
 STEP_MS = 4.0
 
@@ -318,7 +319,6 @@ class DecoderFamily:
             quiet: bool = True, label: str = "", device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
         """:meth:`fit_stream` as the protocol's fit (``train`` unused: the recipe is in
         ``options``): ``(model with checkpoint(), {"train_seconds", "train_samples"})``."""
-        from neuromark.training import TrainedModule
 
         start = time.perf_counter()
         net = self.fit_stream(options, data, device)
@@ -330,7 +330,6 @@ class DecoderFamily:
         """(decoder in eval mode, meta) from a checkpoint of this family, the old
         ``neuromark-primate-decoder-1`` files included (their options from the recipe);
         :class:`DataError` otherwise."""
-        from neuromark.training import read_checkpoint
 
         payload = read_checkpoint(Path(path), (self.name,), what=f"{self.name} decoder")
         meta, config = payload.get("meta", {}), payload["config"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from neuromark.commands.run import add_output_flags, context_from_args, run_and_report
 from neuromark.errors import ConfigError
+from neuromark.results import results_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -73,7 +74,6 @@ def _compliance(args: argparse.Namespace) -> int:
         config.data["compliance"] = tests
         stem = Path(config.path).stem if config.path else "config"
         res = TASK.run(config, out / stem)[0]
-        from neuromark.results import results_name
 
         res.save(out / results_name(res.benchmark.id, res.model))
         print(f"{res.benchmark.id}:")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from neuromark.commands.run import context_from_args
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("validate", help="check configs without running them")
@@ -12,7 +14,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from neuromark.commands.run import context_from_args
     from neuromark.suite import validate_configs
 
     for config in validate_configs(args.configs, context_from_args(args)):

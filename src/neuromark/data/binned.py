@@ -26,6 +26,7 @@ from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
 from neuromark.data.shd import CITATION, SHD, SSC, SpikeFileDataset
 from neuromark.data.spoken_digits import SHIPPED_DIR, shipped_corpus
 from neuromark.errors import ConfigError, DataError
+from neuromark.registry import generators
 
 
 class BinnedSpikes(SpikeFileDataset):
@@ -215,7 +216,8 @@ class SpokenDigitsEntry(_SpikeFileEntry):
     def synthesize(self, root: str | os.PathLike[str], *, speakers: list[int] | None = None,
                    digits: list[int] | None = None, jobs: int | None = None) -> Path:
         """Write the corpus (speakers by id, digits: subsets for tests) into ``root``."""
-        from neuromark.synth.spoken_digits import SPEAKERS, build_corpus
+        gen = generators.get("spoken_digits")
+        SPEAKERS, build_corpus = gen.SPEAKERS, gen.build_corpus  # noqa: N806
 
         chosen = [SPEAKERS[i] for i in speakers] if speakers is not None else list(SPEAKERS)
         picked = list(range(10)) if digits is None else list(digits)

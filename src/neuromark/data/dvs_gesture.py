@@ -35,6 +35,7 @@ from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
+from neuromark.registry import generators
 
 CLASSES = ("hand clap", "right hand wave", "left hand wave", "right arm cw", "right arm ccw", "left arm cw",
            "left arm ccw", "arm roll", "air drums", "air guitar", "other")
@@ -237,7 +238,7 @@ class DVSGestureEntry(Entry):
         settings = GestureSurrogate(**options)
 
         def write(tmp: Path) -> None:
-            from neuromark.synth.gestures import write_gesture_corpus
+            write_gesture_corpus = generators.get("gestures").write_gesture_corpus
 
             write_gesture_corpus(tmp, train_users=settings.train_users, test_users=settings.test_users,
                                  duration_s=settings.duration_s, seed=settings.seed)

@@ -36,6 +36,7 @@ from neuromark.data.download import fetch, unpack
 from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.prophesee import read_boxes, read_dat_header
 from neuromark.errors import DataError
+from neuromark.registry import generators
 
 DATASET_PAGE = "https://www.prophesee.ai/2020/11/24/automotive-megapixel-event-based-dataset/"
 TORRENT_URL = ("https://dataset.prophesee.ai/index.php/s/8HY0Bv4mOU4RzBm/download?path=%2F"
@@ -176,7 +177,7 @@ class Gen4Entry(Entry):
                   "seed": seed}
 
         def write(tmp: Path) -> None:
-            from neuromark.synth.events import write_detection_files
+            write_detection_files = generators.get("events").write_detection_files
 
             write_detection_files(tmp, files=counts, duration_s=duration_s, height=height,
                                   width=width, seed=seed)

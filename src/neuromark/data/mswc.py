@@ -50,6 +50,7 @@ from neuromark.data.clips import (
 from neuromark.data.download import file_digest
 from neuromark.data.entry import Entry, sums_owned, synthesize_into
 from neuromark.errors import DataError
+from neuromark.registry import generators
 from neuromark.results import atomic_path
 
 URL = "https://huggingface.co/datasets/NeuroBench/mswc_fscil_subset/resolve/main/mswc_fscil.tar.gz"
@@ -316,7 +317,9 @@ class MSWCEntry(Entry):
                    base_test: int = 10, evaluation: int = 40, clips_per_voice: int = 1,
                    format: str = "opus", jobs: int | None = None) -> Path:
         """Write the espeak-ng corpus (clips per word; :class:`~neuromark.synth.keywords.MSWCSize`)."""
-        from neuromark.synth.keywords import MSWCSize, build_mswc, corpus_recipe, reusable
+        gen = generators.get("keywords")
+        MSWCSize, build_mswc = gen.MSWCSize, gen.build_mswc  # noqa: N806
+        corpus_recipe, reusable = gen.corpus_recipe, gen.reusable
 
         size = MSWCSize(base_train, base_val, base_test, evaluation, clips_per_voice)
         recipe = corpus_recipe("mswc_fscil", size, format)

@@ -29,6 +29,7 @@ from neuromark.data.primate_reaching import (
     primate_reaching,
 )
 from neuromark.errors import DataError
+from neuromark.registry import generators
 
 #: The surrogate's record of its recipe and generating units (written by the generator).
 TRUTH_FILE = "surrogate.json"
@@ -73,7 +74,9 @@ class PrimateReachingEntry(Entry):
     def synthesize(self, root: str | os.PathLike[str], *, duration_s: float = 480.0, seed: int = 0,
                    sessions: Sequence[str] = SESSIONS) -> Path:
         """Write the surrogate sessions (session i of :data:`SESSIONS` seeded ``seed + i``)."""
-        from neuromark.synth.primate import SURROGATE_VERSION, SurrogateSettings, write_surrogate
+        gen = generators.get("primate")
+        SURROGATE_VERSION, SurrogateSettings = gen.SURROGATE_VERSION, gen.SurrogateSettings  # noqa: N806
+        write_surrogate = gen.write_surrogate
 
         chosen = tuple(sessions)
         recipe = {"version": SURROGATE_VERSION, "duration_s": float(duration_s), "seed": seed}
@@ -94,7 +97,9 @@ class PrimateReachingEntry(Entry):
         """(samples, units) probability that each generating unit of a surrogate session
         fires in a 4-ms step, given the cursor track (the ground truth a reader's data came
         from; :class:`DataError` for recorded data)."""
-        from neuromark.synth.primate import latent_drive, load_truth, occupancy_probability
+        gen = generators.get("primate")
+        latent_drive, load_truth = gen.latent_drive, gen.load_truth
+        occupancy_probability = gen.occupancy_probability
 
         truth = load_truth(root, session)
         drive = latent_drive(samples, truth["seed"])

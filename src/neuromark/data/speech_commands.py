@@ -29,6 +29,7 @@ from neuromark.data.clips import check_list_or_audio, decode_clip, decoded_cache
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, check_digest, sums_owned, synthesize_into
 from neuromark.errors import DataError
+from neuromark.registry import generators
 
 URL = "http://download.tensorflow.org/data/speech_commands_v0.02.tar.gz"
 #: sha256 of the archive (torchaudio ``_CHECKSUMS`` and TFDS ``checksums.tsv``).
@@ -190,7 +191,9 @@ class SpeechCommandsEntry(Entry):
     def synthesize(self, root: str | os.PathLike[str], *, speakers: int = 24, repeats: int = 1,
                    words: list[str] | None = None, jobs: int | None = None) -> Path:
         """Write the espeak-ng corpus (:class:`~neuromark.synth.keywords.GSCSize`) into ``root``."""
-        from neuromark.synth.keywords import GSCSize, build_speech_commands, corpus_recipe, reusable
+        gen = generators.get("keywords")
+        GSCSize, build_speech_commands = gen.GSCSize, gen.build_speech_commands  # noqa: N806
+        corpus_recipe, reusable = gen.corpus_recipe, gen.reusable
 
         size = GSCSize(speakers, repeats, tuple(words) if words is not None else LABELS)
         recipe = corpus_recipe("speech_commands", size, "wav")

@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 
 from torch import Tensor, nn
 
+from neuromark.errors import MetricError
+from neuromark.metrics.state import check_rule, merge
 from neuromark.results import Score
 
 
@@ -107,7 +109,6 @@ class WorkloadMetric(Metric):
     def add_state(self, name: str, default: Any, merge: Any) -> None:
         """Declare state ``name`` (see the class doc); ``merge``: a rule of
         :mod:`neuromark.metrics.state`, or None when it cannot be merged."""
-        from neuromark.metrics.state import check_rule
 
         nested = isinstance(default, WorkloadMetric)
         if nested != (merge == "nested"):
@@ -138,8 +139,6 @@ class WorkloadMetric(Metric):
         """Merge ``other`` (another instance's :meth:`state`) into this one by the
         declared rules; a metric without declared state, or one that keeps something
         unmergeable, raises :class:`~neuromark.errors.MetricError` saying so."""
-        from neuromark.errors import MetricError
-        from neuromark.metrics.state import merge
 
         states = self.__dict__.get("_states", {})
         if not states:

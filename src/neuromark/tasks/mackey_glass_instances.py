@@ -18,8 +18,10 @@ from neuromark.errors import ConfigError, MetricError, ModelOutputError
 from neuromark.executors import Unit, is_local
 from neuromark.metrics.functional import smape, standard_error
 from neuromark.metrics.names import build_metrics, metric_names
+from neuromark.registry import models
 from neuromark.results import Results
 from neuromark.tasks.evaluation import evaluate
+from neuromark.training.family import registered
 
 DEFAULT_METRICS = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
                    "synaptic_operations")
@@ -51,8 +53,6 @@ def forecaster_for(name: str, where: str = "<config>") -> Any:
     carries as ``forecaster``); :class:`ConfigError` at ``where`` naming the forecasters
     registered when the name is unknown or the entry is no forecaster."""
     from neuromark.baselines.mackey_glass import Forecaster
-    from neuromark.registry import models
-    from neuromark.training.family import registered
 
     def role(entry: Any) -> Any:
         found = entry if isinstance(entry, Forecaster) else getattr(entry, "forecaster", None)

@@ -51,7 +51,9 @@ from neuromark._threads import torch_threads
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
+from neuromark.data.parallel_streams import parallel_stream
 from neuromark.data.primate_entry import PRIMATE_REACHING
+from neuromark.data.primate_reaching import CITATION, PrimateReaching, sub_bins
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
@@ -150,7 +152,6 @@ class PrimateReachingTask(BenchmarkTask):
             raise ConfigError(f"{config.where(('data', 'parallel_sessions'))}: "
                               "data.parallel_sessions: parallel streams run ONE decoder over "
                               "every session; set data.shared_decoder: true")
-        from neuromark.data.primate_reaching import sub_bins
 
         try:
             sub_bins(cfg.data.bin_width)
@@ -239,7 +240,6 @@ class PrimateReachingTask(BenchmarkTask):
         scores."""
         import numpy as np
 
-        from neuromark.data.primate_reaching import PrimateReaching
 
         test = PrimateReaching(root, session, "test", **kw)
         captured: list[Any] = []
@@ -269,8 +269,6 @@ class PrimateReachingTask(BenchmarkTask):
         import numpy as np
         import torch
 
-        from neuromark.data.parallel_streams import parallel_stream
-        from neuromark.data.primate_reaching import PrimateReaching
         from neuromark.metrics.static import Footprint
 
         tests = [PrimateReaching(root, s, "test", **kw) for s in cfg.data.sessions]
@@ -341,7 +339,6 @@ def _mean(values: list[Any]) -> Any:
 
 
 def _citation() -> str:
-    from neuromark.data.primate_reaching import CITATION
 
     return CITATION
 
