@@ -16,6 +16,19 @@ from neuromark.processors.boxes import BoxFilter, LabelPipeline
 from neuromark.processors.detection_stream import SequentialStream, list_files
 from neuromark.processors.event_frames import EventTensor
 
+#: A detection config that trains and runs in seconds (shared with other tests).
+DET_TINY = """task: detection
+benchmark: {id: det-tiny, version: "1.0"}
+data:
+  root: cache:det_tiny
+  synthesize: {files: {train: 1, test: 1}, duration_s: 1.2, height: 36, width: 64, seed: 3}
+  network: [32, 18]
+  box_filter: {resolution: [640, 360]}
+model: {name: event_detector, options: {width: 4}, checkpoint: cache:det_tiny.pt}
+train: {epochs: 1, batch_size: 1}
+eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
+"""
+
 
 def _files(folder, durations=(1_300_000, 700_000, 1_000_000)):
     folder.mkdir(parents=True)
@@ -73,17 +86,7 @@ def test_task_end_to_end(tmp_path, monkeypatch):
 
     monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
     cfg = tmp_path / "det.yaml"
-    cfg.write_text("""task: detection
-benchmark: {id: det-tiny, version: "1.0"}
-data:
-  root: cache:det_tiny
-  synthesize: {files: {train: 1, test: 1}, duration_s: 1.2, height: 36, width: 64, seed: 3}
-  network: [32, 18]
-  box_filter: {resolution: [640, 360]}
-model: {name: event_detector, options: {width: 4}, checkpoint: cache:det_tiny.pt}
-train: {epochs: 1, batch_size: 1}
-eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
-""")
+    cfg.write_text(DET_TINY)
     assert main(["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     res = json.loads((tmp_path / "out" / "det-tiny--event_detector.json").read_text())
     score = res["scores"]["coco_map"]

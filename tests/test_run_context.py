@@ -200,18 +200,10 @@ def test_classification_gets_the_flags(tmp_path, run_cli):
 
 def test_detection_gets_the_flags(tmp_path, run_cli):
     config = tmp_path / "det.yaml"
-    config.write_text("""task: detection
-benchmark: {id: det-tiny, version: "1.0"}
-data:
-  root: cache:det_tiny
-  synthesize: {files: {train: 1, test: 1}, duration_s: 1.2, height: 36, width: 64, seed: 3}
-  network: [32, 18]
-  box_filter: {resolution: [640, 360]}
-model: {name: event_detector, options: {width: 4}, checkpoint: cache:checkpoints/det_tiny.pt}
-train: {epochs: 1, batch_size: 1}
-eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
-device: cuda
-""")
+    from test_detection_task import DET_TINY
+
+    config.write_text(DET_TINY.replace("cache:det_tiny.pt", "cache:checkpoints/det_tiny.pt")
+                      + "device: cuda\n")
     run = run_cli(config)
     run.check_contexts()
     assert any(coverages for _, _, coverages in run.evaluate)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from test_detection_task import DET_TINY as DET_CONFIG
 from test_shd_snn import config_text, make_corpus
 
 from neuromark.cli import main
@@ -25,18 +26,6 @@ from neuromark.training import (
     read_checkpoint,
     recipe_hash,
 )
-
-DET_CONFIG = """task: detection
-benchmark: {id: det-tiny, version: "1.0"}
-data:
-  root: cache:det_tiny
-  synthesize: {files: {train: 1, test: 1}, duration_s: 1.2, height: 36, width: 64, seed: 3}
-  network: [32, 18]
-  box_filter: {resolution: [640, 360]}
-model: {name: event_detector, options: {width: 4}, checkpoint: cache:det_tiny.pt}
-train: {epochs: 1, batch_size: 1}
-eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
-"""
 
 
 def sha(path: Path) -> str:
