@@ -8,7 +8,8 @@
   recompute best-known solutions (exact below ``--exact-max`` nodes, long runs above),
   replacing a row only by a better cost, in ``--table`` (default: a copy of the shipped
   table in the cache folder, ``<cache>/qubo/bks.csv``; the installed package is never
-  written; point a config's ``bks:`` at the table to use it);
+  written); ``run`` reads that table when the config sets no ``bks:`` (same ``--cache-dir``),
+  and a config's ``bks: auto`` computes its missing rows there before the sweep;
 - ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's).
 """
 
@@ -28,6 +29,11 @@ from neuromark.config import cache_dir
 from neuromark.errors import ConfigError
 from neuromark.suite import project_root
 
+BKS_DESCRIPTION = """Compute best-known solutions (BKS) of MIS workloads: one row per size x density x
+graph seed, exact up to --exact-max nodes, else the best of a --budget-second annealing run; a row
+is replaced only by a better cost. The table (default <cache dir>/qubo/bks.csv) is the one `neuromark
+run` and `qubo run` read when a config sets no bks: (pass the same --cache-dir)."""
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("qubo", help="QUBO maximum-independent-set benchmark",
@@ -45,10 +51,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(func=_run)
 
-    bks = sub.add_parser("bks", help="recompute best-known solutions")
-    bks.add_argument("--sizes", type=int, nargs="+", default=[10, 25, 50, 100, 250, 500, 1000])
-    bks.add_argument("--densities", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25])
-    bks.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    bks = sub.add_parser("bks", help="recompute best-known solutions",
+                         description=BKS_DESCRIPTION)
+    bks.add_argument("--sizes", type=int, nargs="+", default=[10, 25, 50, 100, 250, 500, 1000],
+                     metavar="N", help="numbers of graph nodes of the workloads (a config's "
+                     "workloads.sizes; default: 10 25 50 100 250 500 1000)")
+    bks.add_argument("--densities", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.25],
+                     metavar="D", help="edge densities in (0, 1] (workloads.densities; "
+                     "default: 0.01 0.05 0.1 0.25)")
+    bks.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], metavar="S",
+                     help="graph seeds (workloads.seeds, not the solver seed; default: 0 1 2 3 "
+                     "4); every size x density x seed combination is one workload")
     bks.add_argument("--budget", type=float, default=5.0,
                      help="seconds of solver time per workload above --exact-max (default 5)")
     bks.add_argument("--exact-max", type=int, default=100,
@@ -79,7 +92,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _bks(args: argparse.Namespace) -> int:
-    from neuromark.system.qubo.bks import BKS_PATH, BKSTable, load_bks
+    from neuromark.system.qubo.bks import BKS_PATH
+    from neuromark.system.qubo.bks_auto import open_table
     from neuromark.system.qubo.bks_runs import recompute
     from neuromark.system.qubo.solvers.base import check_timeout
 
@@ -89,8 +103,7 @@ def _bks(args: argparse.Namespace) -> int:
     path = args.table or user_bks_path(context_from_args(args).cache_dir)
     if path.exists() and not path.is_file():
         raise ConfigError(f"--table {path}: is not a file")
-    table = load_bks(path if path.is_file() else BKS_PATH)
-    table = BKSTable(list(table.rows.values()), path=path)
+    table = open_table(path)
     if not path.is_file():
         table.save()
         print(f"BKS table: {path} (new, a copy of {BKS_PATH})")
@@ -113,7 +126,9 @@ def _bks(args: argparse.Namespace) -> int:
 def user_bks_path(cache: Path | None = None) -> Path:
     """Where ``qubo bks`` keeps its table by default: ``<cache dir>/qubo/bks.csv`` (``cache``:
     the run's cache folder, default the environment's)."""
-    return (cache if cache is not None else cache_dir()) / "qubo" / "bks.csv"
+    from neuromark.system.qubo.bks_auto import user_table_path
+
+    return user_table_path(cache if cache is not None else cache_dir())
 
 
 def _compare(args: argparse.Namespace) -> int:

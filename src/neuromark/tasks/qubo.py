@@ -35,9 +35,9 @@ import numpy as np
 
 from neuromark._progress import progress
 from neuromark.components import build_component, parameters
-from neuromark.config import ConfigFile, reject_legacy_keys, resolve_path, validate
+from neuromark.config import ConfigFile, reject_legacy_keys, validate
 from neuromark.context import RunContext
-from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Unit, is_local
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.plotting import plot_qubo_sweep
@@ -45,8 +45,9 @@ from neuromark.registry import solvers as solver_registry
 from neuromark.results import Results, Score, config_digest, id_problem, model_identity
 from neuromark.system.power.spec import make_meter
 from neuromark.system.qubo import scenarios
-from neuromark.system.qubo.bks import check_row, load_bks
-from neuromark.system.qubo.config import PARENT, QuboConfig, SolverSpec
+from neuromark.system.qubo.bks import check_row
+from neuromark.system.qubo.bks_auto import fill_missing, sweep_table
+from neuromark.system.qubo.config import DEFAULT_BKS_BUDGET_S, PARENT, QuboConfig, SolverSpec
 from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
 from neuromark.system.qubo.store import EntryStore, check_entry
 from neuromark.system.qubo.workloads import mis_workload
@@ -184,11 +185,12 @@ class QuboTask(BenchmarkTask):
     def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         """The validated config with its BKS table and its meter (None without one), each
         built once."""
-        cfg, table, meter = self._check(config, ctx)
-        return TaskPlan(config, cfg, {"table": table, "meter": meter})
+        cfg, (table, missing), meter = self._check(config, ctx)
+        return TaskPlan(config, cfg, {"table": table, "missing": missing, "meter": meter})
 
     def _check(self, config: ConfigFile, ctx: RunContext) -> tuple[QuboConfig, Any, Any]:
-        """The validated config, its BKS table and its meter (None without one)."""
+        """The validated config, (its BKS table, the workloads missing from it: only with
+        ``bks: auto``) and its meter (None without one)."""
 
         reject_legacy_keys(config, ("name", "id", "version"))
         cfg = validate(QuboConfig, config.data, config)
@@ -215,36 +217,15 @@ class QuboTask(BenchmarkTask):
                               f"process at a time on this machine; run this config with the "
                               f"local executor (no --executor {ctx.executor.name})")
         meter = make_meter(cfg.meter, config, ("meter",)) if cfg.meter is not None else None
-        table = self._bks(cfg, config, ctx)
-        if cfg.fixed_timeout or cfg.time_to_solution:
-            for n in cfg.workloads.sizes:
-                for d in cfg.workloads.densities:
-                    for g in cfg.workloads.seeds:
-                        if (n, float(d), g) not in table:
-                            raise ConfigError(
-                                f"{config.where(('workloads',))}: workloads: no best-known "
-                                f"solution for n={n}, density={d}, seed={g} in "
-                                f"{table.path}; compute it with `neuromark qubo bks --sizes {n} "
-                                f"--densities {d} --seeds {g}` or set 'bks' to a table with it")
-        return cfg, table, meter
-
-    @staticmethod
-    def _bks(cfg: QuboConfig, config: ConfigFile, ctx: RunContext) -> Any:
-        """The config's ``bks`` table, else the one ``neuromark qubo bks`` keeps in the run's
-        cache folder (``<cache>/qubo/bks.csv``, a superset of the shipped table) when it
-        exists, else the shipped table."""
-        user = ctx.cache_dir / "qubo" / "bks.csv"
-        path = (resolve_path(cfg.bks, config) if cfg.bks else user if user.is_file() else None)
-        try:
-            return load_bks(path)
-        except NeuromarkError as exc:
-            raise ConfigError(f"{config.where(('bks',))}: bks: {exc}") from None
+        table, missing = sweep_table(cfg, config, ctx.cache_dir)
+        return cfg, (table, missing), meter
 
     def execute(self, task_plan: TaskPlan, ctx: RunContext) -> list[Results]:
         config, cfg = task_plan.config, task_plan.settings
         table, meter = task_plan.parts["table"], task_plan.parts["meter"]
         out_dir = out_dir_of(ctx)
         out_dir.mkdir(parents=True, exist_ok=True)
+        computed = _fill_bks(cfg, config, table, task_plan.parts.get("missing", []), ctx.quiet)
         store = EntryStore(out_dir / "entries.jsonl", config_digest(cfg.model_dump()))
         specs = plan(cfg, table)
         for spec in specs:  # every reused entry is checked before any solving
@@ -298,8 +279,26 @@ class QuboTask(BenchmarkTask):
         entries = [store.entries[s["key"]] for s in specs]
 
         plots = plot_qubo_sweep(entries, out_dir) if cfg.plots else []
-        return [summarise(cfg, tag, [e for e in entries if e["solver"] == tag], plots,
-                          meter_reason(cfg)) for tag in by_tag]
+        out = [summarise(cfg, tag, [e for e in entries if e["solver"] == tag], plots,
+                         meter_reason(cfg)) for tag in by_tag]
+        for res in out:  # rows bks: auto computed for this run, with their provenance
+            res.details["bks_computed"] = computed
+        return out
+
+
+def _fill_bks(cfg: QuboConfig, config: ConfigFile, table: Any, missing: list[Any],
+              quiet: bool) -> list[dict[str, Any]]:
+    """``bks: auto``: compute the ``missing`` rows into the user's table before any solving
+    (see :mod:`neuromark.system.qubo.bks_auto`); returns them as dicts (no solution)."""
+    if not missing:
+        return []
+    budget = cfg.bks_budget_s or DEFAULT_BKS_BUDGET_S
+    if not quiet:
+        print(f"{cfg.benchmark.id}: computing {len(missing)} missing best-known solution(s) "
+              f"within {budget:g} s into {table.path}", flush=True)
+    rows = fill_missing(table, missing, budget, where=config.where(("bks_budget_s",))
+                        if "bks_budget_s" in config.data else config.where(("bks",)))
+    return [{k: v for k, v in dataclasses.asdict(r).items() if k != "solution_hex"} for r in rows]
 
 
 def meter_reason(cfg: QuboConfig) -> str:

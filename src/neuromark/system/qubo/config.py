@@ -9,6 +9,8 @@ Example (``configs/qubo/mis_default.yaml``)::
     seeds: [0]
     fixed_timeout: {timeouts: [0.01, 0.1]}
     meter: {name: rapl}                       # optional; any registered power meter
+    bks: auto                                 # optional; compute missing BKS rows first
+    bks_budget_s: 60                          # ... within 60 s in all (the default)
 
 Each solver's results id is ``<benchmark.id>-<solver label or name>``.
 """
@@ -24,6 +26,9 @@ from neuromark.config import BenchmarkSettings, StrictModel
 
 #: The parent benchmark of every QUBO result when ``benchmark.parent`` is not set.
 PARENT = "neurobench-qubo-mis"
+#: Seconds ``bks: auto`` may spend computing missing best-known solutions, when the config
+#: does not set ``bks_budget_s``.
+DEFAULT_BKS_BUDGET_S = 60.0
 
 
 def _positive(values: list[float], what: str) -> list[float]:
@@ -124,7 +129,13 @@ class QuboConfig(StrictModel):
     fixed_timeout: FixedTimeout | None = None
     time_to_solution: TimeToSolution | None = None
     max_size: MaxSize | None = None
-    bks: str | None = None
+    bks: str | None = None  # a table (relative to the config's folder), or "auto"
+    bks_budget_s: float | None = None  # with bks: auto; None: DEFAULT_BKS_BUDGET_S
     meter: ComponentSpec | None = None
     jobs: int = Field(default=1, ge=1)
     plots: bool = True
+
+    @field_validator("bks_budget_s")
+    @classmethod
+    def _budget(cls, v: float | None) -> float | None:
+        return None if v is None else _positive([v], "bks_budget_s")[0]
