@@ -6,6 +6,8 @@
   sample at batch size 1 (NeuroBench rule), with the timings kept in a
   :class:`~neuromark.system.timing.StageTimer`.
 - :func:`warm_up`: untimed samples before a test.
+- :func:`check_first_response`: the labels and the responses to the first queries checked
+  before any timed run (type, dtype, shape, finite), with errors naming the SUT and the field.
 - :class:`BuiltSUT`: what a factory of :data:`neuromark.registry.suts` returns (the SUT,
   its library, labels or None, an info dict); the factories live in
   :mod:`neuromark.system.suts`, one module each.
@@ -181,5 +183,71 @@ def warm_up(sut: Any, library: InMemoryLibrary, n: int) -> None:
         else:
             sut.issue([i])
     library.unload(sorted(set(idx)))
+    if getattr(sut, "timer", None) is not None:
+        sut.timer.reset()
+
+
+def check_labels(labels: Any, entry: str, count: int) -> None:
+    """``BuiltSUT.labels`` is None or a 1-D numpy integer array with one class per sample of
+    the library (``count``); :class:`DataError` naming SUT ``entry`` otherwise."""
+    if labels is None:
+        return
+    what = f"SUT {entry!r}: BuiltSUT.labels"
+    if not isinstance(labels, np.ndarray):
+        raise DataError(f"{what} is a {type(labels).__name__}; give a 1-D numpy integer array "
+                        f"of {count} class indices (e.g. np.asarray(labels, dtype=np.int64))")
+    if labels.ndim != 1 or len(labels) != count or labels.dtype.kind not in "iu":
+        raise DataError(f"{what} has shape {labels.shape} and dtype {labels.dtype}; expected "
+                        f"shape ({count},) (one class per library sample) of an integer dtype")
+
+
+def check_first_response(built: BuiltSUT, entry: str, scored: bool) -> None:
+    """Issue the library's first sample(s) (one query each, untimed) and check what comes
+    back before LoadGen runs: a sequence of one numpy array per query, of the declared
+    ``response_dtype``, C-contiguous, finite, of one shape; with ``scored`` labels, a 1-D
+    vector of class scores with an entry for every label. Errors (:class:`DataError`,
+    :class:`ModelOutputError` for non-finite values) name SUT ``entry`` and the field; the
+    SUT's timer is reset afterwards."""
+    sut, library = built.sut, built.library
+    check_labels(built.labels, entry, library.total_count)
+    dtype = np.dtype(sut.response_dtype)
+    indices = list(range(min(2, library.total_count)))
+    library.load(indices)
+    shapes = []
+    try:
+        for index in indices:
+            outs = sut.issue([index])
+            where = f"SUT {entry!r}: issue([{index}])"
+            if isinstance(outs, np.ndarray) or not hasattr(outs, "__len__") or len(outs) != 1:
+                got = (f"an array of shape {outs.shape}" if isinstance(outs, np.ndarray) else
+                       f"{len(outs)} responses" if hasattr(outs, "__len__") else
+                       f"a {type(outs).__name__}")
+                raise DataError(f"{where} returned {got}; expected a list of one numpy array "
+                                "per sample index")
+            out = outs[0]
+            if not isinstance(out, np.ndarray):
+                raise DataError(f"{where}: the response is a {type(out).__name__}; expected a "
+                                f"numpy array of the declared response_dtype {dtype.str}")
+            if out.dtype != dtype:
+                raise DataError(f"{where}: the response has dtype {out.dtype.str}, expected the "
+                                f"declared response_dtype {dtype.str}")
+            if not out.flags.c_contiguous:
+                raise DataError(f"{where}: the response is not C-contiguous "
+                                "(np.ascontiguousarray)")
+            if out.dtype.kind in "fc" and not np.isfinite(out).all():
+                raise ModelOutputError(f"{where}: the response holds non-finite values (NaN or "
+                                       f"inf): {np.array2string(out.ravel()[:8])}")
+            shapes.append(out.shape)
+    finally:
+        library.unload(indices)
+    if len(set(shapes)) > 1:
+        raise DataError(f"SUT {entry!r}: responses to samples 0 and 1 have shapes {shapes[0]} "
+                        f"and {shapes[1]}; every response must have one shape")
+    if scored and built.labels is not None:
+        classes = int(built.labels.max(initial=0)) + 1
+        if len(shapes[0]) != 1 or shapes[0][0] < classes:
+            raise DataError(f"SUT {entry!r}: the response has shape {shapes[0]}; scored against "
+                            f"labels up to {classes - 1} it must be 1-D with at least {classes} "
+                            "class scores (argmax is the prediction)")
     if getattr(sut, "timer", None) is not None:
         sut.timer.reset()

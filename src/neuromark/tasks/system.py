@@ -39,7 +39,7 @@ from neuromark.system.compliance import TESTS, run_compliance
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.power.measure import measure_windows
 from neuromark.system.power.spec import make_meter
-from neuromark.system.sut import BuiltSUT, warm_up
+from neuromark.system.sut import BuiltSUT, check_first_response, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
@@ -195,6 +195,8 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
             raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
                               "gives no workload whose operations can be counted; remove "
                               "estimate:")
+        check_first_response(built, cfg.sut.name,  # before any timed run
+                             scored=cfg.accuracy or cfg.loadgen.mode == "AccuracyOnly")
         return _run(cfg, config, built, Path(out_dir).resolve(), ctx)
     finally:
         if built.close is not None:
