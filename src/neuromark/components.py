@@ -118,6 +118,8 @@ def check_options(registry: Any, spec: ComponentSpec, config: ConfigFile | None 
         if key in spec.options:
             raise ConfigError(f"{where((*loc, 'options', key))}: {dotted}.options.{key}: given by "
                               f"the run ({run_arguments[key]}), not an option")
+    if callable(getattr(factory, "check_config", None)):  # an entry that reads its config file
+        return dict(factory.check_config(spec.options, config, tuple(loc)))
     model = options_model(factory, skip=tuple(run_arguments))
     checked = validate(model, spec.options, config, (*loc, "options"))
     return dict(checked)
@@ -179,9 +181,14 @@ def build_component(registry: Any, spec: ComponentSpec, config: ConfigFile | Non
     """``registry.get(spec.name)(**options, **run_arguments)`` with the options checked by
     :func:`check_options` (file:line errors) and path options resolved from the config's
     folder (:func:`resolve_path_options`); ``run_arguments`` (e.g. ``split``, ``seed``)
-    come from the run and are not options."""
+    come from the run and are not options. An entry with ``check_config(options, config,
+    loc)`` / ``from_config(options, config, loc, **run_arguments)`` (one that resolves what
+    its options name from the config's folder) is checked and built by those instead."""
+    factory = resolve_entry(registry, spec.name, (config or ConfigFile(data={})).where(
+        (*loc, "name")), f"{'.'.join(map(str, loc))}.name")
+    if callable(getattr(factory, "from_config", None)):  # e.g. models' ``python``: the file
+        return factory.from_config(spec.options, config, tuple(loc), **run_arguments)
     options = check_options(registry, spec, config, loc,
                             run_arguments={key: "the run" for key in run_arguments})
-    factory = registry.get(spec.name)
     options = resolve_path_options(factory, spec.options, options, config, loc)
     return factory(**options, **run_arguments)

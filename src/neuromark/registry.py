@@ -46,8 +46,9 @@ def _entry_point_origin(ep: Any) -> str:
 class Registry(Generic[T]):
     """A named collection of objects of one kind, with close-match suggestions on misses."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, hint: str = "") -> None:
         self.kind = kind
+        self.hint = hint  # how to add an entry, appended to the unknown-name message
         self._entries: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}  # name -> "module:object" as registered
         self._plugins_loaded = False
@@ -121,7 +122,7 @@ class Registry(Generic[T]):
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             known = ", ".join(sorted(self._entries)) or "none"
             raise UnknownNameError(f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} "
-                                   f"{name!r}{hint} (known: {known})")
+                                   f"{name!r}{hint} (known: {known}){self.hint}")
         entry = self._entries[name]
         if isinstance(entry, str):  # "module:attr", or "module" for a whole module
             module_name, _, attr = entry.partition(":")
@@ -134,7 +135,10 @@ class Registry(Generic[T]):
 #: Tasks: objects following :class:`neuromark.suite.Task` (``validate`` and ``run``).
 tasks: Registry[Callable[..., Any]] = Registry("tasks")
 metrics: Registry[type] = Registry("metrics")
-models: Registry[Any] = Registry("models")
+models: Registry[Any] = Registry("models", hint=(
+    "; or a model of your own, from a Python file beside the config: model: {name: python, "
+    "options: {factory: 'my_net.py:build', kwargs: {...}}}; or from a package of yours, "
+    "through an entry point 'models.NAME' of the group 'neuromark.plugins' (docs/extending.md)"))
 adapters: Registry[Any] = Registry("adapters")
 datasets: Registry[type] = Registry("datasets")
 solvers: Registry[Any] = Registry("solvers")
@@ -198,6 +202,7 @@ models.register_many({
     "esn": "neuromark.baselines.mackey_glass:ESN",
     "dvs_gesture_snn": "neuromark.baselines.dvs_gesture:DVS_GESTURE_SNN",
     "nir": "neuromark.models.nir_model:nir_model",
+    "python": "neuromark.models.python_model:PYTHON_MODEL",  # your own file: runs your code
 })
 
 # Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
@@ -239,6 +244,7 @@ meters.register_many({
     "rapl": "neuromark.system.power.rapl:RaplMeter",
     "nvml": "neuromark.system.power.nvml:NvmlMeter",
     "csv": "neuromark.system.power.csv_trace:CsvTraceMeter",
+    "ptd": "neuromark.system.power.ptd:PtdMeter",
     "null": "neuromark.system.power.null:NullMeter",
 })
 

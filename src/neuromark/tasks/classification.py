@@ -51,13 +51,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
-from neuromark.components import (
-    ComponentSpec,
-    build_component,
-    check_options,
-    path_options,
-    resolve_path_options,
-)
+from neuromark.components import ComponentSpec, build_component, check_options
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
@@ -65,7 +59,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
-from neuromark.models.checkpoint import load_state_dict
+from neuromark.models.configured import build_configured
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
@@ -212,6 +206,9 @@ class ClassificationTask(BenchmarkTask):
             if where.exists() and not where.is_file():
                 raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
                                   f"{where} is not a file (a folder?)")
+            if plan.family is None and not where.exists():  # only a recipe's cache may be absent
+                raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
+                                  f"{where}: no such file (relative paths lie in the config's folder)")
         if plan.family is None and settings.train is not None:
             raise ConfigError(f"{config.where(('train',))}: train: model "
                               f"{spec.name or spec.checkpoint!r} has no training recipe")
@@ -240,7 +237,7 @@ class ClassificationTask(BenchmarkTask):
                        announce=True)
         model, details = self._model(plan, ctx, test)
         meta = details.pop("_meta", {})
-        paths = details.pop("_paths", {})
+        provenance = details.pop("_provenance", {})
         size = settings.eval.batch_size
         pin = plan.device.type == "cuda"  # page-locked batches copy to the GPU asynchronously
         loader = (_test_loader(test, size, pin) if hasattr(test, "loader")
@@ -269,8 +266,7 @@ class ClassificationTask(BenchmarkTask):
         if decoder.flag():
             results.flag(decoder.flag())
             print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
-        if paths:
-            results.provenance["paths"] = paths
+        results.provenance.update(provenance)
         results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
         dropped = getattr(loader, "dropped", 0)  # spikes after t_max_us (dataset option late: drop)
         if dropped:
@@ -356,17 +352,10 @@ class ClassificationTask(BenchmarkTask):
             model, meta = load_checkpoint(checkpoint)
             return model, _checkpoint_details(checkpoint, False, meta.get("kind"), meta)
 
-        component = ComponentSpec(name=spec.name, options=spec.options)
-        model = build_component(models, component, config, ("model",))
-        if checkpoint is not None:
-            load_state_dict(model, checkpoint)
-        # path options as the model read them (absolute), for the results' provenance
-        entry = models.get(spec.name)
-        resolved = resolve_path_options(entry, spec.options, spec.options, config, ("model",))
-        paths = {f"model.options.{k}": str(resolved[k]) for k in path_options(entry)
-                 if k in spec.options}
+        # path options as the model read them, a python model's file: the results' provenance
+        model, provenance = build_configured(spec.name, spec.options, checkpoint, config)
         return model, {"model": spec.name, "checkpoint": str(checkpoint) if checkpoint else None,
-                       "_paths": paths}
+                       "_provenance": provenance}
 
 
 def _effective(plan: Plan) -> dict[str, Any]:
