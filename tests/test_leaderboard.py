@@ -15,7 +15,7 @@ from neuromark.errors import DataError
 from neuromark.report.compare import compare
 from neuromark.report.leaderboard import build_leaderboard
 from neuromark.report.runs import flatten_scores, read_runs, run_flags
-from neuromark.results import BenchmarkInfo, Results, Score
+from neuromark.results import BenchmarkInfo, Results, Score, model_identity
 
 RUNS = {  # folder -> (accuracy, its standard error, MACs, ACs, footprint)
     "run-small": (0.70, 0.03, 100.0, 900.0, 1_000),
@@ -65,8 +65,10 @@ def test_runs_flags_and_compare_by_hand(tmp_path, capsys):
     out = capsys.readouterr().out
     assert re.search(r"classification_accuracy\s+0\.7 ± 0\.03\s+0\.9 ± 0\.02\s+\+0\.2\s+0\.036\s+"
                      r"outside SE", out)
+    assert [r.label for r in read_runs([tmp_path])] == sorted(RUNS)  # a folder of run folders
+    (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no neuromark results"):
-        read_runs([tmp_path])
+        read_runs([tmp_path / "empty"])
 
 
 def test_page_files_and_links(tmp_path):
@@ -79,6 +81,36 @@ def test_page_files_and_links(tmp_path):
     config = json.loads((tmp_path / "site" / links[1]).read_text())
     assert config == {"task": "toy"}
     assert page.count('src="data:image/png;base64,') == 1
+
+
+def test_columns_primary_score_first_then_complexity_per_speaker_last(tmp_path):
+    """A classification result with per-speaker scores, in the order its task writes them
+    (the config's metrics, then the speaker analysis)."""
+    folder = tmp_path / "20260101-120000"
+    folder.mkdir()
+    Results(scores={"footprint": Score(1000, unit="bytes"),
+                    "connection_sparsity": Score(0.5),
+                    "classification_accuracy": Score(0.8, 0.01),
+                    "activation_sparsity": Score(0.9),
+                    "synaptic_operations": Score({"Effective_MACs": 0.0, "Effective_ACs": 10.0,
+                                                  "Dense": 40.0}, unit="ops/sample"),
+                    "accuracy_per_speaker": Score({"3": 0.7, "5": 0.9}, {"3": 0.1, "5": 0.1}),
+                    "speaker_accuracy_spread": Score(0.1)},
+            benchmark=BenchmarkInfo("shd"), config={"task": "classification"},
+            model=model_identity("rsnn", {}, None, "my-rsnn")).save(folder / "shd--my-rsnn.json")
+    page = build_leaderboard(read_runs([folder]), tmp_path / "site").read_text()
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", page)
+    assert heads == ["model", "classification_accuracy", "footprint (bytes)",
+                     "connection_sparsity", "activation_sparsity",
+                     "synaptic_operations.Effective_MACs (ops/sample)",
+                     "synaptic_operations.Effective_ACs (ops/sample)",
+                     "synaptic_operations.Dense (ops/sample)", "speaker_accuracy_spread",
+                     "flags", "files", "name", "checkpoint", "run",
+                     "accuracy_per_speaker.3", "accuracy_per_speaker.5"]
+    assert re.findall(r"<th class=fix>([^<]*)</th>", page) == ["model", "classification_accuracy"]
+    assert ".fix{position:sticky;left:0" in page
+    row = re.search(r"<tbody><tr>(.*?)</tr>", page).group(1)
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", row)[:2] == ["my-rsnn", "0.8 ± 0.01"]
 
 
 def chromium() -> str:

@@ -4,6 +4,7 @@ the combined standard error."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from neuromark.commands import add_command
@@ -14,7 +15,8 @@ from neuromark.report.runs import Run, benchmark_title, read_runs
 DESCRIPTION = """Compare two results files (or two results folders) of the same benchmark (id,
 version): the two models side by side (label, name, options and checkpoint digests, run), their
 values, B - A, the combined standard error sqrt(se_A^2 + se_B^2) and whether each difference is
-within it. In folders, models with the same label pair up."""
+within it. In folders, models with the same label pair up; a folder of run folders is read one
+level down (empty ones skipped with a note)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,7 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    runs_a, runs_b = read_runs([args.a]), read_runs([args.b])
+    notes: list[str] = []
+    runs_a, runs_b = read_runs([args.a], notes), read_runs([args.b], notes)
+    if notes:
+        print("\n".join(notes), file=sys.stderr)
     pairs, left_a, left_b = pair_runs(runs_a, runs_b)
     if not pairs:
         def names(runs: list[Run]) -> str:

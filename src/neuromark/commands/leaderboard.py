@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from neuromark.commands import add_command
@@ -18,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "leaderboard", "write a static HTML leaderboard of results folders",
                          DESCRIPTION)
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS_DIR",
-                        help="results folders written by `neuromark run` (or results JSON files)")
+                        help="results folders written by `neuromark run`, folders of them "
+                             "(e.g. results/: read one level down; empty ones are skipped with "
+                             "a note) or results JSON files")
     parser.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
     parser.set_defaults(func=_leaderboard)
 
@@ -26,7 +29,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _leaderboard(args: argparse.Namespace) -> int:
     from neuromark.report.leaderboard import build_leaderboard  # matplotlib
 
-    runs = read_runs(args.results)
+    notes: list[str] = []
+    runs = read_runs(args.results, notes)
+    if notes:
+        print("\n".join(notes), file=sys.stderr)
     page = build_leaderboard(runs, args.out)
     print(f"wrote {page} ({len(runs)} results files, "
           f"{len({r.key for r in runs})} benchmarks)")

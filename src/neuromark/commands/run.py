@@ -102,6 +102,17 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
+    run_to_folder(configs, out_dir, quiet=quiet, only_task=only_task, overwrite=overwrite,
+                  executor=executor, address=address, ctx=ctx)
+    return 0
+
+
+def run_to_folder(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
+                  only_task: str | None = None, overwrite: bool = False,
+                  executor: str = "local", address: str | None = None,
+                  ctx: RunContext | None = None) -> Path:
+    """:func:`run_and_report`, returning the folder written (made only once every config
+    is planned, so a config that fails validation leaves no folder)."""
     from neuromark.suite import expand
 
     ctx = ctx if ctx is not None else RunContext.build(quiet=quiet)
@@ -121,7 +132,7 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
 
 def _run_on(ctx: RunContext, configs: Sequence[str | Path], out_dir: Path | None, *,
-            overwrite: bool) -> int:
+            overwrite: bool) -> Path:
     from neuromark.suite import plan_configs, run_configs, timestamped_dir
 
     start = time.perf_counter()
@@ -138,7 +149,7 @@ def _run_on(ctx: RunContext, configs: Sequence[str | Path], out_dir: Path | None
     wall = time.perf_counter() - start
     print(f"\n{len(written)} result file(s) and the report {reports[0]} in {folder} "
           f"({wall:.1f} s)")
-    return 0
+    return folder
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.run import add_output_flags, context_from_args, run_and_report
+from neuromark.commands.run import add_output_flags, context_from_args, run_to_folder
 from neuromark.errors import ConfigError
 from neuromark.results import results_name
 
@@ -42,17 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from neuromark.suite import timestamped_dir
-
     ctx = context_from_args(args)
-    out = args.out or timestamped_dir()
-    code = run_and_report(args.configs, out, quiet=args.quiet, only_task="system",
-                          overwrite=args.overwrite, ctx=ctx)
+    out = run_to_folder(args.configs, args.out, quiet=args.quiet, only_task="system",
+                        overwrite=args.overwrite, ctx=ctx)  # no folder before the plans pass
     from neuromark.report.system_report import write_submission_dir
 
     manifest, report = write_submission_dir(out, args.system)
     print(f"submission: {manifest} and {report}; audit it with 'neuromark check {out}'")
-    return code
+    return 0
 
 
 def _compliance(args: argparse.Namespace) -> int:

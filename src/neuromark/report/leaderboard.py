@@ -1,9 +1,12 @@
 """``neuromark leaderboard``: one static HTML page comparing the models run on each benchmark.
 
 ``site/index.html`` holds, per benchmark (id, version), one table with one row per model
-run on it (its label, registry or class name, checkpoint digest and the run it came from)
-and every score (value ± standard error, units in the header), sorting by any column on a
-click, the run's flags ("not measured", diverged instances, overruns), links to each run's
+run on it, labelled by the model's label: the benchmark's primary score first, then the
+complexity scores, the other scores, the run's registry or class name, checkpoint digest and
+folder, and last the breakdowns (per speaker, per size) (:func:`score_columns`; value ±
+standard error, units in the header; the label and primary score stay in view when the
+table scrolls sideways), sorting by any column on a click,
+the run's flags ("not measured", diverged instances, overruns), links to each run's
 results JSON, config and provenance (copied beside the page under ``runs/``), and where the
 runs have an accuracy
 (or error) and synaptic operations, the score-vs-operations plot with its Pareto front
@@ -22,7 +25,15 @@ from collections import defaultdict
 from pathlib import Path
 
 from neuromark.plotting import plot_pareto
-from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores, run_flags
+from neuromark.report.runs import (
+    COMPLEXITY,
+    Cell,
+    Run,
+    benchmark_title,
+    flatten_scores,
+    primary_score,
+    run_flags,
+)
 
 #: Scores the Pareto plot uses as its y axis, in order of preference: (name, higher is better).
 PARETO_SCORES = (("classification_accuracy", True), ("r2", True), ("sMAPE", False),
@@ -43,13 +54,23 @@ document.querySelectorAll('table.board th').forEach(th => th.addEventListener('c
   });
   rows.forEach(r => body.appendChild(r));
 }));
+document.querySelectorAll('table.board').forEach(table => {  // fixed columns side by side
+  let left = 0;
+  for (const th of table.tHead.rows[0].cells) {
+    if (!th.classList.contains('fix')) break;
+    const col = th.cellIndex, x = left;
+    Array.from(table.rows).forEach(r => { r.cells[col].style.left = x + 'px'; });
+    left += th.offsetWidth;
+  }
+});
 """
 
 _STYLE = ("body{font-family:sans-serif;margin:2em;line-height:1.4}"
           "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
           "font-size:90%}th{cursor:pointer;background:#f3f3f3}th[data-order=asc]::after{content:' ▲'}"
           "th[data-order=desc]::after{content:' ▼'}.flag{color:#b00;font-weight:bold}"
-          "img{max-width:48em}.note{color:#555;font-size:90%}")
+          "img{max-width:48em}.note{color:#555;font-size:90%}.wide{overflow-x:auto}"
+          ".fix{position:sticky;left:0;z-index:1;background:#fff}th.fix{background:#f3f3f3}")
 
 
 def _slug(text: str) -> str:
@@ -117,29 +138,70 @@ def _pareto(runs: list[Run], cells: list[dict[str, Cell]], out: Path, bench: str
             'synaptic_operations with an accuracy or error score.</p>')
 
 
+def score_columns(runs: list[Run], cells: list[dict[str, Cell]]) -> tuple[list[str], list[str]]:
+    """(the score columns before the run's identity and flags, those after): the
+    benchmark's primary score (:func:`~neuromark.report.runs.primary_score` of its first run
+    with one), the complexity scores (:data:`COMPLEXITY` order), the other scores, and last
+    the breakdowns (per-speaker, per-size: names with ``_per_`` or ``[``), each group in the
+    order the results list them."""
+    seen = list(dict.fromkeys(name for row in cells for name in row))
+    primary = _primary(runs)
+    base = {name: name.split(".")[0] for name in seen}
+    complexity = sorted((n for n in seen if base[n] in COMPLEXITY),
+                        key=lambda n: COMPLEXITY.index(base[n]))
+    breakdown = [n for n in seen if "_per_" in base[n] or "[" in n]
+    first = [n for n in seen if base[n] == primary] + complexity
+    rest = [n for n in seen if n not in first and n not in breakdown]
+    return first + rest, breakdown
+
+
+def _primary(runs: list[Run]) -> str | None:
+    """The benchmark's primary score: that of its first run with one."""
+    return next((p for p in map(primary_score, (r.results for r in runs)) if p), None)
+
+
+def _td(text: str, key: str, classes: str = "", escape: bool = True) -> str:
+    cls = f' class="{classes}"' if classes else ""
+    return (f'<td data-sort="{html.escape(key)}"{cls}>'
+            f"{html.escape(text) if escape else text}</td>")
+
+
+def _score_cells(row: dict[str, Cell], names: list[str], fixed: int) -> list[str]:
+    """The cells of ``names`` (the first ``fixed`` stay in view; text values flagged)."""
+    out = []
+    for i, name in enumerate(names):
+        text, key = _format(row.get(name))
+        classes = " ".join(c for c in ("fix" if i < fixed else "",
+                                       "flag" if name in row and isinstance(row[name].value, str)
+                                       else "") if c)
+        out.append(_td(text, key, classes))
+    return out
+
+
 def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, str]]) -> str:
-    columns = sorted({name for row in cells for name in row})
+    before, after = score_columns(runs, cells)
     units = {name: next((row[name].unit for row in cells if name in row and row[name].unit), "")
-             for name in columns}
-    head = (["model", "name", "checkpoint", "run", "files", "flags"]
-            + [f"{c} ({units[c]})" if units[c] else c for c in columns])
-    parts = ['<table class="board"><thead><tr>'
-             + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+             for name in before + after}
+    fixed = 2 if before and before[0].split(".")[0] == _primary(runs) else 1  # stay in view
+
+    def heads(names: list[str]) -> list[str]:
+        return [f"{c} ({units[c]})" if units[c] else c for c in names]
+
+    head = (["model", *heads(before), "flags", "files", "name", "checkpoint", "run", *heads(after)])
+    parts = ['<div class="wide"><table class="board"><thead><tr>'
+             + "".join(f'<th{" class=fix" if i < fixed else ""}>{html.escape(h)}</th>'
+                       for i, h in enumerate(head)) + "</tr></thead><tbody>"]
     for run, row, link in zip(runs, cells, links):
         flags = run_flags(run.results)
         files = " ".join(f'<a href="{html.escape(link[k])}">{k}</a>'
                          for k in ("json", "config", "provenance"))
         flag_html = "<br>".join(f'<span class="flag">{html.escape(f)}</span>' for f in flags)
-        tds = [f'<td data-sort="{html.escape(text)}">{html.escape(text)}</td>'
-               for text in (run.model_label, run.model_name, run.checkpoint_short, run.label)]
-        tds += [f'<td data-sort="">{files}</td>',
-               f'<td data-sort="{len(flags)}">{flag_html}</td>']
-        for name in columns:
-            text, key = _format(row.get(name))
-            cls = ' class="flag"' if name in row and isinstance(row[name].value, str) else ""
-            tds.append(f'<td data-sort="{html.escape(key)}"{cls}>{html.escape(text)}</td>')
-        parts.append("<tr>" + "".join(tds) + "</tr>")
-    parts.append("</tbody></table>")
+        name = _row_name(run, runs)
+        tds = [_td(name, name, "fix"), *_score_cells(row, before, fixed - 1),
+               _td(flag_html, str(len(flags)), escape=False), _td(files, "", escape=False)]
+        tds += [_td(text, text) for text in (run.model_name, run.checkpoint_short, run.label)]
+        parts.append("<tr>" + "".join(tds + _score_cells(row, after, 0)) + "</tr>")
+    parts.append("</tbody></table></div>")
     return "".join(parts)
 
 

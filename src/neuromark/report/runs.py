@@ -98,6 +98,24 @@ def flatten_scores(results: Results) -> dict[str, Cell]:
     return out
 
 
+#: Correctness scores in order of preference: a result's primary score is the first of these
+#: it holds, unless its task declares one (``details["primary_metric"]``: the system
+#: scenario's, the QUBO sweep's first ``bks_gap``).
+CORRECTNESS = ("classification_accuracy", "session_average", "sMAPE", "r2", "MSE", "coco_map",
+               "base_accuracy")
+#: Complexity scores (NeuroBench's), in the order the leaderboard shows them.
+COMPLEXITY = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
+              "synaptic_operations", "membrane_updates", "neuron_operations", "energy_estimate")
+
+
+def primary_score(results: Results) -> str | None:
+    """The name of the result's headline score (see :data:`CORRECTNESS`), or None."""
+    declared = (results.details or {}).get("primary_metric")
+    if isinstance(declared, str) and declared in results.scores:
+        return declared
+    return next((name for name in CORRECTNESS if name in results.scores), None)
+
+
 def run_flags(results: Results) -> list[str]:
     """What a reader must see: scores that are text ("not measured"), and the run's
     ``flags`` and ``diverged``/``overruns`` details where a task records them."""
@@ -115,33 +133,58 @@ def run_flags(results: Results) -> list[str]:
     return flags
 
 
-def read_runs(paths: list[str | Path]) -> list[Run]:
-    """The results files in ``paths`` (folders written by ``neuromark run``, or single
-    results JSON files); other JSON files in a folder are skipped. Raises DataError naming
-    a path that is missing or holds no results."""
+def _results_in(folder: Path) -> list[tuple[Path, Results]]:
+    """The readable results files directly in ``folder`` (other JSON files skipped)."""
+    found = []
+    for file in sorted(folder.glob("*.json")):
+        try:
+            found.append((file, Results.load(file)))
+        except (DataError, KeyError, TypeError, ValueError, json.JSONDecodeError):
+            continue
+    return found
+
+
+def read_runs(paths: list[str | Path], notes: list[str] | None = None) -> list[Run]:
+    """The results files in ``paths``: results JSON files, run folders written by
+    ``neuromark run``, or folders of run folders (such as ``results/``: a folder without
+    results files of its own is read one level down). Folders without results are skipped,
+    each with a line appended to ``notes``; DataError when a path is missing, a given file
+    is not a results file, or nothing at all holds results."""
     runs: list[Run] = []
     labels: dict[str, int] = {}
+    empty: list[Path] = []
+
+    def add(base: str, file: Path, results: Results) -> None:
+        model = results.model.label if results.model is not None else ""
+        key = f"{base}\0{results.benchmark.id}\0{results.benchmark.version}\0{model}"
+        labels[key] = labels.get(key, 0) + 1
+        runs.append(Run(base if labels[key] == 1 else f"{base}#{labels[key]}", file, results))
+
     for given in paths:
         path = Path(given)
         if not path.exists():
             raise DataError(f"results path not found: {path}")
-        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-        found = 0
-        for file in files:
+        if path.is_file():
             try:
-                results = Results.load(file)
+                results = Results.load(path)
             except (DataError, KeyError, TypeError, ValueError, json.JSONDecodeError):
-                if path.is_file():
-                    raise DataError(f"{file}: not a neuromark results file") from None
-                continue
-            base = (path if path.is_dir() else path.parent).name or str(path)
-            model = results.model.label if results.model is not None else ""
-            key = f"{base}\0{results.benchmark.id}\0{results.benchmark.version}\0{model}"
-            labels[key] = labels.get(key, 0) + 1
-            label = base if labels[key] == 1 else f"{base}#{labels[key]}"
-            runs.append(Run(label, file, results))
-            found += 1
-        if not found:
-            raise DataError(f"{path}: no neuromark results files (*.json written by "
-                            "`neuromark run`)")
+                raise DataError(f"{path}: not a neuromark results file") from None
+            add(path.parent.name or str(path), path, results)
+            continue
+        own = _results_in(path)
+        folders = [(path, own)] if own else [
+            (sub, _results_in(sub)) for sub in sorted(p for p in path.iterdir() if p.is_dir())]
+        for folder, found in folders:
+            for file, results in found:
+                add(folder.name or str(folder), file, results)
+            if not found:
+                empty.append(folder)
+        if not own and not folders:
+            empty.append(path)
+    if not runs:
+        shown = ", ".join(str(p) for p in (empty or [Path(p) for p in paths])[:4])
+        raise DataError(f"{shown}: no neuromark results files (*.json written by `neuromark "
+                        "run`), neither in the folder nor in its sub-folders")
+    if notes is not None:
+        notes += [f"note: skipped {folder}: no results files" for folder in empty]
     return runs
