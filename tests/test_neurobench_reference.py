@@ -141,3 +141,29 @@ def test_neuron_operations_agree(reset):
         ops["Effective Neuron Ops"], rel=1e-9)
     assert ours["neuron_operations"]["Dense_Neuron_Ops"] == pytest.approx(
         ops["Neuron Dense Ops"], rel=1e-9)
+
+
+def test_neuron_operations_beyond_neurobench_table(capsys):
+    """neurobench 2.3.0 has costs for Leaky, Synaptic, Lapicque and Alpha only: on an
+    RLeaky it prints its KeyError and reports 0.0 neuron ops; ours counts it (5 per update,
+    the recurrent Linear as synaptic ops), on neurobench's own membrane updates."""
+    from neuromark.metrics import NeuronOperations
+
+    torch.manual_seed(3)
+    net = nn.Sequential(nn.Linear(6, 4),
+                        snn.RLeaky(beta=0.9, linear_features=4, init_hidden=True, output=True))
+    data = torch.bernoulli(torch.full((4, 5, 6), 0.3))
+    loader = DataLoader(TensorDataset(data, torch.zeros(4, dtype=torch.long)), batch_size=2)
+
+    def post(spikes):
+        return spikes.sum(1).argmax(-1)
+
+    theirs = neurobench_results(NBSNNTorchModel(net), loader, post,
+                               [nb_workload.NeuronOperations, nb_workload.MembraneUpdates])
+    assert "Error running workload metric 'NeuronOperations': 'RLeaky'" in capsys.readouterr().out
+    assert theirs["NeuronOperations"] == 0.0 and theirs["MembraneUpdates"] > 0
+    ours = dict(Benchmark(SNNTorchModel(net), loader, [], [post],
+                          [NeuronOperations(), MembraneUpdates()], quiet=True).run())
+    assert ours["membrane_updates"] == pytest.approx(theirs["MembraneUpdates"], rel=1e-9)
+    assert ours["neuron_operations"]["Effective_Neuron_Ops"] == pytest.approx(
+        5 * theirs["MembraneUpdates"], rel=1e-9)

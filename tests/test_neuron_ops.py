@@ -100,8 +100,15 @@ class Custom(nn.Module):
 def test_undeclared_cost_fails_naming_the_layer():
     with pytest.raises(Exception, match=r"neuron layer 'neuron'.*Custom.*no declared cost"):
         run(_named(Custom()))
-    with pytest.raises(NeuronCostError, match="reset mechanism 'none'"):
-        neuron_cost(snn.Leaky(beta=0.5, reset_mechanism="none"), "lif")
+    # snnTorch's own neurons all have a cost now (tests/test_snntorch_neuron_costs.py),
+    # reset "none" included (beta*U + I: 2); a subclass of one of them is not one of them
+    assert neuron_cost(snn.Leaky(beta=0.5, reset_mechanism="none"), "lif") == 2
+
+    class MyLeaky(snn.Leaky):
+        pass
+
+    with pytest.raises(NeuronCostError, match=r"'lif'.*MyLeaky.*no declared cost"):
+        neuron_cost(MyLeaky(beta=0.5), "lif")
 
 
 def _named(module: nn.Module) -> nn.Module:

@@ -11,13 +11,20 @@ Every parameter tensor of a model is, for the synaptic-operation count, one of:
   own such parameters.
 
 A parameter is *consumed* when a counted operation used it during the run. After the run,
-every parameter that is neither consumed nor exempt is reported as uncovered.
+every parameter that is neither consumed nor exempt is reported as uncovered. For the
+message, the plan notes which parameters an ancestor's ``forward`` names directly (say
+``F.linear(x, self.fc.weight)`` in the parent of ``fc``): their operations run outside the
+owner, where neither its wrapper nor interception sees them, and exempting them would drop
+those operations (:func:`neuromark.metrics.functional.coverage.coverage_message`).
 """
 
 from __future__ import annotations
 
+import inspect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from torch import nn
 
@@ -26,13 +33,16 @@ from neuromark.models.base import CONNECTION_TYPES, NON_SYNAPTIC_TYPES, is_spiki
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """One parameter tensor: dotted name, owning module path and type, shape, elements."""
+    """One parameter tensor: dotted name, owning module path and type, shape, elements;
+    ``parent_use``: an ancestor module whose ``forward`` names it directly, as
+    ``"'path' (Type) uses `self.fc.weight`"`` (empty when none does)."""
 
     name: str
     module: str
     module_type: str
     shape: tuple[int, ...]
     numel: int
+    parent_use: str = ""
 
 
 @dataclass
@@ -62,6 +72,36 @@ def _exempt_reason(module: nn.Module) -> str | None:
     if isinstance(module, NON_SYNAPTIC_TYPES):
         return f"non-synaptic {type(module).__name__}"
     return None
+
+
+@lru_cache(maxsize=256)
+def _forward_source(cls: type) -> tuple[str, str]:
+    """(name of ``self``, source) of ``cls.forward`` when the class defines its own (not
+    torch's); ``("", "")`` when it does not or its source cannot be read."""
+    forward = getattr(cls, "forward", None)
+    if forward is None or getattr(forward, "__module__", "").startswith("torch."):
+        return "", ""
+    try:
+        first = next(iter(inspect.signature(forward).parameters), "self")
+        return first, inspect.getsource(forward)
+    except (OSError, TypeError, ValueError):
+        return "", ""
+
+
+def _parent_use(name: str, modules: dict[str, nn.Module]) -> str:
+    """The nearest strict ancestor of parameter ``name`` whose forward names it as
+    ``self.<relative name>``, described for the message; empty when none does."""
+    parts = name.split(".")
+    for depth in range(len(parts) - 2, -1, -1):
+        path = ".".join(parts[:depth])
+        module = modules.get(path)
+        if module is None:
+            continue
+        me, source = _forward_source(type(module))
+        relative = ".".join(parts[depth:])
+        if source and re.search(rf"\b{re.escape(me)}\.{re.escape(relative)}\b", source):
+            return f"{path or '<root>'!r} ({type(module).__name__}) uses `{me}.{relative}`"
+    return ""
 
 
 def _listed(name: str, exempt_params: Iterable[str]) -> bool:
@@ -102,7 +142,8 @@ def plan_coverage(root: nn.Module, connection_layers: list[tuple[str, nn.Module]
         owner = modules[path]
         plan.ids[id(param)] = name
         plan.params[name] = ParamInfo(name, path or "<root>", type(owner).__name__,
-                                      tuple(param.shape), param.numel())
+                                      tuple(param.shape), param.numel(),
+                                      _parent_use(name, modules) if path else "")
         if _listed(name, exempt_params):
             plan.exempt[name] = "exempt_params"
         elif wrapped is not None:

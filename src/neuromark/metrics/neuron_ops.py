@@ -9,6 +9,9 @@ dense neuron ops are all neurons x steps times that cost. Costs come from
 Differences from NeuroBench: stateless activation modules (ReLU, ...) contribute none
 (NeuroBench fails on them); dense ops count the layer's output elements x steps, which
 equal its membrane elements for every neuron whose spikes have the membrane's shape.
+snnTorch's whole-sequence neurons (StateLeaky, LinearLeaky, LeakyParallel,
+AssociativeLeaky) update every neuron at every step of the sequence they take in one call,
+with no membrane seen step by step: their effective ops equal their dense ops.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from neuromark.metrics.base import Step, WorkloadMetric
 from neuromark.metrics.functional.neuron_ops import neuron_cost, neuron_operations
+from neuromark.metrics.functional.snntorch_costs import WHOLE_SEQUENCE, is_snntorch_neuron
 from neuromark.results import Score
 
 
@@ -25,6 +29,10 @@ def _is_spiking(module: Any) -> bool:
     if getattr(module, "neuromark_neuron", False):
         return True
     return any(cls.__name__ == "SpikingNeuron" for cls in type(module).__mro__)
+
+
+def _whole_sequence(module: Any) -> bool:
+    return is_snntorch_neuron(module) and type(module).__name__ in WHOLE_SEQUENCE
 
 
 class NeuronOperations(WorkloadMetric):
@@ -58,7 +66,8 @@ class NeuronOperations(WorkloadMetric):
             cost = self.costs.get(name)
             if cost is None:
                 cost = self.costs[name] = neuron_cost(layer.module, name, layer.cost)
-            effective, dense = neuron_operations(counts.membrane_updates, counts.total, cost)
+            updates = counts.total if _whole_sequence(layer.module) else counts.membrane_updates
+            effective, dense = neuron_operations(updates, counts.total, cost)
             self.effective[name] += effective
             self.dense[name] += dense
         self.samples += step.num_samples

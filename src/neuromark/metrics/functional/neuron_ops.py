@@ -3,7 +3,10 @@
 NeuroBench 2.3.0 (``NeuronOperations``, added in 2.2.0) counts the arithmetic of a spiking
 neuron's state update as a fixed number of operations per updated neuron, by snnTorch
 neuron type and reset mechanism (``subtract`` or ``zero``); :data:`SNNTORCH_COSTS` holds
-that table. Neurons of other frameworks, and custom ones, declare their cost:
+that table (Leaky, Synaptic, Lapicque, Alpha). Every neuron class of ``snntorch._neurons``
+takes its cost from :mod:`~neuromark.metrics.functional.snntorch_costs`, derived from its
+update equation, which reproduces that table for its four neurons. Neurons of other
+frameworks, and custom ones, declare their cost:
 
 - as an attribute of the module, ``neuromark_neuron_cost``: a number (ops per update) or a
   mapping from reset mode to a number (read with the module's ``reset_mechanism``);
@@ -24,9 +27,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from neuromark.errors import NeuromarkError
+from neuromark.metrics.functional.snntorch_costs import (
+    SNNTORCH_OPS,
+    CostUndefined,
+    is_snntorch_neuron,
+    snntorch_ops,
+)
 
 #: Ops per neuron update of snnTorch's neurons by reset mechanism (neurobench 2.3.0,
-#: ``neurobench/metrics/workload/neuron_operations.py``, and its docs page).
+#: ``neurobench/metrics/workload/neuron_operations.py``, and its docs page): the reference
+#: that :func:`~neuromark.metrics.functional.snntorch_costs.snntorch_ops` reproduces.
 SNNTORCH_COSTS: dict[str, dict[str, int]] = {
     "Leaky": {"subtract": 4, "zero": 4},
     "Synaptic": {"subtract": 6, "zero": 8},
@@ -43,11 +53,6 @@ class NeuronCostError(NeuromarkError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
-
-
-def _is_snntorch(module: Any) -> bool:
-    return any(cls.__name__ == "SpikingNeuron" and cls.__module__.startswith("snntorch")
-               for cls in type(module).__mro__)
 
 
 def reset_mode(module: Any) -> str | None:
@@ -80,7 +85,8 @@ def neuron_cost(module: Any, name: str = "", declared: float | None = None) -> f
 
     Order: the module's ``neuromark_neuron_cost`` attribute, then ``declared`` (from the
     adapter), then :data:`SNNTORCH_COSTS` for snnTorch neurons (matched by class name and
-    reset mechanism). Raises :class:`NeuronCostError` when none applies.
+    reset mechanism, see :mod:`~neuromark.metrics.functional.snntorch_costs`). Raises
+    :class:`NeuronCostError` when none applies.
     """
     kind = type(module).__name__
     where = f"neuron layer {name or kind!r} ({type(module).__module__}.{kind})"
@@ -89,11 +95,15 @@ def neuron_cost(module: Any, name: str = "", declared: float | None = None) -> f
         return _from_mapping(own, module, where) if isinstance(own, Mapping) else _check(own, where)
     if declared is not None:
         return _check(declared, where)
-    if _is_snntorch(module) and kind in SNNTORCH_COSTS:
-        return _from_mapping(SNNTORCH_COSTS[kind], module, where)
+    if is_snntorch_neuron(module):
+        try:
+            return _check(snntorch_ops(module).total, where)
+        except CostUndefined as err:
+            raise NeuronCostError(f"{where}: no cost per update: {err}; set "
+                                  f"`{COST_ATTRIBUTE}` on the module to count it anyway") from None
     raise NeuronCostError(
         f"{where} has no declared cost per update: known are snnTorch's "
-        f"{', '.join(SNNTORCH_COSTS)}; set `{COST_ATTRIBUTE}` on the module (ops per update, "
+        f"{', '.join(SNNTORCH_OPS)}; set `{COST_ATTRIBUTE}` on the module (ops per update, "
         "or a mapping from reset mechanism to ops) or declare it in the model adapter "
         "(NeuronLayer.cost)")
 
