@@ -1,11 +1,15 @@
-"""``neuromark list``: registered tasks, metrics, datasets, models, adapters, systems under
-test, meters, solvers and energy profiles."""
+"""``neuromark list``: the shipped configs (paths that work from the current folder),
+registered tasks, metrics, datasets, models, adapters, systems under test, meters, solvers,
+energy profiles and executors, and the postprocessors (decoding rules)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from neuromark import registry
+from neuromark.processors.decoding import RULES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,11 +20,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _list(args: argparse.Namespace) -> int:
     from neuromark.suite import project_root
 
-    configs = sorted(p.relative_to(project_root()).as_posix()
-                     for p in (project_root() / "configs").rglob("*.yaml"))
+    configs = sorted(_shown(p) for p in (project_root() / "configs").rglob("*.yaml"))
     print("benchmark configs:\n  " + ("\n  ".join(configs) or "(none)"))
     for reg in (registry.tasks, registry.metrics, registry.datasets, registry.models,
                 registry.adapters, registry.suts, registry.meters, registry.solvers,
                 registry.energy_profiles, registry.executors):
         print(f"{reg.kind}:\n  " + (", ".join(reg.names()) or "(none)"))
+    print("postprocessors (eval.postprocessor: decoding rules):\n  " + ", ".join(RULES))
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current folder when below it, else absolute: either way a
+    path that works from here."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return os.fspath(path.resolve())

@@ -17,8 +17,8 @@ def format_value(score: Score) -> str:
         return f"{x:.4g}" if isinstance(x, float) else str(x)
 
     value = score.value
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={fmt(v)}" for k, v in value.items())
+    if isinstance(value, dict):  # e.g. synaptic_operations: the unit once, after the pairs
+        return f"{', '.join(f'{k}={fmt(v)}' for k, v in value.items())} {score.unit}".rstrip()
     text = fmt(value)
     if isinstance(value, str):  # e.g. "not measured": a unit would read as a number
         return text

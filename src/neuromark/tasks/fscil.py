@@ -54,6 +54,7 @@ from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
+from neuromark.data.entry import MARK
 from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.devices import DeviceName, device_provenance, module_device
 from neuromark.errors import ConfigError, DataError
@@ -62,6 +63,7 @@ from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
 from neuromark.plotting import plot_fscil
 from neuromark.processors.keywords import KeywordFeatures
+from neuromark.registry import metrics as metric_registry
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
@@ -310,7 +312,9 @@ class FSCILTask(BenchmarkTask):
         first = complexity[0] if complexity else {}
         for name in metric_names(s.eval.complexity):
             if name in first:
-                scores[name] = Score(first[name], None, "", None)
+                scores[name] = Score(first[name], None,
+                                     getattr(metric_registry.get(name), "unit", ""),
+                                     None)  # footprint in bytes, operations per sample
         plot = plot_fscil(mean, p5, p95, np.concatenate([[np.nan], new_mean]), frozen,
                           out_dir / f"{info.id}_sessions.png", f"{info.id} ({reps} repeats)")
         details = {
@@ -358,9 +362,12 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
         from neuromark.data.mswc import MSWC_ENTRY
 
         size = s.data.synthesize
-        if not quiet:
-            print(f"{s.benchmark.id}: synthesising the MSWC-layout corpus in {root} (cached)")
+        mark = root / MARK
+        before = mark.read_bytes() if mark.is_file() else None
         MSWC_ENTRY.synthesize(root, **size.model_dump())  # the data set entry's generator
+        if not quiet and (mark.read_bytes() if mark.is_file() else None) != before:
+            print(f"{s.benchmark.id}: synthesised the MSWC-layout corpus in {root} (reused by "
+                  "later runs)")
         corpus.update(size.model_dump())
     cache = root / "decoded"
     f = s.features
