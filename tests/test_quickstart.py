@@ -1,0 +1,86 @@
+"""docs/quickstart.md runs as written (issue 33): its model file, its Python block and its
+config and command, in a temporary folder; the figures it quotes equal what both routes
+produce, at the precision quoted."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from neuromark.cli import main
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "quickstart.md"
+
+
+def blocks() -> list[tuple[str, str]]:
+    """(language, code) of every fenced block of the page, in order."""
+    return re.findall(r"^```(\w+)\n(.*?)^```", DOC.read_text(), re.M | re.S)
+
+
+def quoted() -> dict[str, str]:
+    """The figures table: ``{key: number as written}``."""
+    section = DOC.read_text().split("## The figures", 1)[1]
+    return dict(re.findall(r"^\| ([\w.]+) \| ([\d.]+) \|$", section, re.M))
+
+
+def _value(results: dict, key: str) -> float:
+    name, _, part = key.partition(".")
+    value = results[name]
+    return float(value[part] if part else value)
+
+
+def _agrees(number: str, value: float) -> bool:
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    return round(value, decimals) == float(number)
+
+
+def test_the_page_has_what_the_test_runs():
+    langs = [lang for lang, _ in blocks()]
+    assert langs == ["python", "python", "yaml", "bash"]
+    assert set(quoted()) == {"classification_accuracy", "footprint",
+                             "synaptic_operations.Effective_MACs", "synaptic_operations.Dense"}
+    assert "This runs your own code" in DOC.read_text()
+
+
+def test_quickstart_runs_and_gives_the_quoted_figures(tmp_path, monkeypatch, capsys):
+    (net, api, config, command) = [code for _, code in blocks()]
+    files = {}
+    for code in (net, config):  # each starts with "# FILE"
+        name = code.splitlines()[0].lstrip("# ").split(":")[0].strip()
+        files[name] = code
+        (tmp_path / name).write_text(code)
+    assert set(files) == {"my_net.py", "my_run.yaml"}
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # `from my_net import build`, as in that folder
+    monkeypatch.delitem(sys.modules, "my_net", raising=False)
+    import torch
+
+    threads = torch.get_num_threads()
+    namespace: dict = {"__name__": "quickstart"}
+    try:
+        exec(compile(api, "quickstart.md#python", "exec"), namespace)
+    finally:
+        torch.set_num_threads(threads)
+        sys.modules.pop("my_net", None)
+    from_python = namespace["results"]
+    assert (tmp_path / "weights.pt").is_file()
+
+    (line,) = command.strip().splitlines()
+    args = shlex.split(line)
+    assert args[0] == "neuromark"
+    assert main(args[1:]) == 0
+    capsys.readouterr()
+    written = json.loads((tmp_path / "results" / "mine" / "spoken-digits--my-net.json").read_text())
+    scores = {k: v["value"] for k, v in written["scores"].items()}
+    assert written["model"]["name"] == "python" and written["model"]["label"] == "my-net"
+    assert written["provenance"]["model_file"]["function"] == "build"
+
+    for key, number in quoted().items():
+        api_value, config_value = _value(from_python, key), _value(scores, key)
+        assert _agrees(number, api_value), f"{key}: the doc quotes {number}, Python gives {api_value}"
+        assert config_value == pytest.approx(api_value), f"{key}: config {config_value} != Python"
