@@ -230,6 +230,7 @@ suts.register_many({
     "asc_cnn": "neuromark.system.suts.asc:asc_cnn",
     "esn": "neuromark.system.suts.esn:esn",
     "null": "neuromark.system.suts.null:null",
+    "remote": "neuromark.system.suts.remote:remote",
     "sleep": "neuromark.system.suts.sleep:sleep",
 })
 

@@ -93,6 +93,8 @@ class BuiltSUT:
             ``(input, target)`` in which each sample is one inference, for the energy
             ESTIMATE the system task prints beside the measured energy (config
             ``estimate:``); None when the SUT's operations cannot be counted.
+        scores: figures the SUT measured itself before the run, added to the results'
+            scores (the ``remote`` SUT's ``transport_latency``).
     """
 
     sut: Any
@@ -101,6 +103,7 @@ class BuiltSUT:
     info: dict[str, Any] = field(default_factory=dict)
     close: Callable[[], Any] | None = None
     workload: Callable[[], tuple[Any, Any]] | None = None
+    scores: dict[str, Any] = field(default_factory=dict)
 
 
 class StagedSUT:

@@ -214,7 +214,7 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     details: dict[str, Any] = {"sut": {"name": sut.name, "entry": cfg.sut.name, **info},
                                "timer_resolution_ns": resolution, "warmup_samples": cfg.timing.warmup,
                                "loadgen": {}, "flags": flags, "plots": []}
-    scores: dict[str, Score] = {}
+    scores: dict[str, Score] = dict(built.scores)  # measured by the SUT (remote: transport)
     meter = make_meter(cfg.meter, config)
     measured = getattr(meter, "measured", True)
     data_time = (_data_time(cfg, info, config)  # checked before anything runs
