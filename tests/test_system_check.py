@@ -39,7 +39,7 @@ def runs(tmp_path_factory):
     # 64 queries pre-generated at 10 ms expected latency run out long before 0.5 s
     invalid = write_config(tmp, "invalid", "{scenario: SingleStream, min_query_count: 64, "
                                            "min_duration_s: 0.5, expected_latency_s: 0.01}")
-    sparse = write_config(tmp, "sparse", extra="meter: {name: csv, options: {path: sparse.csv, "
+    sparse = write_config(tmp, "sparse", extra="meter: {name: csv, point: board, options: {path: sparse.csv, "
                                                "offset_s: 0}}\npower: {floor_s: 0.2, active_s: 0.7}\n")
     return {"good": system_run(tmp, "good", write_config(tmp, "good")),
             "bad": system_run(tmp, "bad", short, invalid), "sparse": system_run(tmp, "sparse", sparse)}
@@ -164,3 +164,30 @@ def test_a_folder_without_a_manifest(runs, tmp_path, capsys):
     assert out[0] == "submission.json: layout/manifest: required file is missing"
     assert main(["check", str(tmp_path / "nowhere")]) == 1
     assert "nowhere: layout/folder: not a folder" in capsys.readouterr().out
+
+
+def test_power_point_definitions_and_window_length(runs, tmp_path, capsys):
+    """Results must say where the meter measured and record each window's definitions; in
+    the submission profile a window shorter than 10 s fails (NeuroBench system rules)."""
+    folder = copy(runs, tmp_path, "sparse")
+    results = json.loads((folder / "sparse--esn.json").read_text())
+    assert results["details"]["power_meter"]["point"] == "board"
+    floor = results["details"]["power"]["floor"]
+    assert floor["sample_rate_hz"] == pytest.approx(floor["meter_samples"] / floor["duration_s"])
+    assert floor["peak_power_w"] == pytest.approx(2.5)
+    assert results["scores"]["floor_peak_power"]["value"] == 2.5
+    assert any(f.startswith("power window 'floor' lasts 0.2") and "s (< 10 s): board capacitance "
+               "biases short windows" in f for f in results["flags"])
+    results["details"]["power_meter"]["point"] = None
+    del results["details"]["power"]["active"]["inference"]["peak_power_w"]
+    (folder / "sparse--esn.json").write_text(json.dumps(results))
+    manifest = json.loads((folder / "submission.json").read_text())
+    manifest["profile"] = "submission"
+    (folder / "submission.json").write_text(json.dumps(manifest))
+    _, _, findings = check(folder, capsys)
+    text = "\n".join(findings)
+    assert ("sparse--esn.json: power/point: the meter's measurement point is None; declare "
+            "meter.point as one of wall, board, shunt, rail, package") in text
+    assert "power/definitions: power window 'inference' does not record peak_power_w" in text
+    assert "power/window-length: power window 'floor' lasts 0.2" in text
+    assert "s (< 10 s: board capacitance biases short windows)" in text

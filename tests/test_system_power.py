@@ -113,7 +113,7 @@ def test_make_meter_builds_registered_meters(tmp_path):
 def test_null_meter_says_not_measured():
     meter = NullMeter("no instrument on this CPU")
     assert meter.metadata() == {"name": "null", "measured": False, "reason": "no instrument on this CPU",
-                                "sample_rate_hz": None, "components": []}
+                                "sample_rate_hz": None, "components": [], "point": None}
     with pytest.raises(MetricError, match="not measured: no instrument"):
         meter.energy(0, 1)
 

@@ -28,9 +28,9 @@ from typing import Any
 
 from neuromark.errors import DataError
 from neuromark.results import effective_config
+from neuromark.system.checker_power import check_over_deadline, check_power
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
-from neuromark.system.power.windows import MIN_SAMPLES
 from neuromark.system.qubo.bks import load_bks
 from neuromark.system.rules import OFFICIAL_SEEDS, PERCENTILE, PROFILES, Profile
 
@@ -158,9 +158,9 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
                       f"({timing[stage].get('n')} timed samples)")
     scores = data.get("scores", {})
     migrate_power(details, scores)
-    _check_power(audit, file, details, scores)
+    base = root / Path(logs.get("PerformanceOnly", "loadgen/performanceonly")).parents[1]
+    check_power(audit, file, details, profile.name, base)
     if config.get("compliance"):
-        base = root / Path(logs.get("PerformanceOnly", "loadgen/performanceonly")).parents[1]
         _check_compliance(audit, base / "compliance", file, details, config)
 
 
@@ -227,29 +227,6 @@ def _check_performance(audit: _Audit, folder: Path, profile: Profile, requested:
                           f"{name} {eff.get(name)} is not the official seed {value} (mlperf.conf)")
 
 
-def _check_power(audit: _Audit, file: Path, details: dict, scores: dict) -> None:
-    meter = details.get("power_meter", {})
-    if not meter.get("measured"):
-        if not str(meter.get("reason", "")).strip():
-            audit.add(file, "power/not-measured-reason", "power not measured and no reason given")
-        return
-    power = details.get("power")
-    if not isinstance(power, dict) or "floor" not in power:
-        audit.add(file, "power/floor", "a meter ran but there is no floor window (details.power.floor)")
-        return
-    windows = {"floor": power["floor"], **({"idle": power["idle"]} if "idle" in power else {}),
-               **power.get("active", {})}
-    for name, w in windows.items():
-        n = w.get("meter_samples", 0)
-        if n < MIN_SAMPLES:
-            audit.add(file, "power/samples", f"power window {name!r} holds {n} meter samples "
-                      f"(< {MIN_SAMPLES}); lengthen it or raise the meter's sample rate")
-    for name, w in power.get("active", {}).items():
-        if "total_energy_per_inference_j" not in w:
-            audit.add(file, "power/energy-per-inference", f"window {name!r} has no total energy "
-                      "per inference")
-
-
 def _check_compliance(audit: _Audit, folder: Path, file: Path, details: dict, config: dict) -> None:
     """The tests ``compliance:`` asks for ran and passed (TEST01 may be not applicable with
     its reason); their LoadGen summaries lie in ``folder/<TEST>``."""
@@ -310,6 +287,7 @@ def _check_qubo(audit: _Audit, file: Path, data: dict) -> None:
         audit.add(file, "qubo/seeds", f"{len(set(seeds))} graph seeds {seeds}; a submission runs "
                   f"the {QUBO_SEEDS} announced seeds")
     entries = data["details"].get("entries", [])
+    check_over_deadline(audit, file, data)
     timeouts = (config.get("fixed_timeout") or {}).get("timeouts", [])
     done = {(e.get("n"), e.get("density"), e.get("graph_seed"), e.get("seed"), e.get("timeout_s"))
             for e in entries if e.get("scenario") == "fixed_timeout"}

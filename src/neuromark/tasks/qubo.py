@@ -48,6 +48,7 @@ from neuromark.system.qubo import scenarios
 from neuromark.system.qubo.bks import check_row
 from neuromark.system.qubo.bks_auto import fill_missing, sweep_table
 from neuromark.system.qubo.config import DEFAULT_BKS_BUDGET_S, PARENT, QuboConfig, SolverSpec
+from neuromark.system.qubo.deadline import over_deadline
 from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
 from neuromark.system.qubo.store import EntryStore, check_entry
 from neuromark.system.qubo.workloads import mis_workload
@@ -369,6 +370,9 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
             flags.append(f"{tag}: best solution is not an independent set on n={e['n']}, "
                          f"d={e['density']:g}, graph seed {e['graph_seed']}, "
                          f"timeout {e['timeout_s']:g} s")
+    deadlines = over_deadline(entries)  # real-time misses per scenario (no tolerance)
+    for scen, d in deadlines.items():
+        scores[f"over_deadline_fraction@{scen}"] = Score(d["fraction"], None, "fraction", False)
     if no_meter_reason:
         flags.append(f"power: not measured ({no_meter_reason})")
     else:
@@ -387,7 +391,8 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
     return Results(scores=scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),
                    config=cfg.model_dump(), seeds={"solver": cfg.seeds,
                                                    "graph": cfg.workloads.seeds},
-                   details={"entries": rows, "plots": plots, "flags": flags},
+                   details={"entries": rows, "plots": plots, "flags": flags,
+                            "over_deadline": deadlines},
                    model=model_identity(spec.name, spec.options, None, tag))
 
 

@@ -38,13 +38,19 @@ from neuromark.results import Results, Score, model_identity
 from neuromark.system.compliance import TESTS, run_compliance
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.power.measure import measure_windows
-from neuromark.system.power.spec import make_meter
+from neuromark.system.power.spec import MeterSpec, make_meter
 from neuromark.system.sut import BuiltSUT, check_first_response, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
 from neuromark.tasks.system_estimate import EstimateSettings, estimate_energy
-from neuromark.tasks.system_scores import accuracy, accuracy_mode_run, loadgen_scores, power_scores
+from neuromark.tasks.system_scores import (
+    accuracy,
+    accuracy_mode_run,
+    loadgen_scores,
+    mlperf_power,
+    power_scores,
+)
 
 CITATION = """@article{Yik2025neurobench,
   title = {The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
@@ -103,7 +109,7 @@ class SystemConfig(StrictModel):
     loadgen: LoadGenSettings = LoadGenSettings()
     accuracy: bool = Field(False, description="also run LoadGen AccuracyOnly and score it")
     timing: TimingConfig = TimingConfig()
-    meter: ComponentSpec | None = Field(None, description="default: not measured (null meter)")
+    meter: MeterSpec | None = Field(None, description="default: not measured (null meter)")
     power: PowerWindows = PowerWindows()
     seed: int = Field(0, ge=0)
     profile: Literal["test", "submission"] = Field(
@@ -250,6 +256,8 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
                          "idle, the device was not put to sleep")
         power_scores(meter, windows, counts, lg_window, run, latency_means, details, scores, out_dir,
                      latency_rule=cfg.power.latency)
+        if getattr(meter, "two_pass", False):  # MLPerf Power: ranging + testing LoadGen runs
+            mlperf_power(meter, lambda d: run_test(sut, library, settings, d), out_dir, details, scores)
     else:
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")

@@ -19,6 +19,7 @@ from neuromark.results import Score
 from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
 from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
 from neuromark.system.power.measure import crop_timeline
+from neuromark.system.power.mlperf import two_pass
 from neuromark.system.power.windows import Window, analyse, window_power
 from neuromark.system.sut import InMemoryLibrary
 from neuromark.system.timing import StageTimer
@@ -111,7 +112,7 @@ def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: di
     power = analyse(meter, Window("floor", *windows["floor"]), active, latency_s=latency_means,
                     inferences=counts if amortised else None, idle=idle, latency_rule=latency_rule)
     power["amortised"] = amortised
-    lg = window_power(meter, Window("loadgen", *loadgen_window))
+    lg = window_power(meter, Window("loadgen", *loadgen_window), meter.timeline())
     samples = run.summary.get("sample_count")
     lg["samples"] = samples
     lg["energy_per_sample_j"] = lg["energy_j"] / samples if samples else None
@@ -125,23 +126,28 @@ def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: di
         scores[name] = Score(value, unit=unit, higher_is_better=False)
 
     add("floor_power", power["floor"]["mean_power_w"], "W")
+    if power["floor"]["peak_power_w"] is not None:
+        add("floor_peak_power", power["floor"]["peak_power_w"], "W")
     if idle is not None:
         add("idle_power", power["idle"]["mean_power_w"], "W")
     for name, st in power["active"].items():
         add(f"{name}_total_power", st["total_power_w"], "W")
+        if st["peak_power_w"] is not None:
+            add(f"{name}_peak_power", st["peak_power_w"], "W")
         add(f"{name}_dynamic_power", st["dynamic_power_w"], "W")
         for kind in ("total", "floor", "dynamic"):
             if f"{kind}_energy_per_inference_j" in st:
                 add(f"{name}_{kind}_energy_per_inference", st[f"{kind}_energy_per_inference_j"], "J")
-    for st in [power["floor"], *([power["idle"]] if idle else []), *power["active"].values()]:
-        if "warning" in st:
-            flags.append(st["warning"])
+    for st in [power["floor"], *([power["idle"]] if idle else []), *power["active"].values(), lg]:
+        flags.extend(f for f in st.get("flags", []) if f not in flags)
     if power["amortised"]:
         flags.append("amortised power: a separate stream run, apart from the accuracy and latency "
                      "runs; energy per inference = stream energy / samples")
     if latency_rule == "data_time":
         flags.append("real-time rule: energy per inference = power x data time of one sample")
     scores["loadgen_window_power"] = Score(lg["mean_power_w"], unit="W", higher_is_better=False)
+    if lg["peak_power_w"] is not None:
+        add("loadgen_window_peak_power", lg["peak_power_w"], "W")
     if lg["energy_per_sample_j"] is not None:
         scores["loadgen_energy_per_sample"] = Score(lg["energy_per_sample_j"], unit="J",
                                                     higher_is_better=False)
@@ -149,3 +155,16 @@ def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: di
     details["plots"].append(str(power_trace(details["power_timeline"],
                                             {**windows, "loadgen": loadgen_window},
                                             out_dir / "power.png", title)))
+
+
+def mlperf_power(meter: Any, run_pass: Any, out_dir: Path, details: dict[str, Any],
+                 scores: dict[str, Score]) -> None:
+    """MLPerf Power's ranging and testing passes through a driven ``ptd`` meter
+    (``two_pass: true``), laid out under ``out_dir/mlperf_power`` as power-dev expects;
+    ``run_pass(folder)`` runs LoadGen once into ``folder``. Adds ``details.mlperf_power`` and
+    the score ``mlperf_power``: W (Offline, Server) or mJ per query (SingleStream,
+    MultiStream), computed as MLPerf's submission checker computes it."""
+    figures = two_pass(meter, run_pass, out_dir / "mlperf_power")
+    figures["folder"] = "mlperf_power"  # relative to the benchmark's output folder
+    details["mlperf_power"] = figures
+    scores["mlperf_power"] = Score(figures["metric"], unit=figures["unit"], higher_is_better=False)

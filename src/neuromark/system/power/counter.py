@@ -19,6 +19,9 @@ class CounterMeter:
 
     name = "counter"
     measured = True
+    #: Where the meter measures (``neuromark.system.power.spec.POINTS``); a config's
+    #: ``meter.point`` overrides it.
+    point: str | None = None
     domains: list[str]
     components: list[str]
 
@@ -92,4 +95,5 @@ class CounterMeter:
 
     def metadata(self) -> dict[str, Any]:
         return {"name": self.name, "measured": True, "reason": "", "domains": self.domains,
+                "point": self.point,
                 "components": self.components, "sample_rate_hz": 1.0 / self.interval_s}

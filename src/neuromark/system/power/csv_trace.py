@@ -126,6 +126,7 @@ class CsvTraceMeter:
 
     name = "csv"
     measured = True
+    point: str | None = None  # declared in the config (meter.point): where the probe sits
 
     def __init__(self, path: str | Path, offset_s: float | None = None,
                  components: list[str] | None = None, wall_clock: bool = False,
@@ -195,6 +196,7 @@ class CsvTraceMeter:
         t, _ = self._load()
         rate = (t.size - 1) / (t[-1] - t[0])
         return {"name": self.name, "measured": True, "reason": "", "file": str(self.path),
+                "point": self.point,
                 "components": self.components, "sample_rate_hz": float(rate),
                 "offset_s": self.offset(),
                 "aligned_by": "wall clock (time.time)" if self.wall_clock else self.aligned_by}

@@ -13,6 +13,7 @@ class NullMeter:
 
     name = "null"
     measured = False
+    point: str | None = None
 
     def __init__(self, reason: str = "no power meter configured") -> None:
         self.reason = reason
@@ -40,4 +41,4 @@ class NullMeter:
 
     def metadata(self) -> dict[str, Any]:
         return {"name": self.name, "measured": False, "reason": self.reason,
-                "sample_rate_hz": None, "components": []}
+                "sample_rate_hz": None, "components": [], "point": self.point}

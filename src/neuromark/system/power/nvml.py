@@ -17,6 +17,7 @@ class NvmlMeter(CounterMeter):
     """GPU ``index``'s board energy counter, polled every ``interval_s``."""
 
     name = "nvml"
+    point = "board"
 
     def __init__(self, index: int = 0, interval_s: float = 0.01, nvml: Any = None) -> None:
         super().__init__(interval_s)

@@ -70,6 +70,18 @@ def counter_energy(t: np.ndarray, e: np.ndarray, t0: float, t1: float, source: s
     return float(np.interp(t1, t, e) - np.interp(t0, t, e))
 
 
+def peak_power(timeline: dict[str, Any], t0: float, t1: float) -> float | None:
+    """The highest power (W) of a meter's ``timeline`` in ``[t0, t1]``: its points inside
+    and the power linearly interpolated at ``t0`` and ``t1``; None for an empty trace."""
+    t = np.asarray(timeline.get("t_s", []), dtype=np.float64)
+    p = np.asarray(timeline.get("power_w", []), dtype=np.float64)
+    if t.size == 0:
+        return None
+    inside = p[(t >= t0) & (t <= t1)]
+    edges = np.interp([t0, t1], t, p)
+    return float(max(inside.max(initial=-np.inf), edges.max()))
+
+
 def count_samples(t: np.ndarray, t0: float, t1: float) -> int:
     """Number of meter samples with ``t0 <= t <= t1``."""
     return int(np.count_nonzero((t >= t0) & (t <= t1)))

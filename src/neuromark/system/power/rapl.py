@@ -76,6 +76,7 @@ class RaplMeter(CounterMeter):
     """
 
     name = "rapl"
+    point = "package"
 
     def __init__(self, root: str | Path = POWERCAP, domains: tuple[str, ...] = ("package", "dram"),
                  interval_s: float = 0.01) -> None:

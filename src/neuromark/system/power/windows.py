@@ -15,6 +15,14 @@ In amortised mode the active window is a separate long run of ``inferences`` con
 samples (e.g. 5-10 s, as the NeuroBench paper measured Xylo), apart from the accuracy and
 latency runs: energy per inference = window energy / ``inferences`` (floor: floor power ×
 window duration / ``inferences``); the results and the report say this mode was used.
+
+Definitions recorded with every window (format 3): ``duration_s`` (window length),
+``meter_samples`` (meter readings with ``t0 <= t <= t1``), ``sample_rate_hz`` (= readings /
+window length), ``peak_power_w`` (the highest power of the meter's trace inside the window,
+the values interpolated at its edges included) beside ``mean_power_w``, and ``flags``: a
+window shorter than :data:`MIN_WINDOW_S` (the NeuroBench system rules review,
+NeuroBench/system_benchmarks PR #3: board capacitance smooths and biases short windows) or
+with fewer than :data:`MIN_SAMPLES` readings.
 """
 
 from __future__ import annotations
@@ -24,10 +32,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from neuromark.errors import MetricError
-from neuromark.system.power.protocol import PowerMeter
+from neuromark.system.power.protocol import PowerMeter, peak_power
 
 #: Windows with fewer meter samples than this get a warning (the checker fails them).
 MIN_SAMPLES = 10
+#: Windows shorter than this (s) are flagged (the checker fails them in submissions).
+MIN_WINDOW_S = 10.0
+#: The definitions a results file states beside its power windows.
+DEFINITIONS = {
+    "duration_s": "window length t1 - t0 on the host monotonic clock",
+    "meter_samples": "meter readings with t0 <= t <= t1",
+    "sample_rate_hz": "meter_samples / duration_s",
+    "peak_power_w": "highest power of the meter trace inside the window (edges interpolated)",
+    "min_window_s": MIN_WINDOW_S, "min_samples": MIN_SAMPLES,
+}
 
 
 @dataclass(frozen=True)
@@ -47,19 +65,29 @@ class Window:
         return self.t1 - self.t0
 
 
-def window_power(meter: PowerMeter, window: Window) -> dict[str, Any]:
-    """Energy (J), mean power (W), duration (s) and meter sample count of one window;
-    warns (and flags) below :data:`MIN_SAMPLES` samples."""
+def window_power(meter: PowerMeter, window: Window, timeline: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    """Energy (J), mean and peak power (W), duration (s), meter sample count and rate of one
+    window (``timeline``: the meter's, read once by the caller); warns below
+    :data:`MIN_SAMPLES` samples and flags that and windows shorter than :data:`MIN_WINDOW_S`."""
     energy = meter.energy(window.t0, window.t1)
     n = meter.samples_in(window.t0, window.t1)
+    timeline = meter.timeline() if timeline is None else timeline
     out: dict[str, Any] = {"t0_s": window.t0, "t1_s": window.t1, "duration_s": window.duration_s,
                            "energy_j": energy, "mean_power_w": energy / window.duration_s,
-                           "meter_samples": n}
+                           "peak_power_w": peak_power(timeline, window.t0, window.t1),
+                           "meter_samples": n, "sample_rate_hz": n / window.duration_s,
+                           "flags": []}
     if n < MIN_SAMPLES:
         msg = (f"power window {window.name!r} holds only {n} meter samples (< {MIN_SAMPLES}); "
                "lengthen the window or raise the meter's sample rate")
         warnings.warn(msg, stacklevel=2)
         out["warning"] = msg
+        out["flags"].append(msg)
+    if window.duration_s < MIN_WINDOW_S:
+        out["flags"].append(f"power window {window.name!r} lasts {window.duration_s:.3g} s "
+                            f"(< {MIN_WINDOW_S:g} s): board capacitance biases short windows "
+                            "(NeuroBench system rules)")
     return out
 
 
@@ -76,14 +104,15 @@ def analyse(meter: PowerMeter, floor: Window, active: list[Window],
     ``floor_power_w``, ``total_power_w``, ``dynamic_power_w``, ``floor_energy_per_inference_j``,
     ``total_energy_per_inference_j`` and ``dynamic_energy_per_inference_j`` per active window.
     """
-    out: dict[str, Any] = {"floor": window_power(meter, floor), "active": {}, "format": 2,
-                           "latency_rule": latency_rule}
+    timeline = meter.timeline()
+    out: dict[str, Any] = {"floor": window_power(meter, floor, timeline), "active": {},
+                           "format": 3, "latency_rule": latency_rule, "definitions": DEFINITIONS}
     floor_w = out["floor"]["mean_power_w"]
     out["floor"]["floor_power_w"] = floor_w
     if idle is not None:
-        out["idle"] = window_power(meter, idle)
+        out["idle"] = window_power(meter, idle, timeline)
     for win in active:
-        stats = window_power(meter, win)
+        stats = window_power(meter, win, timeline)
         total_w = stats["mean_power_w"]
         stats.update(total_power_w=total_w, floor_power_w=floor_w, dynamic_power_w=total_w - floor_w)
         if inferences and win.name in inferences:

@@ -23,6 +23,7 @@ from pydantic import Field, field_validator
 
 from neuromark.components import ComponentSpec
 from neuromark.config import BenchmarkSettings, StrictModel
+from neuromark.system.power.spec import MeterSpec
 
 #: The parent benchmark of every QUBO result when ``benchmark.parent`` is not set.
 PARENT = "neurobench-qubo-mis"
@@ -131,7 +132,7 @@ class QuboConfig(StrictModel):
     max_size: MaxSize | None = None
     bks: str | None = None  # a table (relative to the config's folder), or "auto"
     bks_budget_s: float | None = None  # with bks: auto; None: DEFAULT_BKS_BUDGET_S
-    meter: ComponentSpec | None = None
+    meter: MeterSpec | None = None  # {name, point, options}
     jobs: int = Field(default=1, ge=1)
     plots: bool = True
 

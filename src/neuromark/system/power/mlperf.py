@@ -1,0 +1,182 @@
+"""MLPerf Power's two passes over a PTDaemon, and the folder its checkers read.
+
+MLPerf measures power with ``mlcommons/power-dev``: a **ranging** pass runs the workload
+with the analyzer autoranging (``SR,V,Auto`` / ``SR,A,Auto``); the largest volts and amps it
+logged become the analyzer's fixed ranges for the **testing** pass, whose samples give the
+result (``ptd_client_server/lib/server.py``, ``Session.start`` / ``Session.stop``; the
+analyzer gets ``settle_s`` to settle after each range change and before the testing
+``Stop``). :func:`two_pass` does the same with a :class:`~neuromark.system.power.ptd.PtdMeter`
+and any callable that runs LoadGen once into a folder, then lays the submission out as
+power-dev's ``compliance/check.py`` and MLPerf's submission checker expect::
+
+    <out>/power/client.json, client.log, ptd_logs.txt, server.json, server.log
+    <out>/ranging/mlperf_log_detail.txt, mlperf_log_summary.txt, spl.txt
+    <out>/run_1/mlperf_log_detail.txt, mlperf_log_summary.txt, spl.txt
+
+``server.json`` / ``client.json`` carry the fields ``check.py`` requires (``version``,
+``timezone``, ``modules``, ``sources``, ``messages``, ``uuid``, ``session_name``,
+``results`` = SHA-1 of each result file, ``phases``; the server's also ``ptd_messages``,
+``ptd_config``, ``debug``). They are written by neuromark, not by power-dev's client and
+server, so ``check.py``'s source-checksum and client/server-version checks cannot pass on
+them; everything the power figure is computed from can be read by both checkers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from neuromark.errors import DataError
+from neuromark.system.loadgen_log import DETAIL, SUMMARY, summarize
+from neuromark.system.power.spl import SplTail, mlperf_power_metric, read_spl
+
+PASSES = (("ranging", "ranging"), ("testing", "run_1"))
+POWER_FILES = ("client.json", "client.log", "ptd_logs.txt", "server.json", "server.log")
+PASS_FILES = (DETAIL, SUMMARY, "spl.txt")
+SERVER_FIELDS = ("version", "timezone", "modules", "sources", "messages", "uuid",
+                 "session_name", "results", "phases")
+
+
+def _stamp() -> list[float]:
+    return [time.time(), time.monotonic()]
+
+
+def _mark_lines(lines: list[str], mark: str) -> list[str]:
+    return [ln for ln in lines if ln.startswith("Time,") and ",".join(ln.split(",")[11:]) == mark]
+
+
+def _max_range(lines: list[str], mark: str) -> tuple[str, str]:
+    """The largest Volts and Amps of ``mark``'s samples, as logged (power-dev's
+    ``max_volts_amps``)."""
+    rows = [ln.split(",") for ln in _mark_lines(lines, mark)]
+    if not rows:
+        raise DataError(f"ranging pass {mark!r}: PTDaemon logged no samples (a pass shorter "
+                        "than one sample interval?)")
+    volts = max((r[5] for r in rows), key=float)
+    amps = max((r[7] for r in rows), key=float)
+    if float(volts) <= 0 or float(amps) <= 0:
+        raise DataError(f"ranging pass {mark!r}: no positive volts/amps to range on")
+    return volts, amps
+
+
+def sha1_files(root: Path, skip: tuple[str, ...] = ("power/server.json", "power/client.json")
+               ) -> dict[str, str]:
+    """SHA-1 of every file under ``root`` by relative POSIX path (power-dev's ``hash_dir``),
+    without ``skip``."""
+    out = {}
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = file.relative_to(root).as_posix()
+        if rel not in skip:
+            out[rel] = hashlib.sha1(file.read_bytes()).hexdigest()
+    return out
+
+
+def two_pass(meter: Any, run_pass: Callable[[Path], Any], out_dir: str | Path,
+             label: str = "neuromark") -> dict[str, Any]:
+    """Run the ranging and the testing pass through ``meter`` (a driven
+    :class:`~neuromark.system.power.ptd.PtdMeter`); ``run_pass(folder)`` runs LoadGen once
+    with its logs in ``folder``. Writes the layout (module docstring) under ``out_dir`` and
+    returns MLPerf's power figure of each pass (:func:`mlperf_figures`) with the ranges used."""
+    out = Path(out_dir)
+    (out / "power").mkdir(parents=True, exist_ok=True)
+    session = f"{datetime.now(timezone.utc):%Y-%m-%d_%H-%M-%S}_{label}"
+    tail = SplTail(meter.path, meter.timezone_s, from_end=True)
+    phases: dict[str, list[list[float]]] = {"ranging": [], "testing": []}
+    log: list[str] = []
+    ranges = {"ranging": ("Auto", "Auto")}
+    try:
+        for mode, folder_name in PASSES:
+            mark, folder, ph = f"{session}_{mode}", out / folder_name, phases[mode]
+            volts, amps = ranges[mode]
+            ph.append(_stamp())
+            meter.go(mark, volts, amps)
+            ph.append(_stamp())
+            log.append(f"{time.time():.3f} {mode}: Go with mark {mark} (V {volts}, A {amps})")
+            run_pass(folder)
+            ph.append(_stamp())
+            if mode == "testing":
+                time.sleep(meter.settle_s)
+            meter.halt(restore=mode == "testing")
+            ph.append(_stamp())
+            log.append(f"{time.time():.3f} {mode}: Stop")
+            tail.poll()
+            lines = _mark_lines(tail.lines, mark)
+            (folder / "spl.txt").write_text("".join(ln + "\n" for ln in lines))
+            if mode == "ranging":
+                ranges["testing"] = _max_range(tail.lines, mark)
+    finally:
+        if meter.client is not None:
+            meter.halt()
+    power = out / "power"
+    (power / "ptd_logs.txt").write_text("".join(ln + "\n" for ln in tail.lines))
+    messages = "".join(f"{m['cmd']!r} -> {m['reply']!r}\n" for m in meter.messages)
+    (power / "server.log").write_text(messages)
+    (power / "client.log").write_text("\n".join(log) + "\n")
+    ids = {"client": str(uuid.uuid4()), "server": str(uuid.uuid4())}
+    common = {"version": "neuromark-ptd-1", "timezone": meter.timezone_s,
+              "modules": {"neuromark.system.power": "ptd + mlperf"},
+              "sources": {"writer": "neuromark (not power-dev's client/server)"},
+              "messages": [], "uuid": ids, "session_name": session,
+              "results": sha1_files(out), "phases": phases}
+    (power / "client.json").write_text(json.dumps(common, indent=2))
+    server = {**common, "ptd_messages": meter.messages, "debug": False,
+              "ptd_config": {"address": meter.address, "identify": meter.identify,
+                             "device_type": None, "channel": None, "command": []}}
+    (power / "server.json").write_text(json.dumps(server, indent=2))
+    figures = mlperf_figures(out, meter.timezone_s)
+    figures["ranges"] = {mode: {"volts": v, "amps": a} for mode, (v, a) in ranges.items()}
+    figures["session_name"] = session
+    return figures
+
+
+def mlperf_figures(root: str | Path, timezone_s: float = 0.0) -> dict[str, Any]:
+    """MLPerf's power figure of the ranging and the testing pass of a laid-out folder
+    (:func:`~neuromark.system.power.spl.mlperf_power_metric` over each pass's spl.txt and
+    LoadGen logs); the testing pass is the result, as in the submission checker."""
+    root = Path(root)
+    out: dict[str, Any] = {"folder": str(root)}
+    for mode, folder_name in PASSES:
+        folder = root / folder_name
+        summary = summarize(folder)
+        if not summary.get("power_begin") or not summary.get("power_end"):
+            raise DataError(f"{folder / DETAIL}: no power_begin / power_end records")
+        out[mode] = mlperf_power_metric(read_spl(folder / "spl.txt", timezone_s=timezone_s),
+                                        summary["power_begin"], summary["power_end"],
+                                        str(summary["scenario"]), int(summary["query_count"] or 0))
+    out.update(metric=out["testing"]["metric"], unit=out["testing"]["unit"])
+    return out
+
+
+def check_layout(root: str | Path) -> list[tuple[str, str]]:
+    """Problems of a laid-out folder as ``(relative file, message)``: missing files, the
+    JSON fields power-dev's checker requires, result hashes that do not match the files."""
+    root = Path(root)
+    problems: list[tuple[str, str]] = []
+    wanted = [f"power/{n}" for n in POWER_FILES] + [f"{d}/{n}" for _, d in PASSES for n in PASS_FILES]
+    for rel in wanted:
+        if not (root / rel).is_file():
+            problems.append((rel, "required file is missing (power-dev layout)"))
+    for name in ("server.json", "client.json"):
+        file = root / "power" / name
+        if not file.is_file():
+            continue
+        try:
+            data = json.loads(file.read_text())
+        except json.JSONDecodeError as exc:
+            problems.append((f"power/{name}", f"not valid JSON ({exc})"))
+            continue
+        missing = [k for k in SERVER_FIELDS if k not in data]
+        if missing:
+            problems.append((f"power/{name}", f"fields {', '.join(missing)} missing"))
+            continue
+        now = sha1_files(root)
+        for rel, digest in data["results"].items():
+            if now.get(rel) != digest:
+                problems.append((rel, f"SHA-1 differs from the one power/{name} recorded"))
+    return problems

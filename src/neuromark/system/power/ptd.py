@@ -1,0 +1,253 @@
+"""The ``ptd`` meter: SPEC PTDaemon's samples, read from its log, optionally driving it.
+
+Two ways to use it:
+
+- **A log only** (no ``address``): ``path`` is an ``spl.txt`` or the PTDaemon log file
+  (its ``-l`` file). Finished files are read whole when the meter stops; with
+  ``follow: true`` only the lines appended after ``start()`` count and the file is tailed
+  while the run goes on (each ``mark`` and ``energy`` call reads what was appended).
+- **Driving PTDaemon** (``address: host:port``): the meter speaks PTDaemon's text protocol
+  as ``mlcommons/power-dev``'s server does (``ptd_client_server/lib/server.py``; commands
+  end in CR LF and each gets one reply line): ``Hello`` (reply ``Hello, PTDaemon here!``),
+  ``Identify``, ``RR`` (the initial ranges), ``SR,V,<range|Auto>`` / ``SR,A,<range|Auto>``,
+  ``Go,<interval ms>,0,<mark>`` and ``Stop``; at the end the initial ranges are set again.
+  The samples are then tailed from ``path``, PTDaemon's log file.
+
+Samples carry the analyzer's wall clock (see :mod:`neuromark.system.power.spl`); they are
+put on the host's monotonic clock with ``now_s() - time.time()`` measured at ``start()``
+(the analyzer and host clocks must agree, as MLPerf requires: NTP). Energy over a window is
+the trapezoid integral, like the other sample meters; MLPerf's own figure (mean of samples
+× LoadGen's duration) is :func:`~neuromark.system.power.spl.mlperf_power_metric`.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neuromark.errors import DataError
+from neuromark.system.power.csv_trace import wall_to_host_offset
+from neuromark.system.power.protocol import count_samples, integrate_power
+from neuromark.system.power.spl import SplTail, SplTrace
+from neuromark.system.timing import now_s
+
+#: PTDaemon's greeting, which power-dev checks before anything else.
+HELLO = "Hello, PTDaemon here!"
+
+
+class PtdClient:
+    """A PTDaemon connection: one command line out, one reply line back; every exchange
+    is kept in ``messages`` (``{"cmd", "reply"}``, power-dev's ``ptd_messages``)."""
+
+    def __init__(self, address: str, timeout_s: float = 10.0,
+                 messages: list[dict[str, str]] | None = None) -> None:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise DataError(f"ptd meter: address {address!r} is not host:port")
+        try:
+            self.sock = socket.create_connection((host, int(port)), timeout=timeout_s)
+        except OSError as exc:
+            raise DataError(f"ptd meter: cannot connect to PTDaemon at {address}: {exc}") from None
+        self.address = address
+        self.messages = messages if messages is not None else []
+        self._buf = b""
+        if self.cmd("Hello") != HELLO:
+            self.close()
+            raise DataError(f"ptd meter: {address} did not answer Hello as PTDaemon does "
+                            f"(expected {HELLO!r})")
+
+    def cmd(self, command: str) -> str:
+        """Send ``command``; its reply (a reply starting with ``Error`` raises)."""
+        try:
+            self.sock.sendall(command.encode() + b"\r\n")
+            while b"\r\n" not in self._buf:
+                chunk = self.sock.recv(4096)
+                if not chunk:
+                    raise DataError(f"ptd meter: PTDaemon at {self.address} closed the "
+                                    f"connection after {command!r}")
+                self._buf += chunk
+        except OSError as exc:
+            raise DataError(f"ptd meter: {command!r} to {self.address} failed: {exc}") from None
+        line, _, self._buf = self._buf.partition(b"\r\n")
+        reply = line.decode(errors="replace")
+        self.messages.append({"cmd": command, "reply": reply})
+        if reply.startswith("Error"):
+            raise DataError(f"ptd meter: PTDaemon at {self.address} answered {command!r} "
+                            f"with {reply!r}")
+        return reply
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def initial_ranges(reply: str) -> tuple[str, str]:
+    """``(volts, amps)`` ranges to restore from an ``RR`` reply
+    (``Ranges,<A auto>,<A range>,<V auto>,<V range>``): the range where autorange was off
+    (0) and the range is known (> 0), else ``Auto`` (as power-dev's server reads it)."""
+    parts = reply.split(",")
+
+    def pick(i: int) -> str:
+        try:
+            return parts[i + 1] if parts[i] == "0" and float(parts[i + 1]) > 0 else "Auto"
+        except (IndexError, ValueError):
+            return "Auto"
+
+    return pick(3), pick(1)
+
+
+class PtdMeter:
+    """PTDaemon samples as a :class:`~neuromark.system.power.protocol.PowerMeter`.
+
+    Args:
+        path: spl.txt or PTDaemon's log file (its ``-l`` file).
+        address: ``host:port`` of PTDaemon to drive; None: only read ``path``.
+        mark: the ``Mark`` whose samples count (default: all; with ``address``, the mark
+            the meter's ``Go`` gives, default ``neuromark``).
+        timezone_s: the analyzer clock's offset in seconds west of UTC (0: UTC).
+        follow: tail ``path`` from its end at ``start()`` (always so with ``address``).
+        interval_ms: the sample interval asked with ``Go`` (power-dev: 1000).
+        volts_range, amps_range: ranges set before ``Go`` (``Auto``: autoranging).
+        settle_s: wait after setting ranges (power-dev waits 10 s for the analyzer).
+        two_pass: also run MLPerf's ranging and testing passes
+            (:mod:`neuromark.system.power.mlperf`).
+    """
+
+    name = "ptd"
+    measured = True
+    point = "wall"
+
+    def __init__(self, path: str | Path, address: str | None = None, mark: str | None = None,
+                 timezone_s: float = 0.0, follow: bool = False, interval_ms: int = 1000,
+                 volts_range: str = "Auto", amps_range: str = "Auto", settle_s: float = 10.0,
+                 two_pass: bool = False, timeout_s: float = 10.0,
+                 components: list[str] | None = None) -> None:
+        if interval_ms < 1 or settle_s < 0 or timeout_s <= 0:
+            raise DataError(f"ptd meter: interval_ms >= 1, settle_s >= 0 and timeout_s > 0 "
+                            f"expected, got {interval_ms}, {settle_s}, {timeout_s}")
+        self.path = Path(path)
+        self.address = address
+        self.mark_label = mark if mark is not None or address is None else "neuromark"
+        self.timezone_s = timezone_s
+        self.follow = follow or address is not None
+        self.interval_ms = interval_ms
+        self.ranges = {"V": volts_range, "A": amps_range}
+        self.settle_s = settle_s
+        self.two_pass = two_pass
+        self.timeout_s = timeout_s
+        self.components = components or ["everything on the analyzer's wall socket"]
+        self.client: PtdClient | None = None
+        self.messages: list[dict[str, str]] = []  # every PTDaemon exchange, in order
+        self.identify = ""
+        self.initial: tuple[str, str] | None = None
+        self.host_marks: dict[str, float] = {}
+        self.offset_s = wall_to_host_offset()
+        self._tail: SplTail | None = None
+
+    # -- PTDaemon control ------------------------------------------------------------
+    def connect(self) -> PtdClient:
+        """The PTDaemon connection (opened once: Hello, Identify, RR)."""
+        if self.client is None:
+            if self.address is None:
+                raise DataError("ptd meter: driving PTDaemon needs 'address' (host:port)")
+            self.client = PtdClient(self.address, self.timeout_s, self.messages)
+            self.identify = self.client.cmd("Identify")
+            self.initial = initial_ranges(self.client.cmd("RR"))
+        return self.client
+
+    def go(self, mark: str, volts: str, amps: str) -> None:
+        """Set the ranges, let the analyzer settle, start sampling under ``mark``."""
+        client = self.connect()
+        client.cmd(f"SR,V,{volts}")
+        client.cmd(f"SR,A,{amps}")
+        time.sleep(self.settle_s)
+        client.cmd(f"Go,{self.interval_ms},0,{mark}")
+
+    def halt(self, restore: bool = True) -> None:
+        """``Stop`` sampling; with ``restore`` set the initial ranges again and close."""
+        if self.client is None:
+            return
+        self.client.cmd("Stop")
+        if restore:
+            volts, amps = self.initial or ("Auto", "Auto")
+            self.client.cmd(f"SR,V,{volts}")
+            self.client.cmd(f"SR,A,{amps}")
+            self.client.close()
+            self.client = None
+
+    # -- PowerMeter ------------------------------------------------------------------
+    def start(self) -> None:
+        self.offset_s = wall_to_host_offset()
+        self._tail = SplTail(self.path, self.timezone_s, from_end=self.follow)
+        if self.address is not None:
+            self.go(self.mark_label or "neuromark", self.ranges["V"], self.ranges["A"])
+        if self.follow:  # a window marked from now on starts after a sample
+            self._await_sample_after(now_s())
+
+    def _await_sample_after(self, t_host: float) -> None:
+        """Read the log until it holds a sample after host time ``t_host`` (the analyzer
+        logs one every ``interval_ms``); gives up after ``timeout_s`` (energy over a window
+        the samples do not cover then fails, naming the file)."""
+        deadline = now_s() + self.timeout_s
+        while now_s() < deadline:
+            t = self.trace().t
+            if t and t[-1] + self.offset_s > t_host:
+                return
+            time.sleep(min(0.05, self.interval_ms / 4000))
+
+    def stop(self) -> None:
+        """Wait for a sample after the last mark (up to ``timeout_s``: the analyzer logs
+        every ``interval_ms``), stop PTDaemon (when driven) and read the log to its end."""
+        try:
+            if self.host_marks and self.follow:
+                self._await_sample_after(max(self.host_marks.values()))
+            self.halt()
+        finally:
+            if self._tail is None:
+                self._tail = SplTail(self.path, self.timezone_s)
+            self._tail.poll()
+
+    def mark(self, label: str) -> float:
+        t = now_s()
+        self.host_marks[label] = t
+        if self._tail is not None and self.path.is_file():
+            self._tail.poll()  # keep up with a growing log
+        return t
+
+    def trace(self) -> SplTrace:
+        """The samples read so far (of ``mark`` only, when set); reads what was appended."""
+        if self._tail is None:
+            self._tail = SplTail(self.path, self.timezone_s)
+        if self.path.is_file() or self._tail.trace.t:
+            self._tail.poll()
+        return self._tail.trace.select(self.mark_label)
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        tr = self.trace()
+        return np.asarray(tr.t, dtype=np.float64) + self.offset_s, np.asarray(tr.watts)
+
+    def energy(self, t0: float, t1: float) -> float:
+        t, p = self._arrays()
+        return integrate_power(t, p, t0, t1, f"{self.path} (mark {self.mark_label})")
+
+    def samples_in(self, t0: float, t1: float) -> int:
+        return count_samples(self._arrays()[0], t0, t1)
+
+    def timeline(self) -> dict[str, Any]:
+        t, p = self._arrays()
+        return {"t_s": t.tolist(), "power_w": p.tolist(),
+                "marks": sorted(self.host_marks.items(), key=lambda kv: kv[1])}
+
+    def metadata(self) -> dict[str, Any]:
+        t, _ = self._arrays()
+        rate = (t.size - 1) / (t[-1] - t[0]) if t.size > 1 and t[-1] > t[0] else None
+        return {"name": self.name, "measured": True, "reason": "", "file": str(self.path),
+                "point": self.point, "components": self.components, "sample_rate_hz": rate,
+                "nominal_sample_rate_hz": 1000.0 / self.interval_ms, "mark": self.mark_label,
+                "timezone_s": self.timezone_s, "offset_s": self.offset_s,
+                "aligned_by": "wall clock (analyzer time, UTC + timezone_s)",
+                "address": self.address, "identify": self.identify,
+                "ptd_messages": list(self.messages)}
