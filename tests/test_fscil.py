@@ -128,6 +128,8 @@ eval: {complexity: [footprint, synaptic_operations]}
     assert scores["session_average"]["value"] == pytest.approx(np.mean(d["accuracy_mean"]))
     assert all(c["accuracy_matches_features_path"] for c in d["complexity_per_session"])
     assert [c["session"] for c in d["complexity_per_session"]] == [0, 1]
+    assert scores["footprint"]["unit"] == "bytes"  # the metric's own unit
+    assert scores["synaptic_operations"]["unit"] == "ops/sample"
     assert len(list((tmp_path / "out").rglob("fscil-tiny_sessions.png"))) == 1
     assert (tmp_path / "m5.pt").is_file()
 
