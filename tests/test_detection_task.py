@@ -98,3 +98,29 @@ def test_task_end_to_end(tmp_path, monkeypatch):
     again = json.loads((tmp_path / "out2" / "det-tiny--event_detector.json").read_text())
     assert again["details"]["trained_now"] is False
     assert again["scores"]["coco_map"]["value"] == pytest.approx(score["value"])
+
+
+def test_a_python_factory_is_checked_at_plan(tmp_path):
+    """``model: {name: python, ...}`` in a detection config: a missing file, a keyword the
+    factory does not take and a missing checkpoint fail at plan time, naming file:line."""
+    from neuromark.config import parse_yaml
+    from neuromark.context import RunContext
+    from neuromark.errors import ConfigError
+    from neuromark.tasks.detection import TASK
+
+    (tmp_path / "det_net.py").write_text("import torch\n\ndef build(width=4):\n"
+                                         "    return torch.nn.Conv2d(2, width, 3)\n")
+
+    def plan(model: str) -> None:
+        text = DET_TINY.replace("model: {name: event_detector, options: {width: 4}, checkpoint: "
+                                "cache:det_tiny.pt}", model).replace("train: {epochs: 1, "
+                                                                     "batch_size: 1}\n", "")
+        TASK.plan(parse_yaml(text, tmp_path / "d.yaml"), RunContext.build(environ={}))
+
+    plan('model: {name: python, options: {factory: "det_net.py:build", kwargs: {width: 2}}}')
+    with pytest.raises(ConfigError, match=r"d\.yaml:\d+: .*nope\.py"):
+        plan('model: {name: python, options: {factory: "nope.py:build"}}')
+    with pytest.raises(ConfigError, match=r"d\.yaml:\d+: .*depth"):
+        plan('model: {name: python, options: {factory: "det_net.py:build", kwargs: {depth: 2}}}')
+    with pytest.raises(ConfigError, match=r"d\.yaml:\d+: model\.checkpoint: .*w\.pt: no such file"):
+        plan('model: {name: python, options: {factory: "det_net.py:build"}, checkpoint: w.pt}')

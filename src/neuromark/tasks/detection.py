@@ -41,14 +41,14 @@ from typing import Any, Literal
 from pydantic import Field
 
 from neuromark._threads import torch_threads
-from neuromark.components import ComponentSpec, build_component
+from neuromark.components import ComponentSpec, check_options
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
-from neuromark.models.checkpoint import load_state_dict
+from neuromark.models.configured import build_configured
 from neuromark.registry import models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
@@ -145,6 +145,12 @@ class DetectionTask(BenchmarkTask):
         if family is None and s.train is not None:
             raise ConfigError(f"{config.where(('train',))}: train: model {s.model.name!r} has no "
                               "training recipe (it is no model family of detection)")
+        if family is None:  # a factory (python: your own file): options checked, file found
+            check_options(models, ComponentSpec(name=s.model.name, options=s.model.options),
+                          config, ("model",))
+            if s.model.checkpoint is not None and not resolve_path(s.model.checkpoint, config).is_file():
+                raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
+                                  f"{resolve_path(s.model.checkpoint, config)}: no such file")
         if family is not None:
             parts["options"] = validate(family.options_model, s.model.options, config, ("model", "options"))
             parts["train"] = validate(family.train_model, s.train or {}, config, ("train",))
@@ -224,11 +230,9 @@ class DetectionTask(BenchmarkTask):
             return prepared.model, {"checkpoint": str(prepared.path), "trained_now": prepared.trained,
                                     "train_seconds": meta.get("train_seconds"), "epochs": meta.get("epochs"),
                                     "final_train_loss": (meta.get("loss") or [None])[-1]}
-        model = build_component(models, ComponentSpec(name=s.model.name, options=s.model.options), config,
-                                ("model",))
-        if s.model.checkpoint:
-            load_state_dict(model, resolve_path(s.model.checkpoint, config))
-        return model, {"checkpoint": s.model.checkpoint}
+        checkpoint = resolve_path(s.model.checkpoint, config) if s.model.checkpoint else None
+        model, provenance = build_configured(s.model.name, s.model.options, checkpoint, config)
+        return model, {"checkpoint": s.model.checkpoint, "_provenance": provenance}
 
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         from neuromark.baselines.event_detector import decode
@@ -240,6 +244,7 @@ class DetectionTask(BenchmarkTask):
                                 announce=True)
         train, test, info = self._streams(plan)
         model, details = self._model(plan, train, ctx)
+        provenance = details.pop("_provenance", {})
         if hasattr(model, "forget"):
             model.forget()
         net_w, net_h = info["network"]
@@ -258,6 +263,7 @@ class DetectionTask(BenchmarkTask):
                                config=s.model_dump(mode="json"),
                                seeds={"train": (s.train or {}).get("seed", 0)})
         results.details.update(details)
+        results.provenance.update(provenance)  # model_file: your own python factory's source
         results.model = model_identity(s.model.name, s.model.options, resolve_path(
             s.model.checkpoint, config) if s.model.checkpoint else None, s.model.label)
         results.details.update(info)
