@@ -195,3 +195,31 @@ def test_uncountable_configurations_name_the_layer():
     neuron = snn.AssociativeLeaky(2, 2, 1, 2, use_q_projection=True)
     neuron.neuromark_neuron_cost = 5  # a declared cost is taken as given
     assert neuron_cost(neuron, "assoc") == 5
+
+
+def test_membrane_updates_refuse_a_whole_sequence_neuron():
+    """StateLeaky takes the whole sequence in one call: its per-step membrane is never seen,
+    so membrane_updates raise naming the layer instead of reporting 0 (activation sparsity
+    still counts its outputs)."""
+    import snntorch as snn
+    import torch
+
+    from neuromark.errors import MetricError
+    from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates
+    from neuromark.runner import Benchmark
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 3)
+            self.lif = snn.StateLeaky(beta=0.9, channels=3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out = self.lif(self.fc(x).transpose(0, 1))
+            return (out[0] if isinstance(out, tuple) else out).transpose(0, 1)
+
+    batches = [(torch.rand(2, 5, 4), torch.zeros(2))]
+    with pytest.raises(MetricError, match="layer 'lif' .StateLeaky. processes the whole sequence"):
+        Benchmark(Net(), batches, metrics=[MembraneUpdates()], quiet=True).run()
+    res = Benchmark(Net(), batches, metrics=[ActivationSparsity()], quiet=True).run()
+    assert 0.0 <= res["activation_sparsity"] <= 1.0

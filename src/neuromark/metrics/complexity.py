@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from neuromark.metrics.base import Step, WorkloadMetric
 from neuromark.metrics.functional.coverage import coverage_message
+from neuromark.metrics.functional.snntorch_costs import WHOLE_SEQUENCE
 from neuromark.metrics.functional.sparsity import zero_fraction
 from neuromark.results import Score
 
@@ -172,7 +173,9 @@ class SynapticOperations(WorkloadMetric):
 class MembraneUpdates(WorkloadMetric):
     """Per sample: neuron state updates, i.e. over all timesteps the number of neurons whose
     membrane potential changed in that step, every neuron in a batch's first step (as
-    neurobench 2.3.0). Layers without a membrane contribute none."""
+    neurobench 2.3.0). Layers without a membrane (ReLU and other activations) contribute
+    none; snnTorch's whole-sequence neurons (StateLeaky, ...), whose per-step membrane is
+    never observable, are an error rather than a silent 0."""
 
     name = "membrane_updates"
     unit = "updates/sample"
@@ -185,6 +188,12 @@ class MembraneUpdates(WorkloadMetric):
         self.add_state("samples", 0, merge="sum")
 
     def update(self, step: Step) -> None:
+        for name, layer in getattr(step.activity, "neuron_layers", {}).items():
+            if type(layer.module).__name__ in WHOLE_SEQUENCE:
+                raise ValueError(f"layer {name!r} ({type(layer.module).__name__}) processes the "
+                                 "whole sequence in one call, so its membrane is never seen "
+                                 "step by step and membrane updates cannot be counted for it "
+                                 "(not 0); leave membrane_updates out of this model's metrics")
         self.updates += sum(a.membrane_updates for a in step.activity.neurons.values())
         self.samples += step.num_samples
 
