@@ -25,8 +25,12 @@ def write_config(tmp, name, loadgen=GOOD, extra=""):
     return config
 
 
-def system_run(tmp, out, *configs):
-    assert main(["system", "run", *map(str, configs), "--out", str(tmp / out), "--quiet"]) == 0
+def system_run(tmp, out, *configs, code=0):
+    flags = ["--allow-invalid"] if code else []  # an INVALID result exits 1 without it
+    assert main(["system", "run", *map(str, configs), "--out", str(tmp / out), "--quiet"]) == code
+    if code:
+        assert main(["system", "run", *map(str, configs), "--out", str(tmp / out), "--quiet",
+                     "--overwrite", *flags]) == 0
     return tmp / out
 
 
@@ -42,7 +46,8 @@ def runs(tmp_path_factory):
     sparse = write_config(tmp, "sparse", extra="meter: {name: csv, point: board, options: {path: sparse.csv, "
                                                "offset_s: 0}}\npower: {floor_s: 0.2, active_s: 0.7}\n")
     return {"good": system_run(tmp, "good", write_config(tmp, "good")),
-            "bad": system_run(tmp, "bad", short, invalid), "sparse": system_run(tmp, "sparse", sparse)}
+            "bad": system_run(tmp, "bad", short, invalid, code=1),
+            "sparse": system_run(tmp, "sparse", sparse)}
 
 
 def check(folder, capsys):

@@ -107,7 +107,7 @@ def test_bad_sut_fails_naming_sample_and_keeps_logs(tmp_path, sut, message):
     ("target_latency_percentile: 1.5", r"loadgen.target_latency_percentile: Input should be less than 1"),
     ("target_latency_percentile: 0", r"target_latency_percentile: Input should be greater than 0"),
     ("scenario: Streaming", r"loadgen.scenario: Input should be 'SingleStream'"),
-    ("scenario: Server", r"the Server scenario needs target_qps"),
+    ("scenario: Server\ntarget_qps: null", r"the Server scenario needs target_qps \(a number or auto\)"),
     ("min_query_count: 10\nmax_query_count: 5", r"max_query_count \(5\) < min_query_count \(10\)"),
 ])
 def test_impossible_settings(yaml_text, message):

@@ -32,7 +32,25 @@ def format_summary(results: Sequence[Results]) -> str:
     (:mod:`neuromark.report.seeds`), then every flag the results carry (``flags``:
     divergences, overruns, unmeasured figures), one line each."""
     flags = [f"flag [{res.benchmark.id}]: {flag}" for res in results for flag in res.flags]
-    return "\n".join([format_table(results), *seed_text(results), *flags])
+    return "\n".join([format_table(results), *seed_text(results), *system_lines(results), *flags])
+
+
+def system_lines(results: Sequence[Results]) -> list[str]:
+    """One line per system-track result: the figure its scenario is judged on (MLPerf
+    Inference paper, Table 2), its percentile and LoadGen's verdict, e.g. ``system
+    [esn-singlestream]: SingleStream judged on p90 latency = 0.0712 ms: VALID``."""
+    lines = []
+    for res in results:
+        metric = res.details.get("scenario_metric") if isinstance(res.details, dict) else None
+        if not metric:
+            continue
+        value = metric.get("value")
+        text = "n/a" if value is None else f"{value:.4g} {metric.get('unit', '')}".rstrip()
+        pct = metric.get("percentile")
+        where = f" (percentile p{pct * 100:g})" if pct and f"p{pct * 100:g}" not in metric["name"] else ""
+        lines.append(f"system [{res.benchmark.id}]: {metric['scenario']} judged on {metric['name']}"
+                     f"{where} = {text}: {metric.get('validity') or 'n/a'}")
+    return lines
 
 
 def format_table(results: Sequence[Results]) -> str:

@@ -99,6 +99,22 @@ def load_results(path: str | Path) -> list[Results]:
     return out
 
 
+def invalid_results(results: Sequence[Results]) -> list[str]:
+    """``"<id>: <reasons>"`` for each result whose PerformanceOnly run LoadGen found
+    INVALID, or whose scenario search found no passing value."""
+    out = []
+    for res in results:
+        perf = res.details["loadgen"].get("PerformanceOnly") or {}
+        search = res.details["loadgen"].get("search") or {}
+        if perf.get("validity") == "INVALID":
+            out.append(f"{res.benchmark.id}: " + ("; ".join(perf.get("invalid_reasons", []))
+                                                   or "LoadGen logged no reason"))
+        elif search and search.get("best") is None:
+            out.append(f"{res.benchmark.id}: the {search.get('searched')} search found no "
+                       f"passing value ({search.get('stopped')})")
+    return out
+
+
 def _fmt(x: Any, scale: float = 1.0, digits: int = 4) -> str:
     return f"{x * scale:.{digits}g}" if isinstance(x, (int, float)) else "–"
 
@@ -149,6 +165,31 @@ def energy_beside_estimate(res: Results) -> list[str]:
             + [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""])
 
 
+def _runs(details: dict) -> list[tuple[str, dict]]:
+    """The LoadGen runs of a result (PerformanceOnly, AccuracyOnly), without the
+    calibration and search records that share ``details.loadgen``."""
+    return [(mode, details["loadgen"][mode]) for mode in ("PerformanceOnly", "AccuracyOnly")
+            if mode in details["loadgen"]]
+
+
+def _calibration_lines(d: dict) -> list[str]:
+    """The calibration and search of a result, as the report states them."""
+    lines = []
+    cal = d["loadgen"].get("calibration") or {}
+    if cal.get("figures"):
+        f = cal["figures"]
+        lines.append(f"Calibration (untimed, {f['queries']} queries of {f['samples_per_query']} "
+                     f"sample(s)): mean {_fmt(f['mean_s'], 1e3)} ms, p10 {_fmt(f['p10_s'], 1e3)} ms, "
+                     f"p99 {_fmt(f['p99_s'], 1e3)} ms.")
+    lines += [f"- {rule}" for rule in cal.get("rules", [])]
+    search = d["loadgen"].get("search")
+    if search:
+        probes = ", ".join(f"{p['value']:g} {'VALID' if p['passed'] else 'no'}" for p in search["probes"])
+        lines.append(f"Search of {search['searched']}: probes {probes}; best {search['best']} "
+                     f"({search['stopped']}).")
+    return lines + [""] if lines else []
+
+
 def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
     d = res.details
     lines = [f"### {res.benchmark.id} (v{res.benchmark.version})", ""]
@@ -165,7 +206,8 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
             png = _reuse(res, "latency.png", out_dir / f"{tag}_latency.png") or latency_histogram(
                 raw, out_dir / f"{tag}_latency.png", f"{res.benchmark.id}: latency")
             lines += [f"![latency histogram]({png.name})", ""]
-    for mode, lg in d["loadgen"].items():
+    lines += _calibration_lines(d)
+    for mode, lg in _runs(d):
         lat = lg.get("latency_s", {})
         pct = ", ".join(f"p{k} {_fmt(v, 1e3)} ms" for k, v in lat.get("percentiles_s", {}).items())
         lines += [f"LoadGen {lg.get('scenario')} / {mode}: **{lg.get('validity') or 'n/a'}**"
@@ -227,7 +269,7 @@ def write_submission(results: Sequence[Results], system: SystemDescription, out_
     lines += ["## Timing measurement", "", system.timing or "–", ""]
     for res in results:
         d = res.details
-        lg = next(iter(d["loadgen"].values()))
+        lg = next(lg for _, lg in _runs(d))
         res_ns = d.get("timer_resolution_ns", {})
         lines.append(f"- {res.benchmark.id}: MLPerf LoadGen {lg.get('loadgen_version') or ''} scenario "
                      f"{lg.get('scenario')}, batch size 1, {d.get('warmup_samples', 0)} warm-up samples; "
@@ -335,7 +377,7 @@ def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) 
     benchmarks = []
     for res in results:
         logs = {}
-        for mode, lg in res.details["loadgen"].items():
+        for mode, lg in _runs(res.details):
             path = Path(lg["log_dir"]).resolve()
             logs[mode] = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
         benchmarks.append({"id": res.benchmark.id,

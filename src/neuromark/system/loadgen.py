@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -25,6 +25,7 @@ from pydantic import Field, model_validator
 from neuromark.config import StrictModel, memory_budget
 from neuromark.errors import ConfigError, ModelOutputError, require
 from neuromark.system.loadgen_log import summarize
+from neuromark.system.search import SearchSettings
 
 ndarray = np.ndarray
 
@@ -45,6 +46,8 @@ QUERY_BYTES = 256
 SAMPLE_BYTES = 16
 #: LoadGen's default single-stream expected latency (seconds).
 DEFAULT_EXPECTED_LATENCY_S = 1e-3
+#: A setting the calibration run chooses (the default of ``expected_latency_s`` and ``target_qps``).
+AUTO = "auto"
 
 
 class Seeds(StrictModel):
@@ -60,10 +63,15 @@ class LoadGenSettings(StrictModel):
     """Requested LoadGen settings (YAML ``loadgen:`` section); times in seconds.
 
     ``expected_latency_s`` sets the single/multi-stream expected latency (LoadGen
-    pre-generates ``min_duration / expected_latency`` queries, so set it near the real
-    latency); ``target_qps`` is the Server target or the Offline expected QPS;
-    ``latency_bound_s`` is the Server latency bound; ``target_latency_percentile`` applies
-    to the scenario in use.
+    pre-generates ``2 * min_duration / expected_latency`` queries); ``target_qps`` is the
+    Server target or the Offline expected QPS. Both default to ``"auto"``: the system task
+    measures the SUT in a short untimed calibration run and chooses them
+    (:mod:`neuromark.system.calibration`); a number in the config wins. Unresolved
+    ``"auto"`` reaching LoadGen means LoadGen's own default. ``latency_bound_s`` is the
+    Server latency bound (and the MultiStream per-query bound of a search);
+    ``target_latency_percentile`` applies to the scenario in use; ``search`` asks for the
+    scenario's paper metric (:mod:`neuromark.system.search`: Server's highest valid
+    ``target_qps``, MultiStream's largest ``samples_per_query`` meeting the bound).
     """
 
     scenario: Scenario = "SingleStream"
@@ -73,12 +81,14 @@ class LoadGenSettings(StrictModel):
     min_duration_s: float = Field(1.0, ge=0, le=MAX_SECONDS)
     max_duration_s: float = Field(0.0, ge=0, le=MAX_SECONDS, description="0 = no limit")
     target_latency_percentile: float | None = Field(None, gt=0, lt=1)
-    expected_latency_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
-    target_qps: float | None = Field(None, gt=0, le=MAX_QPS)
+    expected_latency_s: Annotated[float, Field(gt=0, le=MAX_SECONDS)] | Literal["auto"] | None = AUTO
+    target_qps: Annotated[float, Field(gt=0, le=MAX_QPS)] | Literal["auto"] | None = AUTO
     latency_bound_s: float | None = Field(None, gt=0, le=MAX_SECONDS)
     samples_per_query: int | None = Field(None, ge=1)
     performance_sample_count: int | None = Field(None, ge=1)
     seeds: Seeds = Seeds()
+    search: bool | SearchSettings = Field(
+        False, description="Server: highest valid target_qps; MultiStream: largest samples_per_query")
 
     @model_validator(mode="after")
     def _check(self) -> LoadGenSettings:
@@ -89,7 +99,15 @@ class LoadGenSettings(StrictModel):
             raise ValueError(f"max_query_count ({self.max_query_count}) < min_query_count "
                              f"({self.min_query_count})")
         if self.scenario == "Server" and self.target_qps is None:
-            raise ValueError("the Server scenario needs target_qps")
+            raise ValueError("the Server scenario needs target_qps (a number or auto)")
+        if self.search and self.scenario not in ("Server", "MultiStream"):
+            raise ValueError(f"search: the {self.scenario} scenario has nothing to search "
+                             "(Server searches target_qps, MultiStream samples_per_query)")
+        if self.search and self.scenario == "MultiStream" and self.latency_bound_s is None:
+            raise ValueError("search: MultiStream searches the largest samples_per_query whose "
+                             "p99 meets latency_bound_s; set latency_bound_s")
+        if AUTO in (self.expected_latency_s, self.target_qps) and self.needs_calibration():
+            return self  # the memory check runs on the calibrated settings
         queries, samples = self.planned_queries()
         need = queries * QUERY_BYTES + samples * SAMPLE_BYTES
         if queries > MAX_QUERIES or need > memory_budget():
@@ -101,17 +119,24 @@ class LoadGenSettings(StrictModel):
                 "near the real figure, or lower min_duration_s / set max_query_count")
         return self
 
+    def needs_calibration(self) -> bool:
+        """Whether the scenario's rate setting is ``auto`` (SingleStream/MultiStream:
+        ``expected_latency_s``; Server/Offline: ``target_qps``) or a search was asked for."""
+        stream = self.scenario in ("SingleStream", "MultiStream")
+        return bool(self.search) or (self.expected_latency_s if stream else self.target_qps) == AUTO
+
     def planned_queries(self) -> tuple[float, float]:
         """(queries, samples) LoadGen pre-generates for these settings: about
-        ``1.1 * min_duration * rate`` but at least ``min_query_count``, capped by
-        ``max_query_count`` (LoadGen's ``GenerateQueries``); ``rate`` is ``1/expected
+        ``k * min_duration * rate`` (k = 2, Server 1) but at least ``min_query_count``, capped
+        by ``max_query_count`` (LoadGen's ``GenerateQueries``); ``rate`` is ``1/expected
         latency`` (default 1 ms) for the stream scenarios, ``target_qps`` otherwise."""
         if self.scenario in ("SingleStream", "MultiStream"):
-            rate = 1.0 / (self.expected_latency_s or DEFAULT_EXPECTED_LATENCY_S)
+            rate = 1.0 / _number(self.expected_latency_s, DEFAULT_EXPECTED_LATENCY_S)
         else:
-            rate = self.target_qps or 1.0
+            rate = _number(self.target_qps, 1.0)
         per_query = (self.samples_per_query or 8) if self.scenario == "MultiStream" else 1
-        count = max(float(self.min_query_count), 1.1 * self.min_duration_s * rate)
+        factor = 1.0 if self.scenario == "Server" else 2.0
+        count = max(float(self.min_query_count), factor * self.min_duration_s * rate)
         if self.max_query_count:
             count = min(count, float(self.max_query_count))
         if self.scenario == "Offline":  # one query holding every sample
@@ -120,8 +145,13 @@ class LoadGenSettings(StrictModel):
 
     def _rate_text(self) -> str:
         if self.scenario in ("SingleStream", "MultiStream"):
-            return f"expected_latency_s={self.expected_latency_s or DEFAULT_EXPECTED_LATENCY_S}"
-        return f"target_qps={self.target_qps or 1.0}"
+            return f"expected_latency_s={_number(self.expected_latency_s, DEFAULT_EXPECTED_LATENCY_S)}"
+        return f"target_qps={_number(self.target_qps, 1.0)}"
+
+
+def _number(value: float | str | None, default: float) -> float:
+    """``value`` when it is a number; ``default`` for None and an unresolved ``"auto"``."""
+    return float(value) if isinstance(value, (int, float)) else default
 
 
 def to_test_settings(settings: LoadGenSettings, lg: Any) -> Any:
@@ -135,7 +165,7 @@ def to_test_settings(settings: LoadGenSettings, lg: Any) -> Any:
     ts.max_duration_ms = round(settings.max_duration_s * 1e3)
     for name, value in settings.seeds.model_dump().items():
         setattr(ts, name, value)
-    if settings.expected_latency_s is not None:
+    if isinstance(settings.expected_latency_s, (int, float)):  # None or "auto": LoadGen's default
         ns = max(1, round(settings.expected_latency_s * 1e9))
         ts.single_stream_expected_latency_ns = ns
         ts.multi_stream_expected_latency_ns = ns
@@ -144,7 +174,7 @@ def to_test_settings(settings: LoadGenSettings, lg: Any) -> Any:
         ts.single_stream_target_latency_percentile = p
         ts.multi_stream_target_latency_percentile = p
         ts.server_target_latency_percentile = p
-    if settings.target_qps is not None:
+    if isinstance(settings.target_qps, (int, float)):
         ts.server_target_qps = settings.target_qps
         ts.offline_expected_qps = settings.target_qps
     if settings.latency_bound_s is not None:

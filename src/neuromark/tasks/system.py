@@ -44,6 +44,7 @@ from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
 from neuromark.tasks.system_estimate import EstimateSettings, estimate_energy
+from neuromark.tasks.system_perf import final_runs, prepare, scenario_metric
 from neuromark.tasks.system_scores import (
     accuracy,
     accuracy_mode_run,
@@ -225,13 +226,18 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     measured = getattr(meter, "measured", True)
     data_time = (_data_time(cfg, info, config)  # checked before anything runs
                  if measured and cfg.power.latency == "data_time" else None)
+    perf = prepare(sut, library, settings, out_dir, cfg.profile)  # calibration, search: untimed
+    settings = perf.settings  # the effective settings
+    details["loadgen"]["calibration"] = perf.calibration
+    if perf.search is not None:
+        details["loadgen"]["search"] = perf.search
     if measured:
         meter.start()
-        lg_start = meter.mark("loadgen_start")
     try:
-        run = run_test(sut, library, settings, out_dir / "loadgen" / settings.mode.lower())
-        if measured:
-            lg_window = (lg_start, meter.mark("loadgen_end"))
+        final = final_runs(sut, library, perf, out_dir, meter.mark if measured else None)
+        run, settings, lg_window = final.reported, final.settings, final.window
+        if perf.search is not None:
+            perf.search["final"] = final.runs
         latency_means = loadgen_scores(run, getattr(sut, "timer", None), settings, details, scores,
                                        out_dir, sut.name)
         acc_run = accuracy_mode_run(run, settings, sut, library, details, out_dir)
@@ -254,7 +260,7 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         if cfg.power.sleep_s is not None and not hasattr(sut, "sleep"):
             flags.append(f"idle window: SUT {sut.name!r} has no sleep() hook; the host was left "
                          "idle, the device was not put to sleep")
-        power_scores(meter, windows, counts, lg_window, run, latency_means, details, scores, out_dir,
+        power_scores(meter, windows, counts, lg_window, final.last, latency_means, details, scores, out_dir,
                      latency_rule=cfg.power.latency)
         if getattr(meter, "two_pass", False):  # MLPerf Power: ranging + testing LoadGen runs
             mlperf_power(meter, lambda d: run_test(sut, library, settings, d), out_dir, details, scores)
@@ -272,7 +278,13 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
                   for t, v in details["compliance"].items()]
     details["profile"] = cfg.profile
     details["primary_metric"] = PRIMARY[settings.scenario]
-    return Results(scores=scores, benchmark=cfg.info(), config=cfg.model_dump(),
+    if settings.mode == "PerformanceOnly":
+        details["scenario_metric"] = metric = scenario_metric(run, settings, perf.search)
+        if perf.search is not None and metric.get("value") is not None:
+            scores["scenario_metric"] = Score(metric["value"], unit=metric["unit"],
+                                              higher_is_better=metric["higher_is_better"])
+    effective = cfg.model_copy(update={"loadgen": settings})  # the calibrated settings
+    return Results(scores=scores, benchmark=cfg.info(), config=effective.model_dump(),
                    seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details,
                    model=model_identity(cfg.sut.name, cfg.sut.options))
 

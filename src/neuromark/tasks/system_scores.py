@@ -55,7 +55,9 @@ def loadgen_scores(run: LoadGenRun, timer: StageTimer | None, settings: LoadGenS
     lat = run.summary.get("latency_s", {})
     if settings.mode == "PerformanceOnly" and lat:
         scores["loadgen_mean_latency"] = Score(lat["mean_s"] * 1e3, unit="ms", higher_is_better=False)
-        target = "99" if settings.scenario == "MultiStream" else "90"
+        percentile = (run.summary.get("effective", {}).get("target_latency_percentile")
+                      or ("0.99" if settings.scenario in ("MultiStream", "Server") else "0.9"))
+        target = f"{float(percentile) * 100:g}"  # the run's percentile (p90, p99, ...)
         if target in lat.get("percentiles_s", {}):
             scores[f"loadgen_p{target}_latency"] = Score(lat["percentiles_s"][target] * 1e3, unit="ms",
                                                          higher_is_better=False)
