@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="output folder (default: results/<timestamp>)")
     add_output_flags(parser)
     add_executor_flags(parser)
+    add_system_flags(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--coverage", choices=("error", "warn"), default=None,
                         help="synaptic_operations: fail on parameters no counted operation "
@@ -94,16 +95,46 @@ def context_from_args(args: argparse.Namespace, *, executor: Any = None) -> RunC
 def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
                    only_task: str | None = None, overwrite: bool = False,
                    executor: str = "local", address: str | None = None,
-                   ctx: RunContext | None = None) -> int:
+                   ctx: RunContext | None = None, system: Path | None = None,
+                   allow_invalid: bool = False) -> int:
     """Plan all ``configs`` (suites expanded), run them into ``out_dir`` (default
     ``results/<timestamp>``) on ``executor`` (``local`` or ``ray``, joining ``address``)
     under ``ctx`` (default: from the environment), print the summary table and write
-    ``report.md``.
+    ``report.md``; when the folder holds system-track results, write their submission
+    (:func:`finish_system`). Returns the exit code: 1 when a system result is INVALID
+    (unless ``allow_invalid``), else 0.
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
-    run_to_folder(configs, out_dir, quiet=quiet, only_task=only_task, overwrite=overwrite,
-                  executor=executor, address=address, ctx=ctx)
+    folder = run_to_folder(configs, out_dir, quiet=quiet, only_task=only_task, overwrite=overwrite,
+                           executor=executor, address=address, ctx=ctx)
+    return finish_system(folder, system, allow_invalid=allow_invalid)
+
+
+def finish_system(folder: Path, system: Path | None = None, *, allow_invalid: bool = False) -> int:
+    """The submission of the system-track results in ``folder`` (``submission.json`` and
+    ``submission/submission.md``, :func:`~neuromark.report.system_report.write_submission_dir`;
+    ``system``: a system description YAML), written whatever their verdicts; returns 1
+    when one of them is INVALID (LoadGen's verdict, or a failed scenario search) unless
+    ``allow_invalid``, else 0. A folder without system results returns 0."""
+    import sys
+
+    from neuromark.errors import DataError
+    from neuromark.report.system_report import invalid_results, load_results, write_submission_dir
+
+    try:
+        results = load_results(folder)
+    except DataError:  # no system-track results here
+        return 0
+    manifest, report = write_submission_dir(folder, system)
+    print(f"submission: {manifest} and {report}; audit it with 'neuromark check {folder}'")
+    invalid = invalid_results(results)
+    for line in invalid:
+        print(f"INVALID: {line}", file=sys.stderr)
+    if invalid and not allow_invalid:
+        print(f"{len(invalid)} system result(s) INVALID: exit status 1 (--allow-invalid keeps 0)",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -157,4 +188,16 @@ def _run(args: argparse.Namespace) -> int:
 
     return run_and_report(args.configs or [default_suite_path()], args.out, quiet=args.quiet,
                           overwrite=args.overwrite, executor=args.executor,
-                          address=args.address, ctx=context_from_args(args))
+                          address=args.address, ctx=context_from_args(args),
+                          system=args.system, allow_invalid=args.allow_invalid)
+
+
+def add_system_flags(parser: argparse.ArgumentParser) -> None:
+    """``--system system.yaml`` and ``--allow-invalid``: the submission of system results."""
+    parser.add_argument("--system", type=Path, default=None, metavar="system.yaml",
+                        help="system description for the submission report of system-track "
+                             "results (default: described from the results' provenance, SUT "
+                             "and meter)")
+    parser.add_argument("--allow-invalid", action="store_true",
+                        help="exit 0 even when a system-track result is INVALID (the results "
+                             "and the submission are written either way)")

@@ -14,7 +14,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.run import add_output_flags, context_from_args, run_to_folder
+from neuromark.commands.run import (
+    add_output_flags,
+    add_system_flags,
+    context_from_args,
+    finish_system,
+    run_to_folder,
+)
 from neuromark.errors import ConfigError
 from neuromark.results import results_name
 
@@ -25,9 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = verbs.add_parser("run", help="run system benchmark configs (task: system) into a submission")
     run.add_argument("configs", nargs="+", metavar="CONFIG")
     run.add_argument("--out", type=Path, default=None, help="output folder (default: results/<timestamp>)")
-    run.add_argument("--system", type=Path, default=None, metavar="system.yaml",
-                     help="system description for the submission report (default: described "
-                          "from the results' provenance, SUT and meter)")
+    add_system_flags(run)
     add_output_flags(run)
     run.add_argument("--quiet", action="store_true")
     run.set_defaults(func=_run)
@@ -45,11 +49,7 @@ def _run(args: argparse.Namespace) -> int:
     ctx = context_from_args(args)
     out = run_to_folder(args.configs, args.out, quiet=args.quiet, only_task="system",
                         overwrite=args.overwrite, ctx=ctx)  # no folder before the plans pass
-    from neuromark.report.system_report import write_submission_dir
-
-    manifest, report = write_submission_dir(out, args.system)
-    print(f"submission: {manifest} and {report}; audit it with 'neuromark check {out}'")
-    return 0
+    return finish_system(out, args.system, allow_invalid=args.allow_invalid)
 
 
 def _compliance(args: argparse.Namespace) -> int:
