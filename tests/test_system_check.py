@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -196,3 +197,25 @@ def test_power_point_definitions_and_window_length(runs, tmp_path, capsys):
     assert "power/definitions: power window 'inference' does not record peak_power_w" in text
     assert "power/window-length: power window 'floor' lasts 0.2" in text
     assert "s (< 10 s: board capacitance biases short windows)" in text
+
+
+def test_split_rule_follows_the_stages_a_sut_declares(tmp_path):
+    """The sleep SUT has no pre-processing (it declares ["inference"]) and the null SUT no
+    stage at all: their submissions pass latency/split; a result whose SUT declares both
+    stages but times one is still flagged."""
+    from neuromark.cli import main
+    from neuromark.system.checker import check_submission
+
+    root = Path(__file__).resolve().parents[1] / "configs/system"
+    for stem in ("sleep_1ms", "null_overhead"):
+        out = tmp_path / stem
+        assert main(["system", "run", str(root / f"{stem}.yaml"), "--out", str(out), "--quiet",
+                     "--allow-invalid"]) == 0
+        _, findings = check_submission(out)
+        assert not [f for f in findings if "latency/split" in str(f)], stem
+    [result] = (tmp_path / "sleep_1ms").glob("sleep_1ms*--*.json")
+    data = json.loads(result.read_text())
+    data["details"]["sut"]["stages"] = ["preprocess", "inference"]
+    result.write_text(json.dumps(data))
+    _, findings = check_submission(tmp_path / "sleep_1ms")
+    assert any("latency/split" in str(f) and "no preprocess latency" in str(f) for f in findings)

@@ -149,7 +149,9 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     if acc is not None and not (acc / ACCURACY).stat().st_size > 2:
         audit.add(acc / ACCURACY, "runs/accuracy-mode", "the accuracy log holds no responses")
     timing = details.get("timing", {})
-    for stage in ("preprocess", "inference"):
+    declared = (details.get("sut") or {}).get("stages")  # a SUT without pre-processing says so
+    stages = tuple(declared) if isinstance(declared, list) else ("preprocess", "inference")
+    for stage in stages:
         if stage not in timing:
             audit.add(file, "latency/split", f"no {stage} latency: pre-processing and inference "
                       "must be timed separately (details.timing)")

@@ -36,4 +36,5 @@ def index_library(name: str, samples: int) -> InMemoryLibrary:
 
 def null(*, samples: Annotated[int, Field(ge=1)] = 64) -> BuiltSUT:
     """The ``null`` entry of :data:`neuromark.registry.suts`; ``samples``: library size."""
-    return BuiltSUT(NullSUT(), index_library("null", samples))
+    # no stages: it does no work, so LoadGen's latency is the harness overhead alone
+    return BuiltSUT(NullSUT(), index_library("null", samples), info={"stages": []})

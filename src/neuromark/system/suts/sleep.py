@@ -47,4 +47,5 @@ def sleep(*, sleep_s: Annotated[float, Field(ge=0)] = 1e-3,
           samples: Annotated[int, Field(ge=1)] = 64) -> BuiltSUT:
     """The ``sleep`` entry of :data:`neuromark.registry.suts`; ``sleep_s`` per sample,
     ``samples``: library size."""
-    return BuiltSUT(SleepSUT(sleep_s), index_library("sleep", samples), info={"sleep_s": sleep_s})
+    return BuiltSUT(SleepSUT(sleep_s), index_library("sleep", samples),
+                    info={"sleep_s": sleep_s, "stages": ["inference"]})  # no pre-processing
