@@ -124,7 +124,7 @@ def test_strict_models_refuse_infinity_everywhere():
 def test_tiny_expected_latency_is_refused_before_loadgen_allocates(tmp_path, capsys):
     text = SYSTEM + "  expected_latency_s: 1e-9\n"
     err = refused(tmp_path, capsys, text, "c.yaml:4", "loadgen", "queries", "expected_latency_s")
-    assert "1.1e+08 queries" in err  # 1.1 x 0.1 s / 1 ns
+    assert "2e+08 queries" in err  # 2 x 0.1 s / 1 ns
 
 
 def test_huge_server_rate_is_refused():
@@ -133,11 +133,11 @@ def test_huge_server_rate_is_refused():
 
 
 def test_query_estimate_follows_loadgen_and_is_capped_by_max_query_count():
-    assert LoadGenSettings().planned_queries() == (1100.0, 1100.0)  # 1.1 x 1 s / 1 ms
+    assert LoadGenSettings().planned_queries() == (2000.0, 2000.0)  # 2 x 1 s / 1 ms
     settings = LoadGenSettings(expected_latency_s=1e-6, min_duration_s=10, max_query_count=5000)
     assert settings.planned_queries() == (5000.0, 5000.0)  # capped, so accepted
     offline = LoadGenSettings(scenario="Offline", target_qps=100, min_duration_s=2)
-    assert offline.planned_queries() == (1.0, pytest.approx(220.0))
+    assert offline.planned_queries() == (1.0, pytest.approx(400.0))  # 2 x 2 s x 100/s
 
 
 def test_absurd_duration_is_refused():
