@@ -148,6 +148,10 @@ def test_qubo_rules(tmp_path):
     _check_qubo(audit, tmp_path / "q.json", data)
     lines = [str(f) for f in audit.findings]
     assert lines[0] == "q.json: qubo/seeds: 2 graph seeds [0, 1]; a submission runs the 5 announced seeds"
+    test_profile = _Audit(tmp_path)  # the test profile ("any seeds", the default suite's)
+    _check_qubo(test_profile, tmp_path / "q.json", data, official_seeds=False)
+    assert not [f for f in test_profile.findings if "qubo/seeds" in str(f)]
+    assert [str(f) for f in test_profile.findings][0] == lines[1]
     assert lines[1] == ("q.json: qubo/timeouts: timeout 0.1 s of the sweep is missing for 4 workload(s), "
                         "e.g. n=10, density=0.05, graph seed 0, solver seed 0")
     assert lines[2].startswith("q.json: qubo/bks-provenance: no BKS row for n=7777, density=0.05, seed 0")
