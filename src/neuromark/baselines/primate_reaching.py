@@ -38,7 +38,7 @@ from pydantic import Field
 from torch import Tensor, nn
 
 from neuromark.baselines.shd_snn import LeakyReadout, LIFNeuron
-from neuromark.config import StrictModel
+from neuromark.config import Seed, StrictModel
 from neuromark.errors import DataError
 from neuromark.training import TrainedModule, read_checkpoint
 
@@ -48,7 +48,7 @@ STEP_MS = 4.0
 class DecoderOptions(StrictModel):
     """``model.options`` (unused keys of another decoder are refused by each family)."""
 
-    seed: int = 0
+    seed: Seed = 0
 
 
 class RidgeOptions(DecoderOptions):
