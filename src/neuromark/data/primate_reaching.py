@@ -9,6 +9,10 @@ File layout (h5py's view of MATLAB's column-major arrays: a MATLAB k x n array i
   is a ``uint64`` array ``[0, 0]`` with the attribute ``MATLAB_empty`` (not two spikes at 0 s);
 - ``chan_names``, ``wf``, ``finger_pos``: not read.
 
+Input contract (:func:`read_session`, before any binning): at least one unit and channel,
+``t`` finite and 4-ms spaced, ``cursor_pos``/``target_pos`` finite at every sample (a NaN
+cursor names the sample), finite spike times, and at least one spike in the session.
+
 Preprocessing (NeuroBench 2.3.0 ``PrimateReaching``, with its bugs fixed, see
 docs/primate_reaching.md): on the 4-ms grid ``E_j = t[0] - bin_width + 0.004 j`` (integer j,
 never a float ``arange``), each spike falls into sub-bin ``j = floor((s - E_0) / 0.004)``
@@ -107,9 +111,10 @@ def read_session(path: str | os.PathLike[str]) -> Session:
             cursor = _field(f, "cursor_pos", path).astype(np.float64)
             target = _field(f, "target_pos", path).astype(np.float64)
             refs = _field(f, "spikes", path)
-            if refs.dtype != object or refs.ndim != 2:
+            if refs.dtype != object or refs.ndim != 2 or 0 in refs.shape:
                 raise DataError(f"{path}: 'spikes' must be a (units, channels) array of object "
-                                f"references, got {refs.dtype} {refs.shape}")
+                                f"references with at least one unit and channel, got "
+                                f"{refs.dtype} {refs.shape}")
             spikes = [[_cell(f, refs[u, c], path, f"[unit {u}, channel {c}]")
                        for u in range(refs.shape[0])] for c in range(refs.shape[1])]
     except OSError as exc:
@@ -119,6 +124,14 @@ def read_session(path: str | os.PathLike[str]) -> Session:
             raise DataError(f"{path}: {name} has shape {arr.shape}, expected (2, {t.size}) to match t")
     if t.size < 3 or not np.isfinite(t).all():
         raise DataError(f"{path}: t must hold at least 3 finite sample times, got {t.size}")
+    for name, arr in (("cursor_pos", cursor), ("target_pos", target)):
+        bad = np.flatnonzero(~np.isfinite(arr).all(axis=0))
+        if bad.size:
+            raise DataError(f"{path}: session {path.stem!r}: {name} is not finite at sample "
+                            f"{int(bad[0])} (t = {t[bad[0]]:.3f} s; {bad.size} sample(s) in all)")
+    if not any(cell.size for channel in spikes for cell in channel):
+        raise DataError(f"{path}: session {path.stem!r}: every spike cell is empty (no spike in "
+                        f"any of {len(spikes)} channels); a decoder cannot be fit on it")
     step = float(np.median(np.diff(t)))
     if abs(step - STEP_S) > 1e-3 * STEP_S:
         raise DataError(f"{path}: t is sampled every {step * 1e3:.4f} ms; the benchmark's grid "

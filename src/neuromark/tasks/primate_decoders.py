@@ -22,7 +22,7 @@ from typing import Any
 from neuromark.config import ConfigFile
 from neuromark.data.download import file_digest
 from neuromark.devices import recipe_device
-from neuromark.errors import ConfigError
+from neuromark.errors import ConfigError, DataError
 from neuromark.results import to_jsonable
 from neuromark.training import Prepared, prepare, recipe_hash, training_device
 
@@ -76,6 +76,11 @@ def pooled_training(trains: list[Any]) -> Any:
 
     from neuromark.baselines.primate_reaching import TrainData
 
+    for train in trains:  # a decoder fit on no spike at all is singular (ridge) or blind
+        x, _, segs = train._load()
+        if not any(x[a:b].any() for a, b in segs):
+            raise DataError(f"{train.path}: session {train.session!r}: the train split holds no "
+                            f"spike in any of its {x.shape[1]} channels; a decoder cannot be fit")
     if len(trains) == 1:
         return TrainData(*trains[0]._load())
     xs, ys, segments, offset = [], [], [], 0

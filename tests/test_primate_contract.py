@@ -1,0 +1,114 @@
+"""The primate-reaching reader's input contract (issue 32): hostile MATLAB v7.3 files written
+here in the real layout; each is refused at read time, naming the file, the session and the
+sample, before any binning or training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_primate_reaching_data import K, T0, tiny, write_mat73
+
+from neuromark.baselines.primate_reaching import RidgeOptions, TrainData, fit_ridge
+from neuromark.config import ConfigFile
+from neuromark.data.primate_reaching import PrimateReaching, read_session
+from neuromark.errors import DataError
+from neuromark.registry import tasks
+
+SESSION = "indy_20160622_01"
+
+
+def session_file(tmp_path: Path, *, cursor_nan_at: int | None = None, target_nan_at: int | None = None,
+                 channels: int = 4, spikes: bool = True, samples: int = K) -> Path:
+    """A small session (``samples`` 4-ms samples, four reaches) in the real layout."""
+    t = T0 + 0.004 * np.arange(samples)
+    cursor = np.stack([np.arange(samples) ** 2, -np.arange(samples, dtype=float)], 1).astype(float)
+    target = np.zeros((samples, 2))
+    for i, start in enumerate(range(0, samples, samples // 4)):
+        target[start:, i % 2] = float(i + 1)
+    if cursor_nan_at is not None:
+        cursor[cursor_nan_at, 1] = np.nan
+    if target_nan_at is not None:
+        target[target_nan_at, 0] = np.inf
+    rng = np.random.default_rng(0)
+    cells: list[list[np.ndarray | None]] = [
+        [np.sort(rng.uniform(t[0], t[-1], 40)) if spikes else None] for _ in range(channels)]
+    return write_mat73(tmp_path / f"{SESSION}.mat", t, cursor, target, cells)
+
+
+def test_finite_cursor_nan_in_train_split_names_file_session_and_sample(tmp_path):
+    path = session_file(tmp_path, cursor_nan_at=1)  # sample 1 lies in the first (train) reach
+    with pytest.raises(DataError, match=rf"{SESSION}\.mat: session '{SESSION}': cursor_pos is not "
+                                        r"finite at sample 1 "):
+        read_session(path)
+    with pytest.raises(DataError, match="cursor_pos is not finite at sample 1"):
+        len(PrimateReaching(tmp_path, SESSION, "train"))
+
+
+def test_finite_cursor_nan_in_test_split_names_the_sample(tmp_path):
+    session_file(tmp_path, cursor_nan_at=K - 1)
+    with pytest.raises(DataError, match=f"cursor_pos is not finite at sample {K - 1} "):
+        len(PrimateReaching(tmp_path, SESSION, "test"))
+
+
+def test_finite_target_inf_names_the_sample(tmp_path):
+    path = session_file(tmp_path, target_nan_at=5)
+    with pytest.raises(DataError, match="target_pos is not finite at sample 5 "):
+        read_session(path)
+
+
+def test_zero_channels_named(tmp_path):
+    t = T0 + 0.004 * np.arange(K)
+    path = tmp_path / f"{SESSION}.mat"
+    import h5py
+
+    with h5py.File(path, "w") as f:
+        f.create_dataset("t", data=t[None, :])
+        for name in ("cursor_pos", "target_pos"):
+            f.create_dataset(name, data=np.zeros((2, K)))
+        f.create_dataset("spikes", shape=(1, 0), dtype=h5py.ref_dtype)
+    with pytest.raises(DataError, match=r"'spikes' must be a \(units, channels\) array .* at least "
+                                        r"one unit and channel, got object \(1, 0\)"):
+        read_session(path)
+
+
+def test_spikes_all_cells_empty_names_the_session(tmp_path):
+    path = session_file(tmp_path, spikes=False)
+    with pytest.raises(DataError, match=rf"session '{SESSION}': every spike cell is empty \(no spike "
+                                        r"in any of 4 channels\)"):
+        read_session(path)
+
+
+def test_spikes_none_in_train_split_refused_before_fitting(tmp_path):
+    """Spikes only after the training reaches: the ridge fit would be singular."""
+    t = T0 + 0.004 * np.arange(40)
+    target = np.zeros((40, 2))
+    for i, start in enumerate((10, 20, 30)):
+        target[start:, i % 2] = float(i + 1)
+    cells: list[list[np.ndarray | None]] = [[np.array([t[-2]])], [None]]
+    write_mat73(tmp_path / f"{SESSION}.mat", t, np.zeros((40, 2)) + np.arange(40)[:, None],
+                target, cells)
+    data = {"task": "primate_reaching", "benchmark": {"id": "pr-hostile"},
+            "data": {"root": str(tmp_path), "surrogate": None, "sessions": [SESSION], "chunk": 10},
+            "model": {"name": "ridge_decoder"}, "checkpoint_dir": str(tmp_path / "ckpt")}
+    cfg = tmp_path / "pr.yaml"
+    cfg.write_text(json.dumps(data))
+    with pytest.raises(DataError, match=rf"session '{SESSION}': the train split holds no spike in "
+                                        r"any of its 2 channels"):
+        tasks.get("primate_reaching").run(ConfigFile(data=data, path=cfg), tmp_path / "out",
+                                          quiet=True)
+    assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())
+
+
+def test_ridge_fit_on_constant_features_is_refused_not_singular():
+    x = np.zeros((50, 3), dtype=np.uint8)
+    data = TrainData(x, np.random.default_rng(0).normal(size=(50, 2)).astype(np.float32), [(0, 50)])
+    with pytest.raises(DataError, match="input features do not vary .* singular"):
+        fit_ridge(RidgeOptions(), data)
+
+
+def test_valid_session_still_reads(tmp_path):
+    rec = read_session(tiny(tmp_path))
+    assert np.isfinite(rec.cursor).all() and rec.channels == 96
