@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, create_model, field_validator
 
-from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
+from neuromark.config import ConfigFile, StrictModel, check_jobs, resolve_path, validate
 from neuromark.errors import ConfigError, UnknownNameError
 
 
@@ -71,9 +71,37 @@ def options_model(factory: Callable[..., Any], skip: Sequence[str] = ()) -> type
                         allow_inf_nan=False)
     title = f"{getattr(factory, '__qualname__', 'component')}_options".replace(".", "_")
     try:
-        return create_model(title, __config__=config, **fields)
+        return create_model(title, __config__=config, __validators__=_house_rules(fields), **fields)
     except Exception:  # a field pydantic cannot model (a name shadowing BaseModel): names only
         return create_model(title, __config__=config, **{k: (Any, d) for k, (_, d) in fields.items()})
+
+
+#: Options checked by name whatever their annotation: seeds in ``[0, 2**32)``, worker
+#: counts at most the machine's CPUs (:func:`neuromark.config.check_jobs`).
+SEED_OPTIONS, WORKER_OPTIONS = ("seed", "seeds"), ("jobs", "workers", "processes")
+
+
+def _check_seed(value: Any) -> Any:
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(v, int) and not 0 <= v < 2**32:
+            raise ValueError(f"a seed must be in [0, 2**32), got {v}")
+    return value
+
+
+def _check_workers(value: Any) -> Any:
+    return check_jobs(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def _house_rules(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Validators of the options named in :data:`SEED_OPTIONS` / :data:`WORKER_OPTIONS`."""
+    out: dict[str, Any] = {}
+    for key, names, check in (("seed", SEED_OPTIONS, _check_seed),
+                              ("workers", WORKER_OPTIONS, _check_workers)):
+        present = [n for n in names if n in fields]
+        if present:
+            out[f"house_{key}"] = field_validator(*present)(classmethod(
+                lambda cls, v, _check=check: _check(v)))
+    return out
 
 
 def _signature_target(factory: Any) -> Any:

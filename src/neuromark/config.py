@@ -13,13 +13,14 @@ import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from neuromark.context import default_cache_dir
 from neuromark.errors import ConfigError
+from neuromark.executors import cpu_limit
 from neuromark.results import BenchmarkInfo, id_problem
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,6 +31,38 @@ Loc = tuple[str | int, ...]
 #: Most YAML nodes a config may expand to through aliases (``*name``): a 16-line alias bomb
 #: expands to billions; real configs stay far below.
 MAX_EXPANDED_NODES = 100_000
+
+
+#: A seed: what numpy's and torch's generators take (``[0, 2**32)``); every config field
+#: named ``seed``/``seeds`` uses it, so -1 or 2**70 is a file:line error at load.
+Seed = Annotated[int, Field(ge=0, lt=2**32)]
+
+
+def check_jobs(value: int) -> int:
+    """``value`` worker processes, or ``ValueError`` naming the value and the limit
+    (:func:`cpu_limit`): more workers than CPUs only exhaust the machine."""
+    limit = cpu_limit()
+    if value > limit:
+        raise ValueError(f"{value} worker processes exceed this machine's {limit} CPUs "
+                         f"(the limit: the CPUs this process may use)")
+    return value
+
+
+def jobs_within(jobs: int | None, what: str) -> int | None:
+    """``jobs`` (None: the caller's default) if at most :func:`cpu_limit`, else
+    :class:`ConfigError` naming ``what`` (the key), the value and the limit."""
+    if jobs is None:
+        return None
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"{what}: a worker count is an integer >= 1, got {jobs!r}")
+    try:
+        return check_jobs(jobs)
+    except ValueError as exc:
+        raise ConfigError(f"{what}: {exc}") from None
+
+
+#: A worker-process count: ``1`` to :func:`cpu_limit`, checked at load (file:line, key).
+Jobs = Annotated[int, Field(ge=1), AfterValidator(check_jobs)]
 
 
 class StrictModel(BaseModel):
@@ -135,7 +168,12 @@ def parse_yaml(text: str, path: Path | None = None) -> ConfigFile:
     loader.lines_by_id = {}  # type: ignore[attr-defined]
     try:
         node = loader.get_single_node()
-        if node is not None and _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+        memo: dict[int, int] = {}
+        if node is not None and _expanded_size(node, memo) > MAX_EXPANDED_NODES:
+            if len(memo) > MAX_EXPANDED_NODES:  # no alias needed: the values themselves
+                raise ConfigError(f"{loader.name}: {len(memo)} YAML nodes, more than the "
+                                  f"{MAX_EXPANDED_NODES} a config may hold (a list that long "
+                                  "is not a config setting)")
             raise ConfigError(f"{loader.name}: YAML aliases expand to more than "
                               f"{MAX_EXPANDED_NODES} nodes (an alias bomb?); write the values "
                               "out or use fewer aliases")

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import Field
 
-from neuromark.config import ConfigFile, StrictModel
+from neuromark.config import ConfigFile, Seed, StrictModel
 from neuromark.errors import ConfigError
 
 
@@ -31,7 +31,7 @@ class SeededEntry(StrictModel):
     """A suite entry run once per seed."""
 
     config: str
-    seeds: list[int] = Field(min_length=1)
+    seeds: list[Seed] = Field(min_length=1)
     key: str = "train.seed"
 
 

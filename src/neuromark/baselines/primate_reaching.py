@@ -213,7 +213,11 @@ def fit_ridge(options: RidgeOptions, data: TrainData) -> RidgeDecoder:
     mu_f, mu_y = f.mean(0), y.mean(0)
     fc, yc = f - mu_f, y - mu_y
     gram = fc.T @ fc
-    penalty = options.alpha * float(torch.diagonal(gram).mean())
+    variance = float(torch.diagonal(gram).mean())
+    if not variance > 0:
+        raise DataError("ridge fit: the training split's input features do not vary (no spike, "
+                        "or the same count in every window); the normal equations are singular")
+    penalty = options.alpha * variance
     w = torch.linalg.solve(gram + penalty * torch.eye(gram.shape[0], dtype=gram.dtype), fc.T @ yc)
     with torch.no_grad():
         model.readout.weight.copy_(w.T.float())

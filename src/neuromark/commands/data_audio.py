@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from neuromark.commands import add_command
+from neuromark.config import jobs_within
 
 COCHLEA_DESCRIPTION = """Run every WAV/FLAC/OGG file of IN_DIR through the cochlea model of the
 Heidelberg spiking data sets (700 channels) and write OUT.h5 in the SHD layout. Labels come from
@@ -65,6 +66,7 @@ def _cochlea(args: argparse.Namespace) -> int:
     from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 
     rate = SHD_SAMPLE_RATE if args.sample_rate is None else args.sample_rate or None  # 0: keep
+    jobs_within(args.jobs, "--jobs")  # before any file is read
     start = time.perf_counter()
     out = convert_directory(args.in_dir, args.out, labels_csv=args.labels,
                             sample_rate=rate, seed=args.seed, jobs=args.jobs,
@@ -76,6 +78,7 @@ def _cochlea(args: argparse.Namespace) -> int:
 def _spoken_digits(args: argparse.Namespace) -> int:
     from neuromark.synth.spoken_digits import build_corpus
 
+    jobs_within(args.jobs, "--jobs")
     start = time.perf_counter()
     paths = build_corpus(args.out_dir, jobs=args.jobs, force=args.force,
                          progress=_progress("spoken digits"))

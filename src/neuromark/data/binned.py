@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from neuromark.config import jobs_within
 from neuromark.data.binning import bin_samples, check_binning, drop_late, n_bins, pool_samples
 from neuromark.data.entry import SUMS, Entry, read_sums, sums_owned, synthesize_into
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
@@ -216,6 +217,7 @@ class SpokenDigitsEntry(_SpikeFileEntry):
     def synthesize(self, root: str | os.PathLike[str], *, speakers: list[int] | None = None,
                    digits: list[int] | None = None, jobs: int | None = None) -> Path:
         """Write the corpus (speakers by id, digits: subsets for tests) into ``root``."""
+        jobs_within(jobs, "synthesize.jobs")
         gen = generators.get("spoken_digits")
         SPEAKERS, build_corpus = gen.SPEAKERS, gen.build_corpus  # noqa: N806
 

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.config import jobs_within
 from neuromark.data.clips import (
     LongClips,
     check_list_or_audio,
@@ -317,6 +318,7 @@ class MSWCEntry(Entry):
                    base_test: int = 10, evaluation: int = 40, clips_per_voice: int = 1,
                    format: str = "opus", jobs: int | None = None) -> Path:
         """Write the espeak-ng corpus (clips per word; :class:`~neuromark.synth.keywords.MSWCSize`)."""
+        jobs_within(jobs, "synthesize.jobs")
         gen = generators.get("keywords")
         MSWCSize, build_mswc = gen.MSWCSize, gen.build_mswc  # noqa: N806
         corpus_recipe, reusable = gen.corpus_recipe, gen.reusable

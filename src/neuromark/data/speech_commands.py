@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.config import jobs_within
 from neuromark.data.clips import check_list_or_audio, decode_clip, decoded_cache, file_list_digest, unpack_tar
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, check_digest, sums_owned, synthesize_into
@@ -191,6 +192,7 @@ class SpeechCommandsEntry(Entry):
     def synthesize(self, root: str | os.PathLike[str], *, speakers: int = 24, repeats: int = 1,
                    words: list[str] | None = None, jobs: int | None = None) -> Path:
         """Write the espeak-ng corpus (:class:`~neuromark.synth.keywords.GSCSize`) into ``root``."""
+        jobs_within(jobs, "synthesize.jobs")
         gen = generators.get("keywords")
         GSCSize, build_speech_commands = gen.GSCSize, gen.build_speech_commands  # noqa: N806
         corpus_recipe, reusable = gen.corpus_recipe, gen.reusable

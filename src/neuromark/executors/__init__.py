@@ -34,6 +34,14 @@ from neuromark.errors import ConfigError, NeuromarkError, require
 from neuromark.registry import executors
 
 
+def cpu_limit() -> int:
+    """CPUs this process may use: its affinity (``os.sched_getaffinity``), else
+    ``os.cpu_count()``; the most worker processes any setting may ask for."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(len(os.sched_getaffinity(0)), 1)
+    return os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class Unit:
     """One independent piece of work: ``fn(*args, **kwargs)`` on ``num_cpus`` whole CPUs.
@@ -141,11 +149,13 @@ class LocalExecutor:
     def __init__(self, processes: int = 1) -> None:
         if processes < 1:
             raise ConfigError(f"local executor: processes must be >= 1, got {processes}")
+        if processes > cpu_limit():
+            raise ConfigError(f"local executor: processes: {processes} exceed this machine's "
+                              f"{cpu_limit()} CPUs (the limit)")
         self.processes = processes
 
     def cpus(self) -> int:
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-            os.cpu_count() or 1)
+        return cpu_limit()
 
     def info(self) -> dict[str, Any]:
         return {"name": self.name, "processes": self.processes, "nodes": [node_name()]}
@@ -170,6 +180,7 @@ class LocalExecutor:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         pool = ProcessPoolExecutor(self.processes)
+        finished = False
         try:
             futures = {pool.submit(call_unit, u.fn, u.args, u.kwargs): u for u in units}
             for fut in as_completed(futures):
@@ -179,8 +190,27 @@ class LocalExecutor:
                 except NeuromarkError as exc:
                     raise UnitFailed(f"{unit.config}: unit {unit.name} failed: {exc}") from exc
                 yield Outcome(unit, value, node, wall)
-        finally:  # a failure or Ctrl-C: queued units never start
-            pool.shutdown(wait=True, cancel_futures=True)
+            finished = True
+        finally:  # a failure, Ctrl-C or close(): queued units never start, running ones end
+            if finished:
+                pool.shutdown(wait=True)
+            else:
+                _terminate(pool)
+
+
+def _terminate(pool: Any) -> None:
+    """Shut ``pool`` down now: queued units cancelled, running workers killed and reaped, so
+    that no worker outlives the run (``terminate_workers`` from Python 3.14)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
 
 
 def is_local(executor: Executor) -> bool:

@@ -13,11 +13,34 @@ mode, counting path), never as environment variables. Reference: Ray Core API, h
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from neuromark.errors import ConfigError, require
 from neuromark.executors import Outcome, SharedRef, Unit, UnitFailed, call_unit
+
+#: Seconds a Ray address may take to accept a TCP connection before it is refused.
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`ConfigError` unless ``HOST:PORT`` (or ``ray://HOST:PORT``) accepts a
+    TCP connection within ``timeout_s``: ``ray.init`` on a dead address waits without end.
+    ``auto`` (Ray finds the local cluster itself) is not checked."""
+    if address == "auto":
+        return
+    text = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--address {address}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--address {address}: no Ray cluster answers there within "
+                          f"{timeout_s:g} s ({exc.strerror or exc}); start one with "
+                          f"`ray start --head` or check the address") from None
 
 
 class RayExecutor:
@@ -35,6 +58,8 @@ class RayExecutor:
         if address is not None and num_cpus is not None:
             raise ConfigError("ray executor: num_cpus sizes a local instance; a cluster at "
                               "--address has its own")
+        if address is not None:
+            check_reachable(address)
         self.ray = require("ray", "ray")
         self.address = address
         self._owns = False

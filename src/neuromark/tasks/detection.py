@@ -42,7 +42,7 @@ from pydantic import Field
 
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, check_options
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
@@ -61,7 +61,7 @@ class SynthesizeSettings(StrictModel):
     duration_s: float = Field(3.0, gt=0.6)
     height: int = Field(72, ge=16)
     width: int = Field(128, ge=16)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class BoxFilterSettings(StrictModel):

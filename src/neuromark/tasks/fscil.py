@@ -52,7 +52,7 @@ from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.data.entry import MARK
 from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
@@ -130,7 +130,7 @@ class FSCILSettings(StrictModel):
     query_pool: int = Field(100, ge=1)
     query_shots: int = Field(100, ge=1)
     repeats: int = Field(1, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     order: list[str] | None = None  # a fixed language order (default: seeded permutations)
 
 

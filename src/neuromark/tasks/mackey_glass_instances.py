@@ -12,7 +12,7 @@ from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
-from neuromark.config import ConfigFile, StrictModel
+from neuromark.config import ConfigFile, Seed, StrictModel
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, MetricError, ModelOutputError
 from neuromark.executors import Unit, is_local
@@ -39,7 +39,7 @@ class DataSettings(StrictModel):
 class ModelSettings(StrictModel):
     name: str  # a registered forecaster (esn, lstm; :func:`forecaster_for`)
     label: str | None = None
-    seed: int = 0
+    seed: Seed = 0
     params: dict[str, Any] = Field(default_factory=dict)
 
     @property

@@ -49,7 +49,7 @@ from pydantic import Field
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.components import resolve_entry
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.data.parallel_streams import parallel_stream
 from neuromark.data.primate_entry import PRIMATE_REACHING
@@ -81,7 +81,7 @@ WARMUP_RULE = ("every test step is scored, the first ones included: a stream sta
 
 class SurrogateSpec(StrictModel):
     duration_s: float = Field(480.0, gt=0, le=7200)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class DataSettings(StrictModel):

@@ -37,7 +37,7 @@ from neuromark.ceilings import (
     pearson_columns,
     spearman_brown,
 )
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.data.primate_entry import PRIMATE_REACHING
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
@@ -55,12 +55,12 @@ class PSTHSettings(StrictModel):
     bins: int = Field(30, ge=3)
     bin_steps: int = Field(5, ge=1, description="4-ms samples per bin (5 = 20 ms)")
     max_reach_s: float = Field(4.0, gt=0)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class CeilingSettings(StrictModel):
     n_splits: int = Field(10, ge=2)
-    seed: int = 1
+    seed: Seed = 1
     min_reliability: float = Field(0.3, ge=-1, le=1)
     n_bootstrap: int = Field(1000, ge=10)
 
@@ -73,7 +73,7 @@ class MappingSettings(StrictModel):
 class ControllerSettings(StrictModel):
     hidden: int = Field(64, ge=1)
     iterations: int = Field(200, ge=1)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class PSTHConfig(StrictModel):

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark.components import ComponentSpec, accepted, build_component, check_options
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, reject_legacy_keys, validate
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, reject_legacy_keys, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import meters, suts
@@ -112,7 +112,7 @@ class SystemConfig(StrictModel):
     timing: TimingConfig = TimingConfig()
     meter: MeterSpec | None = Field(None, description="default: not measured (null meter)")
     power: PowerWindows = PowerWindows()
-    seed: int = Field(0, ge=0)
+    seed: Seed = 0
     profile: Literal["test", "submission"] = Field(
         "test", description="the rules the submission checker applies (neuromark.system.rules)")
     compliance: bool | list[Literal["TEST01", "TEST04", "TEST05"]] = Field(

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from neuromark.config import StrictModel
+from neuromark.config import Seed, StrictModel
 
 #: The types (with their bounds) of the base fields, for a family that changes a default
 #: without restating the bound: ``epochs: Epochs = 30``.
@@ -30,7 +30,7 @@ class TrainRecipe(StrictModel):
         5
     """
 
-    seed: int = 0
+    seed: Seed = 0
     epochs: Epochs = 1
     batch_size: BatchSize = 32
     lr: LearningRate = 1e-3

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neuromark.config import cpu_limit, jobs_within
 from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.errors import DataError
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea, read_audio
@@ -70,7 +71,7 @@ def clips_to_spikes(
     """
     work = [(i, clip, sample_rate, pad_to, seed + i) for i, clip in enumerate(clips)]
     results: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0, np.uint16))] * len(work)
-    workers = min(jobs or os.cpu_count() or 1, max(len(work), 1))
+    workers = min(jobs_within(jobs, "jobs") or cpu_limit(), max(len(work), 1))
     if workers == 1:
         outputs = map(_job, work)
         pool = None

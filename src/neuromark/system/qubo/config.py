@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pydantic import Field, field_validator
 
 from neuromark.components import ComponentSpec
-from neuromark.config import BenchmarkSettings, StrictModel
+from neuromark.config import BenchmarkSettings, Jobs, Seed, StrictModel
 from neuromark.system.power.spec import MeterSpec
 
 #: The parent benchmark of every QUBO result when ``benchmark.parent`` is not set.
@@ -67,11 +67,10 @@ def _non_negative(what: str) -> Callable[[list[float]], list[float]]:
 class WorkloadSet(StrictModel):
     sizes: list[int] = Field(min_length=1)
     densities: list[float] = Field(min_length=1)
-    seeds: list[int] = Field(default=[0], min_length=1)
+    seeds: list[Seed] = Field(default=[0], min_length=1)
 
     _sizes = field_validator("sizes")(_sizes)
     _densities = field_validator("densities")(_densities)
-    _seeds = field_validator("seeds")(_non_negative("seeds"))
 
 
 class SolverSpec(ComponentSpec):
@@ -126,14 +125,14 @@ class QuboConfig(StrictModel):
     description: str = ""
     workloads: WorkloadSet
     solvers: list[SolverSpec] = Field(min_length=1)
-    seeds: list[int] = Field(default=[0], min_length=1)
+    seeds: list[Seed] = Field(default=[0], min_length=1)
     fixed_timeout: FixedTimeout | None = None
     time_to_solution: TimeToSolution | None = None
     max_size: MaxSize | None = None
     bks: str | None = None  # a table (relative to the config's folder), or "auto"
     bks_budget_s: float | None = None  # with bks: auto; None: DEFAULT_BKS_BUDGET_S
     meter: MeterSpec | None = None  # {name, point, options}
-    jobs: int = Field(default=1, ge=1)
+    jobs: Jobs = 1
     plots: bool = True
 
     @field_validator("bks_budget_s")
