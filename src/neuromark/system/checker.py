@@ -20,14 +20,23 @@ finding names the file and the rule; :func:`check_submission` returns them all.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from neuromark.errors import DataError
 from neuromark.results import effective_config
+from neuromark.system.checker_input import (
+    confined,
+    load_json,
+    log_figures,
+    manifest_entries,
+    numbers,
+    result_figures,
+    schema,
+)
 from neuromark.system.checker_power import check_over_deadline, check_power
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
@@ -69,17 +78,6 @@ class _Audit:
         self.findings.append(Finding(str(shown), rule, message))
 
 
-def _load_json(audit: _Audit, file: Path, rule: str) -> Any:
-    if not file.is_file():
-        audit.add(file, rule, "required file is missing")
-        return None
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        audit.add(file, rule, f"not valid JSON ({exc})")
-        return None
-
-
 def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
     """Audit the submission folder ``root``; returns its profile (None when it cannot be
     read) and every finding (empty: the submission is clean)."""
@@ -92,8 +90,8 @@ def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
     for file in sorted(root.glob("*.json")):
         if file.name == MANIFEST:
             continue
-        data = _load_json(audit, file, "layout/results")
-        if isinstance(data, dict) and isinstance(data.get("details"), dict):
+        data = load_json(audit, file, "layout/results")
+        if data is not None and schema(audit, file, "details", data.get("details"), dict):
             results[file.name] = data
     system = {k: v for k, v in results.items() if "loadgen" in v["details"]}
     qubo = {k: v for k, v in results.items() if effective_config(v).get("task") == "qubo"}
@@ -101,37 +99,53 @@ def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
     if system or (root / MANIFEST).exists() or not qubo:
         profile = _check_system(audit, root, system)
     for name, data in qubo.items():  # the submission's profile decides the seeds rule too
-        _check_qubo(audit, root / name, data,
-                    official_seeds=profile.official_seeds if profile is not None else True)
+        with _malformed(audit, root / name):
+            _check_qubo(audit, root / name, data,
+                        official_seeds=profile.official_seeds if profile is not None else True)
     return profile, audit.findings
 
 
+@contextmanager
+def _malformed(audit: _Audit, file: Path) -> Iterator[None]:
+    """A value of a type no rule expected ends that file's audit with one finding, never a
+    traceback."""
+    try:
+        yield
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError) as exc:
+        audit.add(file, "layout/schema", f"malformed value ({type(exc).__name__}: {exc})")
+
+
 def _check_system(audit: _Audit, root: Path, system: dict[str, dict]) -> Profile | None:
-    manifest = _load_json(audit, root / MANIFEST, "layout/manifest")
-    if not isinstance(manifest, dict):
+    manifest = load_json(audit, root / MANIFEST, "layout/manifest")
+    if manifest is None:
         return None
     profile = PROFILES.get(str(manifest.get("profile")))
     if profile is None:
         audit.add(root / MANIFEST, "rules/profile", f"profile {manifest.get('profile')!r} is not "
                   f"one of {', '.join(PROFILES)}")
         return None
-    benchmarks = manifest.get("benchmarks") or []
-    if not benchmarks:
+    if not manifest.get("benchmarks"):
         audit.add(root / MANIFEST, "layout/manifest", "lists no benchmarks")
     listed = set()
-    for entry in benchmarks:
-        name = str(entry.get("results", ""))
+    for entry in manifest_entries(audit, root / MANIFEST, manifest):
+        name = entry["results"]
         listed.add(name)
+        if confined(audit, root, name, "layout/results", "results file") is None:
+            continue
         data = system.get(name)
         if data is None:
             audit.add(root / name, "layout/results", "required results file is missing (listed "
                       "in submission.json)")
             continue
-        _check_benchmark(audit, root, root / name, data, entry, profile)
+        with _malformed(audit, root / name):
+            _check_benchmark(audit, root, root / name, data, entry, profile)
     for name in sorted(set(system) - listed):
         audit.add(root / name, "layout/manifest", "system-track results not listed in submission.json")
-    _check_report(audit, root / str(manifest.get("report", "submission/submission.md")),
-                  [system[n] for n in listed if n in system])
+    report = confined(audit, root, manifest.get("report", "submission/submission.md"),
+                      "layout/report", "report")
+    if report is not None:
+        with _malformed(audit, report):
+            _check_report(audit, report, [system[n] for n in listed if n in system])
     return profile
 
 
@@ -147,6 +161,7 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     acc = _logs(audit, root, logs, "AccuracyOnly", (DETAIL, ACCURACY), file)
     if perf is not None:
         _check_performance(audit, perf, profile, config.get("loadgen", {}))
+    result_figures(audit, file, data)
     if acc is not None and not (acc / ACCURACY).stat().st_size > 2:
         audit.add(acc / ACCURACY, "runs/accuracy-mode", "the accuracy log holds no responses")
     timing = details.get("timing", {})
@@ -161,7 +176,8 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
                       f"({timing[stage].get('n')} timed samples)")
     scores = data.get("scores", {})
     migrate_power(details, scores)
-    base = root / Path(logs.get("PerformanceOnly", "loadgen/performanceonly")).parents[1]
+    perf_rel = logs.get("PerformanceOnly")
+    base = root / Path(perf_rel if isinstance(perf_rel, str) else "loadgen/performanceonly").parents[1]
     check_power(audit, file, details, profile.name, base)
     if config.get("compliance"):
         _check_compliance(audit, base / "compliance", file, details, config)
@@ -173,7 +189,14 @@ def _logs(audit: _Audit, root: Path, logs: dict, mode: str, names: tuple[str, ..
     if mode not in logs:
         audit.add(file, rule, f"no {mode} LoadGen run in the submission")
         return None
-    folder = root / logs[mode]
+    folder = confined(audit, root, logs[mode], "layout/loadgen-logs", f"{mode} LoadGen log folder")
+    if folder is None:
+        return None
+    for n in names:
+        if (folder / n).is_symlink():
+            audit.add(folder / n, "layout/outside", f"{mode} LoadGen log is a symlink; a "
+                      "submission holds its own files")
+            return None
     missing = [n for n in names if not (folder / n).is_file()]
     for n in missing:
         audit.add(folder / n, "layout/loadgen-logs", f"required {mode} LoadGen log is missing")
@@ -183,8 +206,10 @@ def _logs(audit: _Audit, root: Path, logs: dict, mode: str, names: tuple[str, ..
 def _check_performance(audit: _Audit, folder: Path, profile: Profile, requested: dict) -> None:
     summary_file = folder / SUMMARY
     try:
-        summary = summarize(folder)
         values = parse_detail(folder / DETAIL).values
+        if not log_figures(audit, folder / DETAIL, values):
+            return
+        summary = summarize(folder)
     except DataError as exc:
         audit.add(summary_file, "loadgen/logs", str(exc))
         return
@@ -235,8 +260,14 @@ def _check_compliance(audit: _Audit, folder: Path, file: Path, details: dict, co
     its reason); their LoadGen summaries lie in ``folder/<TEST>``."""
     wanted = COMPLIANCE_TESTS if config["compliance"] is True else tuple(config["compliance"])
     verdicts = details.get("compliance", {})
+    if not schema(audit, file, "details.compliance", verdicts, dict):
+        return
     for test in wanted:
         v = verdicts.get(test)
+        if v is not None and not (schema(audit, file, f"details.compliance.{test}", v, dict)
+                                  and schema(audit, file, f"details.compliance.{test}.verdict",
+                                             v.get("verdict"), str)):
+            continue
         if v is None:
             audit.add(file, f"compliance/{test}", "required by compliance: true, but not run")
         elif v["verdict"] == "NOT APPLICABLE" and test == "TEST01" and v.get("reason"):
@@ -293,9 +324,12 @@ def _check_qubo(audit: _Audit, file: Path, data: dict, official_seeds: bool = Tr
     entries = data["details"].get("entries", [])
     check_over_deadline(audit, file, data)
     timeouts = (config.get("fixed_timeout") or {}).get("timeouts", [])
+    w = config.get("workloads", {})
+    if not all([numbers(audit, file, "fixed_timeout.timeouts", timeouts),
+                *(numbers(audit, file, f"workloads.{k}", w.get(k, [])) for k in ("sizes", "densities"))]):
+        return
     done = {(e.get("n"), e.get("density"), e.get("graph_seed"), e.get("seed"), e.get("timeout_s"))
             for e in entries if e.get("scenario") == "fixed_timeout"}
-    w = config.get("workloads", {})
     for t in timeouts:
         missing = [(n, d, g, s) for n in w.get("sizes", []) for d in w.get("densities", [])
                    for g in seeds for s in config.get("seeds", [0]) if (n, d, g, s, t) not in done]

@@ -48,6 +48,11 @@ def parse_detail(path: str | Path) -> DetailLog:
             record = json.loads(line[len(":::MLLOG "):])
         except json.JSONDecodeError as exc:
             raise DataError(f"{file}:{lineno}: malformed MLLOG record: {exc}") from None
+        except RecursionError:
+            raise DataError(f"{file}:{lineno}: malformed MLLOG record: nested too deep") from None
+        if not isinstance(record, dict) or not isinstance(record.get("metadata") or {}, dict):
+            raise DataError(f"{file}:{lineno}: malformed MLLOG record: not an object with a "
+                            "key, a value and metadata")
         key, value = record.get("key"), record.get("value")
         meta = record.get("metadata") or {}
         if meta.get("is_error"):
