@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from neuromark.config import StrictModel
+from neuromark.config import Seed, StrictModel
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
@@ -203,7 +203,7 @@ class GestureSurrogate(StrictModel):
     train_users: int = Field(8, ge=1)
     test_users: int = Field(3, ge=1)
     duration_s: float = Field(1.2, gt=0.05, description="seconds per sample")
-    seed: int = 0
+    seed: Seed = 0
 
 
 _SURROGATE_FILE = re.compile(r"ibmGesture(Train|Test)/user\d+_[a-z]+/\d+\.npy")

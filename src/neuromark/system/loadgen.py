@@ -51,12 +51,13 @@ AUTO = "auto"
 
 
 class Seeds(StrictModel):
-    """LoadGen's four random seeds (MLPerf publishes official values each round)."""
+    """LoadGen's four random seeds (MLPerf publishes official values each round: 64-bit,
+    as LoadGen's ``uint64_t`` seeds, so ``[0, 2**64)`` here)."""
 
-    qsl_rng_seed: int = Field(0, ge=0)
-    sample_index_rng_seed: int = Field(0, ge=0)
-    schedule_rng_seed: int = Field(0, ge=0)
-    accuracy_log_rng_seed: int = Field(0, ge=0)
+    qsl_rng_seed: int = Field(0, ge=0, lt=2**64)
+    sample_index_rng_seed: int = Field(0, ge=0, lt=2**64)
+    schedule_rng_seed: int = Field(0, ge=0, lt=2**64)
+    accuracy_log_rng_seed: int = Field(0, ge=0, lt=2**64)
 
 
 class LoadGenSettings(StrictModel):
