@@ -56,7 +56,7 @@ def test_user_yaml_profile_with_memory(tmp_path):
 
 @pytest.mark.parametrize("text, line, message", [
     ("name: x\nversion: '1'\nsource: s\nmac_j: 1e-12\nac_j: -1e-12\n", 5,
-     "ac_j: Input should be greater than or equal to 0"),
+     "ac_j: Value error, joules per operation must lie in [1e-21, 1e-06]"),
     ("name: x\nversion: '1'\nsource: s\nmac_j: 1e-12\nac_j: 1e-12\nmac: 3\n", 6,
      "mac: unknown key; did you mean mac_j"),
     ("name: x\nversion: '1'\nsource: s\nmac_j: 1e-12\nac_j: 1e-12\nmemory_access_j: 1e-12\n", 6,

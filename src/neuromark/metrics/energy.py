@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from neuromark.errors import ConfigError
 from neuromark.metrics.base import Step, WorkloadMetric
 from neuromark.metrics.complexity import SynapticOperations
 from neuromark.metrics.functional.energy import energy_estimate
@@ -49,7 +50,8 @@ class EnergyEstimate(WorkloadMetric):
             raise ValueError("energy_estimate needs at least one energy profile")
         names = [p.name for p in self.profiles]
         if len(set(names)) != len(names):
-            raise ValueError(f"energy_estimate: profile names repeat: {names}")
+            raise ConfigError(f"energy_estimate: profile names repeat: {names}; list each "
+                              f"profile once")
         self.neurons = neurons
         self._coverage = coverage
         super().__init__()

@@ -35,15 +35,21 @@ class EstimateSettings(StrictModel):
         """These settings with profile files made absolute (from the config's folder); an
         unknown profile or a bad file is a ConfigError naming ``estimate.profiles[i]``."""
         where = (config or ConfigFile(data={})).where
-        out = []
+        out: list[str] = []
+        seen: dict[str, int] = {}  # profile name -> index of its first entry
         for i, name in enumerate(self.profiles):
             try:
                 value = (str(resolve_path(name, config)) if name.endswith((".yaml", ".yml"))
                          else name)
-                get_profile(value)
+                profile = get_profile(value)
             except NeuromarkError as exc:
                 raise ConfigError(f"{where(('estimate', 'profiles', i))}: "
                                   f"estimate.profiles[{i}]: {exc}") from None
+            if profile.name in seen:
+                raise ConfigError(f"{where(('estimate', 'profiles', i))}: estimate.profiles[{i}]: "
+                                  f"profile {profile.name!r} is already estimate.profiles"
+                                  f"[{seen[profile.name]}]; list each profile once")
+            seen[profile.name] = i
             out.append(value)
         return self.model_copy(update={"profiles": out})
 

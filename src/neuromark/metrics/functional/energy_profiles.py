@@ -26,13 +26,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import ConfigError, UnknownNameError
 from neuromark.registry import energy_profiles
 
-Joules = Annotated[float, Field(ge=0.0)]
+#: The physical range of a figure per operation, in joules. Below: Landauer's bound for
+#: erasing one bit, kT ln 2 = 2.9e-21 J at 300 K (R. Landauer, "Irreversibility and heat
+#: generation in the computing process", IBM J. Res. Dev. 5(3), 1961, doi:10.1147/rd.53.0183),
+#: rounded down. Above: 1 uJ, some 400x a 64-bit DRAM access (1.3-2.6 nJ, Horowitz 2014), the
+#: costliest operation in the shipped sources. A figure outside is a unit slip (pJ written as
+#: J) or a typo, and would give an estimate off by orders of magnitude (1e308 J/op: inf).
+MIN_J, MAX_J = 1e-21, 1e-6
+
+
+def _physical(value: float) -> float:
+    if not MIN_J <= value <= MAX_J:
+        raise ValueError(f"joules per operation must lie in [{MIN_J:g}, {MAX_J:g}] (Landauer's "
+                         f"bound to 1 uJ; a figure in pJ is written 1.0e-12)")
+    return value
+
+
+Joules = Annotated[float, AfterValidator(_physical)]
 
 HOROWITZ = ("M. Horowitz, \"Computing's energy problem (and what we can do about it)\", "
             "ISSCC 2014, pp. 10-14, doi:10.1109/ISSCC.2014.6757323 (45 nm, 0.9 V)")
@@ -95,9 +111,16 @@ HOROWITZ45_INT8 = _horowitz("int8", 0.2, 0.03)
 
 
 def load_profile(path: str | Path) -> EnergyProfile:
-    """A user profile from a YAML file; errors name the file, key and line."""
+    """A user profile from a YAML file; errors name the file, key and line. A user profile
+    may not take a registered profile's name (``horowitz45-fp32``): its figures would be
+    reported under the built-in's name."""
     config = load_config(path)
-    return profile_from(config.data, config)
+    profile = profile_from(config.data, config)
+    if profile.name in energy_profiles:
+        raise ConfigError(f"{config.where(('name',))}: name: {profile.name!r} is a built-in "
+                          f"energy profile; give yours a name of its own (registered: "
+                          f"{', '.join(energy_profiles.names())})")
+    return profile
 
 
 def profile_from(data: Any, config: ConfigFile | None = None) -> EnergyProfile:
