@@ -138,3 +138,18 @@ def unpack_tar(archive: str | os.PathLike[str], dest_dir: str | os.PathLike[str]
 def file_list_digest(paths: Sequence[str]) -> str:
     """sha256 of a list of relative paths (the identity of a split's file list)."""
     return hashlib.sha256("\n".join(paths).encode()).hexdigest()
+
+
+def read_utf8(path: Path, what: str) -> str:
+    """The text of ``path`` decoded as UTF-8 (a leading BOM dropped), whatever the locale;
+    other bytes (a Latin-1 list, say) raise :class:`DataError` naming the file, the line and
+    byte offset of the first undecodable byte, before any row is used."""
+    raw = path.read_bytes()
+    bom = 3 if raw.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        return raw[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = bom + exc.start
+        line = raw.count(b"\n", 0, at) + 1
+        raise DataError(f"{path}:{line}: {what} is not UTF-8 text (byte 0x{raw[at]:02x} at "
+                        f"offset {at}); save it as UTF-8") from None

@@ -46,6 +46,7 @@ from neuromark.data.clips import (
     decode_clip,
     decoded_cache,
     file_list_digest,
+    read_utf8,
     unpack_tar,
 )
 from neuromark.data.download import file_digest
@@ -150,10 +151,7 @@ def read_list(path: str | os.PathLike[str]) -> list[Row]:
         raise DataError(f"{file}: MSWC list not found (expected the layout MSWC/base_*.csv, "
                         "MSWC/<lang>/evaluation.csv)")
     rows = []
-    try:
-        text_lines = file.read_text(encoding="utf-8-sig").split("\n")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{file}: not UTF-8 text (corrupt?): {exc}") from None
+    text_lines = read_utf8(file, "MSWC list").split("\n")
     for number, line in enumerate(text_lines, start=1):
         text = line.strip()
         if not text:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from neuromark.config import jobs_within
+from neuromark.data import clips
 from neuromark.data.clips import check_list_or_audio, decode_clip, decoded_cache, file_list_digest, unpack_tar
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, check_digest, sums_owned, synthesize_into
@@ -63,7 +64,7 @@ def _read_list(path: Path) -> list[str]:
         raise DataError(f"{path}: split list not found (Speech Commands layout: "
                         "validation_list.txt and testing_list.txt beside the word folders)")
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for number, line in enumerate(clips.read_utf8(path, "split list").splitlines(), start=1):
         name = line.strip()
         if not name:
             continue
