@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_primate_reaching_data import K, T0, tiny, write_mat73
+from test_primate_reaching_data import T0, K, tiny, write_mat73
 
 from neuromark.baselines.primate_reaching import RidgeOptions, TrainData, fit_ridge
 from neuromark.config import ConfigFile

@@ -8,6 +8,8 @@ call. Edges into a node are summed (NIR's rule); an edge whose source has not ru
 this step (a recurrent edge) carries that source's output of the previous step (zeros at
 the first step). Subgraphs (``NIRGraph`` nodes, e.g. snnTorch's ``RLeaky``) are inlined.
 
+Every parameter is checked before any module is built (:mod:`neuromark.models.nir_check`:
+finite, positive time constants, consistent shapes, one input, no orphans, size limits).
 Supported nodes: Input, Output, Affine, Linear, Conv1d, Conv2d, Flatten, AvgPool2d,
 SumPool2d, Scale, Threshold, LIF, CubaLIF, LI, CubaLI, IF, I. Delay is not supported (it
 needs a per-edge buffer the harness does not count); any other node raises naming it and
@@ -31,6 +33,7 @@ from torch import Tensor, nn
 
 from neuromark.errors import DataError, UnsupportedLayerError, require
 from neuromark.models import nir_neurons as nn_nir
+from neuromark.models.nir_check import check_graph
 from neuromark.models.snntorch_model import SNNTorchModel
 
 
@@ -184,11 +187,9 @@ class NIRNetwork(nn.Module):
         super().__init__()
         nir = _nir()
         nodes, edges = flatten_graph(graph)
+        check_graph(nodes, edges)  # finite, positive, consistent, connected, bounded
         self.inputs = [k for k, n in nodes.items() if isinstance(n, nir.Input) and "." not in k]
         self.outputs = [k for k, n in nodes.items() if isinstance(n, nir.Output) and "." not in k]
-        if len(self.inputs) != 1 or len(self.outputs) != 1:
-            raise DataError(f"a NIR graph for neuromark needs one Input and one Output node, "
-                            f"got inputs {self.inputs} and outputs {self.outputs}")
         self.names = {k: k.replace(".", "_") for k in nodes}
         self.layers = nn.ModuleDict({self.names[k]: node_module(k, n, dt)
                                      for k, n in nodes.items()})
