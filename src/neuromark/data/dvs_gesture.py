@@ -24,7 +24,7 @@ import re
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -32,6 +32,7 @@ from pydantic import Field
 from neuromark.config import Seed, StrictModel
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, synthesize_into
+from neuromark.data.event_contract import check_events
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
@@ -55,8 +56,16 @@ CITATION = """@inproceedings{amir2017low,
   booktitle={CVPR}, pages={7243--7252}, year={2017}}"""
 
 
-def read_sample(path: str | os.PathLike[str]) -> np.ndarray:
-    """One preprocessed ``.npy`` (columns x, y, p, t ms) -> events with t in µs."""
+def read_sample(path: str | os.PathLike[str], on_invalid: str = "error") -> np.ndarray:
+    """One preprocessed ``.npy`` (columns x, y, p, t ms) -> events with t in µs, checked
+    against the input contract (:mod:`~neuromark.data.event_contract`: finite, in-range,
+    time-ordered; ``on_invalid="drop"`` drops the invalid records)."""
+    return read_checked(path, on_invalid)[0]
+
+
+def read_checked(path: str | os.PathLike[str],
+                 on_invalid: str = "error") -> tuple[np.ndarray, dict[str, int]]:
+    """(events, records dropped per rule) of one preprocessed ``.npy``; see :func:`read_sample`."""
     try:
         raw = np.load(path, allow_pickle=False)
     except (ValueError, OSError) as exc:
@@ -64,11 +73,14 @@ def read_sample(path: str | os.PathLike[str]) -> np.ndarray:
     if raw.ndim != 2 or raw.shape[1] != 4 or raw.dtype.names is not None:
         raise DataError(f"{path}: expected an unstructured (N, 4) array of x, y, p, t[ms], got "
                         f"shape {raw.shape} dtype {raw.dtype}")
+    keep, counts = check_events(path, raw[:, 3].astype(np.float64) * 1000, raw[:, 0], raw[:, 1],
+                                width=SENSOR_SIZE[0], height=SENSOR_SIZE[1], on_invalid=on_invalid)
+    raw = raw if keep is None else raw[keep]
     t = raw[:, 3] * 1000  # in the file's dtype, as tonic does, then cast
     events = np.empty(len(raw), CAMERA_EVENT_DTYPE)
     events["t"], events["x"], events["y"] = t.astype(np.int64), raw[:, 0], raw[:, 1]
     events["p"] = raw[:, 2].astype(bool)
-    return events
+    return events, counts
 
 
 def write_sample(path: str | os.PathLike[str], events: np.ndarray) -> Path:
@@ -114,12 +126,14 @@ class DVSGesture:
 
     def __init__(self, root: str | os.PathLike[str], split: str = "test", *, n_time_bins: int = 150,
                  denoise_us: float = 10_000, spatial_factor: float = 0.25,
-                 prepare: Callable[[], object] | None = None) -> None:
+                 prepare: Callable[[], object] | None = None, on_invalid: str = "error") -> None:
         if split not in FOLDERS:
             raise DataError(f"DVS Gesture split must be one of {sorted(FOLDERS)}, got {split!r}")
         self.root, self.split = Path(root), split
         self._prepare = prepare  # called once before the files are first listed (e.g. synthesis)
         self._samples: list[tuple[Path, int, int, str]] | None = None
+        self.on_invalid = on_invalid
+        self.invalid_records: dict[str, dict[str, int]] = {}  # dropped per file and rule
         self.n_time_bins, self.denoise_us, self.spatial_factor = n_time_bins, denoise_us, spatial_factor
         self.frame_size = (int(SENSOR_SIZE[0] * spatial_factor), int(SENSOR_SIZE[1] * spatial_factor), 2)
         self.input_shape = (n_time_bins, 2, self.frame_size[1], self.frame_size[0])
@@ -131,7 +145,12 @@ class DVSGesture:
         if self._samples is None:
             if self._prepare is not None:
                 self._prepare()
-            self._samples = list_samples(self.root, self.split)
+            samples = list_samples(self.root, self.split)
+            for f, *_ in samples:  # the input contract, before any work
+                counts = read_checked(f, self.on_invalid)[1]
+                if counts:
+                    self.invalid_records[f.relative_to(self.path).as_posix()] = counts
+            self._samples = samples
         return self._samples
 
     @property
@@ -152,7 +171,7 @@ class DVSGesture:
 
     def events(self, index: int) -> np.ndarray:
         """The raw events of sample ``index`` (t µs)."""
-        return read_sample(self.samples[index][0])
+        return read_sample(self.samples[index][0], self.on_invalid)
 
     def __getitem__(self, index: int) -> tuple[Any, int]:
         import torch
@@ -185,12 +204,12 @@ class DVSGesture:
 
 def dvs_gesture(split: str = "test", *, root: str, n_time_bins: int = 150, train_time_bins: int = 25,
                 denoise_us: float = 10_000, spatial_factor: float = 0.25,
-                prepare: Callable[[], object] | None = None) -> DVSGesture:
+                prepare: Callable[[], object] | None = None, on_invalid: str = "error") -> DVSGesture:
     """The test split with ``n_time_bins`` (NeuroBench: 150), the training split with
     ``train_time_bins`` (NeuroBench: 25); ``prepare`` runs before the files are first listed."""
     bins = n_time_bins if split == "test" else train_time_bins
     return DVSGesture(root, split, n_time_bins=bins, denoise_us=denoise_us, spatial_factor=spatial_factor,
-                      prepare=prepare)
+                      prepare=prepare, on_invalid=on_invalid)
 
 
 # ---- data set entry (neuromark.data.entry.DatasetEntry) ----------------------------------------
@@ -251,15 +270,17 @@ class DVSGestureEntry(Entry):
 
     def __call__(self, split: str = "test", *, root: Path, n_time_bins: int = 150,
                  train_time_bins: int = 25, denoise_us: float = 10_000, spatial_factor: float = 0.25,
-                 synthesize: GestureSurrogate | None = None) -> DVSGesture:
+                 synthesize: GestureSurrogate | None = None,
+                 on_invalid: Literal["error", "drop"] = "error") -> DVSGesture:
         """The test split with ``n_time_bins`` (NeuroBench: 150), the training split with
         ``train_time_bins`` (NeuroBench: 25); with ``synthesize``, the surrogate is written
-        into ``root`` when the files are first listed (never at validation)."""
+        into ``root`` when the files are first listed (never at validation). ``on_invalid``:
+        records that break the input contract are an error, or dropped and counted."""
         options = None if synthesize is None else GestureSurrogate.model_validate(synthesize).model_dump()
         prepare = None if options is None else (lambda: self.synthesize(root, **options))
         return dvs_gesture(split, root=str(root), n_time_bins=n_time_bins,
                            train_time_bins=train_time_bins, denoise_us=denoise_us,
-                           spatial_factor=spatial_factor, prepare=prepare)
+                           spatial_factor=spatial_factor, prepare=prepare, on_invalid=on_invalid)
 
 
 def _legacy_surrogate(root: Path) -> set[str]:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neuromark.data.event_contract import check_boxes, check_dat
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
 
@@ -100,7 +101,8 @@ def read_dat_header(path: str | os.PathLike[str]) -> DatHeader:
     return DatHeader(_int("width"), _int("height"), version, event_type, offset, tuple(lines))
 
 
-def _records(path: str | os.PathLike[str], header: DatHeader) -> np.ndarray:
+def dat_records(path: str | os.PathLike[str], header: DatHeader) -> np.ndarray:
+    """The records of a ``.dat`` file as a read-only memory map (unchecked)."""
     size = os.path.getsize(path) - header.offset
     if size % DAT_RECORD.itemsize:
         raise DataError(f"{path}: {size} bytes of events is not a whole number of 8-byte records "
@@ -126,13 +128,34 @@ def _index(t_column: np.ndarray, value: int) -> int:
     return bisect.bisect_left(t_column, value)
 
 
+class _Kept:
+    """The ``t`` column without the ``dropped`` records, as a lazy sequence for bisect."""
+
+    def __init__(self, t: np.ndarray, dropped: np.ndarray) -> None:
+        self.t, self.dropped = t, dropped
+        self.shift = dropped - np.arange(len(dropped))  # kept records before each dropped one
+
+    def raw(self, k: int) -> int:
+        return k + int(np.searchsorted(self.shift, k, "right"))
+
+    def __len__(self) -> int:
+        return len(self.t) - len(self.dropped)
+
+    def __getitem__(self, k: int) -> int:
+        return int(self.t[self.raw(k)])
+
+
 def read_dat(path: str | os.PathLike[str], *, start_us: int | None = None,
-             end_us: int | None = None, backend: str = "auto") -> np.ndarray:
+             end_us: int | None = None, backend: str = "auto", on_invalid: str = "error",
+             dropped: np.ndarray | None = None) -> np.ndarray:
     """Events with ``start_us <= t < end_us`` (either bound optional) as
     :data:`CAMERA_EVENT_DTYPE`; records must be time-ordered, as Prophesee writes them.
 
     ``backend``: ``"numpy"`` (memory map), ``"expelliarmus"`` (whole files only), or
     ``"auto"``: expelliarmus for a whole-file read when importable, else numpy.
+    A whole-file read checks the input contract (:mod:`~neuromark.data.event_contract`;
+    ``on_invalid``); a windowed read trusts a file checked by
+    :func:`~neuromark.data.event_contract.check_dat`, skipping its ``dropped`` records.
     """
     header = read_dat_header(path)
     whole = start_us is None and end_us is None
@@ -141,14 +164,22 @@ def read_dat(path: str | os.PathLike[str], *, start_us: int | None = None,
     if backend == "expelliarmus" and not whole:
         raise ValueError("the expelliarmus backend reads whole files only (its time windows "
                          "overrun their end); use backend='numpy' for windows")
-    if whole and backend != "numpy" and header.version >= 2:
-        arr = _read_expelliarmus(path, required=backend == "expelliarmus")
-        if arr is not None:
-            return arr
-    records = _records(path, header)
-    t = records["t"]
+    records = dat_records(path, header)
+    if whole:  # the contract on the records first (expelliarmus would unwrap unsorted times)
+        dropped = check_dat(path, records, header.width, header.height, on_invalid)[0]
+        arr = None
+        if not len(dropped) and backend != "numpy" and header.version >= 2:
+            arr = _read_expelliarmus(path, required=backend == "expelliarmus")
+        if arr is None:
+            arr = decode_records(records)
+        return np.delete(arr, dropped) if len(dropped) else arr
+    t = records["t"] if dropped is None or not len(dropped) else _Kept(records["t"], dropped)
     lo = 0 if start_us is None else _index(t, max(int(start_us), 0))
-    hi = len(records) if end_us is None else _index(t, max(int(end_us), 0))
+    hi = len(t) if end_us is None else _index(t, max(int(end_us), 0))
+    if isinstance(t, _Kept):
+        lo, hi = (t.raw(k) if k < len(t) else len(records) for k in (lo, max(lo, hi)))
+        inside = dropped[np.searchsorted(dropped, lo):np.searchsorted(dropped, hi)] - lo
+        return np.delete(decode_records(records[lo:hi]), inside)
     return decode_records(records[lo:max(lo, hi)])
 
 
@@ -193,7 +224,7 @@ def iter_dat(path: str | os.PathLike[str], window_us: int, *, start_us: int = 0,
     if window_us <= 0:
         raise ValueError(f"window_us must be positive, got {window_us}")
     header = read_dat_header(path)
-    records = _records(path, header)
+    records = dat_records(path, header)
     if end_us is None:
         end_us = int(records["t"][-1]) + 1 if len(records) else start_us
     t = records["t"]
@@ -225,8 +256,14 @@ def write_dat(path: str | os.PathLike[str], events: np.ndarray, *, width: int, h
     return path
 
 
-def read_boxes(path: str | os.PathLike[str]) -> np.ndarray:
-    """Box labels as :data:`BOX_DTYPE` (old ``ts``/``confidence`` names accepted)."""
+def read_boxes(path: str | os.PathLike[str], on_invalid: str = "error") -> np.ndarray:
+    """Box labels as :data:`BOX_DTYPE` (old ``ts``/``confidence`` names accepted); boxes
+    that are not finite or not of positive size refused (``on_invalid="drop"``: dropped)."""
+    return check_boxes(path, load_boxes(path), on_invalid)[0]
+
+
+def load_boxes(path: str | os.PathLike[str]) -> np.ndarray:
+    """Box labels as :data:`BOX_DTYPE`, unchecked (:func:`read_boxes` checks them)."""
     try:
         raw = np.load(path, allow_pickle=False)
     except (ValueError, OSError) as exc:

@@ -19,41 +19,48 @@ Events are read window by window from the memory map; nothing holds a whole file
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neuromark.data.prophesee import BOX_DTYPE, read_boxes, read_dat, read_dat_header
+from neuromark.data.event_contract import check_boxes, check_dat
+from neuromark.data.prophesee import BOX_DTYPE, dat_records, load_boxes, read_boxes, read_dat, read_dat_header
 from neuromark.processors.boxes import LabelPipeline, bin_labels
 from neuromark.processors.event_frames import EventTensor
 
 
 @dataclass(frozen=True)
 class EventFile:
-    """One recording: its events file, labels file and length (µs, last event + 1)."""
+    """One recording: its events file, labels file and length (µs, last event + 1); with
+    ``on_invalid="drop"``, the records dropped and the count per rule (events and boxes)."""
 
     dat: Path
     boxes: Path
     duration_us: int
+    on_invalid: str = "error"
+    dropped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64), compare=False, repr=False)
+    invalid: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def stream(self) -> str:
         return self.dat.name.removesuffix(".dat").removesuffix("_td")
 
 
-def event_file(dat: Path) -> EventFile:
-    """The :class:`EventFile` of a ``<stem>_td.dat`` with its ``<stem>_bbox.npy``."""
+def event_file(dat: Path, on_invalid: str = "error") -> EventFile:
+    """The :class:`EventFile` of a ``<stem>_td.dat`` with its ``<stem>_bbox.npy``, its
+    events checked against the input contract (:mod:`~neuromark.data.event_contract`)."""
     stem = dat.name.removesuffix(".dat").removesuffix("_td")
     header = read_dat_header(dat)
-    size = dat.stat().st_size - header.offset
-    last = 0
-    if size >= 8:
-        with open(dat, "rb") as f:
-            f.seek(header.offset + size - 8)
-            last = int(np.frombuffer(f.read(4), "<u4")[0]) + 1
-    return EventFile(dat, dat.with_name(f"{stem}_bbox.npy"), last)
+    records = dat_records(dat, header)
+    dropped, invalid = check_dat(dat, records, header.width, header.height, on_invalid)
+    n, tail = len(records), 0  # tail: records dropped at the end of the file
+    if len(dropped):
+        ends = dropped[::-1] == n - 1 - np.arange(len(dropped))
+        tail = len(ends) if ends.all() else int(np.argmin(ends))
+    last = int(records["t"][n - 1 - tail]) + 1 if n > tail else 0
+    return EventFile(dat, dat.with_name(f"{stem}_bbox.npy"), last, on_invalid, dropped, invalid)
 
 
 class SequentialStream:
@@ -94,7 +101,7 @@ class SequentialStream:
                     slots[b] = [queue.pop(0), 0, None] if queue else None
                     keep[b] = 0.0
                     if slots[b] is not None:
-                        slots[b][2] = self.labels(read_boxes(slots[b][0].boxes))
+                        slots[b][2] = self.labels(read_boxes(slots[b][0].boxes, slots[b][0].on_invalid))
             if all(s is None for s in slots):
                 return
             data = np.zeros((self.batch_size, t, self.tensor.channels, self.tensor.height,
@@ -107,7 +114,8 @@ class SequentialStream:
                     self.padded_samples += 1
                     continue
                 file, pos, boxes = slot
-                events = read_dat(file.dat, start_us=pos, end_us=pos + self.window_us, backend="numpy")
+                events = read_dat(file.dat, start_us=pos, end_us=pos + self.window_us, backend="numpy",
+                                  dropped=file.dropped)
                 data[b] = self.tensor(events, start_us=pos)
                 frames = bin_labels(boxes, pos, dt, t)
                 targets.append((file.stream, np.concatenate(frames)))
@@ -116,17 +124,25 @@ class SequentialStream:
             yield (torch.from_numpy(data), torch.from_numpy(keep)), targets
 
 
-def list_files(folder: str | Path) -> tuple[list[EventFile], list[Path]]:
+def list_files(folder: str | Path, on_invalid: str = "error") -> tuple[list[EventFile], list[Path]]:
     """(files with labels, sorted; ``.dat`` files skipped because their labels are missing
-    or empty, as the peer skips unlabelled test files)."""
+    or empty, as the peer skips unlabelled test files); events and boxes checked first."""
     kept, skipped = [], []
     for dat in sorted(Path(folder).glob("*_td.dat")):
-        f = event_file(dat)
-        if not f.boxes.is_file() or len(read_boxes(f.boxes)) == 0:
+        f = event_file(dat, on_invalid)
+        boxes, invalid = (check_boxes(f.boxes, load_boxes(f.boxes), on_invalid) if f.boxes.is_file()
+                          else (np.zeros(0, BOX_DTYPE), {}))
+        f.invalid.update({f"boxes: {k}": v for k, v in invalid.items()})
+        if len(boxes) == 0:
             skipped.append(dat)
         else:
             kept.append(f)
     return kept, skipped
+
+
+def invalid_records(files: Sequence[EventFile]) -> dict[str, dict[str, int]]:
+    """Records dropped per file and rule (``on_invalid: drop``), for the results' details."""
+    return {f"{f.dat.parent.name}/{f.dat.name}": dict(f.invalid) for f in files if f.invalid}
 
 
 def stream_boxes(stream: SequentialStream) -> np.ndarray:

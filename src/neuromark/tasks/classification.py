@@ -275,6 +275,8 @@ class ClassificationTask(BenchmarkTask):
                   file=sys.stderr)
         if getattr(test, "path", None) is not None:
             results.details["test_file"] = str(test.path)
+        if getattr(test, "on_invalid", "error") == "drop":  # records dropped per file and rule
+            results.details["invalid_records_dropped"] = test.invalid_records
         if meta.get("loss"):
             from neuromark.plotting import plot_training
 

@@ -81,6 +81,7 @@ class DataSettings(StrictModel):
     max_incr: float = Field(5.0, gt=0)
     box_filter: BoxFilterSettings = BoxFilterSettings()
     skip_us: int = Field(500_000, ge=0)
+    on_invalid: Literal["error", "drop"] = "error"  # the readers' input contract (docs/failures.md)
 
 
 class ModelSettings(StrictModel):
@@ -162,13 +163,13 @@ class DetectionTask(BenchmarkTask):
     def _streams(self, plan: TaskPlan) -> tuple[Any, Any, dict[str, Any]]:
         from neuromark.data.prophesee import read_dat_header
         from neuromark.processors.boxes import BoxFilter, LabelPipeline
-        from neuromark.processors.detection_stream import SequentialStream, list_files
+        from neuromark.processors.detection_stream import SequentialStream, invalid_records, list_files
         from neuromark.processors.event_frames import EventTensor
 
         s, config = plan.settings, plan.config
         root = resolve_path(s.data.root, config)
         ensure_data(root, s.data.synthesize)
-        test, skipped = list_files(root / "test")
+        test, skipped = list_files(root / "test", s.data.on_invalid)
         if not test:
             raise DataError(f"{root / 'test'}: no labelled *_td.dat files")
         header = read_dat_header(test[0].dat)
@@ -185,10 +186,12 @@ class DetectionTask(BenchmarkTask):
         bf = s.data.box_filter
         labels = LabelPipeline(sensor, network, BoxFilter(bf.resolution, bf.min_diag, bf.min_side,
                                                           bf.max_width_frac), s.data.skip_us)
-        train_files = list_files(root / "train")[0] if (root / "train").is_dir() else []
+        train_files = list_files(root / "train", s.data.on_invalid)[0] if (root / "train").is_dir() else []
         info = {"root": str(root), "sensor": list(sensor), "network": list(network),
                 "test_files": [f.stream for f in test], "skipped_test_files": [p.name for p in skipped],
                 "box_filter_resolution": list(bf.resolution), "time_tol_us": s.eval.time_tol_us}
+        if s.data.on_invalid == "drop":  # records dropped per file and rule (none: {})
+            info["invalid_records_dropped"] = invalid_records(test + train_files)
         batch = plan.parts["train"].batch_size if plan.parts.get("train") is not None else 1
         return (SequentialStream(train_files, tensor, labels, batch),
                 SequentialStream(test, tensor, labels, s.eval.batch_size), info)
@@ -211,7 +214,7 @@ class DetectionTask(BenchmarkTask):
         device = ctx.device_for(s.device, config.where(("device",)))
         options, settings = plan.parts["options"], plan.parts["train"]
         recipe = {"model": s.model.options, "train": settings.recipe(),
-                  "data": s.data.model_dump(mode="json", exclude={"root", "synthesize"}),
+                  "data": s.data.model_dump(mode="json", exclude={"root", "synthesize", "on_invalid"}),
                   **recipe_device(training_device(family, device))}
 
         def fit() -> tuple[Any, dict[str, Any]]:
