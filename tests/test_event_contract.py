@@ -269,3 +269,33 @@ def test_detection_on_invalid_drop_counts_in_results(tmp_path, monkeypatch, caps
     assert main(["run", str(cfg), "--out", str(tmp_path / "out2"), "--quiet"]) == 0
     res = json.loads((tmp_path / "out2" / "det-dirty--event_detector.json").read_text())
     assert res["details"]["invalid_records_dropped"] == {"test/a_td.dat": {"time gap": 1}}
+
+
+def test_dvs_gesture_on_invalid_drop_counts_in_results(tmp_path, monkeypatch, capsys):
+    from neuromark.cli import main
+    from neuromark.registry import generators
+
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
+    generators.get("gestures").write_gesture_corpus(tmp_path / "data", train_users=1, test_users=1,
+                                                    duration_s=0.15, seed=0)
+    target = sorted((tmp_path / "data" / "ibmGestureTest").glob("user*/3.npy"))[0]
+    raw = np.load(target)
+    np.save(target, np.concatenate([raw, [[1, 1, 0, 2 ** 62]]]).astype(raw.dtype))
+    cfg = tmp_path / "g.yaml"
+    text = """task: classification
+benchmark: {id: gesture-dirty, version: "1.0"}
+dataset:
+  name: dvs_gesture
+  options: {root: data, n_time_bins: 4, train_time_bins: 3, on_invalid: MODE}
+model: {name: dvs_gesture_snn, checkpoint: g.pt}
+train: {epochs: 1, batch_size: 11}
+eval: {postprocessor: spike_count, metrics: [classification_accuracy]}
+"""
+    cfg.write_text(text.replace("MODE", "error"))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    assert f"3.npy: record {len(raw)}: time range" in capsys.readouterr().err
+    cfg.write_text(text.replace("MODE", "drop"))
+    assert main(["run", str(cfg), "--out", str(tmp_path / "out2"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out2" / "gesture-dirty--dvs_gesture_snn.json").read_text())
+    name = target.relative_to(target.parents[1]).as_posix()
+    assert res["details"]["invalid_records_dropped"] == {name: {"time range": 1}}
