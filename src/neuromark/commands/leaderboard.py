@@ -23,6 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(e.g. results/: read one level down; empty ones are skipped with "
                              "a note) or results JSON files")
     parser.add_argument("--out", type=Path, default=Path("site"), help="site folder (default: site)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace SITE/index.html (and write into SITE) even where neuromark "
+                             "leaderboard did not write it")
     parser.set_defaults(func=_leaderboard)
 
 
@@ -33,7 +36,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     runs = read_runs(args.results, notes)
     if notes:
         print("\n".join(notes), file=sys.stderr)
-    page = build_leaderboard(runs, args.out)
+    page = build_leaderboard(runs, args.out, overwrite=args.overwrite)
     print(f"wrote {page} ({len(runs)} results files, "
           f"{len({r.key for r in runs})} benchmarks)")
     return 0

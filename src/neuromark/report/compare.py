@@ -1,5 +1,8 @@
 """``neuromark compare A B``: two models run on one benchmark (id, version) side by side,
-each difference judged against the combined standard error ``sqrt(se_A^2 + se_B^2)``."""
+each difference judged against the combined standard error ``sqrt(se_A^2 + se_B^2)``. An
+impossible figure (:func:`~neuromark.report.runs.impossible`: not finite, a negative count or
+standard error) is shown with "(!)" and its row's verdict says why, never a difference; a
+difference that overflows is flagged "NOT FINITE"."""
 
 from __future__ import annotations
 
@@ -24,6 +27,11 @@ class Difference:
     def verdict(self) -> str:
         if self.a is None or self.b is None:
             return "only in " + ("B" if self.a is None else "A")
+        for side, cell in (("A", self.a), ("B", self.b)):
+            if cell.problem:
+                return f"IMPOSSIBLE in {side}: {cell.problem}"
+        if self.diff is not None and not math.isfinite(self.diff):
+            return "NOT FINITE: B - A overflows"
         if self.diff is None:
             return "same" if self.a.value == self.b.value else "differs (text)"
         if self.combined_se is None:
@@ -39,7 +47,7 @@ def compare(a: Run, b: Run) -> list[Difference]:
         x, y = ca.get(name), cb.get(name)
         diff = se = None
         if x is not None and y is not None and isinstance(x.value, float) \
-                and isinstance(y.value, float):
+                and isinstance(y.value, float) and not (x.problem or y.problem):
             diff = y.value - x.value
             if x.error is not None and y.error is not None:
                 se = math.hypot(x.error, y.error)
@@ -52,7 +60,8 @@ def _show(cell: Cell | None) -> str:
         return "—"
     if isinstance(cell.value, str):
         return cell.value
-    return f"{cell.value:.6g}" + (f" ± {cell.error:.2g}" if cell.error is not None else "")
+    text = f"{cell.value:.6g}" + (f" ± {cell.error:.2g}" if cell.error is not None else "")
+    return f"{text} (!)" if cell.problem else text
 
 
 def pair_runs(runs_a: list[Run], runs_b: list[Run]

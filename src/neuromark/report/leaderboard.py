@@ -19,11 +19,13 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
 
+from neuromark.errors import DataError
 from neuromark.plotting import plot_pareto
 from neuromark.report.runs import (
     COMPLEXITY,
@@ -77,6 +79,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
 
 
+def _plain(text: str) -> str:
+    """``text`` for matplotlib, shown as written: ``$`` escaped, so no mathtext is parsed."""
+    return text.replace("$", r"\$")
+
+
 def _format(cell: Cell | None) -> tuple[str, str]:
     """(text shown, sort key) of a cell."""
     if cell is None:
@@ -86,6 +93,8 @@ def _format(cell: Cell | None) -> tuple[str, str]:
     text = f"{cell.value:.6g}"
     if cell.error is not None:
         text += f" ± {cell.error:.2g}"
+    if cell.problem:
+        text += f" (impossible: {cell.problem})"
     return text, repr(float(cell.value))
 
 
@@ -118,19 +127,21 @@ def _pareto(runs: list[Run], cells: list[dict[str, Cell]], out: Path, bench: str
             macs = row.get("synaptic_operations.Effective_MACs")
             acs = row.get("synaptic_operations.Effective_ACs")
             if score is None or macs is None or acs is None \
-                    or not all(isinstance(c.value, float) for c in (score, macs, acs)):
-                continue
+                    or not all(isinstance(c.value, float) and not c.problem
+                               for c in (score, macs, acs)):
+                continue  # impossible figures are flagged in the table, never plotted
             ops = float(macs.value) + float(acs.value)  # type: ignore[arg-type]
-            if ops <= 0:
+            if not 0 < ops < math.inf:
                 continue
             foot = row.get("footprint")
-            size = float(foot.value) if foot is not None and isinstance(foot.value, float) else 0.0
+            size = float(foot.value) if foot is not None and isinstance(foot.value, float) \
+                and not foot.problem else 0.0
             points.append((ops, float(score.value), _row_name(run, runs), size))  # type: ignore[arg-type]
         if points:
             path = out / f"pareto-{_slug(bench)}.png"
-            plot_pareto([p[0] for p in points], [p[1] for p in points], [p[2] for p in points],
-                        path, sizes=[p[3] for p in points], score_name=name,
-                        higher_is_better=higher, title=bench)
+            plot_pareto([p[0] for p in points], [p[1] for p in points],
+                        [_plain(p[2]) for p in points], path, sizes=[p[3] for p in points],
+                        score_name=_plain(name), higher_is_better=higher, title=_plain(bench))
             data = base64.b64encode(path.read_bytes()).decode()
             return (f'<img class="pareto" alt="{html.escape(name)} vs operations, {html.escape(bench)}"'
                     f' src="data:image/png;base64,{data}">')
@@ -172,7 +183,8 @@ def _score_cells(row: dict[str, Cell], names: list[str], fixed: int) -> list[str
     for i, name in enumerate(names):
         text, key = _format(row.get(name))
         classes = " ".join(c for c in ("fix" if i < fixed else "",
-                                       "flag" if name in row and isinstance(row[name].value, str)
+                                       "flag" if name in row and (isinstance(row[name].value, str)
+                                                                  or row[name].problem)
                                        else "") if c)
         out.append(_td(text, key, classes))
     return out
@@ -211,9 +223,35 @@ def _row_name(run: Run, group: list[Run]) -> str:
     return run.model_label if same == 1 else f"{run.model_label} ({run.label})"
 
 
-def build_leaderboard(runs: list[Run], out: str | Path) -> Path:
-    """Write ``out/index.html`` (and the run files beside it) for ``runs``; returns the page."""
+#: The tag that marks a page this command wrote (and may replace without ``overwrite``).
+MARKER = '<meta name="generator" content="neuromark leaderboard">'
+
+
+def claim_site(site: Path, overwrite: bool = False) -> None:
+    """Refuse (DataError, before anything is written) a ``site`` whose ``index.html`` this
+    command did not write (no :data:`MARKER`), or a non-empty folder without one, unless
+    ``overwrite``: the ``--overwrite`` rule of ``neuromark run``."""
+    index = site / "index.html"
+    if overwrite or not site.exists():
+        return
+    if not site.is_dir():
+        raise DataError(f"{site}: --out is a file, not a folder")
+    if index.exists() or index.is_symlink():
+        if index.is_symlink() or not index.is_file() or \
+                MARKER not in index.read_text(encoding="utf-8", errors="replace")[:4000]:
+            raise DataError(f"{index}: not written by neuromark leaderboard (no generator "
+                            "marker); it is not replaced: choose another --out or pass --overwrite")
+    elif any(site.iterdir()):
+        raise DataError(f"{site}: the folder holds files and no leaderboard written by neuromark; "
+                        "choose another --out or pass --overwrite")
+
+
+def build_leaderboard(runs: list[Run], out: str | Path, overwrite: bool = False) -> Path:
+    """Write ``out/index.html`` (and the run files beside it) for ``runs``; returns the page.
+    A page or folder this command did not write is refused unless ``overwrite``
+    (:func:`claim_site`)."""
     site = Path(out)
+    claim_site(site, overwrite)
     site.mkdir(parents=True, exist_ok=True)
     by_key: dict[tuple[str, str], list[tuple[int, Run]]] = defaultdict(list)
     for index, run in enumerate(runs):
@@ -231,7 +269,7 @@ def build_leaderboard(runs: list[Run], out: str | Path) -> Path:
             f'</h2><p class="note">version {html.escape(info.version)}{parent} · {len(group)} '
             f"model run(s); click a column header to sort</p>"
             + _table(group, cells, links) + _pareto(group, cells, site, bench) + "</section>")
-    page = ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>neuromark leaderboard"
+    page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">{MARKER}<title>neuromark leaderboard"
             f"</title><style>{_STYLE}</style></head><body>\n<h1>neuromark leaderboard</h1>\n"
             f'<p class="note">{len(runs)} results files, {len(by_key)} benchmarks, one row per '
             "model run on each. Values are "

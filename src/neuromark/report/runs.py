@@ -62,16 +62,38 @@ class Cell:
     error: float | None
     unit: str
     higher_is_better: bool | None
+    #: Why the figure is impossible (not finite, a negative count, a negative standard
+    #: error...), or None: shown flagged, never plotted or compared.
+    problem: str | None = None
 
 
 def _number(value: Any) -> float | None:
+    """``value`` as a float (NaN and inf kept: :func:`impossible` flags them), or None."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:
-        number = float(value)
-    except ValueError:
+        return float(value)
+    except (ValueError, OverflowError):
         return None
-    return number if math.isfinite(number) else None
+
+
+#: Scores that are fractions in [0, 1] unless their unit says "%".
+FRACTIONS = ("classification_accuracy", "session_average", "base_accuracy", "coco_map",
+             "connection_sparsity", "activation_sparsity")
+
+
+def impossible(name: str, value: float, error: float | None, unit: str) -> str | None:
+    """Why ``value ± error`` cannot be a figure of score ``name``, or None."""
+    if not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if error is not None and not (math.isfinite(error) and error >= 0):
+        return f"standard error {error:g} is negative or not finite"
+    base = name.split(".")[0]
+    if base in COMPLEXITY and value < 0:
+        return f"{value:g} is negative: a count or size is not"
+    if base in FRACTIONS and unit != "%" and not 0 <= value <= 1:
+        return f"{value:g} is outside [0, 1]"
+    return None
 
 
 def flatten_scores(results: Results) -> dict[str, Cell]:
@@ -91,10 +113,12 @@ def flatten_scores(results: Results) -> dict[str, Cell]:
             if number is None and not isinstance(item, str):
                 continue
             full = name if key is None else f"{name}.{key}"
-            cell_value: float | str = item if isinstance(item, str) and _number(item) is None \
-                else number  # type: ignore[assignment]
-            out[full] = Cell(cell_value, _number(err) if err is not None else None, score.unit,
-                             score.higher_is_better)
+            se = _number(err) if err is not None else None
+            if number is None or isinstance(item, str) and not math.isfinite(number):  # a text
+                out[full] = Cell(str(item), se, score.unit, score.higher_is_better)
+                continue
+            out[full] = Cell(number, se, str(score.unit), score.higher_is_better,
+                             impossible(full, number, se, str(score.unit)))
     return out
 
 
@@ -119,8 +143,9 @@ def primary_score(results: Results) -> str | None:
 def run_flags(results: Results) -> list[str]:
     """What a reader must see: scores that are text ("not measured"), and the run's
     ``flags`` and ``diverged``/``overruns`` details where a task records them."""
-    flags = [f"{name}: {cell.value}" for name, cell in flatten_scores(results).items()
-             if isinstance(cell.value, str)]
+    cells = flatten_scores(results).items()
+    flags = [f"{name}: {cell.value}" for name, cell in cells if isinstance(cell.value, str)]
+    flags += [f"{name}: impossible value: {cell.problem}" for name, cell in cells if cell.problem]
     details = results.details or {}
     flags += [str(f) for f in results.flags]
     recorded = details.get("flags")  # a task's own mapping of named conditions
@@ -133,14 +158,44 @@ def run_flags(results: Results) -> list[str]:
     return flags
 
 
-def _results_in(folder: Path) -> list[tuple[Path, Results]]:
-    """The readable results files directly in ``folder`` (other JSON files skipped)."""
+def _load(file: Path) -> tuple[Results | None, str | None]:
+    """(the results of ``file``, None) or (None, why it is skipped: None for a JSON object
+    that is no results file at all, such as a run folder's manifest)."""
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"not valid JSON ({exc})"
+    except RecursionError:
+        return None, "JSON nested too deep to read"
+    if not isinstance(data, dict):
+        return None, f"holds a JSON {type(data).__name__}, not a results object"
+    if "schema_version" not in data and "scores" not in data:
+        return None, None
+    try:
+        results = Results.load(file)
+    except (DataError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        return None, f"not a readable neuromark results file ({type(exc).__name__}: {exc})"
+    b, model = results.benchmark, results.model
+    for key, value in (("benchmark.id", b.id), ("benchmark.version", b.version),
+                       ("model.label", model.label if model is not None else ""),
+                       ("model.name", model.name if model is not None else "")):
+        if not isinstance(value, str):
+            return None, f"{key} is a {type(value).__name__}, not a text"
+    if b.parent is not None and not isinstance(b.parent, str):
+        return None, f"benchmark.parent is a {type(b.parent).__name__}, not a text"
+    return results, None
+
+
+def _results_in(folder: Path, skipped: list[str]) -> list[tuple[Path, Results]]:
+    """The readable results files directly in ``folder`` (other JSON objects skipped; a
+    malformed file skipped with a line in ``skipped`` naming it and why)."""
     found = []
     for file in sorted(folder.glob("*.json")):
-        try:
-            found.append((file, Results.load(file)))
-        except (DataError, KeyError, TypeError, ValueError, json.JSONDecodeError):
-            continue
+        results, why = _load(file)
+        if results is not None:
+            found.append((file, results))
+        elif why is not None:
+            skipped.append(f"note: skipped {file}: {why}")
     return found
 
 
@@ -153,6 +208,7 @@ def read_runs(paths: list[str | Path], notes: list[str] | None = None) -> list[R
     runs: list[Run] = []
     labels: dict[str, int] = {}
     empty: list[Path] = []
+    skipped: list[str] = []
 
     def add(base: str, file: Path, results: Results) -> None:
         model = results.model.label if results.model is not None else ""
@@ -165,15 +221,14 @@ def read_runs(paths: list[str | Path], notes: list[str] | None = None) -> list[R
         if not path.exists():
             raise DataError(f"results path not found: {path}")
         if path.is_file():
-            try:
-                results = Results.load(path)
-            except (DataError, KeyError, TypeError, ValueError, json.JSONDecodeError):
-                raise DataError(f"{path}: not a neuromark results file") from None
+            results, why = _load(path)
+            if results is None:
+                raise DataError(f"{path}: {why or 'not a neuromark results file'}")
             add(path.parent.name or str(path), path, results)
             continue
-        own = _results_in(path)
+        own = _results_in(path, skipped)
         folders = [(path, own)] if own else [
-            (sub, _results_in(sub)) for sub in sorted(p for p in path.iterdir() if p.is_dir())]
+            (sub, _results_in(sub, skipped)) for sub in sorted(p for p in path.iterdir() if p.is_dir())]
         for folder, found in folders:
             for file, results in found:
                 add(folder.name or str(folder), file, results)
@@ -186,5 +241,5 @@ def read_runs(paths: list[str | Path], notes: list[str] | None = None) -> list[R
         raise DataError(f"{shown}: no neuromark results files (*.json written by `neuromark "
                         "run`), neither in the folder nor in its sub-folders")
     if notes is not None:
-        notes += [f"note: skipped {folder}: no results files" for folder in empty]
+        notes += skipped + [f"note: skipped {folder}: no results files" for folder in empty]
     return runs
