@@ -109,6 +109,15 @@ def test_ridge_fit_on_constant_features_is_refused_not_singular():
         fit_ridge(RidgeOptions(), data)
 
 
+def test_ridge_fit_alpha_zero_silent_channel_is_refused_not_singular():
+    x = np.random.default_rng(1).integers(0, 2, size=(60, 3)).astype(np.uint8)
+    x[:, 1] = 0  # a channel that never spikes
+    data = TrainData(x, np.random.default_rng(0).normal(size=(60, 2)).astype(np.float32), [(0, 60)])
+    with pytest.raises(DataError, match=r"normal equations are singular \(alpha=0 .*set alpha > 0"):
+        fit_ridge(RidgeOptions(alpha=0.0), data)
+    fit_ridge(RidgeOptions(), data)  # the default penalty fits it
+
+
 def test_valid_session_still_reads(tmp_path):
     rec = read_session(tiny(tmp_path))
     assert np.isfinite(rec.cursor).all() and rec.channels == 96

@@ -218,7 +218,11 @@ def fit_ridge(options: RidgeOptions, data: TrainData) -> RidgeDecoder:
         raise DataError("ridge fit: the training split's input features do not vary (no spike, "
                         "or the same count in every window); the normal equations are singular")
     penalty = options.alpha * variance
-    w = torch.linalg.solve(gram + penalty * torch.eye(gram.shape[0], dtype=gram.dtype), fc.T @ yc)
+    try:
+        w = torch.linalg.solve(gram + penalty * torch.eye(gram.shape[0], dtype=gram.dtype), fc.T @ yc)
+    except torch.linalg.LinAlgError:  # alpha = 0 and a feature that never varies
+        raise DataError(f"ridge fit: the normal equations are singular (alpha={options.alpha:g} and "
+                        "a channel without spikes in the training split); set alpha > 0") from None
     with torch.no_grad():
         model.readout.weight.copy_(w.T.float())
         model.readout.bias.copy_((mu_y - mu_f @ w).float())
