@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from neuromark.data import MSWC, SpeechCommands
-from neuromark.data.clips import array_digest
+from neuromark.data.clips import array_digest, decoded_files
 from neuromark.data.mswc import KEYWORDS, NUM_BASE_CLASSES, read_list
 from neuromark.data.speech_commands import LABELS
 from neuromark.errors import ChecksumError, DataError
@@ -85,13 +85,14 @@ def test_mswc_decode_cache_checksums(tmp_path):
     arrays = train.arrays(tmp_path / "cache")
     assert arrays.shape == (3, 48_000)
     np.testing.assert_array_equal(arrays[1], train[1][0])
-    meta = json.loads((tmp_path / "cache" / "base_train.json").read_text())
+    array_file, meta_file = decoded_files(tmp_path / "cache", "base_train", train.recipe())
+    meta = json.loads(meta_file.read_text())
     assert meta["sha256"] == array_digest(arrays)
     np.testing.assert_array_equal(train.arrays(tmp_path / "cache"), arrays)  # from the cache
-    broken = np.load(tmp_path / "cache" / "base_train.npy")
+    broken = np.load(array_file)
     broken[0, 0] += 1
-    np.save(tmp_path / "cache" / "base_train.npy", broken)
-    with pytest.raises(ChecksumError, match="base_train.npy"):
+    np.save(array_file, broken)
+    with pytest.raises(ChecksumError, match=r"base_train-[0-9a-f]{16}\.npy"):
         train.arrays(tmp_path / "cache")
 
 

@@ -231,7 +231,7 @@ device: cuda
     assert any(coverages for _, _, coverages in run.evaluate)
     assert len(run.units) == 2  # one session order per repeat, on the run's executor
     run.check_device_requested()
-    run.check_caches("checkpoints/m5.pt", "keywords/tiny/decoded")
+    run.check_caches("checkpoints/m5.pt", "decoded")
 
 
 def test_mackey_glass_gets_the_flags(tmp_path, run_cli):

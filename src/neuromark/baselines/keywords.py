@@ -40,6 +40,8 @@ from neuromark.baselines.keyword_train import (  # noqa: F401 - re-exported
     time_shift,
 )
 from neuromark.baselines.shd_snn import spike_fn
+from neuromark.context import default_cache_dir
+from neuromark.data.clips import decoded_files
 from neuromark.data.speech_commands import CITATION, LABELS, SAMPLE_RATE, SpeechCommands, SpeechCommandsEntry
 from neuromark.errors import ConfigError
 from neuromark.processors.keywords import KeywordFeatures
@@ -318,7 +320,7 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
     """Dataset entry ``speech_commands``: Speech Commands v0.02 at ``root`` (the real set, or
     the espeak-ng corpus written there first when ``synthesize: {speakers, repeats}`` is
     given; ``words``: a subset of the 35, for tests), decoded once (cached in ``cache_dir``,
-    default ``root/decoded``), with
+    default the cache folder's ``decoded/``, never the data folder), with
     ``features``: ``waveform`` ((1, 8000): resampled to 8 kHz, NeuroBench's M5 input) or
     ``delta_mel`` ((200, 20) spikes: 16 kHz, n_fft 512, hop 80, 20 HTK mels over 20-4000 Hz,
     delta threshold 1)."""
@@ -337,10 +339,11 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
         if synthesize is not None:  # the data set entry's generator (neuromark.data.entry)
             SpeechCommandsEntry().synthesize(root, **synthesize)  # type: ignore[arg-type]
         data = SpeechCommands(root, _GSC_SPLITS[split])
-        decoded = Path(cache_dir) if cache_dir else Path(root) / "decoded"
+        decoded = Path(cache_dir) if cache_dir else default_cache_dir() / "decoded"  # never root
         clips = data.arrays(decoded)
+        sidecar = decoded_files(decoded, f"speech_commands_{data.subset}", data.recipe())[1]
         return KeywordClips(clips, data.labels, recipe, num_classes=len(LABELS), citation=CITATION,
-                            path=data.folder, recipe_file=decoded / f"speech_commands_{data.subset}.json")
+                            path=data.folder, recipe_file=sidecar)
 
     if synthesize is None:
         SpeechCommands(root, _GSC_SPLITS[split])  # the layout is checked now (validation)

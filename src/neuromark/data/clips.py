@@ -81,18 +81,31 @@ def array_digest(array: np.ndarray) -> str:
     return digest.hexdigest()
 
 
+def decoded_files(folder: str | os.PathLike[str], name: str, recipe: dict[str, Any]
+                  ) -> tuple[Path, Path]:
+    """``(array, sidecar)`` paths of a decoded cache in the cache folder ``folder``, keyed
+    by the digest of ``recipe`` (the data's file list with sizes): another corpus, or the
+    same corpus changed, gets files of its own and nothing is written over."""
+    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True, default=str).encode()).hexdigest()
+    stem = f"{name}-{digest[:16]}"
+    return Path(folder) / f"{stem}.npy", Path(folder) / f"{stem}.json"
+
+
 def decoded_cache(folder: str | os.PathLike[str], name: str, recipe: dict[str, Any], count: int,
                   decode: Callable[[int], np.ndarray]) -> np.ndarray:
-    """The array ``(count, samples)`` of decoded clips, from ``folder/name.npy`` when its
-    sidecar ``name.json`` holds the same ``recipe`` and the array's sha256 matches, else
-    decoded now (``decode(i)`` per clip) and written with its checksum.
+    """The array ``(count, samples)`` of decoded clips, from the cache (:func:`decoded_files`:
+    ``folder/name-DIGEST.npy``) when its sidecar holds the same ``recipe`` and the array's
+    sha256 matches, else decoded now (``decode(i)`` per clip), checked finite and written
+    atomically with its checksum. ``folder`` is a cache folder, never the data's own.
 
     A cached array whose bytes no longer match its recorded sha256 raises
     :class:`ChecksumError` (delete both files to decode again).
     """
     sf = require("soundfile", "audio")
-    folder = Path(folder)
-    array_file, meta_file = folder / f"{name}.npy", folder / f"{name}.json"
+    array_file, meta_file = decoded_files(folder, name, recipe)
+    if array_file.exists() and not meta_file.is_file():
+        raise DataError(f"{array_file}: exists without its sidecar {meta_file.name}: not a cache "
+                        "neuromark wrote, so it is left alone; move it or choose another cache_dir")
     if array_file.is_file() and meta_file.is_file():
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         if meta.get("recipe") == recipe:
@@ -109,7 +122,11 @@ def decoded_cache(folder: str | os.PathLike[str], name: str, recipe: dict[str, A
     array[0] = first
     for i in range(1, count):
         array[i] = decode(i)
-    folder.mkdir(parents=True, exist_ok=True)
+    bad = ~np.isfinite(array).all(axis=1)
+    if bad.any():  # refused before anything is written
+        raise DataError(f"{name}: clip {int(np.flatnonzero(bad)[0])} decodes to NaN or infinite "
+                        f"samples ({int(bad.sum())} clip(s) in all); the audio file is corrupt")
+    array_file.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(array_file) as tmp, open(tmp, "wb") as handle:
         np.save(handle, array)
     write_text_atomic(meta_file, json.dumps({

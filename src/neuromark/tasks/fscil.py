@@ -53,7 +53,7 @@ from pydantic import Field
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
-from neuromark.context import RunContext
+from neuromark.context import RunContext, default_cache_dir
 from neuromark.data.entry import MARK
 from neuromark.data.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.devices import DeviceName, device_provenance, module_device
@@ -369,7 +369,7 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
             print(f"{s.benchmark.id}: synthesised the MSWC-layout corpus in {root} (reused by "
                   "later runs)")
         corpus.update(size.model_dump())
-    cache = root / "decoded"
+    cache = (config.cache_root or default_cache_dir()) / "decoded"  # never the data folder
     f = s.features
     feats = KeywordFeatures(f.kind, SAMPLE_RATE, None, f.n_fft, f.hop_length, f.n_mels, f.n_mfcc,
                             f.fmin, f.fmax, f.threshold)
