@@ -72,3 +72,40 @@ def test_speech_commands_decodes_into_the_cache_folder_not_the_data_folder(tmp_p
     assert clips.recipe_file.parent == tmp_path / "cache" / "decoded"
     assert clips.recipe_file.is_file()
     assert _tree(data) == before  # nothing written into the user's data folder
+
+
+def test_a_classification_run_hands_its_cache_dir_to_a_data_set_that_takes_one(tmp_path):
+    """A data set entry with a ``cache_dir`` option gets the run's --cache-dir (its
+    ``decoded/`` folder) when the config sets none, so decoded audio lands in that cache."""
+    import torch
+
+    from neuromark.cli import main
+    from neuromark.registry import datasets, models
+
+    seen: list[str | None] = []
+
+    class Tiny(torch.utils.data.Dataset):
+        def __len__(self) -> int:
+            return 4
+
+        def __getitem__(self, i: int):
+            return torch.ones(3) * (i % 2), i % 2
+
+    def tiny(split: str = "test", cache_dir: str | None = None) -> Tiny:
+        seen.append(cache_dir)
+        return Tiny()
+
+    datasets.register("tiny_cached", tiny)
+    models.register("tiny_linear", lambda: torch.nn.Linear(3, 2))
+    try:
+        (tmp_path / "c.yaml").write_text(
+            "task: classification\nbenchmark: {id: tiny-cache}\n"
+            "dataset: {name: tiny_cached}\nmodel: {name: tiny_linear}\n"
+            "eval: {metrics: [classification_accuracy], postprocessor: argmax}\n")
+        assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"),
+                     "--quiet", "--cache-dir", str(tmp_path / "cache")]) == 0
+    finally:
+        for registry, name in ((datasets, "tiny_cached"), (models, "tiny_linear")):
+            registry._entries.pop(name, None)
+            getattr(registry, "_origins", {}).pop(name, None)
+    assert seen and set(seen) == {str(tmp_path / "cache" / "decoded")}

@@ -220,7 +220,11 @@ class ClassificationTask(BenchmarkTask):
 
     @staticmethod
     def _dataset(plan: Plan, config: ConfigFile, split: str) -> Any:
-        spec = plan.settings.dataset.model_copy(update={"options": plan.dataset_options})
+        options = dict(plan.dataset_options)
+        if config.cache_root is not None and "cache_dir" not in options and \
+                "cache_dir" in _parameters(datasets.get(plan.settings.dataset.name)):
+            options["cache_dir"] = str(config.cache_root / "decoded")  # the run's --cache-dir
+        spec = plan.settings.dataset.model_copy(update={"options": options})
         try:
             return build_component(datasets, spec, config, ("dataset",), split=split)
         except (DataError, ConfigError) as exc:
@@ -365,6 +369,12 @@ def _effective(plan: Plan) -> dict[str, Any]:
     effective = plan.settings.model_dump(mode="json")
     effective["dataset"]["options"] = dict(plan.dataset_options)
     return effective
+
+
+def _parameters(entry: Any) -> set[str]:
+    """The keyword parameters a data set entry (a function or a callable object) takes."""
+    target = entry if inspect.isfunction(entry) or inspect.isclass(entry) else entry.__call__
+    return set(inspect.signature(target).parameters)
 
 
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:
