@@ -220,3 +220,14 @@ def build_component(registry: Any, spec: ComponentSpec, config: ConfigFile | Non
                             run_arguments={key: "the run" for key in run_arguments})
     options = resolve_path_options(factory, spec.options, options, config, loc)
     return factory(**options, **run_arguments)
+
+
+def entry_parameters(registry: Any, name: str) -> set[str]:
+    """The keyword parameters of entry ``name`` (a function or a callable object); empty
+    when it does not load (building it then reports why, naming the config line)."""
+    try:
+        entry = registry.get(name)
+        target = entry if inspect.isfunction(entry) or inspect.isclass(entry) else entry.__call__
+        return set(inspect.signature(target).parameters)
+    except Exception:  # noqa: BLE001 - any failure is reported by build_component
+        return set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,16 @@ def read_weights(path: Path, *, missing_hint: str = "") -> Any:
         raise DataError(f"{path}: no such checkpoint{missing_hint}")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError) as exc:
+    except pickle.UnpicklingError as exc:
+        found = re.search(r"GLOBAL ([\w.]+)", str(exc), re.IGNORECASE)
+        if found is None:  # not a pickle of objects: truncated or foreign bytes
+            raise DataError(f"{path}: not a loadable checkpoint: {exc}") from exc
+        what = f" ({found.group(1)})"
+        raise DataError(f"{path}: refused: it holds pickled Python objects{what} beyond tensors, "
+                        "numbers and dicts, and loading them could run code; neuromark never "
+                        "loads such a file. Save the weights alone (torch.save(model."
+                        "state_dict(), PATH)) from a source you trust") from None
+    except (RuntimeError, EOFError, OSError) as exc:
         raise DataError(f"{path}: not a loadable checkpoint: {exc}") from exc
 
 

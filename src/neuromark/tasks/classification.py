@@ -51,7 +51,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
-from neuromark.components import ComponentSpec, build_component, check_options
+from neuromark.components import ComponentSpec, build_component, check_options, entry_parameters
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
@@ -222,7 +222,7 @@ class ClassificationTask(BenchmarkTask):
     def _dataset(plan: Plan, config: ConfigFile, split: str) -> Any:
         options = dict(plan.dataset_options)
         if config.cache_root is not None and "cache_dir" not in options and \
-                "cache_dir" in _parameters(datasets.get(plan.settings.dataset.name)):
+                "cache_dir" in entry_parameters(datasets, plan.settings.dataset.name):
             options["cache_dir"] = str(config.cache_root / "decoded")  # the run's --cache-dir
         spec = plan.settings.dataset.model_copy(update={"options": options})
         try:
@@ -369,12 +369,6 @@ def _effective(plan: Plan) -> dict[str, Any]:
     effective = plan.settings.model_dump(mode="json")
     effective["dataset"]["options"] = dict(plan.dataset_options)
     return effective
-
-
-def _parameters(entry: Any) -> set[str]:
-    """The keyword parameters a data set entry (a function or a callable object) takes."""
-    target = entry if inspect.isfunction(entry) or inspect.isclass(entry) else entry.__call__
-    return set(inspect.signature(target).parameters)
 
 
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:
