@@ -118,7 +118,8 @@ def test_a_users_model_from_a_config(rows, tmp_path, monkeypatch):
 def test_checkpoint_is_read_with_weights_only(rows, tmp_path):
     config = _config(tmp_path)
     torch.save({"0.weight": torch.zeros(4, 3), "note": np.float64(1.0).__class__}, tmp_path / "weights.pt")
-    with pytest.raises(DataError, match=r"weights\.pt: not a loadable checkpoint"):
+    with pytest.raises(DataError, match=r"weights\.pt: refused: it holds pickled Python objects "
+                                        r"\(numpy\.float64\)"):
         TASK.run(_plan(config), RunContext.build(quiet=True))
 
 
