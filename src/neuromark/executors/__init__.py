@@ -201,12 +201,22 @@ class LocalExecutor:
 def _terminate(pool: Any) -> None:
     """Shut ``pool`` down now: queued units cancelled, running workers killed and reaped, so
     that no worker outlives the run (``terminate_workers`` from Python 3.14)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    def workers() -> list[Any]:
+        return list((getattr(pool, "_processes", None) or {}).values())
+
+    processes = workers()
     pool.shutdown(wait=False, cancel_futures=True)
+    processes += [p for p in workers() if p not in processes]  # started meanwhile
     for proc in processes:
         if proc.is_alive():
             proc.terminate()
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:  # it starts workers: once it ends, no new one can appear
+        manager.join(timeout=10)
+    processes += [p for p in workers() if p not in processes]
     for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
         proc.join(timeout=5)
         if proc.is_alive():
             proc.kill()
