@@ -108,14 +108,18 @@ def _tiny_corpus(root) -> None:
                                                     encoding="utf-8")
 
 
-def test_fscil_task_end_to_end(tmp_path):
-    _tiny_corpus(tmp_path / "data")
-    (tmp_path / "c.yaml").write_text("""task: fscil
+#: The tiny FSCIL config's fixed part (data, model); tests add train/fscil/eval lines.
+FSCIL_TINY = """task: fscil
 benchmark: {id: fscil-tiny, version: "1.0"}
 data: {root: data, languages: [fa]}
 model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
         input_kernel: 4, pool_kernel: 2}, checkpoint: m5.pt}
-train: {epochs: 3, batch_size: 4, lr: 0.01}
+"""
+
+
+def test_fscil_task_end_to_end(tmp_path):
+    _tiny_corpus(tmp_path / "data")
+    (tmp_path / "c.yaml").write_text(FSCIL_TINY + """train: {epochs: 3, batch_size: 4, lr: 0.01}
 fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 3, seed: 1}
 eval: {complexity: [footprint, synaptic_operations]}
 """)

@@ -174,18 +174,13 @@ def test_classification_checkpoint_keeps_the_old_hash(tmp_path):
 def test_old_fscil_backbone_is_still_reused(tmp_path):
     """A backbone in the old FSCIL header (format 'neuromark-fscil-1', recipe_hash at the top)
     with the old hash (computed here by hand) is reused, and gives the same figures."""
-    from test_fscil import _tiny_corpus
+    from test_fscil import FSCIL_TINY, _tiny_corpus
 
     from neuromark.config import load_config
     from neuromark.tasks.fscil import TASK, load_corpus
 
     _tiny_corpus(tmp_path / "data")
-    (tmp_path / "c.yaml").write_text("""task: fscil
-benchmark: {id: fscil-tiny, version: "1.0"}
-data: {root: data, languages: [fa]}
-model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
-        input_kernel: 4, pool_kernel: 2}, checkpoint: m5.pt}
-train: {epochs: 2, batch_size: 4, lr: 0.01}
+    (tmp_path / "c.yaml").write_text(FSCIL_TINY + """train: {epochs: 2, batch_size: 4, lr: 0.01}
 fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 1, seed: 1}
 eval: {complexity: []}
 """)
@@ -235,15 +230,10 @@ def test_cli_train_detection_then_run_reuses(tmp_path, monkeypatch, capsys):
 
 
 def test_cli_train_fscil(tmp_path, capsys):
-    from test_fscil import _tiny_corpus
+    from test_fscil import FSCIL_TINY, _tiny_corpus
 
     _tiny_corpus(tmp_path / "data")
-    (tmp_path / "c.yaml").write_text("""task: fscil
-benchmark: {id: fscil-tiny, version: "1.0"}
-data: {root: data, languages: [fa]}
-model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
-        input_kernel: 4, pool_kernel: 2}, checkpoint: m5.pt}
-train: {epochs: 1, batch_size: 4, lr: 0.01}
+    (tmp_path / "c.yaml").write_text(FSCIL_TINY + """train: {epochs: 1, batch_size: 4, lr: 0.01}
 """)
     assert main(["train", str(tmp_path / "c.yaml"), "--quiet", "--out", str(tmp_path / "x.pt")]) == 0
     out = capsys.readouterr().out

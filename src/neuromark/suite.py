@@ -49,9 +49,7 @@ from neuromark.run_folder import (  # noqa: F401 - re-exported
     resolved_configs,
 )
 from neuromark.suite_seeds import SeededEntry, seeded_copies
-from neuromark.tasks.base import as_task
-
-Task = Any  # the protocol: neuromark.tasks.base.Task (plan(config, ctx), run(plan, ctx))
+from neuromark.tasks.base import Task, as_task
 
 
 class SuiteConfig(StrictModel):

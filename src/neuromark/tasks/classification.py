@@ -160,6 +160,7 @@ class Plan:
     train: Any = None
     metric_names: list[MetricEntry] = field(default_factory=list)
     test: Any = None  # the test split, built (not read) at validation
+    train_split: Any = None  # the train split, built once when first needed
     device: Any = None  # the torch.device it trains and runs on
 
 
@@ -232,6 +233,12 @@ class ClassificationTask(BenchmarkTask):
                 raise
             raise ConfigError(f"{config.where(('dataset',))}: dataset {spec.name!r} ({split}): "
                               f"{exc}") from None
+
+    def _train_split(self, plan: Plan) -> Any:
+        """The train split, built once per plan (training and the speaker analysis share it)."""
+        if plan.train_split is None:
+            plan.train_split = self._dataset(plan, plan.config, "train")
+        return plan.train_split
 
     def execute(self, plan: Plan, ctx: RunContext) -> list[Results]:
         import torch
@@ -307,7 +314,7 @@ class ClassificationTask(BenchmarkTask):
         from neuromark.metrics.speakers import SpeakerAccuracy
 
         try:
-            seen = self._dataset(plan, config, "train").header.speakers
+            seen = self._train_split(plan).header.speakers
         except (ConfigError, DataError, AttributeError):
             seen = None  # no train split: per-speaker accuracy only
         return [SpeakerAccuracy(speakers, seen)]
@@ -331,8 +338,7 @@ class ClassificationTask(BenchmarkTask):
         from neuromark.baselines.spike_classifiers import prepare_checkpoint
 
         config, settings, spec = plan.config, plan.settings, plan.settings.model
-        data = {"train": self._dataset(plan, config, "train"),
-                "test": test if test is not None else self._dataset(plan, config, "test")}
+        data = {"train": self._train_split(plan), "test": plan.test if test is None else test}
         recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
                   "model": {"name": spec.name, "options": plan.model_options.model_dump()},
                   "train": plan.train.recipe(),
