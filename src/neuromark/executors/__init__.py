@@ -199,7 +199,7 @@ class LocalExecutor:
 
 
 def _terminate(pool: Any) -> None:
-    """Shut ``pool`` down now: queued units cancelled, running workers killed and reaped, so
+    """Shut ``pool`` down now: queued units cancelled, running workers killed (SIGKILL) and reaped, so
     that no worker outlives the run (``terminate_workers`` from Python 3.14)."""
     def workers() -> list[Any]:
         return list((getattr(pool, "_processes", None) or {}).values())
@@ -207,20 +207,17 @@ def _terminate(pool: Any) -> None:
     processes = workers()
     pool.shutdown(wait=False, cancel_futures=True)
     processes += [p for p in workers() if p not in processes]  # started meanwhile
-    for proc in processes:
+    for proc in processes:  # SIGKILL: a forked worker may carry the parent's SIGTERM handlers
         if proc.is_alive():
-            proc.terminate()
+            proc.kill()
     manager = getattr(pool, "_executor_manager_thread", None)
     if manager is not None:  # it starts workers: once it ends, no new one can appear
         manager.join(timeout=10)
     processes += [p for p in workers() if p not in processes]
     for proc in processes:
         if proc.is_alive():
-            proc.terminate()
-        proc.join(timeout=5)
-        if proc.is_alive():
             proc.kill()
-            proc.join()
+        proc.join()
 
 
 def is_local(executor: Executor) -> bool:
