@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# One prepared run of every CUDA check (issue 34, docs/devices.md), for a short session on a
+# lent GPU machine. Each step has its own time limit and writes its log under $OUT (or
+# ./gpu-check); a failing step never stops the next one.
+#
+#   bash bench/gpu_check.sh            # python3 must hold torch with CUDA and our needs
+#
+# Steps: machine facts; the CUDA-only tests; bench/overhead.py --device cuda on the four GPU
+# cases; the same cases' figures on the CPU (to compare); `neuromark run --device cuda` on the
+# spoken-digit and primate suite configs; the whole test suite with CUDA visible.
+set -u
+OUT=${OUT:-gpu-check}
+mkdir -p "$OUT"
+export PYTHONPATH="src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+export NEUROMARK_CACHE_DIR=${NEUROMARK_CACHE_DIR:-/tmp/neuromark-gpu-cache}
+PY=${PY:-python3}
+
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2; shift 2
+  local t0=$SECONDS
+  echo "=== $name (limit ${limit}s)"
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: rc $rc, $((SECONDS - t0)) s"
+  tail -n "${TAIL:-25}" "$OUT/$name.log"
+}
+
+step facts 30 bash -c "nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc;
+  $PY -c 'import torch, numpy, numba; print(torch.__version__, torch.version.cuda,
+  torch.cuda.is_available(), torch.cuda.get_device_name(0), numpy.__version__, numba.__version__)'"
+step cuda_tests 90 "$PY" -m pytest -q -p no:cacheprovider tests/test_devices.py \
+  tests/test_counting_path.py tests/test_coverage.py -rs
+step overhead_cuda 150 "$PY" bench/overhead.py --device cuda --rounds 3
+step run_cuda 150 "$PY" -m neuromark run configs/spiking_audio/spoken_digits_rsnn_suite.yaml \
+  configs/primate_reaching/ann2d_suite.yaml --device cuda --out /tmp/run_cuda --quiet
+tar -czf "$OUT/run_cuda.tgz" -C /tmp run_cuda 2>/dev/null
+step overhead_cpu_figures 50 "$PY" bench/overhead.py --device cpu --rounds 1 --case wide \
+  --case conv-large --case reference-large
+TAIL=40 step all_tests 100 "$PY" -m pytest -q -p no:cacheprovider -n 8 --timeout 60 tests
+exit 0
