@@ -181,7 +181,8 @@ def _start_slow(tmp_path: Path) -> subprocess.Popen:
     fast.write_text("task: fast\n")
     config = tmp_path / "slow.yaml"
     config.write_text("task: slow\n")
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env = {**os.environ,  # keep a PYTHONPATH the caller needs (packages carried beside site)
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen([sys.executable, str(script), str(fast), str(config), str(tmp_path / "out")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
