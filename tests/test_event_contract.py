@@ -299,3 +299,96 @@ eval: {postprocessor: spike_count, metrics: [classification_accuracy]}
     res = json.loads((tmp_path / "out2" / "gesture-dirty--dvs_gesture_snn.json").read_text())
     name = target.relative_to(target.parents[1]).as_posix()
     assert res["details"]["invalid_records_dropped"] == {name: {"time range": 1}}
+
+
+# ---- Prophesee EVT2/EVT3 .raw ----------------------------------------------------------------
+
+
+def _raw_file(path, encoding, t, x, y, p=None, geometry=True):
+    """An EVT2/EVT3 ``.raw`` written by expelliarmus' encoder, with a ``% geometry`` line
+    as Prophesee's own headers carry (expelliarmus writes none)."""
+    expelliarmus = pytest.importorskip("expelliarmus")
+    arr = np.zeros(len(t), [("t", "<i8"), ("x", "<i2"), ("y", "<i2"), ("p", "u1")])
+    arr["t"], arr["x"], arr["y"] = t, x, y
+    arr["p"] = 0 if p is None else p
+    expelliarmus.Wizard(encoding=encoding).save(str(path), arr)
+    if geometry:
+        data = path.read_bytes()
+        path.write_bytes(f"% geometry {W}x{H}\n".encode() + data)
+    return path
+
+
+def _dense(n=300):
+    rng = np.random.default_rng(3)
+    return np.sort(rng.integers(0, 3000, n)), rng.integers(0, W, n), rng.integers(0, H, n)
+
+
+@pytest.mark.parametrize("encoding", ["evt2", "evt3"])
+def test_raw_inside_the_sensor(tmp_path, encoding):
+    from neuromark.data.prophesee import read_raw, read_raw_checked
+
+    t, x, y = _dense()
+    x[50] = W + 3
+    raw = _raw_file(tmp_path / "a.raw", encoding, t, x, y)
+    with _refused(raw, "inside the sensor", 50):
+        read_raw(raw, encoding)
+    events, counts = read_raw_checked(raw, encoding, on_invalid="drop")
+    assert counts == {"inside the sensor": 1} and len(events) == len(t) - 1
+    assert np.array_equal(events["t"], np.delete(t, 50))
+
+
+def test_raw_time_order(tmp_path):
+    """EVT2 stores absolute time-high words, so reversed records decode reversed (EVT3's
+    decoder reads a lower time-high as a wrap round, so its times never decrease)."""
+    from neuromark.data.prophesee import read_raw
+
+    t, x, y = _dense()
+    raw = _raw_file(tmp_path / "a.raw", "evt2", t[::-1].copy(), x, y)
+    with pytest.raises(DataError, match=r"a\.raw: record \d+: time order"):
+        read_raw(raw, "evt2")
+
+
+def test_raw_time_gap_refuses_an_absurd_time(tmp_path):
+    from neuromark.data.prophesee import read_raw
+
+    t, x, y = _dense()
+    t[-1] = 2 ** 30  # 18 minutes after the others
+    raw = _raw_file(tmp_path / "a.raw", "evt2", t, x, y)
+    with _refused(raw, "time gap", len(t) - 1):
+        read_raw(raw, "evt2")
+
+
+def test_raw_sensor_size_from_the_header_or_the_call(tmp_path):
+    from neuromark.data.prophesee import raw_geometry, read_raw
+
+    t, x, y = _dense()
+    raw = _raw_file(tmp_path / "a.raw", "evt3", t, x, y, geometry=False)
+    with pytest.raises(DataError, match=r"a\.raw: the header states no sensor size"):
+        read_raw(raw, "evt3")
+    assert len(read_raw(raw, "evt3", width=W, height=H)) == len(t)
+    fmt = tmp_path / "b.raw"
+    fmt.write_bytes(f"% format EVT3;height={H};width={W}\n".encode() + raw.read_bytes())
+    assert raw_geometry(fmt) == (W, H)
+    with pytest.raises(DataError, match="states a 64x36 sensor, the call 32x36"):
+        read_raw(fmt, "evt3", width=32, height=H)
+
+
+# ---- DVS Gesture: polarity and whole pixels ---------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [-1, 2, 0.5])
+def test_dvs_polarity(tmp_path, value):
+    raw = _columns(dtype=np.float64)
+    raw[12, 2] = value
+    with _refused(_gesture(tmp_path, raw), "polarity", 12):
+        read_sample(tmp_path / "ibmGestureTest/user01_led/3.npy")
+
+
+def test_dvs_integer_coordinates(tmp_path):
+    raw = _columns(dtype=np.float64)
+    raw[30, 1] = 7.5
+    with _refused(_gesture(tmp_path, raw), "integer coordinates", 30):
+        read_sample(tmp_path / "ibmGestureTest/user01_led/3.npy")
+    events, counts = __import__("neuromark.data.dvs_gesture", fromlist=["x"]).read_checked(
+        tmp_path / "ibmGestureTest/user01_led/3.npy", "drop")
+    assert counts == {"integer coordinates": 1} and len(events) == len(raw) - 1

@@ -102,6 +102,6 @@ def test_raw_files_through_expelliarmus(tmp_path, encoding):
     for name in ("t", "x", "y", "p"):
         arr[name] = ev[name]
     expelliarmus.Wizard(encoding=encoding).save(str(tmp_path / "a.raw"), arr)
-    got = read_raw(tmp_path / "a.raw", encoding)
+    got = read_raw(tmp_path / "a.raw", encoding, width=1280, height=720)
     for name in ("t", "x", "y", "p"):
         np.testing.assert_array_equal(got[name], ev[name])

@@ -59,7 +59,7 @@ CITATION = """@inproceedings{amir2017low,
 def read_sample(path: str | os.PathLike[str], on_invalid: str = "error") -> np.ndarray:
     """One preprocessed ``.npy`` (columns x, y, p, t ms) -> events with t in µs, checked
     against the input contract (:mod:`~neuromark.data.event_contract`: finite, in-range,
-    time-ordered; ``on_invalid="drop"`` drops the invalid records)."""
+    whole-pixel, polarity 0/1, time-ordered; ``on_invalid="drop"`` drops the invalid records)."""
     return read_checked(path, on_invalid)[0]
 
 
@@ -74,7 +74,8 @@ def read_checked(path: str | os.PathLike[str],
         raise DataError(f"{path}: expected an unstructured (N, 4) array of x, y, p, t[ms], got "
                         f"shape {raw.shape} dtype {raw.dtype}")
     keep, counts = check_events(path, raw[:, 3].astype(np.float64) * 1000, raw[:, 0], raw[:, 1],
-                                width=SENSOR_SIZE[0], height=SENSOR_SIZE[1], on_invalid=on_invalid)
+                                width=SENSOR_SIZE[0], height=SENSOR_SIZE[1], on_invalid=on_invalid,
+                                p=raw[:, 2])
     raw = raw if keep is None else raw[keep]
     t = raw[:, 3] * 1000  # in the file's dtype, as tonic does, then cast
     events = np.empty(len(raw), CAMERA_EVENT_DTYPE)

@@ -6,6 +6,8 @@ Event rules, in the order they are checked:
 - ``finite time``: no NaN or infinite time (float files);
 - ``time range``: ``0 <= t <= MAX_TIME_US`` (2^53 µs: no overflow when converted);
 - ``inside the sensor``: ``0 <= x < width`` and ``0 <= y < height``;
+- ``integer coordinates``: whole-number pixels (float files: x = 3.5 would be truncated);
+- ``polarity``: ``p`` is 0 or 1 (where a reader passes it: DVS Gesture's column);
 - ``time order``: times non-decreasing (shuffled or reversed records are refused);
 - ``time gap``: no gap between consecutive events (and, where windows start at 0, before
   the first one) above ``MAX_GAP_US`` (60 s): one event at t = 2^32-1 µs in a 3-s file
@@ -58,11 +60,20 @@ def _steps(t: np.ndarray, start: float | None) -> tuple[np.ndarray, np.ndarray]:
     return before, t - before
 
 
+def _fractional(a: np.ndarray) -> np.ndarray:
+    """Finite values with a fractional part (float columns; integers have none)."""
+    return np.isfinite(a) & (a != np.floor(a)) if a.dtype.kind == "f" else np.zeros(len(a), bool)
+
+
 def _all_valid(t: np.ndarray, x: np.ndarray, y: np.ndarray, width: int | None, height: int | None,
-               start: float | None) -> bool:
+               start: float | None, p: np.ndarray | None = None) -> bool:
     """Every rule holds (reductions only, the fast path of valid files)."""
     if not len(t):
         return True
+    if p is not None and not ((p == 0) | (p == 1)).all():
+        return False
+    if (x.dtype.kind == "f" or y.dtype.kind == "f") and (_fractional(x).any() or _fractional(y).any()):
+        return False
     if t.dtype.kind == "f" and not np.isfinite(t).all():
         return False
     if not (t.dtype.kind == "u" and t.dtype.itemsize <= 4) and not 0 <= t.min() <= t.max() <= MAX_TIME_US:
@@ -85,9 +96,11 @@ def _ordered(t: np.ndarray) -> np.ndarray:
 
 def check_events(path: object, t: np.ndarray, x: np.ndarray, y: np.ndarray, *, width: int | None,
                  height: int | None, on_invalid: str = "error", from_zero: bool = False, offset: int = 0,
-                 previous: float | None = None) -> tuple[np.ndarray | None, dict[str, int]]:
+                 previous: float | None = None, p: np.ndarray | None = None
+                 ) -> tuple[np.ndarray | None, dict[str, int]]:
     """(keep-mask or None when every record is valid, dropped count per rule) of events
-    with times ``t`` (µs, any numeric dtype) and pixels ``x, y``; see the module.
+    with times ``t`` (µs, any numeric dtype), pixels ``x, y`` and (optional) polarities
+    ``p``; see the module.
 
     ``from_zero``: the gap before the first event counts (windows start at t = 0).
     ``offset``/``previous``: the index and time of the record before ``t[0]`` (chunks)."""
@@ -95,7 +108,8 @@ def check_events(path: object, t: np.ndarray, x: np.ndarray, y: np.ndarray, *, w
     drop = on_invalid == "drop"
     t, x, y = np.asarray(t), np.asarray(x), np.asarray(y)
     start = 0 if from_zero and previous is None else previous
-    if _all_valid(t, x, y, width, height, start):
+    p = None if p is None else np.asarray(p)
+    if _all_valid(t, x, y, width, height, start, p):
         return None, {}
     exact = t.dtype.kind == "u" and t.dtype.itemsize <= 4  # finite, in range: nothing to check
     tf = t.astype(np.int64) if t.dtype.kind in "ui" else t.astype(np.float64)
@@ -115,6 +129,12 @@ def check_events(path: object, t: np.ndarray, x: np.ndarray, y: np.ndarray, *, w
             return ~inside
         spans.append(("inside the sensor", outside, lambda i: f"(x, y) = ({x[i]:g}, {y[i]:g}) outside "
                       f"the {width}x{height} sensor"))
+    if x.dtype.kind == "f" or y.dtype.kind == "f":
+        spans.append(("integer coordinates", lambda: _fractional(x) | _fractional(y),
+                      lambda i: f"(x, y) = ({x[i]:.17g}, {y[i]:.17g}) is not a whole pixel"))
+    if p is not None:
+        spans.append(("polarity", lambda: ~((p == 0) | (p == 1)),
+                      lambda i: f"p = {p[i]:.17g} (a polarity is 0 or 1)"))
     for rule, find, detail in spans:
         bad = find() & keep
         if bad.any():
