@@ -87,6 +87,20 @@ def test_positive_time_constant_negative_tau_named(tmp_path):
         from_nir(path)
 
 
+@pytest.mark.parametrize("tau", [9e-5, 4e-5])
+def test_time_constant_at_least_dt_named(tmp_path, tau):
+    """tau < dt: forward Euler keeps 1 - dt/tau < 0 of the membrane per step (a sign flip;
+    below dt/2 it diverges); tau = dt (snnTorch's beta = 0) is accepted."""
+    path = written(tmp_path, valid_graph(tau=np.array([2e-4, tau])))
+    with pytest.raises(DataError, match=rf"node 'lif' \(LIF\): field 'tau' = {tau:g} s is below "
+                                        r"the step dt = 0.0001 s"):
+        from_nir(path)
+    from_nir(path, dt=tau)  # a finer step accepts it
+    from_nir(written(tmp_path, valid_graph(tau=np.full(2, 1e-4)), "edge.nir"))
+    with pytest.raises(DataError, match=r"dt = nan must be a finite step"):
+        from_nir(path, dt=float("nan"))
+
+
 def test_positive_time_constant_zero_tau_syn_named(tmp_path):
     cuba = nir.CubaLIF(tau_syn=np.zeros(2), tau_mem=np.full(2, 2e-4), r=np.ones(2),
                        v_leak=np.zeros(2), v_threshold=np.ones(2), v_reset=np.zeros(2))

@@ -7,7 +7,11 @@ is built (:func:`check_graph`); every error names the node and the field.
 - **Finite**: every numeric field of every node (weights, biases, time constants,
   thresholds, resistances, leaks, resets, scales) holds finite values: a NaN membrane never
   spikes, so a NaN parameter would silently lower accuracy instead of failing the output check.
-- **Neuron models**: time constants (``tau``, ``tau_mem``, ``tau_syn``) > 0; a spiking
+- **Neuron models**: time constants (``tau``, ``tau_mem``, ``tau_syn``) > 0 and at least
+  the simulation step ``dt``: the forward-Euler update (:mod:`~neuromark.models.nir_neurons`)
+  keeps ``1 - dt/tau`` of the state per step, which is negative for ``tau < dt`` (the
+  membrane flips sign every step; below ``dt/2`` it grows without bound), while NIR's
+  continuous-time leak only ever decays (Pedersen et al. 2024); a spiking
   neuron's ``v_threshold`` lies above its ``v_reset`` (for the usual ``v_reset = 0``: a
   positive threshold; NIR allows physical units such as ``v_reset = -70``,
   ``v_threshold = -50``); per-neuron fields broadcast to one shape.
@@ -65,8 +69,9 @@ def _types(node: Any, which: str) -> np.ndarray | None:
     return np.atleast_1d(np.asarray(shape))
 
 
-def _check_node(name: str, node: Any) -> int:
-    """Check one node's fields; returns its number of parameter values."""
+def _check_node(name: str, node: Any, dt: float | None = None) -> int:
+    """Check one node's fields (time constants against the step ``dt`` in s, when given);
+    returns its number of parameter values."""
     kind = type(node).__name__
     fields = _fields(node)
     for key, arr in fields.items():
@@ -78,6 +83,12 @@ def _check_node(name: str, node: Any) -> int:
         if key in fields and not (fields[key] > 0).all():
             raise DataError(f"NIR node {name!r} ({kind}): field {key!r} must be > 0 (a time "
                             f"constant in s), got min {fields[key].min():g}")
+        if key in fields and dt is not None and not (fields[key] >= dt).all():
+            tau = float(fields[key].min())
+            raise DataError(f"NIR node {name!r} ({kind}): field {key!r} = {tau:g} s is below the "
+                            f"step dt = {dt:g} s: forward Euler keeps 1 - dt/tau = {1 - dt / tau:.3g} "
+                            "of the state per step, a sign flip NIR's leak never makes; import "
+                            f"with dt <= {tau:g} or a larger {key}")
     if kind in SPIKING and "v_threshold" in fields:
         reset = fields.get("v_reset", np.zeros(1))
         if not (fields["v_threshold"] > reset).all():
@@ -157,15 +168,18 @@ def _check_structure(nodes: dict[str, Any], edges: list[tuple[str, str]]) -> Non
                             f"{inputs[0] if name not in from_input else outputs[0]!r}")
 
 
-def check_graph(nodes: dict[str, Any], edges: list[tuple[str, str]]) -> None:
+def check_graph(nodes: dict[str, Any], edges: list[tuple[str, str]], dt: float | None = None) -> None:
     """Check a flattened graph (:func:`neuromark.models.nir_model.flatten_graph`) against the
-    contract of the module docstring; raises :class:`DataError` naming node and field."""
+    contract of the module docstring (time constants against the step ``dt`` in s, when
+    given); raises :class:`DataError` naming node and field."""
+    if dt is not None and not (np.isfinite(dt) and dt > 0):
+        raise DataError(f"NIR import: dt = {dt!r} must be a finite step > 0 in seconds")
     if len(nodes) > MAX_NODES:
         raise DataError(f"a NIR graph has {len(nodes):,} nodes; neuromark imports at most "
                         f"{MAX_NODES:,} (subgraphs inlined)")
     total = 0
     for name, node in nodes.items():
-        total += _check_node(name, node)
+        total += _check_node(name, node, dt)
         if total > MAX_PARAMETERS:
             raise DataError(f"NIR node {name!r}: the graph's parameters exceed "
                             f"{MAX_PARAMETERS:,} values in all")

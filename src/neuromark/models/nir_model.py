@@ -187,7 +187,7 @@ class NIRNetwork(nn.Module):
         super().__init__()
         nir = _nir()
         nodes, edges = flatten_graph(graph)
-        check_graph(nodes, edges)  # finite, positive, consistent, connected, bounded
+        check_graph(nodes, edges, dt)  # finite, positive, consistent, connected, bounded
         self.inputs = [k for k, n in nodes.items() if isinstance(n, nir.Input) and "." not in k]
         self.outputs = [k for k, n in nodes.items() if isinstance(n, nir.Output) and "." not in k]
         self.names = {k: k.replace(".", "_") for k in nodes}
