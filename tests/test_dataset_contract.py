@@ -352,6 +352,18 @@ class TestMSWC(DatasetTestCase):
             (folder / f"{name}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
+class TestWISDM(DatasetTestCase):
+    name = "wisdm"
+    options = {"split_by": "window"}
+    shape, num_classes, damage = (40, 6), 7, "wisdm-dataset/raw/watch/gyro/data_1601_gyro_watch.txt"
+    synth = {"subjects": 3, "seconds": 6, "activities": "POF", "phone": False, "seed": 0}
+
+    def write(self, root):
+        from test_wisdm import write_raw
+
+        write_raw(root, subjects=(1600, 1601), codes="POFQRGS", n=45)
+
+
 CASES = {c.name: c for c in DatasetTestCase.__subclasses__()
          + [s for c in DatasetTestCase.__subclasses__() for s in c.__subclasses__()]}
 

@@ -268,6 +268,7 @@ datasets.register_many({
 # Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.
 executors.register_many({
     "local": "neuromark.executors:LocalExecutor",
+    "wisdm": "neuromark.data.wisdm:WISDM",  # smartwatch activity (NeHAR), raw UCI 507 or arrays
     "ray": "neuromark.executors.ray_executor:RayExecutor",
 })
 
@@ -278,3 +279,4 @@ generators.register_many({
     "keywords": "neuromark.synth.keywords",
     "primate": "neuromark.synth.primate",
 })
+    "wisdm": "neuromark.synth.wisdm",
