@@ -49,6 +49,7 @@ CONFIGS: list[str] = [
     "configs/qubo/mis_default.yaml",
     "configs/keywords/mswc_fscil_m5_short.yaml",
     "configs/primate_reaching/ann2d_suite.yaml",
+    "configs/primate_reaching/psth_ceiled_short.yaml",  # about 90 s CPU first run
     "configs/event_vision/gen4_synthetic_short.yaml",
     "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
 ]
@@ -61,6 +62,7 @@ _FSCIL_DETAILS = ["accuracy_mean", "accuracy_p5", "accuracy_p95", "new_class_acc
 DETAILS: dict[str, list[str]] = {
     "mswc_fscil_m5_short": _FSCIL_DETAILS,
     "mswc_fscil_snn_short": _FSCIL_DETAILS,
+    "psth_ceiled_short": ["ceiled_by_rule"],
 }
 
 #: Docs examples whose results are figures: (key stem, doc file, heading).

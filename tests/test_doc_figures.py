@@ -185,6 +185,7 @@ def test_a_shortened_config_re_derives_its_figures(tmp_path):
     "configs/keywords/mswc_fscil_m5_short.yaml",
     "configs/spiking_audio/spoken_digits_rsnn_suite.yaml",
     "configs/keywords/mswc_fscil_snn_short.yaml",  # about 8 min of CPU
+    "configs/primate_reaching/psth_ceiled_short.yaml",  # about 90 s of CPU
 ])
 def test_shortened_configs_re_derive_their_figures(config, tmp_path):
     _rederive(config, tmp_path)

@@ -81,3 +81,8 @@ def test_task_end_to_end_on_a_small_surrogate(tmp_path):
     linear = res.scores["psth_predictivity[lagged_linear]"]
     assert floor.value < linear.value and floor.ceiling_rule == "explained_variance"
     assert linear.ceiled_error is not None and linear.ceiled == min(1.0, linear.ceiled_unclipped)
+    assert linear.ceiled_unclipped == pytest.approx(linear.raw ** 2 / ceiling.value)
+    old = res.details["ceiled_by_rule"]["explained_variance_squared_ceiling"]["lagged_linear"]
+    assert old["unclipped"] == pytest.approx((linear.raw / ceiling.value) ** 2)
+    assert res.details["ceiled_by_rule"]["explained_variance"]["lagged_linear"]["unclipped"] == \
+        linear.ceiled_unclipped

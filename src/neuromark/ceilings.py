@@ -5,11 +5,17 @@
   average each half, Pearson r per neuroid across conditions, Spearman-Brown ``2r/(1+r)``,
   median over neuroids, mean over splits; error = SEM over splits (std with ddof 0 /
   sqrt(n_splits), as Brain-Score's xarray std).
-- :func:`ceiled_explained_variance`: ``(r / ceiling)²`` (Brain-Score's neural benchmarks),
-  with its error propagated by a joint bootstrap over neuroids (the predictivity and the
-  ceiling recomputed on each resample), never copied from the raw score; clipped to [0, 1]
-  with the unclipped value kept (:class:`neuromark.results.Score`).
-- :func:`delta_method_error`: ``s sqrt((2 σ_r / r)² + (2 σ_c / c)²)`` for ``s = (r/c)²``.
+- :func:`ceiled_explained_variance`: ``r² / ceiling`` (rule "explained_variance",
+  Brain-Score's neural benchmarks since brain-score/vision PR #2169, merged December 2025:
+  a Spearman-Brown split-half ceiling is already a variance, so squaring it lowered the
+  ceiling and inflated scores; PR #2244 bumped every affected benchmark's version) or,
+  with ``rule="explained_variance_squared_ceiling"``, the old ``(r / ceiling)²`` (to
+  reproduce pre-2026 Brain-Score figures); the sign of r kept; the error propagated by a
+  joint bootstrap over neuroids (the predictivity and the ceiling recomputed on each
+  resample), never copied from the raw score; clipped to [0, 1] (brain-score/vision issue
+  #2112) with the unclipped value kept (:class:`neuromark.results.Score`).
+- :func:`delta_method_error`: for ``s = r²/c``: ``|s| sqrt((2 σ_r / r)² + (σ_c / c)²)``;
+  for ``s = (r/c)²``: ``|s| sqrt((2 σ_r / r)² + (2 σ_c / c)²)``.
 
 Differences from Brain-Score: the halves come from numpy's ``default_rng(seed)`` rather
 than scikit-learn's ``ShuffleSplit(random_state=seed)`` (same sizes: floor(R/2) and the
@@ -79,13 +85,29 @@ def internal_consistency(responses: np.ndarray, *, n_splits: int = 10, seed: int
                       "undefined_neuroids": int((~defined).sum())})
 
 
-def delta_method_error(r: float, r_error: float, c: float, c_error: float) -> float:
-    """Error of ``s = (r / c)²``: ``|s| sqrt((2 σ_r / r)² + (2 σ_c / c)²)``."""
-    s = (r / c) ** 2
-    return abs(s) * math.sqrt((2 * r_error / r) ** 2 + (2 * c_error / c) ** 2)
+EXPLAINED_VARIANCE_RULES = ("explained_variance", "explained_variance_squared_ceiling")
+
+
+def ceil_explained_variance(r: Any, c: Any, rule: str = "explained_variance") -> Any:
+    """Ceiled explained variance of correlation(s) ``r`` under ceiling(s) ``c`` (unclipped,
+    sign of r kept): ``r²/c`` or, for the old rule, ``(r/c)²``."""
+    if rule not in EXPLAINED_VARIANCE_RULES:
+        raise ValueError(f"rule={rule!r}: one of {', '.join(EXPLAINED_VARIANCE_RULES)}")
+    r, c = np.asarray(r, dtype=np.float64), np.asarray(c, dtype=np.float64)
+    return np.sign(r) * (r * r / c if rule == "explained_variance" else (r / c) ** 2)
+
+
+def delta_method_error(r: float, r_error: float, c: float, c_error: float,
+                       rule: str = "explained_variance") -> float:
+    """First-order error of the ceiled value ``s`` (see :func:`ceil_explained_variance`):
+    ``|s| sqrt((2 σ_r / r)² + (k σ_c / c)²)`` with k = 1 for ``r²/c``, 2 for ``(r/c)²``."""
+    s = float(ceil_explained_variance(r, c, rule))
+    k = 1.0 if rule == "explained_variance" else 2.0
+    return abs(s) * math.sqrt((2 * r_error / r) ** 2 + (k * c_error / c) ** 2)
 
 
 def ceiled_explained_variance(per_neuroid_r: np.ndarray, ceiling: Score, *,
+                              rule: str = "explained_variance",
                               n_bootstrap: int = 1000, seed: int = 0) -> Score:
     """Neural predictivity ceiled as explained variance.
 
@@ -93,13 +115,17 @@ def ceiled_explained_variance(per_neuroid_r: np.ndarray, ceiling: Score, *,
         per_neuroid_r: (N,) held-out Pearson r of the model's prediction per neuroid.
         ceiling: :func:`internal_consistency` of the same N neuroids (its raw
             ``per_neuroid`` is resampled with them).
+        rule: "explained_variance" (``r²/c``) or "explained_variance_squared_ceiling"
+            (``(r/c)²``, Brain-Score before PR #2169).
         n_bootstrap, seed: joint bootstrap over neuroids (``default_rng(seed)``).
 
     Returns a Score: value = raw = median r over neuroids, error = its bootstrap std;
-    ceiling (with ceiling_error) and rule "explained_variance", so ``ceiled = (r/c)²``
-    clipped to [0, 1] (sign kept before clipping); ceiled_error = bootstrap std of the
-    ratio recomputed jointly; raw per-neuroid values in details of the caller.
+    ceiling (with ceiling_error) and ``rule``, so ``ceiled`` = the rule's value clipped to
+    [0, 1] (sign kept before clipping); ceiled_error = bootstrap std of the ceiled value
+    recomputed jointly; raw per-neuroid values in details of the caller.
     """
+    if rule not in EXPLAINED_VARIANCE_RULES:
+        raise ValueError(f"rule={rule!r}: one of {', '.join(EXPLAINED_VARIANCE_RULES)}")
     r = np.asarray(per_neuroid_r, dtype=np.float64)
     per = np.asarray(ceiling.raw["per_neuroid"], dtype=np.float64)
     if r.ndim != 1 or per.ndim != 2 or per.shape[1] != r.size:
@@ -115,9 +141,8 @@ def ceiled_explained_variance(per_neuroid_r: np.ndarray, ceiling: Score, *,
         pick = rng.integers(0, r.size, r.size)
         raw_b[b] = np.median(r[pick])
         ceil_b[b] = np.median(per[:, pick], axis=1).mean()
-    ratio = raw_b / ceil_b
     center = float(np.median(r))
     return Score(center, float(raw_b.std(ddof=1)), "", True, raw=center,
-                 ceiling=float(ceiling.value), ceiling_rule="explained_variance",
+                 ceiling=float(ceiling.value), ceiling_rule=rule,
                  ceiling_error=ceiling.error,
-                 ceiled_error=float((np.sign(ratio) * ratio ** 2).std(ddof=1)))
+                 ceiled_error=float(ceil_explained_variance(raw_b, ceil_b, rule).std(ddof=1)))

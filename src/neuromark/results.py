@@ -17,7 +17,12 @@ JSON object:
   last four new in 1.1). ``value`` is a number or a dict of numbers (``synaptic_operations``);
   ``error`` is the standard error over samples where the metric is a mean, else null.
   ``ceiled`` follows ``ceiling_rule`` ("ratio": raw / ceiling; "explained_variance":
-  (raw / ceiling)², sign kept) clipped to [0, 1], the unclipped value beside it. ``raw``
+  raw² / ceiling, Brain-Score's corrected rule of 2026 (brain-score/vision PR #2169);
+  "explained_variance_squared_ceiling": (raw / ceiling)², the rule before it; sign kept)
+  clipped to [0, 1] (brain-score/vision issue #2112), the unclipped value beside it, and
+  ``ceiling_formula`` states the rule as a formula. A score whose rule is
+  "explained_variance" without ``ceiling_formula`` was written under the old rule and
+  loads as "explained_variance_squared_ceiling". ``raw``
   may hold arrays: an array of more than :data:`INLINE_RAW` numbers is written to the
   sidecar ``<results>.raw.npz`` (named by ``raw_sidecar``) and summarised in the JSON as
   ``{"npz": key, "shape", "mean", "median", "min", "max"}``; :meth:`Results.load` reads it
@@ -89,7 +94,10 @@ SCHEMA_VERSION = "1.3"
 #: 1.0 and 1.1: no model block, derived on load).
 READABLE_SCHEMAS = ("1.0", "1.1", "1.2", "1.3")
 #: How a score is normalised by its ceiling.
-CEILING_RULES = ("ratio", "explained_variance")
+CEILING_RULES = ("ratio", "explained_variance", "explained_variance_squared_ceiling")
+#: Each rule as a formula of r = raw and c = ceiling (written beside the rule).
+CEILING_FORMULAS = {"ratio": "r / c", "explained_variance": "sign(r) r^2 / c",
+                    "explained_variance_squared_ceiling": "sign(r) (r / c)^2"}
 #: Arrays in ``Score.raw`` up to this many numbers stay inline in the JSON.
 INLINE_RAW = 64
 
@@ -106,9 +114,12 @@ class Score:
         raw: the unnormalised figure when a ceiling applies, else equal to ``value``; may
             hold arrays (per split, per neuroid), kept compact in the file (see the module).
         ceiling: optional ceiling; ``ceiling_error`` its standard error.
-        ceiling_rule: "ratio" (``raw / ceiling``, Brain-Score's ``ceil_score``) or
-            "explained_variance" (``(raw / ceiling)²`` with raw's sign, Brain-Score's neural
-            benchmarks, for a correlation raw).
+        ceiling_rule: "ratio" (``raw / ceiling``, Brain-Score's ``ceil_score``),
+            "explained_variance" (``raw² / ceiling`` with raw's sign, for a correlation raw
+            and a Spearman-Brown ceiling, which is already a variance: Brain-Score's neural
+            benchmarks since brain-score/vision PR #2169) or
+            "explained_variance_squared_ceiling" (``(raw / ceiling)²``, their rule before
+            it, kept to reproduce pre-2026 Brain-Score figures).
         ceiled_error: the ceiled value's error, propagated by whoever made the score
             (delta method or bootstrap), never copied from ``error``; None: not estimated.
         ceiled_value: the ceiled figure when it is not computed from ``raw`` (e.g. a
@@ -140,8 +151,12 @@ class Score:
             return float(self.ceiled_value)
         if self.ceiling is None or isinstance(self.raw, bool) or not isinstance(self.raw, (int, float)):
             return None
-        ratio = float(self.raw) / float(self.ceiling)
-        return ratio if self.ceiling_rule == "ratio" else math.copysign(ratio * ratio, ratio)
+        raw, ceiling = float(self.raw), float(self.ceiling)
+        if self.ceiling_rule == "ratio":
+            return raw / ceiling
+        if self.ceiling_rule == "explained_variance":
+            return math.copysign(raw * raw, raw) / ceiling
+        return math.copysign((raw / ceiling) ** 2, raw / ceiling)
 
     @property
     def ceiled(self) -> float | None:
@@ -162,7 +177,9 @@ class Score:
             "ceiled": self.ceiled,
         }
         if self.ceiling is not None:
-            out.update({"ceiling_rule": self.ceiling_rule, "ceiling_error": self.ceiling_error,
+            out.update({"ceiling_rule": self.ceiling_rule,
+                        "ceiling_formula": CEILING_FORMULAS[self.ceiling_rule],
+                        "ceiling_error": self.ceiling_error,
                         "ceiled_error": self.ceiled_error, "ceiled_unclipped": self.ceiled_unclipped})
             if self.ceiled_value is not None:
                 out["ceiled_value"] = self.ceiled_value
@@ -171,9 +188,12 @@ class Score:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], arrays: Mapping[str, Any] | None = None) -> Score:
         raw = _expand(data.get("raw"), arrays) if arrays is not None else data.get("raw")
+        rule = data.get("ceiling_rule") or "ratio"
+        if rule == "explained_variance" and "ceiling_formula" not in data:
+            rule = "explained_variance_squared_ceiling"  # written before PR #2169's rule
         return cls(value=data["value"], error=data.get("error"), unit=data.get("unit", ""),
                    higher_is_better=data.get("higher_is_better"), raw=raw,
-                   ceiling=data.get("ceiling"), ceiling_rule=data.get("ceiling_rule") or "ratio",
+                   ceiling=data.get("ceiling"), ceiling_rule=rule,
                    ceiling_error=data.get("ceiling_error"), ceiled_error=data.get("ceiled_error"),
                    ceiled_value=data.get("ceiled_value"))
 

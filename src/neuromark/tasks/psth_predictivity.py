@@ -15,11 +15,14 @@ permuted); on the surrogate also
 candidate's units to the channels, fitted per reach and bin with 5 folds over reaches
 (every fold holds reaches of every sector); the held-out predictions are averaged per
 condition and correlated per channel with the observed PSTH. Score: median r over the
-channels of all sessions, ceiled ``(r / c)²`` with a joint bootstrap error
+channels of all sessions, ceiled ``r² / c`` (``ceiling.rule``, Brain-Score's rule since
+brain-score/vision PR #2169) with a joint bootstrap error
 (:func:`neuromark.ceilings.ceiled_explained_variance`). On the surrogate the ceiling is
 also computed from the generating rates (``ceiling_generating``) to check the data's.
-``details.noise_corrected_ev`` gives ``r² / c`` per candidate: the fraction of explainable
-variance for a noiseless model, for which Brain-Score's ``(r/c)²`` reaches ``1/c > 1``.
+``details.ceiled_by_rule`` gives, per rule (``explained_variance`` = ``r²/c`` and the old
+``explained_variance_squared_ceiling`` = ``(r/c)²``, which reaches ``1/c > 1`` for a
+noiseless model) and candidate, the clipped and unclipped ceiled value and its error.
+Benchmark version 2.0 (``configs/primate_reaching/psth_ceiled.yaml``): 1.0 ceiled ``(r/c)²``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark.ceilings import (
+    EXPLAINED_VARIANCE_RULES,
     ceiled_explained_variance,
     internal_consistency,
     pearson_columns,
@@ -63,6 +67,9 @@ class CeilingSettings(StrictModel):
     seed: Seed = 1
     min_reliability: float = Field(0.3, ge=-1, le=1)
     n_bootstrap: int = Field(1000, ge=10)
+    rule: Literal["explained_variance", "explained_variance_squared_ceiling"] = Field(
+        "explained_variance", description="the scores' ceiling rule: r²/c (Brain-Score since "
+        "PR #2169) or (r/c)² (before it); details.ceiled_by_rule gives both")
 
 
 class MappingSettings(StrictModel):
@@ -168,14 +175,18 @@ class PSTHPredictivityTask(BenchmarkTask):
         if pooled["generating"]:
             scores["ceiling_generating"] = Score(float(np.median(np.concatenate(pooled["generating"]))),
                                                  None, "", True)
-        noise_corrected = {}
+        by_rule: dict[str, dict[str, Any]] = {rule: {} for rule in EXPLAINED_VARIANCE_RULES}
         for name, values in rs.items():
-            if values:
-                score = ceiled_explained_variance(np.concatenate(values), ceiling,
+            if not values:
+                continue
+            for rule in EXPLAINED_VARIANCE_RULES:
+                score = ceiled_explained_variance(np.concatenate(values), ceiling, rule=rule,
                                                   n_bootstrap=cfg.ceiling.n_bootstrap)
-                scores[f"psth_predictivity[{name}]"] = score
-                noise_corrected[name] = float(np.sign(score.value) * score.value ** 2 / ceiling.value)
-        details = {"noise_corrected_ev": noise_corrected, "per_session": sessions,
+                by_rule[rule][name] = {"ceiled": score.ceiled, "unclipped": score.ceiled_unclipped,
+                                       "error": score.ceiled_error}
+                if rule == cfg.ceiling.rule:
+                    scores[f"psth_predictivity[{name}]"] = score
+        details = {"ceiling_rule": cfg.ceiling.rule, "ceiled_by_rule": by_rule, "per_session": sessions,
                    "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
         used = device_provenance(device, ctx.device_requested(cfg.device))
