@@ -56,19 +56,38 @@ def float16_us_table() -> np.ndarray:
     return table
 
 
+@lru_cache(maxsize=8)
+def float16_bin_table(dt_us: int, t_max_us: int, steps: int) -> np.ndarray:
+    """(65536,) int32: the bin of every float16 bit pattern (:func:`float16_us_table`,
+    floored to ``dt_us`` bins, the last bin holding ``t_max_us``), -1 for a negative or
+    non-finite time, -2 for a time after ``t_max_us``: the kernel then divides nothing."""
+    us = float16_us_table()
+    bins = np.minimum(np.maximum(us, 0) // dt_us, steps - 1)
+    return np.where(us < 0, -1, np.where(us > t_max_us, -2, bins)).astype(np.int32)
+
+
 @numba.njit(cache=True, nogil=True)
 def _bin_kernel(codes, table, units, offsets, dt_us, t_max_us, channels, pool, drop_late,
                 out):  # pragma: no cover - compiled
     """Add the spikes of samples ``offsets`` into ``out`` (B, T, channels // pool).
 
-    ``codes`` are float16 bit patterns looked up in ``table`` (when it is not empty) or
-    int64 microseconds. Returns (status, flat index of the first bad spike, late spikes)."""
+    ``codes`` are float16 bit patterns looked up in ``table`` (when it is not empty: their
+    bins, :func:`float16_bin_table`) or int64 microseconds. Returns (status, flat index of
+    the first bad spike, late spikes); the checks run in the same order either way (time,
+    unit, late)."""
     steps = out.shape[1]
     late = 0
     first_late = -1
+    looked_up = table.shape[0] > 0
     for b in range(offsets.shape[0] - 1):
+        row = out[b]
         for i in range(offsets[b], offsets[b + 1]):
-            t = table[codes[i]] if table.shape[0] > 0 else np.int64(codes[i])
+            if looked_up:
+                k = np.int64(table[codes[i]])
+                t = np.int64(0) if k >= 0 else (np.int64(-1) if k == -1 else t_max_us + 1)
+            else:
+                t = np.int64(codes[i])
+                k = t // dt_us if t >= 0 else np.int64(0)
             if t < 0:
                 return _BAD_TIME, i, late
             u = np.int64(units[i])
@@ -79,19 +98,19 @@ def _bin_kernel(codes, table, units, offsets, dt_us, t_max_us, channels, pool, d
                     first_late = i
                 late += 1
                 continue
-            k = t // dt_us
             if k >= steps:
                 k = steps - 1
-            out[b, k, u // pool] += 1.0
+            row[k, u if pool == 1 else u // pool] += 1.0
     if late and not drop_late:
         return _LATE, first_late, late
     return _OK, -1, late
 
 
-def _time_codes(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(codes, table) for the kernel: float16 bit patterns and their table, or int64 µs."""
+def _time_codes(times: np.ndarray, dt_us: int, t_max_us: int) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, table) for the kernel: float16 bit patterns and their bins, or int64 µs."""
     if times.dtype == np.float16:
-        return times.view(np.uint16), float16_us_table()
+        return times.view(np.uint16), float16_bin_table(int(dt_us), int(t_max_us),
+                                                        n_bins(dt_us, t_max_us))
     if times.dtype.kind != "f":
         raise DataError(f"spike times must be floating-point seconds, got {times.dtype}")
     bad = ~np.isfinite(times)
@@ -119,7 +138,7 @@ def bin_batch(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_u
         DataError: a negative or non-finite time, a unit outside 0..channels-1, or (with
             ``late="error"``) a spike after ``t_max_us``, naming the file and the sample.
     """
-    codes, table = _time_codes(times)
+    codes, table = _time_codes(times, dt_us, t_max_us)
     if out is None:
         out = np.zeros((offsets.shape[0] - 1, n_bins(dt_us, t_max_us), channels // pool), dtype=np.float32)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -134,7 +153,7 @@ def bin_batch(times: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_u
         if status == _BAD_UNIT:
             raise DataError(f"{name}: sample {sample}: unit {int(units[index])} is out of range "
                             f"0..{channels - 1}")
-        late_us = int(table[codes[index]]) if table.size else int(codes[index])
+        late_us = int(float16_us_table()[codes[index]]) if table.size else int(codes[index])
         raise DataError(f"{name}: sample {sample}: spike at {late_us} us is after t_max_us="
                         f"{t_max_us} ({count} such spike(s) in the {offsets.shape[0] - 1}"
                         " sample(s) binned with it); raise t_max_us, or drop and count them with late='drop'")
