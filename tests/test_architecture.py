@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("neuromark", "neuromark._lazy", "neuromark._threads", "neuromark.errors", "neuromark.results",
      "neuromark.registry", "neuromark.config", "neuromark.components", "neuromark.devices"),
     ("neuromark.plotting", "neuromark.metrics", "neuromark.ceilings"),
-    ("neuromark.models", "neuromark.data"),
+    ("neuromark.models", "neuromark.data", "neuromark.closed_loop"),
     ("neuromark.processors",),
     ("neuromark.synth", "neuromark.baselines", "neuromark.instrument", "neuromark.runner",
      "neuromark.training"),

@@ -155,6 +155,10 @@ energy_profiles: Registry[Any] = Registry("energy_profiles")
 generators: Registry[Any] = Registry("generators")
 #: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
 executors: Registry[Callable[..., Any]] = Registry("executors")
+#: Closed-loop environments (``neuromark.closed_loop``): factories called with ``env.options``.
+environments: Registry[Callable[..., Any]] = Registry("environments")
+#: On-line learning rules of closed-loop agents (``neuromark.closed_loop.plasticity``).
+learning_rules: Registry[Callable[..., Any]] = Registry("learning_rules")
 
 metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",
@@ -215,6 +219,7 @@ tasks.register_many({
     "psth_predictivity": "neuromark.tasks.psth_predictivity:TASK",
     "fscil": "neuromark.tasks.fscil:TASK",
     "detection": "neuromark.tasks.detection:TASK",
+    "closed_loop": "neuromark.tasks.closed_loop:TASK",
 })
 
 # QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.
@@ -263,12 +268,13 @@ datasets.register_many({
     "dvs_gesture": "neuromark.data.dvs_gesture:DVS_GESTURE",  # real layout, or the surrogate (synthesize)
     "speech_commands": "neuromark.baselines.keyword_data:SPEECH_COMMANDS",
     "primate_reaching": "neuromark.data.primate_entry:PRIMATE_REACHING",
+    "wisdm": "neuromark.data.wisdm:WISDM",  # smartwatch activity (NeHAR), raw UCI 507 or arrays
+    "eeg_mi": "neuromark.data.eeg_mi:EEG_MI",  # motor imagery (ThorEEGMI), Lee2019 .mat or arrays
 })
 
 # Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.
 executors.register_many({
     "local": "neuromark.executors:LocalExecutor",
-    "wisdm": "neuromark.data.wisdm:WISDM",  # smartwatch activity (NeHAR), raw UCI 507 or arrays
     "ray": "neuromark.executors.ray_executor:RayExecutor",
 })
 
@@ -278,5 +284,12 @@ generators.register_many({
     "events": "neuromark.synth.events",
     "keywords": "neuromark.synth.keywords",
     "primate": "neuromark.synth.primate",
-})
     "wisdm": "neuromark.synth.wisdm",
+    "eeg_mi": "neuromark.synth.eeg_mi",
+})
+
+environments.register_many({
+    "ops": "neuromark.closed_loop.ops:ops",  # NeuroBench's online prosthesis simulator
+    "gymnasium": "neuromark.closed_loop.gym_env:gymnasium_env",  # extra neuromark[control]
+})
+learning_rules.register_many({"delta": "neuromark.closed_loop.plasticity:delta"})
