@@ -121,3 +121,36 @@ def test_ridge_fit_alpha_zero_silent_channel_is_refused_not_singular():
 def test_valid_session_still_reads(tmp_path):
     rec = read_session(tiny(tmp_path))
     assert np.isfinite(rec.cursor).all() and rec.channels == 96
+
+
+def test_on_invalid_drop_nan_cursor_dropped_and_counted(tmp_path):
+    """drop: the NaN-cursor sample and the two whose central-difference velocity reaches it
+    leave the train split; the reaches, and so the split, stay those of the clean file."""
+    (tmp_path / "clean").mkdir()
+    clean = session_file(tmp_path / "clean", samples=48)  # four reaches of 12 samples
+    session_file(tmp_path, cursor_nan_at=10, target_nan_at=20, samples=48)
+    ref = {s: PrimateReaching(clean.parent, SESSION, s) for s in ("train", "test")}
+    train = PrimateReaching(tmp_path, SESSION, "train", on_invalid="drop")
+    assert len(train) == len(ref["train"]) - 4
+    assert train.invalid_records == {"finite cursor": 1, "finite target": 1, "finite velocity": 2}
+    assert not set(train.indices) & {9, 10, 11, 20}
+    assert np.isfinite(train.arrays()[1]).all()
+    test = PrimateReaching(tmp_path, SESSION, "test", on_invalid="drop")
+    assert test.invalid_records == {} and np.array_equal(test.indices, ref["test"].indices)
+    assert np.array_equal(test.arrays()[1], ref["test"].arrays()[1])
+    with pytest.raises(Exception, match="on_invalid must be 'error' or 'drop'"):
+        PrimateReaching(tmp_path, SESSION, "train", on_invalid="skip")
+
+
+def test_on_invalid_drop_nan_spike_time_counted(tmp_path):
+    t = T0 + 0.004 * np.arange(K)
+    cursor = np.stack([np.arange(K) ** 2.0, np.zeros(K)], 1)
+    target = np.zeros((K, 2))
+    target[K // 2:, 0] = 1.0
+    path = write_mat73(tmp_path / f"{SESSION}.mat", t, cursor, target,
+                       [[np.array([t[3], np.nan, t[9]])], [np.array([t[5]])]])
+    with pytest.raises(DataError, match=r"spikes\[unit 0, channel 0\]: finite spike times: spike 1"):
+        read_session(path)
+    assert read_session(path, "drop").dropped_spikes == 1
+    assert PrimateReaching(tmp_path, SESSION, "train", on_invalid="drop").invalid_records == {
+        "finite spike times": 1}

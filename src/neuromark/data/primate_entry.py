@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -110,10 +110,10 @@ class PrimateReachingEntry(Entry):
 
     def __call__(self, split: str = "test", *, root: str = "data/primate_reaching",
                  session: str = SESSIONS[0], bin_width: float = STEP_S, num_steps: int = 1,
-                 train_ratio: float = 0.5) -> PrimateReaching:
+                 train_ratio: float = 0.5, on_invalid: Literal["error", "drop"] = "error") -> PrimateReaching:
         """One session's split (see :class:`~neuromark.data.primate_reaching.PrimateReaching`)."""
         return primate_reaching(split, root=root, session=session, bin_width=bin_width,
-                                num_steps=num_steps, train_ratio=train_ratio)
+                                num_steps=num_steps, train_ratio=train_ratio, on_invalid=on_invalid)
 
 
 def _truth(folder: Path) -> dict[str, Any] | None:

@@ -12,6 +12,11 @@ File layout (h5py's view of MATLAB's column-major arrays: a MATLAB k x n array i
 Input contract (:func:`read_session`, before any binning): at least one unit and channel,
 ``t`` finite and 4-ms spaced, ``cursor_pos``/``target_pos`` finite at every sample (a NaN
 cursor names the sample), finite spike times, and at least one spike in the session.
+``on_invalid="drop"`` drops instead: non-finite spike times, and the samples whose cursor
+or target is not finite together with those whose velocity label (a central difference)
+reaches such a cursor; reaches are cut around them (the split by reach is unchanged: a
+dropped target keeps the reach of the sample before it), and :attr:`PrimateReaching.invalid_records`
+counts them per rule.
 
 Preprocessing (NeuroBench 2.3.0 ``PrimateReaching``, with its bugs fixed, see
 docs/primate_reaching.md): on the 4-ms grid ``E_j = t[0] - bin_width + 0.004 j`` (integer j,
@@ -38,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from neuromark.data.download import fetch, verify_file
+from neuromark.data.primate_contract import carried, cut_segments, split_counts
 from neuromark.errors import ConfigError, DataError
 
 #: Session name -> md5 published with NeuroBench's loader (Zenodo record 583331, version 1).
@@ -72,6 +78,11 @@ class Session:
     cursor: np.ndarray
     target: np.ndarray
     spikes: list[list[np.ndarray]]
+    #: (K,) int8 why each sample is dropped (0: kept; else 1 + an index into
+    #: :data:`~neuromark.data.primate_contract.SAMPLE_RULES`), None when every sample is
+    #: kept; the number of spike times dropped (``on_invalid="drop"``).
+    dropped: np.ndarray | None = None
+    dropped_spikes: int = 0
 
     @property
     def channels(self) -> int:
@@ -85,23 +96,34 @@ def _field(f: Any, name: str, path: Path) -> np.ndarray:
     return np.asarray(f[name][()])
 
 
-def _cell(f: Any, ref: Any, path: Path, where: str) -> np.ndarray:
-    """Spike times of one cell (float64, seconds); an empty cell gives an empty array."""
+def _cell(f: Any, ref: Any, path: Path, where: str, drop: list[int] | None = None) -> np.ndarray:
+    """Spike times of one cell (float64, seconds); an empty cell gives an empty array.
+    ``drop``: non-finite times are dropped and counted in ``drop[0]`` instead of refused."""
     if not ref:
         raise DataError(f"{path}: spikes{where} holds a null reference")
     data = f[ref]
     if "MATLAB_empty" in data.attrs and int(np.asarray(data.attrs["MATLAB_empty"]).ravel()[0]):
         return np.empty(0)
     times = np.asarray(data[()], dtype=np.float64).ravel()
-    if not np.isfinite(times).all():
-        raise DataError(f"{path}: spikes{where} holds non-finite spike times")
+    finite = np.isfinite(times)
+    if not finite.all():
+        if drop is None:
+            raise DataError(f"{path}: spikes{where}: finite spike times: spike {int(np.argmin(finite))} "
+                            f"is {times[np.argmin(finite)]} ({int((~finite).sum())} in all; "
+                            "on_invalid: drop drops and counts them)")
+        drop[0] += int((~finite).sum())
+        return times[finite]
     return times
 
 
-def read_session(path: str | os.PathLike[str]) -> Session:
-    """Read one MATLAB v7.3 session file (h5py; object references dereferenced)."""
+def read_session(path: str | os.PathLike[str], on_invalid: str = "error") -> Session:
+    """Read one MATLAB v7.3 session file (h5py; object references dereferenced), checked
+    against the input contract (module notes; ``on_invalid="drop"`` drops and counts)."""
     import h5py
 
+    if on_invalid not in ("error", "drop"):
+        raise ConfigError(f"on_invalid must be 'error' or 'drop', got {on_invalid!r}")
+    drop = [0] if on_invalid == "drop" else None
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such file")
@@ -115,7 +137,7 @@ def read_session(path: str | os.PathLike[str]) -> Session:
                 raise DataError(f"{path}: 'spikes' must be a (units, channels) array of object "
                                 f"references with at least one unit and channel, got "
                                 f"{refs.dtype} {refs.shape}")
-            spikes = [[_cell(f, refs[u, c], path, f"[unit {u}, channel {c}]")
+            spikes = [[_cell(f, refs[u, c], path, f"[unit {u}, channel {c}]", drop)
                        for u in range(refs.shape[0])] for c in range(refs.shape[1])]
     except OSError as exc:
         raise DataError(f"{path}: not a readable MATLAB v7.3 (HDF5) file: {exc}") from None
@@ -124,11 +146,17 @@ def read_session(path: str | os.PathLike[str]) -> Session:
             raise DataError(f"{path}: {name} has shape {arr.shape}, expected (2, {t.size}) to match t")
     if t.size < 3 or not np.isfinite(t).all():
         raise DataError(f"{path}: t must hold at least 3 finite sample times, got {t.size}")
-    for name, arr in (("cursor_pos", cursor), ("target_pos", target)):
+    why = np.zeros(t.size, np.int8)
+    for rule, (name, arr) in enumerate((("cursor_pos", cursor), ("target_pos", target)), 1):
         bad = np.flatnonzero(~np.isfinite(arr).all(axis=0))
-        if bad.size:
+        if bad.size and drop is None:
             raise DataError(f"{path}: session {path.stem!r}: {name} is not finite at sample "
-                            f"{int(bad[0])} (t = {t[bad[0]]:.3f} s; {bad.size} sample(s) in all)")
+                            f"{int(bad[0])} (t = {t[bad[0]]:.3f} s; {bad.size} sample(s) in all; "
+                            "on_invalid: drop drops and counts them)")
+        why[bad[why[bad] == 0]] = rule
+    if why.any():  # drop: a velocity that reaches a dropped cursor goes too
+        why[(why == 0) & ~np.isfinite(np.gradient(cursor, axis=1)).all(axis=0)] = 3
+        target = carried(target, why == 2)
     if not any(cell.size for channel in spikes for cell in channel):
         raise DataError(f"{path}: session {path.stem!r}: every spike cell is empty (no spike in "
                         f"any of {len(spikes)} channels); a decoder cannot be fit on it")
@@ -136,7 +164,8 @@ def read_session(path: str | os.PathLike[str]) -> Session:
     if abs(step - STEP_S) > 1e-3 * STEP_S:
         raise DataError(f"{path}: t is sampled every {step * 1e3:.4f} ms; the benchmark's grid "
                         "assumes 4 ms (250 Hz)")
-    return Session(t, cursor.T.copy(), target.T.copy(), spikes)
+    return Session(t, cursor.T.copy(), target.T.copy(), spikes, why if why.any() else None,
+                   drop[0] if drop else 0)
 
 
 def sub_bins(bin_width: float) -> int:
@@ -190,15 +219,16 @@ def split_segments(n: int, train_ratio: float) -> dict[str, slice]:
 
 
 @functools.lru_cache(maxsize=2)
-def _binned(path: str, mtime_ns: int, size: int, bin_width: float
-            ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
-    """(inputs (K, C), labels (K, 2), reaches) of a file, kept for the splits of the same
-    session (keyed by path, modification time and size; read-only arrays)."""
+def _binned(path: str, mtime_ns: int, size: int, bin_width: float, on_invalid: str = "error"
+            ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]], Session]:
+    """(inputs (K, C), labels (K, 2), reaches, the session without its arrays' copies) of a
+    file, kept for the splits of the same session (keyed by path, modification time, size
+    and the contract's mode; read-only arrays)."""
     del mtime_ns, size  # part of the key only
-    rec = read_session(path)
+    rec = read_session(path, on_invalid)
     x, y = bin_session(rec, bin_width), velocity(rec.cursor)
     x.flags.writeable = y.flags.writeable = False
-    return x, y, reach_segments(rec.target)
+    return x, y, reach_segments(rec.target), rec
 
 
 class PrimateReaching:
@@ -212,12 +242,18 @@ class PrimateReaching:
         split: "train", "val" or "test".
         bin_width: input window in s (a multiple of 4 ms); num_steps: steps per sample.
         train_ratio: fraction of reaches in the training split (NeuroBench's examples: 0.5).
+        on_invalid: ``"error"`` (default) refuses a session that breaks the input contract;
+            ``"drop"`` drops the invalid samples and spike times (module notes), counted in
+            :attr:`invalid_records`.
     """
 
     citation = CITATION
 
     def __init__(self, root: str | os.PathLike[str], session: str, split: str = "test", *,
-                 bin_width: float = STEP_S, num_steps: int = 1, train_ratio: float = 0.5) -> None:
+                 bin_width: float = STEP_S, num_steps: int = 1, train_ratio: float = 0.5,
+                 on_invalid: str = "error") -> None:
+        if on_invalid not in ("error", "drop"):
+            raise ConfigError(f"PrimateReaching: on_invalid must be 'error' or 'drop', got {on_invalid!r}")
         if split not in SPLITS:
             raise ConfigError(f"PrimateReaching: unknown split {split!r} (one of {', '.join(SPLITS)})")
         if num_steps < 1:
@@ -226,6 +262,8 @@ class PrimateReaching:
         split_segments(2, train_ratio)
         self.root, self.session, self.split = Path(root), session, split
         self.bin_width, self.num_steps, self.train_ratio = bin_width, num_steps, train_ratio
+        self.on_invalid = on_invalid
+        self._invalid: dict[str, int] = {}
         self.path = self.root / f"{session}.mat"
         self._loaded: tuple[np.ndarray, np.ndarray, list[tuple[int, int]]] | None = None
         self._indices: np.ndarray | None = None
@@ -236,14 +274,23 @@ class PrimateReaching:
             if not self.path.is_file():
                 raise DataError(f"{self.path}: no such file")
             stat = self.path.stat()
-            x, y, segments = _binned(str(self.path.resolve()), stat.st_mtime_ns, stat.st_size,
-                                     self.bin_width)
-            chosen = segments[split_segments(len(segments), self.train_ratio)[self.split]]
+            x, y, segments, rec = _binned(str(self.path.resolve()), stat.st_mtime_ns, stat.st_size,
+                                          self.bin_width, self.on_invalid)
+            reaches = segments[split_segments(len(segments), self.train_ratio)[self.split]]
+            chosen = cut_segments(reaches, rec.dropped)
+            self._invalid = split_counts(reaches, rec.dropped, rec.dropped_spikes)
             if not chosen:
                 raise DataError(f"{self.path}: the {self.split} split holds no reach "
                                 f"({len(segments)} reaches, train_ratio={self.train_ratio})")
             self._loaded = (x, y, chosen)
         return self._loaded
+
+    @property
+    def invalid_records(self) -> dict[str, int]:
+        """Records dropped per rule (``on_invalid="drop"``): samples of this split, spike
+        times of the whole session; ``{}`` when none."""
+        self._load()
+        return dict(self._invalid)
 
     @property
     def segments(self) -> list[tuple[int, int]]:
@@ -335,7 +382,7 @@ class PrimateReaching:
 
 def primate_reaching(split: str = "test", *, root: str = "data/primate_reaching",
                      session: str = SESSIONS[0], bin_width: float = STEP_S, num_steps: int = 1,
-                     train_ratio: float = 0.5) -> PrimateReaching:
+                     train_ratio: float = 0.5, on_invalid: str = "error") -> PrimateReaching:
     """Registry entry: one session's split (see :class:`PrimateReaching`)."""
     return PrimateReaching(root, session, split, bin_width=bin_width, num_steps=num_steps,
-                           train_ratio=train_ratio)
+                           train_ratio=train_ratio, on_invalid=on_invalid)
