@@ -58,20 +58,25 @@ def summarise(episodes: Sequence[Episode], dt: float) -> dict[str, Any]:
     if n == 0:
         raise ValueError("no episode was run")
     ok = [1.0 if e.success else 0.0 for e in episodes]
-    times = [e.steps * dt for e in episodes]
-    wins = [t for t, s in zip(times, ok) if s]
+    steps = [float(e.steps) for e in episodes]
+    wins = [t for t, s in zip(steps, ok) if s]
     returns = [e.ret for e in episodes]
     return {
         "episodes": n, "successes": int(sum(ok)),
         "success_rate": {"value": sum(ok) / n, "error": standard_error(ok)},
-        "time_to_target_successes_s": {"value": sum(wins) / len(wins) if wins else None,
-                                       "error": standard_error(wins)},
-        "time_to_target_all_s": {"value": sum(times) / n, "error": standard_error(times)},
+        "time_to_target_successes_s": {"value": sum(wins) / len(wins) * dt if wins else None,
+                                       "error": _times(standard_error(wins), dt)},
+        "time_to_target_all_s": {"value": sum(steps) / n * dt,
+                                 "error": _times(standard_error(steps), dt)},
         "reward_mean": {"value": sum(returns) / n, "error": standard_error(returns)},
         "reward_std": {"value": population_std(returns), "error": None},
         "reward_risk": {"value": risk(returns), "error": None},
         "steps_mean": sum(e.steps for e in episodes) / n,
     }
+
+
+def _times(value: float | None, dt: float) -> float | None:
+    return None if value is None else value * dt
 
 
 #: The figures :func:`summarise` gives as ``{"value", "error"}``.
