@@ -10,6 +10,7 @@ import platform
 import subprocess
 import sys
 from datetime import datetime, timezone
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,13 @@ TRACKED_PACKAGES = (
 
 
 def package_versions(names: tuple[str, ...] = TRACKED_PACKAGES) -> dict[str, str]:
-    """Installed versions of ``names``; absent packages are left out."""
+    """Installed versions of ``names``; absent packages are left out (looked up once per
+    process: reading the installed metadata costs ~50 ms, a run's fixed cost otherwise)."""
+    return dict(_package_versions(tuple(names)))
+
+
+@lru_cache(maxsize=8)
+def _package_versions(names: tuple[str, ...]) -> dict[str, str]:
     versions = {}
     for name in names:
         try:

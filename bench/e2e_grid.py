@@ -1,0 +1,135 @@
+"""``bench/e2e_shd.py --grid``: one table of the end-to-end ratios at every batch size and
+torch thread count (issue 34's targets), measured side by side in one run.
+
+Per cell (batch size, threads):
+
+- **neuromark / plain**: one process runs, alternately for ``--rounds`` rounds (the first
+  of each pair swapped every round, after one warm-up of each), neuromark's route from the
+  file on disk to the results (``route_neuromark``) and the plain loop: the same data,
+  pre-binned once by the same loader, the adapter's forward passes and the postprocessor
+  under ``inference_mode``, no metrics. Ratio: median of the per-round ratios of CPU
+  seconds (and of wall seconds).
+- **peak RSS**: that process's ``ru_maxrss`` after its warm-up route, before the plain
+  loop's batches are binned (so it is the route's own peak).
+- **neurobench / neuromark** (batch sizes of ``--grid-neurobench``, when the reference venv
+  imports neurobench and tonic): each route in its own fresh process, alternately
+  (``--grid-nb-rounds`` rounds); ratio of route CPU seconds, median of per-round ratios.
+  Otherwise "not measured".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TARGET_PLAIN, TARGET_NEUROBENCH = 1.3, 8.0
+
+
+def plain_loop(batches: list, net) -> tuple[float, float]:
+    """(wall s, CPU s) of the plain loop over pre-binned ``batches``."""
+    import torch
+
+    from neuromark.models import SNNTorchModel
+    from neuromark.processors import ChooseMaxCount
+
+    model, post = SNNTorchModel(net), ChooseMaxCount()
+    wall, cpu = time.perf_counter(), time.process_time()
+    with torch.inference_mode():
+        for data, _ in batches:
+            model.reset_state()
+            post(model(data))
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def pair_child(path: Path, batch_size: int, threads: int, rounds: int) -> None:
+    """The neuromark route and the plain loop alternately in this process; prints a RESULT."""
+    import torch
+    from e2e_shd import DT_US, T_MAX_US, reference_lif, route_neuromark
+
+    from neuromark.data.shd import SpikeFileDataset
+
+    torch.set_num_threads(threads)
+    route_neuromark(path, batch_size)  # warm-up: numba's cache, page cache
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    batches = list(SpikeFileDataset(path).loader(batch_size, DT_US, T_MAX_US))
+    net = reference_lif()
+    plain_loop(batches, net)  # warm-up
+    out: dict[str, list[float]] = {"route_s": [], "route_cpu_s": [], "plain_s": [], "plain_cpu_s": []}
+    for r in range(rounds):
+        for which in (("plain", "route") if r % 2 == 0 else ("route", "plain")):
+            if which == "plain":
+                wall, cpu = plain_loop(batches, net)
+            else:
+                done = route_neuromark(path, batch_size)
+                wall, cpu = done["route_s"], done["route_cpu_s"]
+            out[f"{which}_s"].append(wall)
+            out[f"{which}_cpu_s"].append(cpu)
+    print("RESULT " + json.dumps({**out, "peak_rss_mb": rss}))
+
+
+def run_pair(path: Path, batch_size: int, threads: int, rounds: int) -> dict:
+    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("e2e_shd.py")), "--child-pair",
+                           "--file", str(path), "--batch-size", str(batch_size), "--threads",
+                           str(threads), "--rounds", str(rounds)], capture_output=True, text=True)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    if proc.returncode or not lines:
+        raise RuntimeError(f"pair run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][7:])
+
+
+def median_ratio(num: list[float], den: list[float]) -> float:
+    return statistics.median(a / b for a, b in zip(num, den))
+
+
+def grid(path: Path, args, theirs_py: str | None, run_route) -> None:
+    """Print the grid table (see the module docstring)."""
+    load = os.getloadavg()
+    start = time.perf_counter()
+    print(f"grid: {path} ({args.samples} samples), rounds {args.rounds}, neurobench rounds "
+          f"{args.grid_nb_rounds}; {os.cpu_count()} cores, load average {load[0]:.2f} "
+          f"{load[1]:.2f} {load[2]:.2f}")
+    if theirs_py is None:
+        print("neurobench route: not measured (no reference venv with neurobench and tonic)")
+    head = (f"{'batch':>5s} {'thr':>3s} {'plain s':>8s} {'ours s':>7s} {'ours/plain CPU':>14s} "
+            f"{'wall':>6s} {'RSS MB':>7s} {'nb s':>6s} {'nb/ours CPU':>11s} {'wall':>6s}")
+    print(head)
+    worst = {"plain": 0.0, "nb": float("inf")}
+    for threads in args.grid_threads:
+        for batch in args.grid_batches:
+            pair = run_pair(path, batch, threads, args.rounds)
+            cpu = median_ratio(pair["route_cpu_s"], pair["plain_cpu_s"])
+            wall = median_ratio(pair["route_s"], pair["plain_s"])
+            worst["plain"] = max(worst["plain"], cpu)
+            cells = (f"{batch:5d} {threads:3d} {statistics.median(pair['plain_s']):8.2f} "
+                     f"{statistics.median(pair['route_s']):7.2f} {cpu:14.2f} {wall:6.2f} "
+                     f"{pair['peak_rss_mb']:7.0f}")
+            if theirs_py and batch in args.grid_neurobench:
+                ours, nb = [], []
+                for r in range(args.grid_nb_rounds):
+                    order = (("neuromark", sys.executable), ("neurobench", theirs_py))
+                    for name, python in (order if r % 2 == 0 else order[::-1]):
+                        (ours if name == "neuromark" else nb).append(
+                            run_route(python, name, path, batch, threads))
+                nb_cpu = median_ratio([t["route_cpu_s"] for t in nb], [o["route_cpu_s"] for o in ours])
+                nb_wall = median_ratio([t["route_s"] for t in nb], [o["route_s"] for o in ours])
+                worst["nb"] = min(worst["nb"], nb_cpu)
+                cells += (f" {statistics.median(t['route_s'] for t in nb):6.2f} {nb_cpu:11.1f}"
+                          f" {nb_wall:6.1f}")
+            else:
+                cells += f" {'':6s} {'not measured':>11s}"
+            print(cells)
+            sys.stdout.flush()
+    load = os.getloadavg()
+    nb = worst["nb"]
+    nb_text = "not measured" if nb == float("inf") else \
+        f"worst {nb:.1f}: {'holds' if nb >= TARGET_NEUROBENCH else 'MISSED'}"
+    print(f"targets: ours/plain <= {TARGET_PLAIN} everywhere (worst {worst['plain']:.2f}: "
+          f"{'holds' if worst['plain'] <= TARGET_PLAIN else 'MISSED'}); neurobench/ours >= "
+          f"{TARGET_NEUROBENCH} at batch {'/'.join(map(str, args.grid_neurobench))} ({nb_text}); "
+          f"{time.perf_counter() - start:.0f} s, load average now {load[0]:.2f}")
