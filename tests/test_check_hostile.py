@@ -189,3 +189,23 @@ def test_layout_schema_qubo_string_timeouts(tmp_path, capsys):
     assert code == 1
     assert "maxcut.json: layout/schema: fixed_timeout.timeouts is ['1', '10'], expected a list " \
            "of finite numbers" in findings
+
+
+@pytest.mark.parametrize(("bks", "finding"), [
+    ("/etc/neuromark/bks.csv", "layout/outside: bks table '/etc/neuromark/bks.csv' lies outside "
+                               "the submission folder"),
+    ("../bks.csv", "layout/outside: bks table '../bks.csv' lies outside the submission folder"),
+    (["bks.csv"], "layout/schema: config.bks is list"),
+])
+def test_layout_outside_qubo_bks_table_path(tmp_path, capsys, bks, finding):
+    """A QUBO result's bks: table travels with the submission: a relative path inside it."""
+    folder = tmp_path / "qubo"
+    folder.mkdir()
+    (tmp_path / "bks.csv").write_text("num_vertices,density,random_seed,c_optimal\n10,0.5,1,-3\n")
+    (folder / "maxcut.json").write_text(json.dumps({
+        "config": {"task": "qubo", "bks": bks, "fixed_timeout": {"timeouts": []},
+                   "workloads": {"sizes": [10], "densities": [0.5], "seeds": [1]}},
+        "details": {"entries": [], "over_deadline": {}}}))
+    code, findings = check(folder, capsys)
+    assert code == 1 and any(finding in line for line in findings), findings
+    assert not any("bks-provenance" in line for line in findings)  # never read

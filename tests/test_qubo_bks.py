@@ -157,3 +157,27 @@ def test_cli_bks_recomputes_and_only_improves(tmp_path, capsys):
     assert "0 row(s) improved" in capsys.readouterr().out
     assert main(["qubo", "bks", "--budget", "-1", "--table", str(table)]) == 1
     assert "--budget: timeout must be a positive number" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("row", "column"), [
+    ("10,nan,2,-9", "density"), ("10,0.05,2,inf", "cost"), ("10,0.05,2,-1e400", "cost"),
+    ("0,0.05,2,-9", "num_vertices"), ("10,0.05,-1,-9", "random_seed"), ("10,1.5,2,-9", "density"),
+    ("10,0.05,4294967296,-9", "random_seed")])
+def test_bks_value_types_named_by_file_line_and_column(tmp_path, row, column):
+    table = tmp_path / "t.csv"
+    table.write_text(f"num_vertices,density,random_seed,c_optimal\n10,0.05,1,-9\n{row}\n")
+    with pytest.raises(DataError, match=rf"t\.csv:3: BKS column {column} = .*: expected"):
+        load_bks(table)
+    table.write_text("num_vertices,density,random_seed,cost,solution_hex\n10,0.05,1,-9,zz\n")
+    with pytest.raises(DataError, match=r"t\.csv:2: BKS column solution_hex = 'zz'"):
+        load_bks(table)
+    table.write_text("num_vertices,density,random_seed,cost\n1.5,0.05,1,-9\n")
+    with pytest.raises(DataError, match=r"t\.csv:2: bad BKS row"):
+        load_bks(table)
+
+
+def test_bks_table_is_utf8_text(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_bytes(b"num_vertices,density,random_seed,c_optimal,method\n10,0.05,1,-9,\xe9\n")
+    with pytest.raises(DataError, match=r"t\.csv: a BKS table is UTF-8 text \(byte 0xe9"):
+        load_bks(table)

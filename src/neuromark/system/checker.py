@@ -338,9 +338,13 @@ def _check_qubo(audit: _Audit, file: Path, data: dict, official_seeds: bool = Tr
             audit.add(file, "qubo/timeouts", f"timeout {t:g} s of the sweep is missing for "
                       f"{len(missing)} workload(s), e.g. n={n}, density={d:g}, graph seed {g}, "
                       f"solver seed {s}")
-    bks_path = Path(config["bks"]) if config.get("bks") else None
-    if bks_path is not None and not bks_path.is_absolute():
-        bks_path = file.parent / bks_path  # a relative table travels with the submission
+    bks_path = None
+    if config.get("bks") is not None:  # a table travels with the submission: relative, inside
+        if not schema(audit, file, "config.bks", config["bks"], str):
+            return
+        bks_path = confined(audit, file.parent, config["bks"], "layout/outside", "bks table")
+        if bks_path is None:
+            return
     try:
         table = load_bks(bks_path)
     except DataError as exc:

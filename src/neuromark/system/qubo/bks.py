@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
+import string
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -131,7 +133,12 @@ def load_bks(path: str | os.PathLike[str] | None = None) -> BKSTable:
     if not file.is_file():
         raise DataError(f"BKS file not found: {file}")
     rows = []
-    with file.open(newline="") as handle:
+    try:
+        text = file.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{file}: a BKS table is UTF-8 text (byte 0x{file.read_bytes()[exc.start]:02x} "
+                        f"at offset {exc.start} is not)") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         cols = set(reader.fieldnames or ())
         cost_col = "cost" if "cost" in cols else "c_optimal" if "c_optimal" in cols else None
@@ -147,10 +154,25 @@ def load_bks(path: str | os.PathLike[str] | None = None) -> BKSTable:
                              **{k: rec.get(k) or "" for k in extra})
             except (TypeError, ValueError) as exc:
                 raise DataError(f"{file}:{line}: bad BKS row {rec}: {exc}") from None
+            _check_types(row, f"{file}:{line}")
             if row.key in {r.key for r in rows}:
                 raise DataError(f"{file}:{line}: duplicate row for workload {row.key}")
             rows.append(row)
     return BKSTable(rows, file)
+
+
+def _check_types(row: BKSRow, where: str) -> None:
+    """A row's values in their ranges: num_vertices >= 1, density in (0, 1], random_seed in
+    [0, 2^32), a finite cost, solution_hex hex digits; :class:`DataError` naming the column."""
+    bad = next(((col, why) for col, ok, why in (
+        ("num_vertices", row.num_vertices >= 1, "a node count >= 1"),
+        ("density", 0 < row.density <= 1, "an edge density in (0, 1]"),
+        ("random_seed", 0 <= row.random_seed < 2 ** 32, "a graph seed in [0, 2^32)"),
+        ("cost", math.isfinite(row.cost), "a finite number"),
+        ("solution_hex", all(c in string.hexdigits for c in row.solution_hex) and
+         len(row.solution_hex) % 2 == 0, "hex digits, two per byte")) if not ok), None)
+    if bad is not None:
+        raise DataError(f"{where}: BKS column {bad[0]} = {getattr(row, bad[0])!r}: expected {bad[1]}")
 
 
 def check_row(row: BKSRow, workload: object | None = None, where: str = "BKS") -> None:
