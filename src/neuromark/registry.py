@@ -198,6 +198,10 @@ models.register_many({
     "ridge_decoder": "neuromark.baselines.primate_reaching:RIDGE",
     "ann2d": "neuromark.baselines.primate_reaching:ANN2D_FAMILY",
     "snn2": "neuromark.baselines.primate_reaching:SNN2_FAMILY",
+    # closed-loop agents trained by DAgger on their environment (model families: neuromark train)
+    "loop_ann": "neuromark.baselines.closed_loop_families:LOOP_ANN",
+    "loop_snn": "neuromark.baselines.closed_loop_families:LOOP_SNN",
+    "loop_wiener": "neuromark.baselines.closed_loop_families:LOOP_WIENER",
     "keyword_m5": "neuromark.baselines.keywords:M5",
     "keyword_lif": "neuromark.baselines.keywords:LIFNet",
     "gsc_m5": "neuromark.baselines.gsc_family:GSC_M5",
@@ -207,6 +211,13 @@ models.register_many({
     "dvs_gesture_snn": "neuromark.baselines.dvs_gesture:DVS_GESTURE_SNN",
     "nir": "neuromark.models.nir_model:nir_model",
     "python": "neuromark.models.python_model:PYTHON_MODEL",  # your own file: runs your code
+    # NeHAR (WISDM) and ThorEEGMI (EEG motor imagery) baselines (model families)
+    "nehar_scnn": "neuromark.baselines.nehar:NEHAR_SCNN",
+    "nehar_ffsnn": "neuromark.baselines.nehar:NEHAR_FFSNN",
+    "nehar_ann": "neuromark.baselines.nehar:NEHAR_ANN",
+    "window_stats": "neuromark.baselines.nehar:WINDOW_STATS",
+    "eeg_snn": "neuromark.baselines.eeg_mi:EEG_SNN",
+    "csp_lda": "neuromark.baselines.eeg_mi:CSP_LDA",
 })
 
 # Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
