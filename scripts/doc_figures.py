@@ -63,6 +63,7 @@ DETAILS: dict[str, list[str]] = {
     "mswc_fscil_m5_short": _FSCIL_DETAILS,
     "mswc_fscil_snn_short": _FSCIL_DETAILS,
     "psth_ceiled_short": ["ceiled_by_rule"],
+    "ann2d_suite": ["per_monkey"],
 }
 
 #: Docs examples whose results are figures: (key stem, doc file, heading).

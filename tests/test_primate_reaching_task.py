@@ -16,7 +16,7 @@ from neuromark.config import ConfigFile
 from neuromark.data.primate_reaching import PrimateReaching
 from neuromark.errors import ConfigError
 from neuromark.registry import models, tasks
-from neuromark.tasks.primate_reaching import r2_per_dimension
+from neuromark.tasks.primate_reaching import per_monkey, r2_per_dimension
 
 SESSIONS = ["indy_20160622_01", "loco_20170210_03"]
 
@@ -38,6 +38,17 @@ def test_r2_per_dimension_matches_sklearn():
     assert np.allclose(r2_per_dimension(p, y), r2_score(y, p, multioutput="raw_values"))
 
 
+def test_per_monkey_groups_sessions_by_file_name():
+    per = {"indy_20160622_01": {"r2": 0.5}, "loco_20170210_03": {"r2": 0.7},
+           "indy_20160630_01": {"r2": 0.7}, "loco_20170215_02": {"r2": 0.8},
+           "loco_20170301_05": {"r2": 0.9}}
+    out = per_monkey(per)
+    assert out["indy"]["sessions"] == ["indy_20160622_01", "indy_20160630_01"]
+    assert out["indy"]["r2"] == pytest.approx(0.6) and out["indy"]["r2_se"] == pytest.approx(0.1)
+    assert out["loco"]["r2"] == pytest.approx(0.8) and out["loco"]["r2_se"] == pytest.approx(
+        0.1 / math.sqrt(3))
+
+
 def test_task_scores_sessions_and_reuses_checkpoints(tmp_path):
     task = tasks.get("primate_reaching")
     cfg = config(tmp_path)
@@ -46,6 +57,10 @@ def test_task_scores_sessions_and_reuses_checkpoints(tmp_path):
     r2s = [per[s]["r2"] for s in SESSIONS]
     assert res["r2"] == pytest.approx(np.mean(r2s))
     assert res.scores["r2"].error == pytest.approx(np.std(r2s, ddof=1) / math.sqrt(2))
+    # per monkey (from the file names), one session each here: its R², no error
+    assert res.details["per_monkey"]["indy"]["sessions"] == ["indy_20160622_01"]
+    assert res["r2[indy]"] == per["indy_20160622_01"]["r2"] and res.scores["r2[indy]"].error is None
+    assert res["r2[loco]"] == per["loco_20170210_03"]["r2"]
     assert res["synaptic_operations"]["Dense"] == pytest.approx((5 * 96 * 2 + 5 * 192 * 2) / 2)
     for session in SESSIONS:  # the same R² from the checkpoint, streamed by hand, with sklearn
         entry = per[session]

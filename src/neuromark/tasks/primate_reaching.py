@@ -8,7 +8,8 @@ training split (a checkpoint of the shared cache, :mod:`neuromark.tasks.primate_
 250 steps = 1 s) with ``reset="stream"``: state carries across chunks and is reset at the
 stream's start. R² is accumulated over the whole test split per dimension,
 ``R²_d = 1 - SSE_d / (N Var(y_d))``, and averaged over x and y. Scores: ``r2`` = the mean
-over sessions with its standard error over sessions; every complexity metric (per 4-ms
+over sessions with its standard error over sessions, ``r2[indy]`` and ``r2[loco]`` the
+same per monkey (:func:`per_monkey`); every complexity metric (per 4-ms
 step, footprint for one stream) = the mean over sessions; per-session values in details.
 
 Options: ``data.shared_decoder`` trains ONE decoder on the pooled training splits of all
@@ -122,6 +123,22 @@ def flatten_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
     return data, targets.reshape(-1, targets.shape[-1])
 
 
+def per_monkey(per_session: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """R² per monkey, as the NeuroBench paper and leaderboard report it beside the mean of
+    all sessions: the monkey is a session file name's first part (``indy_20160622_01`` ->
+    ``indy``); ``{monkey: {"sessions", "r2" (mean over its sessions), "r2_se" (standard
+    error over them, None for one session)}}``."""
+    groups: dict[str, list[str]] = {}
+    for session in per_session:
+        groups.setdefault(session.split("_", 1)[0], []).append(session)
+    out = {}
+    for monkey, sessions in groups.items():
+        r2s = [per_session[s]["r2"] for s in sessions]
+        out[monkey] = {"sessions": sessions, "r2": sum(r2s) / len(r2s),
+                       "r2_se": standard_error(r2s)}
+    return out
+
+
 def r2_per_dimension(predictions: Any, targets: Any) -> list[float]:
     """``1 - SSE_d / (N Var(y_d))`` per column of (N, D) arrays (population variance)."""
     import numpy as np
@@ -212,8 +229,11 @@ class PrimateReachingTask(BenchmarkTask):
                                    higher_is_better=info[n].higher_is_better)
                           for n, v in per_metric.items()}
         r2s = [e["r2"] for e in per_session.values()]
-        scores = {"r2": Score(sum(r2s) / len(r2s), standard_error(r2s), "", True), **scores}
-        details = {"per_session": per_session, "warmup_rule": WARMUP_RULE,
+        monkeys = per_monkey(per_session)
+        scores = {"r2": Score(sum(r2s) / len(r2s), standard_error(r2s), "", True),
+                  **{f"r2[{m}]": Score(e["r2"], e["r2_se"], "", True) for m, e in monkeys.items()},
+                  **scores}
+        details = {"per_session": per_session, "per_monkey": monkeys, "warmup_rule": WARMUP_RULE,
                    "data": "surrogate" if cfg.data.surrogate else "recorded",
                    "data_root": str(root), "steps_per_second": 250,
                    "complexity": ("pooled over all sessions' steps (parallel streams)"
