@@ -131,3 +131,20 @@ def test_seeds_in_the_model_label_group_on_one_benchmark():
     assert [seed for seed, _ in groups["spoken-digits [rsnn]"]] == [0, 1]
     [acc] = summarise(groups["spoken-digits [rsnn]"])
     assert acc.metric == "acc" and acc.values == (0.8, 0.6) and abs(acc.mean - 0.7) < 1e-12
+
+
+@pytest.mark.parametrize("entry,line", [
+    ("{config: x.yaml, seeds: [0, -1]}", "s.yaml:3: entries.0.seeds.1: Input should be greater "
+                                         "than or equal to 0 (got -1)"),
+    ("{config: x.yaml, seeds: abc}", "s.yaml:3: entries.0.seeds: Input should be a valid list "
+                                     "(got 'abc')"),
+    ("{config: x.yaml, seeds: [1], kee: 3}", "s.yaml:3: entries.0.kee: unknown key; did you mean key?"),
+    ("3", "s.yaml:3: entries.0: Input should be a valid string (got 3)"),
+])
+def test_seed_entry_error_is_one_line_about_the_entry(tmp_path, entry, line):
+    """A mapping entry is validated as a seeded entry only: no second line saying it is not
+    a string (the path member of the union)."""
+    with pytest.raises(ConfigError) as info:
+        expand([_suite(tmp_path, entry)])
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2 and lines[1].strip().endswith(line), lines

@@ -23,7 +23,9 @@ import contextlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Discriminator, Tag
 
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.context import RunContext
@@ -52,10 +54,20 @@ from neuromark.suite_seeds import SeededEntry, seeded_copies
 from neuromark.tasks.base import Task, as_task
 
 
+def _entry_kind(value: Any) -> str:
+    """A mapping entry is a seeded one, anything else a path: one member is validated, so
+    an error names the entry's own problem (not the other member's 'a valid string')."""
+    return "SeededEntry" if isinstance(value, dict) else "str"
+
+
+SuiteEntry = Annotated[Annotated[str, Tag("str")] | Annotated[SeededEntry, Tag("SeededEntry")],
+                       Discriminator(_entry_kind)]
+
+
 class SuiteConfig(StrictModel):
     suite: str
     description: str = ""
-    entries: list[str | SeededEntry]
+    entries: list[SuiteEntry]
 
 
 def project_root() -> Path:
