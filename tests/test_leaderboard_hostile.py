@@ -123,3 +123,19 @@ def test_out_overwrite_rule_keeps_a_users_index(tmp_path, capsys):
     assert main(["leaderboard", str(run), "--out", str(other)]) != 0
     assert "holds files and no leaderboard" in capsys.readouterr().err
     assert sorted(p.name for p in other.iterdir()) == ["NOTES.txt"]
+
+
+def test_unknown_schema_version_names_the_version_and_what_is_supported(tmp_path, capsys):
+    """A results file of schema 9.0 is not 'not a neuromark results file': the message says
+    its version and the versions this neuromark reads, in the leaderboard, compare and check."""
+    run = write_run(tmp_path, "future")
+    edit(run / "toy.json", lambda d: d.update(schema_version="9.0"))
+    want = "results schema_version '9.0' is not supported: this neuromark reads 1.0 to 1.3"
+    assert main(["compare", str(run / "toy.json"), str(run / "toy.json")]) == 1
+    assert want in capsys.readouterr().err
+    assert main(["leaderboard", str(run), "--out", str(tmp_path / "site")]) == 1
+    err = capsys.readouterr().err
+    assert want in err and "toy.json" in err and "not a neuromark results file" not in err
+    assert main(["check", str(run)]) == 1
+    assert "toy.json: layout/schema: schema_version '9.0' is not a results schema this checker " \
+           "reads (1.0, 1.1, 1.2, 1.3)" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import DataError
-from neuromark.results import Results
+from neuromark.results import READABLE_SCHEMAS, Results
 
 
 @dataclass
@@ -158,6 +158,16 @@ def run_flags(results: Results) -> list[str]:
     return flags
 
 
+def unsupported_schema(data: dict[str, Any]) -> str | None:
+    """Why a results object's ``schema_version`` cannot be read (None when it can)."""
+    version = data.get("schema_version")
+    if version in READABLE_SCHEMAS:
+        return None
+    return (f"results schema_version {version!r} is not supported: this neuromark reads "
+            f"{READABLE_SCHEMAS[0]} to {READABLE_SCHEMAS[-1]}"
+            + (" (a newer neuromark wrote it? upgrade neuromark)" if isinstance(version, str) else ""))
+
+
 def _load(file: Path) -> tuple[Results | None, str | None]:
     """(the results of ``file``, None) or (None, why it is skipped: None for a JSON object
     that is no results file at all, such as a run folder's manifest)."""
@@ -171,6 +181,9 @@ def _load(file: Path) -> tuple[Results | None, str | None]:
         return None, f"holds a JSON {type(data).__name__}, not a results object"
     if "schema_version" not in data and "scores" not in data:
         return None, None
+    why = unsupported_schema(data)
+    if why is not None:
+        return None, why
     try:
         results = Results.load(file)
     except (DataError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
@@ -239,7 +252,8 @@ def read_runs(paths: list[str | Path], notes: list[str] | None = None) -> list[R
     if not runs:
         shown = ", ".join(str(p) for p in (empty or [Path(p) for p in paths])[:4])
         raise DataError(f"{shown}: no neuromark results files (*.json written by `neuromark "
-                        "run`), neither in the folder nor in its sub-folders")
+                        "run`), neither in the folder nor in its sub-folders"
+                        + "".join(f"\n  {line}" for line in skipped[:10]))
     if notes is not None:
         notes += skipped + [f"note: skipped {folder}: no results files" for folder in empty]
     return runs

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neuromark.errors import DataError
-from neuromark.results import effective_config
+from neuromark.results import READABLE_SCHEMAS, effective_config
 from neuromark.system.checker_input import (
     confined,
     load_json,
@@ -91,7 +91,10 @@ def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
         if file.name == MANIFEST:
             continue
         data = load_json(audit, file, "layout/results")
-        if data is not None and schema(audit, file, "details", data.get("details"), dict):
+        if data is not None and data.get("schema_version", "1.3") not in READABLE_SCHEMAS:
+            audit.add(file, "layout/schema", f"schema_version {data.get('schema_version')!r} is not "
+                      f"a results schema this checker reads ({', '.join(READABLE_SCHEMAS)})")
+        elif data is not None and schema(audit, file, "details", data.get("details"), dict):
             results[file.name] = data
     system = {k: v for k, v in results.items() if "loadgen" in v["details"]}
     qubo = {k: v for k, v in results.items() if effective_config(v).get("task") == "qubo"}
