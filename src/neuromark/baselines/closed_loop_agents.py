@@ -9,8 +9,8 @@ DAgger on the training seeds' episodes (:mod:`.closed_loop_train`).
   action space: cross-entropy).
 - ``loop_snn``: ``obs -> hidden`` current-based LIF neurons (fast-sigmoid surrogate
   gradient, :mod:`.shd_snn`) ``-> A`` leaky integrators; BPTT on ``chunk``-step windows
-  of the episodes. ``input_range`` min-max scales observations first (CartPole:
-  NeuroBench's ``inp_min/inp_max``).
+  of the episodes. ``input_range`` (minima, maxima) scales observations to [-1, 1] first
+  (default: none).
 - ``loop_wiener``: the Wiener filter of :mod:`.primate_reaching` (ridge regression on
   ``lags`` causal windows of ``width`` steps), closed form: the classical reference.
 """
@@ -29,7 +29,6 @@ from neuromark.baselines.primate_reaching import RidgeDecoder, RidgeOptions, Tra
 from neuromark.baselines.shd_snn import LeakyReadout, LIFNeuron
 from neuromark.closed_loop.env import TrainingEpisodes
 from neuromark.config import Seed, StrictModel
-from neuromark.errors import DataError
 
 
 class DaggerOptions(StrictModel):
@@ -86,7 +85,7 @@ class LoopSNN(nn.Module):
         super().__init__()
         o = options
         low, high = (o.input_range if o.input_range is not None
-                     else ((0.0,) * inputs, (1.0,) * inputs))
+                     else ((-1.0,) * inputs, (1.0,) * inputs))  # identity
         if len(low) != inputs or len(high) != inputs:
             raise ValueError(f"input_range needs {inputs} minima and maxima")
         self.register_buffer("low", torch.tensor(low, dtype=torch.float32))
@@ -98,7 +97,7 @@ class LoopSNN(nn.Module):
         self.out = LeakyReadout(outputs, 0.0, math.exp(-o.dt_ms / o.tau_out_ms))
 
     def forward(self, x: Tensor) -> Tensor:
-        current = self.fc1((x - self.low) / self.span)
+        current = self.fc1(2.0 * (x - self.low) / self.span - 1.0)  # range -> [-1, 1]
         return torch.stack([self.out(self.fc2(self.lif1(current[:, n])))
                             for n in range(x.shape[1])], dim=1)
 
@@ -108,11 +107,18 @@ def _flat(rollouts: Rollouts) -> tuple[Tensor, Tensor]:
             torch.from_numpy(np.concatenate(rollouts.labels)))
 
 
-def _loss(out: Tensor, labels: Tensor, discrete: bool) -> Tensor:
+def _loss(out: Tensor, labels: Tensor, discrete: bool, mask: Tensor | None = None) -> Tensor:
+    """MSE (a Box) or cross-entropy against the expert's one-hot (a Discrete action), over
+    the steps where ``mask`` (B, L) is 1 (None: all)."""
+    out, labels = out.reshape(-1, out.shape[-1]), labels.reshape(-1, labels.shape[-1])
     if discrete:
-        return nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]),
-                                           labels.reshape(-1, labels.shape[-1]).argmax(-1))
-    return nn.functional.mse_loss(out, labels)
+        each = nn.functional.cross_entropy(out, labels.argmax(-1), reduction="none")
+    else:
+        each = ((out - labels) ** 2).mean(-1)
+    if mask is None:
+        return each.mean()
+    weights = mask.reshape(-1)
+    return (each * weights).sum() / weights.sum().clamp(min=1.0)
 
 
 def fit_ann(model: LoopANN, options: LoopANNOptions, data: TrainingEpisodes, discrete: bool) -> dict:
@@ -143,23 +149,25 @@ def fit_snn(model: LoopSNN, options: LoopSNNOptions, data: TrainingEpisodes, dis
     rng = np.random.default_rng(options.seed)
     opt = torch.optim.Adam(model.parameters(), lr=options.lr)
 
-    def fit(rollouts: Rollouts) -> None:
+    def fit(rollouts: Rollouts) -> None:  # windows of up to chunk steps, shorter ones padded
         episodes = [(torch.from_numpy(o), torch.from_numpy(y))
-                    for o, y in zip(rollouts.observations, rollouts.labels) if len(o) >= options.chunk]
-        if not episodes:
-            raise DataError(f"loop_snn: no training episode is {options.chunk} steps long")
+                    for o, y in zip(rollouts.observations, rollouts.labels)]
+        n, burn = options.chunk, options.burn_in
         for _ in range(options.iterations):
-            picks = rng.integers(len(episodes), size=options.batch_size)
-            xs, ys = [], []
-            for p in picks:
+            xs, ys, masks = [], [], []
+            for p in rng.integers(len(episodes), size=options.batch_size):
                 o, y = episodes[p]
-                start = int(rng.integers(len(o) - options.chunk + 1))
-                xs.append(o[start:start + options.chunk])
-                ys.append(y[start:start + options.chunk])
+                start = int(rng.integers(max(len(o) - n, 0) + 1))
+                x, t = o[start:start + n], y[start:start + n]
+                mask = torch.zeros(n)
+                mask[min(burn, len(x) - 1) if start == 0 else burn:len(x)] = 1.0
+                xs.append(torch.cat([x, x.new_zeros(n - len(x), x.shape[1])]))
+                ys.append(torch.cat([t, t.new_zeros(n - len(t), t.shape[1])]))
+                masks.append(mask)
             _reset(model)
             out = model(torch.stack(xs))
             opt.zero_grad()
-            _loss(out[:, options.burn_in:], torch.stack(ys)[:, options.burn_in:], discrete).backward()
+            _loss(out, torch.stack(ys), discrete, torch.stack(masks)).backward()
             opt.step()
         _reset(model)
 

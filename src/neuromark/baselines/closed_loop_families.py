@@ -28,6 +28,10 @@ from neuromark.closed_loop.env import TrainingEpisodes
 from neuromark.errors import DataError
 from neuromark.training import TrainedModule, read_checkpoint
 
+#: Bumped whenever the agents' code changes what training produces: it enters every
+#: checkpoint's recipe, so a cached agent of older code is retrained, never reused.
+RECIPE_VERSION = 1
+
 
 @dataclass(frozen=True)
 class ClosedLoopFamily:
@@ -41,6 +45,11 @@ class ClosedLoopFamily:
     @property
     def spiking(self) -> bool:
         return self.name == "loop_snn"
+
+    @property
+    def recipe_version(self) -> int:
+        """:data:`RECIPE_VERSION` (in every checkpoint's recipe)."""
+        return RECIPE_VERSION
 
     @property
     def has_neurons(self) -> bool:

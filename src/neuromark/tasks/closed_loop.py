@@ -123,7 +123,8 @@ class ClosedLoopTask(BenchmarkTask):
         cfg, family, options = plan.settings, plan.parts["family"], plan.parts["options"]
         data = TrainingEpisodes(cfg.env.name, plan.parts["env_options"], tuple(cfg.train.seeds),
                                 cfg.train.episodes, cfg.episodes.max_steps)
-        recipe = {"family": family.name, "options": options.model_dump(mode="json"),
+        recipe = {"family": family.name, "version": getattr(family, "recipe_version", 1),
+                  "options": options.model_dump(mode="json"),
                   "env": {"name": cfg.env.name, "options": plan.parts["env_options"]},
                   "train": cfg.train.model_dump(), "max_steps": cfg.episodes.max_steps}
         folder = folder or resolve_path(cfg.checkpoint_dir, plan.config)
