@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from neuromark.config import ConfigFile
 from neuromark.context import RunContext
+from neuromark.metrics.execution_rate import attach
 from neuromark.results import Results
 
 #: Where a task runs under a distributed executor (see the module docstring).
@@ -81,6 +82,9 @@ class BenchmarkTask:
     placement: ClassVar[str] = "unit"
     #: Why ``neuromark train`` has nothing to train for this task (a task without ``train``).
     train_note: ClassVar[str] = ""
+    #: "algorithm" (every result gets the model execution rate,
+    #: :mod:`neuromark.metrics.execution_rate`) or "system" (LoadGen, QUBO: none).
+    track: ClassVar[str] = "algorithm"
 
     def plan(self, config: ConfigFile, ctx: RunContext) -> Any:
         raise NotImplementedError
@@ -102,7 +106,8 @@ class BenchmarkTask:
             raise TypeError(f"{self.name}.run(plan, ctx): ctx must be a RunContext")
         if quiet is not None and quiet != ctx.quiet:
             ctx = ctx.replace(quiet=quiet)
-        return self.execute(plan, ctx)
+        results = self.execute(plan, ctx)
+        return with_execution_rate(results, plan) if self.track == "algorithm" else results
 
     def validate(self, config: ConfigFile, ctx: RunContext | None = None) -> Any:
         """The plan of ``config`` (the first protocol's name for :meth:`plan`)."""
@@ -131,7 +136,16 @@ class LegacyTask:
         return TaskPlan(config, self.task.validate(config))
 
     def run(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
-        return list(self.task.run(plan.config, out_dir_of(ctx), quiet=ctx.quiet))
+        results = list(self.task.run(plan.config, out_dir_of(ctx), quiet=ctx.quiet))
+        return (with_execution_rate(results, plan)
+                if getattr(self.task, "track", "algorithm") == "algorithm" else results)
+
+
+def with_execution_rate(results: list[Results], plan: Any) -> list[Results]:
+    """Every result with its model execution rate (the one place every algorithm-track
+    task's results pass; :func:`neuromark.metrics.execution_rate.attach`)."""
+    settings = plan.settings if isinstance(plan, TaskPlan) else getattr(plan, "settings", None)
+    return [attach(r, settings) for r in results]
 
 
 def as_task(task: Any) -> Any:

@@ -83,6 +83,10 @@ class DataSettings(StrictModel):
     skip_us: int = Field(500_000, ge=0)
     on_invalid: Literal["error", "drop"] = "error"  # the readers' input contract (docs/failures.md)
 
+    def time_step_s(self) -> tuple[float, str]:
+        """One model step per time bin (:mod:`neuromark.metrics.execution_rate`)."""
+        return self.delta_t_us * 1e-6, "data.delta_t_us, one time bin"
+
 
 class ModelSettings(StrictModel):
     name: str = "event_detector"

@@ -98,6 +98,10 @@ class DataSettings(StrictModel):
                                     "by side, (S, L, C) with per-stream state; needs "
                                     "shared_decoder")
 
+    def time_step_s(self) -> tuple[float, str]:
+        """One decoder step per bin (:mod:`neuromark.metrics.execution_rate`)."""
+        return self.bin_width, "data.bin_width"
+
 
 class DecoderSpec(StrictModel):
     name: str

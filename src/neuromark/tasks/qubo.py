@@ -180,6 +180,7 @@ class QuboTask(BenchmarkTask):
     """The ``qubo`` task (see module docstring)."""
 
     name = "qubo"
+    track = "system"  # NeuroBench's QUBO is a system-track benchmark: no model execution rate
     #: Its sweep entries are units of the run's executor; the task itself runs on the driver.
     placement = "units"
 

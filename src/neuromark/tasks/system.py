@@ -305,6 +305,7 @@ class SystemTask(BenchmarkTask):
     """Task ``system``: see the module docstring for the YAML schema."""
 
     name = "system"
+    track = "system"  # no model execution rate (LoadGen measures the system)
     #: On the driver, whole: LoadGen's timings and the power meters belong to this machine.
     placement = "driver"
 
