@@ -364,6 +364,20 @@ class TestWISDM(DatasetTestCase):
         write_raw(root, subjects=(1600, 1601), codes="POFQRGS", n=45)
 
 
+class TestEEGMI(DatasetTestCase):
+    name = "eeg_mi"
+    options = {"sessions": [1]}
+    shape, num_classes, damage = (250, 62), 2, "session1/s2/sess01_subj02_EEG_MI.mat"
+    synth = {"subjects": 2, "sessions": 1, "trials": 8, "fs": 125, "fixation_s": 1, "rest_s": 1,
+             "layout": "both", "seed": 0}
+
+    def write(self, root):
+        from test_eeg_mi import write_mat
+
+        for subject in (1, 2):
+            write_mat(root, subject, trials=8)
+
+
 CASES = {c.name: c for c in DatasetTestCase.__subclasses__()
          + [s for c in DatasetTestCase.__subclasses__() for s in c.__subclasses__()]}
 

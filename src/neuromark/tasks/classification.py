@@ -269,10 +269,9 @@ class ClassificationTask(BenchmarkTask):
                                seeds={"train": plan.train.seed} if plan.train else {})
         results.details.update(details)
         spec = settings.model
-        results.model = model_identity(
-            spec.name or details.get("model") or "checkpoint",
-            spec.options if plan.model_options is None else plan.model_options.model_dump(),
-            details.get("checkpoint"), spec.label)
+        options = spec.options if plan.model_options is None else plan.model_options.model_dump()
+        results.model = model_identity(spec.name or details.get("model") or "checkpoint", options,
+                                       details.get("checkpoint"), spec.label)
         results.details["decoding"] = decoder.details()
         if decoder.flag():
             results.flag(decoder.flag())
@@ -288,6 +287,8 @@ class ClassificationTask(BenchmarkTask):
             results.details["test_file"] = str(test.path)
         if getattr(test, "on_invalid", "error") == "drop":  # records dropped per file and rule
             results.details["invalid_records_dropped"] = test.invalid_records
+        if callable(getattr(test, "data_report", None)):  # what a reader dropped, per rule
+            results.details["data_report"] = test.data_report()
         if meta.get("loss"):
             from neuromark.plotting import plot_training
 
@@ -298,11 +299,10 @@ class ClassificationTask(BenchmarkTask):
 
     @staticmethod
     def _decoder(plan: Plan) -> Decoder:
-        """The decoding of ``eval.postprocessor``, else the family's trained readout, else
-        chosen by the output's shape (:mod:`neuromark.processors.decoding`)."""
+        """``eval.postprocessor``, else the family's trained readout, else by output shape."""
         rule = plan.settings.eval.postprocessor
-        if rule is None and plan.train is not None:
-            rule = default_rule(None, getattr(plan.train, "readout", "max"))
+        if rule is None and getattr(plan.train, "readout", None) is not None:  # a family's readout
+            rule = default_rule(None, plan.train.readout)
         return Decoder(rule) if rule is not None else AutoDecoder()
 
     def _speaker_metrics(self, plan: Plan, config: ConfigFile, test: Any) -> list[Any]:
