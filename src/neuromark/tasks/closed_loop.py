@@ -170,6 +170,8 @@ class ClosedLoopTask(BenchmarkTask):
                                                        False)
             scores["plasticity_operations"] = Score(plastic["plasticity_operations"], None,
                                                     "ops/step", False)
+        # the model runs once per environment step (metrics/execution_rate.py: source task)
+        scores["model_execution_rate"] = Score(1.0 / parts["dt"], None, "Hz", None)
         return [self._results(plan, ctx, scores, summary, episodes, model_details, ckpt)]
 
     @staticmethod
@@ -215,6 +217,9 @@ class ClosedLoopTask(BenchmarkTask):
             except Exception as exc:
                 raise MetricError(f"metric {metric.name!r} failed: {exc}") from exc
             scores.update(value if isinstance(value, dict) else {metric.name: value})
+        for score in scores.values():  # one sample is one step here
+            if score.unit.endswith("/sample"):
+                score.unit = score.unit[: -len("/sample")] + "/step"
         steps, rate = summary["steps_mean"], 1.0 / plan.parts["dt"]
         for name in PER_EPISODE:
             if name in scores:
