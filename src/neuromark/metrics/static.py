@@ -11,12 +11,19 @@ from typing import Any
 
 from neuromark.devices import module_device, move_to
 from neuromark.metrics.base import StaticMetric, check_adapter
+from neuromark.metrics.functional.precision import reduced, tensor_precision
 from neuromark.metrics.functional.sparsity import weight_zero_counts, zero_fraction
 from neuromark.results import Score
 
 
 class Footprint(StaticMetric):
     """Bytes of all parameters and buffers plus the neuron state needed for ONE sample.
+
+    Each parameter and buffer is counted at its stored precision, packed and rounded up
+    per tensor (:mod:`neuromark.metrics.functional.precision`: quantised dtypes,
+    ``torch.ao`` fake-quant observers, the adapter's ``weight_bits`` declaration), torch's
+    quantised modules' packed weights among the parameters; ``raw["precision"]`` lists the
+    tensors below float precision with their bits and where the width came from.
 
     Neuron state (``mem``, ``syn``, the last spikes ``spk`` of recurrent neurons such as
     snnTorch's ``RLeaky``, a NIR graph's recurrent edges: whatever the adapter's
@@ -48,13 +55,14 @@ class Footprint(StaticMetric):
             _run_example(adapter, self.example_input)
         state = {id(t): t for t in adapter.state().values()}  # one tensor counted once
         state_ids = set(state)
-        params = sum(p.numel() * p.element_size() for p in adapter.module.parameters())
-        buffers = sum(b.numel() * b.element_size() for b in adapter.module.buffers()
-                      if id(b) not in state_ids)
+        tensors = tensor_precision(adapter, skip=state_ids)
+        params = sum(e["bytes"] for e in tensors.values() if e["kind"] != "buffer")
+        buffers = sum(e["bytes"] for e in tensors.values() if e["kind"] == "buffer")
         neuron_state = per_sample_state_bytes(state.values(), adapter)
         total = params + buffers + (neuron_state or 0)
         return Score(total, unit=self.unit, higher_is_better=self.higher_is_better,
-                     raw={"parameters": params, "buffers": buffers, "neuron_state": neuron_state})
+                     raw={"parameters": params, "buffers": buffers, "neuron_state": neuron_state,
+                          "precision": reduced(tensors)})
 
 
 def _run_example(adapter: Any, example: Any) -> None:

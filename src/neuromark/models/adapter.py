@@ -36,16 +36,21 @@ class ModelAdapter:
         exempt_params: dotted names of parameters (or of modules, for all their
             parameters) that apply no synaptic operations in this task, such as a head
             the task replaces; they are exempt from the coverage check.
+        weight_bits: stored bit width per parameter or buffer, e.g. ``{"fc1.weight": 2}``
+            for weights trained to 2 bits but held in float32 (the footprint counts them
+            packed; :mod:`neuromark.metrics.functional.precision`).
     """
 
     def __init__(self, module: nn.Module, exempt_params: Sequence[str] = (),
-                 batch_dim: int | None = 0) -> None:
+                 batch_dim: int | None = 0, *, weight_bits: dict[str, int] | None = None) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"{type(self).__name__} needs an nn.Module, got {type(module).__name__}")
         if isinstance(exempt_params, str):
             raise TypeError("exempt_params must be a list of dotted names, not a string")
         self.module = module
         self.exempt_params = tuple(exempt_params)
+        #: declared stored precision per tensor name (see ``weight_bits`` above)
+        self.weight_bits = dict(weight_bits or {})
         #: the batch dimension of inputs and neuron state; None: inputs are single samples
         self.batch_dim = batch_dim
         #: samples in the last call (1 for an unbatched input), None before any call
