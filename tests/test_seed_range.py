@@ -111,3 +111,29 @@ def test_an_alias_bomb_is_still_called_one():
               f"*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 7)]
     with pytest.raises(ConfigError, match="alias bomb"):
         parse_yaml("\n".join(lines) + "\n")
+
+
+def test_config_size_limit_refuses_10_to_the_6_seeds_before_parsing(tmp_path, capsys):
+    """A 10^6-seed list (6.9 MB) took 76 s to compose before any check saw it; it is now
+    refused on its length, before the YAML parser runs."""
+    import time
+
+    from neuromark.config import MAX_CONFIG_CHARS
+
+    path = tmp_path / "big.yaml"
+    path.write_text("suite: s\nentries:\n  - {config: x.yaml, seeds: ["
+                    + ",".join(str(i) for i in range(10 ** 6)) + "]}\n")
+    start = time.perf_counter()
+    assert main(["validate", str(path)]) == 1
+    assert time.perf_counter() - start < 5
+    err = capsys.readouterr().err
+    size = len(path.read_text())
+    assert f"big.yaml: {size:,} characters, more than the {MAX_CONFIG_CHARS:,} a config may " \
+           "hold" in err and "alias bomb" not in err
+
+
+def test_config_node_limit_stops_composing_at_the_limit():
+    text = "seeds: [" + ",".join("0" for _ in range(3 * MAX_EXPANDED_NODES)) + "]\n"
+    with pytest.raises(ConfigError, match=rf"more than {MAX_EXPANDED_NODES} YAML nodes, .*reading "
+                                          "stopped there"):
+        parse_yaml(text)

@@ -31,6 +31,8 @@ Loc = tuple[str | int, ...]
 #: Most YAML nodes a config may expand to through aliases (``*name``): a 16-line alias bomb
 #: expands to billions; real configs stay far below.
 MAX_EXPANDED_NODES = 100_000
+#: Characters of a config file, checked before parsing (a config is a few kB).
+MAX_CONFIG_CHARS = 2_000_000
 
 
 #: A seed: what numpy's and torch's generators take (``[0, 2**32)``); every config field
@@ -74,7 +76,19 @@ class StrictModel(BaseModel):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that records the line of every mapping key and sequence item."""
+    """SafeLoader that records the line of every mapping key and sequence item, and stops
+    composing past :data:`MAX_EXPANDED_NODES` nodes (a 10^6-item list took 76 s to compose
+    before the size check saw it)."""
+
+    composed = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.composed += 1
+        if self.composed > MAX_EXPANDED_NODES:
+            raise ConfigError(f"{self.name}: more than {MAX_EXPANDED_NODES} YAML nodes, more than the "
+                              f"{MAX_EXPANDED_NODES} a config may hold (a list that long is not a "
+                              "config setting); reading stopped there")
+        return super().compose_node(parent, index)
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -163,6 +177,9 @@ def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
 
 def parse_yaml(text: str, path: Path | None = None) -> ConfigFile:
     """Parse YAML text safely, keeping line numbers; the top level must be a mapping."""
+    if len(text) > MAX_CONFIG_CHARS:  # refused before any parsing (see _LineLoader)
+        raise ConfigError(f"{path or '<config>'}: {len(text):,} characters, more than the "
+                          f"{MAX_CONFIG_CHARS:,} a config may hold (data belongs in files it names)")
     loader = _LineLoader(text)
     loader.name = str(path) if path else "<config>"
     loader.lines_by_id = {}  # type: ignore[attr-defined]
