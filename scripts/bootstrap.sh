@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates .venv (if needed) and installs neuromark with all extras (gymnasium for closed_loop
-# included: the control extra), torch pinned to CPU.
+# included: the control extra; onnx + onnxruntime for `neuromark export onnx`: the onnx
+# extra), torch pinned to CPU.
 # Re-runs pip only when pyproject.toml or the constraints change. Installs the Debian
 # packages the benchmarks need (espeak-ng, sox) when it can, and says how otherwise.
 set -euo pipefail

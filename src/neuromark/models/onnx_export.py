@@ -1,0 +1,99 @@
+"""ONNX export of a traceable model, checked with onnxruntime (extra ``onnx``).
+
+:func:`export_onnx` traces ``module`` on an example batch with torch's TorchScript-based
+exporter (``torch.onnx.export(..., dynamo=False)``: it needs the ``onnx`` package only;
+the newer ``torch.export`` exporter would need ``onnxscript`` too), runs the file with
+onnxruntime on the same batch and requires the outputs to equal the torch model's within
+float tolerance (``|ort - torch| <= atol + rtol |torch|``, default 1e-5 and 1e-4).
+
+A model that keeps state from one call to the next (a streaming spiking network: its
+membranes carry over) is refused with the reason: a trace would freeze the state it held
+at export as constants. It is detected by calling the model twice on the example after
+``reset_state()``: the outputs must agree. Networks that loop over time inside one call
+(state created in ``forward``) export fine. Exporting such a model one step at a time,
+its state as explicit inputs and outputs, is not implemented.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from neuromark.errors import ConfigError
+
+
+def _reset(module: Any) -> None:
+    """``reset_state()`` on every submodule that defines it."""
+    for sub in module.modules():
+        reset = getattr(sub, "reset_state", None)
+        if callable(reset):
+            reset()
+
+
+def _outputs(value: Any) -> list[Any]:
+    """The tensors of a model's output (a tensor, or a tuple/list of them), flattened."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _outputs(v)]
+    raise ConfigError(f"the model returns {type(value).__name__}: ONNX export needs a tensor "
+                      f"or a tuple of tensors")
+
+
+def export_onnx(module: Any, example: Any, path: str | Path, *, atol: float = 1e-5,
+                rtol: float = 1e-4, opset: int = 17) -> dict[str, Any]:
+    """Export ``module`` (an ``nn.Module``, eval mode) traced on ``example`` (a tensor)
+    to ``path`` and check it with onnxruntime; returns ``{"path", "opset", "input_shape",
+    "outputs", "max_abs_diff", "atol", "rtol", "onnxruntime"}``. Raises ConfigError for a
+    stateful model, an untraceable one, or outputs that differ."""
+    import numpy as np
+    import torch
+
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise ConfigError("ONNX export is checked with onnxruntime, which is not installed: "
+                          "pip install 'neuromark[onnx]'") from None
+    module = module.eval()
+    with torch.no_grad():
+        _reset(module)
+        first = [t.detach().clone() for t in _outputs(module(example))]
+        second = _outputs(module(example))
+        _reset(module)
+    if any(a.shape != b.shape or not torch.equal(a, b) for a, b in zip(first, second, strict=True)):
+        raise ConfigError(f"{type(module).__name__} keeps state from one call to the next (two "
+                          f"calls on the same batch differ): a trace would freeze that state "
+                          f"as constants. Export of stateful models one step at a time with "
+                          f"their state as inputs and outputs is not implemented")
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    names = [f"output_{i}" for i in range(len(first))]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
+            torch.onnx.export(module, (example,), str(tmp), dynamo=False, opset_version=opset,
+                              input_names=["input"], output_names=names,
+                              dynamic_axes={"input": {0: "batch"}})
+    except Exception as exc:  # noqa: BLE001 - any tracing failure is the model's, named here
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"{type(module).__name__} cannot be traced for ONNX: "
+                          f"{type(exc).__name__}: {exc}") from None
+    session = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"input": example.detach().cpu().numpy()})
+    diffs = []
+    for want, have in zip(first, got, strict=True):
+        want = want.cpu().numpy()
+        if want.shape != have.shape or not np.allclose(have, want, atol=atol, rtol=rtol):
+            tmp.unlink(missing_ok=True)
+            worst = float(np.abs(have - want).max()) if want.shape == have.shape else float("inf")
+            raise ConfigError(f"the ONNX model's output differs from the torch model's "
+                              f"(max |diff| {worst:.3g}, shapes {have.shape} vs {want.shape}); "
+                              f"nothing written to {path}")
+        diffs.append(float(np.abs(have - want).max()) if want.size else 0.0)
+    tmp.replace(path)
+    return {"path": str(path), "opset": opset, "input_shape": list(example.shape),
+            "outputs": [list(t.shape) for t in first], "max_abs_diff": max(diffs),
+            "atol": atol, "rtol": rtol, "onnxruntime": ort.__version__}
