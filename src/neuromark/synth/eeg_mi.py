@@ -65,6 +65,7 @@ class EegSurrogate(StrictModel):
     rest_jitter_s: float = Field(1.5, ge=0)
     illiterate_fraction: float = Field(0.5, ge=0, le=1)
     layout: Literal["mat", "npy", "both"] = "mat"
+    test_run: bool = Field(True, description="write EEG_MI_test (the online phase) into the .mat files")
     seed: Seed = 0
 
 
@@ -162,7 +163,8 @@ def write_eeg(root: Path, settings: EegSurrogate) -> None:
     arrays: dict[str, list[np.ndarray]] = {"train_X": [], "train_y": [], "val_X": [], "val_y": []}
     for subject in range(1, settings.subjects + 1):
         for session in range(1, settings.sessions + 1):
-            names = ("EEG_MI_train", "EEG_MI_test") if settings.layout != "npy" else ("EEG_MI_train",)
+            names = ("EEG_MI_train", "EEG_MI_test") if settings.layout != "npy" and settings.test_run \
+                else ("EEG_MI_train",)
             structs = {name: _struct(settings, subject, session, run) for run, name in enumerate(names)}
             if settings.layout in ("mat", "both"):
                 name = f"sess{session:02d}_subj{subject:02d}_EEG_MI.mat"
