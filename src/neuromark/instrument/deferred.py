@@ -140,6 +140,9 @@ def stacked(held: list[Held]) -> Tensor:
 SLAB_SLOTS = 32
 
 
+_NO_SLAB: tuple = (None, (), 0)
+
+
 class Copies:
     """The torch path's copies: :func:`hold`, with copies written to successive slots of
     slabs (one per shape, dtype and device; new slabs each batch), and a one-slot cache so
@@ -148,7 +151,8 @@ class Copies:
     def __init__(self) -> None:
         self.source: Tensor | None = None
         self.held: Held | None = None
-        self.slabs: dict[tuple, tuple[Tensor, int]] = {}
+        #: per (shape, dtype, device): the slab, its slots (views made once), slots used
+        self.slabs: dict[tuple, tuple[Tensor, tuple[Tensor, ...], int]] = {}
 
     def hold(self, x: Tensor) -> Held:
         """:func:`hold` of ``x``, the previous one's when ``x`` is the same tensor."""
@@ -160,13 +164,14 @@ class Copies:
 
     def _copy(self, x: Tensor) -> Held:
         key = (x.shape, x.dtype, x.device)
-        slab, used = self.slabs.get(key, (None, 0))
-        if slab is None or used == len(slab):
-            slots = max(1, min(SLAB_SLOTS, CHUNK_BYTES // max(nbytes(x), 1)))
-            slab, used = torch.empty((slots, *x.shape), dtype=x.dtype, device=x.device), 0
-        slot = slab[used]
-        slot.copy_(x.detach())
-        self.slabs[key] = (slab, used + 1)
+        slab, slots, used = self.slabs.get(key, _NO_SLAB)
+        if used == len(slots):
+            size = max(1, min(SLAB_SLOTS, CHUNK_BYTES // max(nbytes(x), 1)))
+            slab = torch.empty((size, *x.shape), dtype=x.dtype, device=x.device)
+            slots, used = slab.unbind(0), 0
+        slot = slots[used]
+        slot.copy_(x.detach() if x.requires_grad else x)
+        self.slabs[key] = (slab, slots, used + 1)
         return Held(slot, -1, slab, used)
 
     def clear(self) -> None:
@@ -282,6 +287,11 @@ class KeptCalls:
     def _reduce_calls(self) -> None:
         calls, self.calls = self.calls, []
         start = 0
+        counts = calls[0].counts if calls else None
+        if calls and calls[0].step >= 0 and all(c.step >= 0 and c.counts is counts
+                                                for c in calls):
+            start = len(calls)  # the common case: every call a step of one weight version
+            self.partials.append(self._group_counts(calls))
         while start < len(calls):
             end = start + 1
             first = calls[start]

@@ -64,6 +64,11 @@ class LinearCounter(CallTotals):
         self._stamp = (0, -1)  # its (data_ptr, version) then
         self._col_nnz = np.zeros(0, np.float32)
         self._kernel = compiled()[0]  # see linear_counts(); called directly: once per call
+        #: torch path: the weight whose column counts were read last, its (address,
+        #: version) then, and the counts (WeightCache's, or a parametrised weight's own)
+        self._torch_weight: Tensor | None = None
+        self._torch_stamp = (0, -1)
+        self._torch_col_nnz: Tensor | None = None
 
     def add(self, x: Tensor, per_sample: np.ndarray = NO_SAMPLES) -> None:
         """Record one call's input ``x`` (..., in); with ``per_sample`` (samples, 2), also
@@ -106,7 +111,14 @@ class LinearCounter(CallTotals):
         """Keep the call for the torch path's reduction, with the column counts of the
         weight as it is at this call (see :mod:`~neuromark.instrument.deferred`)."""
         self.dense += x.numel() * self.out_features
-        col_nnz = self._column_nnz(self.read_weight())
+        weight = self.read_weight()
+        if weight is not self._torch_weight or self._derived \
+                or self._torch_stamp != (weight.data_ptr(), weight._version):
+            self._torch_col_nnz = self._column_nnz(weight)
+            if not self._derived:  # a derived weight may be an inference tensor: no version
+                self._torch_weight, self._torch_stamp = weight, (weight.data_ptr(),
+                                                                 weight._version)
+        col_nnz = self._torch_col_nnz
         steps = self.steps
         step = steps.torch_index.get(id(x)) if steps.dims == 3 else None
         if step is not None:

@@ -67,11 +67,15 @@ class NeuronCounter:
         of the previous step entering, runs inline: two numpy views and one kernel call."""
         membrane, activations, get_array = self.membrane, self.activations, self.arrays.get
         kernel = compiled()[1]
+        kernels = self.arrays.numpy  # False: the torch path forced
         before_step, after_step = self.before, self.after
 
         def neuron_forward(*args: Any, **kwargs: Any) -> Any:
             last = self._last
             mem = membrane(module) if membrane is not None else None
+            chain = self._chain
+            if last is None and chain and mem is chain[-1] and len(args) == 1 and not kwargs:
+                return torch_step(mem, forward(*args))
             if last is None or mem is not last[0] or len(args) > 1 or kwargs or self.by_copy:
                 before = before_step(module, args, kwargs)
                 output = forward(*args, **kwargs)
@@ -93,6 +97,30 @@ class NeuronCounter:
             self.total += out_array.size
             self.updates += changed
             self._last = (after, after_array)
+            return output
+
+        def torch_step(mem: Tensor, output: Any) -> Any:
+            """The torch path's common step, inline: a layer that rebinds its membrane,
+            the state entering it the last one kept (one copy of the output, no sync)."""
+            out = output
+            while isinstance(out, (tuple, list)):
+                out = out[0]
+            after = membrane(module)
+            if after is None or after is mem or after.shape != mem.shape \
+                    or after.dtype != mem.dtype or after.device != mem.device \
+                    or (activations and kernels and get_array(out) is not None):
+                after_step(module, output, (mem, mem))  # general path
+                return output
+            if activations:
+                self.total += out.numel()
+                if self._admit(out):
+                    self._outputs.append(self.arrays.copies.hold(out))
+                else:
+                    self._pending.append(("nonzeros", torch.count_nonzero(out)))
+            if self._admit(after):
+                self._chain.append(after)
+            else:
+                self._pending.append(("updates", torch.count_nonzero(after != mem)))
             return output
 
         return neuron_forward
@@ -225,14 +253,16 @@ def _chunks(items: list, overlap: int = 0) -> list[list]:
     """``items`` (tensors or :class:`Held`) in runs of equal shape and dtype whose stack
     stays under :data:`CHUNK_BYTES`; with ``overlap`` 1 each run starts with the previous
     run's last item (to compare successive states)."""
+    tensors = [_tensor(item) for item in items]
+    keys = [(t.shape, t.dtype) for t in tensors]
     runs: list[list] = []
     start = 0
     while start + overlap < len(items):
-        first = _tensor(items[start])
-        limit = max(overlap + 1, CHUNK_BYTES // max(nbytes(first), 1))
+        key = keys[start]
+        limit = max(overlap + 1, CHUNK_BYTES // max(nbytes(tensors[start]), 1))
         end = start + 1
-        while end < len(items) and end - start < limit and _tensor(items[end]).shape == \
-                first.shape and _tensor(items[end]).dtype == first.dtype:
+        stop = min(len(items), start + limit)
+        while end < stop and keys[end] == key:
             end += 1
         runs.append(items[start:end])
         start = max(end - overlap, start + 1)
