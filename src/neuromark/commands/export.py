@@ -12,6 +12,7 @@ from typing import Any
 from neuromark.commands import add_command
 from neuromark.commands.run import add_cache_flag, context_from_args
 from neuromark.errors import ConfigError
+from neuromark.models.onnx_export import export_onnx
 
 DESCRIPTION = """Export the model a config evaluates to ONNX (format: onnx) and check the file
 with onnxruntime: its outputs must equal the torch model's on the config's first test batch
@@ -55,7 +56,6 @@ def first_batch(plan: Any, where: str) -> Any:
 
 def _export(args: argparse.Namespace) -> int:
     from neuromark.config import load_config
-    from neuromark.models.onnx_export import export_onnx
     from neuromark.suite import task_of
 
     ctx = context_from_args(args)
