@@ -51,6 +51,10 @@ CONFIGS: list[str] = [
     "configs/primate_reaching/ann2d_suite.yaml",
     "configs/primate_reaching/psth_ceiled_short.yaml",  # about 90 s CPU first run
     "configs/event_vision/gen4_synthetic_short.yaml",
+    "configs/activity/wisdm_stats_short.yaml",
+    "configs/activity/wisdm_ffsnn_short.yaml",
+    "configs/eeg/thor_csp_lda_short.yaml",
+    "configs/eeg/thor_eeg_snn_short.yaml",
     "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
 ]
 

@@ -167,3 +167,47 @@ def test_generator_classes_are_separable_by_window_statistics(tmp_path):
     pred = (((stats(xb)[:, None] - centroids[None]) / scale) ** 2).sum(-1).argmin(1)
     assert (pred == yb).mean() > 0.6  # chance: 1/7
     assert len(WISDM.load(root, "test", source="npz")) > 0
+
+
+def test_baselines_have_the_stated_parameter_counts():
+    pytest.importorskip("snntorch")
+    from neuromark.baselines.nehar import FFSNN, SCNN, WindowANN
+
+    counts = [sum(p.numel() for p in m.parameters()) for m in (SCNN(), FFSNN(), WindowANN())]
+    assert counts == [57_647, 10_231, 31_751]  # SCNN: neurobench examples/nehar/SCNN.py (main)
+
+
+def test_classification_run_trains_selects_on_valid_and_reports_drops(tmp_path, monkeypatch):
+    """The config route: the surrogate is written on first use, the family trained with the
+    validation split choosing the epoch, the reader's drop counts in the results."""
+    pytest.importorskip("snntorch")
+    import json
+
+    from neuromark.cli import main
+
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
+    cfg = tmp_path / "w.yaml"
+    cfg.write_text("""task: classification
+benchmark: {id: wisdm-tiny, version: "1.0"}
+dataset:
+  name: wisdm
+  options:
+    root: cache:wisdm
+    synthesize: {subjects: 5, seconds: 10, activities: POFQRGS, phone: false, seed: 0}
+model: {name: nehar_ffsnn, checkpoint: cache:ffsnn.pt}
+train: {epochs: 2, batch_size: 32}
+eval: {metrics: [classification_accuracy, synaptic_operations]}
+""")
+    assert main(["run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "wisdm-tiny--nehar_ffsnn.json").read_text())
+    details = res["details"]
+    assert details["trained_now"] is True and details["epochs"] == 2
+    from neuromark.baselines.nehar import NEHAR_FFSNN
+
+    _, meta = NEHAR_FFSNN.load(tmp_path / "cache" / "ffsnn.pt")
+    assert len(meta["valid_accuracy"]) == 2 and meta["best_epoch"] in (1, 2)
+    report = details["data_report"]
+    assert report["split_by"] == "subject" and report["dropped_rows"]["same_50ms_bin"] > 0
+    assert set(report["subjects"]["test"]).isdisjoint(report["subjects"]["train"])
+    assert details["decoding"]["rule"] == "spike_count"
+    assert res["scores"]["synaptic_operations"]["value"]["Dense"] == 397_680
