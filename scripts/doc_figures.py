@@ -56,6 +56,18 @@ CONFIGS: list[str] = [
     "configs/eeg/thor_csp_lda_short.yaml",
     "configs/eeg/thor_eeg_snn_short.yaml",
     "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
+    "configs/closed_loop/ops_ann_suite.yaml",  # closed loop (about 20 s CPU first run)
+    # closed-loop full protocols quoted in docs/closed_loop.md (about 7 min CPU together)
+    "configs/closed_loop/ops_oracle.yaml",
+    "configs/closed_loop/ops_zero.yaml",
+    "configs/closed_loop/ops_random.yaml",
+    "configs/closed_loop/ops_wiener.yaml",
+    "configs/closed_loop/ops_ann.yaml",
+    "configs/closed_loop/ops_snn.yaml",
+    "configs/closed_loop/ops_ann_delta.yaml",
+    "configs/closed_loop/cartpole_balance.yaml",
+    "configs/closed_loop/cartpole_random.yaml",
+    "configs/closed_loop/cartpole_snn.yaml",
 ]
 
 _FSCIL_DETAILS = ["accuracy_mean", "accuracy_p5", "accuracy_p95", "new_class_accuracy_mean",
