@@ -287,10 +287,8 @@ class KeptCalls:
     def _reduce_calls(self) -> None:
         calls, self.calls = self.calls, []
         start = 0
-        counts = calls[0].counts if calls else None
-        if calls and calls[0].step >= 0 and all(c.step >= 0 and c.counts is counts
-                                                for c in calls):
-            start = len(calls)  # the common case: every call a step of one weight version
+        if calls and _one_group(calls):  # the common case, without a pairwise test
+            start = len(calls)
             self.partials.append(self._group_counts(calls))
         while start < len(calls):
             end = start + 1
@@ -318,6 +316,19 @@ class KeptCalls:
         else:
             picked = batch[:, steps[0]:steps[0] + len(steps)]
         return call_counts(picked, counts, 0)
+
+
+def _one_group(calls: list[_Call]) -> bool:
+    """Whether ``calls`` are one group: all steps of the announced batch, or all rows of
+    one shape and dtype (under :data:`CHUNK_BYTES` together), with one weight version."""
+    first = calls[0]
+    counts = first.counts
+    if first.step >= 0:
+        return all(c.step >= 0 and c.counts is counts for c in calls)
+    shape, dtype, group = first.held.tensor.shape, first.held.tensor.dtype, first.group
+    return len(calls) * nbytes(first.held.tensor) <= CHUNK_BYTES and all(
+        c.step < 0 and c.counts is counts and c.group == group and c.held.tensor.shape == shape
+        and c.held.tensor.dtype == dtype for c in calls)
 
 
 def _same_group(first: _Call, other: _Call) -> bool:
