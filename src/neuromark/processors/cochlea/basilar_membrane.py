@@ -2,7 +2,7 @@
 
 Implements the long-wave (WKB) solution of the shallow-water cochlea of N. Sieroka,
 H. G. Dosch, A. Rupp, "Semirealistic models of the cochlea", J. Acoust. Soc. Am. 120(1),
-297 (2006), with the parameters of Cramer et al. (2020), Table II. For angular frequency
+297 (2006), as Cramer et al. (2022) use it (constants: :mod:`.params`). For angular frequency
 ``w`` and place ``x``::
 
     xi(w, x) = s(x) - m w^2 - i w r(x)                 membrane impedance / (-i w)

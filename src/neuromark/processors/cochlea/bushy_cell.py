@@ -1,14 +1,15 @@
 """Bushy cells: refractory auditory-nerve fibres converging onto one LIF neuron per channel.
 
-Cramer et al. (2020), Sec. III-A and Table II: each channel has ``n_convergence`` fibres
-that fire independently with the hair cell's per-sample probability and are silent for
-``tau_refrac`` after each spike; they drive a current-based LIF neuron (``tau_syn``,
-``tau_mem``, threshold 1, reset to 0, refractory ``tau_refrac``), whose spikes are the
-output. Fibres of one channel are exchangeable, so instead of sampling each fibre (40
-random numbers per sample and channel, as lauscher does) we draw the number of fibres that
-spike at each sample from Binomial(available fibres, p): this has exactly the same
-distribution, and needs one uniform number per sample and channel (inverse-CDF sampling).
-Numbers come from a seeded ``np.random.Generator``, so results are reproducible.
+Cramer et al. (2022), Sec. III-A (constants: :mod:`.params`): each channel has
+``n_convergence`` fibres that fire independently with the hair cell's per-sample
+probability and are silent for ``tau_refrac`` after each spike; they drive a current-based
+LIF neuron (``tau_syn``, ``tau_mem``, threshold 1, reset to 0, refractory ``tau_refrac``),
+whose spikes are the output. Fibres of one channel are exchangeable, so instead of
+sampling each fibre (40 random numbers per sample and channel, as lauscher does) we draw
+the number of fibres that spike at each sample from Binomial(available fibres, p): this
+has exactly the same distribution, and needs one uniform number per sample and channel
+(inverse-CDF sampling). Numbers come from a seeded ``np.random.Generator``, so results are
+reproducible.
 """
 
 from __future__ import annotations

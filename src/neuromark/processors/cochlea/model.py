@@ -67,10 +67,11 @@ def resample(audio: np.ndarray, rate: int, target: int) -> np.ndarray:
     return resample_poly(audio, target // g, rate // g)
 
 
-def hann_ramps(audio: np.ndarray) -> np.ndarray:
-    """Hann ramp-up over the first half and ramp-down over the last half (lauscher's window)."""
+def hann_ramps(audio: np.ndarray, ramp_samples: int | None = None) -> np.ndarray:
+    """Hann ramp-up over the first half and ramp-down over the last half (lauscher's
+    window), or over ``ramp_samples`` at each end (at most half the clip)."""
     n = audio.shape[0]
-    half = n // 2
+    half = n // 2 if ramp_samples is None else min(int(ramp_samples), n // 2)
     ramp = np.hanning(2 * half)[:half]
     out = audio.copy()
     out[:half] *= ramp
@@ -102,10 +103,11 @@ def clear_cache() -> None:
 
 @dataclass(frozen=True)
 class Cochlea:
-    """Audio-to-spike converter with the parameters of Cramer et al. (2020), Table II.
+    """Audio-to-spike converter, the model of Cramer et al. (2022), Sec. III-A.
 
     Args:
-        params: model parameters (defaults: Table II, 700 channels).
+        params: model parameters (default: lauscher 1.0.1's constants, 700 channels;
+            ``params.constants("paper")`` for Table II's, see :mod:`.params`).
         sample_rate: audio is resampled to this rate first (None: keep the input rate).
         pad_to: zero-pad the windowed clip to this many seconds (None: no padding). Clips of
             one length share one basilar-membrane transfer matrix, which is then cached.
@@ -134,7 +136,8 @@ class Cochlea:
         rms = float(np.sqrt(np.mean(audio**2)))
         if rms == 0.0:
             raise DataError("audio is silent (RMS 0); the RMS normalisation needs a non-zero signal")
-        audio = hann_ramps(audio * (self.params.rms_level / rms))
+        ramp = None if self.params.ramp_s is None else int(round(self.params.ramp_s * rate))
+        audio = hann_ramps(audio * (self.params.rms_level / rms), ramp)
         if self.pad_to is not None:
             n = int(round(self.pad_to * rate))
             if audio.size > n:

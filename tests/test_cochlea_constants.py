@@ -1,0 +1,37 @@
+"""The cochlea's constant sets: lauscher's (default, unchanged) and Table II's as printed,
+and the 30-ms Hann ramps of the paper's window, by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from neuromark.processors.cochlea.model import hann_ramps
+from neuromark.processors.cochlea.params import CochleaParams, constants
+
+
+def test_lauscher_is_the_default_and_paper_holds_table_ii():
+    assert constants() == constants("lauscher") == CochleaParams()
+    lau = constants("lauscher")
+    assert (lau.hair_cell.g, lau.hair_cell.y, lau.hair_cell.l, lau.hair_cell.r, lau.hair_cell.x) == \
+        (2000.0, 5.05, 2500.0, 6580.0, 66.3)
+    assert lau.basilar_membrane.a == 3500.0 and lau.ramp_s is None
+    paper = constants("paper")
+    hc = paper.hair_cell
+    assert (hc.g, hc.y, hc.l, hc.r, hc.x) == (1000.0, 11.11, 1250.0, 16667.0, 250.0)
+    assert paper.basilar_membrane.a == 35.0 and paper.ramp_s == 0.03
+    assert paper.bushy_cell == lau.bushy_cell  # Table II's weight is not taken (see params)
+    assert constants("paper", channels=70).basilar_membrane.channels == 70
+    with pytest.raises(ValueError, match="one of lauscher, paper"):
+        constants("table2")
+
+
+def test_ramps_of_a_given_length_by_hand():
+    audio = np.ones(10)
+    # 3-sample ramps: the first half of a 6-point Hann window, 0, 0.3455, 0.9045
+    ramp = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(6) / 5)
+    out = hann_ramps(audio, 3)
+    assert np.allclose(out[:3], ramp[:3]) and np.allclose(out[-3:], ramp[:3][::-1])
+    assert np.all(out[3:7] == 1.0)
+    assert np.array_equal(hann_ramps(audio), hann_ramps(audio, None))
+    assert np.array_equal(hann_ramps(audio, 50), hann_ramps(audio))  # at most half the clip
