@@ -33,6 +33,40 @@ def _(tmp: Path) -> Any:
     return _validate(tmp, "q.yaml", _qubo_yaml("jobs: 100000"))
 
 
+@case("qubo-solver-workers-above-cpus", "workers within the CPUs",
+      "test_resource_limits.py::test_solver_workers_above_the_cpus_is_refused_at_load",
+      needs=("q.yaml:4", "solvers.0.options.workers", "CPUs"))
+def _(tmp: Path) -> Any:
+    from neuromark.config import cpu_limit
+
+    over = cpu_limit() + 1
+    solver = f"{{name: neuromark-sa, options: {{workers: {over}}}}}"
+    return _validate(tmp, "q.yaml", _qubo_yaml(solver=solver))
+
+
+@case("pool-failed-unit-kills-workers", "no worker outlives the run",
+      "test_resource_limits.py::test_a_failing_unit_leaves_no_worker_process_alive", expect="result",
+      check=lambda v: v == ("ZeroDivisionError", []) or f"left {v}")
+def _(tmp: Path) -> Any:
+    import operator
+    import time
+
+    from test_resource_limits import _children_after
+
+    from neuromark.executors import LocalExecutor, Unit
+
+    units = [Unit("sleeper", "<sweep>", time.sleep, (60,)),
+             Unit("divides by zero", "<sweep>", operator.truediv, (1, 0))]
+
+    def act() -> Any:
+        try:
+            list(LocalExecutor(processes=2).run(units))
+        except ZeroDivisionError as exc:
+            return type(exc).__name__, _children_after(5.0)
+        return "no error", _children_after(5.0)
+    return act
+
+
 @case("seed-minus-1", "seed in [0, 2^32)",
       "test_seed_range.py::test_seed_outside_0_to_2_32_is_refused_at_load_with_file_line",
       needs=("mg.yaml:7", "models.0.seed", "-1"))
