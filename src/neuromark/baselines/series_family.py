@@ -33,7 +33,7 @@ from pydantic import Field
 
 from neuromark._threads import torch_threads
 from neuromark.errors import DataError
-from neuromark.training import BatchSize, Epochs, LearningRate, TrainRecipe, read_checkpoint
+from neuromark.training import BatchSize, Epochs, LearningRate, TrainedModule, TrainRecipe, read_checkpoint
 
 
 class SeriesTrain(TrainRecipe):
@@ -44,19 +44,6 @@ class SeriesTrain(TrainRecipe):
     lr: LearningRate = 1e-3
     weight_decay: float = Field(0.0, ge=0)
     select: Literal["valid", "last"] = Field("valid", description="keep the best validation epoch")
-
-
-@dataclass
-class SeriesModule:
-    """A trained network with what its checkpoint records."""
-
-    kind: str
-    config: dict[str, Any]
-    net: Any
-
-    def checkpoint(self) -> dict[str, Any]:
-        state = {k: v.detach().cpu() for k, v in self.net.state_dict().items()}
-        return {"kind": self.kind, "config": self.config, "state_dict": state}
 
 
 def run_steps(net: Any, x: Any) -> Any:
@@ -175,7 +162,7 @@ class SeriesFamily:
                                        label=label or self.name, device=device)
                 info["epochs"] = train.epochs
         info.update(train_seconds=time.perf_counter() - start, train_samples=len(data))
-        return SeriesModule(self.name, config, net), info
+        return TrainedModule(self.name, config, net), info
 
     def load(self, path: Path) -> tuple[Any, dict[str, Any]]:
         payload = read_checkpoint(Path(path), (self.name,), what=self.name)

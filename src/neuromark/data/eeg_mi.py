@@ -35,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neuromark.data import lee2019
+from neuromark.data.download import fetch
 from neuromark.data.entry import MARK, SUMS, Entry, synthesize_into
 from neuromark.data.wisdm_splits import SPLITS, subject_split
 from neuromark.errors import DataError
@@ -250,8 +251,6 @@ class EegMIEntry(Entry):
                  arrays: bool = True, subjects: Sequence[int] = range(1, 55)) -> Path:
         """Fetch the challenge arrays (``arrays``) or the Lee2019 files of ``subjects``, each
         checked against ``sha256[file name]`` (none is published: give the digests you trust)."""
-        from neuromark.data.download import fetch
-
         folder = Path(root)
         wanted = {n: HF_URL.format(name=n) for n in ARRAYS} if arrays else {
             lee2019.mat_name(se, su): GIGADB_URL.format(session=se, subject=su)

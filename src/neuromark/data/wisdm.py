@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neuromark.data import wisdm_raw as raw
+from neuromark.data.download import fetch, unpack
 from neuromark.data.entry import MARK, SUMS, Entry, synthesize_into
 from neuromark.data.wisdm_splits import SPLITS, subject_split, window_split
 from neuromark.errors import DataError
@@ -275,8 +276,6 @@ class WisdmEntry(Entry):
     def download(self, root: str | os.PathLike[str], *, sha256: str | None = None) -> Path:
         """Fetch the UCI archive, check it against ``sha256`` (none is published: give the
         digest you trust), unpack both zip levels, record the files' sha256."""
-        from neuromark.data.download import fetch, unpack
-
         if sha256 is None:
             raise DataError(f"{self.name}: UCI publishes no checksum for {UCI_URL}; pass "
                             "download(root, sha256=...) with the digest of a copy you trust")

@@ -34,6 +34,8 @@ import numpy as np
 from pydantic import Field
 
 from neuromark.config import Seed, StrictModel
+from neuromark.data.eeg_mi import within_subject_split
+from neuromark.data.lee2019 import Preprocessing, Run, epochs
 
 VERSION = 1
 _POS = ("Fp1:-0.25,0.71 Fp2:0.25,0.72 F7:-0.60,0.36 F3:-0.43,0.45 Fz:0.00,0.50 F4:0.44,0.46 "
@@ -182,9 +184,6 @@ def write_eeg(root: Path, settings: EegSurrogate) -> None:
 
 def _add_epochs(arrays: dict[str, list[np.ndarray]], struct: dict[str, object], seed: int) -> None:
     """The challenge's preprocessing and within-subject split of one run (test part dropped)."""
-    from neuromark.data.eeg_mi import within_subject_split
-    from neuromark.data.lee2019 import Preprocessing, Run, epochs
-
     run = Run(np.asarray(struct["x"], np.float64), float(struct["fs"]), CHANNELS,  # type: ignore[arg-type]
               np.asarray(struct["t"]).reshape(-1).astype(np.int64),
               np.asarray(struct["y_dec"]).reshape(-1).astype(np.int64) - 1)

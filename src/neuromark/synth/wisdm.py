@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import Field
 
 from neuromark.config import Seed, StrictModel
+from neuromark.data.wisdm import WisdmWindows
 
 VERSION = 1
 G = 9.81
@@ -160,8 +161,6 @@ def write_wisdm(root: Path, settings: WisdmSurrogate) -> None:
 
 def write_arrays(root: Path, name: str = "watch_subset2_40.npz") -> Path:
     """NeuroBench's array layout from the raw files at ``root`` (window split, seed 42)."""
-    from neuromark.data.wisdm import WisdmWindows
-
     parts = [WisdmWindows(root, split, split_by="window", seed=42).arrays()
              for split in ("train", "valid", "test")]
     eye = np.eye(7, dtype=np.uint8)
