@@ -155,3 +155,11 @@ def test_surrogate_is_lateralised_and_csp_lda_finds_it(tmp_path):
     x, y = test.arrays()
     pred = model.net(torch.from_numpy(x)).argmax(1).numpy()
     assert (pred == y).mean() > 0.7  # chance 0.5; one of four subjects near chance
+
+
+def test_download_refuses_without_trusted_checksums(tmp_path):
+    with pytest.raises(DataError, match="no published checksum for train_X.npy"):
+        EEG_MI.download(tmp_path)
+    with pytest.raises(DataError, match="sess01_subj01_EEG_MI.mat"):
+        EEG_MI.download(tmp_path, arrays=False, subjects=[1])
+    assert not any(tmp_path.iterdir())

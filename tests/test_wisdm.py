@@ -211,3 +211,9 @@ eval: {metrics: [classification_accuracy, synaptic_operations]}
     assert set(report["subjects"]["test"]).isdisjoint(report["subjects"]["train"])
     assert details["decoding"]["rule"] == "spike_count"
     assert res["scores"]["synaptic_operations"]["value"]["Dense"] == 397_680
+
+
+def test_download_refuses_without_a_trusted_checksum(tmp_path):
+    with pytest.raises(DataError, match="publishes no checksum.*sha256"):
+        WISDM.download(tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing fetched
