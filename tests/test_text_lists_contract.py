@@ -79,3 +79,48 @@ def test_utf8_speech_commands_list_read(tmp_path):
     folder = speech_commands(tmp_path, "testing_list.txt", "utf-8")
     assert sorted(SpeechCommands(folder, "testing").files) == ["yes/a_nohash_0.wav",
                                                                "yes/caf\u00e9_nohash_0.wav"]
+
+
+# ---- checksum files and tables: UTF-8 too ------------------------------------------------------
+
+LATIN1_SUMS = ("0" * 64 + "  train.h5\n" + "1" * 64 + "  caf\u00e9.h5\n").encode("latin-1")
+
+
+@pytest.mark.parametrize("reader", ["entry", "mackey_glass", "spoken_digits"])
+def test_utf8_checksum_file_latin1_names_file_and_line(tmp_path, reader):
+    """SHA256SUMS files were read in the locale's encoding: a Latin-1 name crashed with
+    UnicodeDecodeError (or was misread); now one line naming the file and line."""
+    from neuromark.data import entry, mackey_glass, spoken_digits
+
+    sums = tmp_path / "SHA256SUMS"
+    sums.write_bytes(LATIN1_SUMS)
+    read = {"entry": lambda: entry.read_sums(sums),
+            "mackey_glass": lambda: mackey_glass.read_sha256sums(sums),
+            "spoken_digits": lambda: spoken_digits.verify(tmp_path)}[reader]
+    with pytest.raises(DataError, match=r"SHA256SUMS:2: checksum (file|manifest) is not UTF-8 text "
+                                        r"\(byte 0xe9 at offset 144\)"):
+        read()
+
+
+def test_utf8_lyapunov_table_latin1_names_file_and_line(tmp_path):
+    import hashlib
+
+    from neuromark.data.mackey_glass import SUMS_FILE, TABLE_FILE, _table
+
+    table = tmp_path / TABLE_FILE
+    table.write_bytes("tau,note\n17,caf\u00e9\n".encode("latin-1"))
+    digest = hashlib.sha256(table.read_bytes()).hexdigest()
+    (tmp_path / SUMS_FILE).write_text(f"{digest}  {TABLE_FILE}\n")
+    with pytest.raises(DataError, match=r"lyapunov\.csv:2: Lyapunov table is not UTF-8 text"):
+        _table(tmp_path)
+
+
+def test_utf8_asc_setup_file_latin1_names_file_and_line(tmp_path):
+    from neuromark.data.dcase_asc import read_setup_csv
+
+    path = tmp_path / "fold1_train.csv"
+    path.write_bytes("filename\tscene_label\naudio/caf\u00e9-a.wav\tpark\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"fold1_train\.csv:2: ASC setup file is not UTF-8 text"):
+        read_setup_csv(path)
+    path.write_bytes(b"\xef\xbb\xbffilename\tscene_label\naudio/a.wav\tpark\n")  # a BOM is fine
+    assert read_setup_csv(path) == [("audio/a.wav", "park")]

@@ -28,6 +28,7 @@ Challenge: generalization across devices and low complexity solutions", DCASE 20
 from __future__ import annotations
 
 import csv
+import io
 import os
 from fractions import Fraction
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.data.clips import check_list_or_audio
+from neuromark.data.clips import check_list_or_audio, read_utf8
 from neuromark.data.download import fetch, unpack, verify_file
 from neuromark.data.entry import Entry
 from neuromark.errors import DataError, require
@@ -81,7 +82,7 @@ def read_setup_csv(path: Path) -> list[tuple[str, str]]:
     if not path.is_file():
         raise DataError(f"ASC setup file not found: {path} (expected the TAU 2020 layout "
                         "root/evaluation_setup/fold1_*.csv)")
-    with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not a header
+    with io.StringIO(read_utf8(path, "ASC setup file"), newline="") as handle:  # BOM dropped
         reader = csv.reader(handle, delimiter="\t")
         header = next(reader, None)
         if header is None or header[:2] != ["filename", "scene_label"]:

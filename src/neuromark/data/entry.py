@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from neuromark.data.clips import read_utf8
 from neuromark.data.download import fetch, file_digest
 from neuromark.errors import ChecksumError, DataError
 from neuromark.results import write_text_atomic
@@ -80,7 +81,7 @@ def read_sums(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise DataError(f"{path}: missing checksum file")
     sums: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_utf8(path, "checksum file").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         digest, _, name = line.partition(" ")

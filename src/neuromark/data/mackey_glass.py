@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.data.clips import read_utf8
 from neuromark.data.download import file_digest
 from neuromark.data.entry import Entry
 from neuromark.errors import ChecksumError, DataError
@@ -77,7 +79,7 @@ def read_sha256sums(path: Path) -> dict[str, str]:
     if not path.is_file():
         raise DataError(f"{path}: checksum manifest missing")
     sums = {}
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(read_utf8(path, "checksum manifest").splitlines(), 1):
         if not line.strip():
             continue
         parts = line.split(maxsplit=1)
@@ -114,7 +116,7 @@ def _table(root: Path) -> dict[int, LyapunovEntry]:
     path = root / TABLE_FILE
     verify_file(path, root)
     entries = {}
-    with path.open(newline="", encoding="utf-8-sig") as handle:
+    with io.StringIO(read_utf8(path, "Lyapunov table"), newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in TABLE_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from neuromark.data.clips import read_utf8
 from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError
 
@@ -80,7 +81,7 @@ def verify(directory: str | os.PathLike[str]) -> None:
     if not sums.is_file():
         raise DataError(f"{sums}: missing checksum file")
     listed: list[tuple[str, str]] = []  # (file name, sha256), every line checked
-    for number, line in enumerate(sums.read_text().splitlines(), start=1):
+    for number, line in enumerate(read_utf8(sums, "checksum file").splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split(maxsplit=1)
