@@ -1,6 +1,7 @@
 """``neuromark list``: the shipped configs (paths that work from the current folder),
 registered tasks, metrics, datasets, models, adapters, systems under test, meters, solvers,
-energy profiles and executors, and the postprocessors (decoding rules)."""
+energy profiles, executors, closed-loop environments and learning rules, and the
+postprocessors (decoding rules)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def _list(args: argparse.Namespace) -> int:
     print("benchmark configs:\n  " + ("\n  ".join(configs) or "(none)"))
     for reg in (registry.tasks, registry.metrics, registry.datasets, registry.models,
                 registry.adapters, registry.suts, registry.meters, registry.solvers,
-                registry.energy_profiles, registry.executors):
+                registry.energy_profiles, registry.executors, registry.environments,
+                registry.learning_rules):
         print(f"{reg.kind}:\n  " + (", ".join(reg.names()) or "(none)"))
     print("postprocessors (eval.postprocessor: decoding rules):\n  " + ", ".join(RULES))
     return 0
