@@ -130,6 +130,18 @@ def test_threshold_above_reset_if_neuron_named(tmp_path):
         from_nir(path)
 
 
+@pytest.mark.parametrize("threshold", [0.0, -0.5])
+def test_threshold_node_positive_named(tmp_path, threshold):
+    """A Threshold node at or below 0 spikes every step with no input at all."""
+    node = nir.Threshold(np.array([0.5, threshold]))
+    path = written(tmp_path, chain(("fc", nir.Linear(np.ones((2, 3)))), ("thr", node)))
+    with pytest.raises(DataError, match=r"node 'thr' \(Threshold\): field 'threshold' must be > 0"):
+        from_nir(path)
+    ok = written(tmp_path, chain(("fc", nir.Linear(np.ones((2, 3)))), ("thr", nir.Threshold(np.full(2, .5)))),
+                 "ok.nir")
+    assert from_nir(ok) is not None
+
+
 def test_threshold_above_reset_physical_units_accepted(tmp_path):
     """A threshold below zero is fine when the reset lies below it (millivolts)."""
     graph = valid_graph(v_leak=np.full(2, -70.0), v_threshold=np.full(2, -50.0),

@@ -14,7 +14,8 @@ is built (:func:`check_graph`); every error names the node and the field.
   continuous-time leak only ever decays (Pedersen et al. 2024); a spiking
   neuron's ``v_threshold`` lies above its ``v_reset`` (for the usual ``v_reset = 0``: a
   positive threshold; NIR allows physical units such as ``v_reset = -70``,
-  ``v_threshold = -50``); per-neuron fields broadcast to one shape.
+  ``v_threshold = -50``); a ``Threshold`` node's ``threshold`` > 0 (its input at rest is
+  0, so a threshold at or below it spikes every step); per-neuron fields broadcast to one shape.
 - **Shapes**: ``Linear``/``Affine`` weights are 2-D with a bias of their output size; on
   each edge the source's output shape equals the target's input shape where both are
   declared (an element-wise node with one value broadcasts).
@@ -95,6 +96,9 @@ def _check_node(name: str, node: Any, dt: float | None = None) -> int:
             raise DataError(f"NIR node {name!r} ({kind}): field 'v_threshold' must lie above "
                             f"v_reset (min {fields['v_threshold'].min():g}, v_reset max "
                             f"{np.max(reset):g})")
+    if kind == "Threshold" and "threshold" in fields and not (fields["threshold"] > 0).all():
+        raise DataError(f"NIR node {name!r} (Threshold): field 'threshold' must be > 0 (a node at "
+                        f"rest, input 0, would spike every step), got min {fields['threshold'].min():g}")
     if kind in ELEMENTWISE:
         try:
             np.broadcast_shapes(*(a.shape for a in fields.values()))
