@@ -83,3 +83,22 @@ def test_cli_exports_a_config_s_model(tmp_path, capsys):
     report = json.loads(out[out.index("{"):])
     assert report["path"] == str(tmp_path / "toy.onnx") and (tmp_path / "toy.onnx").is_file()
     assert report["max_abs_diff"] <= 1e-5 and report["input_shape"][0] == 6  # eval batch
+
+
+def test_nir_export_of_an_snntorch_net_reads_back_equal(tmp_path):
+    import warnings
+
+    pytest.importorskip("snntorch")
+    pytest.importorskip("nir")
+    from test_nir import X, leaky_net
+
+    from neuromark.commands.export import export_nir
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = export_nir(leaky_net("zero"), X, tmp_path / "net.nir", "cfg")
+    assert report["round_trip_equal"] and report["max_abs_diff"] == 0.0
+    assert (tmp_path / "net.nir").is_file()
+    with pytest.raises(ConfigError, match="holds no snnTorch layer"):
+        export_nir(nn.Sequential(nn.Linear(6, 3)), X, tmp_path / "plain.nir", "cfg")
+    assert not (tmp_path / "plain.nir").exists()

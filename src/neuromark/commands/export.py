@@ -1,6 +1,8 @@
 """``neuromark export onnx CONFIG OUT.onnx``: the model a config evaluates, exported to ONNX
 and checked with onnxruntime on the config's first test batch
-(:func:`neuromark.models.onnx_export.export_onnx`)."""
+(:func:`neuromark.models.onnx_export.export_onnx`); ``neuromark export nir CONFIG OUT.nir``:
+an snnTorch model through snnTorch's NIR exporter (:func:`neuromark.models.nir_model.to_nir`),
+read back with neuromark's NIR import and its outputs on the first test batch compared."""
 
 from __future__ import annotations
 
@@ -19,13 +21,16 @@ with onnxruntime: its outputs must equal the torch model's on the config's first
 within float tolerance. The model is the task's checkpoint (trained first when missing, as
 `neuromark run` would); a task whose plan holds no test split, or a model that keeps state
 from one call to the next, is refused with the reason. Needs the extra onnx
-(pip install 'neuromark[onnx]')."""
+(pip install 'neuromark[onnx]'). Format nir: snnTorch networks only (snnTorch's exporter),
+written with nir.write, read back and compared on the first test batch (the report says
+whether the outputs agree: NIR's LIF resets to v_reset, so a subtract reset comes back as a
+zero reset)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "export", "export a config's model (ONNX, checked)",
                          DESCRIPTION)
-    parser.add_argument("format", choices=["onnx"])
+    parser.add_argument("format", choices=["onnx", "nir"])
     parser.add_argument("config", type=Path, metavar="CONFIG")
     parser.add_argument("out", type=Path, metavar="OUT")
     parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
@@ -72,7 +77,41 @@ def _export(args: argparse.Namespace) -> int:
         raise ConfigError(f"{where}: task {task.name!r} has {len(prepared)} models (one per "
                           f"session); export one config per model")
     module = getattr(prepared.model, "module", prepared.model)
-    report = export_onnx(module, first_batch(plan, where).cpu(), args.out,
-                         atol=args.atol, rtol=args.rtol)
+    batch = first_batch(plan, where).cpu()
+    report = (export_onnx(module, batch, args.out, atol=args.atol, rtol=args.rtol)
+              if args.format == "onnx" else export_nir(module, batch, args.out, where))
     print(json.dumps(report, indent=1))
     return 0
+
+
+def export_nir(module: Any, batch: Any, out: Path, where: str) -> dict[str, Any]:
+    """Write ``module`` (snnTorch) as NIR to ``out``, read it back and compare the outputs
+    on ``batch`` (B, T, *features), stepped over time by the snnTorch adapter."""
+    import nir
+    import torch
+
+    from neuromark.models.nir_model import from_nir, to_nir
+    from neuromark.models.snntorch_model import SNNTorchModel
+
+    if not any(type(m).__module__.startswith("snntorch") for m in module.modules()):
+        raise ConfigError(f"{where}: {type(module).__name__} holds no snnTorch layer; NIR export "
+                          f"goes through snnTorch's exporter (export onnx covers other models)")
+    sample = batch[0]
+    while sample.dim() > 1:
+        sample = sample[0]  # one time step of one sample, as snnTorch's exporter takes
+    try:
+        graph = to_nir(module, sample)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    tmp = out.with_name(out.name + ".tmp")
+    nir.write(str(tmp), graph)
+    tmp.replace(out)
+    original, back = SNNTorchModel(module), from_nir(out)
+    with torch.no_grad():
+        original.reset_state()
+        want = original(batch)
+        back.reset_state()
+        got = back(batch)
+    diff = float((got - want).abs().max()) if got.shape == want.shape else float("inf")
+    return {"path": str(out), "nodes": len(graph.nodes), "input_shape": list(batch.shape),
+            "round_trip_equal": bool(diff == 0.0), "max_abs_diff": diff}
