@@ -230,6 +230,17 @@ def _checked(sub: Path) -> Any:
     return lambda: cli("check", sub)
 
 
+def _symlinked(tmp: Path, rel: str) -> Any:
+    """A submission whose file ``rel`` is a symlink to a copy outside it."""
+    sub = _submission(tmp)
+    inside = sub / rel
+    outside = tmp / f"elsewhere-{inside.name}"
+    outside.write_bytes(inside.read_bytes())
+    inside.unlink()
+    inside.symlink_to(outside)
+    return _checked(sub)
+
+
 def _check_case(id: str, rule: str, test: str, *needs: str) -> Any:
     return case(id, rule, f"test_check_hostile.py::{test}", needs=needs)
 
@@ -237,23 +248,13 @@ def _check_case(id: str, rule: str, test: str, *needs: str) -> Any:
 @_check_case("check-report-symlink", "layout/outside", "test_layout_outside_symlinked_report",
              "layout/outside", "symlink")
 def _(tmp: Path) -> Any:
-    sub = _submission(tmp)
-    report = sub / "submission" / "submission.md"
-    (tmp / "elsewhere.md").write_text(report.read_text())
-    report.unlink()
-    report.symlink_to(tmp / "elsewhere.md")
-    return _checked(sub)
+    return _symlinked(tmp, "submission/submission.md")
 
 
 @_check_case("check-log-symlink", "layout/outside", "test_layout_outside_symlinked_log",
              "layout/outside", "symlink")
 def _(tmp: Path) -> Any:
-    sub = _submission(tmp)
-    log = sub / DETAIL
-    (tmp / "log.txt").write_text(log.read_text())
-    log.unlink()
-    log.symlink_to(tmp / "log.txt")
-    return _checked(sub)
+    return _symlinked(tmp, DETAIL)
 
 
 @_check_case("check-absolute-log-folder", "layout/outside", "test_layout_outside_absolute_log_folder",
