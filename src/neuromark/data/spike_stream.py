@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -199,6 +200,8 @@ class SpikeBatches:
         #: Spikes after ``t_max_us`` left out so far (``late="drop"``).
         self.dropped = 0
         self._held: HeldSpikes | None = None
+        #: batches yielded before, reused once nothing else refers to them (see _new)
+        self._buffers: list[np.ndarray] = []
 
     def __len__(self) -> int:
         n = len(self.header)
@@ -234,7 +237,23 @@ class SpikeBatches:
             import torch
 
             return torch.zeros(shape, dtype=torch.float32, pin_memory=True).numpy()
-        return np.zeros(shape, dtype=np.float32)
+        return self._reused(shape)
+
+    def _reused(self, shape: tuple[int, int, int]) -> np.ndarray:
+        """A zeroed float32 array of ``shape``: the memory of an earlier batch that nothing
+        refers to any more (its tensor and every view of it gone; ``sys.getrefcount``
+        then sees only this list and its own argument), else new memory. A new batch of
+        tens of MB costs a page fault per 4 KiB when first written, several times the
+        binning itself in a VM; zeroing reused memory costs a memset. At most two are
+        kept: the runner still holds the previous batch while the next one is binned."""
+        buffers = self._buffers
+        for i in range(len(buffers)):
+            if buffers[i].shape == shape and sys.getrefcount(buffers[i]) == 2:
+                buffers[i].fill(0)
+                return buffers[i]
+        fresh = np.zeros(shape, dtype=np.float32)
+        self._buffers = (buffers + [fresh])[-2:]
+        return fresh
 
     def _tensor(self, out: np.ndarray) -> Any:
         """The batch ``out`` as a tensor: for a pinned batch the tensor whose storage the
