@@ -363,9 +363,8 @@ class BenchmarkSettings(StrictModel):
     version: str = "1.0"
     parent: str | None = None
     citation: str = ""
-    #: The model execution rate (Hz) to report; None: derived from the data's time step
-    #: where the data declare one (:mod:`neuromark.metrics.execution_rate`).
-    execution_rate_hz: float | None = Field(None, gt=0, allow_inf_nan=False)
+    #: Model execution rate to report, Hz (None: the data's time step); kept out of dumps
+    execution_rate_hz: float | None = Field(None, gt=0, allow_inf_nan=False, exclude=True)
 
     @field_validator("id")
     @classmethod
