@@ -53,6 +53,8 @@ def test_a_new_task_reports_the_rate_without_code_of_its_own():
     # the config's statement wins over the data
     res = run({"benchmark": {"id": "toy", "execution_rate_hz": 1000}, "data": {"step_ms": 4.0}})
     assert res[NAME] == 1000.0 and res.details[NAME]["source"] == "config"
+    # kept out of settings dumps: config digests and effective configs are as before
+    assert "execution_rate_hz" not in BenchmarkSettings(id="x", execution_rate_hz=5.0).model_dump()
     # neither: no score, and the result says why
     res = run({"benchmark": {"id": "toy"}})
     assert NAME not in res.scores
