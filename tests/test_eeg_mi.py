@@ -163,3 +163,25 @@ def test_download_refuses_without_trusted_checksums(tmp_path):
     with pytest.raises(DataError, match="sess01_subj01_EEG_MI.mat"):
         EEG_MI.download(tmp_path, arrays=False, subjects=[1])
     assert not any(tmp_path.iterdir())
+
+
+def test_csp_lda_module_predicts_as_mne_and_scikit_learn():
+    """The torch module (spatial Linear, log mean power, Linear) = MNE CSP + LDA."""
+    pytest.importorskip("mne")
+    import torch
+    from mne.decoding import CSP
+    from mne.utils import use_log_level
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    from neuromark.baselines.eeg_mi import fit_csp_lda
+
+    rng = np.random.default_rng(0)
+    y = np.arange(60) % 2
+    x = rng.normal(size=(60, 50, 8))
+    x[:, :, 0] *= np.where(y == 1, 2.0, 1.0)[:, None]  # class 1: more power on channel 0
+    net = fit_csp_lda({"inputs": 8, "classes": 2, "n_components": 4}, x, y)
+    with use_log_level("WARNING"):
+        features = CSP(n_components=4, log=True).fit(x.transpose(0, 2, 1), y).transform(x.transpose(0, 2, 1))
+    expected = LinearDiscriminantAnalysis().fit(features, y).predict(features)
+    got = net(torch.from_numpy(x).float()).argmax(1).numpy()
+    assert (got == expected).mean() >= 0.98 and (got == y).mean() > 0.8

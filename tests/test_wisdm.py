@@ -217,3 +217,18 @@ def test_download_refuses_without_a_trusted_checksum(tmp_path):
     with pytest.raises(DataError, match="publishes no checksum.*sha256"):
         WISDM.download(tmp_path)
     assert not any(tmp_path.iterdir())  # nothing fetched
+
+
+def test_window_stats_module_predicts_as_scikit_learns_lda():
+    sklearn = pytest.importorskip("sklearn.discriminant_analysis")
+    import torch
+
+    from neuromark.baselines.nehar import fit_window_stats, window_features
+
+    rng = np.random.default_rng(0)
+    y = np.arange(140) % 7
+    x = rng.normal(size=(140, 40, 6)) + y[:, None, None] * np.linspace(0, 1, 6)
+    net = fit_window_stats({"inputs": 6, "classes": 7}, x, y)
+    lda = sklearn.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto").fit(window_features(x), y)
+    got = net(torch.from_numpy(x).float()).argmax(1).numpy()
+    assert (got == lda.predict(window_features(x))).mean() >= 0.99
