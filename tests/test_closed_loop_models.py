@@ -6,6 +6,7 @@ and from a process pool; CartPole through gymnasium."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,24 @@ def test_ray_gives_the_local_figures(tmp_path):
         assert _figures(_run(_config(tmp_path, per_unit=2), ctx)) == local
     finally:
         executor.close()
+
+
+def test_a_family_trains_on_training_seeds_and_is_cached(tmp_path):
+    """loop_wiener (closed form, one DAgger round of 3 episodes): trained once, then reused;
+    training seeds among the test seeds are refused at load."""
+    path = tmp_path / "w.yaml"
+    text = ("task: closed_loop\nbenchmark: {id: w, version: '1.0'}\nenv: {name: ops}\n"
+            "agent: {model: {name: loop_wiener, options: {dagger_rounds: 1}}}\n"
+            "episodes: {count: 3, max_steps: 300, seeds: [0]}\n"
+            "train: {seeds: [7], episodes: 3}\ncheckpoint_dir: ckpt\n")
+    path.write_text(text)
+    first = _run(load_config(path))
+    again = _run(load_config(path))
+    assert first.details["model"]["trained_now"] and not again.details["model"]["trained_now"]
+    assert _figures(first) == _figures(again)
+    path.write_text(text.replace("seeds: [7]", "seeds: [8]"))  # other training data
+    other = TASK._prepared(TASK.plan(load_config(path), RunContext.build(quiet=True)))
+    assert other.trained and other.path != Path(first.details["model"]["checkpoint"])
+    path.write_text(text.replace("seeds: [7]", "seeds: [7, 0]"))
+    with pytest.raises(ConfigError, match="test seeds too"):
+        TASK.plan(load_config(path), RunContext.build(quiet=True))
