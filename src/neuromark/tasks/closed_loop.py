@@ -54,7 +54,7 @@ PARENT = {"ops": "neurobench-closed_loop_ops", "gymnasium": "neurobench-closed_l
 CITATION = ("NeuroBench closed-loop track, branch 2025_GC (github.com/NeuroBench/neurobench "
             "@c8dfd47): online prosthesis simulator and BenchmarkClosedLoop")
 METRICS = {"spiking": ["footprint", "connection_sparsity", "activation_sparsity",
-                       "synaptic_operations", "membrane_updates"],
+                       "synaptic_operations", "membrane_updates", "neuron_operations"],
            "ann": ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"],
            "linear": ["footprint", "connection_sparsity", "synaptic_operations"]}
 #: Per-step figures also given per episode.
