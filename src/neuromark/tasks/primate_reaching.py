@@ -35,6 +35,8 @@ Config::
       chunk: 250
       shared_decoder: false                         # one decoder for all sessions
       parallel_sessions: false                      # test streams side by side (S, L, C)
+      on_invalid: error          # error (default) | drop: invalid samples and spike times
+                                 # dropped and counted (details.per_session[s].invalid_records)
     model: {name: snn2, options: {hidden: 64}}      # ridge_decoder, ann2d, snn2
     checkpoint_dir: cache:checkpoints/primate_reaching
     device: cpu                # cpu (default), cuda, cuda:N or auto (ridge fits on the CPU)
@@ -42,6 +44,7 @@ Config::
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +68,7 @@ from neuromark.results import Results, Score, model_identity, to_jsonable
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.evaluation import evaluate
 from neuromark.tasks.primate_decoders import decoder_checkpoint, model_and_details
+from neuromark.tasks.primate_dropped import dropped_flag, invalid_entry
 from neuromark.training import ModelFamily
 
 PARENT = "neurobench-primate_reaching"
@@ -97,6 +101,17 @@ class DataSettings(StrictModel):
     parallel_sessions: bool = Field(False, description="feed the sessions' test streams side "
                                     "by side, (S, L, C) with per-stream state; needs "
                                     "shared_decoder")
+    on_invalid: Literal["error", "drop"] = Field(
+        "error", description="error: a session breaking the reader's input contract is refused; "
+        "drop: its invalid samples and spike times are dropped and counted per rule")
+
+    def reader_kwargs(self) -> dict[str, Any]:
+        """The reader's settings, which also enter the decoders' recipe hash: ``on_invalid``
+        only when ``drop`` (so decoders cached before the option existed keep their hash)."""
+        kw: dict[str, Any] = {"bin_width": self.bin_width, "train_ratio": self.train_ratio}
+        if self.on_invalid != "error":
+            kw["on_invalid"] = self.on_invalid
+        return kw
 
     def time_step_s(self) -> tuple[float, str]:
         """One decoder step per bin (:mod:`neuromark.metrics.execution_rate`)."""
@@ -208,7 +223,7 @@ class PrimateReachingTask(BenchmarkTask):
         if cfg.data.surrogate is not None:  # the data set entry's generator, not a task step
             PRIMATE_REACHING.synthesize(root, **cfg.data.surrogate.model_dump(), sessions=cfg.data.sessions)
         names = self._metric_names(cfg, family)
-        kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
+        kw = cfg.data.reader_kwargs()
         per_session: dict[str, dict[str, Any]] = {}
         with torch_threads(cfg.threads):
             shared = (model_and_details(self._decoder(plan, root, cfg.data.sessions, device))
@@ -244,17 +259,23 @@ class PrimateReachingTask(BenchmarkTask):
                                   if cfg.data.parallel_sessions else "mean over sessions")}
         if shared is not None:
             details["shared_decoder"] = shared[1]
+        dropped = dropped_flag(per_session)
+        if dropped:
+            print(f"{cfg.benchmark.id}: {dropped}", file=sys.stderr)
         resolved = cfg.model_dump()
         resolved["model"]["options"] = options.model_dump()
         bench = cfg.benchmark.info(_citation())
         if bench.parent is None:
             bench.parent = PARENT
         used = device_provenance(device, ctx.device_requested(cfg.device))
-        return [Results(scores=scores, benchmark=bench, config=resolved,
-                        seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
-                        details=details, provenance={"device": used},
-                        model=model_identity(cfg.model.name, resolved["model"]["options"], None,
-                                             cfg.model.label))]
+        res = Results(scores=scores, benchmark=bench, config=resolved,
+                      seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
+                      details=details, provenance={"device": used},
+                      model=model_identity(cfg.model.name, resolved["model"]["options"], None,
+                                           cfg.model.label))
+        if dropped:
+            res.flag(dropped)
+        return [res]
 
     @staticmethod
     def _session(cfg: PrimateReachingConfig, model: Any, root: Path, session: str,
@@ -263,7 +284,6 @@ class PrimateReachingTask(BenchmarkTask):
         """One session's test split as one stream on ``device``: its entry and metric
         scores."""
         import numpy as np
-
 
         test = PrimateReaching(root, session, "test", **kw)
         captured: list[Any] = []
@@ -281,7 +301,8 @@ class PrimateReachingTask(BenchmarkTask):
         r2 = r2_per_dimension(np.concatenate(captured), labels)
         entry = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1], "samples": res.details["samples"],
                  "channels": test.channels, "reaches": len(test.segments),
-                 "metrics": {n: to_jsonable(res.scores[n].value) for n in names}}
+                 "metrics": {n: to_jsonable(res.scores[n].value) for n in names},
+                 **invalid_entry(root, session, kw, test)}
         return entry, {n: res.scores[n] for n in names}
 
     @staticmethod
@@ -325,7 +346,8 @@ class PrimateReachingTask(BenchmarkTask):
             r2 = r2_per_dimension(np.concatenate(out), y)
             per_session[session] = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1],
                                     "samples": len(y), "channels": test.channels,
-                                    "reaches": len(test.segments)}
+                                    "reaches": len(test.segments),
+                                    **invalid_entry(root, session, kw, test)}
         return per_session, {n: res.scores[n] for n in names}
 
     def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
@@ -350,7 +372,7 @@ class PrimateReachingTask(BenchmarkTask):
         session: its own decoder; several: one shared decoder on the pooled splits), reused
         when its recipe matches (:func:`~neuromark.tasks.primate_decoders.decoder_checkpoint`)."""
         cfg, config = plan.settings, plan.config
-        kw = {"bin_width": cfg.data.bin_width, "train_ratio": cfg.data.train_ratio}
+        kw = cfg.data.reader_kwargs()
         return decoder_checkpoint(plan.parts["family"], plan.parts["options"], root, sessions, kw,
                                   folder or resolve_path(cfg.checkpoint_dir, config), config,
                                   device, retrain=retrain)
@@ -363,7 +385,6 @@ def _mean(values: list[Any]) -> Any:
 
 
 def _citation() -> str:
-
     return CITATION
 
 

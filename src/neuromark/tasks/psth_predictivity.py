@@ -23,10 +23,15 @@ also computed from the generating rates (``ceiling_generating``) to check the da
 ``explained_variance_squared_ceiling`` = ``(r/c)²``, which reaches ``1/c > 1`` for a
 noiseless model) and candidate, the clipped and unclipped ceiled value and its error.
 Benchmark version 2.0 (``configs/primate_reaching/psth_ceiled.yaml``): 1.0 ceiled ``(r/c)²``.
+``data.on_invalid: drop`` drops and counts non-finite spike times
+(``details.per_session[s].invalid_records``, and a flag); a non-finite cursor or target
+sample is refused either way (the controller runs over the whole recording as one stream,
+so a dropped sample leaves no input for every later step).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,12 +48,15 @@ from neuromark.ceilings import (
 )
 from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
+from neuromark.data.primate_contract import SAMPLE_RULES
 from neuromark.data.primate_entry import PRIMATE_REACHING
 from neuromark.data.primate_reaching import bin_session, reach_segments, read_session, split_segments
 from neuromark.devices import DeviceName, device_provenance
+from neuromark.errors import DataError
 from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.primate_dropped import dropped_flag
 from neuromark.tasks.primate_reaching import DataSettings
 
 CANDIDATES = ("controller", "lagged_linear", "sector_deranged", "shuffled_floor",
@@ -190,11 +198,16 @@ class PSTHPredictivityTask(BenchmarkTask):
                    "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
         used = device_provenance(device, ctx.device_requested(cfg.device))
-        return [Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
-                        seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
-                               "controller": cfg.controller.seed}, details=details,
-                        provenance={"device": used},
-                        model=model_identity("controller", cfg.controller.model_dump()))]
+        res = Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
+                      seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
+                             "controller": cfg.controller.seed}, details=details,
+                      provenance={"device": used},
+                      model=model_identity("controller", cfg.controller.model_dump()))
+        dropped = dropped_flag(sessions)
+        if dropped:
+            res.flag(dropped)
+            print(f"{cfg.benchmark.id}: {dropped}", file=sys.stderr)
+        return [res]
 
     def _session(self, cfg: PSTHConfig, root: Path, session: str, device: Any = "cpu"
                  ) -> tuple[Any, ...]:
@@ -205,7 +218,13 @@ class PSTHPredictivityTask(BenchmarkTask):
         )
 
         ps = cfg.psth
-        rec = read_session(root / f"{session}.mat")
+        rec = read_session(root / f"{session}.mat", cfg.data.on_invalid)
+        if rec.dropped is not None:
+            first = int(np.flatnonzero(rec.dropped)[0])
+            raise DataError(f"{root / (session + '.mat')}: session {session!r}: sample {first} "
+                            f"({SAMPLE_RULES[rec.dropped[first] - 1]}) would be dropped, but "
+                            "psth_predictivity runs its controller over the whole recording as "
+                            "one stream: on_invalid: drop drops spike times only here")
         segments = reach_segments(rec.target)
         reaches = select_reaches(rec.target, segments, bins=ps.bins, bin_steps=ps.bin_steps,
                                  max_reach_s=ps.max_reach_s, seed=ps.seed)
@@ -217,6 +236,9 @@ class PSTHPredictivityTask(BenchmarkTask):
         info: dict[str, Any] = {"repetitions": reaches.repetitions, "reaches_per_sector": reaches.counts,
                                 "dropped_reaches": reaches.dropped, "channels": int(per.shape[1]),
                                 "channels_kept": int(keep.sum()), "ceiling_all_channels": ceil.value}
+        if cfg.data.on_invalid == "drop":
+            info["invalid_records"] = ({"finite spike times": rec.dropped_spikes}
+                                       if rec.dropped_spikes else {})
         if not keep.any():
             raise ValueError(f"{session}: no channel reaches split-half r_SB >= "
                              f"{cfg.ceiling.min_reliability}")
