@@ -166,3 +166,12 @@ def test_config_errors_name_the_line_before_any_work():
     assert "reference policy has no weights" in msg
     msg = _plan_error(_cfg("agent: {reference: oracle}", seeds="[1, 1]"))
     assert "listed twice" in msg
+
+
+def test_a_family_that_cannot_drive_the_environment_is_refused_at_load():
+    pytest.importorskip("gymnasium")
+    msg = _plan_error(_cfg("agent: {model: {name: loop_wiener}}",
+                           env="{name: gymnasium, options: {id: Pendulum-v1}}"))
+    assert "<config>:4" in msg and "loop_wiener" in msg and "has 1" in msg
+    msg = _plan_error(_cfg("agent: {model: {name: loop_snn, options: {input_range: [[0], [1]]}}}"))
+    assert "input_range needs 96" in msg

@@ -90,7 +90,11 @@ class ClosedLoopTask(BenchmarkTask):
         family = family_for(models, spec.name, self.name, where)
         if family is not None:
             options = validate(family.options_model, spec.options, config, ("agent", "model", "options"))
-            model = family.build(options, env.observation_size, env.action_space.size)
+            try:
+                model = family.build(options, env.observation_size, env.action_space.size)
+            except ValueError as exc:  # e.g. loop_wiener for a Discrete action space
+                raise ConfigError(f"{where}: model.name: {spec.name!r} cannot drive "
+                                  f"{cfg.env.name!r}: {exc}") from None
             parts.update(family=family, options=options)
         else:
             ckpt = resolve_path(spec.checkpoint, config) if spec.checkpoint else None
