@@ -98,8 +98,8 @@ class ClosedLoopTask(BenchmarkTask):
             parts.update(family=family, options=options)
         else:
             ckpt = resolve_path(spec.checkpoint, config) if spec.checkpoint else None
-            model, _ = build_configured(spec.name, spec.options, ckpt, config, ("agent", "model"))
-            parts.update(model=model, checkpoint=ckpt)
+            model, source = build_configured(spec.name, spec.options, ckpt, config, ("agent", "model"))
+            parts.update(model=model, checkpoint=ckpt, source=source)
         check_output(model, env, where, spec.name)
         parts["metrics"] = self._metric_names(cfg, family)
         build_metrics(parts["metrics"], config, ("metrics",))
@@ -143,7 +143,7 @@ class ClosedLoopTask(BenchmarkTask):
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         cfg, config, parts = plan.settings, plan.config, plan.parts
         model, ckpt = parts.get("model"), parts.get("checkpoint")
-        model_details: dict[str, Any] = {}
+        model_details: dict[str, Any] = dict(parts.get("source") or {})  # a factory's file
         if parts["family"] is not None:
             prepared = self._prepared(plan)
             model, ckpt = prepared.model, prepared.path
