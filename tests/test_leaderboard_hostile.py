@@ -139,3 +139,15 @@ def test_unknown_schema_version_names_the_version_and_what_is_supported(tmp_path
     assert main(["check", str(run)]) == 1
     assert "toy.json: layout/schema: schema_version '9.0' is not a results schema this checker " \
            "reads (1.0, 1.1, 1.2, 1.3)" in capsys.readouterr().out
+
+
+def test_report_unknown_schema_version_same_wording(tmp_path, capsys):
+    """``neuromark report`` (and Results.load under it) words a schema 9.0 file as the
+    leaderboard and compare do, naming the file, and writes nothing."""
+    run = write_run(tmp_path, "future")
+    edit(run / "toy.json", lambda d: d.update(schema_version="9.0"))
+    assert main(["report", str(run / "toy.json"), "--out", str(tmp_path / "sub")]) == 1
+    err = capsys.readouterr().err
+    assert f"{run / 'toy.json'}: results schema_version '9.0' is not supported: this neuromark " \
+           "reads 1.0 to 1.3" in err
+    assert not (tmp_path / "sub").exists()

@@ -88,11 +88,11 @@ from neuromark.provenance import (  # noqa: F401 - re-exported
     package_versions,
     stamp_provenance,
 )
+from neuromark.results_versions import READABLE_SCHEMAS as READABLE_SCHEMAS
+from neuromark.results_versions import unsupported_schema
 
 SCHEMA_VERSION = "1.3"
-#: Schema versions :meth:`Results.load` reads (1.0: no ceiling rule, errors or sidecar;
-#: 1.0 and 1.1: no model block, derived on load).
-READABLE_SCHEMAS = ("1.0", "1.1", "1.2", "1.3")
+
 #: How a score is normalised by its ceiling.
 CEILING_RULES = ("ratio", "explained_variance", "explained_variance_squared_ceiling")
 #: Each rule as a formula of r = raw and c = ceiling (written beside the rule).
@@ -332,9 +332,8 @@ class Results(Mapping[str, Any]):
         sidecar; files before 1.2 get their model block derived, files before 1.3 their
         flags, artefacts and config moved to the 1.3 fields (see the module)."""
         data = json.loads(Path(path).read_text())
-        if data.get("schema_version") not in READABLE_SCHEMAS:
-            raise DataError(f"{path}: schema_version {data.get('schema_version')!r} is not one "
-                            f"of {', '.join(READABLE_SCHEMAS)}")
+        if (why := unsupported_schema(data)) is not None:
+            raise DataError(f"{path}: {why}")
         arrays = None
         if data.get("raw_sidecar"):
             import numpy as np

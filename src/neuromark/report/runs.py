@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import DataError
-from neuromark.results import READABLE_SCHEMAS, Results
+from neuromark.results import Results, unsupported_schema
 
 
 @dataclass
@@ -156,16 +156,6 @@ def run_flags(results: Results) -> list[str]:
         if value not in (None, False, 0, [], {}):
             flags.append(f"{key}: {value if not isinstance(value, (list, dict)) else len(value)}")
     return flags
-
-
-def unsupported_schema(data: dict[str, Any]) -> str | None:
-    """Why a results object's ``schema_version`` cannot be read (None when it can)."""
-    version = data.get("schema_version")
-    if version in READABLE_SCHEMAS:
-        return None
-    return (f"results schema_version {version!r} is not supported: this neuromark reads "
-            f"{READABLE_SCHEMAS[0]} to {READABLE_SCHEMAS[-1]}"
-            + (" (a newer neuromark wrote it? upgrade neuromark)" if isinstance(version, str) else ""))
 
 
 def _load(file: Path) -> tuple[Results | None, str | None]:
