@@ -72,6 +72,26 @@ def test_csv_bad_traces(tmp_path):
         CsvTraceMeter(short, offset_s=0).energy(1.5, 3.0)
 
 
+def test_csv_trace_not_utf8_names_file_line_and_byte(tmp_path):
+    """A Latin-1 mark label on line 3 (was read with errors="replace": a mark 'caf\ufffd'
+    that no host mark matched): refused naming the file, line and byte offset."""
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("t_s,power_w,mark\n0,1,start\n1,1,caf\xe9\n2,1,\n".encode("latin-1"))
+    offset = len(b"t_s,power_w,mark\n0,1,start\n1,1,caf")
+    with pytest.raises(DataError, match=rf"latin.csv:3: the power trace is not UTF-8 text "
+                                        rf"\(byte 0xe9 at offset {offset}\)"):
+        read_trace(latin)
+    with pytest.raises(DataError, match=r"latin.csv:3: .* not UTF-8"):
+        CsvTraceMeter(latin, offset_s=0).stop()
+    # UTF-8 with a BOM and CRLF line ends still reads, through both parsers
+    for name, text in (("bom.csv", "t_s,power_w\r\n0,1.5\r\n1,2.5\r\n"),
+                       ("bom_mark.csv", "t_s,power_w,mark\r\n0,1.5,d\u00e9but\r\n1,2.5,\r\n")):
+        (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+        t, p, marks = read_trace(tmp_path / name)
+        assert t.tolist() == [0.0, 1.0] and p.tolist() == [1.5, 2.5]
+        assert marks == ({"d\u00e9but": 0.0} if "mark" in text else {})
+
+
 def test_csv_meter_rereads_a_grown_trace_at_stop(tmp_path):
     f = write_trace(tmp_path / "t.csv", [0.0, 1.0], [2.0, 2.0])
     meter = CsvTraceMeter(f, offset_s=0.0)

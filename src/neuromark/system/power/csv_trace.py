@@ -5,7 +5,8 @@ Format: a header row, then one row per reading, with columns either ``t_s,power_
 where the instrument saw a sync mark, e.g. a GPIO edge). ``t_s`` must increase strictly,
 and a power below zero is an error naming the line unless the meter declares that its
 instrument reads below zero (``signed: true``, e.g. a bidirectional current sensor). The
-file is read as UTF-8 (a byte-order mark before the header is dropped).
+file is read as UTF-8 (a byte-order mark before the header is dropped); other bytes are an
+error naming the file, line and byte offset (:func:`~neuromark.data.clips.read_utf8`).
 
 Alignment with the host's monotonic clock: ``host_t = t_s + offset_s``, with ``offset_s``
 given, or found from sync marks: the mean of ``host_time(label) - trace_time(label)``
@@ -15,30 +16,31 @@ over the labels marked both by :meth:`CsvTraceMeter.mark` on the host and in the
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from neuromark.data.clips import read_utf8
 from neuromark.errors import DataError
 from neuromark.system.power.protocol import count_samples, integrate_power
 from neuromark.system.timing import now_s
 
 
-def _header(file: Path) -> list[str]:
-    with file.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
-        cols = [c.strip() for c in next(csv.reader(handle), [])]
+def _header(file: Path, text: str) -> list[str]:
+    cols = [c.strip() for c in next(csv.reader(io.StringIO(text, newline="")), [])]
     if "t_s" not in cols or not ("power_w" in cols or {"voltage_v", "current_a"} <= set(cols)):
         raise DataError(f"{file}: expected columns t_s,power_w or t_s,voltage_v,current_a "
                         f"(optionally mark), got {','.join(cols) or 'no header'}")
     return cols
 
 
-def _fast(file: Path, cols: list[str], signed: bool) -> tuple[np.ndarray, np.ndarray] | None:
+def _fast(text: str, cols: list[str], signed: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """All-numeric traces through numpy's C parser; None when anything looks wrong (the
     row-by-row reader then finds and names the line)."""
     try:
-        data = np.loadtxt(file, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+        data = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
     except ValueError:
         return None
     if data.shape[1] != len(cols) or not np.all(np.isfinite(data)):
@@ -60,12 +62,13 @@ def read_trace(path: str | Path, *, signed: bool = False
     file = Path(path)
     if not file.is_file():
         raise DataError(f"power trace not found: {file}")
-    cols = _header(file)
+    text = read_utf8(file, "the power trace")
+    cols = _header(file, text)
     if "mark" not in cols:
-        fast = _fast(file, cols, signed)
+        fast = _fast(text, cols, signed)
         if fast is not None:
             return fast[0], fast[1], {}
-    with file.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         reader.fieldnames = cols
         next(reader, None)  # the header row, already checked
