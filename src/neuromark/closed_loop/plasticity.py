@@ -7,7 +7,9 @@ parameters in place; it runs with autograd available, outside inference mode). A
 ``output`` the network's output for it (no autograd history), ``feedback`` a
 :class:`Feedback`. An optional ``bind(module)`` is called once before the first step.
 Rules are registry entries (``neuromark.registry.learning_rules``) built with
-``learning.options``; the built-in ``delta`` rule is :class:`DeltaRule`.
+``learning.options``; the built-in ``delta`` rule is :class:`DeltaRule`. A rule that runs
+the network itself does so while the runner's probes listen: those forward passes count
+with the next step's synaptic operations (docs/closed_loop.md).
 
 **The counts** (:class:`PlasticityCounter`), taken by the harness from the parameters
 before and after each update, never from the rule's own report:
