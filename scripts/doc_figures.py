@@ -52,6 +52,7 @@ CONFIGS: list[str] = [
     "configs/primate_reaching/psth_ceiled_short.yaml",  # about 90 s CPU first run
     "configs/event_vision/gen4_synthetic_short.yaml",
     "configs/activity/wisdm_stats_short.yaml",
+    "configs/activity/wisdm_stats_window_split_short.yaml",  # the same on NeuroBench's window split
     "configs/activity/wisdm_ffsnn_short.yaml",
     "configs/activity/wisdm_scnn_short.yaml",  # not in the default suite (about 40 s CPU first run)
     "configs/eeg/thor_csp_lda_short.yaml",
