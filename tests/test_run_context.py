@@ -39,8 +39,8 @@ from neuromark.executors import LocalExecutor
 from neuromark.registry import tasks
 from neuromark.tasks import evaluation
 
-TASKS = ("classification", "detection", "fscil", "mackey_glass", "primate_reaching",
-         "psth_predictivity", "qubo", "system")
+TASKS = ("classification", "closed_loop", "detection", "fscil", "mackey_glass",
+         "primate_reaching", "psth_predictivity", "qubo", "system")
 SRC = Path(neuromark.__file__).resolve().parent
 
 
@@ -196,6 +196,20 @@ def test_classification_gets_the_flags(tmp_path, run_cli):
     run.check_device_requested()
     run.check_caches("checkpoints/toy-snn.pt")
     assert not (tmp_path / "snn.pt").exists()
+
+
+def test_closed_loop_gets_the_flags(tmp_path, run_cli):
+    config = tmp_path / "cl.yaml"
+    config.write_text("task: closed_loop\nbenchmark: {id: cl-test}\nenv: {name: ops}\n"
+                      "agent: {model: {name: loop_wiener, options: {dagger_rounds: 1}}}\n"
+                      "episodes: {count: 2, max_steps: 60, seeds: [0], per_unit: 1}\n"
+                      "train: {seeds: [9], episodes: 2}\ndevice: cuda\n")
+    run = run_cli(config)
+    run.check_contexts()
+    assert any(coverages for _, _, coverages in run.evaluate)
+    assert len(run.units) == 2 and len(run.evaluate) == 2  # one episode per unit
+    run.check_device_requested()
+    run.check_caches("checkpoints/closed_loop")
 
 
 def test_detection_gets_the_flags(tmp_path, run_cli):

@@ -136,7 +136,7 @@ class DeltaRule:
             return
         x = self._input.reshape(-1, self._layer.in_features)[-1].to(self._layer.weight.dtype)
         y = output.reshape(-1, self._layer.out_features)[-1].to(x.dtype)
-        err = feedback.ideal_action.to(x.dtype).reshape(-1) - y
+        err = feedback.ideal_action.to(x.device, x.dtype).reshape(-1) - y
         with torch.no_grad():
             self._layer.weight.add_(self.lr * torch.outer(err, x))
             if self._layer.bias is not None:

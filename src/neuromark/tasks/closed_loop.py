@@ -30,6 +30,7 @@ from neuromark.closed_loop.references import check_reference
 from neuromark.closed_loop.scores import FIGURES, Episode, over_seeds
 from neuromark.config import ConfigFile, resolve_path, validate
 from neuromark.context import RunContext
+from neuromark.devices import device_provenance
 from neuromark.errors import ConfigError, MetricError
 from neuromark.executors import Unit, share
 from neuromark.metrics.base import StaticMetric
@@ -69,6 +70,7 @@ class ClosedLoopTask(BenchmarkTask):
 
     def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
         cfg = validate(ClosedLoopConfig, config.data, config)
+        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         env, env_options = build_env(cfg, config)
         check_settings(cfg, env, config)
         parts: dict[str, Any] = {"env_options": env_options, "dt": env.dt,
@@ -151,11 +153,15 @@ class ClosedLoopTask(BenchmarkTask):
                              "train_seconds": prepared.meta.get("train_seconds")}
         jobs = self._jobs(cfg, parts)
         where = str(config.path or "<config>")
+        device = ctx.device_for(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
+                                announce=True)
+        parts["device"] = device_provenance(device, ctx.device_requested(cfg.device))
         shared = share(ctx.executor, model) if model is not None else None
         units = [Unit(f"{cfg.benchmark.id} seed {j.seed} episodes {j.episodes[0]}-{j.episodes[-1]}",
                       where, run_reference if model is None else run_model,
                       (j, cfg.agent.reference) if model is None else
-                      (j, shared, tuple(parts["metrics"]), parts["rule"], ctx.for_unit()),
+                      (j, shared, tuple(parts["metrics"]), parts["rule"], ctx.for_unit(),
+                       None, str(device)),
                       num_cpus=cfg.threads) for j in jobs]
         outs: dict[int, Any] = {}
         index = {id(u): i for i, u in enumerate(units)}
@@ -267,7 +273,7 @@ class ClosedLoopTask(BenchmarkTask):
         return Results(scores=scores, benchmark=bench, config=resolved,
                        seeds={"episodes": list(cfg.episodes.seeds),
                               "train": list(cfg.train.seeds) if parts["family"] else None},
-                       details=details, model=identity)
+                       details=details, provenance={"device": parts["device"]}, model=identity)
 
 
 def _scaled(value: Any, factor: float) -> Any:

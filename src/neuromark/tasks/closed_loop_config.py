@@ -23,6 +23,7 @@ from pydantic import Field, model_validator
 
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, validate
+from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, MissingExtraError
 from neuromark.metrics.names import MetricEntry
 from neuromark.model_label import ModelLabel
@@ -83,7 +84,7 @@ class ClosedLoopConfig(StrictModel):
     metrics: list[MetricEntry] | None = None
     checkpoint_dir: str = "cache:checkpoints/closed_loop"
     threads: int = Field(1, ge=1)
-    device: Literal["cpu"] = "cpu"
+    device: DeviceName = "cpu"  # cpu (default), cuda, cuda:N or auto; training runs on the CPU
 
 
 def build_env(cfg: ClosedLoopConfig, config: ConfigFile) -> tuple[Any, dict[str, Any]]:

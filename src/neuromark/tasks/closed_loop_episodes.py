@@ -107,10 +107,10 @@ def run_reference(job: EpisodeJob, name: str) -> dict[str, Any]:
 
 def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
               rule: tuple[str, dict[str, Any]] | None, ctx: RunContext,
-              coverage: str | None = None) -> dict[str, Any]:
+              coverage: str | None = None, device: str | None = None) -> dict[str, Any]:
     """One unit with network ``model`` (copied: the caller's stays as it is) under the
-    runner with ``metrics`` (metric entries, built here): its episodes, the workload
-    metrics' states and the plasticity counts."""
+    runner with ``metrics`` (metric entries, built here) on ``device`` (None: where the
+    model is): its episodes, the workload metrics' states and the plasticity counts."""
     import torch
 
     adapter = as_adapter(copy.deepcopy(model))
@@ -124,7 +124,8 @@ def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
     def learn(x: Any, output: Any, feedback: Feedback) -> None:
         assert counter is not None
         with torch.inference_mode(False), torch.enable_grad():
-            counter.around(lambda: learner.update(module, x.clone(), output.clone(), feedback))
+            obs = x.to(output.device).clone()
+            counter.around(lambda: learner.update(module, obs, output.clone(), feedback))
 
     def capture(output: Any) -> Any:
         out = output.detach()
@@ -141,7 +142,7 @@ def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
             learn(x, holder["tensor"], feedback)
     stream = episode_stream(env, job, holder, records, on_step=on_step)
     evaluate(ctx, adapter, stream, built, postprocessors=[capture], reset="stream",
-             quiet=True, coverage=coverage)
+             quiet=True, coverage=coverage, device=device)
     return {"episodes": [tuple(e.__dict__.values()) for e in records],
             "states": [m.state() for m in built],
             "plasticity": counter.state() if counter is not None else None}
