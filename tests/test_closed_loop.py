@@ -175,3 +175,34 @@ def test_a_family_that_cannot_drive_the_environment_is_refused_at_load():
     assert "<config>:4" in msg and "loop_wiener" in msg and "has 1" in msg
     msg = _plan_error(_cfg("agent: {model: {name: loop_snn, options: {input_range: [[0], [1]]}}}"))
     assert "input_range needs 96" in msg
+
+
+def _neuron_csv(path, rows=96, bad_row=None):
+    """A population in NeuroBench's neuron CSV layout (no header: c_x, c_y, lambda_min,
+    lambda_max), as OPS.save_neurons writes it."""
+    angles = np.linspace(-math.pi, math.pi, rows, endpoint=False)
+    lines = [f"{math.cos(a)},{math.sin(a)},{2.0 if i % 2 else 0.0},{50.0 + i % 40}"
+             for i, a in enumerate(angles)]
+    if bad_row is not None:
+        lines[bad_row] = "1.0,0.0,10.0,5.0"  # lambda_max < lambda_min
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_neurobench_neuron_file_sets_the_population(tmp_path):
+    _neuron_csv(tmp_path / "gc_neuron1.csv")
+    env = OPSEnv(OPSOptions(neurons=str(tmp_path / "gc_neuron1.csv")))
+    pop = env.population
+    assert pop.lambda_min[1] == 2.0 and pop.lambda_max[3] == 53.0
+    assert np.allclose(pop.direction[0], [-1.0, 0.0])
+    # the rate rule on the file's neurons: dv along c_0 at 0.02 -> inner 0.5
+    assert pop.rates(0.02 * pop.direction[0])[0] == pytest.approx(0.5 * 50.0)
+    (tmp_path / "cl.yaml").write_text(_cfg("agent: {reference: oracle}", count=2,
+                                           env="{name: ops, options: {neurons: gc_neuron1.csv}}"))
+    from neuromark.config import load_config
+
+    res = TASK.run(load_config(tmp_path / "cl.yaml"), RunContext.build(quiet=True))[0]
+    assert res.scores["success_rate"].value == 1.0
+    _neuron_csv(tmp_path / "gc_neuron1.csv", bad_row=4)
+    with pytest.raises(ConfigError) as info:
+        TASK.plan(load_config(tmp_path / "cl.yaml"), RunContext.build(quiet=True))
+    assert "cl.yaml:3" in str(info.value) and "row 5: lambda_max < lambda_min" in str(info.value)

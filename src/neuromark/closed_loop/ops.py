@@ -24,6 +24,9 @@ ideal controller's action is ``(v + dv) / (3.77 dt)`` (:meth:`OPSEnv.ideal_actio
 count) and ends then, or after ``max_steps = round(max_duration / dt)`` steps. Reward 1
 per step (NeuroBench's ``reward_fn``), so the return is the episode's length.
 
+``neurons`` reads a population from one of NeuroBench's neuron CSV files instead (e.g. the
+Grand Challenge's ``gc_neuron1.csv``: the same tuning; the spike bits still differ).
+
 Differences from the branch (docs/closed_loop.md): the spike streams are numpy's, not
 torch's per-neuron generators (the statistics are the same, the bits are not); each
 episode's target and spikes come from its own seed (``SeedSequence([seed, episode])``)
@@ -62,12 +65,41 @@ class OPSOptions(StrictModel):
     target_size: float = Field(2.5, gt=0)
     min_distance: float = Field(8.0, gt=0)
     population_seed: Seed = OPS_SEED
+    neurons: str | None = Field(None, description="a NeuroBench neuron CSV (rows c_x, c_y, "
+                                "lambda_min, lambda_max; e.g. gc_neuron1.csv) instead of "
+                                "drawing the population; relative to the config's folder")
+
+
+def read_neurons(path: str, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(directions (N, 2), lambda_min, lambda_max) from a NeuroBench neuron CSV (no header,
+    rows ``c_x, c_y, lambda_min, lambda_max``, as ``OPS.save_neurons`` writes them);
+    ``ValueError`` naming the file and row for a malformed one."""
+    try:
+        table = np.loadtxt(path, delimiter=",", ndmin=2, dtype=np.float64)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a neuron CSV (c_x, c_y, lambda_min, lambda_max): {exc}") from None
+    if table.shape != (count, 4):
+        raise ValueError(f"{path}: {table.shape[0]} rows of {table.shape[1]} values; "
+                         f"num_neurons {count} needs {count} rows of 4")
+    checks = [(~np.isfinite(table).all(1), "a value is not finite"),
+              (table[:, 2] < 0, "lambda_min < 0"), (table[:, 3] < table[:, 2], "lambda_max < lambda_min"),
+              (np.abs(np.hypot(table[:, 0], table[:, 1]) - 1) > 1e-3, "(c_x, c_y) is not a unit vector")]
+    for bad, rule in checks:
+        if bad.any():
+            raise ValueError(f"{path}: row {int(np.argmax(bad)) + 1}: {rule}")
+    return table[:, :2].copy(), table[:, 2].copy(), table[:, 3].copy()
 
 
 class NeuronPopulation:
     """The units' tuning (arrays of shape (N,)) and their spikes for a velocity change."""
 
     def __init__(self, options: OPSOptions) -> None:
+        self.dt = options.dt
+        self.max_accel = 20.0 * options.dt * ACCEL_CONST
+        if options.neurons is not None:
+            self.direction, self.lambda_min, self.lambda_max = read_neurons(
+                options.neurons, options.num_neurons)
+            return
         rng = np.random.default_rng(options.population_seed)
         n = options.num_neurons
         keep = rng.random(n) >= options.zero_prob  # B: the baseline is kept
@@ -76,8 +108,6 @@ class NeuronPopulation:
         self.lambda_max = low + rng.random(n) * np.maximum(options.upper_lmax - low, 0.0)
         theta = rng.uniform(-math.pi, math.pi, n)
         self.direction = np.stack([np.cos(theta), np.sin(theta)], axis=1)  # (N, 2)
-        self.dt = options.dt
-        self.max_accel = 20.0 * options.dt * ACCEL_CONST
 
     def rates(self, dv: np.ndarray) -> np.ndarray:
         """Firing rates (Hz, shape (N,)) for the velocity change ``dv`` (2,)."""

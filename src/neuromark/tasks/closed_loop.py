@@ -134,13 +134,15 @@ class ClosedLoopTask(BenchmarkTask):
                   "env": {"name": cfg.env.name, "options": plan.parts["env_options"]},
                   "train": cfg.train.model_dump(), "max_steps": cfg.episodes.max_steps}
         folder = folder or resolve_path(cfg.checkpoint_dir, plan.config)
-        path = Path(folder) / f"{family.name}-{recipe_hash(recipe, [])[:16]}.pt"
+        files = [Path(plan.parts["env_options"]["neurons"])] \
+            if plan.parts["env_options"].get("neurons") else []  # a neuron CSV: its bytes
+        path = Path(folder) / f"{family.name}-{recipe_hash(recipe, files)[:16]}.pt"
 
         def fit() -> tuple[Any, dict[str, Any]]:
             with torch_threads(cfg.threads):
                 return family.fit(options, None, data, data.make().action_space.size)
 
-        return prepare(family, path, recipe, [], fit, retrain=retrain)
+        return prepare(family, path, recipe, files, fit, retrain=retrain)
 
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         cfg, config, parts = plan.settings, plan.config, plan.parts

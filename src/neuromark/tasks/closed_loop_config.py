@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark.components import resolve_entry
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, validate
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, MissingExtraError
 from neuromark.metrics.names import MetricEntry
@@ -94,6 +94,8 @@ def build_env(cfg: ClosedLoopConfig, config: ConfigFile) -> tuple[Any, dict[str,
     model = getattr(factory, "options_model", None)
     options = (validate(model, cfg.env.options, config, ("env", "options")).model_dump()
                if model is not None else dict(cfg.env.options))
+    if cfg.env.name == "ops" and options.get("neurons"):  # a file beside the config
+        options["neurons"] = str(resolve_path(options["neurons"], config))
     if cfg.env.name == "gymnasium":
         from neuromark.closed_loop.gym_env import check_id
 
