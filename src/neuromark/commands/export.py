@@ -19,8 +19,12 @@ from neuromark.models.onnx_export import export_onnx
 DESCRIPTION = """Export the model a config evaluates to ONNX (format: onnx) and check the file
 with onnxruntime: its outputs must equal the torch model's on the config's first test batch
 within float tolerance. The model is the task's checkpoint (trained first when missing, as
-`neuromark run` would); a task whose plan holds no test split, or a model that keeps state
-from one call to the next, is refused with the reason. Needs the extra onnx
+`neuromark run` would); a task whose plan holds no test split is refused with the reason. A
+model that keeps state from one call to the next (a streaming SNN, a decoder with input
+history) is exported one time step at a time, its state as explicit inputs and outputs,
+and checked step by step over the whole first test sample with its state fed back.
+Primate reaching (one decoder per session): the first session's decoder, or --session's,
+checked on the first chunk of that session's test stream. Needs the extra onnx
 (pip install 'neuromark[onnx]'). Format nir: snnTorch networks only (snnTorch's exporter),
 written with nir.write, read back and compared on the first test batch (the report says
 whether the outputs agree: NIR's LIF resets to v_reset, so a subtract reset comes back as a
@@ -35,6 +39,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("out", type=Path, metavar="OUT")
     parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
     parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    parser.add_argument("--session", default=None, help="primate reaching: whose decoder "
+                        "(default: the config's first session)")
     add_cache_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_export)
@@ -73,15 +79,60 @@ def _export(args: argparse.Namespace) -> int:
         raise ConfigError(f"{where}: task {task.name!r} has no model checkpoint to export")
     plan = task.plan(config, ctx)
     prepared = train(plan, ctx, checkpoint=None, retrain=False)
+    which: dict[str, Any] = {}
     if isinstance(prepared, list):
-        raise ConfigError(f"{where}: task {task.name!r} has {len(prepared)} models (one per "
-                          f"session); export one config per model")
+        prepared, batch, which = session_decoder(task.name, plan, prepared, args.session, where)
+    else:
+        batch = first_batch(plan, where).cpu()
     module = getattr(prepared.model, "module", prepared.model)
-    batch = first_batch(plan, where).cpu()
-    report = (export_onnx(module, batch, args.out, atol=args.atol, rtol=args.rtol)
-              if args.format == "onnx" else export_nir(module, batch, args.out, where))
-    print(json.dumps(report, indent=1))
+    if args.format == "onnx":
+        steps, whole, time_dim = time_steps(prepared.model, module, batch)
+        report = export_onnx(module, batch, args.out, atol=args.atol, rtol=args.rtol,
+                             steps=steps, whole=whole, time_dim=time_dim)
+    else:
+        report = export_nir(module, batch, args.out, where)
+    print(json.dumps({**report, **which}, indent=1))
     return 0
+
+
+def time_steps(model: Any, module: Any, batch: Any) -> tuple[list[Any] | None, Any, int]:
+    """How ``module`` is fed ``batch`` one time step at a time: ``(steps, whole, time_dim)``;
+    an adapter that calls it once per step (its ``time_dim``) gets the batch unbound along
+    that axis (``whole`` None), a module that takes the time axis (dim 1) itself gets
+    length-1 slices and ``whole`` = the batch; ``(None, None, 1)`` without a time axis."""
+    if batch.dim() < 2:
+        return None, None, 1
+    time_dim = getattr(model, "time_dim", None)
+    if model is not module and isinstance(time_dim, int):
+        return list(batch.unbind(time_dim)), None, time_dim
+    return [batch.narrow(1, n, 1) for n in range(batch.shape[1])], batch, 1
+
+
+def session_decoder(task: str, plan: Any, prepared: list[Any], session: str | None, where: str
+                    ) -> tuple[Any, Any, dict[str, Any]]:
+    """Primate reaching's decoder of ``session`` (default the first; the shared one when
+    the config shares it) and the first chunk of that session's test stream (1, L, C)."""
+    from neuromark.config import resolve_path
+    from neuromark.data.primate_reaching import PrimateReaching
+
+    data = getattr(plan.settings, "data", None)
+    if task != "primate_reaching" or data is None:
+        raise ConfigError(f"{where}: task {task!r} has {len(prepared)} models; export one "
+                          f"config per model")
+    sessions = list(data.sessions)
+    name = session or sessions[0]
+    if name not in sessions:
+        raise ConfigError(f"--session {name!r} is not one of the config's sessions "
+                          f"({', '.join(sessions)})")
+    chosen = prepared[0 if data.shared_decoder else sessions.index(name)]
+    test = PrimateReaching(resolve_path(data.root, plan.config), name, "test",
+                           **data.reader_kwargs())
+    batch = next(iter(test.stream(data.chunk)))[0]
+    return chosen, batch, {
+        "session": name, "decoder": "shared by " + ", ".join(sessions) if data.shared_decoder
+        else f"{name}'s own (one of {len(sessions)}; --session picks another)",
+        "checkpoint": str(chosen.path),
+        "sample": f"the first chunk of {name}'s test stream ({batch.shape[1]} steps)"}
 
 
 def export_nir(module: Any, batch: Any, out: Path, where: str) -> dict[str, Any]:

@@ -7,11 +7,13 @@ onnxruntime on the same batch and requires the outputs to equal the torch model'
 float tolerance (``|ort - torch| <= atol + rtol |torch|``, default 1e-5 and 1e-4).
 
 A model that keeps state from one call to the next (a streaming spiking network: its
-membranes carry over) is refused with the reason: a trace would freeze the state it held
+membranes carry over) cannot be traced as it is: a trace would freeze the state it held
 at export as constants. It is detected by calling the model twice on the example after
 ``reset_state()``: the outputs must agree. Networks that loop over time inside one call
-(state created in ``forward``) export fine. Exporting such a model one step at a time,
-its state as explicit inputs and outputs, is not implemented.
+(state created in ``forward``) export fine. Given the sample's time ``steps``, a stateful
+model is exported one step at a time instead, its state as explicit inputs and outputs
+(:func:`neuromark.models.onnx_stateful.export_onnx_steps`); without them it is refused
+with the reason.
 """
 
 from __future__ import annotations
@@ -21,34 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import ConfigError
-
-
-def _reset(module: Any) -> None:
-    """``reset_state()`` on every submodule that defines it."""
-    for sub in module.modules():
-        reset = getattr(sub, "reset_state", None)
-        if callable(reset):
-            reset()
-
-
-def _outputs(value: Any) -> list[Any]:
-    """The tensors of a model's output (a tensor, or a tuple/list of them), flattened."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _outputs(v)]
-    raise ConfigError(f"the model returns {type(value).__name__}: ONNX export needs a tensor "
-                      f"or a tuple of tensors")
+from neuromark.models.onnx_stateful import _outputs, _reset, export_onnx_steps
 
 
 def export_onnx(module: Any, example: Any, path: str | Path, *, atol: float = 1e-5,
-                rtol: float = 1e-4, opset: int = 17) -> dict[str, Any]:
+                rtol: float = 1e-4, opset: int = 17, steps: list[Any] | None = None,
+                whole: Any = None, time_dim: int = 1) -> dict[str, Any]:
     """Export ``module`` (an ``nn.Module``, eval mode) traced on ``example`` (a tensor)
     to ``path`` and check it with onnxruntime; returns ``{"path", "opset", "input_shape",
-    "outputs", "max_abs_diff", "atol", "rtol", "onnxruntime"}``. Raises ConfigError for a
-    stateful model, an untraceable one, or outputs that differ."""
+    "outputs", "max_abs_diff", "atol", "rtol", "onnxruntime"}``. A stateful model is
+    exported one step at a time over ``steps`` (``whole``, ``time_dim``: see
+    :func:`~neuromark.models.onnx_stateful.export_onnx_steps`, whose report it returns).
+    Raises ConfigError for a stateful model without ``steps``, an untraceable one, or
+    outputs that differ."""
     import numpy as np
     import torch
 
@@ -64,10 +51,13 @@ def export_onnx(module: Any, example: Any, path: str | Path, *, atol: float = 1e
         second = _outputs(module(example))
         _reset(module)
     if any(a.shape != b.shape or not torch.equal(a, b) for a, b in zip(first, second, strict=True)):
+        if steps is not None:
+            return export_onnx_steps(module, steps, path, whole=whole, time_dim=time_dim,
+                                     atol=atol, rtol=rtol, opset=opset)
         raise ConfigError(f"{type(module).__name__} keeps state from one call to the next (two "
                           f"calls on the same batch differ): a trace would freeze that state "
-                          f"as constants. Export of stateful models one step at a time with "
-                          f"their state as inputs and outputs is not implemented")
+                          f"as constants; give the sample's time steps to export it one step "
+                          f"at a time with its state as inputs and outputs")
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     names = [f"output_{i}" for i in range(len(first))]
