@@ -83,15 +83,18 @@ def _bin_kernel(codes, table, units, offsets, dt_us, t_max_us, channels, pool, d
     for b in range(offsets.shape[0] - 1):
         row = out[b]
         for i in range(offsets[b], offsets[b + 1]):
+            u = np.int64(units[i])
             if looked_up:
                 k = np.int64(table[codes[i]])
+                if k >= 0 and 0 <= u < channels:  # the common case: one lookup, one add
+                    row[min(k, steps - 1), u if pool == 1 else u // pool] += 1.0
+                    continue
                 t = np.int64(0) if k >= 0 else (np.int64(-1) if k == -1 else t_max_us + 1)
             else:
                 t = np.int64(codes[i])
                 k = t // dt_us if t >= 0 else np.int64(0)
             if t < 0:
                 return _BAD_TIME, i, late
-            u = np.int64(units[i])
             if u < 0 or u >= channels:
                 return _BAD_UNIT, i, late
             if t > t_max_us:
