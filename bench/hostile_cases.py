@@ -5,6 +5,7 @@ checker, leaderboard, energy, seeds) are in ``hostile_cases_tools.py``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -361,10 +362,14 @@ def _(tmp: Path) -> Any:
     return _primate_run(tmp)
 
 
+def _dropped_ok(v: Any) -> Any:
+    """A NaN cursor at sample 20 dropped with the two velocities that reach it, labels finite."""
+    return v[0] == {"finite cursor": 1, "finite velocity": 2} and v[1] or f"counts {v}"
+
+
 @case("primate-drop-nan-cursor", "on_invalid: drop",
       "test_primate_contract.py::test_on_invalid_drop_nan_cursor_dropped_and_counted",
-      expect="result", check=lambda v: v[0] == {"finite cursor": 1, "finite velocity": 2} and v[1]
-      or f"counts {v}")
+      expect="result", check=lambda v: _dropped_ok(v))
 def _(tmp: Path) -> Any:
     from neuromark.data.primate_reaching import PrimateReaching
 
@@ -373,6 +378,22 @@ def _(tmp: Path) -> Any:
     def act() -> Any:
         train = PrimateReaching(tmp / "mat", SESSION, "train", on_invalid="drop")
         return train.invalid_records, bool(np.isfinite(train.arrays()[1]).all())
+    return act
+
+
+@case("primate-task-drop-nan-cursor", "on_invalid: drop (task)",
+      "test_primate_on_invalid.py::test_on_invalid_drop_counts_per_split_and_flags",
+      expect="result", check=lambda v: _dropped_ok(v))
+def _(tmp: Path) -> Any:
+    _session(tmp, cursor_nan_at=20)
+    (tmp / "pr.yaml").write_text(PRIMATE.format(session=SESSION).replace(
+        "chunk: 50}", "chunk: 50, on_invalid: drop}"))
+
+    def act() -> Any:
+        cli("run", tmp / "pr.yaml", "--out", tmp / "out", "--quiet")
+        res = json.loads(next((tmp / "out").rglob("pr-hostile--*.json")).read_text())
+        return (res["details"]["per_session"][SESSION]["invalid_records"]["train"],
+                any("on_invalid: drop" in f for f in res["flags"]))
     return act
 
 

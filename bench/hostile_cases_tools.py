@@ -463,6 +463,30 @@ def _(tmp: Path) -> Any:
       "test_leaderboard_hostile.py::test_unknown_schema_version_names_the_version_and_what_is_supported",
       needs=("toy.json", "schema_version '9.0' is not supported", "1.0 to 1.3"))
 def _(tmp: Path) -> Any:
+    run = _future_run(tmp)
+    return lambda: cli("compare", run / "toy.json", run / "toy.json")
+
+
+def _future_run(tmp: Path) -> Path:
+    """A run folder whose results file says schema_version 9.0."""
     run = write_run(tmp / "runs", "future")
     edit_json(run / "toy.json", lambda d: d.update(schema_version="9.0"))
-    return lambda: cli("compare", run / "toy.json", run / "toy.json")
+    return run
+
+
+@case("report-schema-9.0", "supported schema versions named",
+      "test_leaderboard_hostile.py::test_report_unknown_schema_version_same_wording",
+      needs=("toy.json", "schema_version '9.0' is not supported", "1.0 to 1.3"))
+def _(tmp: Path) -> Any:
+    run = _future_run(tmp)
+    return lambda: cli("report", run / "toy.json", "--out", tmp / "out" / "sub")
+
+
+@case("power-trace-latin1", "UTF-8 power traces",
+      "test_system_power.py::test_csv_trace_not_utf8_names_file_line_and_byte",
+      needs=("trace.csv:3", "not UTF-8", "0xe9"))
+def _(tmp: Path) -> Any:
+    from neuromark.system.power.csv_trace import read_trace
+
+    (tmp / "trace.csv").write_bytes("t_s,power_w,mark\n0,1,a\n1,1,caf\xe9\n2,1,\n".encode("latin-1"))
+    return lambda: read_trace(tmp / "trace.csv")
