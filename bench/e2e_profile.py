@@ -35,7 +35,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e_shd import CHANNELS, DT_US, ROOT, T_MAX_US, data_file, reference_lif  # noqa: E402
+from e2e_shd import (  # noqa: E402
+    CHANNELS,
+    DT_US,
+    ROOT,
+    T_MAX_US,
+    data_file,
+    reference_lif,
+    seven_metrics,
+)
 
 PARTS = ("read", "bin", "copies", "model", "probes", "counting", "results")
 
@@ -82,21 +90,6 @@ def timed_chunks(timers: Timers, chunks):
     return generator
 
 
-def metrics():
-    from neuromark.metrics import (
-        ActivationSparsity,
-        ClassificationAccuracy,
-        ConnectionSparsity,
-        Footprint,
-        MembraneUpdates,
-        ParameterCount,
-        SynapticOperations,
-    )
-
-    return [Footprint(), ParameterCount(), ConnectionSparsity(), ClassificationAccuracy(),
-            ActivationSparsity(), SynapticOperations(), MembraneUpdates()]
-
-
 def plain_model(model, batches) -> float:
     """CPU seconds of the plain loop's forward passes (no probes) over ``batches``."""
     seconds = 0.0
@@ -130,7 +123,7 @@ def profile_once(path: Path, batch_size: int) -> dict[str, float]:
             timers.patched(Instrument, "collect", "counting"), \
             timers.patched(SNNTorchModel, "__call__", "forward"):
         try:
-            Benchmark(model, loader, [], [ChooseMaxCount()], metrics(), quiet=True).run()
+            Benchmark(model, loader, [], [ChooseMaxCount()], seven_metrics(), quiet=True).run()
         finally:
             spike_stream.iter_spike_chunks = chunks
     total = time.process_time() - start

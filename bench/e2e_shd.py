@@ -20,7 +20,9 @@ torch threads (default 1: on a loaded 2-core machine the CPU-time ratio is the s
 Then the 1-sample floors (imports, kernels, model) and
 neuromark's peak RSS on a ``--large`` file (default 20,000 samples; 0 skips it).
 
-Run: ``python bench/e2e_shd.py [--samples 2264] [--rounds 3] [--batch-size 128] [--large 20000]``
+Run: ``python bench/e2e_shd.py [--samples 2264] [--rounds 3] [--batch-size 128] [--large 20000]``;
+``--grid [--quick]``: one table of the ratios at batch 16-256 and 1-2 threads
+(``bench/e2e_grid.py``).
 Files are kept in ``.cache/e2e_shd`` (rewritten only when missing).
 """
 
@@ -105,27 +107,25 @@ def plain(value):
     return float(value)
 
 
+def seven_metrics() -> list:
+    """Fresh instances of the seven metrics, in neurobench's order (static, then workload)."""
+    from neuromark import metrics as m
+
+    return [m.Footprint(), m.ParameterCount(), m.ConnectionSparsity(), m.ClassificationAccuracy(),
+            m.ActivationSparsity(), m.SynapticOperations(), m.MembraneUpdates()]
+
+
 def route_neuromark(path: Path, batch_size: int) -> dict:
     from neuromark import Benchmark
     from neuromark.data.shd import SpikeFileDataset
-    from neuromark.metrics import (
-        ActivationSparsity,
-        ClassificationAccuracy,
-        ConnectionSparsity,
-        Footprint,
-        MembraneUpdates,
-        ParameterCount,
-        SynapticOperations,
-    )
     from neuromark.models import SNNTorchModel
     from neuromark.processors import ChooseMaxCount
 
     net = reference_lif()
     start, cpu = time.perf_counter(), time.process_time()
     loader = SpikeFileDataset(path).loader(batch_size, DT_US, T_MAX_US)
-    metrics = [Footprint(), ParameterCount(), ConnectionSparsity(), ClassificationAccuracy(),
-               ActivationSparsity(), SynapticOperations(), MembraneUpdates()]
-    results = Benchmark(SNNTorchModel(net), loader, [], [ChooseMaxCount()], metrics, quiet=True).run()
+    results = Benchmark(SNNTorchModel(net), loader, [], [ChooseMaxCount()], seven_metrics(),
+                        quiet=True).run()
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     figures = {k: plain(v) for k, v in dict(results).items()}
     return {"route_s": seconds, "route_cpu_s": cpu, "figures": figures}
@@ -236,14 +236,36 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads in each route")
     parser.add_argument("--reference-python", default=None)
     parser.add_argument("--folder", type=Path, default=ROOT / ".cache/e2e_shd")
+    parser.add_argument("--grid", action="store_true",
+                        help="one table of ratios over batch sizes and thread counts (bench/e2e_grid.py)")
+    parser.add_argument("--grid-batches", type=int, nargs="+", default=[16, 32, 64, 128, 256])
+    parser.add_argument("--grid-threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--grid-neurobench", type=int, nargs="+", default=[64, 128],
+                        help="batch sizes at which the grid also times neurobench + tonic")
+    parser.add_argument("--grid-nb-rounds", type=int, default=1)
+    parser.add_argument("--quick", action="store_true",
+                        help="grid on 566 samples (a quarter of the test split), 2 rounds")
     parser.add_argument("--child", choices=("neuromark", "neurobench"), help=argparse.SUPPRESS)
+    parser.add_argument("--child-pair", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.file, args.batch_size, args.threads)
         return
+    if args.child_pair:
+        from e2e_grid import pair_child
+
+        pair_child(args.file, args.batch_size, args.threads, args.rounds)
+        return
     ours_py, theirs_py = sys.executable, reference_python(args.reference_python)
+    if args.quick:
+        args.samples, args.rounds = 566, 2
     path = data_file(args.folder, args.samples, args.seed)
+    if args.grid:
+        from e2e_grid import grid
+
+        grid(path, args, theirs_py, run_route)
+        return
     print(f"{path}: {args.samples} samples, {path.stat().st_size / 1e6:.0f} MB; batch {args.batch_size}; "
           f"{os.cpu_count()} cores")
     routes = [("neuromark", ours_py)] + ([("neurobench", theirs_py)] if theirs_py else [])
