@@ -250,10 +250,12 @@ class SpikeBatches:
         binning itself in a VM; zeroing reused memory costs a memset. At most two are
         kept: the runner still holds the previous batch while the next one is binned."""
         buffers = self._buffers
-        for i in range(len(buffers)):
-            if buffers[i].shape == shape and sys.getrefcount(buffers[i]) == 2:
-                buffers[i].fill(0)
-                return buffers[i]
+        for i in range(len(buffers)):  # a larger one serves a short last batch (its rows)
+            if buffers[i].shape[1:] == shape[1:] and buffers[i].shape[0] >= shape[0] \
+                    and sys.getrefcount(buffers[i]) == 2:
+                reused = buffers[i][:shape[0]]
+                reused.fill(0)
+                return reused
         fresh = np.zeros(shape, dtype=np.float32)
         self._buffers = (buffers + [fresh])[-2:]
         return fresh
