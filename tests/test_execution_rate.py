@@ -89,3 +89,97 @@ def test_built_in_data_declare_their_steps():
 def test_a_stated_rate_must_be_positive_and_finite(bad):
     with pytest.raises(ValidationError):
         BenchmarkSettings(id="x", execution_rate_hz=bad)
+
+
+# ---- the streaming tasks (#31.3 leftovers) -------------------------------------------------
+
+
+def test_mackey_glass_rate_is_one_prediction_per_sample_of_the_series():
+    from neuromark.tasks.mackey_glass import MackeyGlassConfig
+    from neuromark.tasks.mackey_glass import execution_rate as mg_rate
+
+    cfg = MackeyGlassConfig(task="mackey_glass", models=[{"name": "esn"}])
+    rate = mg_rate(cfg, 17, None)
+    # lyapunov.csv, tau=17: dt = L/75 = 2.5812126850748895 time units -> 0.38741 per unit
+    assert rate["value"] == pytest.approx(0.387414, abs=1e-6) and rate["source"] == "data"
+    assert "tau=17" in rate["derivation"] and "1 s" in rate["derivation"]
+    assert mg_rate(cfg, 21, None)["value"] == pytest.approx(1 / 7.232109264118523)
+    stated = MackeyGlassConfig(task="mackey_glass", models=[{"name": "esn"}], execution_rate_hz=0.5)
+    assert mg_rate(stated, 17, None) == {"value": 0.5, "unit": "Hz", "source": "config",
+                                         "derivation": "execution_rate_hz, as the config states it"}
+
+
+def test_a_rate_the_task_wrote_is_kept_and_scored():
+    res = Results({"accuracy": Score(0.5)})
+    res.details[NAME] = {"value": 200.0, "unit": "Hz", "source": "data", "derivation": "x"}
+    attach(res, None)
+    assert res[NAME] == 200.0 and res.details[NAME]["derivation"] == "x"
+    res = Results({"accuracy": Score(0.5)})
+    res.details[NAME] = {"value": None, "unit": "Hz", "source": "undefined", "derivation": "y"}
+    assert NAME not in attach(res, None).scores
+
+
+def test_closed_loop_rate_is_the_environment_s_control_step():
+    from neuromark.config import parse_yaml
+    from neuromark.context import RunContext
+    from neuromark.tasks.closed_loop import TASK
+
+    text = ("task: closed_loop\nbenchmark: {id: cl-rate, version: '1.0'}\nenv: {name: ops}\n"
+            "agent: {reference: zero}\nepisodes: {count: 1, max_steps: 300}\n")
+    ctx = RunContext.build(quiet=True)
+    plan = TASK.plan(parse_yaml(text), ctx)
+    # OPS steps dt = 0.01 s: 1 / 0.01 s = 100 Hz, through the central mechanism (source data)
+    assert execution_rate(plan.settings)["value"] == pytest.approx(100.0)
+    (res,) = TASK.run(plan, ctx)
+    assert res[NAME] == pytest.approx(100.0) and res.details[NAME]["source"] == "data"
+    assert "control step" in res.details[NAME]["derivation"]
+    stated = TASK.plan(parse_yaml(text.replace("'1.0'}", "'1.0', execution_rate_hz: 40}")), ctx)
+    assert execution_rate(stated.settings)["value"] == 40.0
+
+
+def test_keyword_and_spike_bins_declare_their_steps():
+    from neuromark.processors.keywords import KeywordFeatures
+    from neuromark.tasks.fscil import FeatureSettings
+
+    # GSC delta_mel: hop 80 at 16 kHz = 5 ms -> 200 Hz; MSWC (FSCIL): hop 240 at 48 kHz -> 200 Hz
+    assert 1 / KeywordFeatures("delta_mel", 16000, None, 512, 80).time_step_s()[0] == pytest.approx(200)
+    assert KeywordFeatures("waveform", 16000, 8000).time_step_s() is None
+    assert 1 / FeatureSettings(kind="delta_mel").time_step_s()[0] == pytest.approx(200)
+    assert FeatureSettings(kind="mfcc").time_step_s() is None  # M5 reads the whole clip
+
+
+def test_classification_rate_per_bin_only_when_the_model_steps_per_bin():
+    from neuromark.metrics.execution_rate import per_step_rate
+
+    bins = StepData(step_ms=20.0)  # 20-ms bins -> 50 Hz
+    assert per_step_rate(bins, "spike_count")["value"] == pytest.approx(50.0)
+    assert per_step_rate(bins, "max_over_time")["source"] == "data"
+    once = per_step_rate(bins, "argmax")  # (B, K): one output per clip
+    assert once["value"] is None and "once per clip" in once["derivation"]
+    assert per_step_rate(object(), "spike_count")["value"] is None
+    assert per_step_rate(bins, "argmax", BenchmarkSettings(id="x", execution_rate_hz=7))["value"] == 7
+
+
+def test_classification_run_reports_the_rate_of_its_bins(tmp_path):
+    import json
+
+    from test_shd_snn import make_corpus
+
+    from neuromark.cli import main
+    from neuromark.registry import models
+
+    models.register("rate_toy_snn", lambda: __import__("torch").nn.Linear(70, 2))
+    try:
+        make_corpus(tmp_path, n_train=4, n_test=6)
+        (tmp_path / "c.yaml").write_text(
+            "task: classification\nbenchmark: {id: toy-rate}\ndataset:\n  name: spike_files\n"
+            "  options: {train: train.h5, test: test.h5, dt_us: 20000, t_max_us: 200000, pool: 10}\n"
+            "model: {name: rate_toy_snn}\neval: {batch_size: 3, metrics: [classification_accuracy]}\n")
+        assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    finally:
+        models._entries.pop("rate_toy_snn", None)
+    [path] = sorted((tmp_path / "out").glob("*.json"))
+    saved = json.loads(path.read_text())
+    # (B, T, 2) outputs decoded by spike_count: one step per 20-ms bin = 50 Hz
+    assert saved["scores"][NAME]["value"] == pytest.approx(50.0)
+    assert "dt_us = 20000 us" in saved["details"][NAME]["derivation"]

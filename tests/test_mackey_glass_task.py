@@ -274,7 +274,7 @@ def test_configured_metrics_and_benchmark_identity(tmp_path):
     text = ESN_ONLY + ("metrics: [parameter_count, MSE]\n"
                        "benchmark: {id: my-esn, version: '2.0', citation: mine}\n")
     (res,) = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)
-    assert list(res.scores) == ["sMAPE", "parameter_count", "MSE"]
+    assert list(res.scores) == ["sMAPE", "parameter_count", "MSE", "model_execution_rate"]
     assert res.scores["MSE"].higher_is_better is False and res.scores["MSE"].error is None
     assert res.details["per_instance_complexity"][0]["parameter_count"] == res["parameter_count"]
     assert (res.benchmark.id, res.benchmark.version, res.benchmark.parent,
@@ -290,7 +290,8 @@ def test_default_identity_and_score_metadata(tmp_path):
     assert meta == {"sMAPE": ("%", False), "footprint": ("bytes", False),
                     "parameter_count": ("", False), "connection_sparsity": ("", True),
                     "activation_sparsity": ("", True),
-                    "synaptic_operations": ("ops/sample", False)}
+                    "synaptic_operations": ("ops/sample", False),
+                    "model_execution_rate": ("Hz", None)}  # 1 / the tau=17 series' dt
 
 
 def test_legacy_top_level_id_names_the_new_key(tmp_path):

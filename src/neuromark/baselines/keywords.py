@@ -347,7 +347,7 @@ def speech_commands(split: str = "test", root: str = "", features: str = "wavefo
 
     if synthesize is None:
         SpeechCommands(root, _GSC_SPLITS[split])  # the layout is checked now (validation)
-    return LazyClips(build, Path(root))
+    return LazyClips(build, Path(root), recipe)
 
 
 class LazyClips:
@@ -357,8 +357,10 @@ class LazyClips:
     citation = CITATION
     classes = LABELS
 
-    def __init__(self, build: Callable[[], KeywordClips], path: Path) -> None:
+    def __init__(self, build: Callable[[], KeywordClips], path: Path, recipe: Any = None) -> None:
         self._build, self._data, self.path = build, None, path
+        #: its :class:`KeywordFeatures`: ``time_step_s()`` without building the clips
+        self.time_step_s = getattr(recipe, "time_step_s", lambda: None)
 
     @property
     def data(self) -> KeywordClips:

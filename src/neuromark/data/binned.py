@@ -63,6 +63,10 @@ class BinnedSpikes(SpikeFileDataset):
         """(T, channels // pool) of one sample's frames."""
         return n_bins(self.dt_us, self.t_max_us), self.channels // self.pool
 
+    def time_step_s(self) -> tuple[float, str]:
+        """One time bin (:mod:`neuromark.metrics.execution_rate`)."""
+        return self.dt_us * 1e-6, f"dataset option dt_us = {self.dt_us} us, one time bin"
+
     @property
     def num_classes(self) -> int:
         """Class names in the file, or the largest label + 1."""

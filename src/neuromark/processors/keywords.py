@@ -134,6 +134,14 @@ class KeywordFeatures:
     fmax: float = 4000.0
     threshold: float = 1.0
 
+    def time_step_s(self) -> tuple[float, str] | None:
+        """One feature frame per hop for frame features (``delta_mel``, ``mfcc``); None for
+        ``waveform`` (:mod:`neuromark.metrics.execution_rate`)."""
+        if self.kind == "waveform":
+            return None
+        return (self.hop_length / self.sample_rate,
+                f"{self.kind} frames: hop {self.hop_length} samples at {self.sample_rate} Hz")
+
     def __call__(self, clips: Any) -> Any:
         import torch
 

@@ -56,6 +56,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
+from neuromark.metrics.execution_rate import per_step_rate
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
@@ -81,8 +82,7 @@ DEFAULT_METRICS = {
 #: Old spellings and their replacements.
 _LEGACY = {("data",): "dataset: {name, options} (e.g. dataset: {name: spoken_digits, options: "
                       "{dt_us: 10000, t_max_us: 1000000, pool: 10}})",
-           ("checkpoint",): "model: {checkpoint: ...}",
-           ("model", "kind"): "model: {name: ...}"}
+           ("checkpoint",): "model: {checkpoint: ...}", ("model", "kind"): "model: {name: ...}"}
 
 
 def max_over_time_argmax(output: Any) -> Any:
@@ -272,7 +272,8 @@ class ClassificationTask(BenchmarkTask):
         options = spec.options if plan.model_options is None else plan.model_options.model_dump()
         results.model = model_identity(spec.name or details.get("model") or "checkpoint", options,
                                        details.get("checkpoint"), spec.label)
-        results.details["decoding"] = decoder.details()
+        results.details["decoding"] = decoder.details()  # and the rate: one step per bin if over time
+        results.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
         if decoder.flag():
             results.flag(decoder.flag())
             print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
@@ -392,8 +393,7 @@ def _checkpoint_details(path: Path, trained: bool, model: str | None, meta: dict
         "train_seconds": meta.get("train_seconds"), "train_samples": meta.get("train_samples"),
         "epochs": meta.get("epochs"), "final_train_loss": (meta.get("loss") or [None])[-1],
         "final_train_accuracy": (meta.get("train_accuracy") or [None])[-1],
-        "chance_accuracy": 1.0 / max(1, int(meta.get("classes", 1))), "_meta": meta,
-    }
+        "chance_accuracy": 1.0 / max(1, int(meta.get("classes", 1))), "_meta": meta}
 
 
 TASK = ClassificationTask()

@@ -72,6 +72,7 @@ class ClosedLoopTask(BenchmarkTask):
         cfg = validate(ClosedLoopConfig, config.data, config)
         ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
         env, env_options = build_env(cfg, config)
+        cfg._control_step_s = float(env.dt)  # the execution rate (BenchmarkTask.run): 1 / dt
         check_settings(cfg, env, config)
         parts: dict[str, Any] = {"env_options": env_options, "dt": env.dt,
                                  "obs_size": env.observation_size,
@@ -182,8 +183,6 @@ class ClosedLoopTask(BenchmarkTask):
                                                        False)
             scores["plasticity_operations"] = Score(plastic["plasticity_operations"], None,
                                                     "ops/step", False)
-        # the model runs once per environment step (metrics/execution_rate.py: source task)
-        scores["model_execution_rate"] = Score(1.0 / parts["dt"], None, "Hz", None)
         return [self._results(plan, ctx, scores, summary, episodes, model_details, ckpt)]
 
     @staticmethod

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
@@ -85,6 +85,15 @@ class ClosedLoopConfig(StrictModel):
     checkpoint_dir: str = "cache:checkpoints/closed_loop"
     threads: int = Field(1, ge=1)
     device: DeviceName = "cpu"  # cpu (default), cuda, cuda:N or auto; training runs on the CPU
+    #: The environment's control step (s), set by the task's plan once the env is built.
+    _control_step_s: float | None = PrivateAttr(None)
+
+    def time_step_s(self) -> tuple[float, str] | None:
+        """One agent step per environment step (:mod:`neuromark.metrics.execution_rate`);
+        None until the plan has built the environment."""
+        if self._control_step_s is None:
+            return None
+        return self._control_step_s, f"env {self.env.name!r}: its control step dt, one agent step each"
 
 
 def build_env(cfg: ClosedLoopConfig, config: ConfigFile) -> tuple[Any, dict[str, Any]]:

@@ -85,9 +85,6 @@ CITATION = """@article{yik2025neurobench,
 COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
 
 
-# ---- config -------------------------------------------------------------------------------
-
-
 class SynthSettings(StrictModel):
     """Clips per word of the synthetic corpus (``mswc`` entry's ``synthesize``)."""
 
@@ -123,6 +120,12 @@ class FeatureSettings(StrictModel):
     fmax: float = Field(4000.0, gt=0)
     threshold: float = Field(1.0, gt=0)
 
+    def time_step_s(self) -> tuple[float, str] | None:
+        """delta_mel spike frames, which the spiking backbones take one per step; None for
+        mfcc and waveform (M5 reads a whole clip at once) (``metrics/execution_rate.py``)."""
+        return ((self.hop_length / SAMPLE_RATE, f"features: delta_mel frames, hop {self.hop_length} "
+                 f"samples at {SAMPLE_RATE} Hz, one per model step") if self.kind == "delta_mel" else None)
+
 
 class FSCILSettings(StrictModel):
     shots: int = Field(5, ge=1)
@@ -152,9 +155,6 @@ class FSCILConfig(StrictModel):
     fscil: FSCILSettings = FSCILSettings()
     eval: EvalSettings = EvalSettings()
     device: DeviceName = "cpu"
-
-
-# ---- the task -----------------------------------------------------------------------------
 
 
 class FSCILTask(BenchmarkTask):

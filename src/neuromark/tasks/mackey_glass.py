@@ -22,7 +22,7 @@ Config (YAML)::
       - {name: esn, seed: 0, params: {spectral_radius: 1.0}}
     metrics: [footprint, parameter_count, connection_sparsity, activation_sparsity,
               synaptic_operations]   # optional; registered metric names (sMAPE is always on)
-    execution_rate_hz: null    # reported as given, when set
+    execution_rate_hz: null    # as given, when set; else 1 / the series' dt (as seconds)
     device: cpu                # cpu (default), cuda, cuda:N or auto; --device overrides
 
 ``benchmark`` is the shared :class:`neuromark.config.BenchmarkSettings` (``id``, ``version``,
@@ -56,6 +56,8 @@ from neuromark.config import (
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import ConfigError, DataError
+from neuromark.metrics.execution_rate import NAME as RATE
+from neuromark.metrics.execution_rate import from_step
 from neuromark.metrics.names import MetricEntry, metric_names
 from neuromark.results import (
     BenchmarkInfo,
@@ -214,6 +216,22 @@ def check_data(settings: DataSettings, config: ConfigFile | None = None) -> None
                               f"series' value")
 
 
+def execution_rate(cfg: MackeyGlassConfig, tau: int, root: Path | None) -> dict[str, Any]:
+    """``details.model_execution_rate`` of tau's results (:mod:`neuromark.metrics.execution_rate`):
+    ``execution_rate_hz`` (or ``benchmark.execution_rate_hz``) as stated, else one forecast
+    step per sample of tau's series, dt = L/75 in the equation's time units, read as seconds."""
+    from neuromark.data.mackey_glass import entry
+
+    stated = cfg.execution_rate_hz or (cfg.benchmark.execution_rate_hz if cfg.benchmark else None)
+    if stated is not None:
+        return {"value": float(stated), "unit": "Hz", "source": "config",
+                "derivation": "execution_rate_hz, as the config states it"}
+    dt = entry(tau, root).dt
+    return from_step(dt, f"the tau={tau} series as sampled, dt = L/75 = {dt:g} time units of the "
+                         f"equation, one prediction each; the equation's time has no unit, read "
+                         f"here as 1 s")
+
+
 def _flags(entry: dict[str, Any]) -> list[str]:
     return [f"{entry['model']} tau={entry['tau']}: instance {d['instance']} diverged (non-finite "
             f"forecast from step {d['first_nonfinite_step']}; counted as sMAPE 200 per step"
@@ -229,8 +247,6 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
     for name in metric_names(cfg.metrics):
         if name in c:
             scores[name] = Score(c[name], **entry["metric_info"][name])
-    if cfg.execution_rate_hz is not None:
-        scores["model_execution_rate"] = Score(cfg.execution_rate_hz, unit="Hz")
     details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se", "metric_info")}
     details["flags"] = _flags(entry)
     if not c and cfg.metrics:
@@ -338,6 +354,12 @@ class MackeyGlassTask(BenchmarkTask):
         entries = [found[i, tau] for i in range(len(cfg.models)) for tau in cfg.data.taus]
         out = ([_single_results(e, cfg, m, resolved) for e, m in zip(entries, cfg.models)]
                if not sweep else [self._sweep_results(entries, cfg, resolved, out_dir)])
+        rates = {tau: execution_rate(cfg, tau, root) for tau in cfg.data.taus}
+        for results in out:  # one tau: its rate; a sweep: each tau's (dt differs)
+            results.details[RATE] = rates[cfg.data.taus[0]] if not sweep else {
+                "value": None, "unit": "Hz", "source": rates[cfg.data.taus[0]]["source"],
+                "derivation": "one rate per tau (per_tau; its dt differs)",
+                "per_tau": {str(t): r["value"] for t, r in rates.items()}}
         for results in out:
             results.provenance = {"device": used}
         return out
