@@ -5,7 +5,12 @@
   ``beta`` 0.9 with the fast-sigmoid surrogate (slope 25); one 62-channel sample per step
   for 250 steps; 49,282 parameters; spike-count readout (``ChooseMaxCount``). The
   challenge trains it with Adam 1e-4, batch 64, 120 epochs, cross-entropy on the spike
-  count, seed 42, keeping the best validation epoch.
+  count, seed 42, keeping the best validation epoch. Option ``readout: membrane`` (ours)
+  replaces the spiking output layer by two non-spiking leaky integrators (decay ``beta``),
+  trained and decoded by their membrane averaged over time, as Cramer et al. (2020) and
+  NeuroBench's SNN examples read out SNN classifiers: the output spike count is zero for
+  every class at initialisation, so every trial ties and the surrogate gradient of the
+  spike-count loss is small; the membrane is graded from the first step (docs/eeg.md).
 - ``csp_lda``: the classical reference: common spatial patterns (MNE's ``CSP``,
   ``n_components`` filters, log of the average power) and linear discriminant analysis
   (scikit-learn), fitted on the training trials; run as a torch module (spatial filters,
@@ -14,35 +19,46 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 from torch import nn
 
 from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
+from neuromark.baselines.shd_snn import LeakyReadout
 from neuromark.config import StrictModel
 from neuromark.data.eeg_mi import CITATION
 from neuromark.training import BatchSize, Epochs, LearningRate
 
 
 class EEGSNN(nn.Module):
-    """One time step (B, 62) -> output spikes (B, 2)."""
+    """One time step (B, 62) -> output spikes (B, 2) (``readout="spikes"``) or the leaky
+    integrators' membranes (B, 2) (``readout="membrane"``)."""
 
     def __init__(self, inputs: int = 62, classes: int = 2, hidden: int = 256, beta: float = 0.9,
-                 **_: Any) -> None:
+                 readout: str = "spikes", **_: Any) -> None:
         super().__init__()
         import snntorch as snn
         from snntorch import surrogate
 
+        if readout not in ("spikes", "membrane"):
+            raise ValueError(f"eeg_snn readout must be 'spikes' or 'membrane', got {readout!r}")
         grad = surrogate.fast_sigmoid(slope=25)
+        self.readout = readout
         self.fc1, self.fc2 = nn.Linear(inputs, hidden), nn.Linear(hidden, 128)
         self.fc3 = nn.Linear(128, classes)
         self.lif1, self.lif2 = (snn.Leaky(beta=beta, spike_grad=grad, init_hidden=True) for _ in range(2))
-        self.lif3 = snn.Leaky(beta=beta, spike_grad=grad, init_hidden=True, output=True)
+        self.lif3: nn.Module = (snn.Leaky(beta=beta, spike_grad=grad, init_hidden=True, output=True)
+                                if readout == "spikes" else LeakyReadout(classes, 0.0, beta))
 
     def forward(self, x: Any) -> Any:
-        return self.lif3(self.fc3(self.lif2(self.fc2(self.lif1(self.fc1(x))))))[0]
+        out = self.lif3(self.fc3(self.lif2(self.fc2(self.lif1(self.fc1(x))))))
+        return out[0] if isinstance(out, tuple) else out
+
+    def logits(self, outputs: Any) -> Any:
+        """(B, T, 2) outputs -> (B, 2): the spike count, or the membrane's mean over time."""
+        return outputs.sum(1) if self.readout == "spikes" else outputs.mean(1)
 
 
 class CSPLDA(nn.Module):
@@ -84,6 +100,9 @@ def fit_csp_lda(config: dict[str, Any], x: np.ndarray, y: np.ndarray, *, seed: i
 class SNNOptions(StrictModel):
     hidden: int = Field(256, ge=1)
     beta: float = Field(0.9, gt=0, le=1)
+    readout: Literal["spikes", "membrane"] = Field(
+        "spikes", description="spikes: the challenge's LIF output, spike count; membrane: leaky "
+        "integrators, membrane mean over time (decode with eval.postprocessor: mean_over_time)")
 
 
 class CSPOptions(StrictModel):

@@ -51,16 +51,24 @@ def run_steps(net: Any, x: Any) -> Any:
     import torch
 
     for module in net.modules():
-        reset = getattr(module, "reset_mem", None)
-        if callable(reset) and module is not net:
-            reset()
+        for method in ("reset_state", "reset_mem"):  # ours, then snnTorch's
+            reset = getattr(module, method, None)
+            if callable(reset) and module is not net:
+                reset()
+                break
     out = [net(x[:, t]) for t in range(x.shape[1])]
     return torch.stack([o[0] if isinstance(o, tuple) else o for o in out], 1)
 
 
 def logits_of(kind: str, net: Any, x: Any) -> Any:
-    """(B, K) training logits: the spike count over time (``step``) or the output."""
-    return run_steps(net, x).sum(1) if kind == "step" else net(x)
+    """(B, K) training logits: ``step``: the network's ``logits`` of its (B, T, K) outputs
+    when it defines one (e.g. a membrane readout's mean over time), else the spike count
+    over time; otherwise the output."""
+    if kind != "step":
+        return net(x)
+    out = run_steps(net, x)
+    reduce = getattr(net, "logits", None)
+    return reduce(out) if callable(reduce) else out.sum(1)
 
 
 def accuracy(kind: str, net: Any, x: Any, y: Any, batch: int = 256) -> float:
