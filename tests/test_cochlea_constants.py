@@ -35,3 +35,46 @@ def test_ramps_of_a_given_length_by_hand():
     assert np.all(out[3:7] == 1.0)
     assert np.array_equal(hann_ramps(audio), hann_ramps(audio, None))
     assert np.array_equal(hann_ramps(audio, 50), hann_ramps(audio))  # at most half the clip
+
+
+def test_constants_are_reachable_from_the_data_cli_and_checked_first(tmp_path, capsys):
+    import h5py
+    from test_cochlea_convert import _tone
+
+    from neuromark.cli import main
+    from neuromark.commands import data_audio
+    from neuromark.data.hdf5_spikes import read_shd_file
+    from neuromark.errors import ConfigError
+    from neuromark.processors.cochlea.convert import convert_directory
+    from neuromark.processors.cochlea.params import CONSTANTS
+
+    _tone(tmp_path / "in" / "a.wav", 1000)
+    spikes = {}
+    for name in CONSTANTS:
+        out = tmp_path / f"{name}.h5"
+        assert main(["data", "cochlea", str(tmp_path / "in"), str(out), "--jobs", "1",
+                     "--constants", name]) == 0
+        with h5py.File(out) as handle:
+            assert handle.attrs["cochlea_constants"] == name
+        spikes[name] = read_shd_file(out).spikes(0)
+    assert spikes["lauscher"][0].size != spikes["paper"][0].size  # another set, other spikes
+    with pytest.raises(SystemExit):  # argparse: invalid choice, before any file is read
+        main(["data", "cochlea", str(tmp_path / "in"), str(tmp_path / "x.h5"), "--constants", "table2"])
+    assert "invalid choice: 'table2'" in capsys.readouterr().err
+    parser = __import__("argparse").ArgumentParser()
+    data_audio._constants_option(parser)
+    assert tuple(parser._option_string_actions["--constants"].choices) == CONSTANTS
+    with pytest.raises(ConfigError, match="cochlea_constants: cochlea constants 'x'"):
+        convert_directory(tmp_path / "missing", tmp_path / "y.h5", cochlea_constants="x")
+
+
+def test_spoken_digit_synthesis_takes_the_constants_into_its_recipe(tmp_path):
+    from neuromark.data.binned import SpokenDigitsEntry
+    from neuromark.errors import ConfigError
+    from neuromark.synth.spoken_digits import SPEAKERS, _recipe
+
+    assert "cochlea_constants" not in _recipe(SPEAKERS, range(10))  # the shipped corpus' recipe
+    assert _recipe(SPEAKERS, range(10), "paper")["cochlea_constants"] == "paper"
+    with pytest.raises(ConfigError, match="synthesize.constants: cochlea constants 'table2'"):
+        SpokenDigitsEntry().synthesize(tmp_path / "sd", constants="table2")
+    assert not (tmp_path / "sd").exists()  # refused before any work

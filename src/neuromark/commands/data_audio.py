@@ -37,6 +37,7 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
                          help="resample the audio to this rate first (default: SHD's 48000 Hz; 0 keeps it)")
     cochlea.add_argument("--seed", type=int, default=0, help="seed of file 0; file i uses seed+i")
     cochlea.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    _constants_option(cochlea)
     cochlea.set_defaults(func=_cochlea)
 
     digits = add_command(data_subparsers, "spoken-digits",
@@ -45,7 +46,16 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
     digits.add_argument("out_dir", type=Path, metavar="OUT_DIR")
     digits.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     digits.add_argument("--force", action="store_true", help="rebuild even if OUT_DIR is up to date")
+    _constants_option(digits)
     digits.set_defaults(func=_spoken_digits)
+
+
+def _constants_option(parser: argparse.ArgumentParser) -> None:
+    # the names of neuromark.processors.cochlea.params.CONSTANTS (not imported: numpy), checked
+    # against them by tests/test_cochlea_constants.py
+    parser.add_argument("--constants", choices=("lauscher", "paper"), default="lauscher",
+                        help="the cochlea's constants: lauscher 1.0.1's (default; the shipped "
+                        "corpus) or the paper's Table II (docs/spiking_audio.md)")
 
 
 def _progress(label: str):
@@ -70,7 +80,7 @@ def _cochlea(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     out = convert_directory(args.in_dir, args.out, labels_csv=args.labels,
                             sample_rate=rate, seed=args.seed, jobs=args.jobs,
-                            progress=_progress("cochlea"))
+                            progress=_progress("cochlea"), cochlea_constants=args.constants)
     print(f"wrote {out} ({time.perf_counter() - start:.1f} s)")
     return 0
 
@@ -81,7 +91,7 @@ def _spoken_digits(args: argparse.Namespace) -> int:
     jobs_within(args.jobs, "--jobs")
     start = time.perf_counter()
     paths = build_corpus(args.out_dir, jobs=args.jobs, force=args.force,
-                         progress=_progress("spoken digits"))
+                         progress=_progress("spoken digits"), cochlea_constants=args.constants)
     for split, path in paths.items():
         print(f"{split}: {path}")
     print(f"done in {time.perf_counter() - start:.1f} s")

@@ -219,17 +219,22 @@ class SpokenDigitsEntry(_SpikeFileEntry):
         return folder
 
     def synthesize(self, root: str | os.PathLike[str], *, speakers: list[int] | None = None,
-                   digits: list[int] | None = None, jobs: int | None = None) -> Path:
-        """Write the corpus (speakers by id, digits: subsets for tests) into ``root``."""
+                   digits: list[int] | None = None, jobs: int | None = None,
+                   constants: str = "lauscher") -> Path:
+        """Write the corpus (speakers by id, digits: subsets for tests; ``constants``: the
+        cochlea's, ``lauscher`` or ``paper``) into ``root``."""
         jobs_within(jobs, "synthesize.jobs")
         gen = generators.get("spoken_digits")
+        gen.check_constants(constants, "synthesize.constants")  # the cochlea's names, before work
         SPEAKERS, build_corpus = gen.SPEAKERS, gen.build_corpus  # noqa: N806
 
         chosen = [SPEAKERS[i] for i in speakers] if speakers is not None else list(SPEAKERS)
         picked = list(range(10)) if digits is None else list(digits)
-        recipe = {"corpus": "spoken_digits", "speakers": [s.id for s in chosen], "digits": picked}
+        recipe = {"corpus": "spoken_digits", "speakers": [s.id for s in chosen], "digits": picked,
+                  **({"cochlea_constants": constants} if constants != "lauscher" else {})}
         return synthesize_into(root, recipe, lambda tmp: build_corpus(
-            tmp, speakers=chosen, digits=picked, jobs=jobs), what="spoken-digit",
+            tmp, speakers=chosen, digits=picked, jobs=jobs, cochlea_constants=constants),
+            what="spoken-digit",
             legacy=sums_owned)
 
     def load(self, root: str | os.PathLike[str], split: str = "test", **options: Any) -> BinnedSpikes:

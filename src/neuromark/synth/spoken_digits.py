@@ -34,6 +34,7 @@ from neuromark.data.spoken_digits import KEYS, SPLITS, WORDS, verify
 from neuromark.errors import DataError, MissingExtraError, require
 from neuromark.processors.cochlea.convert import Clip, clips_to_spikes
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
+from neuromark.processors.cochlea.params import check_constants
 from neuromark.results import write_text_atomic
 
 #: Version of the corpus recipe; bump it whenever the generated spikes would change.
@@ -144,12 +145,15 @@ def _padded_length(max_samples_48k: int) -> int:
     return 2 * (half - 1)
 
 
-def _recipe(speakers: Sequence[Speaker], digits: Sequence[int]) -> dict[str, object]:
+def _recipe(speakers: Sequence[Speaker], digits: Sequence[int],
+            cochlea_constants: str = "lauscher") -> dict[str, object]:
     recipe: dict[str, object] = {
         "corpus_version": CORPUS_VERSION, "speakers": [asdict(s) for s in speakers],
         "words": {k: list(v[1]) for k, v in WORDS.items()}, "cochlea_rate": SHD_SAMPLE_RATE}
     if list(digits) != list(range(10)):
         recipe["digits"] = list(digits)
+    if cochlea_constants != "lauscher":  # the default keeps the shipped corpus' recipe
+        recipe["cochlea_constants"] = cochlea_constants
     return recipe
 
 
@@ -161,6 +165,7 @@ def build_corpus(
     jobs: int | None = None,
     force: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    cochlea_constants: str = "lauscher",
 ) -> dict[str, Path]:
     """Synthesise, convert and write ``train.h5``, ``test.h5`` and ``SHA256SUMS`` to ``out_dir``.
 
@@ -168,11 +173,13 @@ def build_corpus(
     match, nothing is recomputed (``force=True`` rebuilds). ``jobs`` worker processes run
     the cochlea (default: all cores). ``speakers`` and ``digits`` select a subset (tests).
     Utterance ``i`` (in :func:`utterances` order) gets the cochlea seed ``1000 + i``.
+    ``cochlea_constants``: ``lauscher`` (default, the shipped corpus) or ``paper``
+    (:mod:`neuromark.processors.cochlea.params`), checked first and part of the recipe.
     Returns ``{"train": path, "test": path}``.
     """
-
+    check_constants(cochlea_constants, "cochlea_constants")
     out = Path(out_dir)
-    recipe = _recipe(speakers, digits)
+    recipe = _recipe(speakers, digits, cochlea_constants)
     recipe_hash = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
     paths = {split: out / f"{split}.h5" for split in SPLITS}
     if not force and _cached(out, recipe_hash):
@@ -186,7 +193,8 @@ def build_corpus(
     longest = max(int(np.ceil(a.size * SHD_SAMPLE_RATE / r)) for a, r in audio)
     pad_to = _padded_length(longest) / SHD_SAMPLE_RATE
     results = clips_to_spikes([Clip(a, r) for a, r in audio], sample_rate=SHD_SAMPLE_RATE,
-                              pad_to=pad_to, seed=1000, jobs=workers, progress=progress)
+                              pad_to=pad_to, seed=1000, jobs=workers, progress=progress,
+                              cochlea_constants=cochlea_constants)
 
     espeak = espeak_version()
     gender = np.array([s.gender.encode() for s in SPEAKERS])  # meta_info is indexed by speaker id

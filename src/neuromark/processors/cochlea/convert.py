@@ -1,8 +1,11 @@
 """Convert many audio clips, or a folder of audio files, to a spike data set in the SHD layout.
 
-Used by ``neuromark data cochlea IN_DIR OUT.h5 [--labels CSV]`` and by the spoken-digit
-corpus. Clips run through :class:`~neuromark.processors.cochlea.model.Cochlea` in worker
-processes (one per core by default). Clip ``i`` gets the seed ``seed + i``, so the output
+Used by ``neuromark data cochlea IN_DIR OUT.h5 [--labels CSV] [--constants lauscher|paper]``
+and by the spoken-digit corpus. ``constants`` names the cochlea's constant set
+(:func:`~neuromark.processors.cochlea.params.constants`; default ``lauscher``), checked before
+any audio is read and recorded in the file's attributes. Clips run through
+:class:`~neuromark.processors.cochlea.model.Cochlea` in worker processes (one per core by
+default). Clip ``i`` gets the seed ``seed + i``, so the output
 does not depend on the number of workers.
 
 Labels (in this order of precedence):
@@ -30,6 +33,7 @@ from neuromark.config import cpu_limit, jobs_within
 from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.errors import DataError
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea, read_audio
+from neuromark.processors.cochlea.params import check_constants, constants
 
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg")
 
@@ -48,11 +52,13 @@ def _init_worker() -> None:
     numba.set_num_threads(1)  # one process per core; no nested threads
 
 
-def _job(job: tuple[int, Clip | Path, int | None, float | None, int]) -> tuple[int, np.ndarray, np.ndarray]:
-    index, clip, sample_rate, pad_to, seed = job
+def _job(job: tuple[int, Clip | Path, int | None, float | None, int, str]
+         ) -> tuple[int, np.ndarray, np.ndarray]:
+    index, clip, sample_rate, pad_to, seed, name = job
     if isinstance(clip, Path):  # read in the worker: the parent never holds all the audio
         clip = Clip(*read_audio(clip))
-    spikes = Cochlea(sample_rate=sample_rate, pad_to=pad_to)(clip.audio, clip.rate, seed=seed)
+    spikes = Cochlea(params=constants(name), sample_rate=sample_rate, pad_to=pad_to)(
+        clip.audio, clip.rate, seed=seed)
     return index, spikes.times, spikes.units
 
 
@@ -64,12 +70,15 @@ def clips_to_spikes(
     seed: int = 0,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cochlea_constants: str = "lauscher",
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """(times in s, units) for every clip (or audio file), in order; clip ``i`` uses seed ``seed + i``.
 
-    ``jobs`` worker processes (default: all cores; 1 runs in this process).
+    ``jobs`` worker processes (default: all cores; 1 runs in this process);
+    ``cochlea_constants``: ``lauscher`` or ``paper`` (:mod:`.params`).
     """
-    work = [(i, clip, sample_rate, pad_to, seed + i) for i, clip in enumerate(clips)]
+    check_constants(cochlea_constants, "cochlea_constants")
+    work = [(i, clip, sample_rate, pad_to, seed + i, cochlea_constants) for i, clip in enumerate(clips)]
     results: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(0), np.zeros(0, np.uint16))] * len(work)
     workers = min(jobs_within(jobs, "jobs") or cpu_limit(), max(len(work), 1))
     if workers == 1:
@@ -158,10 +167,14 @@ def convert_directory(
     seed: int = 0,
     jobs: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    cochlea_constants: str = "lauscher",
 ) -> Path:
-    """Convert every audio file of ``in_dir`` to spikes and write ``out_h5`` in the SHD layout."""
+    """Convert every audio file of ``in_dir`` to spikes and write ``out_h5`` in the SHD layout
+    (``cochlea_constants``: ``lauscher`` or ``paper``, checked before any file is read)."""
+    check_constants(cochlea_constants, "cochlea_constants")
     files, labels, keys, speakers = discover(in_dir, labels_csv)
-    spikes = clips_to_spikes(files, sample_rate=sample_rate, seed=seed, jobs=jobs, progress=progress)
+    spikes = clips_to_spikes(files, sample_rate=sample_rate, seed=seed, jobs=jobs, progress=progress,
+                             cochlea_constants=cochlea_constants)
     root = Path(in_dir)
     names = [str(f.relative_to(root)) if f.is_relative_to(root) else str(f) for f in files]
     return write_shd_file(
@@ -169,5 +182,6 @@ def convert_directory(
         speakers=speakers, keys=keys,
         attrs={"source_files": "\n".join(names), "cochlea_seed": seed,
                "cochlea_sample_rate": sample_rate or 0,
-               "cochlea": "neuromark.processors.cochlea (Cramer et al. 2020, Table II)"},
+               "cochlea": "neuromark.processors.cochlea (Cramer et al. 2022, Sec. III-A)",
+               "cochlea_constants": cochlea_constants},
     )

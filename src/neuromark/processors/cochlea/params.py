@@ -103,6 +103,16 @@ class CochleaParams:
 CONSTANTS = ("lauscher", "paper")
 
 
+def check_constants(name: str, where: str = "constants") -> str:
+    """``name`` if it names a constant set (:data:`CONSTANTS`), else a
+    :class:`~neuromark.errors.ConfigError` naming ``where`` (raised before any work)."""
+    from neuromark.errors import ConfigError
+
+    if name not in CONSTANTS:
+        raise ConfigError(f"{where}: cochlea constants {name!r}: one of {', '.join(CONSTANTS)}")
+    return name
+
+
 def constants(name: str = "lauscher", channels: int = 700) -> CochleaParams:
     """The cochlea's constants ``"lauscher"`` (default) or ``"paper"`` (see the module)."""
     bm = BasilarMembraneParams(channels=channels)
