@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from neuromark.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class BasilarMembraneParams:
@@ -106,8 +108,6 @@ CONSTANTS = ("lauscher", "paper")
 def check_constants(name: str, where: str = "constants") -> str:
     """``name`` if it names a constant set (:data:`CONSTANTS`), else a
     :class:`~neuromark.errors.ConfigError` naming ``where`` (raised before any work)."""
-    from neuromark.errors import ConfigError
-
     if name not in CONSTANTS:
         raise ConfigError(f"{where}: cochlea constants {name!r}: one of {', '.join(CONSTANTS)}")
     return name
