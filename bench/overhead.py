@@ -231,6 +231,13 @@ def bench_case(case: str, args: argparse.Namespace, device: torch.device) -> Non
               f"{min(ratios):.3f}, max {max(ratios):.3f}; plain "
               f"{statistics.median(p for p, _ in pairs):.3f} s, metrics "
               f"{statistics.median(m for _, m in pairs):.3f} s, {torch.get_num_threads()} threads)")
+    calls = len(batches) * steps
+    extra = statistics.median(m - p for p, m in walls) / calls
+    print(f"metrics' extra wall time per time step of a batch: {extra * 1e6:.1f} us "
+          f"({len(batches)} batches x {steps} steps; plain "
+          f"{statistics.median(p for p, _ in walls) / calls * 1e6:.1f} us per step): "
+          "per-call probe work when it is flat across batch sizes, per-batch reductions "
+          "when it grows with them")
     for label, ratios in (("wall time", off_walls), ("CPU time", off_cpus)):
         print(f"coverage off ({label}): all 7 metrics / plain loop = "
               f"{statistics.median(ratios):.3f} (median of {args.rounds} rounds)")
