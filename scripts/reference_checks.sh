@@ -16,6 +16,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import neurobench" 2>
   fi
 fi
 "$venv/bin/pip" install -q --no-deps -e . >/dev/null
+# tonic 1.7.0 (installed --no-deps) imports importRosbag and requests (bench/e2e_shd.py's route)
+if ! "$venv/bin/python" -c "import tonic" 2>/dev/null; then
+  "$venv/bin/pip" install -q --no-deps importRosbag==1.0.4 &&
+    "$venv/bin/pip" install -q -c constraints-cpu.txt requests || {
+    echo "reference checks: could not install tonic's imports; e2e comparison NOT possible" >&2; exit 1; }
+fi
 # lauscher 1.0.1 (the Heidelberg cochlea) for the cochlea cross-check: it runs lauscher on
 # our generated recording (tests/data/reference/spoken_seven_espeak_48k.flac), ~5 min, ~5.6 GB
 if ! "$venv/bin/python" -c "import lauscher" 2>/dev/null; then
