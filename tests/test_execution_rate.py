@@ -146,6 +146,14 @@ def test_keyword_and_spike_bins_declare_their_steps():
     assert KeywordFeatures("waveform", 16000, 8000).time_step_s() is None
     assert 1 / FeatureSettings(kind="delta_mel").time_step_s()[0] == pytest.approx(200)
     assert FeatureSettings(kind="mfcc").time_step_s() is None  # M5 reads the whole clip
+    from neuromark.tasks.fscil import FSCILConfig
+
+    base = {"task": "fscil", "benchmark": {"id": "x"}, "data": {"root": "r"},
+            "model": {"name": "keyword_lif", "checkpoint": "c.pt"}}
+    # through the central mechanism: FSCILConfig.features declares the step
+    assert execution_rate(FSCILConfig(**base, features={"kind": "delta_mel"}))["value"] == \
+        pytest.approx(200.0)
+    assert execution_rate(FSCILConfig(**base))["source"] == "undefined"  # mfcc: one per clip
 
 
 def test_classification_rate_per_bin_only_when_the_model_steps_per_bin():
