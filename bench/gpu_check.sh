@@ -7,7 +7,8 @@
 #
 # Steps: machine facts; the CUDA-only tests; bench/overhead.py --device cuda on the four GPU
 # cases; the same cases' figures on the CPU (to compare); `neuromark run --device cuda` on the
-# spoken-digit and primate suite configs; the whole test suite with CUDA visible.
+# spoken-digit, primate, closed-loop, activity and EEG short configs; then (unless QUICK=1) the
+# CPU figures of the same cases and the whole test suite with CUDA visible.
 set -u
 OUT=${OUT:-gpu-check}
 mkdir -p "$OUT"
@@ -29,11 +30,13 @@ step facts 30 bash -c "nvidia-smi --query-gpu=name,memory.total,driver_version -
   $PY -c 'import torch, numpy, numba; print(torch.__version__, torch.version.cuda,
   torch.cuda.is_available(), torch.cuda.get_device_name(0), numpy.__version__, numba.__version__)'"
 step cuda_tests 90 "$PY" -m pytest -q -p no:cacheprovider tests/test_devices.py \
-  tests/test_counting_path.py tests/test_coverage.py -rs
+  tests/test_counting_path.py tests/test_coverage.py tests/test_instrument.py -rs
 step overhead_cuda 150 "$PY" bench/overhead.py --device cuda --rounds 3
 step run_cuda 150 "$PY" -m neuromark run configs/spiking_audio/spoken_digits_rsnn_suite.yaml \
-  configs/primate_reaching/ann2d_suite.yaml --device cuda --out /tmp/run_cuda --quiet
+  configs/primate_reaching/ann2d_suite.yaml configs/closed_loop/ops_ann_suite.yaml \
+  configs/activity/wisdm_ffsnn_short.yaml configs/eeg/thor_eeg_snn_short.yaml --device cuda --out /tmp/run_cuda --quiet
 tar -czf "$OUT/run_cuda.tgz" -C /tmp run_cuda 2>/dev/null
+[ "${QUICK:-0}" = 1 ] && exit 0  # QUICK=1: the GPU steps only
 step overhead_cpu_figures 50 "$PY" bench/overhead.py --device cpu --rounds 1 --case wide \
   --case conv-large --case reference-large
 TAIL=40 step all_tests 100 "$PY" -m pytest -q -p no:cacheprovider -n 8 --timeout 60 tests
