@@ -54,7 +54,7 @@ CONFIGS: list[str] = [
     "configs/activity/wisdm_stats_short.yaml",
     "configs/activity/wisdm_stats_window_split_short.yaml",  # the same on NeuroBench's window split
     "configs/activity/wisdm_ffsnn_short.yaml",
-    "configs/activity/wisdm_scnn_short.yaml",  # not in the default suite (about 40 s CPU first run)
+    "configs/activity/wisdm_scnn_short.yaml",  # not in the default suite (about 45 s CPU first run)
     "configs/eeg/thor_csp_lda_short.yaml",
     "configs/eeg/thor_eeg_snn_short.yaml",
     "configs/suite/activity_eeg_seeds.yaml",  # three training seeds of the two above (about 3 min CPU)

@@ -185,3 +185,30 @@ def test_csp_lda_module_predicts_as_mne_and_scikit_learn():
     expected = LinearDiscriminantAnalysis().fit(features, y).predict(features)
     got = net(torch.from_numpy(x).float()).argmax(1).numpy()
     assert (got == expected).mean() >= 0.98 and (got == y).mean() > 0.8
+
+
+def test_eeg_snn_readouts_sizes_reset_and_training_logits():
+    """The challenge's spiking readout and the leaky-integrator one: same 49,282 parameters;
+    the membrane is graded from the start, reset between trials, and trained by its mean
+    over time (the spike count for the spiking readout)."""
+    pytest.importorskip("snntorch")
+    import torch
+
+    from neuromark.baselines.eeg_mi import EEGSNN
+    from neuromark.baselines.series_family import logits_of, run_steps
+
+    torch.manual_seed(0)
+    nets = {r: EEGSNN(readout=r) for r in ("spikes", "membrane")}
+    assert [sum(p.numel() for p in n.parameters()) for n in nets.values()] == [49_282, 49_282]
+    x = torch.randn(3, 20, 62) * 4
+    with torch.no_grad():
+        mem = run_steps(nets["membrane"], x)
+        again = run_steps(nets["membrane"], x)  # a second trial starts from a reset state
+        assert mem.shape == (3, 20, 2) and torch.count_nonzero(mem[:, 1:]) == 3 * 19 * 2
+        assert torch.equal(mem, again)
+        assert torch.allclose(logits_of("step", nets["membrane"], x), mem.mean(1))
+        spikes = run_steps(nets["spikes"], x)
+        assert set(spikes.unique().tolist()) <= {0.0, 1.0}
+        assert torch.equal(logits_of("step", nets["spikes"], x), spikes.sum(1))
+    with pytest.raises(ValueError, match="readout"):
+        EEGSNN(readout="rate")
