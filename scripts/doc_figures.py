@@ -55,9 +55,10 @@ CONFIGS: list[str] = [
     "configs/activity/wisdm_stats_window_split_short.yaml",  # the same on NeuroBench's window split
     "configs/activity/wisdm_ffsnn_short.yaml",
     "configs/activity/wisdm_scnn_short.yaml",  # not in the default suite (about 45 s CPU first run)
+    "configs/activity/wisdm_ann_short.yaml",  # not in the default suite (a few seconds)
     "configs/eeg/thor_csp_lda_short.yaml",
     "configs/eeg/thor_eeg_snn_short.yaml",
-    "configs/suite/activity_eeg_seeds.yaml",  # three training seeds of the two above (about 3 min CPU)
+    "configs/suite/activity_eeg_seeds.yaml",  # three training seeds of the FFSNN and the LIF network (about 2 min CPU)
     "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
     "configs/closed_loop/ops_ann_suite.yaml",  # closed loop (about 20 s CPU first run)
     # closed-loop full protocols quoted in docs/closed_loop.md (about 7 min CPU together)
