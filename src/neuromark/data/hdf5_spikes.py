@@ -357,19 +357,34 @@ def iter_spike_chunks(path: str | os.PathLike[str], *, chunk_samples: int = CHUN
     """
     if chunk_samples < 1:
         raise ValueError(f"chunk_samples must be >= 1, got {chunk_samples}")
+    from neuromark.data.hdf5_vlen import VlenPairReader
+
     handle, file = _open(path)
     with handle:
         times_ds, units_ds = handle["spikes/times"], handle["spikes/units"]
         end = times_ds.shape[0] if stop is None else min(stop, times_ds.shape[0])
-        for first in range(start, end, chunk_samples):
-            last = min(end, first + chunk_samples)
-            try:
-                times_obj, units_obj = times_ds[first:last], units_ds[first:last]
-            except (OSError, RuntimeError, ValueError, KeyError) as exc:
-                raise DataError(f"{file}: samples {first}..{last - 1} are unreadable (corrupt or "
-                                f"truncated file): {exc}") from exc
-            times, units, offsets = _flatten(times_obj, units_obj, str(file), first=first, widen=False)
-            yield first, times, units, offsets
+        raw = VlenPairReader.open(handle, file)  # None: h5py reads every chunk
+        try:
+            for first in range(start, end, chunk_samples):
+                last = min(end, first + chunk_samples)
+                got = raw.read(first, last) if raw is not None else None
+                yield (first, *got) if got is not None else _read_chunk(times_ds, units_ds, file,
+                                                                         first, last)
+        finally:
+            if raw is not None:
+                raw.close()
+
+
+def _read_chunk(times_ds: Any, units_ds: Any, file: Path, first: int, last: int
+                ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Samples ``first:last`` read by h5py (see :func:`iter_spike_chunks`)."""
+    try:
+        times_obj, units_obj = times_ds[first:last], units_ds[first:last]
+    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+        raise DataError(f"{file}: samples {first}..{last - 1} are unreadable (corrupt or "
+                        f"truncated file): {exc}") from exc
+    times, units, offsets = _flatten(times_obj, units_obj, str(file), first=first, widen=False)
+    return first, times, units, offsets
 
 
 __all__ = ["CHUNK_SAMPLES", "SHD_CHANNELS", "SpikeHeader", "SpikeSamples", "check_samples",
