@@ -46,7 +46,7 @@ def test_per_sample_split_over_rows_of_a_sample():
     # (B, T, in) into a Linear: a sample is all its T rows, binary only when all are
     layer = nn.Linear(2, 1, bias=False)
     with torch.no_grad():
-        layer.weight.fill_(1.0)
+        layer.weight.fill_(0.5)  # not ternary: the input alone decides AC or MAC
     x = torch.tensor([[[1.0, 0.0], [0.0, 1.0]],     # binary: 2 ACs
                       [[1.0, 1.0], [0.25, 0.0]]])   # one analog row: 3 MACs
     assert synops(layer, [x]) == {"Effective_MACs": 1.5, "Effective_ACs": 1.0, "Dense": 4.0}

@@ -47,7 +47,7 @@ class CalledChild(FunctionalParent):
 class OwnParameter(nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.w = nn.Parameter(torch.ones(2, 3))
+        self.w = nn.Parameter(torch.full((2, 3), 0.5))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return F.linear(x, self.w)
@@ -56,7 +56,7 @@ class OwnParameter(nn.Module):
 def _run(net: nn.Module, **adapter):
     with torch.no_grad():
         for p in net.parameters():
-            p.fill_(1.0)
+            p.fill_(0.5)  # not ternary: the input alone decides AC or MAC
     return Benchmark(TorchModel(net, **adapter), [(X, torch.zeros(2))],
                      metrics=[SynapticOperations()], quiet=True).run()
 
@@ -85,7 +85,7 @@ def test_both_cases_in_one_message_each_with_its_advice():
 
 
 def test_the_advised_fixes_count_what_the_parent_computed():
-    # hand count, all-ones weights, 2 outputs: sample 0 [1, 0, 2] is not binary: 2 non-zero
+    # hand count, weights all 0.5 (not ternary), 2 outputs: sample 0 [1, 0, 2] is not binary: 2 non-zero
     # inputs x 2 = 4 MACs; sample 1 [0, 0, 1]: 1 x 2 = 2 ACs; dense 2 x 3 x 2 = 12; per sample
     expected = {"Effective_MACs": 2.0, "Effective_ACs": 1.0, "Dense": 6.0}
     assert _run(CalledChild())["synaptic_operations"] == expected

@@ -34,6 +34,7 @@ from neuromark.instrument.layer_ops import RecurrentCounter, WeightCache
 from neuromark.instrument.linear_counter import CellCounter, LinearCounter
 from neuromark.instrument.membrane import NeuronCounter
 from neuromark.instrument.steps import StepIndex
+from neuromark.instrument.weight_values import WeightKinds, layer_weights
 from neuromark.instrument.wrapping import Forward, ForwardWrapper
 from neuromark.models.base import CELL_TYPES, CONV_TYPES, RNN_TYPES, NeuronLayer
 
@@ -59,6 +60,9 @@ class LayerOps:
     #: the same as ``input_rule`` with each whole call classified by the batch's x
     input_call_rule: tuple[float, float] | None = None
     call_rule: tuple[float, float] = (0.0, 0.0)
+    #: the values the layer's weights take: "ternary" ({-1, 0, 1}), "power_of_two" or None
+    #: (see :mod:`~neuromark.instrument.weight_values`)
+    weight_values: str | None = None
 
 
 @dataclass
@@ -147,6 +151,7 @@ class Instrument:
         self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
         self._neuron_layers: dict[str, NeuronLayer] = {}
+        self._kinds, self._layer_weights = WeightKinds(), {}  # weight values per layer
         self.plan: CoveragePlan | None = None
         self.ops: OpCounter | None = None
 
@@ -186,6 +191,7 @@ class Instrument:
         self._steps.clear()
 
     def _wrap_connection(self, name: str, module: nn.Module) -> None:
+        self._layer_weights[name] = layer_weights(module)
         if isinstance(module, (nn.Linear, *CONV_TYPES)):
             counter = LinearCounter(name, module, self._weights, self._steps, self._arrays) \
                 if isinstance(module, nn.Linear) else ConvCounter(name, module, self._steps,
@@ -260,6 +266,16 @@ class Instrument:
         for _, owner in plan.owners:
             self._wrappers.append(ForwardWrapper(owner, enter))
 
+    def _weight_values(self, ops: dict[str, LayerOps]) -> None:
+        """Each counted layer's :attr:`LayerOps.weight_values` (intercepted ones: by the
+        weight's dotted name)."""
+        for name, layer in ops.items():
+            weights = self._layer_weights.get(name)
+            if weights is None:
+                named = dict(self.adapter.module.named_parameters(remove_duplicate=False))
+                weights = self._layer_weights[name] = [named[name]] if name in named else []
+            layer.weight_values = self._kinds.kind(weights) if layer.dense else None
+
     def _wrap_neuron(self, layer: NeuronLayer) -> None:
         counter = self._neurons[layer.name] = NeuronCounter(
             layer.name, layer.membrane if "membrane" in self.probes else None,
@@ -297,6 +313,7 @@ class Instrument:
             self.ops.consumed = set()
             self.ops.activation_products = 0.0
             self.ops.refresh()
+        self._weight_values(activity.ops)
         for name, counter in self._neurons.items():
             nonzeros, total, updates = counter.take()
             activity.neurons[name] = LayerActivity(zeros=total - nonzeros, total=total,

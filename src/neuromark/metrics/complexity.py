@@ -81,6 +81,12 @@ class SynapticOperations(WorkloadMetric):
     ``cell_mac_rule="input"`` classifies a cell's ops from x alone (per sample or per call,
     as ``mac_rule`` says).
 
+    Restricted weights (issue 31.2): a layer whose weights all lie in {-1, 0, 1} multiplies
+    by nothing but a sign, so its effective MACs count as ACs (``ternary_as_ac``, default
+    True; False: neurobench 2.3.0, which looks at the input only); ``shift_as_ac=True``
+    does the same for weights that are all 0 or +-2^k (a shift and an add; default False).
+    :meth:`details` names the layers so counted. Gate products stay MACs.
+
     Coverage: after the run every parameter must have been consumed by a counted operation
     or be exempt (see :mod:`neuromark.instrument.coverage`); ``coverage="error"`` (the
     default) fails naming each uncovered parameter, ``"warn"`` reports them in
@@ -93,7 +99,8 @@ class SynapticOperations(WorkloadMetric):
     requires = frozenset({"synops"})
 
     def __init__(self, coverage: str = "error", recurrent_gates: bool = False,
-                 cell_mac_rule: str = "matrix", mac_rule: str = "per_sample") -> None:
+                 cell_mac_rule: str = "matrix", mac_rule: str = "per_sample",
+                 ternary_as_ac: bool = True, shift_as_ac: bool = False) -> None:
         if coverage not in ("error", "warn"):
             raise ValueError(f"coverage must be 'error' or 'warn', got {coverage!r}")
         if cell_mac_rule not in ("matrix", "input"):
@@ -104,6 +111,10 @@ class SynapticOperations(WorkloadMetric):
         self.coverage = coverage
         self.recurrent_gates = recurrent_gates
         self.cell_mac_rule = cell_mac_rule
+        self.as_ac = {"ternary"} if ternary_as_ac else set()
+        if shift_as_ac:
+            self.as_ac |= {"ternary", "power_of_two"}  # a ternary weight is 0 or +-2^0
+        self.ternary_as_ac, self.shift_as_ac = bool(ternary_as_ac), bool(shift_as_ac)
         super().__init__()
         for name in ("macs", "acs", "dense", "activation_products"):
             self.add_state(name, 0.0, merge="sum")
@@ -111,20 +122,32 @@ class SynapticOperations(WorkloadMetric):
         self.add_state("consumed", set(), merge="union")  # parameter names used by counted ops
         self.add_state("plan", None, merge="first")  # CoverageView: the same in every unit
         self.add_state("uses", {}, merge="first")
+        # per layer: MACs and ACs (energy prices a layer's MACs at its weight's bits) and
+        # the layers whose MACs were counted as ACs, with their weights' kind
+        self.add_state("layer_macs", {}, merge="sum")
+        self.add_state("layer_acs", {}, merge="sum")
+        self.add_state("as_ac_layers", {}, merge="union")
 
     def update(self, step: Step) -> None:
         activity = step.activity
         per_call = self.mac_rule == "per_call"
-        for ops in activity.ops.values():
+        for layer, ops in activity.ops.items():
             rule = getattr(ops, "input_call_rule" if per_call else "input_rule", None)
             if rule is None or self.cell_mac_rule != "input":
                 rule = ops.call_rule if per_call else (ops.effective_acs, ops.effective_macs)
-            self.acs += rule[0]
-            self.macs += rule[1]
-            self.dense += ops.dense
+            acs, macs = rule
+            kind = getattr(ops, "weight_values", None)
+            if kind in self.as_ac and macs:
+                acs, macs = acs + macs, 0.0
+                self.as_ac_layers[layer] = kind
             if self.recurrent_gates and getattr(ops, "gates", 0.0):
-                self.macs += ops.gates  # analog gate values: multiply-accumulates
+                macs += ops.gates  # analog gate values: multiply-accumulates
                 self.dense += ops.gates
+            self.acs += acs
+            self.macs += macs
+            self.dense += ops.dense
+            self.layer_acs[layer] = self.layer_acs.get(layer, 0.0) + acs
+            self.layer_macs[layer] = self.layer_macs.get(layer, 0.0) + macs
         self.samples += step.num_samples
         self.consumed |= getattr(activity, "consumed", set())
         self.activation_products += getattr(activity, "activation_products", 0.0)
@@ -155,7 +178,11 @@ class SynapticOperations(WorkloadMetric):
         """Coverage (``counted`` and ``total`` parameter tensors and elements, the exempt
         and uncovered names), ``activation_products`` per sample and the ``mac_rule``."""
         out: dict[str, Any] = {"activation_products": self.activation_products
-                               / max(self.samples, 1), "mac_rule": self.mac_rule}
+                               / max(self.samples, 1), "mac_rule": self.mac_rule,
+                               "restricted_weights": {
+                                   "ternary_as_ac": self.ternary_as_ac,
+                                   "shift_as_ac": self.shift_as_ac,
+                                   "layers_counted_as_ac": dict(self.as_ac_layers)}}
         plan = self.plan
         if plan is not None:
             counted = [i for n, i in plan.params.items() if n in self.consumed]
