@@ -103,6 +103,18 @@ def test_missing_subject_file_is_named(tmp_path):
         len(EEG_MI.load(tmp_path, "test", subjects=[1, 2], sessions=[1]))
 
 
+def test_channels_option_keeps_named_electrodes_and_names_a_missing_one(tmp_path):
+    write_mat(tmp_path, 1, trials=4)
+    full = EEG_MI.load(tmp_path, "test", sessions=[1]).arrays()[0]
+    some = EEG_MI.load(tmp_path, "test", sessions=[1], channels=["C4", "c3", "E7"])
+    assert some.input_shape == (250, 3)
+    assert np.array_equal(some.arrays()[0], full[:, :, [61, 60, 7]])
+    with pytest.raises(DataError, match=r"sess01_subj01_EEG_MI.mat: no channel Cz"):
+        len(EEG_MI.load(tmp_path, "test", sessions=[1], channels=["C3", "Cz"]))
+    with pytest.raises(DataError, match="needs source: mat"):
+        EEG_MI.load(tmp_path, "test", source="npy", channels=["C3"])
+
+
 def test_within_subject_split_is_68_16_16_and_cross_subject_refuses_overlap(tmp_path):
     labels = np.tile([0, 1], 100)
     groups = np.repeat([11, 12], 100)
