@@ -210,3 +210,23 @@ def test_classification_run_drops_and_records_late_spikes(tmp_path, capsys, monk
     dropped = [json.loads(p.read_text()) for p in (tmp_path / "o2").rglob("*.json")]
     found = [d for d in dropped if "dropped_late_spikes" in json.dumps(d)]
     assert found and "spike(s) after t_max_us dropped" in err
+
+
+def test_reused_batch_memory_is_overwritten(tmp_path):
+    """Batches dropped before the next is binned share memory (the kernel zeroes each row
+    itself): every batch still equals dense(), and bin_batch overwrites a dirty ``out``."""
+    from neuromark.data.spike_stream import bin_batch
+
+    data = SpikeFileDataset(write_file(tmp_path / "x.h5"))
+    dense, _ = data.dense(DT, T_MAX)
+    loader = data.loader(5, DT, T_MAX, chunk_samples=3)
+    pointers = set()
+    for i, (frames, _) in enumerate(loader):
+        pointers.add(frames.data_ptr())
+        np.testing.assert_array_equal(frames.numpy(), dense[5 * i:5 * i + 5])
+        del frames
+    assert len(pointers) <= 2  # memory was reused, so dirty memory was binned into
+    times, units, offsets = next(iter_spike_chunks(data.path, chunk_samples=4))[1:]
+    dirty = np.full((4, 72, 700), np.nan, np.float32)
+    out, _ = bin_batch(times, units, offsets, dt_us=DT, t_max_us=T_MAX, channels=700, out=dirty)
+    np.testing.assert_array_equal(out, dense[:4])
