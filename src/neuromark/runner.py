@@ -166,6 +166,9 @@ class Benchmark:
         static = [m for m in self.metrics if isinstance(m, StaticMetric)]
         for metric in workload:
             metric.reset()
+            bind = getattr(metric, "bind_model", None)  # e.g. energy: the operand precision
+            if callable(bind):
+                bind(self.adapter)
         nan_allowed = all(m.handles_nan for m in workload if m.uses_predictions)
         probes = frozenset().union(*(m.requires for m in workload))
         self.adapter.train(False)

@@ -5,6 +5,13 @@ Effective_Neuron_Ops E_update (NeuronOperations) for spiking models. The score i
 ``{profile name: J/sample}``; its unit says "estimate" and :meth:`EnergyEstimate.details`
 labels every figure with its profile, version, source and caveats. Never a measurement:
 the system track's measured energy stays a separate score.
+
+Operand precision (issue 31.2): the runner hands the model to :meth:`bind_model`, which
+reads each weight's stored bits (:func:`~neuromark.metrics.functional.precision.
+operand_bits`: quantised dtypes, fake-quant observers, ``weight_bits`` declarations); a
+layer's MACs are then priced at its weight's width where the profile lists one
+(``mac_j_by_bits``; the next wider width it lists: an upper bound, stated in
+:meth:`EnergyEstimate.details`). Float32 weights are priced as before.
 """
 
 from __future__ import annotations
@@ -16,8 +23,9 @@ from typing import Any
 from neuromark.errors import ConfigError
 from neuromark.metrics.base import Step, WorkloadMetric
 from neuromark.metrics.complexity import SynapticOperations
-from neuromark.metrics.functional.energy import energy_estimate
+from neuromark.metrics.functional.energy import energy_estimate, mac_price
 from neuromark.metrics.functional.energy_profiles import EnergyProfile, get_profile
+from neuromark.metrics.functional.precision import operand_bits
 from neuromark.metrics.neuron_ops import NeuronOperations
 from neuromark.results import Score
 
@@ -57,6 +65,40 @@ class EnergyEstimate(WorkloadMetric):
         super().__init__()
         self.add_state("synops", SynapticOperations(coverage=coverage), merge="nested")
         self.add_state("neuron_ops", NeuronOperations(), merge="nested")
+        self.add_state("operand_bits", {}, merge="first")  # {weight name: bits}
+
+    def bind_model(self, adapter: Any) -> None:
+        """Read the model's operand precision (called by the runner after :meth:`reset`)."""
+        self.operand_bits = operand_bits(adapter)
+
+    def layer_bits(self, layer: str) -> int | None:
+        """Bits of ``layer``'s weight (the widest of its ``weight*`` tensors; an intercepted
+        weight by its own name); None when unknown."""
+        bits = [b for name, b in self.operand_bits.items() if name == layer
+                or (name.startswith(layer + ".") and name[len(layer) + 1:].startswith("weight")
+                    and "." not in name[len(layer) + 1:])]
+        return max(bits) if bits else None
+
+    def repriced(self, profile: EnergyProfile) -> dict[str, dict[str, Any]]:
+        """The layers whose MACs ``profile`` prices other than at ``mac_j``: per layer its
+        weight's bits, the width priced at, MACs per sample and whether an upper bound."""
+        n = max(self.synops.samples, 1)
+        out = {}
+        for layer, macs in self.synops.layer_macs.items():
+            bits = self.layer_bits(layer)
+            joules, width = mac_price(profile, bits)
+            if width is None or joules == profile.mac_j and width == bits:
+                continue
+            out[layer] = {"bits": bits, "priced_at_bits": width, "macs": macs / n,
+                          "mac_j": joules, "upper_bound": width != bits}
+        return out
+
+    def _energy(self, profile: EnergyProfile, c: dict[str, float]) -> float:
+        energy = energy_estimate(c["Effective_MACs"], c["Effective_ACs"], profile,
+                                 neuron_updates=c["Effective_Neuron_Ops"])
+        for layer in self.repriced(profile).values():  # none for float32 weights
+            energy += layer["macs"] * (layer["mac_j"] - profile.mac_j)
+        return energy
 
     @property
     def coverage(self) -> str:
@@ -85,15 +127,22 @@ class EnergyEstimate(WorkloadMetric):
 
     def compute(self) -> Score:
         c = self.counts()
-        value = {p.name: energy_estimate(c["Effective_MACs"], c["Effective_ACs"], p,
-                                         neuron_updates=c["Effective_Neuron_Ops"])
-                 for p in self.profiles}
+        value = {p.name: self._energy(p, c) for p in self.profiles}
         return Score(value, unit=self.unit, higher_is_better=False)
 
     def details(self) -> dict[str, Any]:
-        """The counts used and each profile's label, source and caveats."""
-        return {"estimate": True, "counts": self.counts(),
-                "profiles": {p.name: {"label": p.label(), "source": p.source,
-                                      "memory": "not counted (the run counts no memory "
-                                      "accesses)", "caveats": list(p.caveats)}
-                             for p in self.profiles}}
+        """The counts used and each profile's label, source and caveats; where a layer's
+        weight is stored narrower than the profile, ``operand_precision`` (see
+        :meth:`repriced`)."""
+        out: dict[str, Any] = {
+            "estimate": True, "counts": self.counts(),
+            "profiles": {p.name: {"label": p.label(), "source": p.source,
+                                  "memory": "not counted (the run counts no memory "
+                                  "accesses)", "caveats": list(p.caveats)}
+                         for p in self.profiles}}
+        for p in self.profiles:
+            layers = self.repriced(p)
+            if layers:
+                out["profiles"][p.name]["operand_precision"] = {
+                    "layers": layers, "upper_bound": any(x["upper_bound"] for x in layers.values())}
+        return out

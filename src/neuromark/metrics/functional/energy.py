@@ -48,3 +48,14 @@ def energy_estimate(eff_macs: float, eff_acs: float,
                              f"no {field}; use a profile that has one, or leave {name} at 0")
         energy += count * per_op
     return energy
+
+
+def mac_price(profile: EnergyProfile, bits: int | None) -> tuple[float, int | None]:
+    """(joules per MAC, width priced at) of a MAC by a weight of ``bits`` bits under
+    ``profile``: the smallest width of ``profile.mac_j_by_bits`` that holds ``bits`` (an
+    upper bound when wider); ``mac_j`` (width None) when ``bits`` is None, the profile lists
+    no widths, or the weight is wider than all of them."""
+    widths = sorted(w for w in (profile.mac_j_by_bits or {}) if bits is not None and w >= bits)
+    if not widths:
+        return profile.mac_j, None
+    return profile.mac_j_by_bits[widths[0]], widths[0]  # type: ignore[index]

@@ -19,6 +19,13 @@ with file:line like every config) or in Python through
     neuron_update_j: 0.05e-12        # optional: joules per neuron op
     memory_access_j: 5.0e-12         # optional: joules per memory access ...
     memory_source: "CACTI 7, 32 KB SRAM, 64-bit read"   # ... with its source
+    mac_j_by_bits: {4: 0.05e-12, 8: 0.2e-12}   # optional: a MAC by a narrower weight
+
+``mac_j_by_bits`` prices the MACs of a layer whose weights are stored at fewer bits
+(:func:`~neuromark.metrics.functional.precision.operand_bits`, issue 31.2) at the
+smallest width listed that holds them (an upper bound when wider than the weight); a
+weight wider than every width listed is priced at ``mac_j``. The shipped profiles list
+the Horowitz widths of their own kind up to their own (fp32: 16, 32; int32: 8, 32).
 """
 
 from __future__ import annotations
@@ -82,6 +89,7 @@ class EnergyProfile(StrictModel):
     neuron_update_j: Joules | None = None
     memory_access_j: Joules | None = None
     memory_source: str | None = None
+    mac_j_by_bits: dict[Annotated[int, Field(ge=1, le=64)], Joules] | None = None
     caveats: tuple[str, ...] = ()
 
     @model_validator(mode="after")
@@ -96,18 +104,26 @@ class EnergyProfile(StrictModel):
         return f"{self.name} v{self.version}" + (f" ({extra})" if extra else "")
 
 
-def _horowitz(precision: str, mult_pj: float, add_pj: float) -> EnergyProfile:
+# Horowitz 2014, Fig. 1.1.9: (multiply, add) energy in pJ at 45 nm, by kind and width.
+_HOROWITZ_PJ = {("fp", 32): (3.7, 0.9), ("fp", 16): (1.1, 0.4), ("int", 32): (3.1, 0.1),
+                ("int", 8): (0.2, 0.03)}
+
+
+def _horowitz(kind: str, bits: int) -> EnergyProfile:
+    mult_pj, add_pj = _HOROWITZ_PJ[kind, bits]
+    narrower = {w: sum(_HOROWITZ_PJ[kind, w]) * 1e-12 for k, w in _HOROWITZ_PJ
+                if k == kind and w <= bits}
     return EnergyProfile(
-        name=f"horowitz45-{precision}", version="1", source=HOROWITZ, precision=precision,
-        node="45 nm", mac_j=(mult_pj + add_pj) * 1e-12, ac_j=add_pj * 1e-12,
-        neuron_update_j=add_pj * 1e-12, caveats=CAVEATS)
+        name=f"horowitz45-{kind}{bits}", version="1", source=HOROWITZ,
+        precision=f"{kind}{bits}", node="45 nm", mac_j=(mult_pj + add_pj) * 1e-12,
+        ac_j=add_pj * 1e-12, neuron_update_j=add_pj * 1e-12, mac_j_by_bits=narrower,
+        caveats=CAVEATS)
 
 
-# Horowitz 2014, Fig. 1.1.9: add / multiply energy in pJ at 45 nm.
-HOROWITZ45_FP32 = _horowitz("fp32", 3.7, 0.9)
-HOROWITZ45_FP16 = _horowitz("fp16", 1.1, 0.4)
-HOROWITZ45_INT32 = _horowitz("int32", 3.1, 0.1)
-HOROWITZ45_INT8 = _horowitz("int8", 0.2, 0.03)
+HOROWITZ45_FP32 = _horowitz("fp", 32)
+HOROWITZ45_FP16 = _horowitz("fp", 16)
+HOROWITZ45_INT32 = _horowitz("int", 32)
+HOROWITZ45_INT8 = _horowitz("int", 8)
 
 
 def load_profile(path: str | Path) -> EnergyProfile:
