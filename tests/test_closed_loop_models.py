@@ -142,3 +142,32 @@ def test_a_family_trains_on_training_seeds_and_is_cached(tmp_path):
     path.write_text(text.replace("seeds: [7]", "seeds: [7, 0]"))
     with pytest.raises(ConfigError, match="test seeds too"):
         TASK.plan(load_config(path), RunContext.build(quiet=True))
+
+
+class AutogradForward:
+    """A learning rule that runs the network itself with autograd (forward, backward) and
+    leaves the weights as they are."""
+
+    def update(self, module, observation, output, feedback) -> None:
+        import torch
+
+        module(observation).pow(2).sum().backward()
+        module.zero_grad()
+        assert torch.is_grad_enabled()
+
+
+def test_a_learning_rule_running_the_network_adds_no_synaptic_ops(tmp_path):
+    from neuromark.registry import learning_rules
+
+    plain = _run(_config(tmp_path, seeds="[0]", count=2))
+    learning_rules.register("test_autograd_forward", AutogradForward)
+    try:
+        learned = _run(_config(tmp_path, seeds="[0]", count=2,
+                               extra="learning: {rule: test_autograd_forward}"))
+    finally:
+        learning_rules._entries.pop("test_autograd_forward", None)
+        learning_rules._origins.pop("test_autograd_forward", None)
+    assert learned.scores["plasticity_operations"].value == 0  # the weights did not move
+    # the rule's forward passes (one per step, under the instrument's pause) count nothing
+    assert learned.scores["synaptic_operations"].value == plain.scores["synaptic_operations"].value
+    assert learned.details["episodes"] == plain.details["episodes"]

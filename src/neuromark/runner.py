@@ -19,7 +19,8 @@ data stay where the caller put them. The results' provenance records the device 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import torch
@@ -176,7 +177,8 @@ class Benchmark:
         if self.device is not None and isinstance(module, torch.nn.Module):
             module.to(self.device)
         seen = resets = 0
-        instrument = Instrument(self.adapter, probes, self.counting_path, self.memory_budget)
+        instrument = self._instrument = Instrument(self.adapter, probes, self.counting_path,
+                                                   self.memory_budget)
         with instrument, torch.inference_mode():
             for index, batch in enumerate(self._batches(self._progress(self.dataloader, quiet))):
                 if self.device is not None:
@@ -229,6 +231,17 @@ class Benchmark:
         return Results(scores=scores, benchmark=self.info, config=config or {},
                        seeds=seeds or {}, details=details, provenance=provenance,
                        model=self.identity)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Count nothing inside, during :meth:`run` (an on-line learning rule that runs the
+        network itself between batches); outside a run there is nothing to pause."""
+        instrument = getattr(self, "_instrument", None)
+        if instrument is None:
+            yield
+            return
+        with instrument.paused():
+            yield
 
     def metric_states(self) -> list[dict[str, Any]]:
         """After :meth:`run`: each workload metric's picklable

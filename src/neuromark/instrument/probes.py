@@ -13,7 +13,8 @@ it once per batch, at :meth:`Instrument.collect`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,6 +190,31 @@ class Instrument:
         if listeners is not None and self._steps.announce in listeners:
             listeners.remove(self._steps.announce)
         self._steps.clear()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Count nothing inside (e.g. an on-line learning rule that runs the network
+        itself, with autograd): the layers' own forwards are restored and the adapter's
+        time-step announcements go unheard; the probes resume as they were on exit.
+        What was counted before stays for the next :meth:`collect`."""
+        if not self._wrappers or getattr(self, "_paused", False):
+            yield
+            return
+        self._paused = True
+        for wrapper in reversed(self._wrappers):
+            wrapper.remove()
+        listeners = getattr(self.adapter, "step_listeners", None)
+        heard = listeners is not None and self._steps.announce in listeners
+        if heard:
+            listeners.remove(self._steps.announce)
+        try:
+            yield
+        finally:
+            for wrapper in self._wrappers:
+                wrapper.reinstall()
+            if heard:
+                listeners.append(self._steps.announce)
+            self._paused = False
 
     def _wrap_connection(self, name: str, module: nn.Module) -> None:
         self._layer_weights[name] = layer_weights(module)

@@ -30,7 +30,12 @@ class ForwardWrapper:
                 "from compiled code bypass Python; pass the original nn.Module")
         self.module = module
         self.previous = module.__dict__.get("forward", _MISSING)
-        module.__dict__["forward"] = make(module.forward)
+        self.installed = module.__dict__["forward"] = make(module.forward)
+
+    def reinstall(self) -> None:
+        """Put the wrapper back after :meth:`remove` (wrappers of one module in the order
+        they were made)."""
+        self.module.__dict__["forward"] = self.installed
 
     def remove(self) -> None:
         """Restore the module's own forward."""

@@ -122,8 +122,8 @@ def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
         learner.bind(module)
 
     def learn(x: Any, output: Any, feedback: Feedback) -> None:
-        assert counter is not None
-        with torch.inference_mode(False), torch.enable_grad():
+        assert counter is not None  # the rule's own forward passes are not inference
+        with torch.inference_mode(False), torch.enable_grad(), harness["runner"].paused():
             obs = x.to(output.device).clone()
             counter.around(lambda: learner.update(module, obs, output.clone(), feedback))
 
@@ -134,6 +134,7 @@ def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
         return out.reshape(1, -1)
 
     holder: dict[str, Any] = {}
+    harness: dict[str, Any] = {}
     records: list[Episode] = []
     built = [m for m in build_metrics(list(metrics)) if isinstance(m, WorkloadMetric)]
     on_step = None
@@ -142,7 +143,8 @@ def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
             learn(x, holder["tensor"], feedback)
     stream = episode_stream(env, job, holder, records, on_step=on_step)
     evaluate(ctx, adapter, stream, built, postprocessors=[capture], reset="stream",
-             quiet=True, coverage=coverage, device=device)
+             quiet=True, coverage=coverage, device=device,
+             on_harness=lambda runner: harness.__setitem__("runner", runner))
     return {"episodes": [tuple(e.__dict__.values()) for e in records],
             "states": [m.state() for m in built],
             "plasticity": counter.state() if counter is not None else None}

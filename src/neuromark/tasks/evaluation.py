@@ -22,8 +22,8 @@ def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence
              info: BenchmarkInfo | None = None, device: Any = None,
              device_requested: str | None = None, coverage: str | None = None,
              reset: str = "batch", quiet: bool | None = None,
-             config: dict[str, Any] | None = None, seeds: dict[str, Any] | None = None
-             ) -> Results:
+             config: dict[str, Any] | None = None, seeds: dict[str, Any] | None = None,
+             on_harness: Any = None) -> Results:
     """Run ``model`` over ``data`` with ``metrics`` under ``ctx``.
 
     Args:
@@ -36,6 +36,8 @@ def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence
         device_requested: how it was asked for (provenance).
         reset: the runner's state reset rule.
         quiet: overrides ``ctx.quiet`` (inner loops of a task that shows its own progress).
+        on_harness: called with the :class:`~neuromark.runner.Benchmark` before it runs
+            (e.g. to hold its :meth:`~neuromark.runner.Benchmark.paused` switch).
     """
     from neuromark.runner import Benchmark
 
@@ -45,4 +47,6 @@ def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence
                         quiet=ctx.quiet if quiet is None else quiet, info=info, reset=reset,
                         device=device, device_requested=device_requested,
                         counting_path=ctx.counting_path, memory_budget=ctx.memory_budget)
+    if on_harness is not None:
+        on_harness(harness)
     return harness.run(config=config, seeds=seeds)
