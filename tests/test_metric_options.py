@@ -17,13 +17,14 @@ from neuromark.suite import validate_configs
 
 
 class _Rows(nn.Module):
-    """Linear(3, 2), W = [[-1, 1, 0], [1, 1, 0]] (column non-zeros 2, 2, 0), no bias."""
+    """Linear(3, 2), W = [[-.5, .5, 0], [.5, .5, 0]] (column non-zeros 2, 2, 0), no bias; not
+    ternary, so only the input decides MAC or AC."""
 
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(3, 2, bias=False)
         with torch.no_grad():
-            self.fc.weight.copy_(torch.tensor([[-1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]))
+            self.fc.weight.copy_(torch.tensor([[-0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.fc(x)
