@@ -58,3 +58,18 @@ def test_provenance_is_completed_under_what_a_task_recorded():
                                run={"coverage": "warn"})
     assert stamped["device"] == {"used": "cpu"} and stamped["machine"] == {"node": "remote"}
     assert stamped["run"] == {"coverage": "warn"} and "created" in stamped and "python" in stamped
+
+
+def test_a_results_file_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatch):
+    import pytest
+
+    from neuromark.errors import DataError
+
+    path = _results().save(tmp_path / "r.json")
+    text = path.read_text(encoding="utf-8").replace('"toy"', '"toy-\u00e9t\u00e9"', 1)
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("LC_ALL", "C")  # the locale must not matter: JSON is UTF-8
+    assert "\u00e9t\u00e9" in Results.load(path).benchmark.id
+    path.write_bytes(text.encode("utf-8").replace("\u00e9".encode(), b"\xe9"))
+    with pytest.raises(DataError, match=r"r\.json: not a UTF-8 JSON file \(byte offset \d+\)"):
+        Results.load(path)

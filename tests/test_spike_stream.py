@@ -230,3 +230,35 @@ def test_reused_batch_memory_is_overwritten(tmp_path):
     dirty = np.full((4, 72, 700), np.nan, np.float32)
     out, _ = bin_batch(times, units, offsets, dt_us=DT, t_max_us=T_MAX, channels=700, out=dirty)
     np.testing.assert_array_equal(out, dense[:4])
+
+
+def test_runner_reuses_one_batch_buffer(tmp_path):
+    """The runner, its loop and the instrument's step index drop each batch before the next
+    is binned, so the loader serves every batch (the short last one included) from one
+    buffer; the counts equal those of the same batches held in a list (fresh memory)."""
+    snn = pytest.importorskip("snntorch")
+    from neuromark import Benchmark
+    from neuromark.metrics import ActivationSparsity, SynapticOperations
+    from neuromark.models import SNNTorchModel
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(700, 8), snn.Leaky(beta=0.9, init_hidden=True,
+                                                               output=True)).eval()
+    pointers: list[int] = []
+
+    def record(batch):
+        pointers.append(batch[0].data_ptr())
+        return batch
+
+    adapter = SNNTorchModel(net)
+    loader = SpikeFileDataset(write_file(tmp_path / "x.h5")).loader(5, DT, T_MAX, chunk_samples=3)
+
+    def run(batches):
+        metrics = [SynapticOperations(), ActivationSparsity()]
+        return Benchmark(adapter, batches, [record], metrics=metrics, quiet=True).run().scores
+
+    streamed = run(loader)
+    assert len(pointers) == 8 and len(set(pointers)) == 1
+    assert loader._buffers and len(loader._buffers) == 1
+    held = [(frames.clone(), labels) for frames, labels in loader]
+    assert run(held) == streamed and streamed["synaptic_operations"].value["Effective_ACs"] > 0

@@ -331,7 +331,10 @@ class Results(Mapping[str, Any]):
         """Read a results file written by :meth:`save` (schema 1.0 to 1.3), with its
         sidecar; files before 1.2 get their model block derived, files before 1.3 their
         flags, artefacts and config moved to the 1.3 fields (see the module)."""
-        data = json.loads(Path(path).read_text())
+        try:  # JSON is UTF-8 (RFC 8259), whatever the locale
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not a UTF-8 JSON file (byte offset {exc.start})") from None
         if (why := unsupported_schema(data)) is not None:
             raise DataError(f"{path}: {why}")
         arrays = None
@@ -383,7 +386,7 @@ def _named_sidecar(path: Path) -> str | None:
     """The ``raw_sidecar`` named by the results file at ``path``, or None (no file, not
     JSON, no sidecar)."""
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     name = data.get("raw_sidecar") if isinstance(data, dict) else None

@@ -183,7 +183,9 @@ class Benchmark:
         instrument = self._instrument = Instrument(self.adapter, probes, self.counting_path,
                                                    self.memory_budget)
         with instrument, torch.inference_mode():
-            for index, batch in enumerate(self._batches(self._progress(self.dataloader, quiet))):
+            index = -1  # not enumerate(): it holds the previous batch while fetching the next
+            for batch in self._batches(self._progress(self.dataloader, quiet)):
+                index += 1
                 if self.device is not None:
                     batch = move_to(batch, self.device)
                 data, targets = self._preprocess(batch, index)
@@ -212,6 +214,8 @@ class Benchmark:
                         raise MetricError(f"metric {metric.name!r} failed on batch {index}: "
                                           f"{exc}") from exc
                 seen += step.num_samples
+                # drop this batch before the next is made: the loader can then reuse its memory
+                del batch, data, targets, output, predictions, step
         if seen == 0:
             raise ModelOutputError("the dataloader yielded no samples")
         scores: dict[str, Score] = {}
@@ -289,6 +293,7 @@ class Benchmark:
                 raise DataError(f"benchmark {self.info.id}: batch {index}: the data loader "
                                 f"raised {type(exc).__name__}: {exc}") from exc
             yield batch
+            del batch  # not held while the next batch is made
             index += 1
 
     def _forward(self, data: Any, index: int) -> Any:

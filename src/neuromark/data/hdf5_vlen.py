@@ -32,8 +32,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numba
 import numpy as np
+
+from neuromark._numba import numba
 
 #: Largest byte range of heap collections read for one chunk (larger: h5py reads it).
 MAX_RANGE_BYTES = 64 << 20

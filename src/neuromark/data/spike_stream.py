@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-import numba
 import numpy as np
 
+from neuromark._numba import numba
 from neuromark.data.binning import check_binning, jitter_units, n_bins
 from neuromark.data.events import seconds_to_us
 from neuromark.data.hdf5_spikes import CHUNK_SAMPLES, SpikeHeader, iter_spike_chunks, sample_index
@@ -251,8 +251,8 @@ class SpikeBatches:
         (its tensor and every view of it gone; ``sys.getrefcount`` then sees only this list
         and its own argument), else new memory. A new batch of tens of MB costs a page
         fault per 4 KiB when first written, several times the binning itself in a VM. At
-        most two are kept: the runner still holds the previous batch while the next one
-        is binned."""
+        most two are kept: the runner drops each batch before asking for the next (one
+        buffer then serves every batch), a caller that holds it gets a second one."""
         buffers = self._buffers
         for i in range(len(buffers)):  # a larger one serves a short last batch (its rows)
             if buffers[i].shape[1:] == shape[1:] and buffers[i].shape[0] >= shape[0] \
@@ -292,6 +292,7 @@ class SpikeBatches:
                 if filled == out.shape[0]:
                     frames, out = self._tensor(out), None
                     yield frames, torch.as_tensor(labels[start:start + filled], dtype=torch.long)
+                    del frames  # not held while the next batch is binned (see _reused)
 
     def _hold(self) -> HeldSpikes:
         """The whole file's spikes in their stored dtypes (:meth:`HeldSpikes.read`), read once."""
@@ -309,6 +310,7 @@ class SpikeBatches:
             out = self._new(idx.shape[0])
             self._bin(*held.gather(idx), idx, out)
             yield self._tensor(out), torch.as_tensor(self.header.labels[idx], dtype=torch.long)
+            del out  # not held while the next batch is binned (see _reused)
 
 
 

@@ -7,8 +7,9 @@ recompiled by every process.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from neuromark._numba import numba
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

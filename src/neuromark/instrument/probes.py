@@ -344,4 +344,5 @@ class Instrument:
             nonzeros, total, updates = counter.take()
             activity.neurons[name] = LayerActivity(zeros=total - nonzeros, total=total,
                                                    membrane_updates=updates)
+        self._steps.clear()  # the batch's step tensors: not held while the next is made
         return activity
