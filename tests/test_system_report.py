@@ -104,3 +104,17 @@ def test_a_single_timed_sample_has_no_error_estimate():
     assert row.startswith("| inference | 1 | 2 |") and "±" not in row
     two = _timing_table({"inference": latency_stats([1_000_000, 3_000_000])})[2]
     assert "| 2 ± 1 |" in two
+
+
+def test_finish_system_raises_on_an_unreadable_results_file_instead_of_exit_0(tmp_path):
+    """A folder without system results finishes with 0; one whose results file cannot be
+    read is an error, not silently "no system results"."""
+    import pytest
+
+    from neuromark.commands.run import finish_system
+    from neuromark.errors import DataError
+
+    assert finish_system(tmp_path) == 0
+    (tmp_path / "broken.json").write_bytes(b'{"schema_version": "1.3", "benchmark": \xe9}')
+    with pytest.raises(DataError, match="broken.json"):
+        finish_system(tmp_path)

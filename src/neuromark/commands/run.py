@@ -119,12 +119,10 @@ def finish_system(folder: Path, system: Path | None = None, *, allow_invalid: bo
     ``allow_invalid``, else 0. A folder without system results returns 0."""
     import sys
 
-    from neuromark.errors import DataError
-    from neuromark.report.system_report import invalid_results, load_results, write_submission_dir
+    from neuromark.report.system_report import invalid_results, system_results, write_submission_dir
 
-    try:
-        results = load_results(folder)
-    except DataError:  # no system-track results here
+    results = system_results(folder)
+    if not results:  # an unreadable results file raises instead of passing as "none"
         return 0
     manifest, report = write_submission_dir(folder, system)
     print(f"submission: {manifest} and {report}; audit it with 'neuromark check {folder}'")
