@@ -25,8 +25,7 @@ from neuromark.baselines.closed_loop_agents import (
 )
 from neuromark.baselines.primate_reaching import RidgeDecoder
 from neuromark.closed_loop.env import TrainingEpisodes
-from neuromark.errors import DataError
-from neuromark.training import TrainedModule, read_checkpoint
+from neuromark.training import TrainedModule, read_checkpoint, restore_network
 
 #: Bumped whenever the agents' code changes what training produces: it enters every
 #: checkpoint's recipe, so a cached agent of older code is retrained, never reused.
@@ -89,14 +88,10 @@ class ClosedLoopFamily:
 
     def load(self, path: Path) -> tuple[nn.Module, dict[str, Any]]:
         payload = read_checkpoint(Path(path), (self.name,), what=f"{self.name} agent")
-        config = payload["config"]
-        try:
-            net = self.build(self.options_model(**config["options"]), int(config["inputs"]),
-                             int(config["outputs"]))
-            net.load_state_dict(payload["state_dict"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise DataError(f"{path}: malformed {self.name} checkpoint: {exc}") from None
-        return net.eval(), payload.get("meta", {})
+        net = restore_network(path, payload, lambda config: self.build(
+            self.options_model(**config["options"]), int(config["inputs"]), int(config["outputs"])),
+            self.name)
+        return net, payload.get("meta", {})
 
 
 LOOP_ANN = ClosedLoopFamily("loop_ann", LoopANNOptions)

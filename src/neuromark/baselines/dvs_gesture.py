@@ -33,7 +33,7 @@ from neuromark.config import StrictModel
 from neuromark.data.dvs_gesture import CITATION
 from neuromark.errors import DataError
 from neuromark.models.snntorch_model import SNNTorchModel
-from neuromark.training import read_checkpoint
+from neuromark.training import read_checkpoint, restore_network
 
 #: The ``kind`` of this family's checkpoints.
 KIND = "dvs_gesture_snn"
@@ -192,12 +192,7 @@ class GestureFamily:
         """(adapter in eval mode, meta with ``kind``) from a checkpoint this family saved."""
 
         payload = read_checkpoint(Path(path), (KIND,), what=KIND)
-        try:
-            net = GestureSNN(**payload["config"])
-            net.load_state_dict(payload["state_dict"])
-        except (KeyError, TypeError, RuntimeError) as exc:
-            raise DataError(f"{path}: malformed {KIND} checkpoint: {exc}") from None
-        net.eval()
+        net = restore_network(path, payload, lambda config: GestureSNN(**config), KIND)
         return GestureModel(net), {**payload.get("meta", {}), "kind": KIND}
 
 

@@ -32,9 +32,16 @@ from neuromark.baselines.event_detector import (
 )
 from neuromark.config import StrictModel
 from neuromark.devices import move_to
-from neuromark.errors import DataError
 from neuromark.processors.detection_stream import SequentialStream
-from neuromark.training import BatchSize, Epochs, LearningRate, Threads, TrainRecipe, read_checkpoint
+from neuromark.training import (
+    BatchSize,
+    Epochs,
+    LearningRate,
+    Threads,
+    TrainRecipe,
+    read_checkpoint,
+    restore_network,
+)
 
 #: The ``kind`` of the detector's checkpoints (and its registry name).
 KIND = "event_detector"
@@ -134,12 +141,8 @@ class EventDetectorFamily:
         """(model in eval mode, meta) from a detector checkpoint; :class:`DataError` otherwise."""
 
         payload = read_checkpoint(Path(path), (KIND,), what="event-detector")
-        try:
-            model = EventDetector(DetectorConfig(**payload["config"]))
-            model.load_state_dict(payload["state_dict"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise DataError(f"{path}: malformed {KIND} checkpoint: {exc}") from None
-        model.eval()
+        model = restore_network(path, payload,
+                                lambda config: EventDetector(DetectorConfig(**config)), KIND)
         return model, payload.get("meta", {})
 
     def __call__(self, **options: Any) -> EventDetector:

@@ -33,7 +33,7 @@ from neuromark.baselines.keywords import fit_classifier, gsc_m5, gsc_snn, init_s
 from neuromark.config import StrictModel
 from neuromark.data.speech_commands import CITATION, LABELS
 from neuromark.errors import DataError
-from neuromark.training import BatchSize, Epochs, LearningRate, TrainRecipe, read_checkpoint
+from neuromark.training import BatchSize, Epochs, LearningRate, TrainRecipe, read_checkpoint, restore_network
 
 
 class M5Options(StrictModel):
@@ -146,12 +146,7 @@ class KeywordFamily:
     def load(self, path: Path) -> tuple[nn.Module, dict[str, Any]]:
         """(network in eval mode, meta with ``kind``) from a checkpoint this family saved."""
         payload = read_checkpoint(Path(path), (self.kind,), what=self.kind)
-        try:
-            net = self.factory(**payload["config"])
-            net.load_state_dict(payload["state_dict"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-            raise DataError(f"{path}: malformed {self.kind} checkpoint: {exc}") from None
-        net.eval()
+        net = restore_network(path, payload, lambda config: self.factory(**config), self.kind)
         return net, {**payload.get("meta", {}), "kind": self.kind}
 
 

@@ -32,8 +32,15 @@ import numpy as np
 from pydantic import Field
 
 from neuromark._threads import torch_threads
-from neuromark.errors import DataError
-from neuromark.training import BatchSize, Epochs, LearningRate, TrainedModule, TrainRecipe, read_checkpoint
+from neuromark.training import (
+    BatchSize,
+    Epochs,
+    LearningRate,
+    TrainedModule,
+    TrainRecipe,
+    read_checkpoint,
+    restore_network,
+)
 
 
 class SeriesTrain(TrainRecipe):
@@ -174,10 +181,5 @@ class SeriesFamily:
 
     def load(self, path: Path) -> tuple[Any, dict[str, Any]]:
         payload = read_checkpoint(Path(path), (self.name,), what=self.name)
-        try:
-            net = self.build(**payload["config"])
-            net.load_state_dict(payload["state_dict"])
-        except (KeyError, TypeError, RuntimeError, ValueError) as exc:
-            raise DataError(f"{path}: malformed {self.name} checkpoint: {exc}") from None
-        net.eval()
+        net = restore_network(path, payload, lambda config: self.build(**config), self.name)
         return self.wrap(net), {**payload.get("meta", {}), "kind": self.name}

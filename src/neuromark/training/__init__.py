@@ -20,6 +20,7 @@ from neuromark.training.checkpoints import (
     prepare,
     read_checkpoint,
     recipe_hash,
+    restore_network,
     save_checkpoint,
 )
 from neuromark.training.family import ModelFamily, TrainedModule, family_for, training_device
@@ -27,4 +28,5 @@ from neuromark.training.recipe import BatchSize, Epochs, LearningRate, Threads, 
 
 __all__ = ["FORMAT", "BatchSize", "Epochs", "LearningRate", "ModelFamily", "Prepared", "Threads",
            "TrainRecipe", "TrainedModule", "checkpoint_owner", "family_for", "is_neuromark_checkpoint",
-           "prepare", "read_checkpoint", "recipe_hash", "save_checkpoint", "training_device"]
+           "prepare", "read_checkpoint", "recipe_hash", "restore_network", "save_checkpoint",
+           "training_device"]

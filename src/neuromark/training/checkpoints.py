@@ -127,6 +127,18 @@ def read_checkpoint(path: Path, kinds: Iterable[str] | None = None, *, what: str
     return payload
 
 
+def restore_network(path: Path, payload: dict[str, Any], build: Callable[[dict[str, Any]], Any],
+                    what: str) -> Any:
+    """``build(payload["config"])`` with the checkpoint's state dict loaded, in eval mode; a
+    config or state dict that does not fit is :class:`DataError` naming ``path`` and ``what``."""
+    try:
+        net = build(payload["config"])
+        net.load_state_dict(payload["state_dict"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise DataError(f"{path}: malformed {what} checkpoint: {exc}") from None
+    return net.eval()
+
+
 def _legacy_decoder_meta(path: Path, payload: dict[str, Any]) -> dict[str, Any]:
     """The meta of an old primate decoder: its recipe (a JSON string there), that recipe's
     hash (:func:`recipe_hash` of the recipe alone: its training files are in it as sha256),
