@@ -119,10 +119,17 @@ def finish_system(folder: Path, system: Path | None = None, *, allow_invalid: bo
     ``allow_invalid``, else 0. A folder without system results returns 0."""
     import sys
 
-    from neuromark.report.system_report import invalid_results, system_results, write_submission_dir
+    from neuromark.report.system_report import (
+        invalid_results,
+        result_files,
+        system_results,
+        write_submission_dir,
+    )
 
-    results = system_results(folder)
-    if not results:  # an unreadable results file raises instead of passing as "none"
+    # every results file of the run; other JSON (a QUBO sweep's entries.meta.json) is not
+    # one, and a results file that cannot be read raises instead of passing as "none"
+    results = system_results([f for f in result_files(folder) if _results_file(f)])
+    if not results:
         return 0
     manifest, report = write_submission_dir(folder, system)
     print(f"submission: {manifest} and {report}; audit it with 'neuromark check {folder}'")
@@ -188,6 +195,18 @@ def _run(args: argparse.Namespace) -> int:
                           overwrite=args.overwrite, executor=args.executor,
                           address=args.address, ctx=context_from_args(args),
                           system=args.system, allow_invalid=args.allow_invalid)
+
+
+def _results_file(path: Path) -> bool:
+    """False for a JSON file that is not a neuromark results file (no ``schema_version``);
+    True for a results file and for anything unreadable (the reader then names the fault)."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return True
+    return isinstance(data, dict) and "schema_version" in data
 
 
 def add_system_flags(parser: argparse.ArgumentParser) -> None:

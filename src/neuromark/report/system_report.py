@@ -84,23 +84,22 @@ def read_results(file: Path) -> Results:
 
 def load_results(path: str | Path) -> list[Results]:
     """System-track results from a JSON file or every JSON file in a folder (at least one)."""
-    files = _result_files(target := Path(path))
+    files = result_files(target := Path(path))
     if not files or not all(f.is_file() for f in files):
         raise DataError(f"no results JSON found at {target}")
-    if not (out := system_results(target)):
+    if not (out := system_results(files)):
         raise DataError(f"{target}: no system-track results (made by 'neuromark system run') in "
                         f"{', '.join(f.name for f in files)}")
     return out
 
 
-def _result_files(target: Path) -> list[Path]:
+def result_files(target: Path) -> list[Path]:
     return sorted(f for f in target.glob("*.json") if f.name != MANIFEST) if target.is_dir() else [target]
 
 
-def system_results(target: Path) -> list[Results]:
-    """The system-track results of a file or folder, maybe none (unreadable files raise)."""
-    out = [r for r in (read_results(f) for f in _result_files(target) if f.is_file())
-           if "loadgen" in r.details]
+def system_results(files: Sequence[Path]) -> list[Results]:
+    """The system-track results among ``files``, maybe none (unreadable files raise)."""
+    out = [r for r in map(read_results, files) if "loadgen" in r.details]
     for res in out:
         if migrate_power(res.details, res.scores):
             res.flag(OLD_KEYS_FLAG)
