@@ -13,6 +13,7 @@ convolves a copy of the input with binarised weights.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -47,6 +48,11 @@ class ConvCounter(CallTotals):
         self._stamp: tuple[Tensor, int, int] | None = None  # weight, data_ptr, version
         self._maps: dict[tuple[int, ...], Maps] = {}
         self._kernel = compiled()[0]
+        #: the torch path forced: no kernel to try first
+        self._torch_only = not self.arrays.numpy
+        #: torch path: the last call's input shape, weight with its (data_ptr, version),
+        #: and what follows from them (see :meth:`_add_with_torch`)
+        self._last: _TorchCall | None = None
 
     def maps(self, sample_shape: tuple[int, ...]) -> Maps:
         """The weight-count maps for input samples of ``sample_shape`` (C, *spatial),
@@ -70,6 +76,9 @@ class ConvCounter(CallTotals):
 
     def add(self, x: Tensor) -> None:
         """Record one call's input ``x``: (N, C, *spatial), or (C, *spatial) unbatched."""
+        if self._torch_only or not x.is_cpu:  # a GPU tensor: numpy cannot read it
+            self._add_with_torch(x)
+            return
         step = self.steps.index.get(id(x))
         if step is not None and self.steps.batch.ndim == self.dims + 3:
             rows, sample_shape = self.steps.flat, self.steps.batch.shape[2:]
@@ -90,15 +99,50 @@ class ConvCounter(CallTotals):
 
     def _add_with_torch(self, x: Tensor) -> None:
         """Keep the call for the torch path's reduction, with the maps of the weight as it
-        is at this call (see :mod:`~neuromark.instrument.deferred`)."""
+        is at this call (see :mod:`~neuromark.instrument.deferred`).
+
+        Per call only the weight's identity, version and address and the input's shape
+        are compared with the previous call's; what follows from them (the maps, dense
+        ops, row width) is derived again only when one of them moved."""
+        weight = self.read_weight()
+        last = self._last
+        if last is None or weight is not last.weight or weight._version != last.version \
+                or weight.data_ptr() != last.address or x.shape != last.shape:
+            last = self._torch_call(x, weight)
+        self.dense += last.dense
+        steps = self.steps
+        if steps.dims == last.step_dims:
+            step = steps.torch_index.get(id(x))
+            if step is not None:
+                self.kept.add_step(steps.held, step, last.counts)
+                return
+        self.kept.add(x, last.width, last.counts, self.arrays.copies)
+
+    def _torch_call(self, x: Tensor, weight: Tensor) -> _TorchCall:
+        """What a call with input ``x`` and ``weight`` needs, kept for the next call unless
+        the weight is parametrised (a new tensor each call, maybe without a version)."""
         batched = x.dim() == self.dims + 2
         sample_shape = tuple(x.shape[1:] if batched else x.shape)
         _, counts, dense = self.maps(sample_shape)
-        samples = x.shape[0] if batched else 1
-        self.dense += samples * dense
-        steps = self.steps
-        step = steps.torch_index.get(id(x)) if steps.dims == self.dims + 3 else None
-        if step is not None:
-            self.kept.add_step(steps.held, step, counts)
-        else:
-            self.kept.add(x, math.prod(sample_shape), counts, self.arrays.copies)
+        derived = not isinstance(weight, nn.Parameter)
+        call = _TorchCall(x.shape, weight, weight.data_ptr(), -1 if derived else weight._version,
+                          counts, (x.shape[0] if batched else 1) * dense,
+                          math.prod(sample_shape), self.dims + 3)
+        self._last = None if derived else call
+        return call
+
+
+@dataclass(frozen=True)
+class _TorchCall:
+    """A torch-path call's input shape and weight (its address and version then), the
+    weight counts per input element (K,), dense ops of the call, row width K and the
+    dimensions of an announced batch (B, T, C, *spatial) whose steps it may be."""
+
+    shape: torch.Size
+    weight: Tensor
+    address: int
+    version: int
+    counts: Tensor
+    dense: int
+    width: int
+    step_dims: int

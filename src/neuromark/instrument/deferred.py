@@ -85,14 +85,16 @@ class KeepBudget:
 
 
 def nbytes(x: Tensor) -> int:
-    return x.numel() * x.element_size()
+    """Bytes of ``x``'s elements (``numel * element_size``)."""
+    return x.nbytes
 
 
 @dataclass
 class Held:
     """A tensor kept for counting: itself with its version then, or a copy; a copy made
     by :class:`Copies` is slot ``index`` of ``slab``, so that successive copies of one
-    shape read back as one tensor without stacking."""
+    shape read back as one tensor without stacking (it serves reshaped views of the
+    tensor it copies too, so its shape may differ from theirs: readers reshape by size)."""
 
     tensor: Tensor
     version: int = -1  # -1: a copy, nothing to check
@@ -106,10 +108,6 @@ class Held:
                 f"in the batch, so this batch's counts cannot be exact; set "
                 "a memory budget of 0 ($NEUROMARK_COUNT_BUDGET_MB=0) to count each call as "
                 "it happens")
-
-    def viewed(self, tensor: Tensor) -> Held:
-        """The same hold of a view of it (``tensor``, e.g. its rows)."""
-        return Held(tensor, self.version, self.slab, self.index)
 
 
 def unwritten(x: Tensor) -> bool:
@@ -140,44 +138,65 @@ def stacked(held: list[Held]) -> Tensor:
 SLAB_SLOTS = 32
 
 
-_NO_SLAB: tuple = (None, (), 0)
+class _Slab:
+    """A slab of copies of one shape, dtype and device: its slots (views made once) and
+    how many are used."""
+
+    __slots__ = ("tensor", "slots", "used")
+
+    def __init__(self, x: Tensor) -> None:
+        size = max(1, min(SLAB_SLOTS, CHUNK_BYTES // max(nbytes(x), 1)))
+        self.tensor = torch.empty((size, *x.shape), dtype=x.dtype, device=x.device)
+        self.slots = self.tensor.unbind(0)
+        self.used = 0
 
 
 class Copies:
     """The torch path's copies: :func:`hold`, with copies written to successive slots of
     slabs (one per shape, dtype and device; new slabs each batch), and a one-slot cache so
-    that a neuron layer's output and the next layer's input share one copy."""
+    that a neuron layer's output and the next layer's input share one copy, also when
+    that input is the output reshaped (e.g. by ``nn.Flatten``)."""
 
     def __init__(self) -> None:
         self.source: Tensor | None = None
         self.held: Held | None = None
-        #: per (shape, dtype, device): the slab, its slots (views made once), slots used
-        self.slabs: dict[tuple, tuple[Tensor, tuple[Tensor, ...], int]] = {}
+        self.slabs: dict[tuple, _Slab] = {}  # per (shape, dtype, device)
 
     def hold(self, x: Tensor) -> Held:
-        """:func:`hold` of ``x``, the previous one's when ``x`` is the same tensor."""
-        if x is self.source and self.held is not None:
-            return self.held
+        """:func:`hold` of ``x``; the previous one's when ``x`` is the same tensor, or is
+        a copy of the same elements in the same order (``x`` a reshaped view of that
+        tensor: the copy keeps that tensor's shape, so readers reshape it by size)."""
+        source = self.source
+        if source is not None and (x is source or self.held.version < 0
+                                   and _same_elements(x, source)):
+            return self.held  # type: ignore[return-value]
         held = Held(x.detach(), 0) if unwritten(x) else self._copy(x)
         self.source, self.held = x, held
         return held
 
     def _copy(self, x: Tensor) -> Held:
         key = (x.shape, x.dtype, x.device)
-        slab, slots, used = self.slabs.get(key, _NO_SLAB)
-        if used == len(slots):
-            size = max(1, min(SLAB_SLOTS, CHUNK_BYTES // max(nbytes(x), 1)))
-            slab = torch.empty((size, *x.shape), dtype=x.dtype, device=x.device)
-            slots, used = slab.unbind(0), 0
-        slot = slots[used]
+        slab = self.slabs.get(key)
+        if slab is None or slab.used == len(slab.slots):
+            slab = self.slabs[key] = _Slab(x)
+        index = slab.used
+        slot = slab.slots[index]
         slot.copy_(x.detach() if x.requires_grad else x)
-        self.slabs[key] = (slab, slots, used + 1)
-        return Held(slot, -1, slab, used)
+        slab.used = index + 1
+        return Held(slot, -1, slab.tensor, index)
 
     def clear(self) -> None:
         """Forget the last copy and the slabs (those kept stay alive with their holds)."""
         self.source = self.held = None
         self.slabs = {}
+
+
+def _same_elements(x: Tensor, source: Tensor) -> bool:
+    """Whether ``x`` holds the elements of the live tensor ``source`` in the same order
+    (one memory block, same start, size, dtype and device: a reshaped view of it)."""
+    return x.data_ptr() == source.data_ptr() and x.dtype == source.dtype \
+        and x.numel() == source.numel() and x.device == source.device \
+        and x.is_contiguous() and source.is_contiguous()
 
 
 def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int,
@@ -214,13 +233,14 @@ def call_counts(inputs: Tensor, counts: Tensor, rows_dim: int,
 
 @dataclass
 class _Call:
-    """One kept call: its rows (R, K), ``group`` rows per sample, or time step ``step``
-    of the announced batch (one row per sample)."""
+    """One kept call: its input, read as rows (R, ``width``), ``group`` rows per sample,
+    or time step ``step`` of the announced batch (one row per sample)."""
 
     held: Held | None
     counts: Tensor
     step: int = -1
     group: int = 1
+    width: int = 0
 
 
 @dataclass
@@ -241,18 +261,21 @@ class KeptCalls:
             group: int = 1) -> None:
         """One call with input ``x``, read as rows (R, ``width``), each ``group``
         successive rows one sample."""
-        if self._over(nbytes(x)):
+        size, budget = x.nbytes, self.budget
+        if self.over or budget.used + size > budget.limit:  # (KeepBudget.admit, inline)
+            self._over(size)  # True: warns once, reduces the calls kept so far
             self.partials.append(call_counts(x.reshape(1, -1, width), counts, 1, group))
             return
-        held = copies.hold(x)
-        self.calls.append(_Call(held.viewed(held.tensor.reshape(-1, width)), counts,
-                                group=group))
+        budget.used += size
+        self.calls.append(_Call(copies.hold(x), counts, -1, group, width))
 
     def add_step(self, batch: Held, step: int, counts: Tensor) -> None:
         """One call on time step ``step`` of the announced ``batch`` (B, T, K)."""
-        if self.batch is not None and self.batch.tensor is not batch.tensor:
+        if self.batch is not batch and self.batch is not None \
+                and self.batch.tensor is not batch.tensor:
             self._reduce_calls()
-        if self._over(0):
+        if self.over:  # (a step keeps no bytes: only a layer already over reduces it now)
+            self._over(0)
             self.partials.append(call_counts(batch.tensor[:, step:step + 1], counts, 0))
             return
         self.batch = batch
@@ -308,7 +331,8 @@ class KeptCalls:
         if group[0].step < 0:
             for call in group:
                 call.held.check(self.layer)
-            return call_counts(stacked([c.held for c in group]), counts, 1, group[0].group)
+            rows = stacked([c.held for c in group]).reshape(len(group), -1, group[0].width)
+            return call_counts(rows, counts, 1, group[0].group)
         batch = self.batch.tensor
         steps = [c.step for c in group]
         if steps != list(range(steps[0], steps[0] + len(steps))):
