@@ -174,3 +174,26 @@ def neuron_step(output, after, before):  # pragma: no cover - compiled
     if after.size != before.size:
         return nonzero, after.size
     return nonzero, count_differences(after.ravel(), before.ravel())
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc"})
+def step_rows(x, col_nnz, zero, one, out):  # pragma: no cover - compiled
+    """Every time step's counts of a whole batch ``x`` (B, T, in) at once, into ``out``
+    (T, 4) float64: per step t, summed over the rows ``x[:, t]`` (one row per sample),
+    the effective ops, the spike residual, and the effective ops of the rows whose residual
+    is 0 (ACs) and > 0 (MACs); a NaN row is neither (its step's residual is NaN). The
+    same sums as :func:`linear_rows` with ``group`` 1, one step at a time: each row's sums
+    are exact in ``col_nnz``'s dtype and sums of exact integers do not depend on order.
+    Samples are read in memory order, one after another."""
+    batch, steps, cols = x.shape
+    no_ops = col_nnz[0] - col_nnz[0]
+    out[:] = 0.0
+    for b in range(batch):
+        for t in range(steps):
+            effective, residual = row_sums(x[b, t], cols, col_nnz, zero, one, no_ops)
+            out[t, 0] += effective
+            out[t, 1] += residual
+            if residual == 0:
+                out[t, 2] += effective
+            elif residual > 0:
+                out[t, 3] += effective

@@ -30,7 +30,7 @@ def compiled() -> Any:
     """The compiled kernels (numba is imported and its cache loaded on first call)."""
     from neuromark.instrument import _compiled
 
-    return _compiled.linear_rows, _compiled.neuron_step
+    return _compiled.linear_rows, _compiled.neuron_step, _compiled.step_rows
 
 
 def as_array(x: Tensor) -> np.ndarray | None:

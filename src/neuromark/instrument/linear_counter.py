@@ -64,6 +64,13 @@ class LinearCounter(CallTotals):
         self._stamp = (0, -1)  # its (data_ptr, version) then
         self._col_nnz = np.zeros(0, np.float32)
         self._kernel = compiled()[0]  # see linear_counts(); called directly: once per call
+        self._step_kernel = compiled()[2]
+        #: the announced batch whose steps were counted in one pass, the batch's version
+        #: counter then, and its per-step (effective, residual, ACs, MACs), or None when
+        #: this batch's calls are counted one by one
+        self._batch: np.ndarray | None = None
+        self._batch_version = -1
+        self._batch_counts: list[list[float]] | None = None
         #: torch path: the weight whose column counts were read last, its (address,
         #: version) then, and the counts (WeightCache's, or a parametrised weight's own)
         self._torch_weight: Tensor | None = None
@@ -75,6 +82,8 @@ class LinearCounter(CallTotals):
         write each sample's (effective ops, spike residual) there."""
         step = self.steps.linear_index.get(id(x))
         if step is not None:
+            if per_sample.shape[0] == 0 and self._add_from_batch(x, step):
+                return
             rows, group = self.steps.batch, 1
         else:
             array = self.arrays.get(x)
@@ -93,6 +102,38 @@ class LinearCounter(CallTotals):
             self._refresh(weight)
         self.record(*self._kernel(rows, step, self._col_nnz, *UNITS[rows.dtype.char], group,
                                   per_sample))
+
+    def _add_from_batch(self, x: Tensor, step: int) -> bool:
+        """Record the call on announced step ``step`` (``x`` is ``batch[:, step]``) from the
+        batch's one-pass counts (:func:`~neuromark.instrument._compiled.step_rows`), taken
+        at the layer's first call in the batch with the weight and batch as they were then.
+        One kernel call per batch instead of one per step: between a network's layers
+        each call into other code costs several times its own work (cold caches; see
+        ``docs/performance.md``). False when the pass does not apply, and the caller
+        counts the call as usual: an empty batch, a parametrised weight, an inference
+        tensor (no version counter), or a weight or batch changed in place since the pass
+        (then for the rest of the batch)."""
+        batch = self.steps.batch
+        weight = self.read_weight()
+        if batch is not self._batch:
+            self._batch, self._batch_counts = batch, None
+            if self._derived or batch.size == 0 or x.is_inference():
+                return False
+            if weight is not self._weight or weight._version != self._stamp[1]:
+                self._refresh(weight)
+            out = np.empty((batch.shape[1], 4))
+            self._step_kernel(batch, self._col_nnz, *UNITS[batch.dtype.char], out)
+            self._batch_version, self._batch_counts = x._version, out.tolist()
+        counts = self._batch_counts
+        if counts is None:
+            return False
+        if x._version != self._batch_version or weight is not self._weight \
+                or weight._version != self._stamp[1]:
+            self._batch_counts = None
+            return False
+        self.dense += batch.shape[0] * batch.shape[2] * self.out_features
+        self.record(*counts[step])
+        return True
 
     def _refresh(self, weight: Tensor) -> None:
         """Column counts of a new or changed weight (in-place changes bump its version)."""
@@ -132,6 +173,7 @@ class LinearCounter(CallTotals):
 
     def take(self) -> Totals:
         """See :meth:`CallTotals.take`; also checks the weight storage stayed put."""
+        self._batch, self._batch_counts = None, None  # the batch is not held past it
         weight = self._weight
         if weight is not None and weight.data_ptr() != self._stamp[0]:
             self._weight = None
