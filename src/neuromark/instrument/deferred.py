@@ -168,9 +168,13 @@ class Copies:
         tensor: the copy keeps that tensor's shape, so readers reshape it by size)."""
         source = self.source
         if source is not None and (x is source or self.held.version < 0
+                                   and x.data_ptr() == source.data_ptr()
                                    and _same_elements(x, source)):
             return self.held  # type: ignore[return-value]
-        held = Held(x.detach(), 0) if unwritten(x) else self._copy(x)
+        if x.is_inference() or x._version != 0:  # (not unwritten(x), inline)
+            held = self._copy(x)
+        else:
+            held = Held(x.detach(), 0)
         self.source, self.held = x, held
         return held
 
@@ -192,10 +196,10 @@ class Copies:
 
 
 def _same_elements(x: Tensor, source: Tensor) -> bool:
-    """Whether ``x`` holds the elements of the live tensor ``source`` in the same order
-    (one memory block, same start, size, dtype and device: a reshaped view of it)."""
-    return x.data_ptr() == source.data_ptr() and x.dtype == source.dtype \
-        and x.numel() == source.numel() and x.device == source.device \
+    """Whether ``x``, starting where the live tensor ``source`` starts, holds its elements
+    in the same order (one memory block, same size, dtype and device: a reshaped view)."""
+    return x.dtype == source.dtype and x.numel() == source.numel() \
+        and x.device == source.device \
         and x.is_contiguous() and source.is_contiguous()
 
 
