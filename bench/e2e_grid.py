@@ -15,6 +15,13 @@ Per cell (batch size, threads):
   imports neurobench and tonic): each route in its own fresh process, alternately
   (``--grid-nb-rounds`` rounds); ratio of route CPU seconds, median of per-round ratios.
   Otherwise "not measured".
+- **spread**: the lowest and highest per-round ratio ours / plain, so a cell's noise is
+  read beside its median (on a shared machine one cell moves by 0.1-0.3 between runs).
+- **nb / plain**: neurobench's route over the plain loop, both CPU medians: what
+  neurobench / neuromark would be if neuromark cost nothing beyond the plain loop in a
+  warm process, i.e. the ceiling of the neurobench ratio on this machine; and **fresh**:
+  neuromark's route in a fresh process minus the same route warm (CPU s, medians), the
+  per-process cost (numba's import and cache load, first buffers) the ratio includes.
 """
 
 from __future__ import annotations
@@ -97,7 +104,8 @@ def grid(path: Path, args, theirs_py: str | None, run_route) -> None:
     if theirs_py is None:
         print("neurobench route: not measured (no reference venv with neurobench and tonic)")
     head = (f"{'batch':>5s} {'thr':>3s} {'plain s':>8s} {'ours s':>7s} {'ours/plain CPU':>14s} "
-            f"{'wall':>6s} {'RSS MB':>7s} {'nb s':>6s} {'nb/ours CPU':>11s} {'wall':>6s}")
+            f"{'spread':>11s} {'wall':>6s} {'RSS MB':>7s} {'nb s':>6s} {'nb/ours CPU':>11s} "
+            f"{'wall':>6s} {'nb/plain':>8s} {'fresh s':>7s}")
     print(head)
     worst = {"plain": 0.0, "nb": float("inf")}
     for threads in args.grid_threads:
@@ -105,9 +113,11 @@ def grid(path: Path, args, theirs_py: str | None, run_route) -> None:
             pair = run_pair(path, batch, threads, args.rounds)
             cpu = median_ratio(pair["route_cpu_s"], pair["plain_cpu_s"])
             wall = median_ratio(pair["route_s"], pair["plain_s"])
+            rounds = [a / b for a, b in zip(pair["route_cpu_s"], pair["plain_cpu_s"])]
             worst["plain"] = max(worst["plain"], cpu)
             cells = (f"{batch:5d} {threads:3d} {statistics.median(pair['plain_s']):8.2f} "
-                     f"{statistics.median(pair['route_s']):7.2f} {cpu:14.2f} {wall:6.2f} "
+                     f"{statistics.median(pair['route_s']):7.2f} {cpu:14.2f} "
+                     f"{min(rounds):5.2f}-{max(rounds):4.2f} {wall:6.2f} "
                      f"{pair['peak_rss_mb']:7.0f}")
             if theirs_py and batch in args.grid_neurobench:
                 ours, nb = [], []
@@ -119,8 +129,12 @@ def grid(path: Path, args, theirs_py: str | None, run_route) -> None:
                 nb_cpu = median_ratio([t["route_cpu_s"] for t in nb], [o["route_cpu_s"] for o in ours])
                 nb_wall = median_ratio([t["route_s"] for t in nb], [o["route_s"] for o in ours])
                 worst["nb"] = min(worst["nb"], nb_cpu)
+                nb_med = statistics.median(t["route_cpu_s"] for t in nb)
+                fresh = statistics.median(o["route_cpu_s"] for o in ours) \
+                    - statistics.median(pair["route_cpu_s"])
                 cells += (f" {statistics.median(t['route_s'] for t in nb):6.2f} {nb_cpu:11.1f}"
-                          f" {nb_wall:6.1f}")
+                          f" {nb_wall:6.1f} {nb_med / statistics.median(pair['plain_cpu_s']):8.1f}"
+                          f" {fresh:7.2f}")
             else:
                 cells += f" {'':6s} {'not measured':>11s}"
             print(cells)

@@ -12,6 +12,7 @@ from test_instrument import matrix_ops
 from torch import nn
 
 from neuromark import Benchmark
+from neuromark.errors import MetricError
 from neuromark.instrument import linear_counter
 from neuromark.metrics import SynapticOperations
 from neuromark.models import SNNTorchModel
@@ -133,3 +134,10 @@ def test_the_pass_holds_no_batch_past_the_batch():
     counters = [c for c in bench._instrument._matrices.values()
                 if isinstance(c, linear_counter.LinearCounter)]
     assert counters and all(c._batch is None and c._batch_counts is None for c in counters)
+
+
+def test_nan_in_one_step_of_the_batch_is_reported_naming_the_layer():
+    data = spikes(2, 4, 6)
+    data[1, 2, 3] = float("nan")
+    with pytest.raises(MetricError, match="batch 0: connection layer 'fc' received NaN"):
+        count(Scales("none"), data)

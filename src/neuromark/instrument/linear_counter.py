@@ -70,7 +70,8 @@ class LinearCounter(CallTotals):
         #: this batch's calls are counted one by one
         self._batch: np.ndarray | None = None
         self._batch_version = -1
-        self._batch_counts: list[list[float]] | None = None
+        self._batch_counts: np.ndarray | None = None
+        self._seen: list[int] = []  # the steps counted from the pass, not yet recorded
         #: torch path: the weight whose column counts were read last, its (address,
         #: version) then, and the counts (WeightCache's, or a parametrised weight's own)
         self._torch_weight: Tensor | None = None
@@ -82,7 +83,7 @@ class LinearCounter(CallTotals):
         write each sample's (effective ops, spike residual) there."""
         step = self.steps.linear_index.get(id(x))
         if step is not None:
-            if per_sample.shape[0] == 0 and self._add_from_batch(x, step):
+            if per_sample is NO_SAMPLES and self._add_from_batch(x, step):
                 return
             rows, group = self.steps.batch, 1
         else:
@@ -104,36 +105,57 @@ class LinearCounter(CallTotals):
                                   per_sample))
 
     def _add_from_batch(self, x: Tensor, step: int) -> bool:
-        """Record the call on announced step ``step`` (``x`` is ``batch[:, step]``) from the
-        batch's one-pass counts (:func:`~neuromark.instrument._compiled.step_rows`), taken
-        at the layer's first call in the batch with the weight and batch as they were then.
-        One kernel call per batch instead of one per step: between a network's layers
-        each call into other code costs several times its own work (cold caches; see
-        ``docs/performance.md``). False when the pass does not apply, and the caller
-        counts the call as usual: an empty batch, a parametrised weight, an inference
-        tensor (no version counter), or a weight or batch changed in place since the pass
-        (then for the rest of the batch)."""
-        batch = self.steps.batch
+        """Note the call on announced step ``step`` (``x`` is ``batch[:, step]``), counted
+        from the batch's one-pass counts (:func:`~neuromark.instrument._compiled.step_rows`,
+        taken at the layer's first call in the batch, with the weight and batch as they
+        were then) when the batch ends or the pass stops applying (:meth:`_record_seen`).
+        One kernel call per batch instead of one per step, and one list append per step:
+        between a network's layers every call into other code costs several times its own
+        work (cold caches; see ``docs/performance.md``). False when the pass does not
+        apply, and the caller counts the call as usual: an empty batch, a parametrised
+        weight, an inference tensor (no version counter), or a weight or batch changed in
+        place since the pass (then for the rest of the batch)."""
         weight = self.read_weight()
-        if batch is not self._batch:
-            self._batch, self._batch_counts = batch, None
-            if self._derived or batch.size == 0 or x.is_inference():
-                return False
-            if weight is not self._weight or weight._version != self._stamp[1]:
-                self._refresh(weight)
-            out = np.empty((batch.shape[1], 4))
-            self._step_kernel(batch, self._col_nnz, *UNITS[batch.dtype.char], out)
-            self._batch_version, self._batch_counts = x._version, out.tolist()
-        counts = self._batch_counts
-        if counts is None:
-            return False
-        if x._version != self._batch_version or weight is not self._weight \
-                or weight._version != self._stamp[1]:
+        if self._batch_counts is not None and self.steps.batch is self._batch \
+                and x._version == self._batch_version and weight is self._weight \
+                and weight._version == self._stamp[1]:
+            self._seen.append(step)
+            return True
+        batch = self.steps.batch
+        if batch is self._batch:  # the pass no longer applies to this batch
+            self._record_seen()
             self._batch_counts = None
             return False
-        self.dense += batch.shape[0] * batch.shape[2] * self.out_features
-        self.record(*counts[step])
+        self._record_seen()
+        self._batch, self._batch_counts = batch, None
+        if self._derived or batch.size == 0 or x.is_inference():
+            return False
+        if weight is not self._weight or weight._version != self._stamp[1]:
+            self._refresh(weight)
+        out = np.empty((batch.shape[1], 4))
+        self._step_kernel(batch, self._col_nnz, *UNITS[batch.dtype.char], out)
+        self._batch_version, self._batch_counts = x._version, out
+        self._seen.append(step)
         return True
+
+    def _record_seen(self) -> None:
+        """Add the noted steps' counts: per step, its effective ops as ACs when its
+        residual is 0, MACs when > 0 (the per-call rule), and its per-sample ACs and
+        MACs; a NaN residual adds nothing and is reported at :meth:`take`. Every value
+        is an exact integer in float64, so the sums equal one record per call."""
+        seen = self._seen
+        if not seen:
+            return
+        batch, rows = self._batch, self._batch_counts[seen]
+        self._seen = []
+        self.dense += len(seen) * batch.shape[0] * batch.shape[2] * self.out_features
+        effective, residual = rows[:, 0], rows[:, 1]
+        finite = residual == residual
+        self.nan_seen = self.nan_seen or not finite.all()
+        self.call_acs += float(effective[residual == 0].sum())
+        self.call_macs += float(effective[residual > 0].sum())
+        self.acs += float(rows[finite, 2].sum())
+        self.macs += float(rows[finite, 3].sum())
 
     def _refresh(self, weight: Tensor) -> None:
         """Column counts of a new or changed weight (in-place changes bump its version)."""
@@ -173,6 +195,7 @@ class LinearCounter(CallTotals):
 
     def take(self) -> Totals:
         """See :meth:`CallTotals.take`; also checks the weight storage stayed put."""
+        self._record_seen()
         self._batch, self._batch_counts = None, None  # the batch is not held past it
         weight = self._weight
         if weight is not None and weight.data_ptr() != self._stamp[0]:
@@ -182,6 +205,11 @@ class LinearCounter(CallTotals):
                              "replaced (``weight.data = ...``) during the batch; its "
                              "operations cannot be attributed to the right weights")
         return super().take()
+
+    def reset(self) -> None:
+        super().reset()
+        self._seen = []
+        self._batch, self._batch_counts = None, None
 
 
 class CellCounter:
