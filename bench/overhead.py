@@ -2,8 +2,9 @@
 
 Runs the reference network and data of ``tests/data/reference/neurobench_2_3_0_reference.json``
 (snnTorch 700-128-20, 256 samples x 100 steps, batch 64). Plain loop and metric run are
-alternated ``--rounds`` times in one process; the printed ratio is the median of the
-per-round ratios (these machines are noisy). Then prints our figures beside the reference
+alternated ``--rounds`` times in one process, each metric run between two plain runs and
+divided by their mean (the host's speed drifts within seconds; neighbours share it); the
+printed ratio is the median of the per-round ratios (these machines are noisy). Then prints our figures beside the reference
 ones with their relative differences.
 
 Both wall time and process CPU time are recorded; on a busy machine the CPU-time ratio
@@ -213,14 +214,19 @@ def bench_case(case: str, args: argparse.Namespace, device: torch.device) -> Non
     if args.neurobench:
         neurobench_run(net, collated, device)  # warm-up
     results = None
+    # each metric run between two plain runs, compared with their mean: the machine's
+    # speed drifts within seconds on a shared host, and a run's neighbours share its drift
+    before = plain_loop(model, batches, post, device)
     for _ in range(args.rounds):
-        wall_plain, cpu_plain = plain_loop(model, batches, post, device)
         wall_metrics, cpu_metrics, results = metric_run(model, batches, post, device=device)
+        between = plain_loop(model, batches, post, device)
+        wall_plain, cpu_plain = (before[0] + between[0]) / 2, (before[1] + between[1]) / 2
         walls.append((wall_plain, wall_metrics))
         cpus.append((cpu_plain, cpu_metrics))
         wall_off, cpu_off, _ = metric_run(model, batches, post, coverage=False, device=device)
-        off_walls.append(wall_off / wall_plain)
-        off_cpus.append(cpu_off / cpu_plain)
+        before = plain_loop(model, batches, post, device)
+        off_walls.append(wall_off / ((between[0] + before[0]) / 2))
+        off_cpus.append(cpu_off / ((between[1] + before[1]) / 2))
         if args.neurobench:
             wall_nb, cpu_nb = neurobench_run(net, collated, device)
             theirs.append((wall_nb / wall_plain, cpu_nb / cpu_plain))
