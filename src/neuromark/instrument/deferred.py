@@ -127,10 +127,10 @@ def stacked(held: list[Held]) -> Tensor:
     """The tensors of ``held`` (of one shape) stacked: a view of their slab when they are
     its successive slots, else a new tensor."""
     first = held[0]
-    slab = first.slab
-    if slab is not None and all(h.slab is slab and h.index == first.index + i
-                                for i, h in enumerate(held)):
-        return slab[first.index:first.index + len(held)].reshape(len(held), *first.tensor.shape)
+    slab, start, end = first.slab, first.index, first.index + len(held)
+    if slab is not None and [h.index for h in held] == list(range(start, end)) \
+            and all([h.slab is slab for h in held]):  # (lists: no generator resumed per item)
+        return slab[start:end].reshape(len(held), *first.tensor.shape)
     return torch.stack([h.tensor for h in held])
 
 
@@ -334,7 +334,8 @@ class KeptCalls:
         counts = group[0].counts
         if group[0].step < 0:
             for call in group:
-                call.held.check(self.layer)
+                if call.held.version >= 0:  # (a copy has nothing to check)
+                    call.held.check(self.layer)
             rows = stacked([c.held for c in group]).reshape(len(group), -1, group[0].width)
             return call_counts(rows, counts, 1, group[0].group)
         batch = self.batch.tensor
@@ -352,16 +353,17 @@ def _one_group(calls: list[_Call]) -> bool:
     first = calls[0]
     counts = first.counts
     if first.step >= 0:
-        return all(c.step >= 0 and c.counts is counts for c in calls)
-    shape, dtype, group = first.held.tensor.shape, first.held.tensor.dtype, first.group
-    return len(calls) * nbytes(first.held.tensor) <= CHUNK_BYTES and all(
-        c.step < 0 and c.counts is counts and c.group == group and c.held.tensor.shape == shape
-        and c.held.tensor.dtype == dtype for c in calls)
+        return all([c.step >= 0 and c.counts is counts for c in calls])
+    tensor, group, width = first.held.tensor, first.group, first.width
+    shape, dtype = tensor.shape, tensor.dtype
+    return len(calls) * nbytes(tensor) <= CHUNK_BYTES and all([
+        c.step < 0 and c.counts is counts and c.group == group and c.width == width
+        and c.held.tensor.shape == shape and c.held.tensor.dtype == dtype for c in calls])
 
 
 def _same_group(first: _Call, other: _Call) -> bool:
     if other.counts is not first.counts or (first.step < 0) != (other.step < 0) \
-            or other.group != first.group:
+            or other.group != first.group or other.width != first.width:
         return False
     if first.step >= 0:
         return True
