@@ -4,8 +4,8 @@ Runs the reference network and data of ``tests/data/reference/neurobench_2_3_0_r
 (snnTorch 700-128-20, 256 samples x 100 steps, batch 64). Plain loop and metric run are
 alternated ``--rounds`` times in one process, each metric run between two plain runs and
 divided by their mean (the host's speed drifts within seconds; neighbours share it); the
-printed ratio is the median of the per-round ratios (these machines are noisy). Then prints our figures beside the reference
-ones with their relative differences.
+printed ratio is the median of the per-round ratios (these machines are noisy). Then
+prints our figures beside the reference ones with their relative differences.
 
 Both wall time and process CPU time are recorded; on a busy machine the CPU-time ratio
 (one thread) is the stable one, because time spent descheduled is not counted.
