@@ -3,12 +3,13 @@ torch thread count (issue 34's targets), measured side by side in one run.
 
 Per cell (batch size, threads):
 
-- **neuromark / plain**: one process runs, alternately for ``--rounds`` rounds (the first
-  of each pair swapped every round, after one warm-up of each), neuromark's route from the
-  file on disk to the results (``route_neuromark``) and the plain loop: the same data,
-  pre-binned once by the same loader, the adapter's forward passes and the postprocessor
-  under ``inference_mode``, no metrics. Ratio: median of the per-round ratios of CPU
-  seconds (and of wall seconds).
+- **neuromark / plain**: one process runs (after one warm-up of each) ``--rounds`` times
+  neuromark's route from the file on disk to the results (``route_neuromark``), each
+  between two runs of the plain loop: the same data, pre-binned once by the same loader,
+  the adapter's forward passes and the postprocessor under ``inference_mode``, no
+  metrics. A round's ratio is the route's CPU seconds (and wall seconds) over the mean of
+  its two neighbouring plain loops' (the host's speed drifts within seconds; neighbours
+  share the drift); the cell's ratio is the median of the rounds'.
 - **peak RSS**: that process's ``ru_maxrss`` after its warm-up route, before the plain
   loop's batches are binned (so it is the route's own peak).
 - **neurobench / neuromark** (batch sizes of ``--grid-neurobench``, when the reference venv
@@ -68,15 +69,15 @@ def pair_child(path: Path, batch_size: int, threads: int, rounds: int) -> None:
     net = reference_lif()
     plain_loop(batches, net)  # warm-up
     out: dict[str, list[float]] = {"route_s": [], "route_cpu_s": [], "plain_s": [], "plain_cpu_s": []}
-    for r in range(rounds):
-        for which in (("plain", "route") if r % 2 == 0 else ("route", "plain")):
-            if which == "plain":
-                wall, cpu = plain_loop(batches, net)
-            else:
-                done = route_neuromark(path, batch_size)
-                wall, cpu = done["route_s"], done["route_cpu_s"]
-            out[f"{which}_s"].append(wall)
-            out[f"{which}_cpu_s"].append(cpu)
+    before = plain_loop(batches, net)
+    for _ in range(rounds):  # each route between two plain loops, compared with their mean
+        done = route_neuromark(path, batch_size)
+        after = plain_loop(batches, net)
+        out["route_s"].append(done["route_s"])
+        out["route_cpu_s"].append(done["route_cpu_s"])
+        out["plain_s"].append((before[0] + after[0]) / 2)
+        out["plain_cpu_s"].append((before[1] + after[1]) / 2)
+        before = after
     print("RESULT " + json.dumps({**out, "peak_rss_mb": rss}))
 
 
