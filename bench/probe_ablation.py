@@ -8,12 +8,15 @@ per-round ratio (and quartiles) and the extra µs per time step. Variants:
 
 - ``all``: the probes as they run (the first Linear layer counted by one pass per batch);
 - ``pass off``: the first layer counted at every step by its own kernel call instead;
+- ``neuron kernel off``: the neuron probes' kernel replaced by a Python function
+  returning zeros (what one kernel call per neuron layer and step costs in place);
 - ``neurons only`` / ``linears only``: the other probes' bodies replaced by nothing (their
   wrappers still installed, so the difference is the bodies' work);
 - ``empty wrappers``: every probe wrapper installed, every body empty (the cost of being
   wrapped at all).
 
-The ablated variants give no counts; only ``all`` and ``pass off`` are valid runs. Run:
+The ablated variants give no (or wrong) counts; only ``all`` and ``pass off`` are valid
+runs. Run:
 ``python bench/probe_ablation.py [--batches 16 64 256] [--rounds 40]``.
 """
 
@@ -38,6 +41,12 @@ from neuromark.models import SNNTorchModel  # noqa: E402
 REAL_WRAP = membrane.NeuronCounter.wrap
 REAL_ADD = linear_counter.LinearCounter.add
 REAL_PASS = linear_counter.LinearCounter._add_from_batch
+REAL_COMPILED = membrane.compiled
+
+
+def _no_neuron_kernel():
+    kernels = REAL_COMPILED()
+    return kernels[0], lambda output, after, before: (0, 0), *kernels[2:]
 
 
 def _empty_wrap(self, module, forward):
@@ -54,13 +63,14 @@ def _no_pass(self, x, step) -> bool:
     return False
 
 
-#: variant -> (neuron wrap, Linear add, batch pass)
+#: variant -> (neuron wrap, Linear add, batch pass, the kernels the neuron wrap takes)
 VARIANTS = {
-    "all": (REAL_WRAP, REAL_ADD, REAL_PASS),
-    "pass off": (REAL_WRAP, REAL_ADD, _no_pass),
-    "neurons only": (REAL_WRAP, _empty_add, REAL_PASS),
-    "linears only": (_empty_wrap, REAL_ADD, REAL_PASS),
-    "empty wrappers": (_empty_wrap, _empty_add, REAL_PASS),
+    "all": (REAL_WRAP, REAL_ADD, REAL_PASS, REAL_COMPILED),
+    "pass off": (REAL_WRAP, REAL_ADD, _no_pass, REAL_COMPILED),
+    "neuron kernel off": (REAL_WRAP, REAL_ADD, REAL_PASS, _no_neuron_kernel),
+    "neurons only": (REAL_WRAP, _empty_add, REAL_PASS, REAL_COMPILED),
+    "linears only": (_empty_wrap, REAL_ADD, REAL_PASS, REAL_COMPILED),
+    "empty wrappers": (_empty_wrap, _empty_add, REAL_PASS, REAL_COMPILED),
 }
 
 
@@ -82,8 +92,9 @@ def measure(x: torch.Tensor, rounds: int) -> dict[str, tuple[list[float], list[f
             for r in range(rounds):
                 names = list(VARIANTS) if r % 2 == 0 else list(VARIANTS)[::-1]
                 for name in names:
-                    wrap, add, batch_pass = VARIANTS[name]
+                    wrap, add, batch_pass, kernels = VARIANTS[name]
                     membrane.NeuronCounter.wrap = wrap
+                    membrane.compiled = kernels
                     linear_counter.LinearCounter.add = add
                     linear_counter.LinearCounter._add_from_batch = batch_pass
                     model = models[name]
@@ -99,6 +110,7 @@ def measure(x: torch.Tensor, rounds: int) -> dict[str, tuple[list[float], list[f
         membrane.NeuronCounter.wrap = REAL_WRAP
         linear_counter.LinearCounter.add = REAL_ADD
         linear_counter.LinearCounter._add_from_batch = REAL_PASS
+        membrane.compiled = REAL_COMPILED
     return out
 
 
@@ -117,7 +129,7 @@ def main() -> None:
         x = next(iter(SpikeFileDataset(path).loader(batch, DT_US, T_MAX_US)))[0]
         for name, (ratios, extra) in measure(x, args.rounds).items():
             q1, _, q3 = statistics.quantiles(ratios)
-            print(f"batch {batch:4d} {name:15s} {statistics.median(ratios):6.3f} "
+            print(f"batch {batch:4d} {name:17s} {statistics.median(ratios):6.3f} "
                   f"({q1:.3f}-{q3:.3f})  extra {statistics.median(extra) / 1e3:7.1f} us/step")
         sys.stdout.flush()
 
