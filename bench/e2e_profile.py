@@ -9,7 +9,8 @@ batch or a run, never a time step):
 - ``read``: the file's chunks (``iter_spike_chunks``, h5py);
 - ``bin``: the binning kernel (``SpikeBatches._bin``) and the batch's allocation;
 - ``copies``: batches moved to the model's device (``move_to``; 0 on CPU: no copy);
-- ``model``: the plain loop's forward passes on the same batches, pre-binned (no probes);
+- ``model``: the plain loop's forward passes on the same batches, pre-binned (no probes),
+  the mean of one run before the route and one after;
 - ``probes``: the metric run's forward passes minus ``model`` (the probes' per-call work);
 - ``counting``: ``Instrument.collect`` (per-batch reductions, the torch path's included);
 - ``results``: everything else of the run (metric updates, postprocessing, static
@@ -113,6 +114,8 @@ def profile_once(path: Path, batch_size: int) -> dict[str, float]:
 
     timers = Timers()
     model = SNNTorchModel(reference_lif())
+    batches = list(SpikeFileDataset(path).loader(batch_size, DT_US, T_MAX_US))
+    before = plain_model(SNNTorchModel(model.module), batches)
     loader = SpikeFileDataset(path).loader(batch_size, DT_US, T_MAX_US)
     start = time.process_time()
     chunks = spike_stream.iter_spike_chunks
@@ -128,8 +131,8 @@ def profile_once(path: Path, batch_size: int) -> dict[str, float]:
             spike_stream.iter_spike_chunks = chunks
     total = time.process_time() - start
     seconds = timers.seconds
-    batches = list(SpikeFileDataset(path).loader(batch_size, DT_US, T_MAX_US))
-    seconds["model"] = plain_model(SNNTorchModel(model.module), batches)
+    # the plain loop on the same batches, before and after the run (the host's speed drifts)
+    seconds["model"] = (before + plain_model(SNNTorchModel(model.module), batches)) / 2
     seconds["probes"] = seconds["forward"] - seconds["model"]
     seconds["results"] = total - sum(seconds[p] for p in ("read", "bin", "copies", "forward",
                                                            "counting"))
