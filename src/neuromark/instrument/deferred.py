@@ -171,10 +171,7 @@ class Copies:
                                    and x.data_ptr() == source.data_ptr()
                                    and _same_elements(x, source)):
             return self.held  # type: ignore[return-value]
-        if x.is_inference() or x._version != 0:  # (not unwritten(x), inline)
-            held = self._copy(x)
-        else:
-            held = Held(x.detach(), 0)
+        held = Held(x.detach(), 0) if unwritten(x) else self._copy(x)
         self.source, self.held = x, held
         return held
 
@@ -265,12 +262,9 @@ class KeptCalls:
             group: int = 1) -> None:
         """One call with input ``x``, read as rows (R, ``width``), each ``group``
         successive rows one sample."""
-        size, budget = x.nbytes, self.budget
-        if self.over or budget.used + size > budget.limit:  # (KeepBudget.admit, inline)
-            self._over(size)  # True: warns once, reduces the calls kept so far
+        if self._over(x.nbytes):
             self.partials.append(call_counts(x.reshape(1, -1, width), counts, 1, group))
             return
-        budget.used += size
         self.calls.append(_Call(copies.hold(x), counts, -1, group, width))
 
     def add_step(self, batch: Held, step: int, counts: Tensor) -> None:

@@ -139,23 +139,15 @@ class LinearCounter(CallTotals):
         return True
 
     def _record_seen(self) -> None:
-        """Add the noted steps' counts: per step, its effective ops as ACs when its
-        residual is 0, MACs when > 0 (the per-call rule), and its per-sample ACs and
-        MACs; a NaN residual adds nothing and is reported at :meth:`take`. Every value
-        is an exact integer in float64, so the sums equal one record per call."""
+        """Record the noted steps, one call each, from the pass's counts."""
         seen = self._seen
         if not seen:
             return
-        batch, rows = self._batch, self._batch_counts[seen]
+        batch = self._batch
         self._seen = []
         self.dense += len(seen) * batch.shape[0] * batch.shape[2] * self.out_features
-        effective, residual = rows[:, 0], rows[:, 1]
-        finite = residual == residual
-        self.nan_seen = self.nan_seen or not finite.all()
-        self.call_acs += float(effective[residual == 0].sum())
-        self.call_macs += float(effective[residual > 0].sum())
-        self.acs += float(rows[finite, 2].sum())
-        self.macs += float(rows[finite, 3].sum())
+        for counts in self._batch_counts[seen].tolist():
+            self.record(*counts)
 
     def _refresh(self, weight: Tensor) -> None:
         """Column counts of a new or changed weight (in-place changes bump its version)."""
@@ -195,8 +187,7 @@ class LinearCounter(CallTotals):
 
     def take(self) -> Totals:
         """See :meth:`CallTotals.take`; also checks the weight storage stayed put."""
-        self._record_seen()
-        self._batch, self._batch_counts = None, None  # the batch is not held past it
+        self._record_seen()  # then reset() drops the batch: it is not held past the batch
         weight = self._weight
         if weight is not None and weight.data_ptr() != self._stamp[0]:
             self._weight = None
