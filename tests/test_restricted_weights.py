@@ -116,3 +116,42 @@ def test_a_ternary_qat_layer_is_declared_by_its_fake_quant_levels():
     assert count(torch.per_tensor_symmetric) == (0, 2, 6)  # s x {-1, 0, 1}: ACs
     # affine: the levels are s x ({-1, 0, 1} - zero point), e.g. {0, s, 2s}: MACs
     assert count(torch.per_tensor_affine) == (2, 0, 6)
+
+
+def test_weight_kinds_are_read_once_across_runs_and_changes_are_seen(monkeypatch):
+    """The kind cache is shared by a process's runs: an unchanged weight is read once, an
+    in-place change or new storage between runs is read again, and a weight that dies
+    leaves the cache."""
+    import gc
+
+    from neuromark.instrument import weight_values
+
+    reads: list[int] = []
+    real = weight_values.value_kind
+
+    def counted(weight):
+        reads.append(weight.numel())
+        return real(weight)
+
+    monkeypatch.setattr(weight_values, "value_kind", counted)
+    net = tiny_net()
+
+    def run(net: nn.Module = net) -> tuple[int, int]:
+        ops = Benchmark(net, [(X, torch.zeros(1))], metrics=[SynapticOperations()],
+                        quiet=True).run()["synaptic_operations"]
+        return ops["Effective_MACs"], ops["Effective_ACs"]
+
+    assert run() == (2, 2) and sorted(reads) == [2, 6]  # fc1 ternary: ACs; fc2: MACs
+    assert run() == (2, 2) and len(reads) == 2  # nothing read again
+    with torch.no_grad():
+        net[0].weight[0, 0] = 0.7  # in place: the version moves
+    assert run() == (4, 0) and len(reads) == 3
+    net[0].weight.data = torch.tensor([[1.0, 0.0, -1.0], [0.0, 1.0, 1.0]])  # new storage
+    assert run() == (2, 2) and len(reads) == 4
+    weights = [p for p in net.parameters()]
+    assert all(w in weight_values.KINDS for w in weights)
+    gc.collect()  # earlier tests' dead weights leave first
+    held = len(weight_values.KINDS)
+    del net, weights, run
+    gc.collect()
+    assert len(weight_values.KINDS) == held - 2  # both weights left with their tensors

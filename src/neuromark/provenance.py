@@ -43,6 +43,17 @@ def machine_info() -> dict[str, Any]:
     """Platform, CPU model, logical core count and the GPUs present (``gpus``: the names of
     the CUDA devices torch sees, when torch is loaded; the device a run *used* is
     ``provenance.device``, see :func:`neuromark.devices.device_provenance`)."""
+    info: dict[str, Any] = {**_host(), "gpus": []}
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return info
+
+
+@lru_cache(maxsize=1)
+def _host() -> dict[str, Any]:
+    """Platform, machine, CPU model and logical cores: read once per process (reading
+    ``/proc/cpuinfo`` and ``platform`` costs ~0.3 ms, every run otherwise)."""
     cpu = platform.processor() or ""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -51,23 +62,47 @@ def machine_info() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    info: dict[str, Any] = {"platform": platform.platform(), "machine": platform.machine(),
-                            "cpu": cpu, "cores": os.cpu_count(), "gpus": []}
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    return info
+    return {"platform": platform.platform(), "machine": platform.machine(), "cpu": cpu,
+            "cores": os.cpu_count()}
 
 
 def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
-    """The current git commit of ``cwd`` (or of the package's checkout), or None."""
-    where = cwd or Path(__file__).resolve().parent
+    """The current git commit of ``cwd`` (or of the package's checkout), or None.
+
+    ``git rev-parse`` runs once per place and process; later calls reuse its answer while
+    the repository's ``HEAD`` and ``logs/HEAD`` keep their sizes and modification times
+    (every commit, checkout, reset or rebase that moves HEAD appends to ``logs/HEAD``).
+    Without a reflog the command runs every time. A subprocess costs ~1 ms CPU and ~3 ms
+    of wall time per run, a visible share of a short run (``bench/overhead.py``)."""
+    where = str(cwd or Path(__file__).resolve().parent)
+    cached = _COMMITS.get(where)
+    if cached is not None and cached[1] is not None and _head_stamp(cached[1]) == cached[2]:
+        return cached[0]
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True,
-                             text=True, timeout=5, check=True)
+        out = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "HEAD"], cwd=where,
+                             capture_output=True, text=True, timeout=5, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    lines = out.stdout.split()
+    if len(lines) != 2:
+        return None
+    git_dir, commit = Path(lines[0]), lines[1]
+    stamp = _head_stamp(git_dir)
+    _COMMITS[where] = (commit, git_dir if stamp is not None else None, stamp)
+    return commit
+
+
+#: place -> (commit, git directory or None when not cacheable, HEAD stamp then)
+_COMMITS: dict[str, tuple[str, Path | None, tuple[int, ...] | None]] = {}
+
+
+def _head_stamp(git_dir: Path) -> tuple[int, ...] | None:
+    """(size, mtime in ns) of ``HEAD`` and ``logs/HEAD``; None without a reflog."""
+    try:
+        head, log = (git_dir / "HEAD").stat(), (git_dir / "logs" / "HEAD").stat()
+    except OSError:
+        return None
+    return head.st_size, head.st_mtime_ns, log.st_size, log.st_mtime_ns
 
 
 def collect_provenance() -> dict[str, Any]:

@@ -20,25 +20,24 @@ from torch.nn.utils.rnn import PackedSequence
 from neuromark.errors import UnsupportedLayerError
 from neuromark.instrument.call_totals import CallTotals
 from neuromark.instrument.deferred import Copies, KeepBudget
+from neuromark.instrument.weight_memo import WeightMemo
 from neuromark.metrics.functional.synops import weight_column_nnz
 
 
 class WeightCache:
     """Column non-zero counts of weight matrices, recomputed when a weight changes (in
-    place: its version moves; its storage: its address moves). Entries hold the weight
-    itself, so an id cannot be reused by another tensor while cached."""
+    place: its version moves; its storage: its address moves). The memo is the process's
+    (:data:`COLUMN_COUNTS`), so a later run does not count an unchanged weight again."""
 
-    def __init__(self) -> None:
-        self._cache: dict[int, tuple[Tensor, int, int, Tensor]] = {}
+    def __init__(self, memo: WeightMemo[Tensor] | None = None) -> None:
+        self._memo = COLUMN_COUNTS if memo is None else memo
 
     def col_nnz(self, weight: Tensor) -> Tensor:
-        hit = self._cache.get(id(weight))
-        if hit is not None and hit[0] is weight and hit[1] == weight.data_ptr() \
-                and hit[2] == weight._version:
-            return hit[3]
-        value = weight_column_nnz(weight.detach())
-        self._cache[id(weight)] = (weight, weight.data_ptr(), weight._version, value)
-        return value
+        return self._memo.get(weight)
+
+
+#: The process's weight column counts (see :class:`WeightCache`).
+COLUMN_COUNTS: WeightMemo[Tensor] = WeightMemo(lambda weight: weight_column_nnz(weight.detach()))
 
 
 def _single_layer_replay(module: nn.RNNBase, layer: int) -> nn.RNNBase:

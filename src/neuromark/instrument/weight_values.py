@@ -23,6 +23,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from neuromark.instrument.weight_memo import WeightMemo
+
 
 def value_kind(weight: Tensor) -> str | None:
     """``"ternary"``, ``"power_of_two"`` or None for one tensor (see the module)."""
@@ -60,21 +62,19 @@ def layer_weights(module: nn.Module) -> list[Tensor] | str:
 
 
 class WeightKinds:
-    """:func:`value_kind` of weights, recomputed only when a weight changes (its version or
-    its storage moves). Entries hold the weight, so an id is not reused while cached."""
+    """:func:`value_kind` of weights, read again only when a weight changes (its version or
+    its storage moves); the memo is the process's (:data:`KINDS`), so a later run does not
+    read an unchanged weight again."""
 
-    def __init__(self) -> None:
-        self._cache: dict[int, tuple[Tensor, int, int, str | None]] = {}
+    def __init__(self, memo: WeightMemo[str | None] | None = None) -> None:
+        self._memo = KINDS if memo is None else memo
 
     def kind(self, weights: Sequence[Tensor] | str) -> str | None:
         """The layer kind of ``weights`` (:func:`combine`; a declared kind as it is)."""
         if isinstance(weights, str):
             return weights
-        kinds = []
-        for w in weights:
-            hit = self._cache.get(id(w))
-            if hit is None or hit[0] is not w or hit[1] != w.data_ptr() or hit[2] != w._version:
-                hit = (w, w.data_ptr(), w._version, value_kind(w))
-                self._cache[id(w)] = hit
-            kinds.append(hit[3])
-        return combine(kinds)
+        return combine([self._memo.get(w) for w in weights])
+
+
+#: The process's value kinds (looked up by name at each call, so a test can count them).
+KINDS: WeightMemo[str | None] = WeightMemo(lambda weight: value_kind(weight))
