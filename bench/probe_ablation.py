@@ -13,7 +13,11 @@ per-round ratio (and quartiles) and the extra µs per time step. Variants:
 - ``neurons only`` / ``linears only``: the other probes' bodies replaced by nothing (their
   wrappers still installed, so the difference is the bodies' work);
 - ``empty wrappers``: every probe wrapper installed, every body empty (the cost of being
-  wrapped at all).
+  wrapped at all);
+- ``bare bodies``: the floor of counting at each call: each neuron body is its numpy views
+  and one kernel call, the second Linear's its view and one kernel call, with none of the
+  checks that keep the counts right on other networks (state shape and dtype, device,
+  gradients, in-place updates, tuples, keyword calls); valid on this net only.
 
 The ablated variants give no (or wrong) counts; only ``all`` and ``pass off`` are valid
 runs. Run:
@@ -35,6 +39,7 @@ from e2e_shd import DT_US, ROOT, T_MAX_US, data_file, reference_lif  # noqa: E40
 
 from neuromark.data.shd import SpikeFileDataset  # noqa: E402
 from neuromark.instrument import linear_counter, membrane  # noqa: E402
+from neuromark.instrument.kernels import NO_SAMPLES, UNITS  # noqa: E402
 from neuromark.instrument.probes import Instrument  # noqa: E402
 from neuromark.models import SNNTorchModel  # noqa: E402
 
@@ -63,6 +68,41 @@ def _no_pass(self, x, step) -> bool:
     return False
 
 
+def _bare_wrap(self, module, forward):
+    kernel, buffers, arrays = membrane.compiled()[1], module._buffers, self.arrays
+
+    def neuron_forward(*args, **kwargs):
+        last = self._last
+        if last is None:  # the first step of a batch: the real path
+            before = self.before(module, args, kwargs)
+            output = forward(*args, **kwargs)
+            self.after(module, output, before)
+            return output
+        output = forward(*args)
+        out, after = output[0] if isinstance(output, tuple) else output, buffers["mem"]
+        out_array, after_array = out.numpy(), after.numpy()
+        arrays.tensor, arrays.array = out, out_array
+        nonzero, changed = kernel(out_array, after_array, last[1])
+        self.nonzeros, self.total = self.nonzeros + nonzero, self.total + out_array.size
+        self.updates += changed
+        self._last = (after, after_array)
+        return output
+    return neuron_forward
+
+
+def _bare_add(self, x, per_sample=None) -> None:
+    step = self.steps.linear_index.get(id(x))
+    if step is not None:  # the first Linear: the batch pass as it is
+        REAL_PASS(self, x, step)
+        return
+    array = arrays.array if x is (arrays := self.arrays).tensor else x.numpy()
+    rows = array.reshape(array.shape[0], 1, array.shape[1])
+    self.dense += rows.shape[0] * rows.shape[2] * self.out_features
+    if self._weight is None:
+        self._refresh(self.read_weight())
+    self.record(*self._kernel(rows, 0, self._col_nnz, *UNITS["f"], 1, NO_SAMPLES))
+
+
 #: variant -> (neuron wrap, Linear add, batch pass, the kernels the neuron wrap takes)
 VARIANTS = {
     "all": (REAL_WRAP, REAL_ADD, REAL_PASS, REAL_COMPILED),
@@ -71,6 +111,7 @@ VARIANTS = {
     "neurons only": (REAL_WRAP, _empty_add, REAL_PASS, REAL_COMPILED),
     "linears only": (_empty_wrap, REAL_ADD, REAL_PASS, REAL_COMPILED),
     "empty wrappers": (_empty_wrap, _empty_add, REAL_PASS, REAL_COMPILED),
+    "bare bodies": (_bare_wrap, _bare_add, REAL_PASS, REAL_COMPILED),
 }
 
 
