@@ -6,7 +6,7 @@
 #   bash bench/gpu_check.sh            # python3 must hold torch with CUDA and our needs
 #
 # Steps: machine facts; the CUDA-only tests; bench/overhead.py --device cuda on the four GPU
-# cases; the same cases' figures on the CPU (to compare); `neuromark run --device cuda` on the
+# cases; conv-large's fixed and per-step costs apart (bench/fixed_costs.py: per-call or per-batch gap); the same cases' figures on the CPU (to compare); `neuromark run --device cuda` on the
 # spoken-digit, primate, closed-loop, activity and EEG short configs; then (unless QUICK=1) the
 # CPU figures of the same cases and the whole test suite with CUDA visible.
 set -u
@@ -32,6 +32,7 @@ step facts 30 bash -c "nvidia-smi --query-gpu=name,memory.total,driver_version -
 step cuda_tests 90 "$PY" -m pytest -q -p no:cacheprovider tests/test_devices.py \
   tests/test_counting_path.py tests/test_coverage.py tests/test_instrument.py -rs
 step overhead_cuda 150 "$PY" bench/overhead.py --device cuda --rounds 3
+step split_cuda 100 "$PY" bench/fixed_costs.py --device cuda --case conv-large --rounds 5 --long 40
 step run_cuda 150 "$PY" -m neuromark run configs/spiking_audio/spoken_digits_rsnn_suite.yaml \
   configs/primate_reaching/ann2d_suite.yaml configs/closed_loop/ops_ann_suite.yaml \
   configs/activity/wisdm_ffsnn_short.yaml configs/eeg/thor_eeg_snn_short.yaml --device cuda --out /tmp/run_cuda --quiet
