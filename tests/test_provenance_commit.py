@@ -81,3 +81,13 @@ def test_without_reflog_every_call_asks_git(repo: Path, rev_parse_calls: list) -
 
 def test_outside_a_repository_is_none(tmp_path: Path, rev_parse_calls: list) -> None:
     assert provenance.git_commit(tmp_path) is None
+
+
+def test_a_branch_moved_without_the_reflog_is_seen(repo: Path, rev_parse_calls: list) -> None:
+    """A tool that writes the branch file itself (no reflog entry, HEAD untouched)."""
+    first = commit(repo, "one")
+    second = commit(repo, "two")
+    assert provenance.git_commit(repo) == second
+    branch = git(repo, "symbolic-ref", "HEAD")
+    (repo / ".git" / branch).write_text(first + "\n")
+    assert provenance.git_commit(repo) == first

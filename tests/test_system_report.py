@@ -118,3 +118,18 @@ def test_finish_system_raises_on_an_unreadable_results_file_instead_of_exit_0(tm
     (tmp_path / "broken.json").write_bytes(b'{"schema_version": "1.3", "benchmark": \xe9}')
     with pytest.raises(DataError, match="broken.json"):
         finish_system(tmp_path)
+
+
+def test_finish_system_skips_other_json_in_the_run_folder(results_dir, tmp_path):
+    """A QUBO sweep's entries.meta.json beside the system results is not a results file:
+    the submission is written from the results alone, and the report reads them too."""
+    import shutil
+
+    from neuromark.commands.run import finish_system
+
+    run = tmp_path / "run"
+    shutil.copytree(results_dir, run)
+    (run / "entries.meta.json").write_text('{"neuromark_entries": 1, "config_digest": "x"}')
+    assert finish_system(run, allow_invalid=True) == 0
+    assert (run / "submission.json").is_file()
+    assert [r.benchmark.id for r in load_results(run)] == ["toy-sleep"]

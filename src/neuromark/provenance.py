@@ -70,39 +70,53 @@ def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
     """The current git commit of ``cwd`` (or of the package's checkout), or None.
 
     ``git rev-parse`` runs once per place and process; later calls reuse its answer while
-    the repository's ``HEAD`` and ``logs/HEAD`` keep their sizes and modification times
-    (every commit, checkout, reset or rebase that moves HEAD appends to ``logs/HEAD``).
-    Without a reflog the command runs every time. A subprocess costs ~1 ms CPU and ~3 ms
-    of wall time per run, a visible share of a short run (``bench/overhead.py``)."""
+    the repository's ``HEAD`` (its text), the reflog ``logs/HEAD``, the branch HEAD names
+    and ``packed-refs`` stay as they were (every commit, checkout, reset or rebase changes
+    one of them). Without a reflog the command runs every time. A subprocess costs ~1 ms
+    CPU and ~3 ms of wall time per run, a visible share of a short run."""
     where = str(cwd or Path(__file__).resolve().parent)
     cached = _COMMITS.get(where)
-    if cached is not None and cached[1] is not None and _head_stamp(cached[1]) == cached[2]:
+    if cached is not None and _head_stamp(*cached[1]) == cached[2]:
         return cached[0]
     try:
-        out = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "HEAD"], cwd=where,
-                             capture_output=True, text=True, timeout=5, check=True)
+        out = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir", "HEAD"],
+                             cwd=where, capture_output=True, text=True, timeout=5, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
-    lines = out.stdout.split()
-    if len(lines) != 2:
+    lines = out.stdout.splitlines()
+    if len(lines) != 3:
         return None
-    git_dir, commit = Path(lines[0]), lines[1]
-    stamp = _head_stamp(git_dir)
-    _COMMITS[where] = (commit, git_dir if stamp is not None else None, stamp)
-    return commit
+    dirs = (Path(lines[0]), Path(where) / lines[1])  # the common dir may be relative to cwd
+    stamp = _head_stamp(*dirs)
+    if stamp is not None:
+        _COMMITS[where] = (lines[2], dirs, stamp)
+    return lines[2]
 
 
-#: place -> (commit, git directory or None when not cacheable, HEAD stamp then)
-_COMMITS: dict[str, tuple[str, Path | None, tuple[int, ...] | None]] = {}
+#: place -> (commit, (git directory, common git directory), :func:`_head_stamp` then)
+_COMMITS: dict[str, tuple[str, tuple[Path, Path], tuple]] = {}
 
 
-def _head_stamp(git_dir: Path) -> tuple[int, ...] | None:
-    """(size, mtime in ns) of ``HEAD`` and ``logs/HEAD``; None without a reflog."""
+def _head_stamp(git_dir: Path, common: Path) -> tuple | None:
+    """``HEAD``'s text, and (inode, size, mtime in ns) of ``logs/HEAD``, of the branch
+    ``HEAD`` names and of ``packed-refs``; None without a reflog (nothing is cached)."""
     try:
-        head, log = (git_dir / "HEAD").stat(), (git_dir / "logs" / "HEAD").stat()
-    except OSError:
+        head = (git_dir / "HEAD").read_text(encoding="utf-8")
+        (git_dir / "logs" / "HEAD").stat()
+    except (OSError, UnicodeDecodeError):
         return None
-    return head.st_size, head.st_mtime_ns, log.st_size, log.st_mtime_ns
+    files = [git_dir / "logs" / "HEAD", common / "packed-refs"]
+    if head.startswith("ref: "):
+        files.append(common / head[5:].strip())
+    stamp: list = [head]
+    for file in files:
+        try:
+            info = file.stat()
+        except OSError:
+            stamp.append(None)
+            continue
+        stamp.append((info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(stamp)
 
 
 def collect_provenance() -> dict[str, Any]:

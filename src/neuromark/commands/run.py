@@ -126,9 +126,8 @@ def finish_system(folder: Path, system: Path | None = None, *, allow_invalid: bo
         write_submission_dir,
     )
 
-    # every results file of the run; other JSON (a QUBO sweep's entries.meta.json) is not
-    # one, and a results file that cannot be read raises instead of passing as "none"
-    results = system_results([f for f in result_files(folder) if _results_file(f)])
+    # a results file that cannot be read raises instead of passing as "no system results"
+    results = system_results(result_files(folder))
     if not results:
         return 0
     manifest, report = write_submission_dir(folder, system)
@@ -195,18 +194,6 @@ def _run(args: argparse.Namespace) -> int:
                           overwrite=args.overwrite, executor=args.executor,
                           address=args.address, ctx=context_from_args(args),
                           system=args.system, allow_invalid=args.allow_invalid)
-
-
-def _results_file(path: Path) -> bool:
-    """False for a JSON file that is not a neuromark results file (no ``schema_version``);
-    True for a results file and for anything unreadable (the reader then names the fault)."""
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return True
-    return isinstance(data, dict) and "schema_version" in data
 
 
 def add_system_flags(parser: argparse.ArgumentParser) -> None:

@@ -26,18 +26,14 @@ from neuromark.metrics.functional.synops import weight_column_nnz
 
 class WeightCache:
     """Column non-zero counts of weight matrices, recomputed when a weight changes (in
-    place: its version moves; its storage: its address moves). The memo is the process's
-    (:data:`COLUMN_COUNTS`), so a later run does not count an unchanged weight again."""
+    place: its version moves; its storage: its address moves), for one run (see
+    :mod:`~neuromark.instrument.weight_memo`)."""
 
-    def __init__(self, memo: WeightMemo[Tensor] | None = None) -> None:
-        self._memo = COLUMN_COUNTS if memo is None else memo
+    def __init__(self) -> None:
+        self._memo: WeightMemo[Tensor] = WeightMemo(lambda w: weight_column_nnz(w.detach()))
 
     def col_nnz(self, weight: Tensor) -> Tensor:
         return self._memo.get(weight)
-
-
-#: The process's weight column counts (see :class:`WeightCache`).
-COLUMN_COUNTS: WeightMemo[Tensor] = WeightMemo(lambda weight: weight_column_nnz(weight.detach()))
 
 
 def _single_layer_replay(module: nn.RNNBase, layer: int) -> nn.RNNBase:

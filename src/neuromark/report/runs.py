@@ -11,6 +11,7 @@ from typing import Any
 
 from neuromark.errors import DataError
 from neuromark.results import Results, unsupported_schema
+from neuromark.results_versions import results_object
 
 
 @dataclass
@@ -169,7 +170,7 @@ def _load(file: Path) -> tuple[Results | None, str | None]:
         return None, "JSON nested too deep to read"
     if not isinstance(data, dict):
         return None, f"holds a JSON {type(data).__name__}, not a results object"
-    if "schema_version" not in data and "scores" not in data:
+    if not results_object(data):
         return None, None
     why = unsupported_schema(data)
     if why is not None:

@@ -24,6 +24,7 @@ from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.report.markdown import format_value
 from neuromark.results import Results, results_name, write_json_atomic
+from neuromark.results_versions import meant_as_results
 from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power
 from neuromark.system.timing import decode_ns
 
@@ -83,7 +84,7 @@ def read_results(file: Path) -> Results:
 
 
 def load_results(path: str | Path) -> list[Results]:
-    """System-track results from a JSON file or every JSON file in a folder (at least one)."""
+    """System-track results from a JSON file or the results files of a folder (at least one)."""
     files = result_files(target := Path(path))
     if not files or not all(f.is_file() for f in files):
         raise DataError(f"no results JSON found at {target}")
@@ -94,7 +95,8 @@ def load_results(path: str | Path) -> list[Results]:
 
 
 def result_files(target: Path) -> list[Path]:
-    return sorted(f for f in target.glob("*.json") if f.name != MANIFEST) if target.is_dir() else [target]
+    """``target``, or the JSON files in folder ``target`` meant as results (a manifest skipped)."""
+    return sorted(f for f in target.glob("*.json") if meant_as_results(f)) if target.is_dir() else [target]
 
 
 def system_results(files: Sequence[Path]) -> list[Results]:
