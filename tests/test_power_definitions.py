@@ -64,16 +64,30 @@ def test_meter_point_defaults_and_declarations(tmp_path):
 
 
 def test_over_deadline_fraction_by_hand():
+    # timeout 0.1 s: the solver contract allows max(5%, 2 ms) = 5 ms past it
     entries = [{"scenario": "fixed_timeout", "timeout_s": 0.1, "wall_s": w}
-               for w in (0.09, 0.1, 0.1001, 0.2)]  # 0.1 is on time; 0.1001 and 0.2 are late
+               for w in (0.09, 0.1, 0.1001, 0.1049, 0.1051, 0.2)]  # 0.1051 and 0.2 are late
     entries += [{"scenario": "time_to_solution", "cap_s": 1.0, "wall_s": w} for w in (0.3, 1.5, 0.9)]
     entries += [{"scenario": "max_size", "timeout_s": 1.0, "tried": []}]
     got = over_deadline(entries)
     assert set(got) == {"fixed_timeout", "time_to_solution"}
-    assert (got["fixed_timeout"]["over"], got["fixed_timeout"]["solves"]) == (2, 4)
-    assert got["fixed_timeout"]["fraction"] == 0.5
+    assert (got["fixed_timeout"]["over"], got["fixed_timeout"]["solves"]) == (2, 6)
+    assert got["fixed_timeout"]["fraction"] == pytest.approx(1 / 3)
     assert got["time_to_solution"]["fraction"] == pytest.approx(1 / 3)
-    assert "no tolerance" in got["fixed_timeout"]["definition"]
+    dist = got["fixed_timeout"]["overrun_s"]
+    assert dist["min"] == pytest.approx(-0.01) and dist["max"] == pytest.approx(0.1)
+    assert dist["median"] == pytest.approx((0.0049 + 0.0001) / 2)
+    assert "max(5% of the deadline, 2 ms)" in got["fixed_timeout"]["definition"]
+
+
+def test_over_deadline_is_zero_for_a_solver_on_time():
+    # 2 ms is the floor of the allowance: a 10 ms timeout returned 1.9 ms late is on time
+    entries = [{"scenario": "fixed_timeout", "timeout_s": t, "wall_s": t + late}
+               for t, late in ((0.01, 0.0019), (0.1, 0.0049), (1.0, 0.03), (0.01, -0.001))]
+    got = over_deadline(entries)["fixed_timeout"]
+    assert (got["fraction"], got["over"]) == (0.0, 0)
+    late = over_deadline([{"scenario": "fixed_timeout", "timeout_s": 0.01, "wall_s": 0.0121}])
+    assert late["fixed_timeout"]["fraction"] == 1.0
 
 
 def test_checker_recomputes_over_deadline(tmp_path):

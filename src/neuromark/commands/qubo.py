@@ -10,7 +10,9 @@
   table in the cache folder, ``<cache>/qubo/bks.csv``; the installed package is never
   written); ``run`` reads that table when the config sets no ``bks:`` (same ``--cache-dir``),
   and a config's ``bks: auto`` computes its missing rows there before the sweep;
-- ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's).
+- ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's);
+- ``neuromark qubo solve FILE``: repeated runs on one library instance (DIMACS, QOBLIB
+  ``.qs``, MQLib), with success probability and TTS99 (:mod:`neuromark.commands.qubo_solve`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.commands.qubo_solve import add_solve_parser
 from neuromark.commands.run import (
     add_cache_flag,
     add_executor_flags,
@@ -79,6 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="a BKS CSV (default: NeuroBench's table, shipped in tests/data/reference)")
     cmp_.add_argument("--table", type=Path, default=None)
     cmp_.set_defaults(func=_compare)
+
+    add_solve_parser(sub)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -129,6 +129,7 @@ class Workload:
         Q: scipy.sparse CSR (n, n), symmetric QUBO matrix; cost = x^T Q x.
         edges: int32 (m, 2), edges in the order networkx inserts them.
         n, density, seed: the workload parameters.
+        label: a library instance's name ("" for a generated workload).
     """
 
     Q: sp.csr_matrix
@@ -137,6 +138,7 @@ class Workload:
     density: float
     seed: int
     _graph: Any = field(default=None, repr=False)
+    label: str = ""
 
     @property
     def graph(self) -> Any:
@@ -151,8 +153,9 @@ class Workload:
 
     @property
     def name(self) -> str:
-        """``mis-<n>-<density>-s<seed>``, e.g. ``mis-1000-0.05-s0``."""
-        return f"mis-{self.n}-{self.density:g}-s{self.seed}"
+        """``mis-<n>-<density>-s<seed>``, e.g. ``mis-1000-0.05-s0``, or the ``label`` of a
+        library instance (``C125-9``)."""
+        return self.label or f"mis-{self.n}-{self.density:g}-s{self.seed}"
 
 
 def mis_workload(n: int, density: float, seed: int = 0) -> Workload:
