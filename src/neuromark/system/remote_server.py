@@ -54,6 +54,17 @@ then P bytes of binary payload. Requests (``op``):
 
 A failing request gets ``{ok: false, error: "<ExceptionType>: <message>"}`` and the
 connection stays usable.
+
+**Limits** (:class:`Limits`; the server's defaults :data:`SERVER_LIMITS`, each a command
+line option): a request header of at most 64 MiB (``--max-header-bytes``), nested at most
+32 deep (``--max-json-depth``), no request payload above 64 KiB; a whole request must
+arrive within 10 s of its first byte and a whole reply leave within 10 s
+(``--message-timeout``); a client silent for 300 s between requests is dropped
+(``--idle-timeout``); a reply payload is at most 1 GiB (``--max-reply-bytes``). A request
+that arrives whole but is not acceptable (not JSON, too deep, bad indices, a failing SUT)
+gets an error reply and a line on stderr; a client beyond a size or a deadline gets an
+error reply when it still reads, a line on stderr, and is disconnected; the server then
+serves the next client.
 """
 
 from __future__ import annotations
@@ -67,53 +78,157 @@ import socket
 import struct
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 #: The protocol version both sides must speak.
 PROTOCOL = 1
-#: Largest header or payload accepted (bytes): anything larger is not our protocol.
-MAX_PART = 1 << 30
 PREFIX = struct.Struct(">II")
 #: ``response_dtype`` kind and size -> ``struct`` format character (number responses).
 STRUCT_CODES = {"f4": "f", "f8": "d", "i1": "b", "u1": "B", "b1": "?", "i2": "h", "u2": "H",
                 "i4": "i", "u4": "I", "i8": "q", "u8": "Q"}
+#: Bytes asked of the socket per ``recv`` (a part is gathered as it arrives, never
+#: allocated whole from the size the peer announced).
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one side accepts from its peer; every size is checked before it is read.
+
+    Args:
+        header_bytes: largest JSON header of a message (bytes).
+        payload_bytes: largest binary payload of a message (bytes).
+        json_depth: deepest nesting of lists and objects in a header.
+        message_s: seconds one whole message may take to arrive or to leave once its first
+            byte is there (a peer that trickles it or stops reading is dropped).
+        idle_s: seconds the server waits for a client's next request (a silent client is
+            dropped so that the next one is served); None: no limit (the client side).
+        reply_bytes: largest payload the server sends (responses of one request).
+    """
+
+    header_bytes: int = 1 << 26
+    payload_bytes: int = 1 << 30
+    json_depth: int = 32
+    message_s: float = 10.0
+    idle_s: float | None = None
+    reply_bytes: int = 1 << 30
+
+
+#: The server's limits on requests (which never carry a payload) by default.
+SERVER_LIMITS = Limits(payload_bytes=1 << 16, idle_s=300.0)
+#: The command-line options of those limits: (option, field, type, help).
+LIMIT_OPTIONS = (
+    ("--message-timeout", "message_s", float, "seconds a whole request may take to arrive, "
+     "and a reply to leave"),
+    ("--idle-timeout", "idle_s", float, "seconds to wait for a client's next request"),
+    ("--max-header-bytes", "header_bytes", int, "largest request header"),
+    ("--max-json-depth", "json_depth", int, "deepest nesting of a request header"),
+    ("--max-reply-bytes", "reply_bytes", int, "largest reply payload (a request's responses)"))
 
 
 class ProtocolError(Exception):
-    """The peer does not speak this protocol, or the connection ended."""
+    """The peer does not speak this protocol, is too slow, or the connection ended: the
+    stream cannot be trusted any more."""
 
 
-def send_message(sock: socket.socket, header: dict, payload: bytes = b"") -> None:
-    """Send one message: prefix, JSON header, payload."""
-    head = json.dumps(header, separators=(",", ":")).encode()
+class PeerClosed(ProtocolError):
+    """The peer closed the connection (before or inside a message)."""
+
+
+class MessageError(ProtocolError):
+    """A whole message arrived but its header is not acceptable (not JSON, too deep, not an
+    object): the stream is still in step, so the other side can answer an error."""
+
+
+def send_message(sock: socket.socket, header: dict, payload: bytes = b"",
+                 timeout_s: float | None = None) -> None:
+    """Send one message: prefix, JSON header, payload. With ``timeout_s`` the whole message
+    must leave within that many seconds (``sendall``'s timeout is its total duration), else
+    ``TimeoutError``: a peer that does not read cannot hold the sender."""
+    head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    if timeout_s is not None:
+        sock.settimeout(timeout_s)
     sock.sendall(PREFIX.pack(len(head), len(payload)) + head + payload)
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    """``n`` bytes from ``sock``; :class:`ProtocolError` when the peer closes first."""
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
+def recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+    """``n`` bytes from ``sock`` by ``deadline`` (``time.monotonic()``; ``TimeoutError``
+    after it, whatever the number of ``recv`` calls); :class:`ProtocolError` when the peer
+    closes first. Memory grows with the bytes received, not with ``n``."""
+    chunks, got = [], 0
     while got < n:
-        k = sock.recv_into(view[got:], n - got)
-        if k == 0:
-            raise ProtocolError(f"connection closed by the peer after {got} of {n} bytes")
-        got += k
-    return bytes(buf)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{got} of {n} bytes arrived before the deadline")
+            sock.settimeout(left)
+        chunk = sock.recv(min(n - got, CHUNK))
+        if not chunk:
+            raise PeerClosed(f"connection closed by the peer after {got} of {n} bytes")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
-def recv_message(sock: socket.socket) -> tuple[dict, bytes]:
-    """Receive one message: ``(header, payload)``."""
-    n_head, n_payload = PREFIX.unpack(recv_exact(sock, PREFIX.size))
-    if n_head > MAX_PART or n_payload > MAX_PART:
-        raise ProtocolError(f"message of {n_head} + {n_payload} bytes: the peer does not speak "
-                            f"the neuromark remote SUT protocol")
+def json_depth(value: Any) -> int:
+    """Deepest nesting of lists and dicts in ``value`` (a scalar: 0); iterative."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def parse_header(raw: bytes, limits: Limits) -> dict:
+    """A message header: a UTF-8 JSON object nested at most ``limits.json_depth`` deep;
+    :class:`MessageError` otherwise (a parser's ``RecursionError`` included)."""
     try:
-        header = json.loads(recv_exact(sock, n_head))
-    except ValueError as exc:
-        raise ProtocolError(f"header is not JSON: {exc}") from None
+        header = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        text = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise MessageError(f"header is not JSON: {text}") from None
     if not isinstance(header, dict):
-        raise ProtocolError("header is not a JSON object")
-    return header, recv_exact(sock, n_payload) if n_payload else b""
+        raise MessageError(f"header is a JSON {type(header).__name__}, not an object")
+    depth = json_depth(header)
+    if depth > limits.json_depth:
+        raise MessageError(f"header nested {depth} deep; the limit is {limits.json_depth}")
+    return header
+
+
+def recv_message(sock: socket.socket, limits: Limits = Limits(),
+                 deadline: float | None = None) -> tuple[dict, bytes]:
+    """Receive one message: ``(header, payload)``. Waits up to ``limits.idle_s`` for its
+    first byte, then the whole message must arrive within ``limits.message_s``; with
+    ``deadline`` (``time.monotonic()``) the whole message, first byte included, must also
+    arrive by then (``TimeoutError``). Sizes above the limits are refused before anything
+    is read (:class:`ProtocolError`), a bad header after the whole message was read
+    (:class:`MessageError`)."""
+    wait = limits.idle_s
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no time left for the reply")
+        wait = left if wait is None else min(wait, left)
+    sock.settimeout(wait)
+    first = sock.recv(1)
+    if not first:
+        raise PeerClosed("connection closed by the peer")
+    end = time.monotonic() + limits.message_s
+    deadline = end if deadline is None else min(deadline, end)
+    n_head, n_payload = PREFIX.unpack(first + recv_exact(sock, PREFIX.size - 1, deadline))
+    if n_head > limits.header_bytes or n_payload > limits.payload_bytes:
+        raise ProtocolError(f"message announces a {n_head}-byte header and a {n_payload}-byte "
+                            f"payload; the limits are {limits.header_bytes} and "
+                            f"{limits.payload_bytes} bytes (or the peer does not speak the "
+                            "neuromark remote SUT protocol)")
+    raw = recv_exact(sock, n_head, deadline)
+    payload = recv_exact(sock, n_payload, deadline) if n_payload else b""
+    return parse_header(raw, limits), payload
 
 
 def dtype_code(dtype: str) -> str:
@@ -123,6 +238,14 @@ def dtype_code(dtype: str) -> str:
         raise ValueError(f"response_dtype {dtype!r}: expected one of "
                          f"{sorted('<' + k for k in STRUCT_CODES)} ('|' for one-byte types)")
     return code
+
+
+def _whole(value: Any) -> bool:
+    """An integer, or a float (or numpy scalar) of a whole value."""
+    try:
+        return float(value) == int(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _flat(value: Any) -> list:
@@ -161,21 +284,45 @@ class Session:
             raise ValueError(f"SUT {type(sut).__name__}: total_count must be >= 1, got {self.total}")
 
     def describe(self) -> dict:
+        """The ``sut`` part of the hello reply; a SUT attribute that is not what the
+        protocol says (labels that are not integers, ``info`` that is not JSON) raises
+        ``ValueError`` naming it."""
         sut = self.sut
         labels = getattr(sut, "labels", None)
+        if labels is not None:
+            labels = list(labels)
+            bad = [(i, v) for i, v in enumerate(labels)
+                   if isinstance(v, bool) or not isinstance(v, int) and not _whole(v)]
+            if bad:
+                raise ValueError(f"SUT labels: label {bad[0][0]} is {bad[0][1]!r}, not an integer "
+                                 f"class ({len(bad)} such labels)")
+            labels = [int(v) for v in labels]
+        info = getattr(sut, "info", None) or {}
+        if not isinstance(info, dict):
+            raise ValueError(f"SUT info: a dict expected, got {type(info).__name__}")
+        try:
+            json.dumps(info, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"SUT info is not JSON: {exc}") from None
+        performance = getattr(sut, "performance_count", None) or self.total
+        if not _whole(performance) or not 1 <= int(performance):
+            raise ValueError(f"SUT performance_count: a whole number >= 1 expected, got {performance!r}")
+        stateful = getattr(sut, "stateful", None)
         return {"name": str(getattr(sut, "name", type(sut).__name__)), "total_count": self.total,
-                "performance_count": int(getattr(sut, "performance_count", None) or self.total),
-                "response_dtype": self.dtype, "staged": self.staged,
-                "labels": None if labels is None else [int(v) for v in labels],
-                "info": dict(getattr(sut, "info", None) or {}),
-                "stateful": getattr(sut, "stateful", None)}
+                "performance_count": int(performance), "response_dtype": self.dtype,
+                "staged": self.staged, "labels": labels, "info": info,
+                "stateful": None if stateful is None else str(stateful)}
 
     def handle(self, header: dict) -> tuple[dict, bytes]:
         """The reply to one request; an exception becomes ``{ok: false, error}``."""
         op = header.get("op")
         try:
             if op in ("issue", "null", "load", "unload"):
-                indices = [int(i) for i in header.get("indices", [])]
+                indices = header.get("indices", [])
+                if not isinstance(indices, list) or not all(
+                        isinstance(i, int) and not isinstance(i, bool) for i in indices):
+                    raise ValueError(f"{op}: 'indices' must be a list of integers, got "
+                                     f"{json.dumps(indices)[:80]}")
                 bad = [i for i in indices if not 0 <= i < self.total]
                 if bad:
                     raise IndexError(f"sample indices {bad[:8]} outside 0..{self.total - 1}")
@@ -187,9 +334,10 @@ class Session:
                 return {"ok": True}, b""
             if op in ("close", "shutdown"):
                 return {"ok": True}, b""
-            raise ValueError(f"unknown op {op!r}")
+            raise ValueError(f"unknown op {json.dumps(op)[:80]}")
         except Exception as exc:
-            return {"ok": False, "op": op, "error": f"{type(exc).__name__}: {exc}"}, b""
+            return {"ok": False, "op": op if isinstance(op, str) else None,
+                    "error": f"{type(exc).__name__}: {exc}"}, b""
 
     def issue(self, indices: list, null: bool = False) -> tuple[dict, bytes]:
         """The reply to ``issue``; with ``null`` the same path answers empty responses
@@ -227,41 +375,93 @@ class Session:
         return {"ok": True, "sizes": [len(p) for p in parts], **timing}, b"".join(parts)
 
 
-def _serve_client(conn: socket.socket, session: Session) -> bool:
-    """Serve one connection; True when the client asked the server to shut down."""
-    header, _ = recv_message(conn)
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _serve_client(conn: socket.socket, session: Session, limits: Limits) -> bool:
+    """Serve one connection; True when the client asked the server to shut down. A request
+    that arrived whole but is not acceptable gets an error reply (the connection stays);
+    a broken, oversized or slow one ends the connection (:class:`ProtocolError`, ``OSError``)."""
+    send_s = limits.message_s
+
+    def reply_error(exc: Exception) -> None:
+        _log(f"bad request: {exc}")
+        send_message(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, timeout_s=send_s)
+
+    while True:  # the handshake: bad messages are answered, the hello is awaited
+        try:
+            header, _ = recv_message(conn, limits)
+            break
+        except MessageError as exc:
+            reply_error(exc)
     if header.get("op") != "hello" or header.get("protocol") != PROTOCOL:
         send_message(conn, {"ok": False, "protocol": PROTOCOL, "error": (
             f"protocol version mismatch: this server speaks version {PROTOCOL}, the client "
-            f"sent {header.get('op')!r} with protocol {header.get('protocol')!r}")})
+            f"sent {json.dumps(header.get('op'))[:40]} with protocol "
+            f"{json.dumps(header.get('protocol'))[:40]}")}, timeout_s=send_s)
+        return False
+    try:
+        description = session.describe()
+    except Exception as exc:
+        _log(f"hello failed: {type(exc).__name__}: {exc}")
+        send_message(conn, {"ok": False, "protocol": PROTOCOL,
+                            "error": f"{type(exc).__name__}: {exc}"}, timeout_s=send_s)
         return False
     send_message(conn, {"ok": True, "protocol": PROTOCOL, "server": "neuromark.remote_server",
-                        "sut": session.describe()})
+                        "sut": description}, timeout_s=send_s)
     while True:
-        header, _ = recv_message(conn)
+        try:
+            header, _ = recv_message(conn, limits)
+        except MessageError as exc:
+            reply_error(exc)
+            continue
         reply, payload = session.handle(header)
-        send_message(conn, reply, payload)
+        if not reply.get("ok"):
+            _log(f"request failed: {reply.get('error')}")
+        if len(payload) > limits.reply_bytes:
+            reply, payload = {"ok": False, "op": reply.get("op"), "error": (
+                f"ValueError: the reply holds {len(payload)} bytes of responses; the server's "
+                f"limit is {limits.reply_bytes} (--max-reply-bytes)")}, b""
+            _log(reply["error"])
+        send_message(conn, reply, payload, timeout_s=send_s)
         if header.get("op") in ("close", "shutdown"):
             return header["op"] == "shutdown"
 
 
 def serve(sut: Any, host: str = "127.0.0.1", port: int = 0, *, once: bool = False,
-          announce: Any = print) -> None:
+          announce: Any = print, limits: Limits = SERVER_LIMITS) -> None:
     """Serve ``sut`` on ``host:port`` until a client sends ``shutdown`` (or, with ``once``,
     until the first client leaves) or the process is interrupted. ``announce`` gets the
-    line ``listening on HOST:PORT`` once the socket accepts connections."""
+    line ``listening on HOST:PORT`` once the socket accepts connections. One client is
+    served at a time; ``limits`` bound what it may send and how slowly (a client beyond
+    them is dropped with a line on stderr, and the server goes on)."""
     session = Session(sut)
     with socket.create_server((host, port)) as server:
         bound = server.getsockname()
         announce(f"listening on {bound[0]}:{bound[1]}")
         while True:
-            conn, _ = server.accept()
+            conn, peer = server.accept()
             with conn:
-                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 try:
-                    stop = _serve_client(conn, session)
-                except (ProtocolError, OSError) as exc:
-                    print(f"client dropped: {exc}", file=sys.stderr, flush=True)
+                    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    stop = _serve_client(conn, session, limits)
+                except (socket.timeout, TimeoutError) as exc:  # noqa: UP041 (distinct before 3.10)
+                    _log(f"client {peer[0]}:{peer[1]} dropped: too slow, silent or not reading "
+                         f"({exc or 'timed out'}; limits: {limits.message_s:g} s a message, "
+                         f"{limits.idle_s} s between requests)")
+                    stop = False
+                except PeerClosed as exc:
+                    _log(f"client {peer[0]}:{peer[1]} left: {exc}")
+                    stop = False
+                except Exception as exc:  # whatever a client sends, the server goes on
+                    _log(f"client {peer[0]}:{peer[1]} dropped: {type(exc).__name__}: {exc}")
+                    if isinstance(exc, ProtocolError):
+                        try:  # say why, if the client still listens (best effort, short)
+                            send_message(conn, {"ok": False, "error": f"ProtocolError: {exc}"},
+                                         timeout_s=1.0)
+                        except Exception:
+                            pass
                     stop = False
             if stop or once:
                 return
@@ -310,7 +510,14 @@ def main(argv: list | None = None) -> int:
     parser.add_argument("--sut", default="null", help="module:factory, file.py:factory or null")
     parser.add_argument("--options", default="{}", help="JSON object of the factory's arguments")
     parser.add_argument("--once", action="store_true", help="exit when the first client leaves")
+    for flag, name, kind, text in LIMIT_OPTIONS:
+        parser.add_argument(flag, type=kind, default=getattr(SERVER_LIMITS, name),
+                            help=f"{text} (default: %(default)s)")
     args = parser.parse_args(argv)
+    values = {name: getattr(args, flag[2:].replace("-", "_")) for flag, name, _, _ in LIMIT_OPTIONS}
+    if any(not v > 0 for v in values.values()):
+        raise SystemExit(f"limits must be > 0, got {values}")
+    limits = Limits(**{**SERVER_LIMITS.__dict__, **values})
     try:
         options = json.loads(args.options)
     except ValueError as exc:
@@ -319,7 +526,8 @@ def main(argv: list | None = None) -> int:
         raise SystemExit("--options: expected a JSON object")
     sut = load_factory(args.sut)(**options)
     try:
-        serve(sut, args.host, args.port, once=args.once, announce=lambda s: print(s, flush=True))
+        serve(sut, args.host, args.port, once=args.once, announce=lambda s: print(s, flush=True),
+              limits=limits)
     except KeyboardInterrupt:
         pass
     return 0

@@ -35,12 +35,25 @@ from pydantic import Field
 from neuromark.errors import ConfigError, ModelOutputError
 from neuromark.results import Score
 from neuromark.system.loadgen import LoadGenSettings, run_test
-from neuromark.system.remote_server import PROTOCOL, ProtocolError, recv_message, send_message
+from neuromark.system.remote_server import (
+    PROTOCOL,
+    Limits,
+    PeerClosed,
+    ProtocolError,
+    recv_message,
+    send_message,
+)
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary
 from neuromark.system.timing import StageTimer, latency_stats
 
 #: Round trips before the calibration, not counted (connection and caches warm up).
 CALIBRATION_WARMUP = 10
+#: numpy dtype kinds a response may have: bool, signed and unsigned integers, floats.
+NUMERIC_KINDS = "biuf"
+#: A server's claimed service time of a request may exceed the round trip measured around
+#: it by this share plus SLACK_NS (two clocks' granularity) before it is refused.
+CLAIM_TOLERANCE = 0.01
+SLACK_NS = 50_000
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -54,11 +67,15 @@ def parse_address(address: str) -> tuple[str, int]:
 
 
 class Connection:
-    """One socket to a remote SUT server: request/reply with a timeout, errors named."""
+    """One socket to a remote SUT server: request/reply, each reply within ``timeout_s``
+    (the whole message, however it is cut into packets) and within ``limits``; errors
+    named."""
 
-    def __init__(self, address: str, timeout_s: float) -> None:
+    def __init__(self, address: str, timeout_s: float, limits: Limits | None = None) -> None:
         self.address = address
         self.name = "?"
+        self.timeout_s = timeout_s
+        self.limits = limits or Limits(message_s=timeout_s)
         host, port = parse_address(address)
         try:
             self.sock = socket.create_connection((host, port), timeout=timeout_s)
@@ -69,32 +86,39 @@ class Connection:
                               "module:factory)") from None
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.lock = threading.Lock()
+        self.last_round_trip_ns = 0
 
     def request(self, header: dict[str, Any], what: str) -> tuple[dict[str, Any], bytes]:
-        """Send ``header`` and wait for the reply; an error reply or a lost connection
-        raises :class:`ModelOutputError` naming the SUT, the address and ``what``."""
+        """Send ``header`` and wait for the reply; an error reply, a lost connection or a
+        reply later than ``timeout_s`` raises :class:`ModelOutputError` naming the SUT, the
+        address and ``what``. ``last_round_trip_ns``: the exchange, timed here."""
         where = f"remote SUT {self.name!r} at {self.address}"
         with self.lock:
+            t0 = time.perf_counter_ns()
+            deadline = time.monotonic() + self.timeout_s
             try:
-                send_message(self.sock, header)
-                reply, payload = recv_message(self.sock)
+                send_message(self.sock, header, timeout_s=self.timeout_s)
+                reply, payload = recv_message(self.sock, self.limits, deadline)
             except TimeoutError:
-                raise ModelOutputError(f"{where}: no reply to {what} within "
-                                       f"{self.sock.gettimeout()} s (sut.options.timeout_s); "
-                                       "is the server hung?") from None
-            except (ProtocolError, OSError) as exc:
+                raise ModelOutputError(f"{where}: no reply to {what} within {self.timeout_s:g} s "
+                                       "(the whole reply, however it arrives; sut.options."
+                                       "timeout_s); is the server hung or too slow?") from None
+            except (PeerClosed, OSError) as exc:
                 raise ModelOutputError(f"{where}: connection lost during {what} ({exc}); did "
                                        "the server exit?") from None
-        if not reply.get("ok"):
-            raise ModelOutputError(f"{where}: {what} failed on the server: {reply.get('error')}")
+            except ProtocolError as exc:
+                raise ModelOutputError(f"{where}: unusable reply to {what}: {exc}") from None
+            self.last_round_trip_ns = time.perf_counter_ns() - t0
+        if reply.get("ok") is not True:
+            raise ModelOutputError(f"{where}: {what} failed on the server: "
+                                   f"{str(reply.get('error'))[:500]}")
         return reply, payload
 
     def close(self) -> None:
         try:
             with self.lock:
-                self.sock.settimeout(1.0)
-                send_message(self.sock, {"op": "close"})
-                recv_message(self.sock)
+                send_message(self.sock, {"op": "close"}, timeout_s=1.0)
+                recv_message(self.sock, Limits(message_s=1.0), time.monotonic() + 1.0)
         except (ProtocolError, OSError):
             pass  # the server is gone already: nothing to close politely
         finally:
@@ -120,22 +144,77 @@ class RemoteLibrary(InMemoryLibrary):
         super().unload(indices)
 
 
+def response_dtype(text: Any, where: str) -> np.dtype:
+    """The declared ``response_dtype``: a numpy dtype string of a numeric kind (bool,
+    integer, float) with elements of at least one byte; :class:`ConfigError` otherwise
+    (``|V0``, ``|O``, ``<U8``, ... are refused before any response is decoded)."""
+    try:
+        dtype = np.dtype(text) if isinstance(text, str) else None
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype.kind not in NUMERIC_KINDS or dtype.itemsize < 1 or dtype.shape:
+        raise ConfigError(f"{where}: response_dtype {str(text)[:40]!r} is not a numeric dtype "
+                          "(expected bool, integer or float, e.g. '<f4', '<i8', '|u1')")
+    return dtype
+
+
+def check_description(desc: Any, where: str) -> dict[str, Any]:
+    """The ``sut`` part of a server's hello reply, checked field by field:
+    :class:`ConfigError` naming the field and ``where`` for anything the protocol does not
+    allow."""
+    if not isinstance(desc, dict):
+        raise ConfigError(f"{where}: the hello reply has no 'sut' object (the served SUT's "
+                          f"description); got {str(desc)[:80]}")
+
+    def count(key: str, default: Any = None) -> int:
+        value = desc.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{where}: sut.{key} must be a whole number >= 1, got {str(value)[:40]}")
+        return value
+
+    name = desc.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where}: sut.name must be a non-empty string, got {str(name)[:40]}")
+    total = count("total_count")
+    performance = count("performance_count", total)
+    labels = desc.get("labels")
+    if labels is not None and (not isinstance(labels, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in labels)):
+        raise ConfigError(f"{where}: sut.labels must be a list of integer classes, got "
+                          f"{str(labels)[:80]}")
+    info = desc.get("info") or {}
+    if not isinstance(info, dict):
+        raise ConfigError(f"{where}: sut.info must be an object, got {str(info)[:80]}")
+    stateful = desc.get("stateful")
+    return {**desc, "name": name, "total_count": total, "performance_count": performance,
+            "labels": labels, "info": info, "staged": desc.get("staged") is True,
+            "stateful": None if stateful is None else str(stateful),
+            "response_dtype": response_dtype(desc.get("response_dtype", "<f4"), where).str}
+
+
 class RemoteSUT:
     """``issue(indices)`` as one request to the server; responses decoded as its declared
-    ``response_dtype``; the server's stage timings (or call time) go to ``timer``."""
+    ``response_dtype``; the server's stage timings (or call time) go to ``timer``, once
+    checked against the round trip timed here (a server cannot have worked longer on a
+    request than the request took)."""
 
     def __init__(self, conn: Connection, description: dict[str, Any]) -> None:
         self.conn = conn
         self.name = description["name"]
-        self.response_dtype = np.dtype(description["response_dtype"]).str
+        dtype = response_dtype(description["response_dtype"], f"remote SUT at {conn.address}")
+        self.response_dtype = dtype.str
         self.stateful = description.get("stateful")
-        self.itemsize = np.dtype(self.response_dtype).itemsize
-        self.real = np.dtype(self.response_dtype).kind == "f"
+        self.itemsize = dtype.itemsize
+        self.real = dtype.kind == "f"
         self.staged = bool(description.get("staged"))
         self.timer = StageTimer(("preprocess", "inference") if self.staged else ("inference",))
 
     def issue(self, sample_indices: Sequence[int]) -> list[np.ndarray]:
         return self.query(sample_indices, "issue")
+
+    def _fail(self, indices: list[int], what: str) -> ModelOutputError:
+        return ModelOutputError(f"remote SUT {self.name!r} at {self.conn.address}: reply to "
+                                f"samples {indices[:8]}: {what}")
 
     def query(self, sample_indices: Sequence[int], op: str) -> list[np.ndarray]:
         """One ``issue`` (or ``null``: no SUT call, nothing timed) request and its decoded
@@ -144,32 +223,66 @@ class RemoteSUT:
         reply, payload = self.conn.request({"op": op, "indices": indices},
                                            f"{op} of samples {indices[:8]}")
         sizes = reply.get("sizes")
-        if not isinstance(sizes, list) or len(sizes) != len(indices) or sum(sizes) != len(payload):
-            raise ModelOutputError(f"remote SUT {self.name!r} at {self.conn.address}: reply to "
-                                   f"samples {indices[:8]} holds {len(payload)} bytes in sizes "
-                                   f"{str(sizes)[:80]}, expected one size per sample")
+        if (not isinstance(sizes, list) or len(sizes) != len(indices)
+                or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sizes)
+                or sum(sizes) != len(payload)):
+            raise self._fail(indices, f"{len(payload)} bytes in sizes {str(sizes)[:80]}, expected "
+                                      "one size (bytes >= 0) per sample adding up to the payload")
         dtype, out, offset = self.response_dtype, [], 0
         for index, size in zip(indices, sizes):
-            arr = np.frombuffer(payload, dtype=dtype, count=size // self.itemsize, offset=offset)
-            if size and (size % self.itemsize or (self.real and not np.isfinite(arr).all())):
+            if size % self.itemsize:
                 raise ModelOutputError(f"remote SUT {self.name!r}: response to sample {index} is "
-                                       f"{'cut' if size % self.itemsize else 'non-finite'} "
-                                       f"({size} bytes of {dtype})")
+                                       f"cut ({size} bytes of {dtype})")
+            arr = np.frombuffer(payload, dtype=dtype, count=size // self.itemsize, offset=offset)
+            if self.real and not np.isfinite(arr).all():
+                raise ModelOutputError(f"remote SUT {self.name!r}: response to sample {index} is "
+                                       f"non-finite ({size} bytes of {dtype})")
             out.append(arr)
             offset += size
         if op == "issue":
-            self._record(reply, len(indices))
+            self._record(reply, indices)
         return out
 
-    def _record(self, reply: dict[str, Any], n: int) -> None:
+    def _claimed_ns(self, reply: dict[str, Any], indices: list[int]) -> list[list[int]]:
+        """The server's timings of a reply, checked: per stage a list of one duration (ns,
+        >= 0) per sample (staged), else one ``service_ns``; their total must fit in the
+        round trip timed here."""
+        n = len(indices)
+
+        def durations(value: Any, key: str, length: int) -> list[int]:
+            if (not isinstance(value, list) or len(value) != length or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)):
+                raise self._fail(indices, f"{key} must hold {length} durations (whole ns >= 0), "
+                                          f"got {str(value)[:80]}")
+            return value
+
+        if self.staged:
+            stages = reply.get("stages")
+            if not isinstance(stages, dict):
+                raise self._fail(indices, f"'stages' (preprocess and inference ns per sample) "
+                                          f"missing, got {str(stages)[:80]}")
+            timings = [durations(stages.get(k), f"stages.{k}", n) for k in ("preprocess", "inference")]
+        else:
+            timings = [durations([reply.get("service_ns")], "service_ns", 1)]
+        claimed = sum(sum(t) for t in timings)
+        trip = self.conn.last_round_trip_ns
+        if claimed > trip * (1 + CLAIM_TOLERANCE) + SLACK_NS:
+            raise self._fail(indices, f"the server claims {claimed / 1e6:.6g} ms of service time, "
+                                      f"but the whole round trip took {trip / 1e6:.6g} ms measured "
+                                      "here; its timings are impossible (a wrong clock or unit?), "
+                                      "so no latency of this SUT can be trusted")
+        return timings
+
+    def _record(self, reply: dict[str, Any], indices: list[int]) -> None:
+        timings = self._claimed_ns(reply, indices)
         add = self.timer.add
         if self.staged:
-            for stage, key in (("preprocess", "preprocess"), ("inference", "inference")):
-                for ns in reply["stages"][key]:
-                    add(stage, int(ns))
+            for stage, values in zip(("preprocess", "inference"), timings):
+                for ns in values:
+                    add(stage, ns)
         else:  # one call: its time per sample (divided when a query holds several samples)
-            per_sample = int(reply["service_ns"]) // max(n, 1)
-            for _ in range(n):
+            per_sample = timings[0][0] // max(len(indices), 1)
+            for _ in indices:
                 add("inference", per_sample)
 
     def calibrate(self, library: InMemoryLibrary, round_trips: int) -> dict[str, Any]:
@@ -207,11 +320,15 @@ class RemoteSUT:
 
 def remote(*, address: str, timeout_s: Annotated[float, Field(gt=0)] = 10.0,
            calibration: Annotated[int, Field(ge=2)] = 200,
-           samples: Annotated[int, Field(ge=1)] | None = None) -> BuiltSUT:
+           samples: Annotated[int, Field(ge=1)] | None = None,
+           max_reply_bytes: Annotated[int, Field(ge=1024)] = Limits.reply_bytes) -> BuiltSUT:
     """The ``remote`` entry of :data:`neuromark.registry.suts`: ``address`` of a
-    :mod:`neuromark.system.remote_server` (``HOST:PORT``), ``timeout_s`` per reply,
-    ``calibration`` transport round trips, ``samples`` (default: the server's library)."""
-    conn = Connection(address, timeout_s)
+    :mod:`neuromark.system.remote_server` (``HOST:PORT``), ``timeout_s`` per whole reply
+    (however slowly it trickles in), ``calibration`` transport round trips, ``samples``
+    (default: the server's library), ``max_reply_bytes`` the largest reply payload accepted
+    (the responses of one query; a reply announcing more is refused before it is read)."""
+    limits = Limits(payload_bytes=max_reply_bytes, message_s=timeout_s)
+    conn = Connection(address, timeout_s, limits)
     try:
         reply, _ = conn.request({"op": "hello", "protocol": PROTOCOL}, "the version handshake")
     except ModelOutputError as exc:
@@ -220,10 +337,11 @@ def remote(*, address: str, timeout_s: Annotated[float, Field(gt=0)] = 10.0,
     if reply.get("protocol") != PROTOCOL:
         conn.close()
         raise ConfigError(f"sut.options.address: the server at {address} speaks remote SUT "
-                          f"protocol {reply.get('protocol')!r}, this neuromark speaks {PROTOCOL}; "
-                          "use the remote_server.py of this neuromark version")
+                          f"protocol {str(reply.get('protocol'))[:40]}, this neuromark speaks "
+                          f"{PROTOCOL}; use the remote_server.py of this neuromark version")
     try:
-        return _build(conn, reply["sut"], calibration, samples)
+        desc = check_description(reply.get("sut"), f"sut.options.address: the server at {address}")
+        return _build(conn, desc, calibration, samples)
     except BaseException:
         conn.close()
         raise
@@ -231,7 +349,7 @@ def remote(*, address: str, timeout_s: Annotated[float, Field(gt=0)] = 10.0,
 
 def _build(conn: Connection, desc: dict[str, Any], calibration: int, samples: int | None) -> BuiltSUT:
     conn.name = desc["name"]
-    total = int(desc["total_count"])
+    total = desc["total_count"]
     if samples is not None and samples > total:
         raise ConfigError(f"sut.options.samples: {samples} is more than the {total} samples "
                           f"of remote SUT {conn.name!r} at {conn.address}")
@@ -243,12 +361,12 @@ def _build(conn: Connection, desc: dict[str, Any], calibration: int, samples: in
                               f"for {total} samples")
         labels = np.asarray(labels[:count], dtype=np.int64)
     sut = RemoteSUT(conn, desc)
-    library = RemoteLibrary(conn, conn.name, count, min(int(desc["performance_count"]), count))
+    library = RemoteLibrary(conn, conn.name, count, min(desc["performance_count"], count))
     transport = sut.calibrate(library, calibration)
     trip = transport["round_trip"]
     scores = {"transport_latency": Score(trip["mean_s"] * 1e3, error=trip["stderr_s"] * 1e3,
                                          unit="ms", higher_is_better=False)}
-    info = {**desc.get("info", {}), "address": conn.address, "protocol": PROTOCOL,
+    info = {**desc["info"], "address": conn.address, "protocol": PROTOCOL,
             "remote_sut": conn.name, "staged": sut.staged, "library_size": total,
             "transport": transport}
     return BuiltSUT(sut, library, labels=labels, info=info, close=conn.close, scores=scores)
