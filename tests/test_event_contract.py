@@ -362,10 +362,20 @@ def test_raw_sensor_size_from_the_header_or_the_call(tmp_path):
     from neuromark.data.prophesee import raw_geometry, read_raw
 
     t, x, y = _dense()
-    raw = _raw_file(tmp_path / "a.raw", "evt3", t, x, y, geometry=False)
+    named = _raw_file(tmp_path / "named.raw", "evt3", t, x, y, geometry=False)
+    assert b"hal_plugin_gen41" in named.read_bytes()[:300]  # expelliarmus names a Gen4.1
+    assert len(read_raw(named)) == len(t)  # 1280x720 from the plugin name, EVT3 from '% evt'
+    raw = tmp_path / "a.raw"
+    raw.write_bytes(named.read_bytes().replace(b"% plugin_name hal_plugin_gen41_evk3 \n", b""))
     with pytest.raises(DataError, match=r"a\.raw: the header states no sensor size"):
         read_raw(raw, "evt3")
     assert len(read_raw(raw, "evt3", width=W, height=H)) == len(t)
+    unknown = tmp_path / "u.raw"
+    unknown.write_bytes(b"% sensor_generation 9.9\n" + raw.read_bytes())
+    with pytest.raises(DataError, match=r"u\.raw: the header names sensor 'gen9\.9'"):
+        read_raw(unknown)
+    with pytest.raises(DataError, match="states encoding 'evt3', the call 'evt2'"):
+        read_raw(raw, "evt2")
     fmt = tmp_path / "b.raw"
     fmt.write_bytes(f"% format EVT3;height={H};width={W}\n".encode() + raw.read_bytes())
     assert raw_geometry(fmt) == (W, H)

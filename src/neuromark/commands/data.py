@@ -1,4 +1,6 @@
-"""``neuromark data``: data-set tools. ``neuromark data info FILE.h5`` summarises a spike file.
+"""``neuromark data``: data-set tools. ``neuromark data info FILE`` summarises a spike file
+(SHD ``.h5``) or a camera event file (``.raw``, ``.dat``, ``.npy``;
+:mod:`neuromark.data.event_info`).
 
 Other modules add subcommands to the group through a hook: if
 ``neuromark.commands.data_audio`` exists, its ``register_data(data_subparsers)`` is called
@@ -16,18 +18,27 @@ from neuromark.commands import add_command
 #: Modules that add ``neuromark data`` subcommands via ``register_data(subparsers)``.
 DATA_PLUGINS = ("neuromark.commands.data_audio", "neuromark.commands.data_primate")
 
-INFO_DESCRIPTION = """Print the number of samples, the classes with their counts, the total number
-of spikes, the time range and the channel range of an HDF5 spike file in the SHD/SSC layout. A bad
-file exits with status 1."""
+INFO_DESCRIPTION = """For an HDF5 spike file in the SHD/SSC layout (.h5): the number of samples,
+the classes with their counts, the total number of spikes, the time range and the channel range.
+For a camera event file (Prophesee .raw EVT 2.0/3.0, Prophesee/ATIS .dat, events .npy): the format,
+the sensor and where its size came from, the number of events, the time span and the event rate.
+A bad file exits with status 1."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("data", help="inspect and make data sets",
                                    description="Data-set tools.")
     data_sub = parser.add_subparsers(dest="data_command", metavar="DATA_COMMAND")
-    info = add_command(data_sub, "info", "summarise a spike file in the SHD layout", INFO_DESCRIPTION)
-    info.add_argument("file", type=Path, metavar="FILE.h5")
-    info.add_argument("--channels", type=int, default=700, help="number of channels (default 700)")
+    info = add_command(data_sub, "info", "summarise a spike file (SHD .h5) or an event file "
+                       "(.raw, .dat, .npy)", INFO_DESCRIPTION)
+    info.add_argument("file", type=Path, metavar="FILE")
+    info.add_argument("--channels", type=int, default=700,
+                      help="number of channels of an SHD file (default 700)")
+    info.add_argument("--width", type=int, default=None,
+                      help="sensor width in pixels, for a .raw file whose header states none")
+    info.add_argument("--height", type=int, default=None,
+                      help="sensor height in pixels, for a .raw file whose header states none")
+    info.add_argument("--json", action="store_true", help="print an event file's description as JSON")
     info.set_defaults(func=_info)
     for name in DATA_PLUGINS:
         try:
@@ -75,5 +86,15 @@ def format_info(path: Path, channels: int = 700) -> str:
 
 
 def _info(args: argparse.Namespace) -> int:
+    from neuromark.data.event_info import EVENT_SUFFIXES
+
+    if args.file.suffix.lower() in EVENT_SUFFIXES:
+        import json
+
+        from neuromark.data.event_info import describe_event_file, format_event_info
+
+        info = describe_event_file(args.file, width=args.width, height=args.height)
+        print(json.dumps(info, indent=2) if args.json else format_event_info(info))
+        return 0
     print(format_info(args.file, args.channels))
     return 0

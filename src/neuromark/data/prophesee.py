@@ -33,6 +33,7 @@ import numpy as np
 
 from neuromark.data.event_contract import check_boxes, check_dat, check_events
 from neuromark.data.events import CAMERA_EVENT_DTYPE
+from neuromark.data.prophesee_raw import RawHeader, raw_sensor_size, read_raw_header
 from neuromark.errors import DataError
 
 #: On-disk record of a ``.dat`` file.
@@ -201,56 +202,57 @@ def _read_expelliarmus(path: str | os.PathLike[str], *, required: bool) -> np.nd
 
 
 def raw_geometry(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(width, height) from a ``.raw`` header (``% geometry 1280x720`` or
-    ``% format EVT3;height=720;width=1280``), or None when the header states none."""
-    with open(path, "rb") as f:
-        for raw in iter(f.readline, b""):
-            if not raw.startswith(b"%"):
-                break
-            line = raw[1:].decode("ascii", "replace").strip()
-            key, _, value = line.partition(" ")
-            if key.lower() == "geometry" and "x" in value:
-                w, _, h = value.strip().partition("x")
-                if w.isdigit() and h.isdigit():
-                    return int(w), int(h)
-            if key.lower() == "format":
-                fields = dict(part.partition("=")[::2] for part in value.split(";"))
-                if fields.get("width", "").isdigit() and fields.get("height", "").isdigit():
-                    return int(fields["width"]), int(fields["height"])
-    return None
+    """(width, height) the ``.raw`` header states (``% geometry 1280x720`` or
+    ``% format EVT3;height=720;width=1280``), or None when it states none."""
+    header = read_raw_header(path)
+    return None if header.width is None or header.height is None else (header.width, header.height)
 
 
-def read_raw(path: str | os.PathLike[str], encoding: str = "evt3", *, width: int | None = None,
-             height: int | None = None, on_invalid: str = "error") -> np.ndarray:
-    """A whole Prophesee ``.raw`` file (``"evt2"`` or ``"evt3"``) as
-    :data:`CAMERA_EVENT_DTYPE`, decoded by expelliarmus (``pip install expelliarmus``) and
-    checked against the input contract (:mod:`~neuromark.data.event_contract`: time range,
-    inside the sensor, time order, time gap); see :func:`read_raw_checked`."""
+def read_raw(path: str | os.PathLike[str], encoding: str | None = None, *,
+             width: int | None = None, height: int | None = None,
+             on_invalid: str = "error") -> np.ndarray:
+    """A whole Prophesee ``.raw`` file (EVT 2.0 or 3.0) as :data:`CAMERA_EVENT_DTYPE`,
+    decoded by expelliarmus (``pip install expelliarmus``) and checked against the input
+    contract (:mod:`~neuromark.data.event_contract`: time range, inside the sensor, time
+    order, time gap); see :func:`read_raw_checked`."""
     return read_raw_checked(path, encoding, width=width, height=height, on_invalid=on_invalid)[0]
 
 
-def read_raw_checked(path: str | os.PathLike[str], encoding: str = "evt3", *,
+def raw_encoding(path: str | os.PathLike[str], header: RawHeader, encoding: str | None) -> str:
+    """The encoding to decode with: the header's (``% evt 3.0``, ``% format EVT3;...``),
+    which an explicit ``encoding`` must agree with; the explicit one when the header
+    states none."""
+    if encoding is not None and encoding not in ("evt2", "evt3"):
+        raise ValueError(f"encoding must be 'evt2' or 'evt3', got {encoding!r}")
+    if header.encoding is not None and header.encoding not in ("evt2", "evt3"):
+        raise DataError(f"{path}: the header states encoding {header.encoding!r}; this reader "
+                        "decodes EVT 2.0 and EVT 3.0")
+    if header.encoding is not None and encoding is not None and encoding != header.encoding:
+        raise DataError(f"{path}: the header states encoding {header.encoding!r}, the call "
+                        f"{encoding!r}")
+    found = header.encoding or encoding
+    if found is None:
+        raise DataError(f"{path}: the header states no encoding ('% evt 2.0', '% evt 3.0' or "
+                        "'% format EVT3;...'); pass encoding='evt2' or 'evt3'")
+    return found
+
+
+def read_raw_checked(path: str | os.PathLike[str], encoding: str | None = None, *,
                      width: int | None = None, height: int | None = None,
                      on_invalid: str = "error") -> tuple[np.ndarray, dict[str, int]]:
-    """(events, records dropped per rule) of a ``.raw`` file. The sensor is the header's
-    geometry, else ``width``/``height`` (a header that states none and no arguments: a
-    :class:`DataError`); ``on_invalid="drop"`` drops invalid records and counts them."""
-    if encoding not in ("evt2", "evt3"):
-        raise ValueError(f"encoding must be 'evt2' or 'evt3', got {encoding!r}")
+    """(events, records dropped per rule) of a ``.raw`` file. The encoding is the header's
+    (:func:`raw_encoding`); the sensor is the header's geometry, else ``width``/``height``,
+    else the size of the sensor the header names
+    (:func:`~neuromark.data.prophesee_raw.raw_sensor_size`; none of these: a
+    :class:`DataError`). ``on_invalid="drop"`` drops invalid records and counts them."""
+    header = read_raw_header(path)
+    encoding = raw_encoding(path, header, encoding)
+    sensor = raw_sensor_size(path, header, width, height)
     try:
         import expelliarmus
     except ImportError:
         raise ImportError("reading EVT2/EVT3 .raw files needs `pip install expelliarmus` "
                           "(the events extra)") from None
-    stated = raw_geometry(path)
-    if stated is not None and None not in (width, height) and stated != (width, height):
-        raise DataError(f"{path}: the header states a {stated[0]}x{stated[1]} sensor, the call "
-                        f"{width}x{height}")
-    sensor = stated or (width, height)
-    if None in sensor:
-        raise DataError(f"{path}: the header states no sensor size ('% geometry WxH' or "
-                        "'% format ...;width=W;height=H'); pass width= and height= to check "
-                        "that events lie inside it")
     raw = expelliarmus.Wizard(encoding=encoding).read(str(path))
     keep, counts = check_events(path, raw["t"], raw["x"], raw["y"], width=sensor[0],
                                 height=sensor[1], on_invalid=on_invalid, p=raw["p"])
