@@ -39,8 +39,8 @@ def logits(i):
 
 CASES = {
     "labels-list": (logits, [0, 1, 2, 3, 0, 1, 2, 3],
-                    "SUT 'custom-sut': BuiltSUT.labels is a list; give a 1-D numpy integer "
-                    "array of 8 class indices"),
+                    "SUT 'custom-sut': BuiltSUT.labels is a list; give a numpy array of 8 class "
+                    "indices"),
     "response-list": (lambda i: [0.0, 1.0, 0.0, 0.0], np.arange(8) % 4,
                       r"SUT 'custom-sut': issue\(\[0\]\): the response is a list; expected a "
                       "numpy array of the declared response_dtype <f4"),

@@ -50,6 +50,12 @@ def system_lines(results: Sequence[Results]) -> list[str]:
         where = f" (percentile p{pct * 100:g})" if pct and f"p{pct * 100:g}" not in metric["name"] else ""
         lines.append(f"system [{res.benchmark.id}]: {metric['scenario']} judged on {metric['name']}"
                      f"{where} = {text}: {metric.get('validity') or 'n/a'}")
+    for res in results:  # the accuracy pass against its quality target (system track)
+        accuracy = res.details.get("accuracy") if isinstance(res.details, dict) else None
+        if accuracy:
+            from neuromark.system.quality import describe
+
+            lines.append(f"accuracy [{res.benchmark.id}]: {describe(accuracy)}")
     return lines
 
 

@@ -26,6 +26,7 @@ from neuromark.report.markdown import format_value
 from neuromark.results import Results, results_name, write_json_atomic
 from neuromark.results_versions import meant_as_results
 from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power
+from neuromark.system.quality import describe as describe_accuracy
 from neuromark.system.timing import decode_ns
 
 
@@ -110,9 +111,14 @@ def system_results(files: Sequence[Path]) -> list[Results]:
 
 def invalid_results(results: Sequence[Results]) -> list[str]:
     """``"<id>: <reasons>"`` for each result whose PerformanceOnly run LoadGen found
-    INVALID, or whose scenario search found no passing value."""
+    INVALID, whose scenario search found no passing value, or whose accuracy pass fell
+    below its quality target (:mod:`neuromark.system.quality`)."""
     out = []
     for res in results:
+        acc = res.details.get("accuracy") or {}
+        if acc.get("verdict") == "INVALID":
+            out.append(f"{res.benchmark.id}: accuracy below its quality target: "
+                       f"{describe_accuracy(acc)}")
         perf = res.details["loadgen"].get("PerformanceOnly") or {}
         search = res.details["loadgen"].get("search") or {}
         if perf.get("validity") == "INVALID":
@@ -216,6 +222,9 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
                 raw, out_dir / f"{tag}_latency.png", f"{res.benchmark.id}: latency")
             lines += [f"![latency histogram]({png.name})", ""]
     lines += _calibration_lines(d)
+    if d.get("accuracy"):
+        text = describe_accuracy(d["accuracy"])
+        lines += [f"Accuracy pass (LoadGen AccuracyOnly, quality target): {text}.", ""]
     for mode, lg in _runs(d):
         lat = lg.get("latency_s", {})
         pct = ", ".join(f"p{k} {_fmt(v, 1e3)} ms" for k, v in lat.get("percentiles_s", {}).items())
@@ -367,6 +376,16 @@ def describe(results: Sequence[Results]) -> SystemDescription:
         power=power)
 
 
+def _accuracy_entry(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The manifest's view of a result's accuracy pass: metric, value, target, reference,
+    threshold and verdict (or the exemption); None when the result has none."""
+    if not record:
+        return None
+    keys = ("metric", "value", "reference", "reference_source", "target", "threshold",
+            "higher_is_better", "verdict", "exempt")
+    return {k: record[k] for k in keys if record.get(k) is not None} or None
+
+
 def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) -> tuple[Path, Path]:
     """Write ``out_dir/submission.json`` (the manifest) and ``out_dir/submission/submission.md``
     for the system-track results in ``out_dir``; returns both paths.
@@ -392,7 +411,8 @@ def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) 
         benchmarks.append({"id": res.benchmark.id,
                            "results": results_name(res.benchmark.id, res.model),
                            "scenario": res.config.get("loadgen", {}).get("scenario"),
-                           "loadgen_logs": logs, "compliance": bool(res.config.get("compliance"))})
+                           "loadgen_logs": logs, "compliance": bool(res.config.get("compliance")),
+                           "accuracy": _accuracy_entry(res.details.get("accuracy"))})
     manifest = write_json_atomic(out / MANIFEST, {
         "format": "neuromark-system-submission", "version": 1, "profile": profiles[0],
         "neuromark": __version__, "report": str(REPORT), "system_description":

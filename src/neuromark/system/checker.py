@@ -40,6 +40,7 @@ from neuromark.system.checker_input import (
 from neuromark.system.checker_power import check_over_deadline, check_power
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
+from neuromark.system.quality import judge
 from neuromark.system.qubo.bks import load_bks
 from neuromark.system.rules import OFFICIAL_SEEDS, PERCENTILE, PROFILES, Profile
 
@@ -167,6 +168,7 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     result_figures(audit, file, data)
     if acc is not None and not (acc / ACCURACY).stat().st_size > 2:
         audit.add(acc / ACCURACY, "runs/accuracy-mode", "the accuracy log holds no responses")
+    _check_accuracy(audit, file, details.get("accuracy"), config.get("accuracy"), acc, profile)
     timing = details.get("timing", {})
     declared = (details.get("sut") or {}).get("stages")  # a SUT without pre-processing says so
     stages = tuple(declared) if isinstance(declared, list) else ("preprocess", "inference")
@@ -184,6 +186,51 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     check_power(audit, file, details, profile.name, base)
     if config.get("compliance"):
         _check_compliance(audit, base / "compliance", file, details, config)
+
+
+def _check_accuracy(audit: _Audit, file: Path, record: object, declared: object,
+                    acc: Path | None, profile: Profile) -> None:
+    """The accuracy pass met its quality target (:mod:`neuromark.system.quality`): the
+    verdict is recomputed from the figure, the reference and the target; the target is the
+    config's; the scored samples are the accuracy log's. A result without a target needs an
+    exemption with its reason (``submission`` profile; the ``test`` profile lets quick
+    runs skip the target, as it skips the minimums)."""
+    rule = "accuracy/target"
+    if record is not None and not schema(audit, file, "details.accuracy", record, dict):
+        return
+    record = record or {}
+    if record.get("exempt"):
+        return
+    if record.get("threshold") is None or not isinstance(record.get("value"), (int, float)):
+        if record.get("verdict") == "INVALID":
+            audit.add(file, rule, f"accuracy INVALID: {record.get('reason')}")
+        elif profile.name == "submission":
+            audit.add(file, rule, "no quality target declared: a submission judges its accuracy "
+                      "pass (accuracy: {metric, reference, target}) or says why none applies "
+                      "(accuracy: {exempt: reason})")
+        return
+    verdict = judge(float(record["value"]), float(record["reference"]), float(record["target"]),
+                    bool(record.get("higher_is_better", True)))
+    if verdict["verdict"] != "VALID":
+        audit.add(file, rule, f"accuracy INVALID: {record.get('metric')} {verdict['reason']} "
+                  f"(reference from {record.get('reference_source', 'config')})")
+    if verdict["verdict"] != record.get("verdict"):
+        audit.add(file, "accuracy/verdict", f"the results say {record.get('verdict')!r}, the "
+                  f"figure, reference and target give {verdict['verdict']!r}")
+    target = declared.get("target") if isinstance(declared, dict) else None
+    if target is not None and float(target) != float(record["target"]):
+        audit.add(file, "accuracy/verdict", f"judged against target {record['target']}, the "
+                  f"config declares {target}")
+    if acc is not None and isinstance(record.get("samples"), int):
+        try:
+            logged = len({int(e["qsl_idx"]) for e in load_json(audit, acc / ACCURACY, "accuracy/log", list)
+                          or []})
+        except (TypeError, KeyError, ValueError):
+            audit.add(acc / ACCURACY, "accuracy/log", "entries without a qsl_idx")
+            return
+        if logged != record["samples"]:
+            audit.add(acc / ACCURACY, "accuracy/log", f"the log holds {logged} samples, the "
+                      f"results scored {record['samples']}")
 
 
 def _logs(audit: _Audit, root: Path, logs: dict, mode: str, names: tuple[str, ...],

@@ -84,8 +84,10 @@ class BuiltSUT:
             (a :class:`StagedSUT` for separate stage timings); a ``timer`` attribute
             (:class:`~neuromark.system.timing.StageTimer`) gives per-sample latencies.
         library: the sample library LoadGen loads and unloads.
-        labels: ``labels[i]`` is the class of library sample ``i`` (scored in an accuracy
-            pass), or None when the SUT has nothing to score.
+        labels: the ground truth of the accuracy pass: ``labels[i]`` is the class of library
+            sample ``i`` (an integer array, shape (N,)) or its regression target (a float
+            array, shape (N,) or (N, ...)); None when the SUT has nothing to score (a
+            pure-timing SUT, whose config then says ``accuracy: {exempt: reason}``).
         info: recorded under ``details.sut`` in the results (data, threads, weights, ...).
         close: called once after the run, also when it fails (restore torch's thread
             count, release a device); None when there is nothing to undo.
@@ -95,6 +97,15 @@ class BuiltSUT:
             ``estimate:``); None when the SUT's operations cannot be counted.
         scores: figures the SUT measured itself before the run, added to the results'
             scores (the ``remote`` SUT's ``transport_latency``).
+        metric: the task's metric for the SUT's outputs, a name of
+            :data:`neuromark.registry.metrics` (``sMAPE`` for a forecast); None:
+            ``classification_accuracy`` for integer labels. The config's
+            ``accuracy.metric`` wins.
+        reference: ``reference(indices) -> list of arrays``: the float reference model's
+            outputs for those library samples (called once, untimed, outside LoadGen, with
+            every index in ascending order, so a stateful model sees its series in order);
+            the accuracy pass scores them with the same metric when the config says
+            ``accuracy: {reference: float_model}``. None: the config gives the figure.
     """
 
     sut: Any
@@ -104,6 +115,8 @@ class BuiltSUT:
     close: Callable[[], Any] | None = None
     workload: Callable[[], tuple[Any, Any]] | None = None
     scores: dict[str, Any] = field(default_factory=dict)
+    metric: str | None = None
+    reference: Callable[[Sequence[int]], Sequence[Any]] | None = None
 
 
 class StagedSUT:
@@ -190,29 +203,39 @@ def warm_up(sut: Any, library: InMemoryLibrary, n: int) -> None:
         sut.timer.reset()
 
 
-def check_labels(labels: Any, entry: str, count: int) -> None:
-    """``BuiltSUT.labels`` is None or a 1-D numpy integer array with one class per sample of
-    the library (``count``); :class:`DataError` naming SUT ``entry`` otherwise."""
+def check_labels(labels: Any, entry: str, count: int, classes: bool = True) -> None:
+    """``BuiltSUT.labels`` is None or a numpy array with one entry per sample of the library
+    (``count``): integer class indices of shape (count,) when ``classes``, else any finite
+    numbers of shape (count, ...) (regression targets); :class:`DataError` naming SUT
+    ``entry`` otherwise."""
     if labels is None:
         return
     what = f"SUT {entry!r}: BuiltSUT.labels"
     if not isinstance(labels, np.ndarray):
-        raise DataError(f"{what} is a {type(labels).__name__}; give a 1-D numpy integer array "
-                        f"of {count} class indices (e.g. np.asarray(labels, dtype=np.int64))")
-    if labels.ndim != 1 or len(labels) != count or labels.dtype.kind not in "iu":
+        raise DataError(f"{what} is a {type(labels).__name__}; give a numpy array of {count} class "
+                        "indices (integers) or regression targets, e.g. np.asarray(labels, "
+                        "dtype=np.int64)")
+    if classes and (labels.ndim != 1 or len(labels) != count or labels.dtype.kind not in "iu"):
         raise DataError(f"{what} has shape {labels.shape} and dtype {labels.dtype}; expected "
                         f"shape ({count},) (one class per library sample) of an integer dtype")
+    if not classes:
+        if labels.ndim < 1 or len(labels) != count or labels.dtype.kind not in "iuf":
+            raise DataError(f"{what} has shape {labels.shape} and dtype {labels.dtype}; expected "
+                            f"{count} numeric targets (shape ({count}, ...))")
+        if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+            raise DataError(f"{what}: the regression targets hold NaN or inf")
 
 
-def check_first_response(built: BuiltSUT, entry: str, scored: bool) -> None:
+def check_first_response(built: BuiltSUT, entry: str, scored: bool, classes: bool = True) -> None:
     """Issue the library's first sample(s) (one query each, untimed) and check what comes
     back before LoadGen runs: a sequence of one numpy array per query, of the declared
     ``response_dtype``, C-contiguous, finite, of one shape; with ``scored`` labels, a 1-D
-    vector of class scores with an entry for every label. Errors (:class:`DataError`,
+    vector of class scores with an entry for every label (``classes``: scored by argmax against
+    integer labels; otherwise the labels are checked as regression targets). Errors (:class:`DataError`,
     :class:`ModelOutputError` for non-finite values) name SUT ``entry`` and the field; the
     SUT's timer is reset afterwards."""
     sut, library = built.sut, built.library
-    check_labels(built.labels, entry, library.total_count)
+    check_labels(built.labels, entry, library.total_count, classes)
     dtype = np.dtype(sut.response_dtype)
     indices = list(range(min(2, library.total_count)))
     library.load(indices)
@@ -246,11 +269,11 @@ def check_first_response(built: BuiltSUT, entry: str, scored: bool) -> None:
     if len(set(shapes)) > 1:
         raise DataError(f"SUT {entry!r}: responses to samples 0 and 1 have shapes {shapes[0]} "
                         f"and {shapes[1]}; every response must have one shape")
-    if scored and built.labels is not None:
-        classes = int(built.labels.max(initial=0)) + 1
-        if len(shapes[0]) != 1 or shapes[0][0] < classes:
+    if scored and classes and built.labels is not None:
+        count = int(built.labels.max(initial=0)) + 1
+        if len(shapes[0]) != 1 or shapes[0][0] < count:
             raise DataError(f"SUT {entry!r}: the response has shape {shapes[0]}; scored against "
-                            f"labels up to {classes - 1} it must be 1-D with at least {classes} "
+                            f"labels up to {count - 1} it must be 1-D with at least {count} "
                             "class scores (argmax is the prediction)")
     if getattr(sut, "timer", None) is not None:
         sut.timer.reset()

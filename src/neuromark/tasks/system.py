@@ -39,14 +39,15 @@ from neuromark.system.compliance import TESTS, run_compliance
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.power.measure import measure_windows
 from neuromark.system.power.spec import MeterSpec, make_meter
-from neuromark.system.sut import BuiltSUT, check_first_response, warm_up
+from neuromark.system.quality import FLOAT_MODEL, AccuracyRule
+from neuromark.system.sut import BuiltSUT, check_first_response, check_labels, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.system_accuracy import accuracy_pass, check_metric, default_metric, postprocess_of
 from neuromark.tasks.system_estimate import EstimateSettings, estimate_energy
 from neuromark.tasks.system_perf import final_runs, prepare, scenario_metric
 from neuromark.tasks.system_scores import (
-    accuracy,
     accuracy_mode_run,
     loadgen_scores,
     mlperf_power,
@@ -108,7 +109,9 @@ class SystemConfig(StrictModel):
     description: str = ""
     sut: ComponentSpec
     loadgen: LoadGenSettings = LoadGenSettings()
-    accuracy: bool = Field(False, description="also run LoadGen AccuracyOnly and score it")
+    accuracy: AccuracyRule | bool | None = Field(
+        None, description="how the AccuracyOnly pass is scored and its quality target "
+                          "(neuromark.system.quality); true: scored, no target; false: not scored")
     timing: TimingConfig = TimingConfig()
     meter: MeterSpec | None = Field(None, description="default: not measured (null meter)")
     power: PowerWindows = PowerWindows()
@@ -133,6 +136,14 @@ class SystemConfig(StrictModel):
             power = PowerWindows(**{**self.power.model_dump(), "latency": self.latency})
             object.__setattr__(self, "power", power)
         return self
+
+    def accuracy_rule(self) -> AccuracyRule | None:
+        """The accuracy rule; None for ``accuracy: false`` (the AccuracyOnly run is still
+        made, not scored); ``true`` or no ``accuracy:`` score the SUT's outputs with its
+        own metric when it gives labels, without a quality target."""
+        if self.accuracy is False:
+            return None
+        return self.accuracy if isinstance(self.accuracy, AccuracyRule) else AccuracyRule()
 
     def info(self) -> Any:
         """The results' :class:`~neuromark.results.BenchmarkInfo`."""
@@ -193,21 +204,52 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
         raise ConfigError(f"sut {cfg.sut.name!r}: its factory returned {type(built).__name__}, "
                           "not a neuromark.system.sut.BuiltSUT")
     try:
-        if cfg.accuracy and built.labels is None:
-            where = (config or ConfigFile(data={})).where(("accuracy",))
-            raise ConfigError(f"{where}: accuracy: SUT {cfg.sut.name!r} has no labels to score; "
-                              "set accuracy: false")
+        argmax = _check_accuracy(cfg, built, config)
         if cfg.estimate is not None and built.workload is None:
             where = (config or ConfigFile(data={})).where(("estimate",))
             raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
                               "gives no workload whose operations can be counted; remove "
                               "estimate:")
-        check_first_response(built, cfg.sut.name,  # before any timed run
-                             scored=cfg.accuracy or cfg.loadgen.mode == "AccuracyOnly")
+        check_first_response(built, cfg.sut.name, scored=argmax, classes=argmax)  # before any timed run
         return _run(cfg, config, built, Path(out_dir).resolve(), ctx)
     finally:
         if built.close is not None:
             built.close()
+
+
+def _check_accuracy(cfg: SystemConfig, built: BuiltSUT, config: ConfigFile | None) -> bool:
+    """The accuracy rule fits the SUT (before anything runs): a scored rule needs labels, an
+    exemption a SUT without them, ``reference: float_model`` a float reference model, and
+    the metric must score predictions. Returns whether responses are scored by argmax
+    (then checked as class scores)."""
+    rule = cfg.accuracy_rule()
+    where = (config or ConfigFile(data={})).where(("accuracy",))
+    name = cfg.sut.name
+    check_labels(built.labels, name, built.library.total_count, classes=False)  # an array at all
+    if rule is None:
+        return False
+    if rule.exempt is not None:
+        if built.labels is not None:
+            raise ConfigError(f"{where}: accuracy.exempt: SUT {name!r} gives labels, so its "
+                              "accuracy can be scored; declare a quality target instead "
+                              "(accuracy: {metric, reference, target})")
+        return False
+    wants_score = cfg.accuracy is True or rule.judged or rule.metric is not None
+    if built.labels is None:
+        if wants_score:
+            raise ConfigError(f"{where}: accuracy: SUT {name!r} has no labels to score; declare "
+                              "accuracy: {exempt: <why no quality target applies>}")
+        return False
+    metric = rule.metric or default_metric(built.labels, built.metric)
+    if metric is None:
+        raise ConfigError(f"{where}: accuracy.metric: SUT {name!r} gives regression targets and "
+                          "names no metric; set accuracy.metric (e.g. sMAPE)")
+    check_metric(metric, f"{where}: accuracy.metric")
+    if rule.reference == FLOAT_MODEL and built.reference is None:
+        raise ConfigError(f"{where}: accuracy.reference: {FLOAT_MODEL}: SUT {name!r} (with these "
+                          "options) has no float reference model; give the float model's figure "
+                          "as a number")
+    return postprocess_of(rule, metric) == "argmax" and built.labels.dtype.kind in "iu"
 
 
 def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path,
@@ -241,9 +283,10 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         latency_means = loadgen_scores(run, getattr(sut, "timer", None), settings, details, scores,
                                        out_dir, sut.name)
         acc_run = accuracy_mode_run(run, settings, sut, library, details, out_dir)
-        if labels is not None and (cfg.accuracy or settings.mode == "AccuracyOnly"):
-            scores["classification_accuracy"] = accuracy(acc_run, labels)
-            if "untrained" in str(info.get("weights", "")):
+        rule = cfg.accuracy_rule()
+        if rule is not None:
+            accuracy_pass(acc_run, built, rule, cfg.sut.name, details, scores)
+            if labels is not None and "untrained" in str(info.get("weights", "")):
                 flags.append("accuracy of an untrained (seeded random) model: chance level expected")
         if measured:
             windows, counts = measure_windows(meter, sut, library, floor_s=cfg.power.floor_s,
@@ -326,6 +369,9 @@ class SystemTask(BenchmarkTask):
                               f"sample library (sut.options.samples: {samples})")
         if cfg.meter is not None:
             check_options(meters, cfg.meter, config, ("meter",))
+        rule = cfg.accuracy_rule()
+        if rule is not None and rule.metric is not None:
+            check_metric(rule.metric, f"{config.where(('accuracy', 'metric'))}: accuracy.metric")
         update: dict[str, Any] = {"sut": cfg.sut.model_copy(update={"options": options})}
         if cfg.estimate is not None:
             update["estimate"] = cfg.estimate.checked(config)

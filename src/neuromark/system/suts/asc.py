@@ -16,6 +16,8 @@ Config::
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +53,7 @@ class AscPipeline:
     labels: np.ndarray
     model: Any
     info: dict[str, Any]
+    reference: Any = None
 
 
 def _from_config(value: str, config_dir: Path | None) -> Path:
@@ -117,6 +120,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
     info["weights"] = weights or ("trained on synthetic data" if data == "synthetic" and train_epochs
                                   else "trained" if train_epochs else "untrained (seeded random)")
     info["feature_norm"] = {"mean": mean, "std": std}
+    float_model = copy.deepcopy(model).eval()  # the float reference of the accuracy pass
     if int8:
         calib = (mfe.features(train_audio[:32])[:, None] - mean) / std if train_audio is not None \
             else torch.randn(32, 1, n_mels, frames)
@@ -131,11 +135,17 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
         with torch.inference_mode():
             return model(features)[0]
 
+    def reference(indices: Sequence[int]) -> list[np.ndarray]:
+        """The float32 model's class scores for those samples (untimed; for ``int8`` the
+        model before quantisation)."""
+        with torch.inference_mode():
+            return [float_model(preprocess(fetch(i)))[0].numpy().astype("<f4") for i in indices]
+
     library = InMemoryLibrary("asc-synthetic" if data == "synthetic" else "asc-tau2020-test",
                               fetch, samples, fetch_many=fetch_many)
     sut = StagedSUT("asc-mfe-cnn" + ("-int8" if int8 else ""), library, preprocess, infer,
                     response_dtype="<f4", warmup=0)
-    return AscPipeline(library, sut, np.asarray(test_labels), model, info)
+    return AscPipeline(library, sut, np.asarray(test_labels), model, info, reference)
 
 
 def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 64,
@@ -166,4 +176,5 @@ def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 6
         torch.set_num_threads(threads_before)
         raise
     return BuiltSUT(pipe.sut, pipe.library, pipe.labels, pipe.info,
-                    close=lambda: torch.set_num_threads(threads_before))
+                    close=lambda: torch.set_num_threads(threads_before),
+                    metric="classification_accuracy", reference=pipe.reference)

@@ -23,6 +23,8 @@ Config::
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -56,12 +58,15 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
     half = len(series) // 2
     train = series[:half]
     test = series[half:half + samples]
+    targets = series[half + 1:half + 1 + len(test)]  # sample i forecasts f(t_i + dt)
+    test = test[:len(targets)]
     mean, std = float(train.mean()), float(train.std()) or 1.0
     params = ESNParams(reservoir_size=reservoir_size) if reservoir_size else ESNParams()
     model = EchoStateNetwork(params, seed=seed)
     x = torch.as_tensor((train - mean) / std).reshape(-1, 1)
     model.fit(x[:-1], x[1:])
     model.forecast = False
+    fitted = copy.deepcopy(model)  # the float reference, in its state after the fit
 
     if context > half:
         raise ConfigError(f"sut.options.context: {context} steps is longer than the training half "
@@ -92,6 +97,18 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
 
         stateful = ("the ESN keeps its reservoir state between queries, so a response depends on "
                     "the samples issued before it (set sut.options.context for per-query resets)")
+    def reference(indices: Sequence[int]) -> list[np.ndarray]:
+        """The float ESN's one-step forecasts of the samples, untimed: a fresh copy of the
+        fitted model stepped through the test series in index order (teacher forcing, the
+        forecast the algorithm track scores), whatever order LoadGen issued them in and
+        whatever ``context`` the SUT uses."""
+        ref = copy.deepcopy(fitted)
+        steps = torch.as_tensor((test - mean) / std, dtype=torch.float64).reshape(-1, 1)
+        with torch.inference_mode():
+            ref(x[-1:])  # the fit stopped before the last training value: step it first
+            return [np.asarray(ref(steps[i:i + 1])[0] * std + mean, dtype="<f8").reshape(-1)
+                    for i in indices]
+
     library = InMemoryLibrary(f"esn-{data}", fetch, len(test))
     sut = StagedSUT("esn-forecast-step", library, preprocess, infer, response_dtype="<f8",
                     stateful=stateful)
@@ -100,12 +117,12 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
             "weights": "readout fitted by ridge regression on the first half of the series",
             "context": context, "state": (f"reset per query; each sample carries its {context}-step "
                                           "warm-up window") if context else "kept between queries"}
+    sut.targets = np.ascontiguousarray(targets, dtype=np.float64)
+    sut.reference = reference
     if not context:
         def workload() -> tuple[Any, Any]:
             """A copy of the model over the test series, one step per sample (an inference
             is one step when the state is kept between queries)."""
-            import copy
-
             steps = torch.as_tensor((test - mean) / std, dtype=torch.float64).reshape(-1, 1)
             return copy.deepcopy(model), [(steps, torch.zeros(len(steps)))]
 
@@ -154,5 +171,7 @@ def esn(*, data: Literal["synthetic", "mackey_glass"] = "synthetic", tau: Annota
     except BaseException:
         torch.set_num_threads(threads_before)
         raise
-    return BuiltSUT(sut, library, None, info, close=lambda: torch.set_num_threads(threads_before),
-                    workload=getattr(sut, "workload", None))
+    return BuiltSUT(sut, library, sut.targets, info,
+                    close=lambda: torch.set_num_threads(threads_before),
+                    workload=getattr(sut, "workload", None), metric="sMAPE",
+                    reference=sut.reference)
