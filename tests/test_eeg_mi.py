@@ -224,3 +224,30 @@ def test_eeg_snn_readouts_sizes_reset_and_training_logits():
         assert torch.equal(logits_of("step", nets["spikes"], x), spikes.sum(1))
     with pytest.raises(ValueError, match="readout"):
         EEGSNN(readout="rate")
+
+
+# --- hostile inputs (#41): no trials, channel counts that disagree ------------------------
+
+
+def test_eeg_recording_with_no_trials_is_refused_naming_the_run(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "session1" / "s1" / lee2019.mat_name(1, 1)
+    path.parent.mkdir(parents=True)
+    empty = mat_struct(rng, trials=4, t=np.zeros((1, 0)), y_dec=np.zeros((1, 0)))
+    sio.savemat(path, {"EEG_MI_train": empty, "EEG_MI_test": mat_struct(rng)})
+    with pytest.raises(DataError, match=r"sess01_subj01_EEG_MI.mat: EEG_MI_train: no trials"):
+        lee2019.read_run(path)
+    with pytest.raises(DataError, match=r"sess01_subj01_EEG_MI.mat: EEG_MI_train: no trials"):
+        len(EEG_MI.load(tmp_path, "test", sessions=[1]))
+
+
+def test_eeg_npy_runs_with_different_channel_counts_are_refused(tmp_path):
+    rng = np.random.default_rng(0)
+    write_arrays(tmp_path, rng)
+    np.save(tmp_path / "val_X.npy", rng.normal(size=(6, 250, 61)).astype(np.float32))
+    with pytest.raises(DataError, match=r"val_X.npy: trials of 250 steps x 61 channels, expected 250 x 62"):
+        len(EEG_MI.load(tmp_path, "test", source="npy"))
+    np.save(tmp_path / "val_X.npy", np.zeros((0, 250, 62), np.float32))
+    np.save(tmp_path / "val_y.npy", np.zeros(0, np.int64))
+    with pytest.raises(DataError, match=r"val_X.npy: no trials"):
+        read_arrays(tmp_path)

@@ -232,3 +232,57 @@ def test_window_stats_module_predicts_as_scikit_learns_lda():
     lda = sklearn.LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto").fit(window_features(x), y)
     got = net(torch.from_numpy(x).float()).argmax(1).numpy()
     assert (got == lda.predict(window_features(x))).mean() >= 0.99
+
+
+# --- hostile inputs (#41): overflow, empty files, timestamps in the wrong unit ------------
+
+
+def test_wisdm_value_beyond_float32_is_a_bad_line_not_nan_in_sklearn(tmp_path):
+    root = write_raw(tmp_path, extra={(1600, "accel"): ["1600,P,123,1.0,3.5e38,2.0;"]})
+    with pytest.raises(DataError, match=r"data_1600_accel_watch.txt:701: value_overflows_float32"):
+        len(WISDM.load(root, "test"))
+    dropped = WISDM.load(root, "test", on_invalid="drop")
+    assert dropped.invalid_records == {
+        "wisdm-dataset/raw/watch/accel/data_1600_accel_watch.txt": {"value_overflows_float32": 1}}
+    assert np.isfinite(dropped.arrays()[0]).all()
+
+
+def test_wisdm_subject_file_with_no_rows_is_refused_naming_it(tmp_path):
+    root = write_raw(tmp_path)
+    path = root / "wisdm-dataset/raw/watch/gyro/data_1601_gyro_watch.txt"
+    path.write_text("")
+    with pytest.raises(DataError, match=r"data_1601_gyro_watch.txt: no valid row \(0 line"):
+        len(WISDM.load(root, "test", split_by="window"))
+    path.write_text("1601,P,1,nan,0,0;\n")  # every line dropped: the subject would vanish
+    with pytest.raises(DataError, match=r"data_1601_gyro_watch.txt: no valid row \(1 line\(s\), 1 invalid"):
+        len(WISDM.load(root, "test", split_by="window", on_invalid="drop"))
+
+
+def test_wisdm_all_rows_at_one_timestamp_is_refused(tmp_path):
+    root = write_raw(tmp_path)
+    path = root / "wisdm-dataset/raw/watch/accel/data_1602_accel_watch.txt"
+    path.write_text("".join(f"1602,P,{10**12},{i},0,0;\n" for i in range(200)))
+    with pytest.raises(DataError, match=r"data_1602_accel_watch.txt: all 200 rows have the timestamp"):
+        len(WISDM.load(root, "test", split_by="window"))
+
+
+def test_wisdm_timestamp_unit_is_checked_against_the_data_span(tmp_path):
+    # a real WISDM timestamp (ns since boot) read as ms overflows int64 nanoseconds
+    root = write_raw(tmp_path / "a", extra={(1600, "accel"): ["1600,P,252207666810782,1.0,2.0,3.0;"]})
+    overflow = r"data_1600_accel_watch.txt:701: timestamp_overflows_int64_at_unit_ms"
+    with pytest.raises(DataError, match=overflow):
+        len(WISDM.load(root, "test", timestamp_unit="ms"))
+    # the fixture's ns timestamps read as ms: steps of 5e7 ms, named with the unit that fits
+    root = write_raw(tmp_path / "b")
+    with pytest.raises(DataError, match=r"timestamps is 5e\+07 ms .*timestamp_unit: ns would fit"):
+        len(WISDM.load(root, "test", timestamp_unit="ms"))
+    # milliseconds written, nanoseconds declared: steps of 50 ns, named with the unit that fits
+    for sensor in ("accel", "gyro"):
+        for sid in (1600, 1601, 1602):
+            path = root / f"wisdm-dataset/raw/watch/{sensor}/data_{sid}_{sensor}_watch.txt"
+            rows = [line.split(",") for line in path.read_text().splitlines()]
+            path.write_text("".join(f"{r[0]},{r[1]},{int(r[2]) // 1_000_000},{','.join(r[3:])}\n"
+                                    for r in rows))
+    with pytest.raises(DataError, match=r"timestamps is 50 ns .*timestamp_unit: ms would fit"):
+        len(WISDM.load(root, "test", split_by="window"))
+    assert len(WISDM.load(root, "test", split_by="window", timestamp_unit="ms")) > 0

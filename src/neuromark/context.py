@@ -16,6 +16,7 @@ field              flag                        environment default              
 ``counting_path``  (API)                       ``$NEUROMARK_COUNTING_PATH``     ``auto``
 ``memory_budget``  (API, bytes)                ``$NEUROMARK_COUNT_BUDGET_MB``   2 GiB
 ``executor``       ``--executor/--address``    --                               local
+``allow_long``     ``--allow-long``            --                               False
 =================  ==========================  ===============================  ============
 
 Every result of a run records :meth:`RunContext.provenance` under ``provenance.run``.
@@ -89,6 +90,9 @@ class RunContext:
         out_dir: where the task writes its artefacts (plots, logs): the suite entry's
             folder inside the run folder; None outside a run.
         executor_address: the Ray address joined (provenance only).
+        allow_long: run entries whose estimated work exceeds their task's stated limit
+            (e.g. a closed-loop entry of more than 10^6 agent steps); without it such an
+            entry is refused at planning, naming its estimate.
     """
 
     device: str | None = None
@@ -100,6 +104,7 @@ class RunContext:
     quiet: bool = False
     out_dir: Path | None = None
     executor_address: str | None = None
+    allow_long: bool = False
 
     def __post_init__(self) -> None:
         from neuromark.devices import device_problem
@@ -119,6 +124,7 @@ class RunContext:
               coverage: str | None = None, counting_path: str | None = None,
               memory_budget: int | None = None, executor: Any = None, quiet: bool = False,
               out_dir: Path | None = None, executor_address: str | None = None,
+              allow_long: bool = False,
               environ: Mapping[str, str] | None = None) -> RunContext:
         """A context from flags (None: not given), then environment defaults (``environ``,
         default ``os.environ``), then built-in defaults. Bad values raise
@@ -147,7 +153,8 @@ class RunContext:
         return cls(device=device, cache_dir=cache, coverage=coverage,
                    counting_path=counting_path, memory_budget=int(memory_budget),
                    executor=executor if executor is not None else _local_executor(),
-                   quiet=quiet, out_dir=out_dir, executor_address=executor_address)
+                   quiet=quiet, out_dir=out_dir, executor_address=executor_address,
+                   allow_long=bool(allow_long))
 
     def replace(self, **changes: Any) -> RunContext:
         """A copy with ``changes`` (e.g. ``out_dir`` of one suite entry)."""
@@ -189,4 +196,4 @@ class RunContext:
         name = getattr(self.executor, "name", type(self.executor).__name__)
         return {"device": self.device, "coverage": self.coverage_for(),
                 "counting_path": self.counting_path, "memory_budget": self.memory_budget,
-                "executor": name, "cache_dir": str(self.cache_dir)}
+                "executor": name, "cache_dir": str(self.cache_dir), "allow_long": self.allow_long}

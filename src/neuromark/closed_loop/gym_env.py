@@ -72,6 +72,9 @@ class GymEnv:
         self.dt = float(options.dt or getattr(inner, "tau", None) or getattr(inner, "dt", None)
                         or 0.02)
         self._terminated = self._truncated = False
+        limit = getattr(getattr(self.env, "spec", None), "max_episode_steps", None)
+        #: gymnasium's time limit (steps), or None when the environment has none.
+        self.max_steps = int(limit) if isinstance(limit, int) and limit > 0 else None
 
     @property
     def success(self) -> bool:

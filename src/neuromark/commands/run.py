@@ -53,11 +53,21 @@ def add_device_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
-    """``--overwrite`` and ``--cache-dir``, shared by every command that writes results."""
+    """``--overwrite``, ``--cache-dir`` and ``--allow-long``, shared by every command that
+    writes results."""
     parser.add_argument("--overwrite", action="store_true",
                         help="write into a non-empty --out that holds results of other "
                              "configs (its results of the same ids are replaced)")
     add_cache_flag(parser)
+    add_allow_long_flag(parser)
+
+
+def add_allow_long_flag(parser: argparse.ArgumentParser) -> None:
+    """``--allow-long``: run entries whose estimated work exceeds their task's limit."""
+    parser.add_argument("--allow-long", action="store_true",
+                        help="run entries whose estimated work exceeds their task's stated "
+                             "limit (e.g. a closed-loop entry of more than 10^6 agent steps; "
+                             "docs/failures.md); without it they are refused before any work")
 
 
 def add_executor_flags(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +99,8 @@ def context_from_args(args: argparse.Namespace, *, executor: Any = None) -> RunC
                             cache_dir=getattr(args, "cache_dir", None),
                             coverage=getattr(args, "coverage", None),
                             quiet=bool(getattr(args, "quiet", False)),
-                            executor=executor, executor_address=getattr(args, "address", None))
+                            executor=executor, executor_address=getattr(args, "address", None),
+                            allow_long=bool(getattr(args, "allow_long", False)))
 
 
 def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,

@@ -9,7 +9,12 @@ import argparse
 from pathlib import Path
 
 from neuromark.commands import add_command
-from neuromark.commands.run import add_cache_flag, add_device_flag, context_from_args
+from neuromark.commands.run import (
+    add_allow_long_flag,
+    add_cache_flag,
+    add_device_flag,
+    context_from_args,
+)
 from neuromark.errors import ConfigError
 
 DESCRIPTION = """Train the model a config describes (classification, detection, fscil,
@@ -28,6 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "primate_reaching: the folder of its decoders)")
     add_cache_flag(parser)
     add_device_flag(parser)
+    add_allow_long_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_train)
 

@@ -75,8 +75,9 @@ def within_subject_split(labels: np.ndarray, groups: np.ndarray, seed: int,
     return {s: np.sort(np.concatenate(v)) for s, v in out.items()}
 
 
-def read_arrays(root: Path) -> dict[str, np.ndarray]:
-    """The challenge arrays, checked: X (trials, steps, channels) finite, y in {0, 1}."""
+def read_arrays(root: Path, shape: tuple[int, int] = (250, 62)) -> dict[str, np.ndarray]:
+    """The challenge arrays, checked: X (trials, steps, channels) with at least one trial
+    and ``(steps, channels) == shape`` in both files, finite, y in {0, 1}."""
     out = {}
     for name in ARRAYS:
         path = root / name
@@ -88,9 +89,15 @@ def read_arrays(root: Path) -> dict[str, np.ndarray]:
             raise DataError(f"{path}: not a readable .npy file: {exc}") from None
     for part in ("train", "val"):
         x, y = out[f"{part}_X"], out[f"{part}_y"]
-        if x.ndim != 3 or not np.issubdtype(x.dtype, np.number):
-            raise DataError(f"{root / f'{part}_X.npy'}: expected (trials, 250, 62) numbers, got "
-                            f"{x.shape} {x.dtype}")
+        if x.ndim != 3 or not np.issubdtype(x.dtype, np.number) or x.dtype.kind == "c":
+            raise DataError(f"{root / f'{part}_X.npy'}: expected (trials, {shape[0]}, {shape[1]}) "
+                            f"real numbers, got {x.shape} {x.dtype}")
+        if x.shape[1:] != tuple(shape):
+            raise DataError(f"{root / f'{part}_X.npy'}: trials of {x.shape[1]} steps x {x.shape[2]} "
+                            f"channels, expected {shape[0]} x {shape[1]} (the challenge's 2.5 s at "
+                            "100 Hz of 62 electrodes; train and val must agree)")
+        if len(x) == 0:
+            raise DataError(f"{root / f'{part}_X.npy'}: no trials (shape {x.shape})")
         bad = np.flatnonzero(~np.isfinite(x).all((1, 2)))
         if bad.size:
             raise DataError(f"{root / f'{part}_X.npy'}: trial {int(bad[0])} holds NaN or infinity")
@@ -193,7 +200,7 @@ class EegTrials:
         return _CACHE[key]
 
     def _read_npy(self) -> dict[str, Any]:
-        arrays = read_arrays(self.root)
+        arrays = read_arrays(self.root, self.input_shape)
         n_train = len(arrays["train_y"])
         x = np.concatenate([arrays["train_X"], arrays["val_X"]]).astype(np.float32)
         y = np.concatenate([arrays["train_y"], arrays["val_y"]]).astype(np.int64)

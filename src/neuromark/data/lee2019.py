@@ -103,6 +103,9 @@ def read_run(path: Path, run: Literal["train", "test"] = "train") -> Run:
     labels = np.asarray(struct["y_dec"]).reshape(-1)
     if onsets.shape != labels.shape:
         raise DataError(f"{where}: t has {onsets.size} onsets, y_dec {labels.size} labels")
+    if onsets.size == 0:
+        raise DataError(f"{where}: no trials (t and y_dec are empty); a motor-imagery run needs "
+                        "at least one cue onset")
     if not np.issubdtype(onsets.dtype, np.number) or (onsets != np.round(onsets)).any() or \
             (onsets < 0).any() or (onsets >= len(x)).any():
         raise DataError(f"{where}.t: onsets must be whole sample indices in 0..{len(x) - 1}")
@@ -159,6 +162,8 @@ def epochs(run: Run, p: Preprocessing) -> tuple[np.ndarray, np.ndarray]:
         i = int(np.flatnonzero(starts + p.steps > len(resampled))[0])
         raise DataError(f"trial {i}: window {p.window_s} s after onset {run.onsets[i]} runs past the "
                         f"recording ({len(run.x)} samples)")
+    if len(starts) == 0:
+        raise DataError("no trials (no cue onset in t)")
     out = np.stack([resampled[s:s + p.steps] for s in starts])
     scale = 1e-6 if p.unit == "V" else 1.0
     return (out * scale).astype(np.float32), run.labels

@@ -18,10 +18,17 @@ NeuroBench's procedure (``research/wave4-tasks.md`` §B; generator of neurobench
 3. windows of ``window`` consecutive joined rows (stride ``window``) per subject, in
    class order; the partial tail is dropped: rule ``partial_window_tail``.
 
-Bad lines (wrong field count, non-numbers, NaN/inf, an unknown activity code, another
-subject than the file name's, a negative timestamp, bytes that are not UTF-8) are a
-:class:`DataError` naming file, line and rule, or with ``on_invalid="drop"`` dropped and
-counted per file and rule.
+Bad lines (wrong field count, non-numbers, NaN/inf, a value beyond float32's range (the
+windows are float32: it would become infinity), an unknown activity code, another subject
+than the file name's, a negative timestamp, a timestamp that overflows int64 nanoseconds in
+the declared unit, bytes that are not UTF-8) are a :class:`DataError` naming file, line and
+rule, or with ``on_invalid="drop"`` dropped and counted per file and rule.
+
+Whole-file checks, always errors: a file with no valid row (the subject would silently
+vanish from the split), and the timestamp unit checked against the data: WISDM samples at
+20 Hz, so the median step between a file's distinct timestamps, in the declared unit, must
+lie within :data:`PLAUSIBLE_STEP_NS` (1 ms .. 10 s); all rows at one timestamp, or
+timestamps in milliseconds read as nanoseconds, are named with the unit that would fit.
 """
 
 from __future__ import annotations
@@ -47,6 +54,10 @@ SUBJECTS = tuple(range(1600, 1651))
 DEVICES = ("phone", "watch")
 SENSORS = ("accel", "gyro")
 _UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000}
+#: The median step between a file's distinct timestamps (ns) a 20-Hz recording can have.
+PLAUSIBLE_STEP_NS = (1_000_000, 10_000_000_000)
+_NOMINAL_STEP_NS = 50_000_000  # 20 Hz
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _FILE = re.compile(r"data_(\d+)_(accel|gyro)_(phone|watch)\.txt")
 
 
@@ -121,10 +132,16 @@ def read_sensor_file(path: Path, subject: int, *, on_invalid: str = "error",
     xyz = np.stack([_numbers(c, np.float64, keep, bad, numbers, "value_not_number") for c in cols[3:]], 1) \
         if rows else np.zeros((0, 3))
     activity = np.array(cols[1], dtype="<U8") if rows else np.zeros(0, "<U1")
+    scale = _UNIT_NS[timestamp_unit]
+    finite = np.isfinite(xyz).all(1)
     for mask, rule in ((keep & (subj != subject), f"subject_not_{subject}"),
                        (keep & ~np.isin(activity, list(ACTIVITIES)), "unknown_activity"),
                        (keep & (time < 0), "negative_timestamp"),
-                       (keep & ~np.isfinite(xyz).all(1), "non_finite_value")):
+                       (keep & (time > np.iinfo(np.int64).max // scale),
+                        f"timestamp_overflows_int64_at_unit_{timestamp_unit}"),
+                       (keep & ~finite, "non_finite_value"),
+                       (keep & finite & (np.abs(np.where(finite[:, None], xyz, 0)) > _FLOAT32_MAX).any(1),
+                        "value_overflows_float32")):
         for i in np.flatnonzero(mask):
             bad.append((numbers[i], rule, ",".join(rows[i])))
         keep &= ~mask
@@ -137,8 +154,36 @@ def read_sensor_file(path: Path, subject: int, *, on_invalid: str = "error",
                             "dataset option on_invalid: drop drops and counts them)")
         for _, rule, _ in bad:
             dropped[rule] = dropped.get(rule, 0) + 1
-    scale = _UNIT_NS[timestamp_unit]
-    return SensorRows(activity[keep].astype("<U1"), time[keep] * scale, xyz[keep], dropped)
+    if not keep.any():
+        raise DataError(f"{path}: no valid row ({len(lines)} line(s), {len(bad)} invalid); a "
+                        f"subject's file must hold its recording, or the subject silently "
+                        "vanishes from the split")
+    time_ns = time[keep] * scale
+    check_time_unit(path, time_ns, timestamp_unit)
+    return SensorRows(activity[keep].astype("<U1"), time_ns, xyz[keep], dropped)
+
+
+def check_time_unit(path: Path, time_ns: np.ndarray, unit: str) -> None:
+    """:class:`DataError` when the median step between the distinct timestamps of a file
+    (ns, read in ``unit``) is outside :data:`PLAUSIBLE_STEP_NS`, or when every row has one
+    timestamp; the message names the unit that would give WISDM's 50 ms."""
+    distinct = np.unique(time_ns)
+    if len(time_ns) > 1 and len(distinct) == 1:
+        raise DataError(f"{path}: all {len(time_ns)} rows have the timestamp {int(distinct[0])}; "
+                        "a 20-Hz recording needs increasing timestamps")
+    if len(distinct) < 2:
+        return
+    step = float(np.median(np.diff(distinct)))
+    low, high = PLAUSIBLE_STEP_NS
+    if low <= step <= high:
+        return
+    raw_step = step / _UNIT_NS[unit]
+    fits = [u for u, f in _UNIT_NS.items() if low <= raw_step * f <= high]
+    best = min(fits, key=lambda u: abs(np.log(raw_step * _UNIT_NS[u] / _NOMINAL_STEP_NS))) if fits else None
+    hint = f"; timestamp_unit: {best} would fit" if best else ""
+    raise DataError(f"{path}: the median step between timestamps is {raw_step:g} {unit} = "
+                    f"{step / 1e6:g} ms at timestamp_unit {unit!r}; WISDM samples at 20 Hz (50 ms), so "
+                    f"a step outside {low / 1e6:g} ms .. {high / 1e9:g} s means a wrong unit{hint}")
 
 
 def _numbers(values: Sequence[str], dtype: type, keep: np.ndarray, bad: list[tuple[int, str, str]],

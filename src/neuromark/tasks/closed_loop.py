@@ -46,6 +46,7 @@ from neuromark.tasks.closed_loop_config import (
     build_env,
     check_output,
     check_settings,
+    check_work,
     learning_spec,
 )
 from neuromark.tasks.closed_loop_episodes import EpisodeJob, run_model, run_reference
@@ -74,6 +75,7 @@ class ClosedLoopTask(BenchmarkTask):
         env, env_options = build_env(cfg, config)
         cfg._control_step_s = float(env.dt)  # the execution rate (BenchmarkTask.run): 1 / dt
         check_settings(cfg, env, config)
+        check_work(cfg, env, config, ctx.allow_long)
         parts: dict[str, Any] = {"env_options": env_options, "dt": env.dt,
                                  "obs_size": env.observation_size,
                                  "space": env.action_space.describe(),

@@ -30,6 +30,12 @@ from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.registry import environments, learning_rules
 
+#: Agent steps a closed-loop entry may take, test and training episodes at their longest,
+#: before it needs ``--allow-long`` (``RunContext.allow_long``): 10^6, about 30 min at the
+#: ~560 steps/s measured for a 96-16-32-2 ANN on OPS with its probes (2-core VM under load,
+#: 2026-12-02); NeuroBench's full OPS protocol is 45,000 test steps (docs/failures.md).
+WORK_LIMIT_STEPS = 1_000_000
+
 
 class EnvSpec(StrictModel):
     name: str
@@ -166,6 +172,16 @@ def check_output(model: Any, env: Any, where: str, name: str) -> None:
     import torch
 
     adapter = as_adapter(model)
+    module = getattr(adapter, "module", None)
+    if module is not None and hasattr(module, "named_parameters"):
+        for pname, tensor in list(module.named_parameters()) + list(module.named_buffers()):
+            if torch.nn.parameter.is_lazy(tensor):
+                continue  # shaped by the first forward below
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                count = int((~torch.isfinite(tensor)).sum())
+                raise ConfigError(f"{where}: model.name: {name!r}: weight {pname!r} "
+                                  f"{tuple(tensor.shape)} holds {count} NaN/infinite value(s); "
+                                  f"the agent cannot drive env {type(env).__name__} with it")
     adapter.reset_state()
     try:
         with torch.inference_mode():
@@ -181,3 +197,40 @@ def check_output(model: Any, env: Any, where: str, name: str) -> None:
         raise ConfigError(f"{where}: model.name: {name!r} outputs {tuple(out.shape)} per step, "
                           f"the environment's action space is {env.action_space.describe()}: "
                           f"it needs {size} values per step")
+
+
+def estimated_steps(cfg: ClosedLoopConfig, env: Any) -> dict[str, int]:
+    """The most agent steps the entry can take: ``test`` (seeds x episodes x the longest
+    episode) and ``train`` (a model family's training episodes, the same length); the
+    longest episode is ``episodes.max_steps``, or the environment's own ``max_steps`` when
+    that is shorter."""
+    longest = cfg.episodes.max_steps
+    own = getattr(env, "max_steps", None)
+    if isinstance(own, int) and own > 0:
+        longest = min(longest, own)
+    test = len(cfg.episodes.seeds) * cfg.episodes.count * longest
+    train = len(cfg.train.seeds) * cfg.train.episodes * longest if cfg.agent.model is not None else 0
+    return {"test": test, "train": train, "longest_episode": longest}
+
+
+def check_work(cfg: ClosedLoopConfig, env: Any, config: ConfigFile, allow_long: bool) -> dict[str, int]:
+    """:func:`estimated_steps`, refused with a :class:`ConfigError` at ``episodes`` when the
+    total exceeds :data:`WORK_LIMIT_STEPS` and ``allow_long`` is off; with it, the estimate
+    is printed before any work."""
+    import sys
+
+    steps = estimated_steps(cfg, env)
+    total = steps["test"] + steps["train"]
+    if total > WORK_LIMIT_STEPS:
+        what = (f"up to {total:,} agent steps ({len(cfg.episodes.seeds)} seed(s) x "
+                f"{cfg.episodes.count} episodes x {steps['longest_episode']:,} steps = "
+                f"{steps['test']:,} test steps" + (f", plus {steps['train']:,} training steps"
+                                                  if steps["train"] else "") + ")")
+        if not allow_long:
+            raise ConfigError(f"{config.where(('episodes',))}: episodes: {what} exceed the work "
+                              f"limit of {WORK_LIMIT_STEPS:,} steps (about 30 min at the ~560 "
+                              "steps/s of a small ANN); lower episodes.count / episodes.max_steps, or "
+                              "pass --allow-long to run it")
+        print(f"closed_loop {cfg.benchmark.id}: {what}, over the limit of {WORK_LIMIT_STEPS:,}; "
+              "running it (--allow-long)", file=sys.stderr)
+    return steps

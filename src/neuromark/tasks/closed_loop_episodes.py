@@ -27,6 +27,7 @@ from neuromark.closed_loop.plasticity import Feedback, PlasticityCounter
 from neuromark.closed_loop.references import ReferencePolicy
 from neuromark.closed_loop.scores import Episode
 from neuromark.context import RunContext
+from neuromark.errors import DataError, ModelOutputError, NeuromarkError
 from neuromark.metrics.base import WorkloadMetric
 from neuromark.metrics.names import build_metrics
 from neuromark.models import as_adapter
@@ -58,6 +59,36 @@ def make_rule(spec: tuple[str, dict[str, Any]] | None) -> Any:
     return learning_rules.get(spec[0])(**spec[1])
 
 
+def _where(job: EpisodeJob, episode: int, step: int) -> str:
+    return f"env {job.env!r}, seed {job.seed}, episode {episode}, step {step}"
+
+
+def check_observation(obs: Any, job: EpisodeJob, episode: int, step: int) -> np.ndarray:
+    """``obs`` as a float32 vector; :class:`DataError` naming the env, seed, episode, step
+    and the first bad component when it holds NaN or infinity, or when it does not fit
+    float32 (an agent would see infinity)."""
+    values = np.asarray(obs, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(values) | (np.abs(np.nan_to_num(values)) > np.finfo(np.float32).max))
+    if bad.size:
+        i = int(bad[0])
+        raise DataError(f"{_where(job, episode, step)}: the environment's observation holds "
+                        f"{float(values[i])!r} at component {i} ({bad.size} of {values.size} not finite "
+                        "float32); an agent cannot act on it")
+    return values.astype(np.float32)
+
+
+def check_action_output(output: Any, job: EpisodeJob, episode: int, step: int) -> None:
+    """:class:`ModelOutputError` naming the env, seed, episode and step when the agent's
+    output holds NaN or infinity (argmax would silently pick action 0, a box action would
+    step the environment with NaN)."""
+    values = np.asarray(output, dtype=np.float64).reshape(-1)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ModelOutputError(f"{_where(job, episode, step)}: the agent's output holds "
+                               f"{float(values[int(bad[0])])!r} at value {int(bad[0])} ({bad.size} of "
+                               f"{values.size} not finite); no action can be taken from it")
+
+
 def episode_stream(env: Any, job: EpisodeJob, holder: dict[str, Any], records: list[Episode],
                    on_reset: Callable[[np.random.SeedSequence], None] | None = None,
                    on_step: Callable[..., None] | None = None) -> Iterator[tuple[Any, ...]]:
@@ -76,13 +107,17 @@ def episode_stream(env: Any, job: EpisodeJob, holder: dict[str, Any], records: l
             on_reset(episode_seed(job.seed, k))
         steps, ret, new = 0, 0.0, True
         while True:
-            x = torch.as_tensor(np.asarray(obs, np.float32)).reshape(1, 1, -1)
+            holder["where"] = _where(job, k, steps)
+            x = torch.as_tensor(check_observation(obs, job, k, steps)).reshape(1, 1, -1)
             label = np.asarray(ideal(), np.float64) if ideal is not None else zeros
             holder["obs"] = obs
             yield x, torch.as_tensor(label, dtype=torch.float32).reshape(1, -1), {"new_stream": new}
             new = False
             output = holder["output"]
+            check_action_output(output, job, k, steps)
             obs, reward, terminated, truncated = env.step(env.action_space.action(output))
+            if not np.isfinite(reward):
+                raise DataError(f"{_where(job, k, steps)}: the environment's reward is {float(reward)!r}")
             steps += 1
             ret += reward
             if on_step is not None:
@@ -142,9 +177,17 @@ def run_model(job: EpisodeJob, model: Any, metrics: Sequence[Any],
         def on_step(x: Any, _: Any, feedback: Feedback) -> None:
             learn(x, holder["tensor"], feedback)
     stream = episode_stream(env, job, holder, records, on_step=on_step)
-    evaluate(ctx, adapter, stream, built, postprocessors=[capture], reset="stream",
-             quiet=True, coverage=coverage, device=device,
-             on_harness=lambda runner: harness.__setitem__("runner", runner))
+    try:
+        evaluate(ctx, adapter, stream, built, postprocessors=[capture], reset="stream",
+                 quiet=True, coverage=coverage, device=device,
+                 on_harness=lambda runner: harness.__setitem__("runner", runner))
+    except (NeuromarkError, ValueError) as exc:
+        where = holder.get("where")
+        if where is None or str(exc).startswith(where):
+            raise
+        # a failure inside the runner (e.g. NaN reaching a layer) names the episode it hit
+        kind = type(exc) if isinstance(exc, NeuromarkError) else ModelOutputError
+        raise kind(f"{where}: {exc}") from exc
     return {"episodes": [tuple(e.__dict__.values()) for e in records],
             "states": [m.state() for m in built],
             "plasticity": counter.state() if counter is not None else None}
