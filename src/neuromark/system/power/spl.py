@@ -159,26 +159,37 @@ def read_spl(path: str | Path, mark: str | None = None, timezone_s: float = 0.0)
     return SplTail(path, timezone_s).poll().select(mark)
 
 
-def mlperf_power_metric(trace: SplTrace, power_begin: str, power_end: str, scenario: str,
-                        query_count: int) -> dict[str, Any]:
-    """MLPerf's power figure of a run, computed as its submission checker computes it
-    (``mlcommons/inference``, ``tools/submission/submission_checker.py``,
-    ``get_power_metric``): the mean of the Watts samples strictly between LoadGen's
-    ``power_begin`` and ``power_end`` (both timezones 0; samples of 0 W or less skipped),
-    then W for Offline and Server, and for SingleStream and MultiStream the energy per query
-    in mJ = mean W × (power_end − power_begin) s × 1000 / ``result_query_count``.
+def window_watts(trace: SplTrace, power_begin: str, power_end: str,
+                 client_timezone_s: float = 0.0) -> tuple[list[float], float]:
+    """(Watts samples strictly between LoadGen's ``power_begin`` and ``power_end``, samples
+    of 0 W or less skipped; the window's length in s) as MLPerf's checkers take them.
 
-    ``trace`` holds UNIX times read with the analyzer's ``timezone_s``. No sample in the
-    window raises :class:`DataError` (the checker marks the result invalid)."""
-    begin, end = parse_time(power_begin), parse_time(power_end)
+    ``power_begin`` / ``power_end`` were logged ``client_timezone_s`` seconds west of UTC
+    (0 for LoadGen versions that log UTC; the SUT's ``client.json`` ``timezone`` for older
+    ones); ``trace`` holds UNIX times read with the analyzer's own ``timezone_s``. The length
+    is a datetime difference (exact to the microsecond), not one of two UNIX floats. No
+    sample in the window raises :class:`DataError` (the checker marks the result invalid)."""
+    begin, end = parse_time(power_begin, client_timezone_s), parse_time(power_end, client_timezone_s)
     watts = [w for t, w in zip(trace.t, trace.watts) if begin < t < end and w > 0]
     if not watts:
+        zone = "UTC" if not client_timezone_s else f"{client_timezone_s:g} s west of UTC"
         raise DataError(f"no power samples between power_begin {power_begin} and power_end "
-                        f"{power_end} (UTC); check the analyzer's timezone_s and clock sync")
-    avg = sum(watts) / len(watts)
-    # as a datetime difference (exact to the microsecond), not of two UNIX floats
+                        f"{power_end} ({zone}); check the analyzer's timezone_s and clock sync")
     duration = (datetime.strptime(power_end, TIME_FORMAT)
                 - datetime.strptime(power_begin, TIME_FORMAT)).total_seconds()
+    return watts, duration
+
+
+def mlperf_power_metric(trace: SplTrace, power_begin: str, power_end: str, scenario: str,
+                        query_count: int, client_timezone_s: float = 0.0) -> dict[str, Any]:
+    """MLPerf's power figure of a run, computed as its current submission checker computes
+    it (``mlcommons/inference``, ``tools/submission/submission_checker.py``,
+    ``get_power_metric``): the mean of the Watts samples of :func:`window_watts`, then W for
+    Offline and Server, and for SingleStream and MultiStream the energy per query in
+    mJ = mean W × (power_end − power_begin) s × 1000 / ``result_query_count``. (LoadGen
+    versions of MLPerf v1.0 and older: :mod:`neuromark.system.power.mlperf_results`.)"""
+    watts, duration = window_watts(trace, power_begin, power_end, client_timezone_s)
+    avg = sum(watts) / len(watts)
     out: dict[str, Any] = {"scenario": scenario, "avg_power_w": avg, "duration_s": duration,
                            "samples": len(watts), "query_count": query_count,
                            "power_begin": power_begin, "power_end": power_end}
