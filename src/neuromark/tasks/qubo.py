@@ -29,6 +29,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,7 @@ from neuromark.system.qubo.bks import check_row
 from neuromark.system.qubo.bks_auto import fill_missing, sweep_table
 from neuromark.system.qubo.config import DEFAULT_BKS_BUDGET_S, PARENT, QuboConfig, SolverSpec
 from neuromark.system.qubo.deadline import over_deadline
+from neuromark.system.qubo.instance_sets import LibraryTarget, library_targets, library_workload
 from neuromark.system.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
 from neuromark.system.qubo.store import EntryStore, check_entry
 from neuromark.system.qubo.workloads import mis_workload
@@ -67,14 +69,21 @@ def make_solver(spec: SolverSpec, config: ConfigFile | None = None,
     return build_component(solver_registry, spec, config, loc)
 
 
-def plan(cfg: QuboConfig, table: Any = None) -> list[dict[str, Any]]:
-    """Every entry of the sweep as a spec dict with a unique ``key``.
-
-    With a BKS ``table`` the target cost is part of each entry (and of its key), so results
-    resumed after the table improved are recomputed against the new target.
-    """
-    specs = []
+def _bases(cfg: QuboConfig, table: Any, instances: list[LibraryTarget] | None
+           ) -> list[dict[str, Any]]:
+    """The (workload or instance) x solver x seed part of every gap-scenario entry."""
+    bases = []
+    if instances is not None:  # library instances: one graph each (graph seed 0)
+        for inst in instances:
+            for solver in cfg.solvers:
+                for s in cfg.seeds:
+                    bases.append({"solver": solver.tag, "instance": inst.name,
+                                  "instance_file": str(inst.path), "n": inst.n,
+                                  "density": inst.density, "graph_seed": 0, "seed": s,
+                                  "bks": inst.energy})
+        return bases
     w = cfg.workloads
+    assert w is not None
     for n in w.sizes:
         for d in w.densities:
             for g in w.seeds:
@@ -84,13 +93,27 @@ def plan(cfg: QuboConfig, table: Any = None) -> list[dict[str, Any]]:
                                 "seed": s}
                         if table is not None:
                             base["bks"] = table.target(n, d, g)
-                        if cfg.fixed_timeout:
-                            for t in cfg.fixed_timeout.timeouts:
-                                specs.append({**base, "scenario": "fixed_timeout", "timeout_s": t})
-                        if cfg.time_to_solution:
-                            specs.append({**base, "scenario": "time_to_solution",
-                                          "gaps": cfg.time_to_solution.gaps,
-                                          "cap_s": cfg.time_to_solution.cap_s})
+                        bases.append(base)
+    return bases
+
+
+def plan(cfg: QuboConfig, table: Any = None, instances: list[LibraryTarget] | None = None
+         ) -> list[dict[str, Any]]:
+    """Every entry of the sweep as a spec dict with a unique ``key``.
+
+    With a BKS ``table`` the target cost is part of each entry (and of its key), so results
+    resumed after the table improved are recomputed against the new target. With library
+    ``instances`` (:func:`library_targets`) their optima are the targets.
+    """
+    specs = []
+    for base in _bases(cfg, table, instances):
+        if cfg.fixed_timeout:
+            for t in cfg.fixed_timeout.timeouts:
+                specs.append({**base, "scenario": "fixed_timeout", "timeout_s": t})
+        if cfg.time_to_solution:
+            specs.append({**base, "scenario": "time_to_solution",
+                          "gaps": cfg.time_to_solution.gaps,
+                          "cap_s": cfg.time_to_solution.cap_s})
     for solver in cfg.solvers:
         if cfg.max_size:
             for d in cfg.max_size.densities:
@@ -127,7 +150,8 @@ def run_entry(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
     solver = _SOLVERS.get(cache_key)
     if solver is None:
         solver = _SOLVERS[cache_key] = make_solver(solver_spec)
-    w = _workload(spec["n"], spec["density"], spec["graph_seed"])
+    w = (library_workload(spec["instance_file"]) if "instance" in spec else
+         _workload(spec["n"], spec["density"], spec["graph_seed"]))
     if spec["scenario"] == "fixed_timeout":
         out = scenarios.fixed_timeout(solver, w, spec["timeout_s"], spec["seed"], bks, meter,
                                       defer_power=True)
@@ -155,13 +179,19 @@ def reserved_cpus(spec: SolverSpec, executor: Any) -> tuple[int, SolverSpec]:
     return n, spec.model_copy(update={"options": {**spec.options, "workers": n}})
 
 
+def entry_where(e: dict[str, Any]) -> str:
+    """An entry's workload in words: ``instance C125-9`` or ``n=100, d=0.05, graph seed 0``."""
+    if "instance" in e:
+        return f"instance {e['instance']}"
+    return f"n={e['n']}, d={e['density']:g}, graph seed {e['graph_seed']}"
+
+
 def entry_unit(spec: dict[str, Any], solver_spec: SolverSpec, bks: float | None,
                config: ConfigFile, executor: Any, meter: Any = None) -> Unit:
     """One sweep entry as an executor unit (the meter only with the local serial one)."""
     cpus, built = reserved_cpus(solver_spec, executor)
     what = (f"{spec['solver']} {spec['scenario']} d={spec['density']:g}" if "n" not in spec else
-            f"{spec['solver']} n={spec['n']} d={spec['density']:g} graph seed "
-            f"{spec['graph_seed']} seed {spec['seed']} {spec['scenario']}"
+            f"{spec['solver']} {entry_where(spec)} seed {spec['seed']} {spec['scenario']}"
             + (f" {spec['timeout_s']:g} s" if "timeout_s" in spec else ""))
     args = (spec, built, bks) if meter is None else (spec, built, bks, meter)
     return Unit(what, str(config.path or "<config>"), run_entry, args, num_cpus=cpus)
@@ -188,7 +218,8 @@ class QuboTask(BenchmarkTask):
         """The validated config with its BKS table and its meter (None without one), each
         built once."""
         cfg, (table, missing), meter = self._check(config, ctx)
-        return TaskPlan(config, cfg, {"table": table, "missing": missing, "meter": meter})
+        return TaskPlan(config, cfg, {"table": table, "missing": missing, "meter": meter,
+                                      "instances": self._instances(cfg, config)})
 
     def _check(self, config: ConfigFile, ctx: RunContext) -> tuple[QuboConfig, Any, Any]:
         """The validated config, (its BKS table, the workloads missing from it: only with
@@ -222,6 +253,13 @@ class QuboTask(BenchmarkTask):
         table, missing = sweep_table(cfg, config, ctx.cache_dir)
         return cfg, (table, missing), meter
 
+    def _instances(self, cfg: QuboConfig, config: ConfigFile) -> list[LibraryTarget] | None:
+        """The config's library instances with their optima (None: generated workloads)."""
+        if cfg.instances is None:
+            return None
+        base = config.path.parent if config.path is not None else Path.cwd()
+        return library_targets(cfg.instances.files, cfg.instances.folder, base, config.where)
+
     def execute(self, task_plan: TaskPlan, ctx: RunContext) -> list[Results]:
         config, cfg = task_plan.config, task_plan.settings
         table, meter = task_plan.parts["table"], task_plan.parts["meter"]
@@ -229,7 +267,8 @@ class QuboTask(BenchmarkTask):
         out_dir.mkdir(parents=True, exist_ok=True)
         computed = _fill_bks(cfg, config, table, task_plan.parts.get("missing", []), ctx.quiet)
         store = EntryStore(out_dir / "entries.jsonl", config_digest(cfg.model_dump()))
-        specs = plan(cfg, table)
+        instances = task_plan.parts.get("instances")
+        specs = plan(cfg, None if instances is not None else table, instances)
         for spec in specs:  # every reused entry is checked before any solving
             if spec["key"] in store:
                 where = f"{store.path}:{store.lines.get(spec['key'], '?')}"
@@ -241,6 +280,8 @@ class QuboTask(BenchmarkTask):
         def target(spec: dict[str, Any]) -> float | None:
             if spec["scenario"] == "max_size":
                 return None
+            if "instance" in spec:  # its optimum, checked when the config was read
+                return float(spec["bks"])
             key = (spec["n"], float(spec["density"]), spec["graph_seed"])
             if key not in checked:
                 row = table.get(*key)
@@ -309,6 +350,11 @@ def meter_reason(cfg: QuboConfig) -> str:
     return "" if cfg.meter else "no power meter configured (set 'meter' in the config)"
 
 
+def _group(e: dict[str, Any]) -> str:
+    """The per-workload score group: the instance name, or ``n=<n>,d=<density>``."""
+    return e["instance"] if "instance" in e else f"n={e['n']},d={e['density']:g}"
+
+
 def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: list[str],
               no_meter_reason: str) -> Results:
     """Scores of one solver: gaps per timeout (and per size), TTS, overruns, max size, power."""
@@ -320,10 +366,10 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
         at = [e for e in fixed if e["timeout_s"] == t]
         gaps = [e["gap"] for e in at]
         scores[f"bks_gap@{t:g}s"] = Score(float(np.mean(gaps)), standard_error(gaps), "", False)
-        for n, d in sorted({(e["n"], e["density"]) for e in at}):
-            sub = [e["gap"] for e in at if (e["n"], e["density"]) == (n, d)]
-            scores[f"bks_gap[n={n},d={d:g}]@{t:g}s"] = Score(float(np.mean(sub)),
-                                                             standard_error(sub), "", False)
+        for group in sorted({_group(e) for e in at}):
+            sub = [e["gap"] for e in at if _group(e) == group]
+            scores[f"bks_gap[{group}]@{t:g}s"] = Score(float(np.mean(sub)), standard_error(sub),
+                                                       "", False)
         scores[f"independent@{t:g}s"] = Score(float(np.mean([e["independent"] for e in at])),
                                               None, "fraction", True)
         scores[f"wall_s@{t:g}s"] = Score(float(np.mean([e["wall_s"] for e in at])),
@@ -340,8 +386,7 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
         scores["within_time_limit"] = Score(1.0 - len(late) / len(fixed), None, "fraction", True)
         for e in late:
             flags.append(f"{tag} overran timeout {e['timeout_s']:g} s by {e['overrun_s']:.4f} s "
-                         f"(limit max(5%, 2 ms)) on n={e['n']}, d={e['density']:g}, "
-                         f"graph seed {e['graph_seed']}")
+                         f"(limit max(5%, 2 ms)) on {entry_where(e)}")
     tts = [e for e in entries if e["scenario"] == "time_to_solution"]
     if tts:
         for g in tts[0]["latency_s"]:
@@ -365,13 +410,11 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
             scores[f"max_size@d={e['density']:g}"] = Score(
                 e["largest"] if e["largest"] is not None else "none loaded", None, "nodes", True)
         elif e.get("gap", 0) < 0:
-            flags.append(f"{tag} beat the BKS on n={e['n']}, d={e['density']:g}, graph seed "
-                         f"{e['graph_seed']}: cost {e['cost']:g} < {e['bks']:g}")
+            flags.append(f"{tag} beat the BKS on {entry_where(e)}: cost {e['cost']:g} < {e['bks']:g}")
         if e.get("independent") is False and e["scenario"] == "fixed_timeout":
-            flags.append(f"{tag}: best solution is not an independent set on n={e['n']}, "
-                         f"d={e['density']:g}, graph seed {e['graph_seed']}, "
+            flags.append(f"{tag}: best solution is not an independent set on {entry_where(e)}, "
                          f"timeout {e['timeout_s']:g} s")
-    deadlines = over_deadline(entries)  # real-time misses per scenario (no tolerance)
+    deadlines = over_deadline(entries)  # real-time misses per scenario (past the allowance)
     for scen, d in deadlines.items():
         scores[f"over_deadline_fraction@{scen}"] = Score(d["fraction"], None, "fraction", False)
     if no_meter_reason:
@@ -391,7 +434,7 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
     spec = next(s for s in cfg.solvers if s.tag == tag)
     return Results(scores=scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),
                    config=cfg.model_dump(), seeds={"solver": cfg.seeds,
-                                                   "graph": cfg.workloads.seeds},
+                                                   "graph": cfg.workloads.seeds if cfg.workloads else [0]},
                    details={"entries": rows, "plots": plots, "flags": flags,
                             "over_deadline": deadlines},
                    model=model_identity(spec.name, spec.options, None, tag))

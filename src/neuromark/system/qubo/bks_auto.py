@@ -45,7 +45,7 @@ def open_table(path: Path) -> BKSTable:
 
 def workload_keys(cfg: Any) -> list[Key]:
     """(n, density, seed) of every workload a QUBO config's gap scenarios solve."""
-    if not (cfg.fixed_timeout or cfg.time_to_solution):
+    if not (cfg.fixed_timeout or cfg.time_to_solution) or cfg.workloads is None:
         return []
     w = cfg.workloads
     return [(int(n), float(d), int(g)) for n in w.sizes for d in w.densities for g in w.seeds]

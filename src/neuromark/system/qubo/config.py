@@ -12,6 +12,15 @@ Example (``configs/qubo/mis_default.yaml``)::
     bks: auto                                 # optional; compute missing BKS rows first
     bks_budget_s: 60                          # ... within 60 s in all (the default)
 
+Instead of generated ``workloads``, a config can name library instances (DIMACS ``.gph``,
+QOBLIB ``.qs(.xz)``, MQLib; :mod:`neuromark.system.qubo.library`), as files and/or every
+instance file of a folder, relative to the config's folder::
+
+    instances: {files: [../../tests/fixtures/realdata/qubo_mis/karate.gph], folder: mis/}
+
+Each instance's target is its optimum: ``<name>.opt.sol`` beside it, else the known-optimum
+table (``known_optima.csv``); one without either is an error before any solving.
+
 Each solver's results id is ``<benchmark.id>-<solver label or name>``.
 """
 
@@ -19,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from neuromark.components import ComponentSpec
 from neuromark.config import BenchmarkSettings, Jobs, Seed, StrictModel
@@ -73,6 +82,19 @@ class WorkloadSet(StrictModel):
     _densities = field_validator("densities")(_densities)
 
 
+class InstanceSet(StrictModel):
+    """Library instance files and/or a folder of them (paths relative to the config)."""
+
+    files: list[str] = []
+    folder: str | None = None
+
+    @model_validator(mode="after")
+    def _some(self) -> InstanceSet:
+        if not self.files and self.folder is None:
+            raise ValueError("instances: name 'files', a 'folder', or both")
+        return self
+
+
 class SolverSpec(ComponentSpec):
     """``{name, options, label}``: a registered solver, its constructor options, and the
     label that tells two entries of the same solver apart (default: the name)."""
@@ -123,7 +145,8 @@ class QuboConfig(StrictModel):
     task: str
     benchmark: BenchmarkSettings = BenchmarkSettings(id="qubo-mis")
     description: str = ""
-    workloads: WorkloadSet
+    workloads: WorkloadSet | None = None
+    instances: InstanceSet | None = None
     solvers: list[SolverSpec] = Field(min_length=1)
     seeds: list[Seed] = Field(default=[0], min_length=1)
     fixed_timeout: FixedTimeout | None = None
@@ -134,6 +157,13 @@ class QuboConfig(StrictModel):
     meter: MeterSpec | None = None  # {name, point, options}
     jobs: Jobs = 1
     plots: bool = True
+
+    @model_validator(mode="after")
+    def _one_source(self) -> QuboConfig:
+        if (self.workloads is None) == (self.instances is None):
+            raise ValueError("give either 'workloads' (generated graphs) or 'instances' "
+                             "(library files), not both or neither")
+        return self
 
     @field_validator("bks_budget_s")
     @classmethod
