@@ -100,21 +100,22 @@ def test_tail_reads_a_growing_log_and_waits_for_half_lines(tmp_path):
 
 def test_mlperf_metric_is_the_checkers_formula_by_hand(tmp_path):
     """power_begin 10:00:00.500, power_end 10:00:04.500 (4 s); samples at whole seconds
-    0..5: inside (strictly) are 1, 2, 3, 4 s with 10, 20, 0, 50 W; the 0 W one is skipped
-    as MLPerf's get_power_metric skips it: mean (10 + 20 + 50) / 3 = 26.667 W; SingleStream
-    with 200 queries: 26.667 W x 4 s x 1000 / 200 = 533.33 mJ per query."""
+    0..5: inside (strictly) are 1, 2, 3, 4 s with 10, 20, 30, 50 W: mean 27.5 W; SingleStream
+    with 200 queries: 27.5 W x 4 s x 1000 / 200 = 550 mJ per query. (A 0 W sample, which
+    MLPerf's get_power_metric skips, is refused when the log is read: see
+    test_ptd_sample_at_or_below_zero_watts_is_an_error_naming_the_line.)"""
     run = tmp_path / "run_1"
     loadgen_logs(run, "SingleStream", 200, "12-23-2020 10:00:00.500", "12-23-2020 10:00:04.500")
     (run / "spl.txt").write_text("".join(spl(T0 + i, w, "m") for i, w in
-                                         enumerate([99.0, 10.0, 20.0, 0.0, 50.0, 99.0])))
+                                         enumerate([99.0, 10.0, 20.0, 30.0, 50.0, 99.0])))
     tr = read_spl(run / "spl.txt")
     got = mlperf_power_metric(tr, "12-23-2020 10:00:00.500", "12-23-2020 10:00:04.500",
                               "SingleStream", 200)
-    assert got["avg_power_w"] == pytest.approx(80.0 / 3) and got["samples"] == 3
-    assert got["metric"] == pytest.approx(80.0 / 3 * 4.0 * 1000 / 200) and got["unit"] == "mJ/query"
+    assert got["avg_power_w"] == pytest.approx(27.5) and got["samples"] == 4
+    assert got["metric"] == pytest.approx(550.0) and got["unit"] == "mJ/query"
     offline = mlperf_power_metric(tr, "12-23-2020 10:00:00.500", "12-23-2020 10:00:04.500",
                                   "Offline", 200)
-    assert offline["metric"] == pytest.approx(80.0 / 3) and offline["unit"] == "W"
+    assert offline["metric"] == pytest.approx(27.5) and offline["unit"] == "W"
     with pytest.raises(DataError, match="no power samples between"):
         mlperf_power_metric(tr, "12-23-2020 11:00:00.000", "12-23-2020 11:00:04.000", "Server", 1)
     # the same through a laid-out folder (ranging + run_1)
@@ -122,7 +123,7 @@ def test_mlperf_metric_is_the_checkers_formula_by_hand(tmp_path):
                  "12-23-2020 10:00:02.500")
     (tmp_path / "ranging/spl.txt").write_text(spl(T0 + 1, 8.0, "r") + spl(T0 + 2, 12.0, "r"))
     figures = mlperf_figures(tmp_path)
-    assert figures["metric"] == pytest.approx(533.3333333)
+    assert figures["metric"] == pytest.approx(550.0)
     assert figures["ranging"]["metric"] == pytest.approx(10.0 * 2.0 * 1000 / 100)
     assert {rel for rel, _ in check_layout(tmp_path)} >= {"power/server.json", "power/ptd_logs.txt"}
 

@@ -4,6 +4,9 @@
   ``power/energy-per-inference``: as before (a reason for "not measured", a floor window,
   at least :data:`~neuromark.system.power.windows.MIN_SAMPLES` readings per window, total
   energy per inference).
+- ``power/plausible``: every window's ``energy_j``, ``mean_power_w`` and ``peak_power_w``
+  is finite and > 0, and the ptd meter's log (when found) holds no sample <= 0 W or NaN
+  (MLPerf's checker drops such samples; here the run is refused).
 - ``power/point``: a measured result states where its meter measured
   (``details.power_meter.point``: wall, board, shunt, rail or package).
 - ``power/definitions``: every window records its length, sample count, sample rate and
@@ -26,9 +29,12 @@ from typing import Any
 from neuromark.errors import DataError
 from neuromark.system.power.mlperf import check_layout, mlperf_figures
 from neuromark.system.power.spec import POINTS
+from neuromark.system.power.spl import read_spl
 from neuromark.system.power.windows import MIN_SAMPLES, MIN_WINDOW_S
 from neuromark.system.qubo.deadline import over_deadline
 
+#: Window fields that hold a measured total: each must be finite and > 0 (power/plausible).
+PLAUSIBLE_FIELDS = ("energy_j", "mean_power_w", "peak_power_w")
 #: The per-window definitions a format-3 power section records.
 WINDOW_FIELDS = ("duration_s", "meter_samples", "sample_rate_hz", "peak_power_w")
 
@@ -64,12 +70,34 @@ def check_power(audit: Any, file: Path, details: dict, profile: str, base: Path)
         if profile == "submission" and isinstance(duration, (int, float)) and duration < MIN_WINDOW_S:
             audit.add(file, "power/window-length", f"power window {name!r} lasts {duration:.3g} s "
                       f"(< {MIN_WINDOW_S:g} s: board capacitance biases short windows)")
+    for name, w in windows.items():
+        for key in PLAUSIBLE_FIELDS:
+            value = w.get(key)
+            if key in w and (not isinstance(value, (int, float)) or isinstance(value, bool)
+                             or not math.isfinite(value) or value <= 0):
+                audit.add(file, "power/plausible", f"power window {name!r}: {key} is {value!r}; "
+                          "a measured power or energy must be a finite number > 0")
+    if meter.get("name") == "ptd" and meter.get("file"):
+        check_ptd_log(audit, file, Path(str(meter["file"])), base)
     for name, w in power.get("active", {}).items():
         if "total_energy_per_inference_j" not in w:
             audit.add(file, "power/energy-per-inference", f"window {name!r} has no total energy "
                       "per inference")
     if "mlperf_power" in details:
         check_mlperf(audit, file, details["mlperf_power"], meter, base)
+
+
+def check_ptd_log(audit: Any, file: Path, log: Path, base: Path) -> None:
+    """Every sample of the ptd meter's log (when it is still where the result says, or
+    beside the result) is finite and above 0 W: :func:`~neuromark.system.power.spl.read_spl`
+    names the first bad line."""
+    for candidate in (log, base / log, base / log.name):
+        if candidate.is_file():
+            try:
+                read_spl(candidate)
+            except DataError as exc:
+                audit.add(file, "power/plausible", f"the ptd meter's log: {exc}")
+            return
 
 
 def check_mlperf(audit: Any, file: Path, figures: dict, meter: dict, base: Path) -> None:

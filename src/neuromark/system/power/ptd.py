@@ -37,42 +37,79 @@ from neuromark.system.timing import now_s
 
 #: PTDaemon's greeting, which power-dev checks before anything else.
 HELLO = "Hello, PTDaemon here!"
+#: Longest reply line accepted from PTDaemon (bytes; its replies are under 200).
+MAX_LINE_BYTES = 65536
 
 
 class PtdClient:
     """A PTDaemon connection: one command line out, one reply line back; every exchange
-    is kept in ``messages`` (``{"cmd", "reply"}``, power-dev's ``ptd_messages``)."""
+    is kept in ``messages`` (``{"cmd", "reply"}``, power-dev's ``ptd_messages``).
+
+    Each reply line must arrive whole within ``timeout_s`` of its command (however the
+    daemon cuts it into packets) and be at most ``max_line_bytes`` long; a daemon that
+    never ends its line is an error after whichever comes first. The buffer is searched
+    only where new bytes arrived (linear in the bytes read)."""
 
     def __init__(self, address: str, timeout_s: float = 10.0,
-                 messages: list[dict[str, str]] | None = None) -> None:
+                 messages: list[dict[str, str]] | None = None,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise DataError(f"ptd meter: address {address!r} is not host:port")
+        self.timeout_s = timeout_s
+        self.max_line_bytes = max_line_bytes
         try:
             self.sock = socket.create_connection((host, int(port)), timeout=timeout_s)
         except OSError as exc:
             raise DataError(f"ptd meter: cannot connect to PTDaemon at {address}: {exc}") from None
         self.address = address
         self.messages = messages if messages is not None else []
-        self._buf = b""
+        self._buf = bytearray()
         if self.cmd("Hello") != HELLO:
             self.close()
             raise DataError(f"ptd meter: {address} did not answer Hello as PTDaemon does "
                             f"(expected {HELLO!r})")
 
+    def _read_line(self, command: str) -> bytes:
+        """The next CR LF-ended line (without it), by the deadline and within the limit."""
+        deadline = time.monotonic() + self.timeout_s
+        searched = 0
+        while True:
+            end = self._buf.find(b"\r\n", max(searched - 1, 0))
+            if end >= 0:
+                if end > self.max_line_bytes:
+                    break
+                line = bytes(self._buf[:end])
+                del self._buf[:end + 2]
+                return line
+            searched = len(self._buf)
+            if searched > self.max_line_bytes:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DataError(f"ptd meter: PTDaemon at {self.address} sent no whole reply line "
+                                f"to {command!r} within {self.timeout_s:g} s (timeout_s; "
+                                f"{searched} bytes without a line end)")
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(65536)
+            except TimeoutError:
+                continue  # the deadline check above reports it
+            if not chunk:
+                raise DataError(f"ptd meter: PTDaemon at {self.address} closed the "
+                                f"connection after {command!r}")
+            self._buf += chunk
+        raise DataError(f"ptd meter: PTDaemon at {self.address} answered {command!r} with a line "
+                        f"longer than {self.max_line_bytes} bytes (max_line_bytes); not PTDaemon?")
+
     def cmd(self, command: str) -> str:
         """Send ``command``; its reply (a reply starting with ``Error`` raises)."""
         try:
+            self.sock.settimeout(self.timeout_s)
             self.sock.sendall(command.encode() + b"\r\n")
-            while b"\r\n" not in self._buf:
-                chunk = self.sock.recv(4096)
-                if not chunk:
-                    raise DataError(f"ptd meter: PTDaemon at {self.address} closed the "
-                                    f"connection after {command!r}")
-                self._buf += chunk
+            line = self._read_line(command)
         except OSError as exc:
             raise DataError(f"ptd meter: {command!r} to {self.address} failed: {exc}") from None
-        line, _, self._buf = self._buf.partition(b"\r\n")
         reply = line.decode(errors="replace")
         self.messages.append({"cmd": command, "reply": reply})
         if reply.startswith("Error"):
@@ -112,6 +149,8 @@ class PtdMeter:
         interval_ms: the sample interval asked with ``Go`` (power-dev: 1000).
         volts_range, amps_range: ranges set before ``Go`` (``Auto``: autoranging).
         settle_s: wait after setting ranges (power-dev waits 10 s for the analyzer).
+        timeout_s: seconds for each whole PTDaemon reply line (and for a sample to appear).
+        max_line_bytes: longest PTDaemon reply line accepted.
         two_pass: also run MLPerf's ranging and testing passes
             (:mod:`neuromark.system.power.mlperf`).
     """
@@ -124,10 +163,12 @@ class PtdMeter:
                  timezone_s: float = 0.0, follow: bool = False, interval_ms: int = 1000,
                  volts_range: str = "Auto", amps_range: str = "Auto", settle_s: float = 10.0,
                  two_pass: bool = False, timeout_s: float = 10.0,
-                 components: list[str] | None = None) -> None:
-        if interval_ms < 1 or settle_s < 0 or timeout_s <= 0:
-            raise DataError(f"ptd meter: interval_ms >= 1, settle_s >= 0 and timeout_s > 0 "
-                            f"expected, got {interval_ms}, {settle_s}, {timeout_s}")
+                 components: list[str] | None = None, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        if interval_ms < 1 or settle_s < 0 or timeout_s <= 0 or max_line_bytes < 64:
+            raise DataError(f"ptd meter: interval_ms >= 1, settle_s >= 0, timeout_s > 0 and "
+                            f"max_line_bytes >= 64 expected, got {interval_ms}, {settle_s}, "
+                            f"{timeout_s}, {max_line_bytes}")
+        self.max_line_bytes = max_line_bytes
         self.path = Path(path)
         self.address = address
         self.mark_label = mark if mark is not None or address is None else "neuromark"
@@ -153,7 +194,8 @@ class PtdMeter:
         if self.client is None:
             if self.address is None:
                 raise DataError("ptd meter: driving PTDaemon needs 'address' (host:port)")
-            self.client = PtdClient(self.address, self.timeout_s, self.messages)
+            self.client = PtdClient(self.address, self.timeout_s, self.messages,
+                                    self.max_line_bytes)
             self.identify = self.client.cmd("Identify")
             self.initial = initial_ranges(self.client.cmd("RR"))
         return self.client

@@ -77,6 +77,9 @@ def parse_line(line: str, where: str, timezone_s: float = 0.0
         raise DataError(f"{where}: not a number in {text[:120]!r}") from None
     if not all(np.isfinite(values)):  # PTDaemon logs nan on a bad reading
         raise DataError(f"{where}: non-finite reading in {text[:120]!r}")
+    if values[0] <= 0:  # MLPerf's checker does not count such samples either
+        raise DataError(f"{where}: power sample of {values[0]:g} W; a sample must be > 0 W (an "
+                        f"analyzer fault, ranging or wiring error), in {text[:120]!r}")
     return t, values, ",".join(parts[11:])  # type: ignore[return-value]
 
 
