@@ -243,6 +243,7 @@ solvers.register_many({
 
 # Systems under test (``neuromark.system.suts``): factories returning a BuiltSUT.
 suts.register_many({
+    "akida": "neuromark.system.chips.akida_sut:akida",
     "asc_cnn": "neuromark.system.suts.asc:asc_cnn",
     "esn": "neuromark.system.suts.esn:esn",
     "null": "neuromark.system.suts.null:null",
@@ -258,6 +259,8 @@ energy_profiles.register_many({
 
 # Power meters (``neuromark.system.power``), following the PowerMeter protocol.
 meters.register_many({
+    "akida_power": "neuromark.system.chips.meters:AkidaPowerMeter",
+    "xylo_power": "neuromark.system.chips.meters:XyloPowerMeter",
     "rapl": "neuromark.system.power.rapl:RaplMeter",
     "nvml": "neuromark.system.power.nvml:NvmlMeter",
     "csv": "neuromark.system.power.csv_trace:CsvTraceMeter",

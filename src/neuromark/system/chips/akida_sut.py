@@ -1,0 +1,170 @@
+"""SUT ``akida``: BrainChip's Akida SDK (``akida`` 2.19.3) as the system under test.
+
+What runs:
+
+1. neuromark trains a small float ReLU MLP on the spoken-digit corpus (spike counts of
+   ``groups`` channel groups in ``time_bins`` bins, :mod:`~neuromark.system.chips.features`);
+2. it is quantised onto Akida's integer ``Dense1D`` layers
+   (:mod:`~neuromark.system.chips.akida_quant`) and built as an ``akida.Model``;
+3. the SDK maps a copy onto the target device (``akida.SixNodesIPv2()`` etc., virtual) and
+   reports the mapping (sequences, NPs, program size); a virtual device maps but cannot run
+   inference (the SDK: "An actual hardware device is required"), so inference runs on the
+   SDK's software engine (``model.forward``, CPU), one sample per query;
+4. with ``target: hardware`` the model is mapped onto ``akida.devices()[hardware_index]``
+   (a PCIe/USB Akida board) and inference runs on the chip; the ``akida_power`` meter
+   (:mod:`~neuromark.system.chips.meters`) then records the SDK's power events.
+
+Figures from the SDK: the integer outputs (hence the mapped accuracy), the mapping, MACs,
+program size, and on a board the power events. Figures from neuromark: the float model and
+its accuracy, the quantisation, latencies (LoadGen), the accuracy pass.
+
+Config::
+
+    sut: {name: akida, options: {device: SixNodesIPv2, hidden: 64, epochs: 200}}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from neuromark.errors import ConfigError
+from neuromark.system.chips import require
+from neuromark.system.chips.akida_quant import build_akida_mlp
+from neuromark.system.chips.features import spoken_digit_counts
+from neuromark.system.chips.training import accuracy, float_accuracy_score, mlp_forward, train_mlp
+from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
+
+#: Virtual devices of akida 2.19.3 that take the Akida 2.0 (v2 IP) layers this SUT builds.
+VIRTUAL_DEVICES = ("TwoNodesIPv2", "FourNodesIPv2", "SixNodesIPv2", "TwelveNodesIPv2")
+VirtualDevice = Literal["TwoNodesIPv2", "FourNodesIPv2", "SixNodesIPv2", "TwelveNodesIPv2"]
+
+
+def mapping_report(akida: Any, model: Any, device: Any) -> dict[str, Any]:
+    """What the SDK reports after ``model.map(device)``: sequences and their backends, NPs
+    used per layer and in all, component counts, program bytes, MACs."""
+    layers = []
+    for layer in model.layers[1:]:
+        mapping = getattr(layer, "mapping", None)
+        nps = [{"col": c.ident.col, "row": c.ident.row, "id": c.ident.id,
+                "type": str(c.type).split(".")[-1], "neurons": int(c.filters)}
+               for c in (mapping.nps if mapping is not None else [])]
+        params = layer.parameters
+        layers.append({"name": layer.name, "type": str(params.layer_type).split(".")[-1],
+                       "nps": nps, "output_bits": int(params.get("output_bits"))
+                       if params.has("output_bits") else None})
+    components = {str(kind).split(".")[-1]: int(n) for kind, n in model.component_count.items()}
+    return {"sequences": [{"name": s.name, "backend": str(s.backend).split(".")[-1]}
+                          for s in model.sequences],
+            "nps_used": int(sum(components.values())),
+            "nps_available": len(device.mesh.nps),
+            "components": components,
+            "layers": layers,
+            "program_bytes": int(sum(len(s.program) for s in model.sequences
+                                     if s.program is not None)),
+            "macs": int(model.macs)}
+
+
+def open_hardware(akida: Any, index: int) -> Any:
+    """``akida.devices()[index]``: a real Akida board, or :class:`ConfigError` listing those seen."""
+    found = akida.devices()
+    if index >= len(found):
+        raise ConfigError(f"sut.options.hardware_index: {index}, but akida.devices() lists "
+                          f"{len(found)} board(s) {[d.desc for d in found]}; use target: virtual "
+                          "on a machine without an Akida board")
+    return found[index]
+
+
+def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: VirtualDevice = "SixNodesIPv2",
+          hardware_index: Annotated[int, Field(ge=0)] = 0,
+          hidden: Annotated[int, Field(ge=1, le=4096)] = 64,
+          groups: Annotated[int, Field(ge=1, le=700)] = 35,
+          time_bins: Annotated[int, Field(ge=1, le=85)] = 5,
+          epochs: Annotated[int, Field(ge=1)] = 200, lr: Annotated[float, Field(gt=0)] = 0.01,
+          train_samples: Annotated[int, Field(ge=1)] | None = None,
+          samples: Annotated[int, Field(ge=1)] | None = None,
+          seed: int = 0) -> BuiltSUT:
+    """The ``akida`` entry of :data:`neuromark.registry.suts` (see the module).
+
+    Args:
+        target: "virtual" (map onto ``device``, infer on the SDK's software engine) or
+            "hardware" (map onto and infer on ``akida.devices()[hardware_index]``).
+        device: the virtual Akida 2.0 device mapped onto (also with ``target: hardware``,
+            the board's own mapping is reported instead).
+        hidden: units of the MLP's hidden layer.
+        groups, time_bins: input features = spike counts of ``groups`` channel groups in
+            ``time_bins`` bins of 0.85 s / time_bins (``groups * time_bins`` int8 inputs).
+        epochs, lr: full-batch Adam steps and learning rate of the float MLP (seeded).
+        train_samples, samples: first samples of the train / test split (None: all).
+    """
+    sdk = require("akida")
+    import torch
+
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        train, test, keys = spoken_digit_counts(dt_us=850_000 // time_bins, t_max_us=850_000,
+                                                groups=groups, clip=127, train_samples=train_samples,
+                                                test_samples=samples)
+        x_train = train.x.reshape(len(train.x), -1)
+        x_test = test.x.reshape(len(test.x), -1).astype(np.int8)
+        in_scale = 1.0 / max(1, int(x_train.max()))
+        layers = train_mlp(x_train * in_scale, train.y, hidden=hidden, classes=len(keys),
+                           epochs=epochs, lr=lr, seed=seed)
+    finally:
+        torch.set_num_threads(threads_before)
+    model, weight_bits = build_akida_mlp(sdk, layers, x_train.shape[1], x_train, in_scale)
+    inputs = x_train.shape[1]
+    engine_out = model.forward(x_test.reshape(-1, 1, 1, inputs)).reshape(len(x_test), -1)
+
+    mapped = sdk.Model(layers=model.layers)
+    virtual = getattr(sdk, device)()
+    mapped.map(virtual)
+    report = mapping_report(sdk, mapped, virtual)
+    report["weight_bits"] = weight_bits
+    report["activation_bits"] = 8
+    target_info: dict[str, Any] = {"kind": "virtual", "name": device, "desc": virtual.desc,
+                                   "version": str(virtual.version),
+                                   "ip_version": str(virtual.ip_version).split(".")[-1]}
+    runner = model
+    if target == "hardware":
+        board = open_hardware(sdk, hardware_index)
+        runner = sdk.Model(layers=model.layers)
+        runner.map(board)
+        report = {**mapping_report(sdk, runner, board), "weight_bits": weight_bits,
+                  "activation_bits": 8}
+        target_info = {"kind": "hardware", "index": hardware_index, "desc": board.desc,
+                       "version": str(board.version), "ip_version": str(board.ip_version).split(".")[-1]}
+
+    float_acc = accuracy(mlp_forward(layers, x_test * in_scale), test.y)
+    info: dict[str, Any] = {
+        "sdk": {"name": "akida", "package": "akida", "version": sdk.__version__},
+        "target": target_info,
+        "mapping": report,
+        "inference": ("on the Akida board" if target == "hardware" else
+                      "the SDK's software engine on the CPU (a virtual device maps a model but "
+                      "cannot run it)"),
+        "data": "spoken_digits (shipped corpus, test split)", "classes": len(keys),
+        "features": {"groups": groups, "time_bins": time_bins, "inputs": inputs, "dtype": "int8",
+                     "clip": 127},
+        "model": {"kind": "mlp", "hidden": hidden, "epochs": epochs, "lr": lr,
+                  "quantisation": "neuromark post-training, per-channel int8 weights, 8-bit "
+                                  "activations (neuromark.system.chips.akida_quant)"},
+        "weights": "trained at build (seeded)",
+        "float_accuracy": float_acc,
+        "sdk_engine_accuracy": accuracy(engine_out, test.y),
+        "data_time_s": 0.85,
+    }
+
+    def preprocess(x: np.ndarray) -> np.ndarray:
+        return x.reshape(1, 1, 1, inputs)
+
+    def infer(x: np.ndarray) -> np.ndarray:
+        return runner.forward(x).reshape(-1).astype(np.float32)
+
+    library = InMemoryLibrary("spoken-digits-test-counts", x_test.__getitem__, len(x_test))
+    sut = StagedSUT(f"akida-{target}-mlp", library, preprocess, infer, response_dtype="<f4")
+    return BuiltSUT(sut, library, test.y.copy(), info,
+                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))})

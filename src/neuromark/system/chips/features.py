@@ -1,0 +1,64 @@
+"""The spoken-digit corpus as the small integer inputs neuromorphic chips take.
+
+Each utterance of the shipped corpus (:func:`neuromark.data.spoken_digits.shipped_corpus`,
+700 cochlea channels, SHD layout) becomes spike counts ``(T, G)``: ``T = t_max_us / dt_us``
+time bins and ``G`` groups of neighbouring channels (channel ``u`` joins group
+``u * G // 700``, so groups differ by at most one channel), clipped at ``clip`` spikes (the
+largest count the chip's input takes). Spikes after ``t_max_us`` are dropped (the corpus
+ends at 0.834 s; the default window is 0.85 s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
+from neuromark.data.spoken_digits import shipped_corpus
+from neuromark.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class CountSplit:
+    """One split as counts: ``x`` (N, T, G) int16 spike counts, ``y`` (N,) int64 labels."""
+
+    x: np.ndarray
+    y: np.ndarray
+
+
+def spike_counts(samples: SpikeSamples, *, dt_us: int, t_max_us: int, groups: int,
+                 clip: int) -> np.ndarray:
+    """(N, T, groups) int16 counts of ``samples`` (see the module)."""
+    if dt_us < 1 or t_max_us < dt_us:
+        raise ConfigError(f"need 1 <= dt_us <= t_max_us, got dt_us={dt_us}, t_max_us={t_max_us}")
+    if not 1 <= groups <= samples.channels:
+        raise ConfigError(f"groups must lie in 1..{samples.channels}, got {groups}")
+    steps = t_max_us // dt_us
+    n = len(samples)
+    t_us = np.floor(samples.times * 1e6).astype(np.int64)
+    keep = t_us < steps * dt_us
+    sample = np.repeat(np.arange(n), samples.counts())[keep]
+    step = t_us[keep] // dt_us
+    group = samples.units[keep].astype(np.int64) * groups // samples.channels
+    flat = (sample * steps + step) * groups + group
+    counts = np.bincount(flat, minlength=n * steps * groups).reshape(n, steps, groups)
+    return np.minimum(counts, clip).astype(np.int16)
+
+
+def spoken_digit_counts(*, dt_us: int, t_max_us: int, groups: int, clip: int,
+                        train_samples: int | None = None, test_samples: int | None = None
+                        ) -> tuple[CountSplit, CountSplit, list[str]]:
+    """(train, test, class names) of the shipped spoken-digit corpus as counts; ``*_samples``
+    keep the first samples of a split (None: all)."""
+    files = shipped_corpus()
+    out = []
+    keys: list[str] = []
+    for split, limit in (("train", train_samples), ("test", test_samples)):
+        samples = read_shd_file(files[split], channels=SHD_CHANNELS)
+        if limit is not None and limit < len(samples):
+            samples = samples.subset(np.arange(limit))
+        keys = keys or list(samples.keys)
+        out.append(CountSplit(spike_counts(samples, dt_us=dt_us, t_max_us=t_max_us, groups=groups,
+                                           clip=clip), samples.labels.astype(np.int64)))
+    return out[0], out[1], keys
