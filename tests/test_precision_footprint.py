@@ -35,7 +35,8 @@ def test_a_two_bit_weight_declared_by_the_adapter():
     assert score.raw["parameters"] == 18 + (7 + 21 + 3) * 4 == 142
     assert score.value == 142 and score.raw["buffers"] == 0
     assert score.raw["precision"] == {"0.weight": {"bits": 2, "source":
-                                                   "declared by the adapter (weight_bits)"}}
+                                                   "declared by the adapter (weight_bits)",
+                                                   "dtype_bits": 32}}
     assert operand_bits(TorchModel(net, weight_bits={"0.weight": 2})) == {
         "0.weight": 2, "0.bias": 32, "2.weight": 32, "2.bias": 32}
     net.neuromark_weight_bits = {"2.weight": 1}  # declared on the network

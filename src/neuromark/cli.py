@@ -71,7 +71,8 @@ def sigterm_as_interrupt() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 ok, 1 error, 2 usage error, 130 SIGINT,
     143 SIGTERM). A neuromark error prints one message (no traceback unless ``--traceback``);
-    any other exception is a bug and propagates with its traceback."""
+    ``sys.exit`` called by code the command ran (a user's model file) is an error (1), never
+    a silent exit; any other exception is a bug and propagates with its traceback."""
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     show = "--traceback" in argv  # accepted anywhere on the line, not only before the verb
@@ -92,6 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'terminated (SIGTERM)' if terminated else 'interrupted'}; completed entries "
               "are saved", file=sys.stderr)
         return 143 if terminated else 130
+    except SystemExit as exc:  # from user code (a model file, plugin, callback): never exit 0
+        _report(args.command, f"code this command ran (a model file, plugin or callback) called "
+                f"sys.exit({exc.code!r}) and was stopped there; an exit is an error here, and "
+                f"what it had not finished was not written", show)
+        return 1
     except MemoryError:
         _report(args.command, "out of memory (a setting larger than this machine can hold?)", show)
         return 1

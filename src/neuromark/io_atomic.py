@@ -99,3 +99,53 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
     """Write ``data`` as indented JSON to ``path`` atomically (see :func:`atomic_path`)."""
     text = json.dumps(to_jsonable(data), indent=1, allow_nan=False) + "\n"
     return write_text_atomic(path, text)
+
+
+def temp_beside(path: str | os.PathLike[str]) -> Path:
+    """A new, uniquely named empty file beside ``path`` (``.NAME.XXXX.tmp``, made by
+    ``mkstemp``) for a writer that needs a path, not a handle; the caller deletes it or
+    renames it onto ``path``. Never a name a user's file may already have."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    os.chmod(tmp, 0o666 & ~current_umask())  # the usual permissions once renamed (not 0600)
+    return Path(tmp)
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` and ``b`` name one file (same inode when both exist, else the same
+    resolved path: a link or ``..`` does not disguise it)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()
+
+
+def claim_output_file(path: str | os.PathLike[str], *, overwrite: bool = False,
+                      protected: Mapping[str, str | os.PathLike[str] | None] | None = None,
+                      flag: str = "OUT") -> Path:
+    """Check, before any work, that a command may write the file ``path`` (the rule of
+    ``neuromark run --out``); returns it. Raises :class:`~neuromark.errors.ConfigError`
+    naming ``flag`` and the reason when ``path`` is one of the ``protected`` inputs (what ->
+    path: the config, its checkpoint; never written, even with ``overwrite``), a folder,
+    an existing file without ``overwrite``, or when its folder is missing or not writable."""
+    from neuromark.errors import ConfigError
+
+    target = Path(path)
+    for what, other in (protected or {}).items():
+        if other is not None and same_file(target, other):
+            raise ConfigError(f"{flag} {target}: is {what}; neuromark never writes over its "
+                              f"own inputs (not even with --overwrite): choose another path")
+    if target.is_dir():
+        raise ConfigError(f"{flag} {target}: is a folder; give a file name")
+    if target.exists() and not overwrite:
+        raise ConfigError(f"{flag} {target}: the file exists; it is not replaced: choose "
+                          f"another path or pass --overwrite")
+    parent = target.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{flag} {target}: its folder {parent} does not exist; create it "
+                          f"first (nothing was written)")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{flag} {target}: its folder {parent} is not writable (nothing was "
+                          f"written)")
+    return target

@@ -89,7 +89,7 @@ from neuromark.provenance import (  # noqa: F401 - re-exported
     stamp_provenance,
 )
 from neuromark.results_versions import READABLE_SCHEMAS as READABLE_SCHEMAS
-from neuromark.results_versions import unsupported_schema
+from neuromark.results_versions import field_problems, unsupported_schema
 
 SCHEMA_VERSION = "1.3"
 
@@ -249,6 +249,9 @@ class Results(Mapping[str, Any]):
     flags: list[str] = field(default_factory=list)
     artefacts: list[str] = field(default_factory=list)
     requested: dict[str, Any] = field(default_factory=dict)
+    #: The results file this was read from (:meth:`load`), which relative artefact paths
+    #: are resolved against; None for results made in this process. Not written.
+    origin: Path | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for key, target in (("flags", self.flags), ("plots", self.artefacts)):
@@ -262,6 +265,13 @@ class Results(Mapping[str, Any]):
         """Add a warning (once)."""
         if text not in self.flags:
             self.flags.append(text)
+
+    def artefact_files(self) -> list[Path]:
+        """The artefacts as paths: relative ones resolved against the folder of the file
+        they were read from (:attr:`origin`; the working folder for results made here)."""
+        base = self.origin.absolute().parent if self.origin is not None else None
+        return [Path(a) if Path(a).is_absolute() or base is None else base / a
+                for a in self.artefacts]
 
     def __getitem__(self, key: str) -> Any:
         return to_jsonable(self.scores[key].value)
@@ -304,6 +314,7 @@ class Results(Mapping[str, Any]):
         sidecar: dict[str, Any] = {}
         data = self.to_json(sidecar)
         target = Path(path)
+        data["artefacts"] = [portable_artefact(a, target) for a in data["artefacts"]]
         npz = target.with_suffix(".raw.npz")
         ours = _named_sidecar(target) == npz.name
         if sidecar and npz.exists() and not (ours or replace):
@@ -335,8 +346,15 @@ class Results(Mapping[str, Any]):
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except UnicodeDecodeError as exc:
             raise DataError(f"{path}: not a UTF-8 JSON file (byte offset {exc.start})") from None
+        if not isinstance(data, dict):
+            raise DataError(f"{path}: holds a JSON {type(data).__name__}, not a results object")
         if (why := unsupported_schema(data)) is not None:
             raise DataError(f"{path}: {why}")
+        problems = field_problems(data)
+        if problems:
+            shown = "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)"
+                                               if len(problems) > 5 else "")
+            raise DataError(f"{path}: not a valid results file: {shown}")
         arrays = None
         if data.get("raw_sidecar"):
             import numpy as np
@@ -358,7 +376,7 @@ class Results(Mapping[str, Any]):
         config = data.get("config", {})
         split = data["schema_version"] not in ("1.0", "1.1", "1.2") and isinstance(config, dict) \
             and "effective" in config
-        return cls(
+        results = cls(
             scores={k: Score.from_json(v, arrays) for k, v in data["scores"].items()},
             benchmark=BenchmarkInfo(bench["id"], bench.get("version", "1.0"),
                                     bench.get("parent"), bench.get("citation", "")),
@@ -367,8 +385,49 @@ class Results(Mapping[str, Any]):
             seeds=data.get("seeds", {}),
             details=data.get("details", {}), provenance=data.get("provenance", {}),
             model=model, flags=list(data.get("flags", [])),
-            artefacts=list(data.get("artefacts", [])),
+            artefacts=[a for a in (located_artefact(a, Path(path)) for a in
+                                   data.get("artefacts", [])) if a is not None],
+            origin=Path(path),
         )
+        for given in data.get("artefacts", []):
+            if located_artefact(given, Path(path)) is None:
+                results.flag(f"artefact {given}: not in this run's folder (written by this run "
+                             f"before its folder was moved?); not shown")
+        return results
+
+
+def portable_artefact(given: str, results_file: Path) -> str:
+    """An artefact path as a results file stores it: relative to the results file's folder
+    (POSIX separators) when it lies inside it, so that the run folder can be moved; a path
+    outside it is kept as given."""
+    path = Path(given)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.resolve().relative_to(results_file.parent.resolve()).as_posix()
+    except ValueError:
+        return given
+
+
+def located_artefact(given: str, results_file: Path) -> str | None:
+    """A stored artefact path read back, relative to ``results_file``'s folder: a relative
+    one as it is; an absolute one (files before paths were stored relative) inside that
+    folder made relative, else found by its trailing components under the folder (the run
+    folder was moved: ``/old/run/entry/latency.png`` -> ``entry/latency.png``); None when no
+    such file lies in the folder (never another run's file, wherever it is)."""
+    path = Path(given)
+    if not path.is_absolute():
+        return path.as_posix()
+    base = results_file.parent
+    inside = portable_artefact(given, results_file)
+    if not Path(inside).is_absolute():
+        return inside
+    parts = path.parts[1:]
+    for start in range(len(parts)):
+        candidate = Path(*parts[start:])
+        if (base / candidate).is_file():
+            return candidate.as_posix()
+    return None
 
 
 def effective_config(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,3 +36,60 @@ def meant_as_results(path: Path) -> bool:
         return results_object(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return True
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else {"str": "text", "dict": "object", "list": "list",
+                                          "bool": "boolean"}.get(type(value).__name__,
+                                                                 type(value).__name__)
+
+
+def field_problems(data: dict[str, Any]) -> list[str]:
+    """The fields of a results object whose type or range the schema does not allow, each
+    as ``"field: why"`` ([] when all are right): ``benchmark`` an object with a text ``id``;
+    ``scores``, ``details``, ``seeds``, ``provenance``, ``config`` objects; ``model`` an
+    object or null; ``flags`` and ``artefacts`` lists of texts (a text would be read one
+    letter at a time); ``footprint``'s recorded widths (``raw.precision.NAME.bits``)
+    integers in 1..64 and at most the tensor's ``dtype_bits`` where recorded."""
+    out: list[str] = []
+    bench = data.get("benchmark")
+    if not isinstance(bench, dict):
+        out.append(f"benchmark: must be an object, got {_kind(bench)}")
+    elif not isinstance(bench.get("id"), str):
+        out.append(f"benchmark.id: must be a text, got {_kind(bench.get('id'))}")
+    for key in ("scores", "details", "seeds", "provenance", "config"):
+        if key in data and not isinstance(data[key], dict):
+            out.append(f"{key}: must be an object, got {_kind(data[key])}")
+    if "scores" not in data:
+        out.append("scores: missing")
+    if data.get("model") is not None and not isinstance(data["model"], dict):
+        out.append(f"model: must be an object or null, got {_kind(data['model'])}")
+    for key in ("flags", "artefacts"):
+        value = data.get(key, [])
+        if not isinstance(value, list):
+            out.append(f"{key}: must be a list of texts, got {_kind(value)}")
+        else:
+            out += [f"{key}[{i}]: must be a text, got {_kind(v)}"
+                    for i, v in enumerate(value) if not isinstance(v, str)]
+    scores = data.get("scores") if isinstance(data.get("scores"), dict) else {}
+    for name, score in scores.items():
+        if not isinstance(score, dict):
+            out.append(f"scores.{name}: must be an object, got {_kind(score)}")
+            continue
+        raw = score.get("raw")
+        precision = raw.get("precision") if isinstance(raw, dict) else None
+        if precision is None:
+            continue
+        if not isinstance(precision, dict):
+            out.append(f"scores.{name}.raw.precision: must be an object, got {_kind(precision)}")
+            continue
+        for tensor, entry in precision.items():
+            where = f"scores.{name}.raw.precision.{tensor}.bits"
+            bits = entry.get("bits") if isinstance(entry, dict) else None
+            stored = entry.get("dtype_bits") if isinstance(entry, dict) else None
+            if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 64:
+                out.append(f"{where}: must be an integer number of bits in 1..64, got {bits!r}")
+            elif isinstance(stored, int) and not isinstance(stored, bool) and bits > stored:
+                out.append(f"{where}: {bits} bits is wider than the tensor's dtype "
+                           f"({stored} bits) can hold")
+    return out

@@ -14,6 +14,7 @@ from typing import Any
 from neuromark.commands import add_command
 from neuromark.commands.run import add_cache_flag, context_from_args
 from neuromark.errors import ConfigError
+from neuromark.io_atomic import claim_output_file, same_file, temp_beside
 from neuromark.models.onnx_export import export_onnx
 
 DESCRIPTION = """Export the model a config evaluates to ONNX (format: onnx) and check the file
@@ -39,11 +40,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("out", type=Path, metavar="OUT")
     parser.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance (default 1e-5)")
     parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance (default 1e-4)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing OUT (never the config, its checkpoint or "
+                        "model file)")
     parser.add_argument("--session", default=None, help="primate reaching: whose decoder "
                         "(default: the config's first session)")
     add_cache_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_export)
+
+
+def config_inputs(config: Any) -> dict[str, Any]:
+    """The files a config reads that an export must never replace: the config itself, its
+    model checkpoint and a ``python`` model's source file (what -> path)."""
+    from neuromark.config import resolve_path
+
+    inputs: dict[str, Any] = {"the config": config.path}
+    model = config.data.get("model")
+    if not isinstance(model, dict):
+        return inputs
+    for what, given in (("the config's model.checkpoint", model.get("checkpoint")),
+                        ("the config's model file", str((model.get("options") or {}).get(
+                            "factory", "")).rpartition(":")[0] if isinstance(
+                            model.get("options"), dict) else None)):
+        if isinstance(given, str) and given:
+            try:
+                inputs[what] = resolve_path(given, config)
+            except ConfigError:
+                pass  # a bad path is the plan's error, named there
+    return inputs
 
 
 def first_batch(plan: Any, where: str) -> Any:
@@ -74,11 +99,19 @@ def _export(args: argparse.Namespace) -> int:
     config.cache_root = ctx.cache_dir
     task = task_of(config)
     where = str(config.path or args.config)
+    claim_output_file(args.out, overwrite=args.overwrite, protected=config_inputs(config))
+    build = getattr(task, "export_model", None)
     train = getattr(task, "train", None)
-    if not callable(train):
+    if not callable(build) and not callable(train):
         raise ConfigError(f"{where}: task {task.name!r} has no model checkpoint to export")
     plan = task.plan(config, ctx)
-    prepared = train(plan, ctx, checkpoint=None, retrain=False)
+    prepared = build(plan, ctx) if callable(build) else train(plan, ctx, checkpoint=None,
+                                                              retrain=False)
+    for one in prepared if isinstance(prepared, list) else [prepared]:
+        if one.path is not None and same_file(args.out, one.path):
+            raise ConfigError(f"OUT {args.out}: is the checkpoint the config's model reads; "
+                              f"neuromark never writes over its own inputs (not even with "
+                              f"--overwrite): choose another path")
     which: dict[str, Any] = {}
     if isinstance(prepared, list):
         prepared, batch, which = session_decoder(task.name, plan, prepared, args.session, where)
@@ -154,9 +187,12 @@ def export_nir(module: Any, batch: Any, out: Path, where: str) -> dict[str, Any]
         graph = to_nir(module, sample)
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    tmp = out.with_name(out.name + ".tmp")
-    nir.write(str(tmp), graph)
-    tmp.replace(out)
+    tmp = temp_beside(out)
+    try:
+        nir.write(str(tmp), graph)
+        tmp.replace(out)
+    finally:
+        tmp.unlink(missing_ok=True)
     original, back = SNNTorchModel(module), from_nir(out)
     with torch.no_grad():
         original.reset_state()

@@ -16,13 +16,15 @@ from neuromark.commands.run import (
     context_from_args,
 )
 from neuromark.errors import ConfigError
+from neuromark.io_atomic import claim_output_file
 
 DESCRIPTION = """Train the model a config describes (classification, detection, fscil,
 primate_reaching: a model family with a training recipe) and write the checkpoint named by its
 model.checkpoint key (or --out; primate_reaching: one decoder per session, or the shared one, in
 checkpoint_dir or the folder --out), replacing a neuromark checkpoint there (never a file neuromark
-did not write). The checkpoint loads with torch.load(weights_only=True); `neuromark run CONFIG` then
-reuses it while its recipe is unchanged."""
+did not write). A --out file that exists is refused unless --overwrite (then still only a neuromark
+checkpoint is replaced); the config itself never is. The checkpoint loads with
+torch.load(weights_only=True); `neuromark run CONFIG` then reuses it while its recipe is unchanged."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("config", type=Path, metavar="CONFIG")
     parser.add_argument("--out", type=Path, default=None, help="checkpoint path (overrides the config; "
                         "primate_reaching: the folder of its decoders)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="let --out replace an existing file (still only a neuromark "
+                        "checkpoint; never the config itself)")
     add_cache_flag(parser)
     add_device_flag(parser)
     add_allow_long_flag(parser)
@@ -45,6 +50,9 @@ def _train(args: argparse.Namespace) -> int:
     ctx = context_from_args(args)
     config = load_config(args.config)
     config.cache_root = ctx.cache_dir
+    if args.out is not None and args.out.exists() and not args.out.is_dir():  # not a decoders folder
+        claim_output_file(args.out, overwrite=args.overwrite, flag="--out",
+                          protected={"the config": config.path or args.config})
     task = task_of(config)
     train = getattr(task, "train", None)
     if not callable(train):

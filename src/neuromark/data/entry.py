@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 from neuromark.data.clips import read_utf8
 from neuromark.data.download import fetch, file_digest
 from neuromark.errors import ChecksumError, DataError
+from neuromark.io_atomic import current_umask
 from neuromark.results import write_text_atomic
 
 #: The checksum record of a data folder (``sha256sum -c`` format, ``#`` comments allowed).
@@ -169,18 +171,24 @@ def synthesize_into(root: str | os.PathLike[str], recipe: Mapping[str, Any],
                             f"synthesized {what} corpus): {shown}{', ...' if len(foreign) > 3 else ''}; "
                             "drop the synthesize option to read them as data, or choose an "
                             "empty or new folder (nothing was changed)")
-    tmp = root.with_name(f".{root.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    write(tmp)
-    files = layout_files(tmp)
-    if not (tmp / SUMS).is_file():
-        write_sums(tmp, files)
-    listed = [p.relative_to(tmp).as_posix() for p in files] + [SUMS, MARK]
-    write_text_atomic(tmp / MARK, json.dumps({"recipe": want, "files": listed}, sort_keys=True) + "\n")
-    if root.exists():
-        shutil.rmtree(root)  # only its own files and scratch folders (checked above)
-    tmp.rename(root)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    # a folder of its own, uniquely named beside root: the only one it ever deletes whole
+    tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}.", suffix=".partial", dir=root.parent))
+    try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 is not the folder's mode
+        write(tmp)
+        files = layout_files(tmp)
+        if not (tmp / SUMS).is_file():
+            write_sums(tmp, files)
+        listed = [p.relative_to(tmp).as_posix() for p in files] + [SUMS, MARK]
+        write_text_atomic(tmp / MARK, json.dumps({"recipe": want, "files": listed},
+                                                 sort_keys=True) + "\n")
+        if root.exists():
+            shutil.rmtree(root)  # only its own files and scratch folders (checked above)
+        tmp.rename(root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # the folder mkdtemp made for this call
+        raise
     return root
 
 

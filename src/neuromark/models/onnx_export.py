@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import ConfigError
+from neuromark.io_atomic import temp_beside
 from neuromark.models.onnx_stateful import _outputs, _reset, export_onnx_steps
 
 
@@ -59,7 +60,7 @@ def export_onnx(module: Any, example: Any, path: str | Path, *, atol: float = 1e
                           f"as constants; give the sample's time steps to export it one step "
                           f"at a time with its state as inputs and outputs")
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = temp_beside(path)
     names = [f"output_{i}" for i in range(len(first))]
     try:
         with warnings.catch_warnings():

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import ConfigError
+from neuromark.io_atomic import temp_beside
 
 Slot = tuple[Any, str]  # (submodule, attribute name)
 
@@ -148,7 +149,8 @@ def export_onnx_steps(module: Any, steps: list[Any], path: str | Path, *, whole:
                           "explicit ONNX input")
     want = _run_torch(module, steps, reset)
     n_out = len(want[0])
-    path, tmp = Path(path), Path(path).with_name(Path(path).name + ".tmp")
+    path = Path(path)
+    tmp = temp_beside(path)
     inputs = ["input", *[f"state_{i}" for i in range(len(slots))]]
     outputs = [*[f"output_{i}" for i in range(n_out)], *[f"state_out_{i}" for i in range(len(slots))]]
     try:

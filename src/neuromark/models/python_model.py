@@ -143,6 +143,9 @@ def _load_module(path: Path, where: str) -> types.ModuleType:
     except Exception as exc:
         del sys.modules[name]
         raise ConfigError(f"{where}: loading {path} failed: {_describe(exc, path)}") from exc
+    except (SystemExit, KeyboardInterrupt) as exc:
+        del sys.modules[name]
+        raise ConfigError(f"{where}: loading {path} {_exit_text(exc, path)}") from exc
     finally:
         sys.dont_write_bytecode = before
     return module
@@ -155,6 +158,28 @@ def _describe(exc: BaseException, path: Path) -> str:
         return text
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
     return f"{text} (at {path.name}:{lines[-1]})" if lines else text
+
+
+def _exit_text(exc: SystemExit | KeyboardInterrupt, path: Path) -> str:
+    """How a user file's ``sys.exit(code)`` or ``KeyboardInterrupt`` is reported: the call,
+    the line of ``path`` it came from, and that nothing was evaluated."""
+    what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
+            else "raised KeyboardInterrupt")
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    at = f" (at {path.name}:{lines[-1]})" if lines else ""
+    return (f"{what}{at}: a model file must return a model, not end the program; nothing was "
+            f"evaluated")
+
+
+def lazy_parameters(model: Any) -> list[str]:
+    """Names of ``model``'s parameters (or its adapter's ``module``'s) that are still lazy
+    (``nn.LazyLinear`` and kin before their first forward): their shapes are unknown."""
+    from torch.nn.parameter import is_lazy
+
+    module = model if isinstance(model, torch.nn.Module) else getattr(model, "module", None)
+    if not isinstance(module, torch.nn.Module):
+        return []
+    return [name for name, p in module.named_parameters() if is_lazy(p)]
 
 
 def check_kwargs(factory: Factory, kwargs: dict[str, Any], config: ConfigFile | None,
@@ -175,10 +200,21 @@ def call_factory(factory: Factory, kwargs: dict[str, Any], config: ConfigFile | 
         model = factory.function(**kwargs)
     except Exception as exc:
         raise ConfigError(f"{where}: {call} raised {_describe(exc, factory.path)}") from exc
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise ConfigError(f"{where}: the model factory {call} "
+                          f"{_exit_text(exc, factory.path)}") from exc
     if not isinstance(model, (torch.nn.Module, ModelAdapter)):
         raise ConfigError(f"{where}: {call} returned a {type(model).__module__}."
                           f"{type(model).__qualname__}; expected a torch.nn.Module or a "
                           "neuromark ModelAdapter")
+    lazy = lazy_parameters(model)
+    if lazy:
+        shown = ", ".join(lazy[:4]) + (f" (+{len(lazy) - 4} more)" if len(lazy) > 4 else "")
+        raise ConfigError(f"{where}: {call} returned a model with uninitialised lazy parameters "
+                          f"({shown}: nn.LazyLinear or kin before its first forward), whose "
+                          f"shapes, footprint and operations are unknown; give the layer its "
+                          f"input size (nn.Linear(in, out)) or run one forward pass on an "
+                          f"example input inside the factory")
     return model
 
 

@@ -94,10 +94,12 @@ def _section(out_dir: Path, path: Path, res: Results) -> list[str]:
              f"Results file: `{path.name}`", "", "| metric | value |", "|---|---|"]
     lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
     lines.append("")
-    for plot in res.artefacts:
-        plot_path = Path(plot)
-        rel = (plot_path.resolve().relative_to(out_dir.resolve())
-               if plot_path.is_absolute() else plot_path)
+    for rel in res.artefact_files():  # relative: made in this run, under out_dir
+        if rel.is_absolute():
+            try:
+                rel = rel.resolve().relative_to(out_dir.resolve())
+            except ValueError:  # outside the report's folder: linked where it is
+                pass
         lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
     for flag in res.flags:
         lines += [f"- **flag:** {flag}"]

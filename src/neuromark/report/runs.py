@@ -68,6 +68,11 @@ class Cell:
     problem: str | None = None
 
 
+#: How the results writer stores non-finite floats (:func:`neuromark.io_atomic.to_jsonable`):
+#: read back as the numbers they stand for (then flagged by :func:`impossible`), not as text.
+NON_FINITE_TEXTS = ("NaN", "Infinity", "-Infinity")
+
+
 def _number(value: Any) -> float | None:
     """``value`` as a float (NaN and inf kept: :func:`impossible` flags them), or None."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -100,7 +105,8 @@ def impossible(name: str, value: float, error: float | None, unit: str) -> str |
 def flatten_scores(results: Results) -> dict[str, Cell]:
     """Every score as ``name`` or ``name.key`` (one level of dict values, e.g.
     ``synaptic_operations.Effective_MACs``); per-layer breakdowns (``*_by_layer``) are left
-    out. Text values (e.g. "not measured") are kept as text."""
+    out. Text values (e.g. "not measured") are kept as text; the writer's own "NaN",
+    "Infinity" and "-Infinity" are numbers (flagged impossible)."""
     out: dict[str, Cell] = {}
     for name, score in results.scores.items():
         if name.endswith("_by_layer"):
@@ -115,7 +121,8 @@ def flatten_scores(results: Results) -> dict[str, Cell]:
                 continue
             full = name if key is None else f"{name}.{key}"
             se = _number(err) if err is not None else None
-            if number is None or isinstance(item, str) and not math.isfinite(number):  # a text
+            if number is None or isinstance(item, str) and not math.isfinite(number) \
+                    and item not in NON_FINITE_TEXTS:  # a text ("inf" written by hand stays one)
                 out[full] = Cell(str(item), se, score.unit, score.higher_is_better)
                 continue
             out[full] = Cell(number, se, str(score.unit), score.higher_is_better,

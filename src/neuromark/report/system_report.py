@@ -151,8 +151,7 @@ def _reuse(res: Results, name: str, target: Path) -> Path | None:
     to ``target`` instead of drawing it again; None when the run's file is gone."""
     import shutil
 
-    for plot in res.artefacts:
-        source = Path(plot)
+    for source in res.artefact_files():  # the run's own folder, wherever it was moved
         if source.name == name and source.is_file():
             return Path(shutil.copyfile(source, target))
     return None

@@ -332,6 +332,19 @@ class ClassificationTask(BenchmarkTask):
                               "of classification")
         return self.prepare(plan, ctx, checkpoint=checkpoint, retrain=retrain)
 
+    def export_model(self, plan: Plan, ctx: RunContext) -> Any:
+        """The model ``neuromark run`` evaluates, for ``neuromark export``: a model family's
+        checkpoint (trained first when missing, as a run would), else the model the config
+        builds (a registered or ``python`` model, its checkpoint loaded); a
+        :class:`~neuromark.training.Prepared` (``path`` None without a checkpoint)."""
+        from neuromark.training.checkpoints import Prepared
+
+        if plan.family is not None:
+            return self.prepare(plan, ctx)
+        model, details = self._model(plan, ctx, plan.test)
+        path = details.get("checkpoint")
+        return Prepared(Path(path) if path else None, False, model, details.get("_meta") or {})
+
     def prepare(self, plan: Plan, ctx: RunContext, *, test: Any = None,
                 checkpoint: Path | None = None, retrain: bool = False) -> Any:
         """Train a model family's checkpoint unless one of the same recipe is cached

@@ -11,7 +11,8 @@ A tensor's bit width comes, last one winning:
    + 1))`` bits for that module's ``weight``;
 3. a declaration by the adapter, ``weight_bits={"fc1.weight": 2}`` (the adapter's
    attribute ``weight_bits``, or the network's ``neuromark_weight_bits``): dotted names
-   of parameters or buffers, integer bits 1..64 (a ternary weight declared as 2 bits).
+   of parameters or buffers, integer bits 1..64 and at most the tensor's dtype width (a
+   ternary weight declared as 2 bits; 33 bits for a float32 tensor is refused).
 
 A tensor of ``n`` values at ``b`` bits is stored in ``ceil(n b / 8)`` bytes (packed,
 rounded up per tensor). The weights of torch's quantised modules
@@ -69,7 +70,8 @@ def declared_bits(adapter: Any) -> dict[str, tuple[int, str]]:
         return {}
     if not isinstance(given, Mapping):
         raise TypeError(f"weight_bits must map tensor names to bits, got {type(given).__name__}")
-    known = {n for n, _ in module.named_parameters()} | {n for n, _ in module.named_buffers()}
+    tensors = {**dict(module.named_parameters()), **dict(module.named_buffers())}
+    known = set(tensors)
     out = {}
     for name, bits in given.items():
         if name not in known:
@@ -79,6 +81,11 @@ def declared_bits(adapter: Any) -> dict[str, tuple[int, str]]:
                                                            if close else ""))
         if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 64:
             raise ValueError(f"weight_bits[{name!r}] = {bits!r}: an integer number of bits in 1..64")
+        stored = dtype_bits(tensors[name])
+        if bits > stored:
+            raise ValueError(f"weight_bits[{name!r}] = {bits}: wider than its dtype "
+                             f"{tensors[name].dtype} ({stored} bits) can hold; declare at most "
+                             f"{stored}")
         out[name] = (bits, "declared by the adapter (weight_bits)")
     return out
 
@@ -121,6 +128,7 @@ def tensor_precision(adapter: Any, skip: set[int] = frozenset()) -> dict[str, di
             seen.add(id(tensor))
             bits, source = override.get(name, (dtype_bits(tensor), f"dtype {tensor.dtype}"))
             out[name] = {"kind": kind, "numel": int(tensor.numel()), "bits": bits,
+                         "dtype_bits": dtype_bits(tensor),
                          "bytes": packed_bytes(tensor.numel(), bits)
                          + quantisation_parameter_bytes(tensor), "source": source}
     return out
@@ -129,7 +137,8 @@ def tensor_precision(adapter: Any, skip: set[int] = frozenset()) -> dict[str, di
 def reduced(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """``{name: {"bits", "source"}}`` of the entries of :func:`tensor_precision` below
     float precision by declaration or quantised dtype (what a results file records)."""
-    return {name: {"bits": e["bits"], "source": e["source"]} for name, e in entries.items()
+    return {name: {"bits": e["bits"], "source": e["source"], "dtype_bits": e["dtype_bits"]}
+            for name, e in entries.items()
             if not e["source"].startswith("dtype torch.float")}
 
 
