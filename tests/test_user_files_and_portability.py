@@ -353,3 +353,60 @@ def test_declared_width_above_the_dtype_refused(tmp_path):
         with pytest.raises(DataError, match=rf"scores\.footprint\.raw\.precision\.0\.weight\.bits: "
                                             rf".*{said}"):
             Results.load(path)
+
+
+# --- errors name the right file and entry ------------------------------------------------
+
+def test_seed_key_error_names_the_suite_entry_that_set_it(rows, tmp_path, capsys):
+    config = _config(tmp_path / "p")
+    suite = tmp_path / "p" / "suite.yaml"
+    suite.write_text("suite: seeds\nentries:\n  - {config: run.yaml, seeds: [0, 1], "
+                     "key: eval.seed}\n")
+    assert main(["run", str(suite), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{suite}:3 (this suite entry's seeds set eval.seed in {config}): eval.seed: " \
+           "unknown key" in err
+
+
+DOUBLES = '''\
+import torch
+from torch import nn
+
+
+def build():
+    torch.set_default_dtype(torch.float64)
+    return nn.Linear(3, 2)
+'''
+
+
+def test_one_entrys_default_dtype_change_is_blamed_on_that_entry(rows, tmp_path, capsys):
+    first = _config(tmp_path / "a", factory="doubles.py:build", checkpoint=False)
+    (tmp_path / "a" / "doubles.py").write_text(DOUBLES)
+    second = _config(tmp_path / "b", checkpoint=False)
+    assert main(["run", str(first), str(second), "--out", str(tmp_path / "out"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{first}:7: model.options.factory: the model factory doubles.py:build(**kwargs) " \
+           "changed torch's default dtype from torch.float32 to torch.float64" in err
+    assert str(second) not in err and torch.get_default_dtype() == torch.float32
+
+
+@pytest.mark.parametrize("argv, name, said", [
+    (["data", "spoken-digits", "{out}", "--force"], "train.h5",
+     "holds train.h5, not written by this generator"),
+    (["data", "primate-surrogate", "{out}", "--duration", "1", "--force"],
+     "loco_20170210_03.mat", "holds loco_20170210_03.mat, not written by this generator"),
+    (["data", "primate-surrogate", "{out}", "--duration", "1"], "surrogate.json",
+     "surrogate.json: not a surrogate manifest written by neuromark"),
+    (["data", "cochlea", "{in}", "{out}/mine.h5"], "mine.h5",
+     "mine.h5: the file exists; it is not replaced"),
+])
+def test_data_writers_never_replace_a_users_file(tmp_path, capsys, argv, name, said):
+    out, given = tmp_path / "out", tmp_path / "in"
+    out.mkdir()
+    given.mkdir()
+    (out / name).write_bytes(b"the user's own file")
+    args = [a.replace("{out}", str(out)).replace("{in}", str(given)) for a in argv]
+    assert main(args) == 1
+    assert said in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == [name]
+    assert (out / name).read_bytes() == b"the user's own file"

@@ -129,10 +129,17 @@ class ConfigFile:
     #: the run's cache folder (``cache:`` paths resolve in it), from the run context;
     #: None: :func:`cache_dir` (the environment's default)
     cache_root: Path | None = None
+    #: key paths this copy's data got from elsewhere than its file (a suite entry's seed
+    #: key), each with the ``file:line`` that set it: errors there name that place
+    set_by: dict[Loc, str] = field(default_factory=dict)
 
     def where(self, loc: Sequence[str | int]) -> str:
-        """``file:line`` of the deepest known prefix of ``loc``."""
+        """``file:line`` of the deepest known prefix of ``loc`` (for a key set elsewhere,
+        :attr:`set_by`, that place and this file)."""
         name = str(self.path) if self.path else "<config>"
+        for key, origin in self.set_by.items():
+            if tuple(loc[:len(key)]) == key:
+                return f"{origin} (this suite entry's seeds set {'.'.join(map(str, key))} in {name})"
         for end in range(len(loc), 0, -1):
             line = self.lines.get(tuple(loc[:end]))
             if line is not None:

@@ -20,7 +20,8 @@ label (never a path).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -136,9 +137,12 @@ def task_of(config: ConfigFile) -> Task:
 def plan_configs(paths: Sequence[str | Path], ctx: RunContext
                  ) -> list[tuple[ConfigFile, Task, Any]]:
     """Expand and plan every config (and suite entry) once: ``[(config, task, plan)]``."""
-    return [(config, task, task.plan(config, ctx))
-            for config in expand(paths, cache_root=ctx.cache_dir)
-            for task in (task_of(config),)]
+    planned = []
+    for config in expand(paths, cache_root=ctx.cache_dir):
+        task = task_of(config)
+        with entry_keeps_default_dtype(config, task):
+            planned.append((config, task, task.plan(config, ctx)))
+    return planned
 
 
 def validate_configs(paths: Sequence[str | Path], ctx: RunContext | None = None) -> list[ConfigFile]:
@@ -218,8 +222,9 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
                     if index in remote:
                         continue
                     entry_ctx = ctx.replace(out_dir=out_dir / entry_stem(config))
-                    for results in task.run(plan, entry_ctx):
-                        save(index, config, task, results)
+                    with entry_keeps_default_dtype(config, task):
+                        for results in task.run(plan, entry_ctx):
+                            save(index, config, task, results)
                 for outcome in outcomes:
                     index = remote[units.index(outcome.unit)]
                     results_list, files = outcome.value
@@ -235,6 +240,28 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
         if finish is not None:
             finish(sorted(written, key=lambda w: order[w[0]]))
     return written
+
+
+@contextlib.contextmanager
+def entry_keeps_default_dtype(config: ConfigFile, task: Task) -> Iterator[None]:
+    """Run one suite entry; when it changed torch's default dtype (process-wide: the next
+    entries would inherit it and fail, or count bytes, as if it were theirs), restore it
+    and raise :class:`ConfigError` naming this entry. Without torch loaded, nothing to do."""
+    torch = sys.modules.get("torch")
+    before = torch.get_default_dtype() if torch is not None else None
+    yield
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    after = torch.get_default_dtype()
+    if before is None:
+        before = torch.float32  # torch's own default, as loaded by this entry
+    if after != before:
+        torch.set_default_dtype(before)
+        raise ConfigError(f"{config.path or task.name}: this suite entry changed torch's "
+                          f"default dtype from {before} to {after} (torch.set_default_dtype in "
+                          f"its model or plugin code); it was restored so that later entries "
+                          f"are not changed by it. Give the model its own dtype instead")
 
 
 def placement(task: Task) -> str:

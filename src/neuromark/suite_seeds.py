@@ -64,8 +64,10 @@ def seeded_copies(config: ConfigFile, entry: SeededEntry, where: str) -> list[Co
         model = data.get("model")
         if isinstance(model, dict) and isinstance(model.get("checkpoint"), str):
             model["checkpoint"] = suffixed(model["checkpoint"], f"-seed{seed}")
+        key = tuple(int(k) if k.isdigit() else k for k in (*parents, leaf))
         out.append(ConfigFile(data, config.path, dict(config.lines), label=f"{stem}-seed{seed}",
-                              cache_root=config.cache_root))
+                              cache_root=config.cache_root,
+                              set_by={**config.set_by, key: where}))
     return out
 
 

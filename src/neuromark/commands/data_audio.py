@@ -12,11 +12,12 @@ from pathlib import Path
 
 from neuromark.commands import add_command
 from neuromark.config import jobs_within
+from neuromark.io_atomic import claim_output_file
 
 COCHLEA_DESCRIPTION = """Run every WAV/FLAC/OGG file of IN_DIR through the cochlea model of the
 Heidelberg spiking data sets (700 channels) and write OUT.h5 in the SHD layout. Labels come from
 --labels CSV (columns file,label[,speaker]) or, without it, from the sub-folder names of IN_DIR (one
-class per folder)."""
+class per folder). An existing OUT.h5 is refused unless --overwrite (never the --labels file)."""
 
 SPOKEN_DIGITS_DESCRIPTION = """Synthesise digits 0-9 in English and German with espeak-ng for 24
 synthetic speakers, convert them with the cochlea and write train.h5 and test.h5 (held-out speakers)
@@ -37,6 +38,8 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
                          help="resample the audio to this rate first (default: SHD's 48000 Hz; 0 keeps it)")
     cochlea.add_argument("--seed", type=int, default=0, help="seed of file 0; file i uses seed+i")
     cochlea.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
+    cochlea.add_argument("--overwrite", action="store_true",
+                         help="replace an existing OUT.h5 (never the --labels file)")
     _constants_option(cochlea)
     cochlea.set_defaults(func=_cochlea)
 
@@ -77,6 +80,10 @@ def _cochlea(args: argparse.Namespace) -> int:
 
     rate = SHD_SAMPLE_RATE if args.sample_rate is None else args.sample_rate or None  # 0: keep
     jobs_within(args.jobs, "--jobs")  # before any file is read
+    inside = args.out.exists() and args.out.resolve().is_relative_to(args.in_dir.resolve())
+    claim_output_file(args.out, overwrite=args.overwrite, flag="OUT.h5",
+                      protected={"the --labels file": args.labels,
+                                 "a file of IN_DIR (an input)": args.out if inside else None})
     start = time.perf_counter()
     out = convert_directory(args.in_dir, args.out, labels_csv=args.labels,
                             sample_rate=rate, seed=args.seed, jobs=args.jobs,

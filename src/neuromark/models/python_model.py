@@ -32,13 +32,14 @@ function (:meth:`PythonModelEntry.source`).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import re
 import sys
 import traceback
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,11 @@ def _load_module(path: Path, where: str) -> types.ModuleType:
     before = sys.dont_write_bytecode
     sys.dont_write_bytecode = True  # nor for what the file imports
     try:
-        exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
+        with keeps_default_dtype(f"loading {path}", where):
+            exec(compile(path.read_bytes(), str(path), "exec"), module.__dict__)
+    except ConfigError:
+        del sys.modules[name]
+        raise
     except Exception as exc:
         del sys.modules[name]
         raise ConfigError(f"{where}: loading {path} failed: {_describe(exc, path)}") from exc
@@ -158,6 +163,22 @@ def _describe(exc: BaseException, path: Path) -> str:
         return text
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
     return f"{text} (at {path.name}:{lines[-1]})" if lines else text
+
+
+@contextlib.contextmanager
+def keeps_default_dtype(what: str, where: str) -> Iterator[None]:
+    """Run the block; when it changed torch's default dtype (``torch.set_default_dtype``, a
+    process-wide setting every later suite entry would inherit), restore it and raise
+    :class:`ConfigError` naming ``what`` at ``where``."""
+    before = torch.get_default_dtype()
+    yield
+    after = torch.get_default_dtype()
+    if after != before:
+        torch.set_default_dtype(before)
+        raise ConfigError(f"{where}: {what} changed torch's default dtype from {before} to "
+                          f"{after} (torch.set_default_dtype), a setting of the whole process "
+                          f"that every later suite entry would inherit; it was restored. Give "
+                          f"the model its own dtype instead (e.g. return net.double())")
 
 
 def _exit_text(exc: SystemExit | KeyboardInterrupt, path: Path) -> str:
@@ -197,7 +218,10 @@ def call_factory(factory: Factory, kwargs: dict[str, Any], config: ConfigFile | 
     where = _where(config, loc, "options", "factory")
     call = f"{factory.path.name}:{factory.attr}(**kwargs)"
     try:
-        model = factory.function(**kwargs)
+        with keeps_default_dtype(f"the model factory {call}", where):
+            model = factory.function(**kwargs)
+    except ConfigError:
+        raise
     except Exception as exc:
         raise ConfigError(f"{where}: {call} raised {_describe(exc, factory.path)}") from exc
     except (SystemExit, KeyboardInterrupt) as exc:

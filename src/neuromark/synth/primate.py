@@ -231,17 +231,31 @@ def write_surrogate(out_dir: str | os.PathLike[str], settings: SurrogateSettings
     manifest = out / "surrogate.json"
     recipe = {"version": SURROGATE_VERSION, "duration_s": settings.duration_s, "seed": settings.seed}
     records: dict[str, Any] = {}
-    if not force and manifest.is_file():
+    saved: Any = None
+    if manifest.exists():
         try:
             saved = json.loads(manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            saved = {}
-        if {k: saved.get("recipe", {}).get(k) for k in recipe} == recipe:
-            records = {r["name"]: r for r in saved.get("sessions", [])
-                       if (out / f"{r['name']}.mat").is_file()}
+            saved = None
+        if not (isinstance(saved, dict) and isinstance(saved.get("recipe"), dict)
+                and isinstance(saved.get("sessions"), list)):
+            raise DataError(f"{manifest}: not a surrogate manifest written by neuromark; it is "
+                            f"not replaced (not even with --force): choose an empty or new "
+                            f"folder (nothing was changed)")
+    if not force and saved is not None \
+            and {k: saved["recipe"].get(k) for k in recipe} == recipe:
+        records = {r["name"]: r for r in saved["sessions"]
+                   if isinstance(r, dict) and (out / f"{r.get('name')}.mat").is_file()}
     missing = [name for name in settings.sessions if name not in records]
     if not missing:
         return out
+    ours = {r.get("name") for r in (saved or {}).get("sessions", []) if isinstance(r, dict)}
+    foreign = [f"{name}.mat" for name in missing
+               if (out / f"{name}.mat").exists() and name not in ours]
+    if foreign:
+        raise DataError(f"{out}: holds {', '.join(foreign)}, not written by this generator (its "
+                        f"surrogate.json does not list them); they are not replaced (not even "
+                        f"with --force): choose an empty or new folder (nothing was changed)")
     out.mkdir(parents=True, exist_ok=True)
     for name in missing:
         index = SESSIONS.index(name) if name in SESSIONS else 100 + zlib.crc32(name.encode()) % 10_000

@@ -184,6 +184,11 @@ def build_corpus(
     paths = {split: out / f"{split}.h5" for split in SPLITS}
     if not force and _cached(out, recipe_hash):
         return paths
+    foreign = _foreign_files(out)
+    if foreign:
+        raise DataError(f"{out}: holds {', '.join(foreign)}, not written by this generator; "
+                        f"they are not replaced (not even with --force): choose an empty or new "
+                        f"folder, or move them away (nothing was changed)")
 
     items = utterances(speakers, digits)
     workers = jobs or os.cpu_count() or 1
@@ -216,6 +221,31 @@ def build_corpus(
     sums = "".join(f"{file_digest(p)}  {p.name}\n" for p in paths.values())
     write_text_atomic(out / "SHA256SUMS", sums + f"# recipe {recipe_hash}\n")
     return paths
+
+
+def _foreign_files(out: Path) -> list[str]:
+    """The files :func:`build_corpus` writes (``train.h5``, ``test.h5``, ``SHA256SUMS``)
+    that exist in ``out`` but are not its own (an HDF5 file without its
+    ``neuromark_corpus`` mark, a checksum list without its recipe line)."""
+    import h5py
+
+    found = []
+    for split in SPLITS:
+        path = out / f"{split}.h5"
+        if not path.exists():
+            continue
+        try:
+            with h5py.File(path, "r") as handle:
+                mark = handle.attrs.get("neuromark_corpus")
+        except OSError:
+            mark = None
+        if (mark.decode() if isinstance(mark, bytes) else mark) != "spoken_digits":
+            found.append(path.name)
+    sums = out / "SHA256SUMS"
+    if sums.exists() and (not sums.is_file() or not any(
+            line.startswith("# recipe ") for line in sums.read_text(errors="replace").splitlines())):
+        found.append(sums.name)
+    return found
 
 
 def _cached(out: Path, recipe_hash: str) -> bool:
