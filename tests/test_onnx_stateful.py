@@ -119,7 +119,7 @@ def test_cli_exports_a_primate_session_decoder(tmp_path, capsys):
     assert report["steps_checked"] == 100 and report["state"] == {"state.history": [1, 39, 192]}
     assert report["max_abs_diff_whole_call"] <= 1e-5
     assert main(["export", "onnx", str(cfg.path), str(out), "--session", "nope", "--quiet",
-                 "--cache-dir", str(tmp_path / "cache")]) == 1
+                 "--overwrite", "--cache-dir", str(tmp_path / "cache")]) == 1
     assert "--session 'nope' is not one of the config's sessions" in capsys.readouterr().err
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from neuromark.errors import ConfigError
+
 
 def to_jsonable(obj: Any) -> Any:
     """Convert numpy/torch scalars and arrays, tuples, paths to plain JSON values.
@@ -129,8 +131,6 @@ def claim_output_file(path: str | os.PathLike[str], *, overwrite: bool = False,
     naming ``flag`` and the reason when ``path`` is one of the ``protected`` inputs (what ->
     path: the config, its checkpoint; never written, even with ``overwrite``), a folder,
     an existing file without ``overwrite``, or when its folder is missing or not writable."""
-    from neuromark.errors import ConfigError
-
     target = Path(path)
     for what, other in (protected or {}).items():
         if other is not None and same_file(target, other):

@@ -67,6 +67,7 @@ from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, out_dir_of
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training import family_for, training_device
+from neuromark.training.checkpoints import Prepared
 
 #: Options of data set entries that hold paths, resolved from the config's folder.
 PATH_OPTIONS = ("path", "root", "train", "test", "valid")
@@ -337,8 +338,6 @@ class ClassificationTask(BenchmarkTask):
         checkpoint (trained first when missing, as a run would), else the model the config
         builds (a registered or ``python`` model, its checkpoint loaded); a
         :class:`~neuromark.training.Prepared` (``path`` None without a checkpoint)."""
-        from neuromark.training.checkpoints import Prepared
-
         if plan.family is not None:
             return self.prepare(plan, ctx)
         model, details = self._model(plan, ctx, plan.test)
