@@ -410,3 +410,19 @@ def test_data_writers_never_replace_a_users_file(tmp_path, capsys, argv, name, s
     assert said in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == [name]
     assert (out / name).read_bytes() == b"the user's own file"
+
+
+def test_report_out_never_replaces_a_users_submission_or_plots(tmp_path, capsys):
+    results = _run(tmp_path, "r", 0.8)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "submission.md").write_text("# my own notes\n")
+    assert main(["report", str(results), "--out", str(mine)]) == 1
+    assert "its submission.md was not written by neuromark report" in capsys.readouterr().err
+    plots = tmp_path / "plots"
+    plots.mkdir()
+    (plots / "workflow.png").write_bytes(b"my diagram")
+    assert main(["report", str(results), "--out", str(plots)]) == 1
+    assert "holds workflow.png and no report of neuromark report" in capsys.readouterr().err
+    assert (mine / "submission.md").read_text() == "# my own notes\n"
+    assert [p.name for p in plots.iterdir()] == ["workflow.png"]

@@ -32,6 +32,7 @@ from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError
 from neuromark.executors import Unit, is_local
+from neuromark.io_atomic import same_file
 from neuromark.registry import tasks
 from neuromark.results import (
     Results,
@@ -192,6 +193,10 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
                 target = path_in(out_dir, results_name(results.benchmark.id, results.model))
             except DataError as exc:
                 raise ConfigError(f"{config.path or task.name}: {exc}") from None
+            if config.path is not None and same_file(target, config.path):
+                raise ConfigError(f"{config.path}: its results file {target} would be the config "
+                                  f"itself; neuromark never writes over its own inputs (not even "
+                                  f"with --overwrite): choose another --out")
             if target in order:
                 label = results.model.label if results.model is not None else None
                 raise ConfigError(f"{config.path or task.name}: benchmark id "
