@@ -99,16 +99,23 @@ class ModelIdentity:
             an old results file).
         label: the user's name for this model on leaderboards and in file names
             (default: ``name``).
+        notes: how the model was read where that departs from the plain path (e.g. a NIR
+            file of an older NIR version read without nir's type check); written as
+            ``notes`` only when there are any.
     """
 
     name: str
     options_digest: str | None
     checkpoint_sha256: str | None
     label: str
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "options_digest": self.options_digest,
-                "checkpoint_sha256": self.checkpoint_sha256, "label": self.label}
+        out: dict[str, Any] = {"name": self.name, "options_digest": self.options_digest,
+                               "checkpoint_sha256": self.checkpoint_sha256, "label": self.label}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "results") -> ModelIdentity:
@@ -124,7 +131,10 @@ class ModelIdentity:
                 raise DataError(f"{where}: model.{key} must be a string"
                                 f"{' or null' if optional else ''}, got {value!r}")
             values[key] = value
-        return cls(**values)
+        notes = data.get("notes", [])
+        if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+            raise DataError(f"{where}: model.notes must be a list of strings, got {notes!r}")
+        return cls(**values, notes=tuple(notes))
 
     @property
     def checkpoint_short(self) -> str:
@@ -192,13 +202,16 @@ def identity_for(model: Any, identity: ModelIdentity | None = None,
                  label: str | None = None) -> ModelIdentity:
     """The model block of a Python-API run: ``identity`` (relabelled ``label`` when given),
     else named by the class of ``model`` (the ``module`` an adapter wraps, else the adapter
-    itself), its options and checkpoint unknown (None), labelled ``label`` or that name."""
+    itself), its options and checkpoint unknown (None), labelled ``label`` or that name.
+    The notes an adapter carries on how it was read (``model.notes``) join the block's."""
+    notes = tuple(n for n in getattr(model, "notes", ()) if isinstance(n, str))
     if identity is None:
         inner = getattr(model, "module", None)
         name = type(inner if inner is not None else model).__name__
         return ModelIdentity(name, None, None, check_label(label if label is not None
-                                                           else as_label(name)))
-    if label is None:
+                                                           else as_label(name)), notes)
+    if label is None and not notes:
         return identity
     return ModelIdentity(identity.name, identity.options_digest, identity.checkpoint_sha256,
-                         check_label(label))
+                         check_label(label) if label is not None else identity.label,
+                         identity.notes + tuple(n for n in notes if n not in identity.notes))

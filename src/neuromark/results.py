@@ -7,6 +7,7 @@ JSON object:
 - ``benchmark``: ``{"id": "<task/data/metric set>", "version", "parent", "citation"}``: the
   same for every model run on it (:class:`~neuromark.identity.BenchmarkInfo`).
 - ``model`` (new in 1.2): ``{"name", "options_digest", "checkpoint_sha256", "label"}``
+  and, where the model was read in a way that departs from the plain path, ``notes``
   (:class:`~neuromark.identity.ModelIdentity`), or null where a run names no model. Files
   of 1.0/1.1 have none: :meth:`Results.load` derives it from ``details.model`` or
   ``config.model`` (name and label; options digest where options were recorded; never a

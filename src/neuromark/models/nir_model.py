@@ -23,6 +23,7 @@ docs/frameworks.md gives the measured difference). Zero-reset nets round-trip ex
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from torch import Tensor, nn
 from neuromark.errors import DataError, UnsupportedLayerError, require
 from neuromark.models import nir_neurons as nn_nir
 from neuromark.models.nir_check import check_graph
+from neuromark.models.nir_legacy import TYPE_ERROR, read_untyped
 from neuromark.models.snntorch_model import SNNTorchModel
 
 
@@ -251,22 +253,45 @@ def _shape(node: Any) -> tuple[int, ...] | None:
 
 
 def read_graph(graph_or_path: Any) -> Any:
-    """A ``nir.NIRGraph`` as given, or read from a ``.nir`` file."""
+    """A ``nir.NIRGraph`` as given, or read from a ``.nir`` file (see :func:`read_graph_noted`)."""
+    return read_graph_noted(graph_or_path)[0]
+
+
+def read_graph_noted(graph_or_path: Any) -> tuple[Any, tuple[str, ...]]:
+    """(graph, notes): a ``nir.NIRGraph`` as given, or read from a ``.nir`` file. A file of
+    an older NIR version whose stored types nir's type check refuses is read without the
+    check and its types re-derived from the parameters
+    (:func:`~neuromark.models.nir_legacy.read_untyped`), with a :class:`UserWarning` and a
+    note saying so."""
     nir = _nir()
     if isinstance(graph_or_path, nir.NIRGraph):
-        return graph_or_path
+        return graph_or_path, ()
     path = Path(graph_or_path)
     if not path.is_file():
         raise DataError(f"NIR file not found: {path}")
     try:
-        return nir.read(str(path))
+        return nir.read(str(path)), ()
+    except ValueError as exc:
+        if not str(exc).startswith(TYPE_ERROR):
+            raise DataError(f"{path}: not a readable NIR file: ValueError: {exc}") from exc
+        first = exc
     except Exception as exc:
         raise DataError(f"{path}: not a readable NIR file: {type(exc).__name__}: {exc}") from exc
+    try:
+        graph, note = read_untyped(nir, path)
+    except Exception as exc:
+        raise DataError(f"{path}: not a readable NIR file: {first}; read without the type "
+                        f"check: {type(exc).__name__}: {exc}") from exc
+    warnings.warn(f"{note} (nir said: {first})", UserWarning, stacklevel=3)
+    return graph, (note,)
 
 
 class NIRModel(SNNTorchModel):
     """The adapter of a :class:`NIRNetwork`: its state also holds the outputs its
-    recurrent edges carry to the next step."""
+    recurrent edges carry to the next step. ``notes`` say how the file was read where
+    that departs from the plain path; they go into the results' model block."""
+
+    notes: tuple[str, ...] = ()
 
     def state(self) -> dict[str, Tensor]:
         return {**super().state(), **self.module.recurrent_state()}
@@ -275,7 +300,10 @@ class NIRModel(SNNTorchModel):
 def from_nir(graph_or_path: Any, dt: float = 1e-4) -> SNNTorchModel:
     """A model adapter for a NIR graph (or ``.nir`` file): the network steps over the time
     dimension of (B, T, *features) batches and returns (B, T, *out)."""
-    return NIRModel(NIRNetwork(read_graph(graph_or_path), dt))
+    graph, notes = read_graph_noted(graph_or_path)
+    model = NIRModel(NIRNetwork(graph, dt))
+    model.notes = notes
+    return model
 
 
 def nir_model(path: Path, dt: float = 1e-4) -> SNNTorchModel:

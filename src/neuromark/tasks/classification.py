@@ -56,6 +56,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
+from neuromark.identity import identity_for
 from neuromark.metrics.execution_rate import per_step_rate
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
@@ -271,8 +272,9 @@ class ClassificationTask(BenchmarkTask):
         results.details.update(details)
         spec = settings.model
         options = spec.options if plan.model_options is None else plan.model_options.model_dump()
-        results.model = model_identity(spec.name or details.get("model") or "checkpoint", options,
-                                       details.get("checkpoint"), spec.label)
+        results.model = identity_for(model, model_identity(  # with the notes of how it was read
+            spec.name or details.get("model") or "checkpoint", options, details.get("checkpoint"),
+            spec.label))
         results.details["decoding"] = decoder.details()  # and the rate: one step per bin if over time
         results.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
         if decoder.flag():
