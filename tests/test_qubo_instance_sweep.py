@@ -108,3 +108,24 @@ def test_default_config_scores_zero_over_deadline_for_an_on_time_solver(tmp_path
     assert res["over_deadline_fraction@time_to_solution"] == 0.0
     fixed = res.details["over_deadline"]["fixed_timeout"]
     assert fixed["solves"] == 8 and fixed["overrun_s"]["max"] < 0  # returned early every time
+
+
+def test_an_instance_sweep_passes_neuromark_check(tmp_path, capsys):
+    from neuromark.cli import main
+
+    cfg = tmp_path / "k.yaml"
+    cfg.write_text(f"task: qubo\nbenchmark: {{id: k, version: '1'}}\n"
+                   f"instances: {{files: [{REAL / 'karate.gph'}]}}\nsolvers:\n"
+                   f"  - name: neuromark-sa\nfixed_timeout: {{timeouts: [0.01]}}\n")
+    assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "out")]) == 0, capsys.readouterr()
+    results = next((tmp_path / "out").glob("k--*.json"))
+    data = json.loads(results.read_text())
+    entry = data["details"]["entries"][0]
+    assert entry["instance"] == "karate.gph"
+    entry["timeout_s"] = 0.02  # the 0.01-s run of karate is now missing
+    results.write_text(json.dumps(data))
+    assert main(["check", str(tmp_path / "out")]) != 0
+    assert "timeout 0.01 s of the sweep is missing for 1 instance run(s), e.g. instance " \
+           "karate.gph" in capsys.readouterr().out

@@ -367,19 +367,31 @@ def _check_report(audit: _Audit, report: Path, results: list[dict]) -> None:
 def _check_qubo(audit: _Audit, file: Path, data: dict, official_seeds: bool = True) -> None:
     """QUBO sweep rules; ``official_seeds`` (the profile's): the announced graph seeds."""
     config = effective_config(data)
-    seeds = config.get("workloads", {}).get("seeds", [])
-    if official_seeds and len(set(seeds)) != QUBO_SEEDS:
+    # A sweep over library instances (``instances:``) has no generated graphs: no graph
+    # seeds, and its targets are the instances' optima, not BKS table rows.
+    library = config.get("instances") is not None
+    seeds = (config.get("workloads") or {}).get("seeds", [])
+    if official_seeds and not library and len(set(seeds)) != QUBO_SEEDS:
         audit.add(file, "qubo/seeds", f"{len(set(seeds))} graph seeds {seeds}; a submission runs "
                   f"the {QUBO_SEEDS} announced seeds")
     entries = data["details"].get("entries", [])
     check_over_deadline(audit, file, data)
     timeouts = (config.get("fixed_timeout") or {}).get("timeouts", [])
-    w = config.get("workloads", {})
+    w = config.get("workloads") or {}
     if not all([numbers(audit, file, "fixed_timeout.timeouts", timeouts),
                 *(numbers(audit, file, f"workloads.{k}", w.get(k, [])) for k in ("sizes", "densities"))]):
         return
     done = {(e.get("n"), e.get("density"), e.get("graph_seed"), e.get("seed"), e.get("timeout_s"))
             for e in entries if e.get("scenario") == "fixed_timeout"}
+    names = sorted({e["instance"] for e in entries if isinstance(e.get("instance"), str)})
+    have = {(e.get("instance"), e.get("seed"), e.get("timeout_s")) for e in entries
+            if e.get("scenario") == "fixed_timeout"}
+    for t in timeouts if library else []:
+        lost = [(i, s) for i in names for s in config.get("seeds", [0]) if (i, s, t) not in have]
+        if lost:
+            audit.add(file, "qubo/timeouts", f"timeout {t:g} s of the sweep is missing for "
+                      f"{len(lost)} instance run(s), e.g. instance {lost[0][0]}, solver seed "
+                      f"{lost[0][1]}")
     for t in timeouts:
         missing = [(n, d, g, s) for n in w.get("sizes", []) for d in w.get("densities", [])
                    for g in seeds for s in config.get("seeds", [0]) if (n, d, g, s, t) not in done]
