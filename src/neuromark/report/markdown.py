@@ -49,7 +49,8 @@ def system_lines(results: Sequence[Results]) -> list[str]:
         pct = metric.get("percentile")
         where = f" (percentile p{pct * 100:g})" if pct and f"p{pct * 100:g}" not in metric["name"] else ""
         lines.append(f"system [{res.benchmark.id}]: {metric['scenario']} judged on {metric['name']}"
-                     f"{where} = {text}: {metric.get('validity') or 'n/a'}")
+                     f"{where} = {text}: {metric.get('validity') or 'n/a'}"
+                     + (f" ({metric['invalid_reason']})" if metric.get("invalid_reason") else ""))
     for res in results:  # the accuracy pass against its quality target (system track)
         accuracy = res.details.get("accuracy") if isinstance(res.details, dict) else None
         if accuracy:

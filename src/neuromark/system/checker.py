@@ -166,6 +166,7 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     if perf is not None:
         _check_performance(audit, perf, profile, config.get("loadgen", {}))
     result_figures(audit, file, data)
+    _check_search(audit, file, details)
     if acc is not None and not (acc / ACCURACY).stat().st_size > 2:
         audit.add(acc / ACCURACY, "runs/accuracy-mode", "the accuracy log holds no responses")
     _check_accuracy(audit, file, details.get("accuracy"), config.get("accuracy"), acc, profile)
@@ -186,6 +187,22 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     check_power(audit, file, details, profile.name, base)
     if config.get("compliance"):
         _check_compliance(audit, base / "compliance", file, details, config)
+
+
+def _check_search(audit: _Audit, file: Path, details: dict) -> None:
+    """``loadgen/search``: a Server or MultiStream search that found no passing value makes
+    the result INVALID, whatever LoadGen said of the final run (and the judged figure must
+    say so too)."""
+    loadgen = details.get("loadgen")
+    search = loadgen.get("search") if isinstance(loadgen, dict) else None
+    if not isinstance(search, dict) or search.get("best") is not None:
+        return
+    audit.add(file, "loadgen/search", f"the {search.get('searched')} search found no passing "
+              f"value ({search.get('stopped')}): the result is INVALID")
+    metric = details.get("scenario_metric")
+    if isinstance(metric, dict) and metric.get("validity") != "INVALID":
+        audit.add(file, "loadgen/search", f"the judged figure says {metric.get('validity')!r} "
+                  "although the search found no passing value")
 
 
 def _check_accuracy(audit: _Audit, file: Path, record: object, declared: object,

@@ -11,6 +11,12 @@ ISCA 2020, Table 2).
 
 Both take the probe as a function (``rate -> Probe``), so the logic is tested on a stub;
 :mod:`neuromark.tasks.system_perf` gives them LoadGen runs. Every probe is kept.
+
+**Bounded work.** Besides ``max_probes``, two callbacks end a search early: ``give_up``
+after a failed probe (it shows that no value can pass: e.g. a Server probe failed although
+the SUT was nearly idle, so a lower rate cannot help) and ``affordable`` before each probe
+(its estimated length would take the search past ``max_search_s``). Either way the best
+value passed so far is kept (None: the result is INVALID) and ``stopped`` says why.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ class SearchSettings(StrictModel):
     probe_duration_s: float | None = Field(
         None, gt=0, description="min_duration_s of each probe (default: 1 s under the test "
                                 "profile, 10 s under submission; never above min_duration_s)")
+    max_search_s: float = Field(
+        3600.0, gt=0, le=10 ** 6, description="estimated seconds of LoadGen runs the search may "
+        "spend: a probe that would take the total beyond it is not run (the search stops, "
+        "keeping the best value so far)")
 
 
 @dataclass
@@ -60,8 +70,33 @@ class SearchResult:
                 "probes": [p.record() for p in self.probes]}
 
 
+class _Stop(Exception):
+    """Ends a search early; the message is the reason."""
+
+
+#: ``give_up(failed_probe)`` / ``affordable(next_value)``: a reason to stop, or None.
+Verdict = Callable[[Probe], "str | None"]
+Budget = Callable[[float], "str | None"]
+
+
+def _runner(probe: Callable, probes: list[Probe], give_up: Verdict | None,
+            affordable: Budget | None) -> Callable[[float], bool]:
+    def run(value: float) -> bool:
+        reason = affordable(value) if affordable is not None else None
+        if reason:
+            raise _Stop(reason)
+        result = probe(value)
+        probes.append(result)
+        reason = give_up(result) if give_up is not None and not result.passed else None
+        if reason:
+            raise _Stop(reason)
+        return result.passed
+    return run
+
+
 def search_rate(probe: Callable[[float], Probe], start: float, *, tolerance: float = 0.05,
-                max_probes: int = 12, floor: float | None = None) -> SearchResult:
+                max_probes: int = 12, floor: float | None = None, give_up: Verdict | None = None,
+                affordable: Budget | None = None) -> SearchResult:
     """The highest rate for which ``probe(rate).passed``, assuming passing is monotone
     (every rate below a passing one passes).
 
@@ -69,24 +104,30 @@ def search_rate(probe: Callable[[float], Probe], start: float, *, tolerance: flo
     passes (not below ``floor``, default ``start / 1024``); then the bracket
     ``[passed, failed]`` is bisected at its midpoint until ``(failed - passed) / failed <=
     tolerance``. Example: passing below 731, start 500: probes 500, 1000, 750, 625, 687.5,
-    718.75 -> best 718.75 (bracket 718.75..750 is within 5 %).
+    718.75 -> best 718.75 (bracket 718.75..750 is within 5 %). ``give_up`` and
+    ``affordable``: see the module docstring.
     """
     if start <= 0:
         raise ValueError(f"search_rate: start rate must be > 0, got {start}")
     floor = start / 1024 if floor is None else floor
     probes: list[Probe] = []
+    run = _runner(probe, probes, give_up, affordable)
+    state: dict[str, float | None] = {"low": None}
+    try:
+        return _bracket_rate(run, probes, start, tolerance, max_probes, floor, state)
+    except _Stop as stop:
+        return SearchResult(state["low"], probes, str(stop))
 
-    def run(rate: float) -> bool:
-        result = probe(rate)
-        probes.append(result)
-        return result.passed
 
+def _bracket_rate(run: Callable[[float], bool], probes: list[Probe], start: float,
+                  tolerance: float, max_probes: int, floor: float,
+                  state: dict[str, float | None]) -> SearchResult:
     low: float | None = None
     high: float | None = None
     rate = start
     while len(probes) < max_probes:
         if run(rate):
-            low = rate
+            low = state["low"] = rate
             if high is not None:
                 break
             rate *= 2
@@ -105,33 +146,39 @@ def search_rate(probe: Callable[[float], Probe], start: float, *, tolerance: flo
             return SearchResult(low, probes, f"max_probes reached; bracket {low:g}..{high:g}")
         middle = (low + high) / 2
         if run(middle):
-            low = middle
+            low = state["low"] = middle
         else:
             high = middle
     return SearchResult(low, probes, f"bracket {low:g}..{high:g} within {tolerance:g}")
 
 
 def search_streams(probe: Callable[[int], Probe], *, start: int = 1, max_streams: int = 4096,
-                   max_probes: int = 12) -> SearchResult:
+                   max_probes: int = 12, give_up: Verdict | None = None,
+                   affordable: Budget | None = None) -> SearchResult:
     """The largest integer ``k`` (samples per query) for which ``probe(k).passed``, passing
     assumed monotone (fewer streams pass when more do): doubling from ``start`` until a
     fail (or ``max_streams``), then integer bisection. Example: passing up to 11, start 1:
-    probes 1, 2, 4, 8, 16, 12, 10, 11 -> best 11."""
+    probes 1, 2, 4, 8, 16, 12, 10, 11 -> best 11. ``give_up`` and ``affordable``: see the
+    module docstring."""
     if start < 1:
         raise ValueError(f"search_streams: start must be >= 1, got {start}")
     probes: list[Probe] = []
+    run = _runner(probe, probes, give_up, affordable)
+    state = {"low": 0}
+    try:
+        return _bracket_streams(run, probes, start, max_streams, max_probes, state)
+    except _Stop as stop:
+        return SearchResult(float(state["low"]) if state["low"] else None, probes, str(stop))
 
-    def run(k: int) -> bool:
-        result = probe(k)
-        probes.append(result)
-        return result.passed
 
+def _bracket_streams(run: Callable[[float], bool], probes: list[Probe], start: int,
+                     max_streams: int, max_probes: int, state: dict[str, int]) -> SearchResult:
     low, high, k = 0, None, start
     while len(probes) < max_probes:
         if not run(k):
             high = k
             break
-        low = k
+        low = state["low"] = k
         if k >= max_streams:
             return SearchResult(float(low), probes, f"max_streams {max_streams} passed")
         k = min(2 * k, max_streams)
@@ -143,7 +190,7 @@ def search_streams(probe: Callable[[int], Probe], *, start: int = 1, max_streams
                                 f"max_probes reached; bracket {low}..{high}")
         middle = (low + high) // 2
         if run(middle):
-            low = middle
+            low = state["low"] = middle
         else:
             high = middle
     return SearchResult(float(low) if low else None, probes,

@@ -323,6 +323,8 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     details["primary_metric"] = PRIMARY[settings.scenario]
     if settings.mode == "PerformanceOnly":
         details["scenario_metric"] = metric = scenario_metric(run, settings, perf.search)
+        if metric.get("invalid_reason"):
+            flags.append(f"scenario metric INVALID: {metric['invalid_reason']}")
         if perf.search is not None and metric.get("value") is not None:
             scores["scenario_metric"] = Score(metric["value"], unit=metric["unit"],
                                               higher_is_better=metric["higher_is_better"])

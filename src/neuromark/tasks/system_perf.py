@@ -20,12 +20,15 @@ from typing import Any
 from neuromark.system.calibration import MARGIN, choose, measure
 from neuromark.system.loadgen import AUTO, LoadGenRun, LoadGenSettings, run_test
 from neuromark.system.rules import PERCENTILE
-from neuromark.system.search import Probe, SearchSettings, search_rate, search_streams
+from neuromark.system.search import Probe, SearchResult, SearchSettings, search_rate, search_streams
 
 #: Times the five final runs are repeated at a lower rate when one of them is INVALID.
 BACKOFFS = 3
 #: Default probe length (s) per submission profile (never above the config's min_duration_s).
 PROBE_DURATION_S = {"test": 1.0, "submission": 10.0}
+#: A failed Server probe whose load (rate x mean latency: the mean number of queries in the
+#: SUT, Little's law) is below this had almost no queueing: a lower rate cannot pass.
+IDLE_LOAD = 0.05
 
 
 @dataclass
@@ -85,12 +88,50 @@ def _summary_info(run: LoadGenRun) -> dict[str, Any]:
             "query_count": summary.get("query_count"), "percentiles_s": lat.get("percentiles_s", {}),
             "early_stopping_latency_s": summary.get("early_stopping_latency_s"),
             "scheduled_samples_per_second": summary.get("scheduled_samples_per_second"),
-            "samples_per_second": summary.get("samples_per_second"), "log_dir": str(run.log_dir)}
+            "samples_per_second": summary.get("samples_per_second"), "log_dir": str(run.log_dir),
+            "mean_latency_s": lat.get("mean_s"),
+            "latency_bound_s": (summary.get("effective", {}).get("target_latency_ns") or 0) * 1e-9 or None}
+
+
+def _percentile_key(percentile: float) -> str:
+    return f"{percentile * 100:g}"
+
+
+def _hopeless_by_calibration(figures: dict[str, Any] | None, bound: float | None,
+                             per_query: int) -> str | None:
+    """Why no value can pass, seen in the calibration (None: it cannot tell): the median
+    latency of one unloaded sample already exceeds the bound (queueing only adds to it)."""
+    if not figures or not bound:
+        return None
+    sample_median = figures["p50_s"] / max(per_query, 1)
+    if sample_median > bound:
+        return (f"the calibration shows that no value can pass: an unloaded sample takes "
+                f"{sample_median * 1e3:.4g} ms (median of {figures['queries']} queries), more "
+                f"than the latency bound {bound * 1e3:.4g} ms; nothing was searched")
+    return None
+
+
+class _Budget:
+    """The search's estimated LoadGen time: ``affordable(value)`` refuses a probe whose
+    estimated length (``length(value)`` s) would take the total beyond ``limit_s``."""
+
+    def __init__(self, limit_s: float, length: Any, what: str) -> None:
+        self.limit_s, self.length, self.what, self.spent_s = limit_s, length, what, 0.0
+
+    def __call__(self, value: float) -> str | None:
+        need = float(self.length(value))
+        if self.spent_s + need > self.limit_s:
+            return (f"the probe at {self.what} {value:g} would take about {need:.3g} s (after "
+                    f"{self.spent_s:.3g} s of probes), beyond loadgen.search.max_search_s = "
+                    f"{self.limit_s:g} s")
+        self.spent_s += need
+        return None
 
 
 def _search_server(sut: Any, library: Any, effective: LoadGenSettings, options: SearchSettings,
                    duration: float, folder: Path, record: dict[str, Any]) -> PerfPlan:
     base = effective.model_dump()
+    percentile = effective.target_latency_percentile or PERCENTILE["Server"] or 0.99
 
     def probe(rate: float) -> Probe:
         settings = LoadGenSettings.model_validate({**base, "target_qps": rate, "min_duration_s": duration,
@@ -99,14 +140,37 @@ def _search_server(sut: Any, library: Any, effective: LoadGenSettings, options: 
         probes.append(rate)
         return Probe(rate, run.summary.get("validity") == "VALID", _summary_info(run))
 
+    def give_up(failed: Probe) -> str | None:
+        info = failed.info
+        mean, bound = info.get("mean_latency_s"), info.get("latency_bound_s") or effective.latency_bound_s
+        tail = info.get("percentiles_s", {}).get(_percentile_key(percentile))
+        if mean is None or tail is None or not bound or tail <= bound:
+            return None
+        load = failed.value * mean
+        if load < IDLE_LOAD:
+            return (f"the probe at {failed.value:g} samples/s shows that no rate can pass: its "
+                    f"p{_percentile_key(percentile)} latency {tail * 1e3:.4g} ms exceeds the bound "
+                    f"{bound * 1e3:.4g} ms with the SUT nearly idle (rate x mean latency = "
+                    f"{load:.3g} < {IDLE_LOAD}), so a lower rate cannot help")
+        return None
+
     probes: list[float] = []
-    result = search_rate(probe, float(effective.target_qps), tolerance=options.tolerance,
-                         max_probes=options.max_probes)
-    rate = result.best if result.best is not None else min(probes)
+    budget = _Budget(options.max_search_s, lambda rate: max(duration, effective.min_query_count / rate),
+                     "target_qps")
+    hopeless = _hopeless_by_calibration(record.get("figures"), effective.latency_bound_s, 1)
+    if hopeless:
+        result = SearchResult(None, [], hopeless)
+    else:
+        result = search_rate(probe, float(effective.target_qps), tolerance=options.tolerance,
+                             max_probes=options.max_probes, give_up=give_up, affordable=budget)
+    rate = result.best if result.best is not None else min(probes, default=float(effective.target_qps))
     search = {"scenario": "Server", "searched": "target_qps", "probe_duration_s": duration,
-              "final_runs": options.final_runs, **result.record()}
+              "final_runs": options.final_runs, "max_search_s": options.max_search_s,
+              "estimated_probe_s": budget.spent_s, **result.record()}
     final = LoadGenSettings.model_validate({**base, "target_qps": rate})
-    return PerfPlan(final, options.final_runs, record, search, options.tolerance)
+    # nothing passed: one run at that rate gives the logs, without the backed-off batches
+    runs = options.final_runs if result.best is not None else 1
+    return PerfPlan(final, runs, record, search, options.tolerance)
 
 
 def _search_streams(sut: Any, library: Any, settings: LoadGenSettings, effective: LoadGenSettings,
@@ -133,11 +197,21 @@ def _search_streams(sut: Any, library: Any, settings: LoadGenSettings, effective
         return Probe(int(k), valid and p99 is not None and p99 <= bound, info)
 
     tried: list[int] = []
-    result = search_streams(probe, max_streams=library.performance_count,
-                            max_probes=options.max_probes)
+    per_query = figures["samples_per_query"] if figures else 1
+    sample_s = figures["p50_s"] / per_query if figures else 0.0
+    budget = _Budget(options.max_search_s,
+                     lambda k: max(duration, effective.min_query_count * k * sample_s),
+                     "samples_per_query")
+    hopeless = _hopeless_by_calibration(figures, bound, per_query)
+    if hopeless:
+        result = SearchResult(None, [], hopeless)
+    else:
+        result = search_streams(probe, max_streams=library.performance_count,
+                                max_probes=options.max_probes, affordable=budget)
     best = int(result.best) if result.best is not None else 1
     search = {"scenario": "MultiStream", "searched": "samples_per_query", "latency_bound_s": bound,
-              "probe_duration_s": duration, **result.record()}
+              "probe_duration_s": duration, "max_search_s": options.max_search_s,
+              "estimated_probe_s": budget.spent_s, **result.record()}
     return PerfPlan(settings_for(best, effective.min_duration_s), 1, record, search,
                     options.tolerance)
 
@@ -182,7 +256,8 @@ def scenario_metric(run: LoadGenRun, settings: LoadGenSettings,
     percentile and LoadGen's verdict: SingleStream the early-stopping estimate of the
     target-percentile latency, MultiStream the same per query (streams after a search),
     Server the scheduled samples/s (the minimum of the final runs after a search),
-    Offline samples/s."""
+    Offline samples/s. A search that found no passing value makes it INVALID, with no
+    value and ``invalid_reason``, whatever LoadGen said of the final run."""
     summary = run.summary
     scenario = settings.scenario
     percentile = float(summary.get("effective", {}).get("target_latency_percentile")
@@ -209,4 +284,7 @@ def scenario_metric(run: LoadGenRun, settings: LoadGenSettings,
     else:
         out.update(name="samples/s", value=summary.get("samples_per_second"), unit="samples/s",
                    higher_is_better=True, percentile=None)
+    if search and scenario in ("Server", "MultiStream") and search.get("best") is None:
+        out.update(validity="INVALID", value=None, invalid_reason=(
+            f"the {search.get('searched')} search found no passing value ({search.get('stopped')})"))
     return out
