@@ -304,6 +304,11 @@ def read_mqlib(path: str | Path) -> sp.csr_matrix:
     return _symmetric(n, rows, cols, vals)
 
 
+def _times(c: float) -> str:
+    """A coefficient written before a symbol: ``-`` for -1, ``-2`` for -2."""
+    return "-" if c == -1 else "" if c == 1 else f"{c:g}"
+
+
 def load_instance(path: str | Path) -> Instance:
     """Read any supported instance file (see the module docstring) into an :class:`Instance`."""
     path = Path(path)
@@ -317,7 +322,8 @@ def load_instance(path: str | Path) -> Instance:
         Q, offset = read_qs(path)
         edges = mis_edges(Q)
         energy = ("x^T Q x + offset (QOBLIB .qs, minimised)" if edges is None else
-                  f"{Q[0, 0]:g}|S| + {2 * float(Q.data.max()):g} e(S) (QOBLIB .qs MIS QUBO)")
+                  f"{_times(float(Q[0, 0]))}|S| + {2 * float(Q.data.max()):g} e(S) (QOBLIB .qs "
+                  f"MIS QUBO)")
         return Instance(name, path, fmt, Q, offset, edges, energy, maximise=edges is not None)
     W = read_mqlib(path)
     Q = (-W).tocsr()
