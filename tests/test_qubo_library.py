@@ -161,3 +161,7 @@ def test_mqlib_is_maximised(tmp_path):
     assert inst.maximise and not inst.is_mis
     assert inst.cost(np.array([0, 1])) == -3 and inst.cost(np.array([1, 1])) == 0
     assert instance_name(Path("a/C125-9.qs.xz")) == "C125-9"
+    txt = _write(tmp_path / "m.txt", "2 1\n1 2 5\n")  # MQLib names no suffix
+    assert load_instance(txt, "mqlib").cost(np.array([1, 1])) == -10
+    with pytest.raises(DataError, match="unknown instance format 'csv'"):
+        load_instance(txt, "csv")

@@ -26,6 +26,9 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
                        help="instance: .gph/.dimacs/.clq/.col (DIMACS graph, solved as "
                             "NeuroBench's MIS QUBO), .qs (QOBLIB), .mqlib/.mq (MQLib QUBO); "
                             "each optionally .xz-compressed")
+    solve.add_argument("--format", choices=("dimacs", "qs", "mqlib"), default=None,
+                       help="the file's format when its suffix does not say (e.g. an MQLib "
+                            "instance named .txt)")
     solve.add_argument("--solver", default="neuromark-sa",
                        help="a registered solver (default neuromark-sa; `neuromark list` "
                             "shows them)")
@@ -119,7 +122,7 @@ def run_solve(args: argparse.Namespace) -> int:
     if not 0 <= args.success_threshold < 1:
         raise ConfigError(f"--success-threshold must be in [0, 1), got {args.success_threshold}")
     solver = make_solver(SolverSpec(name=args.solver))
-    instance = load_instance(args.file)  # every input is checked before any solving
+    instance = load_instance(args.file, args.format)  # checked before any solving
     energy, source, size = _target(args, instance)
     result = solve_runs(solver, instance, timeout, args.runs, args.seed, optimum=energy,
                         optimum_source=source, optimum_size=size)

@@ -16,7 +16,9 @@ Formats (every index in a file is 1-based; ``.xz``-compressed files are read wit
 - **MQLib QUBO** (``.mqlib``, ``.mq``; Dunning, Gupta and Silberholz, "What works best
   when? A systematic evaluation of heuristics for Max-Cut and QUBO", INFORMS J. Comput.
   2018): ``#`` comments, one line ``N M``, then ``M`` lines ``A B W`` (``A == B``: the
-  diagonal), maximisation of ``x^T W x`` with ``W`` symmetric; stored negated (minimised).
+  diagonal), maximisation of ``x^T W x`` with ``W`` symmetric, i.e. ``sum_i W_ii x_i + 2
+  sum_{i<j} W_ij x_i x_j`` (MQLib's ``QUBOSolution::PopulateFromAssignments``); stored
+  negated (minimised). MQLib names no suffix: pass ``fmt="mqlib"`` for another one.
 - **QOBLIB solution** (``.sol``, ``.opt.sol``): ``#`` comment lines (``# Objective value =
   K`` is checked against the node count), then one chosen node per line.
 
@@ -309,10 +311,14 @@ def _times(c: float) -> str:
     return "-" if c == -1 else "" if c == 1 else f"{c:g}"
 
 
-def load_instance(path: str | Path) -> Instance:
-    """Read any supported instance file (see the module docstring) into an :class:`Instance`."""
+def load_instance(path: str | Path, fmt: str | None = None) -> Instance:
+    """Read any supported instance file (see the module docstring) into an :class:`Instance`;
+    ``fmt`` (``dimacs``, ``qs`` or ``mqlib``) overrides the format the suffix gives."""
     path = Path(path)
-    fmt = instance_format(path)
+    if fmt is not None and fmt not in set(FORMATS.values()):
+        raise DataError(f"{path}: unknown instance format {fmt!r}; known: "
+                        f"{', '.join(sorted(set(FORMATS.values())))}")
+    fmt = fmt or instance_format(path)
     name = instance_name(path)
     if fmt == "dimacs":
         n, edges = read_dimacs(path)
