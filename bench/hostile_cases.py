@@ -555,3 +555,4 @@ def _(tmp: Path) -> Any:
 
 
 import hostile_cases_tools  # noqa: E402, F401 - the tools' cases, after these
+import hostile_cases_writers  # noqa: E402, F401 - issue 41b: writers, user code, portability

@@ -315,6 +315,11 @@ def test_report_of_moved_run_folder_shows_its_own_plots(tmp_path, capsys):
     ("artefacts", "plot.png", "artefacts: must be a list of texts, got text"),
     ("details", [], "details: must be an object, got list"),
     ("model", "rsnn", "model: must be an object or null, got text"),
+    ("scores", {"MSE": {"value": [1, 2]}}, "scores.MSE.value: must be a number, a text or an "
+                                           "object of them, got list"),
+    ("scores", {"MSE": {"error": 0.1}}, "scores.MSE.value: missing"),
+    ("scores", {"MSE": {"value": 1, "higher_is_better": "no"}},
+     "scores.MSE.higher_is_better: must be true, false or null, got text"),
 ])
 def test_flags_as_string_refused_on_read(tmp_path, capsys, field, value, said):
     good, bad = _run(tmp_path, "good", 0.8), _run(tmp_path, "bad", 0.7, label="b")

@@ -49,7 +49,8 @@ def field_problems(data: dict[str, Any]) -> list[str]:
     as ``"field: why"`` ([] when all are right): ``benchmark`` an object with a text ``id``;
     ``scores``, ``details``, ``seeds``, ``provenance``, ``config`` objects; ``model`` an
     object or null; ``flags`` and ``artefacts`` lists of texts (a text would be read one
-    letter at a time); ``footprint``'s recorded widths (``raw.precision.NAME.bits``)
+    letter at a time); each score an object with a ``value`` (not a list), a text ``unit``
+    and a boolean or null ``higher_is_better``; ``footprint``'s recorded widths (``raw.precision.NAME.bits``)
     integers in 1..64 and at most the tensor's ``dtype_bits`` where recorded."""
     out: list[str] = []
     bench = data.get("benchmark")
@@ -76,6 +77,16 @@ def field_problems(data: dict[str, Any]) -> list[str]:
         if not isinstance(score, dict):
             out.append(f"scores.{name}: must be an object, got {_kind(score)}")
             continue
+        if "value" not in score:
+            out.append(f"scores.{name}.value: missing")
+        elif isinstance(score["value"], list):
+            out.append(f"scores.{name}.value: must be a number, a text or an object of them, "
+                       f"got list")
+        if not isinstance(score.get("unit", ""), (str, type(None))):
+            out.append(f"scores.{name}.unit: must be a text, got {_kind(score['unit'])}")
+        if not isinstance(score.get("higher_is_better"), (bool, type(None))):
+            out.append(f"scores.{name}.higher_is_better: must be true, false or null, got "
+                       f"{_kind(score['higher_is_better'])}")
         raw = score.get("raw")
         precision = raw.get("precision") if isinstance(raw, dict) else None
         if precision is None:

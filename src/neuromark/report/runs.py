@@ -184,7 +184,10 @@ def _load(file: Path) -> tuple[Results | None, str | None]:
         return None, why
     try:
         results = Results.load(file)
-    except (DataError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+    except DataError as exc:  # names the file and field already: without the path again
+        text = str(exc)
+        return None, text.removeprefix(f"{file}: ")
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
         return None, f"not a readable neuromark results file ({type(exc).__name__}: {exc})"
     b, model = results.benchmark, results.model
     for key, value in (("benchmark.id", b.id), ("benchmark.version", b.version),
