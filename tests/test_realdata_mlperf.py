@@ -123,3 +123,15 @@ def test_current_loadgen_logs_utc_and_count_queries(tmp_path):
 ])
 def test_loadgen_rules_from_the_log(values, name):
     assert loadgen_rules(values).name == name
+
+
+def test_the_docs_quote_what_the_check_prints(capsys):
+    from pathlib import Path
+
+    from neuromark.system.power.mlperf_results import format_audit
+
+    text = format_audit(audit_mlperf_results(FOLDER))
+    doc = (Path(__file__).parents[1] / "docs" / "real_files.md").read_text()
+    quoted = "average power 12.054108 W over 600 samples\n(600.004 s)"
+    assert quoted.replace("\n", " ") in text and quoted in doc
+    assert "0.0365245 J/sample" in text and "0.0365245 J/sample" in doc

@@ -78,3 +78,15 @@ def test_data_info_describes_each_real_file(tmp_path, capsys, name, fmt, sensor,
     assert main(["data", "info", str(path)]) == 0
     text = capsys.readouterr().out
     assert f"events: {events}" in text and "rate: " in text and "time span: " in text
+
+
+def test_the_docs_quote_what_data_info_prints(tmp_path, capsys):
+    from pathlib import Path
+
+    from neuromark.cli import main
+
+    assert main(["data", "info", str(real_file("prophesee/evt3_sample.raw", tmp_path))]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    doc = (Path(__file__).parents[1] / "docs" / "real_files.md").read_text().replace("\n", " ")
+    for line in lines[1:3] + lines[5:8]:  # format, sensor, events, time span, rate
+        assert f"`{line}`" in doc, line
