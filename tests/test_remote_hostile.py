@@ -13,14 +13,18 @@ import re
 import select
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from neuromark.errors import ConfigError, ModelOutputError
+from neuromark.system import remote_server
 from neuromark.system.remote_server import (
     PREFIX,
     PROTOCOL,
@@ -330,3 +334,16 @@ def test_remote_client_refuses_a_reply_larger_than_its_limit():
                                                "payload; the limits are"):
         issue_against(huge, limits=Limits(payload_bytes=1 << 20, message_s=2))
     assert time.monotonic() - t0 < 1.0
+
+
+def test_remote_server_refuses_a_bad_sut_or_limit_before_listening(tmp_path):
+    (tmp_path / "vsut.py").write_text("class V:\n    total_count = 2\n    response_dtype = '|V0'\n"
+                                      "    def issue(self, i):\n        return [b''] * len(i)\n")
+    server = Path(remote_server.__file__)
+    for args, message in ((["--sut", "vsut.py:V"], "--sut vsut.py:V: ValueError: response_dtype '|V0'"),
+                          (["--options", '{"bogus": 1}'], "TypeError: NullSUT.__init__() got an "
+                                                          "unexpected keyword argument 'bogus'"),
+                          (["--message-timeout", "0"], "limits must be > 0")):
+        done = subprocess.run([sys.executable, "-S", str(server), *args], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and message in done.stderr and "Traceback" not in done.stderr

@@ -524,12 +524,19 @@ def main(argv: list | None = None) -> int:
         raise SystemExit(f"--options: not JSON: {exc}") from None
     if not isinstance(options, dict):
         raise SystemExit("--options: expected a JSON object")
-    sut = load_factory(args.sut)(**options)
+    factory = load_factory(args.sut)
+    try:
+        sut = factory(**options)
+        Session(sut)  # the SUT's declarations, checked before the port opens
+    except (TypeError, ValueError) as exc:
+        raise SystemExit(f"--sut {args.sut}: {type(exc).__name__}: {exc}") from None
     try:
         serve(sut, args.host, args.port, once=args.once, announce=lambda s: print(s, flush=True),
               limits=limits)
     except KeyboardInterrupt:
         pass
+    except OSError as exc:
+        raise SystemExit(f"cannot serve on {args.host}:{args.port}: {exc}") from None
     return 0
 
 
