@@ -314,6 +314,8 @@ def test_report_of_moved_run_folder_shows_its_own_plots(tmp_path, capsys):
     ("flags", ["ok", 3], "flags[1]: must be a text, got int"),
     ("artefacts", "plot.png", "artefacts: must be a list of texts, got text"),
     ("details", [], "details: must be an object, got list"),
+    ("details", {"flags": "diverged"}, "details.flags: must be a list of texts (or a task's "
+                                       "object of named conditions), got text"),
     ("model", "rsnn", "model: must be an object or null, got text"),
     ("scores", {"MSE": {"value": [1, 2]}}, "scores.MSE.value: must be a number, a text or an "
                                            "object of them, got list"),

@@ -72,6 +72,14 @@ def field_problems(data: dict[str, Any]) -> list[str]:
         else:
             out += [f"{key}[{i}]: must be a text, got {_kind(v)}"
                     for i, v in enumerate(value) if not isinstance(v, str)]
+    details = data.get("details") if isinstance(data.get("details"), dict) else {}
+    for key in ("flags", "plots"):  # before 1.3 the flags and artefacts lived here
+        value = details.get(key)
+        if isinstance(value, (str, bytes)) or isinstance(value, list) and not all(
+                isinstance(v, str) for v in value):
+            got = "a list with a non-text" if isinstance(value, list) else _kind(value)
+            out.append(f"details.{key}: must be a list of texts (or a task's object of named "
+                       f"conditions), got {got}")
     scores = data.get("scores") if isinstance(data.get("scores"), dict) else {}
     for name, score in scores.items():
         if not isinstance(score, dict):

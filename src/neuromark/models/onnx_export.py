@@ -72,8 +72,13 @@ def export_onnx(module: Any, example: Any, path: str | Path, *, atol: float = 1e
         tmp.unlink(missing_ok=True)
         raise ConfigError(f"{type(module).__name__} cannot be traced for ONNX: "
                           f"{type(exc).__name__}: {exc}") from None
-    session = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
-    got = session.run(None, {"input": example.detach().cpu().numpy()})
+    try:
+        session = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
+        got = session.run(None, {"input": example.detach().cpu().numpy()})
+    except Exception as exc:  # noqa: BLE001 - the file the exporter wrote does not run
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"onnxruntime cannot run the exported {type(module).__name__}: "
+                          f"{type(exc).__name__}: {exc}; nothing written to {path}") from None
     diffs = []
     for want, have in zip(first, got, strict=True):
         want = want.cpu().numpy()
