@@ -135,3 +135,15 @@ def test_the_docs_quote_what_the_check_prints(capsys):
     quoted = "average power 12.054108 W over 600 samples\n(600.004 s)"
     assert quoted.replace("\n", " ") in text and quoted in doc
     assert "0.0365245 J/sample" in text and "0.0365245 J/sample" in doc
+
+
+def test_bad_files_in_the_folder_are_findings_not_tracebacks(tmp_path):
+    folder = shutil.copytree(FOLDER, tmp_path / "perf")
+    (folder / "power" / "server.json").write_text("[1, 2]")
+    (folder / "run_1" / "spl.txt").write_text("Time,garbage\n")
+    audit = audit_mlperf_results(folder)
+    rules = {(f["file"], f["rule"]) for f in audit["findings"]}
+    assert ("power/server.json", "mlperf/timezone") in rules
+    assert ("run_1/", "mlperf/power-metric") in rules and audit["testing"] is None
+    messages = " ".join(f["message"] for f in audit["findings"])
+    assert "spl.txt:1: expected Time," in messages
