@@ -205,3 +205,22 @@ def test_esn_sut_is_scored_with_smape_against_its_float_forecast():
         assert judge(mine, float_ref, 0.99, False)["verdict"] == "VALID", (mine, float_ref)
     finally:
         built.close()
+
+
+def test_asc_float_reference_reads_the_tau_files_and_matches_the_float_sut(tmp_path):
+    from test_system_asc import write_tau_fixture
+
+    from neuromark.system.suts.asc import asc_cnn
+
+    write_tau_fixture(tmp_path / "tau")
+    built = asc_cnn(data=str(tmp_path / "tau"), samples=100)
+    try:
+        idx = list(range(built.library.total_count))
+        built.library.load(idx)
+        outs = built.sut.issue(idx)
+        refs = built.reference(idx)  # read again through the data set, in chunks
+        assert built.metric == "classification_accuracy" and len(refs) == len(idx)
+        for mine, ref in zip(outs, refs):
+            np.testing.assert_allclose(mine, ref, rtol=1e-5, atol=1e-6)
+    finally:
+        built.close()

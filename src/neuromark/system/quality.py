@@ -3,7 +3,8 @@
 MLPerf Inference judges every run's accuracy pass against a target relative to the
 reference (FP32) model: at least 99 % of its figure, or 99.9 % in a benchmark's
 high-accuracy tier (MLCommons inference_policies, ``inference_rules.adoc``, "Benchmarks":
-"99% of FP32 ..."). A run below the target is not a valid result, whatever its latency.
+"99% of FP32 (76.46%)", "99% of FP32 and 99.9% of FP32"). A run below the target is not a
+valid result, whatever its latency.
 We apply the same rule to every system-track run, with the task's own metric:
 
 - a higher-is-better figure (``classification_accuracy``, ``r2``) passes when
@@ -11,7 +12,9 @@ We apply the same rule to every system-track run, with the task's own metric:
 - a lower-is-better figure (``sMAPE``, ``MSE``: errors) passes when
   ``figure <= reference / target``; so ``target: 0.99`` allows an error about 1 % larger
   than the reference's (reference 10 % sMAPE: at most 10.101 %), the same relative
-  slack as 99 % of an accuracy.
+  slack as 99 % of an accuracy. (MLPerf's RNN-T takes 99 % of ``1 - WER`` instead; on the
+  ESN's reference sMAPE of ~0.024 % that complement rule would pass ~80 times the
+  reference's error, so we do not follow it: docs/system_track.md, "Accuracy rules".)
 
 Config (``accuracy:`` of a ``task: system`` config)::
 

@@ -138,8 +138,13 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
     def reference(indices: Sequence[int]) -> list[np.ndarray]:
         """The float32 model's class scores for those samples (untimed; for ``int8`` the
         model before quantisation)."""
+        out = []
         with torch.inference_mode():
-            return [float_model(preprocess(fetch(i)))[0].numpy().astype("<f4") for i in indices]
+            for start in range(0, len(indices), 256):  # audio files read in chunks, not all held
+                chunk = list(indices[start:start + 256])
+                audio = fetch_many(chunk) if fetch_many is not None else {i: fetch(i) for i in chunk}
+                out += [float_model(preprocess(audio[i]))[0].numpy().astype("<f4") for i in chunk]
+        return out
 
     library = InMemoryLibrary("asc-synthetic" if data == "synthetic" else "asc-tau2020-test",
                               fetch, samples, fetch_many=fetch_many)
