@@ -138,7 +138,8 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
         target_info = {"kind": "hardware", "index": hardware_index, "desc": board.desc,
                        "version": str(board.version), "ip_version": str(board.ip_version).split(".")[-1]}
 
-    float_acc = accuracy(mlp_forward(layers, x_test * in_scale), test.y)
+    float_logits = mlp_forward(layers, x_test * in_scale).astype("<f4")  # the float reference
+    float_acc = accuracy(float_logits, test.y)
     info: dict[str, Any] = {
         "sdk": {"name": "akida", "package": "akida", "version": sdk.__version__},
         "target": target_info,
@@ -167,4 +168,6 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     library = InMemoryLibrary("spoken-digits-test-counts", x_test.__getitem__, len(x_test))
     sut = StagedSUT(f"akida-{target}-mlp", library, preprocess, infer, response_dtype="<f4")
     return BuiltSUT(sut, library, test.y.copy(), info,
-                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))})
+                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
+                    metric="classification_accuracy",
+                    reference=lambda indices: [float_logits[i] for i in indices])
