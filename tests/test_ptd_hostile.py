@@ -128,3 +128,10 @@ def test_check_fails_a_power_window_with_energy_at_or_below_zero(tmp_path, energ
     text = "\n".join(str(f) for f in audit.findings)
     assert "power/plausible: power window 'floor': energy_j is" in text
     assert "power window 'inference': mean_power_w is" in text
+
+
+def test_ptd_log_line_longer_than_limit_is_error(tmp_path):
+    log = tmp_path / "spl.txt"
+    log.write_text(sample_line(T0, 10.0, 230, 0.1, 0.9, "m") + "\n" + "z" * 70_000)
+    with pytest.raises(DataError, match=f"{log}:2: a line of more than 65536 bytes"):
+        read_spl(log)

@@ -263,9 +263,13 @@ def test_remote_client_refuses_non_numeric_response_dtypes(dtype):
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("total_count", 0, "sut.total_count must be a whole number >= 1"),
-    ("total_count", "12", "sut.total_count must be a whole number >= 1"),
+    ("total_count", 0, "sut.total_count must be a whole number in 1..10000000"),
+    ("total_count", "12", "sut.total_count must be a whole number in 1..10000000"),
+    ("performance_count", 10 ** 18, "sut.performance_count must be a whole number in 1..10000000"),
     ("labels", ["cat"], "sut.labels must be a list of integer classes"),
+    ("labels", [10 ** 30], "sut.labels must be a list of integer classes"),
+    ("labels", [-1], "sut.labels must be a list of integer classes"),
+    ("name", "x" * 1000, "sut.name must be a non-empty string of at most 200"),
     ("name", None, "sut.name must be a non-empty string")])
 def test_remote_client_refuses_a_malformed_sut_description(field, value, message):
     sut = {**DESCRIPTION, field: value}

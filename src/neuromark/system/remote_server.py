@@ -441,7 +441,12 @@ def serve(sut: Any, host: str = "127.0.0.1", port: int = 0, *, once: bool = Fals
         bound = server.getsockname()
         announce(f"listening on {bound[0]}:{bound[1]}")
         while True:
-            conn, peer = server.accept()
+            try:
+                conn, peer = server.accept()
+            except OSError as exc:  # a connection aborted while queued, out of descriptors
+                _log(f"accept failed: {exc}")
+                time.sleep(0.1)
+                continue
             with conn:
                 try:
                     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

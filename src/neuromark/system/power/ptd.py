@@ -32,13 +32,11 @@ import numpy as np
 from neuromark.errors import DataError
 from neuromark.system.power.csv_trace import wall_to_host_offset
 from neuromark.system.power.protocol import count_samples, integrate_power
-from neuromark.system.power.spl import SplTail, SplTrace
+from neuromark.system.power.spl import MAX_LINE_BYTES, SplTail, SplTrace
 from neuromark.system.timing import now_s
 
 #: PTDaemon's greeting, which power-dev checks before anything else.
 HELLO = "Hello, PTDaemon here!"
-#: Longest reply line accepted from PTDaemon (bytes; its replies are under 200).
-MAX_LINE_BYTES = 65536
 
 
 class PtdClient:

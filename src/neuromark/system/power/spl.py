@@ -83,6 +83,10 @@ def parse_line(line: str, where: str, timezone_s: float = 0.0
     return t, values, ",".join(parts[11:])  # type: ignore[return-value]
 
 
+#: Longest line accepted in a PTDaemon log, and from PTDaemon itself (bytes).
+MAX_LINE_BYTES = 65536
+
+
 @dataclass
 class SplTrace:
     """Samples read so far: UNIX times (s), the four values and the mark of each."""
@@ -133,9 +137,15 @@ class SplTail:
         self._offset += len(data)
         chunks = (self._partial + data).split(b"\n")
         self._partial = chunks.pop()
+        if len(self._partial) > MAX_LINE_BYTES:
+            chunks.append(self._partial)  # reported below with its line number
         for raw in chunks:
             if self._lineno >= 0:
                 self._lineno += 1
+            if len(raw) > MAX_LINE_BYTES:
+                where = f"{self.path}:{self._lineno}" if self._lineno >= 0 else f"{self.path}"
+                raise DataError(f"{where}: a line of more than {MAX_LINE_BYTES} bytes; PTDaemon "
+                                "writes lines of about 100 (not a PTDaemon log?)")
             line = raw.decode("utf-8", errors="replace").rstrip("\r")
             self.lines.append(line)
             where = f"{self.path}:{self._lineno}" if self._lineno >= 0 else f"{self.path}"

@@ -54,6 +54,10 @@ NUMERIC_KINDS = "biuf"
 #: it by this share plus SLACK_NS (two clocks' granularity) before it is refused.
 CLAIM_TOLERANCE = 0.01
 SLACK_NS = 50_000
+#: Most samples a served library may declare (LoadGen loads up to all of them in one call).
+MAX_LIBRARY = 10 ** 7
+#: Longest SUT name accepted from a server (characters).
+MAX_NAME = 200
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -168,20 +172,22 @@ def check_description(desc: Any, where: str) -> dict[str, Any]:
 
     def count(key: str, default: Any = None) -> int:
         value = desc.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{where}: sut.{key} must be a whole number >= 1, got {str(value)[:40]}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIBRARY:
+            raise ConfigError(f"{where}: sut.{key} must be a whole number in 1..{MAX_LIBRARY}, "
+                              f"got {str(value)[:40]}")
         return value
 
     name = desc.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{where}: sut.name must be a non-empty string, got {str(name)[:40]}")
+    if not isinstance(name, str) or not name or len(name) > MAX_NAME:
+        raise ConfigError(f"{where}: sut.name must be a non-empty string of at most {MAX_NAME} "
+                          f"characters, got {str(name)[:40]}")
     total = count("total_count")
     performance = count("performance_count", total)
     labels = desc.get("labels")
     if labels is not None and (not isinstance(labels, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in labels)):
-        raise ConfigError(f"{where}: sut.labels must be a list of integer classes, got "
-                          f"{str(labels)[:80]}")
+            isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 31 for v in labels)):
+        raise ConfigError(f"{where}: sut.labels must be a list of integer classes in 0..2^31-1, "
+                          f"got {str(labels)[:80]}")
     info = desc.get("info") or {}
     if not isinstance(info, dict):
         raise ConfigError(f"{where}: sut.info must be an object, got {str(info)[:80]}")
