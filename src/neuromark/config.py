@@ -215,6 +215,17 @@ def parse_yaml(text: str, path: Path | None = None) -> ConfigFile:
     return ConfigFile(data=data, path=path, lines=lines)
 
 
+def find_config(path: str | Path) -> Path:
+    """``path`` when it is a file; else, for a relative path, the same path in the
+    neuromark checkout (``configs/...`` of a source install: the shipped configs); else
+    ``path`` (loading it then says it is missing)."""
+    given = Path(path)
+    if given.is_file() or given.is_absolute():
+        return given
+    shipped = Path(__file__).resolve().parents[2] / given
+    return shipped if shipped.is_file() else given
+
+
 def load_config(path: str | Path) -> ConfigFile:
     """Load a YAML config file; a missing file or bad YAML raises :class:`ConfigError`."""
     file = Path(path)

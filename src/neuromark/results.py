@@ -55,6 +55,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,6 +228,14 @@ def _expand(raw: Any, arrays: Mapping[str, Any]) -> Any:
     return raw
 
 
+#: The benchmark id of a Python-API run given no benchmark identity.
+CUSTOM_BENCHMARK = "custom"
+
+
+class CustomBenchmarkWarning(UserWarning):
+    """Results of the identity-less benchmark ``custom`` are being saved."""
+
+
 @dataclass
 class Results(Mapping[str, Any]):
     """Scores of one benchmark run, with the benchmark's identity, the model's identity
@@ -311,7 +320,18 @@ class Results(Mapping[str, Any]):
         :meth:`load`. An existing ``<stem>.raw.npz`` is replaced (or, when the new results
         have no raw arrays, removed) only when the results file being replaced names it,
         or with ``replace`` (``--overwrite``); otherwise :class:`DataError` and nothing is
-        written."""
+        written.
+
+        Results of the benchmark ``custom`` (a :class:`~neuromark.runner.Benchmark` given no
+        ``info``) are saved with a :class:`CustomBenchmarkWarning`: they have no benchmark
+        identity, so they join no other model's leaderboard table."""
+        if self.benchmark.id == CUSTOM_BENCHMARK:
+            warnings.warn(
+                f"saving {Path(path).name}: results of benchmark {CUSTOM_BENCHMARK!r} (no "
+                "benchmark identity) join no shipped baseline's leaderboard table; run the "
+                "model with Benchmark.from_config(CONFIG, model=net, label=...) to take a "
+                "config's benchmark, or give Benchmark(..., info=BenchmarkInfo(id, version))",
+                CustomBenchmarkWarning, stacklevel=2)
         sidecar: dict[str, Any] = {}
         data = self.to_json(sidecar)
         target = Path(path)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import torch
@@ -30,7 +32,9 @@ from neuromark.errors import DataError, MetricError, ModelOutputError, Neuromark
 from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
+from neuromark.models.untrained import untrained_flag
 from neuromark.results import (
+    CUSTOM_BENCHMARK,
     BenchmarkInfo,
     ModelIdentity,
     Results,
@@ -95,6 +99,40 @@ def _num_samples(targets: Any, batch_index: int) -> int:
                                "have no length; the number of samples is len(targets)") from None
 
 
+@dataclass(frozen=True)
+class GivenModel:
+    """A model handed over in Python to run on a config's benchmark
+    (:meth:`Benchmark.from_config`): the model, its identity, whether it is trained (see
+    :class:`Benchmark`'s ``trained``) and a decoding rule overriding the config's (None:
+    the config's ``eval.postprocessor``, else by output shape)."""
+
+    model: Any
+    identity: ModelIdentity
+    trained: bool | None = None
+    postprocessor: str | None = None
+
+
+class ConfiguredBenchmark:
+    """A config's benchmark (identity, data, metrics, decoding) with a model given in Python;
+    :meth:`run` returns the results, as ``neuromark run`` would file them
+    (``<benchmark id>--<label>.json``), so they join the config's leaderboard table.
+
+    Made by :meth:`Benchmark.from_config`."""
+
+    def __init__(self, task: Any, plan: Any, ctx: Any) -> None:
+        self.task, self.plan, self.ctx = task, plan, ctx
+
+    @property
+    def info(self) -> BenchmarkInfo:
+        """The benchmark's identity (the config's ``benchmark`` block)."""
+        return self.plan.settings.benchmark.info()
+
+    def run(self) -> Results:
+        """Run the given model on the benchmark; the results (one file's worth)."""
+        (results,) = self.task.run(self.plan, self.ctx)
+        return results
+
+
 class Benchmark:
     """Runs a model over a dataloader and computes metrics.
 
@@ -123,6 +161,11 @@ class Benchmark:
         counting_path: how synaptic operations are counted ("auto" or "torch"; None: "auto");
             a run passes its context's (:class:`neuromark.context.RunContext`).
         memory_budget: bytes the torch counting path may keep per batch (None: 2 GiB).
+        trained: whether the model is trained: True (a checkpoint, a recipe, your own
+            training), False (untrained on purpose, e.g. for timing only; recorded in
+            ``details["untrained"]``), None (not declared: a network whose weights are
+            still as PyTorch's default initialisation drew them is flagged
+            :data:`~neuromark.models.untrained.UNTRAINED_FLAG`, on stderr and in the results).
     """
 
     def __init__(self, model: Any, dataloader: Iterable[Any],
@@ -133,7 +176,7 @@ class Benchmark:
                  identity: ModelIdentity | None = None, model_label: str | None = None,
                  reset: ResetRule = "batch", device: Any = None,
                  device_requested: str | None = None, counting_path: str | None = None,
-                 memory_budget: int | None = None) -> None:
+                 memory_budget: int | None = None, trained: bool | None = None) -> None:
         if reset not in RESET_RULES:
             raise ValueError(f"reset={reset!r}: one of {', '.join(RESET_RULES)}")
         self.reset = reset
@@ -147,12 +190,58 @@ class Benchmark:
                 raise TypeError(f"{metric!r} is not a neuromark metric instance "
                                 "(StaticMetric or WorkloadMetric)")
         self.quiet = quiet
-        self.info = info or BenchmarkInfo("custom")
+        self.info = info or BenchmarkInfo(CUSTOM_BENCHMARK)
         self.identity = identity_for(self.adapter, identity, model_label)
         self.device = None if device is None else torch.device(device)
         self.device_requested = device_requested
         self.counting_path = counting_path
         self.memory_budget = memory_budget
+        self.trained = trained
+
+    @classmethod
+    def from_config(cls, path: str | Path, *, model: Any, label: str | None = None,
+                    trained: bool | None = None, postprocessor: str | None = None,
+                    quiet: bool = True, device: str | None = None,
+                    cache_dir: str | Path | None = None) -> ConfiguredBenchmark:
+        """A shipped (or your own) config's benchmark with ``model`` in place of its model:
+        the config's benchmark identity, data, metrics and ``eval`` settings, so the
+        results join that benchmark's leaderboard table as the config route's would, with
+        the same flags.
+
+        Args:
+            path: a config file (``configs/...`` relative paths are also looked up in the
+                neuromark checkout); a ``classification`` config.
+            model: your network (a bare ``nn.Module``, wrapped as :func:`as_adapter` does) or
+                a model adapter.
+            label: the model's label in the results' file name and the leaderboard
+                (default: its class name).
+            trained: as :class:`Benchmark`'s ``trained`` (None: the weights are tested).
+            postprocessor: the decoding rule (``spike_count``, ``argmax``,
+                ``max_over_time``, ``mean_over_time``); None: the config's
+                ``eval.postprocessor``, else by output shape.
+            device, cache_dir: as ``neuromark run``'s ``--device`` and ``--cache-dir``.
+
+        Example:
+            >>> bench = Benchmark.from_config("configs/spiking_audio/spoken_digits_snn.yaml",
+            ...                               model=net, label="mine")  # doctest: +SKIP
+            >>> bench.run().save("results/mine/spoken-digits--mine.json")  # doctest: +SKIP
+        """
+        from neuromark.config import find_config, load_config
+        from neuromark.context import RunContext
+        from neuromark.errors import ConfigError
+        from neuromark.registry import tasks
+
+        config = load_config(find_config(path))
+        ctx = RunContext.build(quiet=quiet, device=device, cache_dir=cache_dir)
+        config.cache_root = ctx.cache_dir
+        name = config.data.get("task") if isinstance(config.data, dict) else None
+        task = tasks.get(name) if isinstance(name, str) and name in tasks.names() else None
+        if not callable(getattr(task, "with_model", None)):
+            raise ConfigError(f"{config.where(('task',))}: Benchmark.from_config takes a config "
+                              f"whose task runs a given model (classification), not {name!r}")
+        adapter = as_adapter(model)
+        given = GivenModel(adapter, identity_for(adapter, None, label), trained, postprocessor)
+        return ConfiguredBenchmark(task, task.with_model(task.plan(config, ctx), given), ctx)
 
     def _progress(self, iterable: Iterable[Any], quiet: bool) -> Iterable[Any]:
         if quiet or not sys.stderr.isatty():
@@ -235,9 +324,22 @@ class Benchmark:
                 details[metric.name] = extra()
         used = self.device if self.device is not None else module_device(module)
         provenance = stamp_provenance({}, device=device_provenance(used, self.device_requested))
-        return Results(scores=scores, benchmark=self.info, config=config or {},
-                       seeds=seeds or {}, details=details, provenance=provenance,
-                       model=self.identity)
+        results = Results(scores=scores, benchmark=self.info, config=config or {},
+                          seeds=seeds or {}, details=details, provenance=provenance,
+                          model=self.identity)
+        self._flag_untrained(results, module)
+        return results
+
+    def _flag_untrained(self, results: Results, module: Any) -> None:
+        """The untrained flag (:mod:`neuromark.models.untrained`), on stderr and in
+        ``results``; a model declared untrained is recorded in ``details["untrained"]``."""
+        if self.trained is False:
+            results.details["untrained"] = "declared (trained: false)"
+            return
+        flag = untrained_flag(module, self.trained)
+        if flag is not None:
+            results.flag(flag)
+            print(f"{self.info.id}: {flag}", file=sys.stderr)
 
     @contextmanager
     def paused(self) -> Iterator[None]:

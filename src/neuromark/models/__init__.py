@@ -21,8 +21,21 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def as_adapter(model: Any) -> Any:
-    """Wrap a bare ``nn.Module`` in a TorchModel; adapters pass through."""
+    """Wrap a bare ``nn.Module``: in its framework's adapter when it holds stepped neurons
+    (an snnTorch network whose forward takes one step: ``SNNTorchModel``; otherwise an
+    error naming the adapter to use, :mod:`neuromark.models.stepped`), else in a
+    TorchModel; adapters pass through."""
     from neuromark.models.adapter import ModelAdapter
+    from neuromark.models.stepped import stepped_adapter
     from neuromark.models.torch_model import TorchModel
 
-    return model if isinstance(model, ModelAdapter) else TorchModel(model)
+    if isinstance(model, ModelAdapter):
+        return model
+    from torch import nn
+
+    if isinstance(model, nn.Module):
+        stepped = stepped_adapter(model)
+        if stepped is not None:
+            return stepped
+    return TorchModel(model)
+

@@ -62,6 +62,7 @@ from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
+from neuromark.models.untrained import UNTRAINED_FLAG
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
@@ -111,13 +112,18 @@ def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
 
 
 class ModelSpec(StrictModel):
-    """``model: {name, options, checkpoint, label}``: a registered model and/or a checkpoint
-    file; ``label`` names it in results files and leaderboards (default: the name)."""
+    """``model: {name, options, checkpoint, label, trained}``: a registered model and/or a
+    checkpoint file; ``label`` names it in results files and leaderboards (default: the
+    name). A factory's model with no ``checkpoint`` is scored as the factory built it, and
+    its results carry the untrained flag (:mod:`neuromark.models.untrained`) unless
+    ``trained`` says otherwise: ``true`` (the factory loads trained weights itself) or
+    ``false`` (untrained on purpose, e.g. for timing only)."""
 
     name: str | None = None
     options: dict[str, Any] = {}
     checkpoint: str | None = None
     label: ModelLabel | None = None
+    trained: bool | None = None
 
     @model_validator(mode="after")
     def _named(self) -> ModelSpec:
@@ -164,6 +170,7 @@ class Plan:
     test: Any = None  # the test split, built (not read) at validation
     train_split: Any = None  # the train split, built once when first needed
     device: Any = None  # the torch.device it trains and runs on
+    given: Any = None  # a GivenModel from Python (Benchmark.from_config) replacing model:
 
 
 class ClassificationTask(BenchmarkTask):
@@ -248,7 +255,7 @@ class ClassificationTask(BenchmarkTask):
         config, settings, test = plan.config, plan.settings, plan.test
         ctx.device_for(settings.device, config.where(("device",)), label=settings.benchmark.id,
                        announce=True)
-        model, details = self._model(plan, ctx, test)
+        model, details = self._given(plan) if plan.given is not None else self._model(plan, ctx, test)
         meta = details.pop("_meta", {})
         provenance = details.pop("_provenance", {})
         size = settings.eval.batch_size
@@ -263,18 +270,29 @@ class ClassificationTask(BenchmarkTask):
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
         decoder = self._decoder(plan)
-        with torch_threads(plan.train.threads if plan.train else 1):
+        trained = plan.given.trained if plan.given is not None else _declared_trained(plan)
+        # a factory's model, no checkpoint, nothing declared: flagged here, with the config's line
+        unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
+        recipe = plan.train if plan.given is None else None
+        with torch_threads(recipe.threads if recipe else 1):
             results = evaluate(ctx, model, loader, metrics, preprocessors=[class_targets],
                                postprocessors=[decoder], info=info, device=plan.device,
                                device_requested=ctx.device_requested(settings.device),
                                coverage=settings.eval.coverage, config=_effective(plan),
-                               seeds={"train": plan.train.seed} if plan.train else {})
+                               seeds={"train": recipe.seed} if recipe else {},
+                               trained=True if unloaded else trained)
+        if unloaded:
+            results.flag(UNTRAINED_FLAG)
+            print(f"{info.id}: {UNTRAINED_FLAG} (no model.checkpoint: {config.where(('model',))}; "
+                  "declare model.trained: false for an untrained model on purpose)",
+                  file=sys.stderr)
         results.details.update(details)
         spec = settings.model
         options = spec.options if plan.model_options is None else plan.model_options.model_dump()
-        results.model = identity_for(model, model_identity(  # with the notes of how it was read
-            spec.name or details.get("model") or "checkpoint", options, details.get("checkpoint"),
-            spec.label))
+        results.model = (plan.given.identity if plan.given is not None else
+                         identity_for(model, model_identity(  # with the notes of how it was read
+                             spec.name or details.get("model") or "checkpoint", options,
+                             details.get("checkpoint"), spec.label)))
         results.details["decoding"] = decoder.details()  # and the rate: one step per bin if over time
         results.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
         if decoder.flag():
@@ -302,10 +320,30 @@ class ClassificationTask(BenchmarkTask):
         return [results]
 
     @staticmethod
+    def _given(plan: Plan) -> tuple[Any, dict[str, Any]]:
+        """(model, details) of a model given in Python in place of the config's."""
+        return plan.given.model, {"model": plan.given.identity.name, "checkpoint": None,
+                                  "model_given_in_python": True}
+
+    def with_model(self, plan: Plan, given: Any) -> Plan:
+        """A copy of ``plan`` that runs ``given`` (a
+        :class:`~neuromark.runner.GivenModel`) instead of the config's model: the same
+        benchmark identity, data, metrics and decoding rule (the config's
+        ``eval.postprocessor``, else by output shape: a family's trained readout belongs to
+        the family's model, not to yours)."""
+        import copy
+
+        plan = copy.copy(plan)
+        plan.given = given
+        return plan
+
+    @staticmethod
     def _decoder(plan: Plan) -> Decoder:
         """``eval.postprocessor``, else the family's trained readout, else by output shape."""
         rule = plan.settings.eval.postprocessor
-        if rule is None and getattr(plan.train, "readout", None) is not None:  # a family's readout
+        if plan.given is not None and plan.given.postprocessor is not None:
+            rule = plan.given.postprocessor
+        if rule is None and plan.given is None and getattr(plan.train, "readout", None) is not None:
             rule = default_rule(None, plan.train.readout)
         return Decoder(rule) if rule is not None else AutoDecoder()
 
@@ -385,10 +423,24 @@ class ClassificationTask(BenchmarkTask):
                        "_provenance": provenance}
 
 
+def _declared_trained(plan: Plan) -> bool | None:
+    """True for a recipe's model, else ``model.trained`` (None: not declared; the runner
+    then tests the weights, a checkpoint's included, as it does for a model given in
+    Python, and a factory's model with no checkpoint is flagged in any case)."""
+    return True if plan.family is not None else plan.settings.model.trained
+
+
 def _effective(plan: Plan) -> dict[str, Any]:
-    """The settings the run used: defaults filled in, data set paths resolved."""
+    """The settings the run used: defaults filled in, data set paths resolved (a model given
+    in Python replaces the config's model block, and no training ran)."""
     effective = plan.settings.model_dump(mode="json")
     effective["dataset"]["options"] = dict(plan.dataset_options)
+    if plan.given is not None:
+        effective["model"] = {"name": plan.given.identity.name, "given_in_python": True,
+                              "label": plan.given.identity.label, "trained": plan.given.trained}
+        effective["train"] = None
+        effective["eval"]["postprocessor"] = plan.given.postprocessor or \
+            plan.settings.eval.postprocessor
     return effective
 
 

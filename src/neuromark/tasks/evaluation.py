@@ -23,7 +23,7 @@ def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence
              device_requested: str | None = None, coverage: str | None = None,
              reset: str = "batch", quiet: bool | None = None,
              config: dict[str, Any] | None = None, seeds: dict[str, Any] | None = None,
-             on_harness: Any = None) -> Results:
+             on_harness: Any = None, trained: bool | None = None) -> Results:
     """Run ``model`` over ``data`` with ``metrics`` under ``ctx``.
 
     Args:
@@ -38,6 +38,8 @@ def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence
         quiet: overrides ``ctx.quiet`` (inner loops of a task that shows its own progress).
         on_harness: called with the :class:`~neuromark.runner.Benchmark` before it runs
             (e.g. to hold its :meth:`~neuromark.runner.Benchmark.paused` switch).
+        trained: whether the model is trained (the runner's ``trained``; None: not
+            declared, the runner tests the weights).
     """
     from neuromark.runner import Benchmark
 
@@ -46,7 +48,8 @@ def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence
     harness = Benchmark(model, data, preprocessors, postprocessors, metrics,
                         quiet=ctx.quiet if quiet is None else quiet, info=info, reset=reset,
                         device=device, device_requested=device_requested,
-                        counting_path=ctx.counting_path, memory_budget=ctx.memory_budget)
+                        counting_path=ctx.counting_path, memory_budget=ctx.memory_budget,
+                        trained=trained)
     if on_harness is not None:
         on_harness(harness)
     return harness.run(config=config, seeds=seeds)
