@@ -76,7 +76,8 @@ def test_page_files_and_links(tmp_path):
     assert main(["leaderboard", *map(str, folders), "--out", str(tmp_path / "site")]) == 0
     page = (tmp_path / "site" / "index.html").read_text()
     assert "http" not in page.replace("http-equiv", "")  # nothing from a CDN
-    links = re.findall(r'href="([^"]+)"', page)
+    links = [link for link in re.findall(r'href="([^"]+)"', page) if not link.startswith("#")]
+    assert re.findall(r'href="(#[^"]+)"', page) == ["#toy-bench-v1.0"]  # the contents
     assert len(links) == 9 and all((tmp_path / "site" / link).is_file() for link in links)
     config = json.loads((tmp_path / "site" / links[1]).read_text())
     assert config == {"task": "toy"}
@@ -105,8 +106,8 @@ def test_columns_primary_score_first_then_complexity_per_speaker_last(tmp_path):
                      "synaptic_operations.Effective_MACs (ops/sample)",
                      "synaptic_operations.Effective_ACs (ops/sample)",
                      "synaptic_operations.Dense (ops/sample)", "speaker_accuracy_spread",
-                     "flags", "files", "name", "checkpoint", "run",
-                     "accuracy_per_speaker.3", "accuracy_per_speaker.5"]
+                     "accuracy_per_speaker.3", "accuracy_per_speaker.5",
+                     "flags", "files", "name", "checkpoint", "run"]  # flags, metadata last
     assert re.findall(r"<th class=fix>([^<]*)</th>", page) == ["model", "classification_accuracy"]
     assert ".fix{position:sticky;left:0" in page
     row = re.search(r"<tbody><tr>(.*?)</tr>", page).group(1)

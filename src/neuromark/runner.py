@@ -27,12 +27,14 @@ from typing import Any, Literal
 
 import torch
 
+from neuromark.context import RunContext
 from neuromark.devices import device_provenance, module_device, move_to
-from neuromark.errors import DataError, MetricError, ModelOutputError, NeuromarkError
+from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError, NeuromarkError
 from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
 from neuromark.models.untrained import untrained_flag
+from neuromark.registry import tasks
 from neuromark.results import (
     CUSTOM_BENCHMARK,
     BenchmarkInfo,
@@ -226,10 +228,7 @@ class Benchmark:
             ...                               model=net, label="mine")  # doctest: +SKIP
             >>> bench.run().save("results/mine/spoken-digits--mine.json")  # doctest: +SKIP
         """
-        from neuromark.config import find_config, load_config
-        from neuromark.context import RunContext
-        from neuromark.errors import ConfigError
-        from neuromark.registry import tasks
+        from neuromark.config import find_config, load_config  # pydantic, yaml
 
         config = load_config(find_config(path))
         ctx = RunContext.build(quiet=quiet, device=device, cache_dir=cache_dir)

@@ -193,8 +193,8 @@ def _run_on(ctx: RunContext, configs: Sequence[str | Path], out_dir: Path | None
     written = run_configs(configs, folder, ctx=ctx, overwrite=overwrite, finish=finish,
                           planned=planned)
     wall = time.perf_counter() - start
-    print(f"\n{len(written)} result file(s) and the report {reports[0]} in {folder} "
-          f"({wall:.1f} s)")
+    print(f"\n{len(written)} result file(s) in {folder}, every score in the report "
+          f"{reports[0]} ({wall:.1f} s)")
     return folder
 
 

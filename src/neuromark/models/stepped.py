@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from torch import nn
 
 from neuromark.errors import UnsupportedLayerError
+from neuromark.models.snntorch_model import SNNTorchModel
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,6 @@ def stepped_adapter(module: nn.Module) -> nn.Module | None:
                                     "steps one framework; convert the network to one")
     if framework.name == "snnTorch":
         if not forward_loops(module):
-            from neuromark.models.snntorch_model import SNNTorchModel
-
             return SNNTorchModel(module)
         raise UnsupportedLayerError(
             f"{what}, and its forward loops, so neuromark cannot tell whether it takes one "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores
+from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores, primary_score
 
 
 @dataclass(frozen=True)
@@ -93,9 +93,28 @@ def pair_runs(runs_a: list[Run], runs_b: list[Run]
     return pairs, left_a, left_b
 
 
+def headline_difference(a: Run, b: Run, rows: list[Difference]) -> str | None:
+    """The comparison's first line: the benchmark's main score (the leaderboard's,
+    :func:`~neuromark.report.runs.primary_score`), B - A and that difference in combined
+    standard errors, e.g. ``headline: classification_accuracy B - A = +0.05 = +1.3 SE
+    (A: 0.4 ± 0.03, B: 0.45 ± 0.03)``; None when neither run has a main score."""
+    main = primary_score(b.results) or primary_score(a.results)
+    row = next((d for d in rows if d.name == main), None)
+    if row is None:
+        return None
+    values = f"(A: {_show(row.a)}, B: {_show(row.b)})"
+    if row.diff is None or not math.isfinite(row.diff):
+        return f"headline: {main} {row.verdict} {values}"
+    if not row.combined_se:
+        return f"headline: {main} B - A = {row.diff:+.4g}, no standard error {values}"
+    return (f"headline: {main} B - A = {row.diff:+.4g} = {row.diff / row.combined_se:+.2f} SE "
+            f"{values}")
+
+
 def format_comparison(a: Run, b: Run, rows: list[Difference]) -> str:
-    """A plain-text table: the two models (label, name, options and checkpoint digests, run)
-    side by side, then ``rows``."""
+    """A plain-text table led by the headline difference in standard errors
+    (:func:`headline_difference`): the two models (label, name, options and checkpoint
+    digests, run) side by side, then ``rows``."""
     def digest(run: Run, field: str) -> str:
         value = getattr(run.results.model, field, None) if run.results.model else None
         return value[:12] if isinstance(value, str) else "—"
@@ -110,8 +129,11 @@ def format_comparison(a: Run, b: Run, rows: list[Difference]) -> str:
              "" if d.combined_se is None else f"{d.combined_se:.2g}", d.verdict) for d in rows]
     widths = [max(len(r[i]) for r in [header, *body, *models] if i < len(r))
               for i in range(len(header))]
-    lines = [f"{benchmark_title(a.key)}: A = {a.path}, B = {b.path}",
-             "  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines = [f"{benchmark_title(a.key)}: A = {a.path}, B = {b.path}"]
+    lead = headline_difference(a, b, rows)
+    if lead:
+        lines.append(lead)
+    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in models]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in body]
     return "\n".join(lines)

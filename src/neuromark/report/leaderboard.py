@@ -1,13 +1,15 @@
 """``neuromark leaderboard``: one static HTML page comparing the models run on each benchmark.
 
 ``site/index.html`` holds, per benchmark (id, version), one table with one row per model
-run on it, labelled by the model's label: the benchmark's primary score first, then the
-complexity scores, the other scores, the run's registry or class name, checkpoint digest and
-folder, and last the breakdowns (per speaker, per size) (:func:`score_columns`; value ±
-standard error, units in the header; the label and primary score stay in view when the
-table scrolls sideways), sorting by any column on a click,
-the run's flags ("not measured", diverged instances, overruns), links to each run's
-results JSON, config and provenance (copied beside the page under ``runs/``), and where the
+run on it, labelled by the model's label (★ marks the shipped baselines,
+:func:`shipped_baselines`): the headline first, the benchmark's primary score and the
+complexity scores, then the other scores and the breakdowns (per speaker, per size)
+(:func:`score_columns`; value ± standard error, units in the header; the label and primary
+score stay in view when the table scrolls sideways), and last the run's flags ("not
+measured", diverged instances, overruns, untrained weights, ties), links to each run's
+results JSON, config and provenance (copied beside the page under ``runs/``), its registry
+or class name, checkpoint digest and folder; sorting by any column on a click; a table of
+contents of the benchmarks at the top; and where the
 runs have an accuracy
 (or error) and synaptic operations, the score-vs-operations plot with its Pareto front
 (log operations, footprint as marker area), inlined as a PNG. No server, no CDN: the page
@@ -72,7 +74,8 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;line-height:1.4}"
           "font-size:90%}th{cursor:pointer;background:#f3f3f3}th[data-order=asc]::after{content:' ▲'}"
           "th[data-order=desc]::after{content:' ▼'}.flag{color:#b00;font-weight:bold}"
           "img{max-width:48em}.note{color:#555;font-size:90%}.wide{overflow-x:auto}"
-          ".fix{position:sticky;left:0;z-index:1;background:#fff}th.fix{background:#f3f3f3}")
+          ".fix{position:sticky;left:0;z-index:1;background:#fff}th.fix{background:#f3f3f3}"
+          ".base{color:#06c;font-size:85%;white-space:nowrap}")
 
 
 def _slug(text: str) -> str:
@@ -190,7 +193,45 @@ def _score_cells(row: dict[str, Cell], names: list[str], fixed: int) -> list[str
     return out
 
 
-def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, str]]) -> str:
+#: What the baseline mark means (the mark's tooltip and the page's note).
+BASELINE_NOTE = ("a shipped baseline: the model (label) a config shipped in neuromark's "
+                 "configs/ runs on this benchmark")
+
+
+def shipped_baselines(root: Path | None = None) -> set[tuple[str, str]]:
+    """``{(benchmark id, model label)}`` of the configs shipped under ``root/configs``
+    (default: the neuromark checkout's): the ``model`` block's label (else its name), each
+    of a ``models`` list's, a system config's ``sut`` name. Files that do not parse are
+    skipped (``neuromark validate`` reports them)."""
+    import yaml
+
+    from neuromark.suite import project_root
+
+    found: set[tuple[str, str]] = set()
+    for path in sorted(((root or project_root()) / "configs").rglob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            continue
+        bench = data.get("benchmark") if isinstance(data, dict) else None
+        if not isinstance(bench, dict) or not isinstance(bench.get("id"), str):
+            continue
+        blocks = [data.get("model"), data.get("sut"), *(data.get("models") or [])]
+        for block in blocks:
+            if isinstance(block, dict):
+                label = block.get("label") or block.get("name")
+                if isinstance(label, str):
+                    found.add((bench["id"], label))
+    return found
+
+
+def is_baseline(run: Run, baselines: set[tuple[str, str]]) -> bool:
+    """Whether ``run`` is one of the shipped baselines (:func:`shipped_baselines`)."""
+    return (run.key[0], run.model_label) in baselines
+
+
+def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, str]],
+           baselines: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> str:
     before, after = score_columns(runs, cells)
     units = {name: next((row[name].unit for row in cells if name in row and row[name].unit), "")
              for name in before + after}
@@ -199,7 +240,7 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
     def heads(names: list[str]) -> list[str]:
         return [f"{c} ({units[c]})" if units[c] else c for c in names]
 
-    head = (["model", *heads(before), "flags", "files", "name", "checkpoint", "run", *heads(after)])
+    head = (["model", *heads(before), *heads(after), "flags", "files", "name", "checkpoint", "run"])
     parts = ['<div class="wide"><table class="board"><thead><tr>'
              + "".join(f'<th{" class=fix" if i < fixed else ""}>{html.escape(h)}</th>'
                        for i, h in enumerate(head)) + "</tr></thead><tbody>"]
@@ -209,10 +250,13 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
                          for k in ("json", "config", "provenance"))
         flag_html = "<br>".join(f'<span class="flag">{html.escape(f)}</span>' for f in flags)
         name = _row_name(run, runs)
-        tds = [_td(name, name, "fix"), *_score_cells(row, before, fixed - 1),
+        shown = (f'{html.escape(name)} <span class="base" title="{BASELINE_NOTE}">★ baseline'
+                 "</span>" if is_baseline(run, baselines) else html.escape(name))
+        tds = [_td(shown, name, "fix", escape=False), *_score_cells(row, before, fixed - 1),
+               *_score_cells(row, after, 0),
                _td(flag_html, str(len(flags)), escape=False), _td(files, "", escape=False)]
         tds += [_td(text, text) for text in (run.model_name, run.checkpoint_short, run.label)]
-        parts.append("<tr>" + "".join(tds + _score_cells(row, after, 0)) + "</tr>")
+        parts.append("<tr>" + "".join(tds) + "</tr>")
     parts.append("</tbody></table></div>")
     return "".join(parts)
 
@@ -256,7 +300,8 @@ def build_leaderboard(runs: list[Run], out: str | Path, overwrite: bool = False)
     by_key: dict[tuple[str, str], list[tuple[int, Run]]] = defaultdict(list)
     for index, run in enumerate(runs):
         by_key[run.key].append((index, run))
-    sections = []
+    sections, contents = [], []
+    baselines = shipped_baselines()
     for key in sorted(by_key):
         group = [run for _, run in by_key[key]]
         cells = [flatten_scores(run.results) for run in group]
@@ -264,18 +309,25 @@ def build_leaderboard(runs: list[Run], out: str | Path, overwrite: bool = False)
         info = group[0].results.benchmark
         bench = benchmark_title(key)
         parent = f" · parent {html.escape(info.parent)}" if info.parent else ""
+        anchor = html.escape(_slug(f"{key[0]}-v{key[1]}"))
+        marked = sum(is_baseline(run, baselines) for run in group)
+        contents.append(f'<li><a href="#{anchor}">{html.escape(key[0])}</a> v{html.escape(key[1])}'
+                        f" · {len(group)} model(s), {marked} shipped baseline(s)</li>")
         sections.append(
-            f'<section id="{html.escape(_slug(f"{key[0]}-v{key[1]}"))}"><h2>{html.escape(key[0])}'
+            f'<section id="{anchor}"><h2>{html.escape(key[0])}'
             f'</h2><p class="note">version {html.escape(info.version)}{parent} · {len(group)} '
             f"model run(s); click a column header to sort</p>"
-            + _table(group, cells, links) + _pareto(group, cells, site, bench) + "</section>")
+            + _table(group, cells, links, baselines) + _pareto(group, cells, site, bench)
+            + "</section>")
     page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">{MARKER}<title>neuromark leaderboard"
             f"</title><style>{_STYLE}</style></head><body>\n<h1>neuromark leaderboard</h1>\n"
             f'<p class="note">{len(runs)} results files, {len(by_key)} benchmarks, one row per '
             "model run on each. Values are "
             "per-sample means ± standard error where the metric has one; estimates (energy_"
             "estimate) are labelled in their unit; flags mark scores that were not measured "
-            "and runs with diverged instances or overruns.</p>\n"
+            "and runs with diverged instances or overruns, untrained weights and tied "
+            f"decisions (last columns, with the run's files and identity); ★ marks {BASELINE_NOTE}."
+            "</p>\n<nav><h2>Contents</h2><ul>" + "".join(contents) + "</ul></nav>\n"
             + "\n".join(sections) + f"\n<script>{_SORT_JS}</script>\n</body></html>\n")
     index = site / "index.html"
     index.write_text(page, encoding="utf-8")

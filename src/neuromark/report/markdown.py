@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neuromark.errors import DataError
+from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
 from neuromark.results import Results, Score, to_jsonable, write_text_atomic
 
@@ -27,12 +28,45 @@ def format_value(score: Score) -> str:
     return f"{text} {score.unit}".rstrip()
 
 
-def format_summary(results: Sequence[Results]) -> str:
-    """:func:`format_table`, the mean ± SE of each seed group's scores
-    (:mod:`neuromark.report.seeds`), then every flag the results carry (``flags``:
-    divergences, overruns, unmeasured figures), one line each."""
+def format_summary(results: Sequence[Results], *, full_table: bool = False) -> str:
+    """What ``neuromark run`` prints: one headline line per result (:func:`headline`; with
+    ``full_table``, :func:`format_table` instead, every score: ``report.md`` holds it), the
+    mean ± SE of each seed group's scores (:mod:`neuromark.report.seeds`), the system-track
+    verdicts, then every flag the results carry (divergences, overruns, unmeasured figures,
+    untrained weights, ties), one line each."""
     flags = [f"flag [{res.benchmark.id}]: {flag}" for res in results for flag in res.flags]
-    return "\n".join([format_table(results), *seed_text(results), *system_lines(results), *flags])
+    first = [format_table(results)] if full_table else headlines(results)
+    return "\n".join([*first, *seed_text(results), *system_lines(results), *flags])
+
+
+def headline(res: Results) -> str | None:
+    """``main score ± SE · synaptic ops · footprint``: the figures a reader compares first
+    (those the result has), or None for a result with none of them (a system-track result:
+    its verdict line says it)."""
+    parts = []
+    main = primary_score(res)
+    if main is not None:
+        parts.append(f"{main} {format_value(res.scores[main])}")
+    ops = res.scores.get("synaptic_operations")
+    if ops is not None and isinstance(ops.value, dict):
+        macs, acs = ops.value.get("Effective_MACs"), ops.value.get("Effective_ACs")
+        if isinstance(macs, (int, float)) and isinstance(acs, (int, float)):
+            parts.append(f"synaptic ops {macs:,.0f} MACs + {acs:,.0f} ACs per sample")
+    footprint = res.scores.get("footprint")
+    if footprint is not None and isinstance(footprint.value, (int, float)):
+        parts.append(f"footprint {footprint.value:,.0f} {footprint.unit or 'bytes'}".rstrip())
+    return " · ".join(parts) if parts else None
+
+
+def headlines(results: Sequence[Results]) -> list[str]:
+    """``benchmark  model  headline`` of each result that has a :func:`headline`, the
+    columns aligned."""
+    rows = [(res.benchmark.id, res.model.label if res.model is not None else "", line)
+            for res in results if (line := headline(res)) is not None]
+    if not rows:
+        return []
+    w0, w1 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
+    return [f"{b:<{w0}}  {m:<{w1}}  {line}" for b, m, line in rows]
 
 
 def system_lines(results: Sequence[Results]) -> list[str]:
@@ -48,8 +82,11 @@ def system_lines(results: Sequence[Results]) -> list[str]:
         text = "n/a" if value is None else f"{value:.4g} {metric.get('unit', '')}".rstrip()
         pct = metric.get("percentile")
         where = f" (percentile p{pct * 100:g})" if pct and f"p{pct * 100:g}" not in metric["name"] else ""
+        observed = metric.get("observed_ms")
+        beside = (f" (observed: {metric.get('observed_name', 'p')} = {observed:.4g} ms)"
+                  if observed is not None and "estimate" in metric["name"] else "")
         lines.append(f"system [{res.benchmark.id}]: {metric['scenario']} judged on {metric['name']}"
-                     f"{where} = {text}: {metric.get('validity') or 'n/a'}"
+                     f"{where} = {text}{beside}: {metric.get('validity') or 'n/a'}"
                      + (f" ({metric['invalid_reason']})" if metric.get("invalid_reason") else ""))
     for res in results:  # the accuracy pass against its quality target (system track)
         accuracy = res.details.get("accuracy") if isinstance(res.details, dict) else None
