@@ -178,3 +178,35 @@ def test_saving_a_custom_result_warns(tmp_path, test_split):
         warnings.simplefilter("error")
         Benchmark.from_config(SHIPPED, model=issue_net(), label="mine").run().save(
             tmp_path / "spoken-digits--mine.json")
+
+
+def _commands(parser, prefix: str = "neuromark") -> list[str]:
+    """Every command and sub-command of the CLI, as ``neuromark data info``."""
+    import argparse
+
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found.append(f"{prefix} {name}")
+                found += _commands(sub, f"{prefix} {name}")
+    return found
+
+
+def test_readme_lists_every_command():
+    from pathlib import Path
+
+    from neuromark.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    missing = [c for c in _commands(build_parser()) if f"\n{c} " not in readme]
+    assert not missing, f"README's command list lacks {missing}"
+
+
+def test_from_config_with_a_task_that_takes_no_given_model_is_refused():
+    from neuromark.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"esn\.yaml.*task.*classification.*'mackey_glass'"):
+        Benchmark.from_config("configs/mackey_glass/esn.yaml", model=issue_net())
+    with pytest.raises(ConfigError, match="config file not found"):
+        Benchmark.from_config("configs/no_such.yaml", model=issue_net())

@@ -1,6 +1,6 @@
-"""docs/quickstart.md runs as written (issue 33): its model file, its Python block and its
-config and command, in a temporary folder; the figures it quotes equal what both routes
-produce, at the precision quoted."""
+"""docs/quickstart.md runs as written (issues 33, 45): its model file, its Python block, its
+config and commands (the run, the shipped baseline, leaderboard, compare), in a temporary
+folder; the figures it quotes equal what both routes produce, at the precision quoted."""
 
 from __future__ import annotations
 
@@ -43,12 +43,17 @@ def test_the_page_has_what_the_test_runs():
     langs = [lang for lang, _ in blocks()]
     assert langs == ["python", "python", "yaml", "bash"]
     assert set(quoted()) == {"classification_accuracy", "footprint",
-                             "synaptic_operations.Effective_MACs", "synaptic_operations.Dense"}
+                             "synaptic_operations.Effective_ACs", "synaptic_operations.Dense"}
     assert "This runs your own code" in DOC.read_text()
+    assert "untrained: weights as the factory built them" in DOC.read_text()
 
 
 def test_quickstart_runs_and_gives_the_quoted_figures(tmp_path, monkeypatch, capsys):
-    (net, api, config, command) = [code for _, code in blocks()]
+    """Both routes (issue 45): an snnTorch net trained a little, benchmarked from Python
+    (Benchmark.from_config) and from a config, then the shipped baseline, the leaderboard
+    and compare, every command as written."""
+    pytest.importorskip("snntorch")
+    (net, api, config, commands) = [code for _, code in blocks()]
     files = {}
     for code in (net, config):  # each starts with "# FILE"
         name = code.splitlines()[0].lstrip("# ").split(":")[0].strip()
@@ -69,16 +74,25 @@ def test_quickstart_runs_and_gives_the_quoted_figures(tmp_path, monkeypatch, cap
         sys.modules.pop("my_net", None)
     from_python = namespace["results"]
     assert (tmp_path / "weights.pt").is_file()
+    assert from_python.benchmark.key == ("spoken-digits", "2.0")
+    assert "untrained: weights as the factory built them" not in from_python.flags
 
-    (line,) = command.strip().splitlines()
-    args = shlex.split(line)
-    assert args[0] == "neuromark"
-    assert main(args[1:]) == 0
-    capsys.readouterr()
-    written = json.loads((tmp_path / "results" / "mine" / "spoken-digits--my-net.json").read_text())
+    capsys.readouterr()  # the Python block's print
+    outputs = []
+    for line in commands.strip().splitlines():
+        args = shlex.split(line)
+        assert args[0] == "neuromark"
+        assert main(args[1:]) == 0, line
+        outputs.append(capsys.readouterr().out)
+    written = json.loads((tmp_path / "results" / "mine" / "spoken-digits--my-snn.json").read_text())
     scores = {k: v["value"] for k, v in written["scores"].items()}
-    assert written["model"]["name"] == "python" and written["model"]["label"] == "my-net"
+    assert written["model"]["name"] == "python" and written["model"]["label"] == "my-snn"
     assert written["provenance"]["model_file"]["function"] == "build"
+    assert written["flags"] == from_python.flags  # the same flags on both routes
+    assert outputs[0].startswith("spoken-digits  my-snn  classification_accuracy ")
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "my-snn" in page and "★ baseline" in page and "Contents" in page
+    assert outputs[3].splitlines()[1].startswith("headline: classification_accuracy B - A = ")
 
     for key, number in quoted().items():
         api_value, config_value = _value(from_python, key), _value(scores, key)

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Tag
 
-from neuromark.config import ConfigFile, StrictModel, load_config, validate
+from neuromark.config import ConfigFile, StrictModel, find_config, load_config, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError
 from neuromark.executors import Unit, is_local
@@ -90,7 +90,7 @@ def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = (), *,
     itself, directly or through another suite, raises :class:`ConfigError` naming the cycle.
     ``cache_root`` (the run context's cache folder) is where ``cache:`` paths resolve."""
     out: list[ConfigFile] = []
-    for path in paths:
+    for path in map(find_config, paths):  # configs/... also in the checkout (shipped configs)
         config = load_config(path)
         config.cache_root = cache_root
         if "suite" in config.data:
