@@ -24,8 +24,12 @@ Config::
   ``gsc_snn``; ``train:`` as the family's ``train_model`` defines it) is trained once on the train split
   and cached at ``checkpoint`` by recipe hash. Any other entry is a factory called with
   ``options`` returning a torch module or a model adapter; with ``checkpoint`` its
-  ``state_dict`` is loaded from that file. ``model: {checkpoint: FILE}`` alone evaluates a
-  neuromark checkpoint as saved.
+  ``state_dict`` is loaded from that file; without it the weights are scored as the factory
+  built them and the results carry the untrained flag (:mod:`neuromark.models.untrained`)
+  unless ``model.trained`` declares it (``false``: on purpose; ``true``: the factory loads
+  its weights). ``model: {checkpoint: FILE}`` alone evaluates a neuromark checkpoint as saved.
+  A bare module holding snnTorch neurons is stepped over time (``SNNTorchModel``,
+  :mod:`neuromark.models.stepped`).
 - The output is decoded by ``eval.postprocessor`` (:mod:`neuromark.processors.decoding`;
   default: a model family's trained readout, ``max_over_time`` or ``mean_over_time`` by
   ``train.readout``; for other models ``spike_count`` on (B, T, K) outputs, neurobench's

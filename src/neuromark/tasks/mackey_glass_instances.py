@@ -111,7 +111,7 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
     try:
         results = evaluate(ctx if ctx is not None else RunContext(), module, loader,
                            forecast_metrics(metrics), postprocessors=[capture], quiet=True,
-                           device=device)
+                           device=device, trained=True)  # fitted (ESN readout) or trained here
     except (MetricError, ModelOutputError):  # NaN refused; anything else is a real failure
         trained.eval()
         with torch.inference_mode():
