@@ -224,3 +224,45 @@ def test_asc_float_reference_reads_the_tau_files_and_matches_the_float_sut(tmp_p
             np.testing.assert_allclose(mine, ref, rtol=1e-5, atol=1e-6)
     finally:
         built.close()
+
+
+def biased_forecast(*, samples: int = 64, bias: float = 0.0) -> BuiltSUT:
+    """A hidden regression SUT: answers f(t + dt) of a sine series scaled by ``1 + bias``,
+    so its sMAPE is ``200 bias / (2 + bias)`` per sample (%)."""
+    targets = np.sin(0.1 * np.arange(1, samples + 1)) + 2.0
+
+    class Biased:
+        name, response_dtype = "biased-forecast", "<f8"
+
+        def issue(self, indices):
+            return [np.array([targets[i] * (1.0 + bias)]) for i in indices]
+
+    return BuiltSUT(Biased(), InMemoryLibrary("steps", lambda i: i, samples), targets,
+                    {"stages": []}, metric="sMAPE")
+
+
+@pytest.mark.parametrize("bias, verdict", [(0.005, "VALID"), (0.02, "INVALID")])
+def test_regression_sut_judged_with_its_metric_lower_is_better(tmp_path, capsys, bias, verdict):
+    suts.register("biased_forecast", biased_forecast)
+    try:
+        config = tmp_path / "f.yaml"
+        config.write_text("task: system\nbenchmark: {id: forecast}\n"
+                          f"sut: {{name: biased_forecast, options: {{bias: {bias}}}}}\n"
+                          "accuracy: {reference: 1.0, target: 0.99}\ntiming: {warmup: 0}\n"
+                          "loadgen: {min_query_count: 64, min_duration_s: 0, "
+                          "expected_latency_s: 0.0001}\n")
+        code = main(["system", "run", str(config), "--out", str(tmp_path / "out"), "--quiet"])
+        capsys.readouterr()
+        acc = json.loads(next((tmp_path / "out").glob("forecast--*.json")).read_text())["details"]["accuracy"]
+        # sMAPE = 200 b / (2 + b); passes when <= 1.0 / 0.99
+        assert acc["metric"] == "sMAPE" and acc["higher_is_better"] is False
+        assert acc["value"] == pytest.approx(200 * bias / (2 + bias))
+        assert acc["threshold"] == pytest.approx(1 / 0.99) and acc["verdict"] == verdict
+        assert code == (0 if verdict == "VALID" else 1)
+        assert main(["check", str(tmp_path / "out")]) == code
+        found = capsys.readouterr().out
+        assert ("accuracy/target" in found) == (verdict == "INVALID")
+        if verdict == "INVALID":
+            assert "sMAPE 1.9802 is above the quality target: needs <= 1.0101" in found
+    finally:
+        suts._entries.pop("biased_forecast", None)
