@@ -85,6 +85,7 @@ DETAILS: dict[str, list[str]] = {
     "mswc_fscil_snn_short": _FSCIL_DETAILS,
     "psth_ceiled_short": ["ceiled_by_rule"],
     "ann2d_suite": ["per_monkey"],
+    "esn_mackey_glass_singlestream": ["accuracy.reference", "accuracy.threshold"],  # quality target
 }
 
 #: Docs examples whose results are figures: (key stem, doc file, heading).
