@@ -162,6 +162,14 @@ def test_sut_at_its_target_is_valid_and_passes_check(tmp_path, capsys, hidden_su
     assert main(["check", str(out)]) == 1
     found = capsys.readouterr().out
     assert "accuracy/target" in found and "accuracy/verdict: the results say 'VALID'" in found
+    # no target at all: the test profile lets it pass, the submission profile does not
+    data["details"].pop("accuracy")
+    file.write_text(json.dumps(data))
+    assert "accuracy/" not in (main(["check", str(out)]), capsys.readouterr().out)[1]
+    manifest = json.loads((out / "submission.json").read_text())
+    (out / "submission.json").write_text(json.dumps({**manifest, "profile": "submission"}))
+    assert main(["check", str(out)]) == 1
+    assert "accuracy/target: no quality target declared" in capsys.readouterr().out
 
 
 def test_rules_that_do_not_fit_the_sut(tmp_path, capsys, hidden_sut):

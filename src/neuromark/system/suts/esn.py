@@ -13,6 +13,11 @@ SUT says so (``sut.stateful``), and MLPerf's TEST01 is then not applicable. With
 window (the K values before f(t) and f(t)), and inference resets the reservoir and runs the
 K + 1 steps, so responses no longer depend on the query order (TEST01 applies); a step then
 costs K + 1 reservoir updates.
+The accuracy pass scores the responses with sMAPE (``BuiltSUT.metric``) against f(t+dt)
+(``BuiltSUT.labels``); ``BuiltSUT.reference`` is the float ESN stepped through the test
+series in order from its fitted state, the forecast whose sMAPE the algorithm track reports.
+A kept reservoir under LoadGen's shuffled order misses it by far; ``context: 60`` reaches it
+(``bench/esn_accuracy_context.py``).
 Data: the shipped Mackey-Glass series (``neuromark.data.mackey_glass``) or, with
 ``data: synthetic``, a two-sine series that needs no data files.
 
