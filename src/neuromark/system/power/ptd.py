@@ -63,7 +63,12 @@ class PtdClient:
         self.address = address
         self.messages = messages if messages is not None else []
         self._buf = bytearray()
-        if self.cmd("Hello") != HELLO:
+        try:
+            greeting = self.cmd("Hello")
+        except BaseException:
+            self.close()  # never leave a half-open connection to a daemon that misbehaved
+            raise
+        if greeting != HELLO:
             self.close()
             raise DataError(f"ptd meter: {address} did not answer Hello as PTDaemon does "
                             f"(expected {HELLO!r})")
@@ -192,10 +197,14 @@ class PtdMeter:
         if self.client is None:
             if self.address is None:
                 raise DataError("ptd meter: driving PTDaemon needs 'address' (host:port)")
-            self.client = PtdClient(self.address, self.timeout_s, self.messages,
-                                    self.max_line_bytes)
-            self.identify = self.client.cmd("Identify")
-            self.initial = initial_ranges(self.client.cmd("RR"))
+            client = PtdClient(self.address, self.timeout_s, self.messages, self.max_line_bytes)
+            try:
+                self.identify = client.cmd("Identify")
+                self.initial = initial_ranges(client.cmd("RR"))
+            except BaseException:
+                client.close()
+                raise
+            self.client = client
         return self.client
 
     def go(self, mark: str, volts: str, amps: str) -> None:

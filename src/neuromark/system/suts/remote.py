@@ -96,7 +96,8 @@ class Connection:
         """Send ``header`` and wait for the reply; an error reply, a lost connection or a
         reply later than ``timeout_s`` raises :class:`ModelOutputError` naming the SUT, the
         address and ``what``. ``last_round_trip_ns``: the exchange, timed here."""
-        where = f"remote SUT {self.name!r} at {self.address}"
+        where = (f"remote SUT {self.name!r} at {self.address}" if self.name != "?"
+                 else f"the remote SUT server at {self.address}")
         with self.lock:
             t0 = time.perf_counter_ns()
             deadline = time.monotonic() + self.timeout_s
