@@ -277,7 +277,7 @@ def test_old_absolute_artefact_paths_resolve_in_the_moved_folder(tmp_path):
     path = _with_plot(tmp_path / "run")
     data = json.loads(path.read_text())
     data["artefacts"] = [str(tmp_path / "run" / "entry" / "plot.png"),
-                         "/elsewhere/gone/never.png"]
+                         "/elsewhere/gone/never.png", "../run/entry/plot.png"]
     path.write_text(json.dumps(data))
     shutil.move(tmp_path / "run", tmp_path / "moved")
     _with_plot(tmp_path / "run")  # another run where the old one was: never read for it
@@ -286,6 +286,7 @@ def test_old_absolute_artefact_paths_resolve_in_the_moved_folder(tmp_path):
     assert res.artefact_files()[0].read_bytes() == b"run" and \
         res.artefact_files()[0].parent.parent.name == "moved"
     assert any("/elsewhere/gone/never.png: not in this run's folder" in f for f in res.flags)
+    assert any("../run/entry/plot.png: not in this run's folder" in f for f in res.flags)
 
 
 def test_report_of_moved_run_folder_shows_its_own_plots(tmp_path, capsys):

@@ -435,11 +435,13 @@ def located_artefact(given: str, results_file: Path) -> str | None:
     one as it is; an absolute one (files before paths were stored relative) inside that
     folder made relative, else found by its trailing components under the folder (the run
     folder was moved: ``/old/run/entry/latency.png`` -> ``entry/latency.png``); None when no
-    such file lies in the folder (never another run's file, wherever it is)."""
+    such file lies in the folder, or a relative path climbs out of it (never another run's
+    file, wherever it is)."""
     path = Path(given)
-    if not path.is_absolute():
-        return path.as_posix()
     base = results_file.parent
+    if not path.is_absolute():  # one that climbs out of the folder is another run's file
+        inside_base = (base / path).resolve().is_relative_to(base.resolve())
+        return path.as_posix() if inside_base else None
     inside = portable_artefact(given, results_file)
     if not Path(inside).is_absolute():
         return inside
