@@ -150,6 +150,8 @@ def _load_module(path: Path, where: str) -> types.ModuleType:
         raise ConfigError(f"{where}: loading {path} failed: {_describe(exc, path)}") from exc
     except (SystemExit, KeyboardInterrupt) as exc:
         del sys.modules[name]
+        if type(exc) not in (SystemExit, KeyboardInterrupt):  # SIGTERM's: the CLI's to report
+            raise
         raise ConfigError(f"{where}: loading {path} {_exit_text(exc, path)}") from exc
     finally:
         sys.dont_write_bytecode = before
@@ -184,12 +186,13 @@ def keeps_default_dtype(what: str, where: str) -> Iterator[None]:
 def _exit_text(exc: SystemExit | KeyboardInterrupt, path: Path) -> str:
     """How a user file's ``sys.exit(code)`` or ``KeyboardInterrupt`` is reported: the call,
     the line of ``path`` it came from, and that nothing was evaluated."""
-    what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
-            else "raised KeyboardInterrupt")
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
     at = f" (at {path.name}:{lines[-1]})" if lines else ""
-    return (f"{what}{at}: a model file must return a model, not end the program; nothing was "
-            f"evaluated")
+    if isinstance(exc, KeyboardInterrupt):
+        return (f"raised KeyboardInterrupt{at}: interrupted (Ctrl+C) while it ran, or it "
+                f"raised the interrupt itself; nothing was evaluated")
+    return (f"called sys.exit({exc.code!r}){at}: a model file must return a model, not end "
+            f"the program; nothing was evaluated")
 
 
 def lazy_parameters(model: Any) -> list[str]:
@@ -225,6 +228,8 @@ def call_factory(factory: Factory, kwargs: dict[str, Any], config: ConfigFile | 
     except Exception as exc:
         raise ConfigError(f"{where}: {call} raised {_describe(exc, factory.path)}") from exc
     except (SystemExit, KeyboardInterrupt) as exc:
+        if type(exc) not in (SystemExit, KeyboardInterrupt):  # SIGTERM's: the CLI's to report
+            raise
         raise ConfigError(f"{where}: the model factory {call} "
                           f"{_exit_text(exc, factory.path)}") from exc
     if not isinstance(model, (torch.nn.Module, ModelAdapter)):
