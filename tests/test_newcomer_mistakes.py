@@ -210,3 +210,21 @@ def test_from_config_with_a_task_that_takes_no_given_model_is_refused():
         Benchmark.from_config("configs/mackey_glass/esn.yaml", model=issue_net())
     with pytest.raises(ConfigError, match="config file not found"):
         Benchmark.from_config("configs/no_such.yaml", model=issue_net())
+
+
+def test_leaderboard_marks_the_shipped_baseline_not_a_namesake(tmp_path):
+    from neuromark.report.leaderboard import build_leaderboard
+    from neuromark.report.runs import read_runs
+    from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for name in ("svm", "python"):  # the shipped svm, and a user's model labelled svm too
+        Results(scores={"classification_accuracy": Score(0.2, error=0.03)},
+                benchmark=BenchmarkInfo("spoken-digits", "2.0"),
+                model=model_identity(name, {}, None, "svm")).save(
+                    folder / f"spoken-digits--svm-{name}.json")
+    page = build_leaderboard(read_runs([folder]), tmp_path / "site").read_text()
+    assert page.count("★ baseline</span>") == 1
+    rows = page.split("<tbody>")[1].split("</tr>")
+    assert sum("★ baseline" in row and ">svm<" in row for row in rows) == 1

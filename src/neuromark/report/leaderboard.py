@@ -198,16 +198,16 @@ BASELINE_NOTE = ("a shipped baseline: the model (label) a config shipped in neur
                  "configs/ runs on this benchmark")
 
 
-def shipped_baselines(root: Path | None = None) -> set[tuple[str, str]]:
-    """``{(benchmark id, model label)}`` of the configs shipped under ``root/configs``
-    (default: the neuromark checkout's): the ``model`` block's label (else its name), each
-    of a ``models`` list's, a system config's ``sut`` name. Files that do not parse are
-    skipped (``neuromark validate`` reports them)."""
+def shipped_baselines(root: Path | None = None) -> set[tuple[str, str, str]]:
+    """``{(benchmark id, model label, model name)}`` of the configs shipped under
+    ``root/configs`` (default: the neuromark checkout's): the ``model`` block's label (else
+    its name), each of a ``models`` list's, a system config's ``sut``. Files that do not
+    parse are skipped (``neuromark validate`` reports them)."""
     import yaml
 
     from neuromark.suite import project_root
 
-    found: set[tuple[str, str]] = set()
+    found: set[tuple[str, str, str]] = set()
     for path in sorted(((root or project_root()) / "configs").rglob("*.yaml")):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -218,20 +218,23 @@ def shipped_baselines(root: Path | None = None) -> set[tuple[str, str]]:
             continue
         blocks = [data.get("model"), data.get("sut"), *(data.get("models") or [])]
         for block in blocks:
-            if isinstance(block, dict):
-                label = block.get("label") or block.get("name")
+            if isinstance(block, dict) and isinstance(block.get("name"), str):
+                label = block.get("label") or block["name"]
                 if isinstance(label, str):
-                    found.add((bench["id"], label))
+                    found.add((bench["id"], label, block["name"]))
     return found
 
 
-def is_baseline(run: Run, baselines: set[tuple[str, str]]) -> bool:
-    """Whether ``run`` is one of the shipped baselines (:func:`shipped_baselines`)."""
-    return (run.key[0], run.model_label) in baselines
+def is_baseline(run: Run, baselines: set[tuple[str, str, str]]) -> bool:
+    """Whether ``run`` is one of the shipped baselines (:func:`shipped_baselines`): the
+    same benchmark, label and registry name (your model labelled ``snn`` is not the
+    shipped ``snn``)."""
+    return (run.key[0], run.model_label, run.model_name) in baselines
 
 
 def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, str]],
-           baselines: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> str:
+           baselines: frozenset[tuple[str, str, str]] | set[tuple[str, str, str]] = frozenset()
+           ) -> str:
     before, after = score_columns(runs, cells)
     units = {name: next((row[name].unit for row in cells if name in row and row[name].unit), "")
              for name in before + after}
