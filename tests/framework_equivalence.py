@@ -75,3 +75,10 @@ def assert_same_counts(adapter, twin: nn.Module) -> None:
     assert ref_out.sum() > 10, "the reference network should spike"
     assert torch.equal(out, ref_out)
     assert ours == theirs
+
+
+def dense_synops(adapter) -> float:
+    """Dense synaptic operations of ``adapter`` on :data:`X` (per sample)."""
+    res = Benchmark(adapter, [(X, torch.zeros(len(X)))], metrics=[SynapticOperations()],
+                    quiet=True).run()
+    return res["synaptic_operations"]["Dense"]

@@ -67,3 +67,14 @@ def test_figures_independent_of_the_batch():
     ops = found["synaptic_operations"]
     assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
     assert 0 < found["activation_sparsity"] < 1
+
+
+@pytest.mark.parametrize("v_reset", [0.0, -0.5])
+def test_recurrent_cell_dense_hand_counted(v_reset):
+    # LIFRecurrentCell(6, 5): input (5 x 6) and recurrent (5 x 5) weights once per step, then
+    # Linear(5, 3); X has 30 steps. The reset value changes no connection.
+    from framework_equivalence import dense_synops
+    params = nt.LIFParameters(v_reset=torch.tensor(v_reset))
+    net = nt.SequentialState(nt.LIFRecurrentCell(6, 5, p=params), nn.Linear(5, 3),
+                             nt.LIFCell())
+    assert dense_synops(NorseModel(net)) == 30 * (6 * 5 + 5 * 5 + 5 * 3)

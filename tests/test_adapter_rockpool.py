@@ -113,3 +113,10 @@ def test_figures_independent_of_the_batch():
     ops = found["synaptic_operations"]
     assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
     assert 0 < found["activation_sparsity"] < 1
+
+
+def test_recurrent_weights_dense_hand_counted():
+    # synaptic_net: LinearTorch (6, 5), LIFTorch(5) with w_rec (5 x 5) once per step,
+    # LinearTorch (5, 3), LIFTorch(3); X has 30 steps
+    from framework_equivalence import dense_synops
+    assert dense_synops(RockpoolModel(synaptic_net())) == 30 * (6 * 5 + 5 * 5 + 5 * 3)

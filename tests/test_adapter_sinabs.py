@@ -63,3 +63,17 @@ def test_figures_independent_of_the_batch():
     ops = found["synaptic_operations"]
     assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
     assert 0 < found["activation_sparsity"] < 1
+
+
+@pytest.mark.parametrize("reset", ["subtract", "zero"])
+def test_recurrent_layer_dense_hand_counted(reset):
+    # IAFRecurrent with rec_connect Linear(5, 5) once per step; Linear(6, 5) before,
+    # Linear(5, 3) after; X has 30 steps. The reset function changes no connection.
+    from framework_equivalence import dense_synops
+    from sinabs.activation import MembraneSubtract
+    reset_fn = MembraneSubtract() if reset == "subtract" else MembraneReset()
+    net = nn.Sequential(nn.Linear(6, 5),
+                        sl.IAFRecurrent(rec_connect=nn.Linear(5, 5, bias=False),
+                                        reset_fn=reset_fn),
+                        nn.Linear(5, 3), sl.IAF(reset_fn=reset_fn))
+    assert dense_synops(SinabsModel(net)) == 30 * (6 * 5 + 5 * 5 + 5 * 3)

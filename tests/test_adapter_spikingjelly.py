@@ -72,3 +72,15 @@ def test_figures_independent_of_the_batch():
     ops = found["synaptic_operations"]
     assert ops["Effective_ACs"] > 0 and ops["Effective_MACs"] > 0
     assert 0 < found["activation_sparsity"] < 1
+
+
+@pytest.mark.parametrize("v_reset", [None, 0.0])  # soft (subtract) and hard (zero) reset
+def test_recurrent_container_dense_hand_counted(v_reset):
+    # LinearRecurrentContainer: rc = Linear(5 + 5, 5) on cat(x[t], y[t-1]) once per step;
+    # Linear(6, 5) before, Linear(5, 3) after; X has 30 steps
+    from framework_equivalence import dense_synops
+    recurrent = layer.LinearRecurrentContainer(neuron.LIFNode(tau=2.0, v_reset=v_reset),
+                                               in_features=5, out_features=5)
+    net = nn.Sequential(layer.Linear(6, 5), recurrent, layer.Linear(5, 3),
+                        neuron.LIFNode(tau=4.0, v_reset=v_reset))
+    assert dense_synops(SpikingJellyModel(net)) == 30 * (6 * 5 + 10 * 5 + 5 * 3)

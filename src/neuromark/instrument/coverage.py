@@ -5,7 +5,8 @@ Every parameter tensor of a model is, for the synaptic-operation count, one of:
   that a forward wrapper counts (Linear, Conv, RNN/LSTM/GRU and cells);
 - **exempt**: it applies no synapses (norm layers, ``Embedding``, ``PReLU``, spiking-neuron
   time constants and thresholds, modules with ``neuromark_no_synapses = True``) or its
-  name is listed in ``exempt_params``;
+  name is listed in ``exempt_params``; a neuron's own recurrent weights that it lists in
+  ``neuromark_synaptic_params`` are not exempt but intercepted;
 - **intercepted**: anything else. Operations on it are found by
   :class:`~neuromark.instrument.intercept.OpCounter`, active only inside the modules that
   own such parameters.
@@ -72,6 +73,13 @@ def _exempt_reason(module: nn.Module) -> str | None:
     if isinstance(module, NON_SYNAPTIC_TYPES):
         return f"non-synaptic {type(module).__name__}"
     return None
+
+
+def _declared_synaptic(owner: nn.Module, name: str) -> bool:
+    """Whether ``owner`` (a neuron, say) declares its parameter ``name`` synaptic in
+    ``neuromark_synaptic_params``: recurrent weights a neuron applies itself (Rockpool's
+    ``LIFTorch.w_rec``), counted by interception rather than exempt as a neuron parameter."""
+    return name.rpartition(".")[2] in getattr(owner, "neuromark_synaptic_params", ())
 
 
 @lru_cache(maxsize=256)
@@ -148,7 +156,7 @@ def plan_coverage(root: nn.Module, connection_layers: list[tuple[str, nn.Module]
             plan.exempt[name] = "exempt_params"
         elif wrapped is not None:
             plan.wrapped.setdefault(wrapped, []).append(name)
-        elif reason is not None:
+        elif reason is not None and not _declared_synaptic(owner, name):
             plan.exempt[name] = reason
         elif not any(m is owner for _, m in plan.owners):
             plan.owners.append((path or "<root>", owner))

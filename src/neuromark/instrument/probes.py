@@ -96,6 +96,23 @@ class Activity:
     neuron_layers: dict[str, NeuronLayer] = field(default_factory=dict)
 
 
+class _StateUpdate:
+    """The connection layers already counted in the state update in progress (None: none
+    in progress)."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen: set[int] | None = None
+
+    def first(self, key: int) -> bool:
+        """Whether the layer ``key`` is called for the first time in this update."""
+        if key in self.seen:  # type: ignore[operator]
+            return False
+        self.seen.add(key)  # type: ignore[union-attr]
+        return True
+
+
 def _connection_layers(adapter: Any) -> list[tuple[str, nn.Module]]:
     """The adapter's connection layers, unknown weight layers left to interception."""
     try:
@@ -155,6 +172,7 @@ class Instrument:
         self._kinds, self._layer_weights = WeightKinds(), {}  # weight values per layer
         self.plan: CoveragePlan | None = None
         self.ops: OpCounter | None = None
+        self._update = _StateUpdate()
 
     def __enter__(self) -> Instrument:
         self.attach()
@@ -170,6 +188,7 @@ class Instrument:
                 layers = _connection_layers(self.adapter)
                 for name, module in layers:
                     self._wrap_connection(name, module)
+                self._wrap_state_updates()
                 if self.coverage:
                     self._plan(layers)
             if self.probes & {"activations", "membrane"}:
@@ -218,6 +237,7 @@ class Instrument:
 
     def _wrap_connection(self, name: str, module: nn.Module) -> None:
         self._layer_weights[name] = layer_weights(module)
+        update, key = self._update, id(module)
         if isinstance(module, (nn.Linear, *CONV_TYPES)):
             counter = LinearCounter(name, module, self._weights, self._steps, self._arrays) \
                 if isinstance(module, nn.Linear) else ConvCounter(name, module, self._steps,
@@ -230,7 +250,8 @@ class Instrument:
             def make(forward: Forward) -> Forward:
                 def matrix_forward(*args: Any, **kwargs: Any) -> Any:
                     output = forward(*args, **kwargs)
-                    add(args[0] if args else kwargs["input"])
+                    if update.seen is None or update.first(key):
+                        add(args[0] if args else kwargs["input"])
                     return output
                 return matrix_forward
         elif isinstance(module, (*CELL_TYPES, *RNN_TYPES)):
@@ -243,13 +264,36 @@ class Instrument:
             def make(forward: Forward) -> Forward:
                 def recurrent_forward(*args: Any, **kwargs: Any) -> Any:
                     output = forward(*args, **kwargs)
-                    add_call(args, kwargs, output)
+                    if update.seen is None or update.first(key):
+                        add_call(args, kwargs, output)
                     return output
                 return recurrent_forward
         else:
             raise UnsupportedLayerError(
                 f"cannot count synaptic operations of {type(module).__name__} {name!r}")
         self._wrappers.append(ForwardWrapper(module, make))
+
+    def _wrap_state_updates(self) -> None:
+        """Within one state update of a neuron that owns connection layers (the adapter's
+        ``state_updates``), count each connection layer once: snnTorch's reset to zero
+        evaluates the update twice on the same state (:func:`~neuromark.models.base.
+        find_state_updates`), which a chip would not."""
+        finder = getattr(self.adapter, "state_updates", None)
+        update = self._update
+
+        def make(method: Forward) -> Forward:
+            def counted_once(*args: Any, **kwargs: Any) -> Any:
+                if update.seen is not None:  # nested: the outer update's scope holds
+                    return method(*args, **kwargs)
+                update.seen = set()
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    update.seen = None
+            return counted_once
+
+        for _, module, attribute in (finder() if finder is not None else ()):
+            self._wrappers.append(ForwardWrapper(module, make, attribute))
 
     def _plan(self, layers: list[tuple[str, nn.Module]]) -> None:
         """Sort the parameters (:func:`plan_coverage`); where some are intercepted, enter

@@ -21,25 +21,27 @@ _MISSING = object()
 
 
 class ForwardWrapper:
-    """Replaces ``module.forward`` by ``make(original_forward)`` until :meth:`remove`."""
+    """Replaces ``module.forward`` (or another method, ``attribute``) by
+    ``make(original)`` until :meth:`remove`."""
 
-    def __init__(self, module: nn.Module, make: Callable[[Forward], Forward]) -> None:
+    def __init__(self, module: nn.Module, make: Callable[[Forward], Forward],
+                 attribute: str = "forward") -> None:
         if isinstance(module, torch.jit.ScriptModule):
             raise UnsupportedLayerError(
                 f"cannot instrument the TorchScript module {type(module).__name__}: calls "
                 "from compiled code bypass Python; pass the original nn.Module")
-        self.module = module
-        self.previous = module.__dict__.get("forward", _MISSING)
-        self.installed = module.__dict__["forward"] = make(module.forward)
+        self.module, self.attribute = module, attribute
+        self.previous = module.__dict__.get(attribute, _MISSING)
+        self.installed = module.__dict__[attribute] = make(getattr(module, attribute))
 
     def reinstall(self) -> None:
         """Put the wrapper back after :meth:`remove` (wrappers of one module in the order
         they were made)."""
-        self.module.__dict__["forward"] = self.installed
+        self.module.__dict__[self.attribute] = self.installed
 
     def remove(self) -> None:
         """Restore the module's own forward."""
         if self.previous is _MISSING:
-            self.module.__dict__.pop("forward", None)
+            self.module.__dict__.pop(self.attribute, None)
         else:
-            self.module.__dict__["forward"] = self.previous
+            self.module.__dict__[self.attribute] = self.previous

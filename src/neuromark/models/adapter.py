@@ -11,6 +11,7 @@ from neuromark.models.base import (
     NeuronLayer,
     find_connection_layers,
     find_neuron_layers,
+    find_state_updates,
     module_state,
 )
 
@@ -109,6 +110,12 @@ class ModelAdapter:
     def neuron_layers(self) -> list[NeuronLayer]:
         """Spiking neurons and activation modules with unique dotted names."""
         return find_neuron_layers(self.module)
+
+    def state_updates(self) -> list[tuple[str, nn.Module, str]]:
+        """``(name, neuron, method)``: one state update of a neuron that calls its own
+        connection layers (:func:`~neuromark.models.base.find_state_updates`); the probes
+        count each of those connections once per update."""
+        return find_state_updates(self.module)
 
     def state(self) -> dict[str, Tensor]:
         """Neuron state tensors (membrane potentials, synaptic currents), by dotted name."""

@@ -113,6 +113,26 @@ def find_connection_layers(root: nn.Module, strict: bool = True) -> list[tuple[s
     return found
 
 
+def find_state_updates(root: nn.Module) -> list[tuple[str, nn.Module, str]]:
+    """``(name, neuron, method)`` for each neuron whose one state update (the method) applies
+    connection layers it owns: snnTorch's ``RLeaky``, ``RSynaptic`` (recurrent Linear or
+    Conv), ``SLSTM`` (LSTMCell) and ``SConv2dLSTM`` (Conv2d), through ``state_function``.
+
+    Their reset-to-zero update (``reset_mechanism="zero"``, snnTorch 0.9 to 1.0) evaluates the
+    state function twice on the same state, ``base(x) - reset * base(x)`` (RLeaky) or
+    ``base(x)`` then ``base_reset_zero(x)`` (the others), so the recurrent connection is
+    called twice per step with the same input. A chip applies each connection once per step:
+    the probes count each connection layer at most once within one such update
+    (:mod:`neuromark.instrument.probes`)."""
+    found = []
+    for name, module in root.named_modules():
+        if not is_spiking_neuron(module) or not callable(module.__dict__.get("state_function")):
+            continue
+        if any(isinstance(sub, CONNECTION_TYPES) for sub in module.modules()):
+            found.append((name or type(module).__name__, module, "state_function"))
+    return found
+
+
 def find_neuron_layers(root: nn.Module) -> list[NeuronLayer]:
     """Spiking neurons and activation modules, outermost first, with unique dotted names."""
     layers = []

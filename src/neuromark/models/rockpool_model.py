@@ -17,7 +17,10 @@ recovers as ``vmem + spikes * threshold`` (Rockpool's own reset undone; equal to
 charged potential up to one rounding of the add where a neuron spiked). Costs per update
 (NeuronOperations): ``LIFNeuronTorch`` 4 (snnTorch Leaky, subtract reset), ``LIFTorch`` 6
 (snnTorch Synaptic, subtract reset: a synaptic current). ``LinearTorch`` keeps its weight
-as (in, out) and calls ``F.linear(x, weight.T)``: the probes count it by interception.
+as (in, out) and calls ``F.linear(x, weight.T)``: the probes count it by interception, and
+so the recurrent weights ``w_rec`` of a ``LIFTorch(has_rec=True)`` (``F.linear(spikes,
+w_rec.T)`` once per step), declared synaptic (``neuromark_synaptic_params``) though they
+belong to a neuron.
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ class RockpoolModel(ModelAdapter):
                              "LIFBaseTorch": lif.LIFBaseTorch}
         self._held: dict[str, dict[str, Tensor]] = {}
         for layer in self.neuron_layers():
-            layer.module.neuromark_neuron = True  # its parameters are neuron parameters
+            layer.module.neuromark_neuron = True  # its parameters are neuron parameters,
+            # but for the recurrent weights (has_rec=True: F.linear(spikes, w_rec.T) per step)
+            layer.module.neuromark_synaptic_params = ("w_rec",)
             self._record(layer.name, layer.module)
 
     def _record(self, name: str, node: nn.Module) -> None:
