@@ -19,6 +19,8 @@ SHA256 = {
     "prophesee/evt3_sample.raw": "1c57e604b7f988a834bcf90f1be26d144fb5527aa15f9c61940f5916bff5b919",
     "prophesee/evt3_sample.npy": "8dbd3f60166612c5e3147a68542cba75507c5415ec028501e06fc229aaa6bb3d",
     "prophesee/sample_ncars.dat": "37c942280817be4615f995f28877c81f9391eee639d0584ddb9a8c6e6833b4db",
+    "speech_commands/yes_1000ms.wav": "b40e137a9d25bbdf135e03fa0f6bff4696d0bfc203aef8bc73b27c9428ba5a92",
+    "speech_commands/no_1000ms.wav": "21e2b640385e4a751d480a87ae5a1633a6ff00e838b0e2ad48b22f8034e946d8",
     "nir/cnn_sinabs.nir": "e2fa55bda7aab5a772485e1b690358bcb825b303eca7dc426e3973937fcb5bcb",
     "nir/braille_noDelay_bias_zero.nir": "f1aab3ce74024e7feac508a03b04c58d483ee3a01e293dba4b53d0b519b8650e",
     "nir/lif_norse.nir": "0dd9143ef624892d4a6461f474d93653a337b3490a62e23ec9ec5d18fde9b7b6",
