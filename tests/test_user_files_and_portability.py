@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -127,7 +128,8 @@ def test_export_refuses_an_existing_file_unless_overwrite(rows, tmp_path, capsys
     assert oct(mine.stat().st_mode & 0o777) != oct(0o600)  # the usual mode, not mkstemp's
 
 
-def test_export_output_folder_missing_or_unwritable_is_named(rows, tmp_path, capsys):
+def test_export_output_folder_missing_or_unwritable_is_named(rows, tmp_path, capsys,
+                                                             monkeypatch):
     config = _config(tmp_path / "p")
     assert main(["export", "onnx", str(config), str(tmp_path / "nope" / "m.onnx"),
                  "--quiet"]) == 1
@@ -135,14 +137,12 @@ def test_export_output_folder_missing_or_unwritable_is_named(rows, tmp_path, cap
     assert f"its folder {tmp_path / 'nope'} does not exist" in err and "traced" not in err
     locked = tmp_path / "locked"
     locked.mkdir()
-    locked.chmod(0o500)
-    try:
-        if os.access(locked, os.W_OK):
-            pytest.skip("running as a user who can write anywhere")
-        assert main(["export", "onnx", str(config), str(locked / "m.onnx"), "--quiet"]) == 1
-        assert "is not writable" in capsys.readouterr().err
-    finally:
-        locked.chmod(0o700)
+    real_access = os.access  # root may write anywhere: the folder's answer is made a "no"
+    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != locked and real_access(p, mode))
+    assert main(["export", "onnx", str(config), str(locked / "m.onnx"), "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"its folder {locked} is not writable" in err and "traced" not in err
+    assert list(locked.iterdir()) == []
 
 
 def test_export_of_a_python_model_uses_its_own_checkpoint(rows, tmp_path, capsys):
@@ -434,3 +434,32 @@ def test_report_out_never_replaces_a_users_submission_or_plots(tmp_path, capsys)
     assert "holds workflow.png and no report of neuromark report" in capsys.readouterr().err
     assert (mine / "submission.md").read_text() == "# my own notes\n"
     assert [p.name for p in plots.iterdir()] == ["workflow.png"]
+
+
+class _DoublesTask:
+    """A plugin task whose run changes torch's default dtype (as careless plugin code may)."""
+
+    name = "t-doubles"
+
+    def validate(self, config):
+        return config.data
+
+    def run(self, config, out_dir, *, quiet=False):
+        torch.set_default_dtype(torch.float64)
+        return [Results({"MSE": Score(0.5)}, BenchmarkInfo("doubles"), config=config.data)]
+
+
+def test_a_plugin_entrys_dtype_change_is_blamed_on_that_entry(rows, tmp_path, capsys,
+                                                              monkeypatch):
+    from neuromark.registry import tasks
+
+    monkeypatch.setitem(tasks._entries, "t-doubles", _DoublesTask())
+    first = tmp_path / "doubles.yaml"
+    first.write_text("task: t-doubles\n")
+    second = _config(tmp_path / "b", checkpoint=False)
+    assert main(["run", str(first), str(second), "--out", str(tmp_path / "out"),
+                 "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert f"{first}: this suite entry changed torch's default dtype from torch.float32 to " \
+           "torch.float64" in err
+    assert torch.get_default_dtype() == torch.float32
