@@ -4,12 +4,12 @@ below 0 W (or NaN) is an error naming the file and line, in a run and in ``check
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from contextlib import contextmanager
 
 import pytest
+from test_remote_hostile import fake_server
 
 from neuromark.errors import DataError
 from neuromark.system.checker import _Audit
@@ -22,25 +22,14 @@ T0 = 1_608_717_600.0  # 12-23-2020 10:00:00 UTC
 
 @contextmanager
 def daemon(answer):
-    """A thread accepting one connection; ``answer(conn)`` plays PTDaemon's part."""
-    listener = socket.create_server(("127.0.0.1", 0))
+    """A thread accepting one connection: it reads the Hello, then ``answer(conn)`` plays
+    PTDaemon's part."""
+    def greeted(conn):
+        conn.recv(64)
+        answer(conn)
 
-    def run():
-        conn, _ = listener.accept()
-        with conn:
-            try:
-                conn.recv(64)  # the Hello
-                answer(conn)
-            except OSError:
-                pass
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        listener.close()
-        thread.join(timeout=10)
+    with fake_server(greeted) as address:
+        yield address
 
 
 def test_ptd_line_longer_than_limit_is_error():

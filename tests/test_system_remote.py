@@ -15,12 +15,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_remote_hostile import fake_server, replying
 
 from neuromark.cli import main
 from neuromark.errors import ConfigError
@@ -130,32 +130,8 @@ def test_a_refused_connection_is_a_config_error_before_loadgen(tmp_path, capsys)
         parse_address("localhost")
 
 
-@contextmanager
-def fake_server(protocol: int):
-    """A thread answering the handshake as a server of another protocol version would."""
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def answer():
-        conn, _ = listener.accept()
-        with conn:
-            recv_message(conn)
-            send_message(conn, {"ok": True, "protocol": protocol, "sut": {}})
-            try:
-                recv_message(conn)
-            except Exception:
-                pass
-
-    thread = threading.Thread(target=answer, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        listener.close()
-        thread.join(timeout=10)
-
-
 def test_a_version_mismatch_is_a_config_error_naming_the_address():
-    with fake_server(PROTOCOL + 1) as address:
+    with fake_server(replying(({"ok": True, "protocol": PROTOCOL + 1, "sut": {}}, b""))) as address:
         with pytest.raises(ConfigError, match=f"server at {address} speaks remote SUT protocol "
                                               f"{PROTOCOL + 1}, this neuromark speaks {PROTOCOL}"):
             remote(address=address)
