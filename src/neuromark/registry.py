@@ -249,6 +249,7 @@ suts.register_many({
     "null": "neuromark.system.suts.null:null",
     "remote": "neuromark.system.suts.remote:remote",
     "sleep": "neuromark.system.suts.sleep:sleep",
+    "xylo": "neuromark.system.chips.xylo_sut:xylo",
 })
 
 # Energy profiles: Horowitz ISSCC 2014, 45 nm, arithmetic only (no memory term).

@@ -183,8 +183,11 @@ class XyloPowerMeter(PolledPowerMeter):
 
     def open_board(self) -> Any:
         require("xylo")
-        from rockpool.devices.xylo import find_xylo_hdks
-
+        try:
+            from rockpool.devices.xylo import find_xylo_hdks
+        except ImportError as exc:
+            raise DataError(f"meter xylo_power needs samna, the Xylo board driver ({exc}); use "
+                            "meter: null (with its reason) without a board") from exc
         hdks, modules, versions = find_xylo_hdks()
         if self.hdk >= len(hdks):
             raise DataError(f"meter xylo_power: hdk {self.hdk}, but find_xylo_hdks() found "

@@ -1,0 +1,204 @@
+"""SUT ``xylo``: SynSense Xylo Audio 2 through Rockpool (``rockpool`` 3.1.0) and XyloSim
+(``xylosim`` 0.1.3, bit-accurate simulator of the Xylo SNN core).
+
+What runs:
+
+1. neuromark trains a LIF SNN built from Rockpool's own torch modules
+   (:func:`~neuromark.system.chips.rockpool_xylo.lif_network`: 16 inputs -> ``hidden`` LIF ->
+   ``classes`` LIF, Xylo's bitshift decays) on the spoken-digit corpus as 16 channel groups
+   of spike counts per ``dt_us`` bin, clipped at 15 events; the readout is the output
+   layer's synaptic current averaged over time;
+2. Rockpool's Xylo mapper (``mapper(net.as_graph())``, design rules and neuron allocation)
+   and quantiser (``global_quantize``: int8 weights, one scale for all so the outputs compare)
+   turn it into a Xylo specification;
+3. every query runs on ``XyloSim.from_specification(...)`` (``output_mode="Isyn"``), reset per
+   sample; with ``target: hardware`` on a Xylo Audio 2 board through
+   ``XyloSamna(config_from_specification(...))`` instead, and the ``xylo_power`` meter
+   records the board's power rails.
+
+Xylo Audio 2 holds at most 16 input channels, 1000 hidden and 8 output neurons (the mapper's
+design rules), so the benchmark keeps the corpus's first ``classes`` (<= 8) classes:
+``english-zero`` ... ``english-seven`` by default. The results say so (``details.sut.classes``).
+
+Config::
+
+    sut: {name: xylo, options: {hidden: 64, classes: 8, epochs: 150}}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from neuromark.errors import ConfigError
+from neuromark.system.chips.features import CountSplit, spoken_digit_counts
+from neuromark.system.chips.rockpool_xylo import (
+    MAX_HIDDEN,
+    MAX_INPUTS,
+    MAX_OUTPUTS,
+    lif_network,
+    output_isyn,
+    train_lif,
+    xylo_audio2,
+)
+from neuromark.system.chips.training import accuracy, float_accuracy_score
+from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
+
+#: Largest count of input events per channel and time step fed to the chip (our clip).
+MAX_INPUT_EVENTS = 15
+
+
+def _keep_classes(split: CountSplit, classes: int) -> CountSplit:
+    keep = split.y < classes
+    return CountSplit(split.x[keep], split.y[keep])
+
+
+def mapping_report(spec: dict[str, Any], quantised: dict[str, Any]) -> dict[str, Any]:
+    """The Xylo resources Rockpool's mapper allocated and the quantised parameters' ranges."""
+    w_in, w_rec, w_out = (np.asarray(quantised[k]) for k in ("weights_in", "weights_rec", "weights_out"))
+    return {"input_channels": int(w_in.shape[0]), "input_channels_available": MAX_INPUTS,
+            "hidden_neurons": int(w_in.shape[1]), "hidden_neurons_available": MAX_HIDDEN,
+            "output_neurons": int(w_out.shape[1]), "output_neurons_available": MAX_OUTPUTS,
+            "synapses_per_hidden_neuron": int(w_in.shape[2]) if w_in.ndim == 3 else 1,
+            "nonzero_weights": {"input": int(np.count_nonzero(w_in)),
+                                "recurrent": int(np.count_nonzero(w_rec)),
+                                "output": int(np.count_nonzero(w_out))},
+            "weight_bits": 8, "weight_range": [int(min(w_in.min(), w_out.min())),
+                                               int(max(w_in.max(), w_out.max()))],
+            "threshold": sorted({int(t) for t in np.asarray(quantised["threshold"]).ravel()}),
+            "threshold_out": sorted({int(t) for t in np.asarray(quantised["threshold_out"]).ravel()}),
+            "dash_mem": sorted({int(d) for d in np.asarray(quantised["dash_mem"]).ravel()}),
+            "dash_syn": sorted({int(d) for d in np.asarray(quantised["dash_syn"]).ravel()}),
+            "quantisation": "rockpool global_quantize (one scale for every weight and threshold)"}
+
+
+def find_hdks() -> tuple[list[Any], list[Any], list[str]]:
+    """Rockpool's ``find_xylo_hdks()`` (needs ``samna``, the board driver)."""
+    from rockpool.devices.xylo import find_xylo_hdks
+
+    return find_xylo_hdks()
+
+
+def open_board(a2: Any, index: int, quantised: dict[str, Any], dt_s: float) -> tuple[Any, dict[str, Any]]:
+    """A ``XyloSamna`` module on Xylo Audio 2 board ``index`` configured with ``quantised``."""
+    try:
+        hdks, _, versions = find_hdks()
+    except ImportError as exc:
+        raise ConfigError(f"sut.options.target: hardware needs samna, the Xylo board driver "
+                          f"({exc}); use target: simulator without a board") from exc
+    if index >= len(hdks):
+        raise ConfigError(f"sut.options.hardware_index: {index}, but find_xylo_hdks() found "
+                          f"{len(hdks)} board(s) {versions}; use target: simulator without a board")
+    if versions[index] != "syns61201":
+        raise ConfigError(f"sut.options.hardware_index: board {index} is a {versions[index]}, "
+                          "this SUT maps onto Xylo Audio 2 (syns61201)")
+    config, valid, message = a2.config_from_specification(**quantised)
+    if not valid:
+        raise ConfigError(f"the Xylo configuration is not valid for the board: {message}")
+    module = a2.XyloSamna(hdks[index], config, dt=dt_s, output_mode="Isyn")
+    return module, {"kind": "hardware", "index": index, "version": versions[index]}
+
+
+def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
+         hardware_index: Annotated[int, Field(ge=0)] = 0,
+         hidden: Annotated[int, Field(ge=1, le=MAX_HIDDEN)] = 64,
+         classes: Annotated[int, Field(ge=2, le=MAX_OUTPUTS)] = MAX_OUTPUTS,
+         dt_us: Annotated[int, Field(ge=1000, le=850_000)] = 20_000,
+         dash_mem: Annotated[int, Field(ge=1, le=15)] = 3,
+         dash_syn: Annotated[int, Field(ge=1, le=15)] = 2,
+         epochs: Annotated[int, Field(ge=1)] = 150, lr: Annotated[float, Field(gt=0)] = 0.005,
+         train_samples: Annotated[int, Field(ge=1)] | None = None,
+         samples: Annotated[int, Field(ge=1)] | None = None,
+         seed: int = 0) -> BuiltSUT:
+    """The ``xylo`` entry of :data:`neuromark.registry.suts` (see the module).
+
+    Args:
+        target: "simulator" (XyloSim) or "hardware" (XyloSamna on board ``hardware_index``).
+        hidden: hidden LIF neurons (Xylo Audio 2: <= 1000).
+        classes: the corpus's first ``classes`` classes (Xylo Audio 2: <= 8 output neurons).
+        dt_us: time step (bin width) in µs; 0.84 s of each utterance are fed.
+        dash_mem, dash_syn: Xylo's bitshift decays (``alpha = 1 - 2**-dash``) of membrane and
+            synaptic current, used by the float network too.
+        epochs, lr: full-batch Adam steps and learning rate (seeded).
+        train_samples, samples: first samples of the train / test split before the class
+            filter (None: all).
+    """
+    a2 = xylo_audio2()
+    import torch
+    from rockpool.transform.quantize_methods import global_quantize
+
+    steps = 840_000 // dt_us
+    train, test, keys = spoken_digit_counts(dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
+                                            clip=MAX_INPUT_EVENTS, train_samples=train_samples,
+                                            test_samples=samples)
+    train, test = _keep_classes(train, classes), _keep_classes(test, classes)
+    if not len(train.y) or not len(test.y):
+        raise ConfigError(f"sut.options: no sample of the first {classes} classes in the first "
+                          f"train_samples / samples of the corpus")
+    dt_s = dt_us * 1e-6
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        net = lif_network(MAX_INPUTS, hidden, classes, dash_mem=dash_mem, dash_syn=dash_syn,
+                          dt_s=dt_s, seed=seed)
+        losses = train_lif(net, torch.as_tensor(train.x, dtype=torch.float32), torch.as_tensor(train.y),
+                           epochs=epochs, lr=lr, seed=seed)
+        with torch.no_grad():
+            float_scores = output_isyn(net, torch.as_tensor(test.x, dtype=torch.float32)).mean(1).numpy()
+    finally:
+        torch.set_num_threads(threads_before)
+    spec = a2.mapper(net.as_graph(), weight_dtype="float", threshold_dtype="float", dash_dtype="float")
+    quantised = dict(global_quantize(**spec))
+    report = mapping_report(spec, quantised)
+    if target == "hardware":
+        module, target_info = open_board(a2, hardware_index, quantised, dt_s)
+    else:
+        module = a2.XyloSim.from_specification(**quantised, dt=dt_s, output_mode="Isyn")
+        target_info = {"kind": "simulator", "name": "XyloSim (Xylo Audio 2, SYNS61201 SNN core)",
+                       "package": "xylosim", "version": _version("xylosim")}
+
+    float_acc = accuracy(float_scores, test.y)
+    info: dict[str, Any] = {
+        "sdk": {"name": "rockpool", "package": "rockpool", "version": _version("rockpool"),
+                "simulator": f"xylosim {_version('xylosim')}"},
+        "target": target_info,
+        "mapping": report,
+        "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
+                      "XyloSim, bit-accurate simulation of the Xylo SNN core, on the CPU"),
+        "data": "spoken_digits (shipped corpus, test split)",
+        "classes": {"count": classes, "names": keys[:classes],
+                    "why": f"Xylo Audio 2 has {MAX_OUTPUTS} output neurons: the first {classes} "
+                           f"of the corpus's {len(keys)} classes"},
+        "features": {"channels": MAX_INPUTS, "dt_us": dt_us, "steps": steps,
+                     "max_events_per_step": MAX_INPUT_EVENTS},
+        "model": {"kind": "lif_snn (rockpool LinearTorch/LIFTorch)", "hidden": hidden,
+                  "dash_mem": dash_mem, "dash_syn": dash_syn, "epochs": epochs, "lr": lr,
+                  "final_loss": losses[-1], "readout": "output synaptic current, mean over time"},
+        "weights": "trained at build (seeded)",
+        "float_accuracy": float_acc,
+        "data_time_s": steps * dt_s,
+    }
+
+    def preprocess(raster: np.ndarray) -> np.ndarray:
+        return raster.astype(np.int64)
+
+    def infer(raster: np.ndarray) -> np.ndarray:
+        module.reset_state()
+        out, _, _ = module(raster)
+        return np.asarray(out, dtype=np.float64).mean(0).astype(np.float32)
+
+    library = InMemoryLibrary("spoken-digits-test-rasters", test.x.__getitem__, len(test.x))
+    sut = StagedSUT(f"xylo-{target}-lif", library, preprocess, infer, response_dtype="<f4")
+    float_scores = float_scores.astype(np.float32)
+    return BuiltSUT(sut, library, test.y.copy(), info,
+                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
+                    metric="classification_accuracy",
+                    reference=lambda indices: [float_scores[i] for i in indices])
+
+
+def _version(package: str) -> str:
+    from importlib.metadata import version
+
+    return version(package)
