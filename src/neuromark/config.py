@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import typing
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from neuromark.context import default_cache_dir
-from neuromark.errors import ConfigError
+from neuromark.errors import BenchmarkVersionWarning, ConfigError
 from neuromark.executors import cpu_limit
 from neuromark.results import BenchmarkInfo, id_problem
 
@@ -258,9 +259,11 @@ def decode_text(raw: bytes, file: Path | str) -> str:
 
 def validate(model: type[M], data: Any, config: ConfigFile | None = None,
              prefix: Sequence[str | int] = ()) -> M:
-    """Validate ``data`` against ``model``; errors name the key path, YAML line and problem."""
+    """Validate ``data`` against ``model``; errors name the key path, YAML line and problem.
+    A ``benchmark:`` mapping without ``version`` is warned about
+    (:class:`~neuromark.errors.BenchmarkVersionWarning`), naming the file and line."""
     try:
-        return model.model_validate(data)
+        validated = model.model_validate(data)
     except ValidationError as exc:
         config = config or ConfigFile(data={})
         grouped: dict[tuple[str, str], list[str]] = {}
@@ -279,6 +282,19 @@ def validate(model: type[M], data: Any, config: ConfigFile | None = None,
         messages = [f"{where}: {dotted}: {'; or: '.join(dict.fromkeys(msgs))}"
                     for (where, dotted), msgs in grouped.items()]
         raise ConfigError("invalid config:\n  " + "\n  ".join(messages)) from None
+    _warn_unversioned(data, config, prefix)
+    return validated
+
+
+def _warn_unversioned(data: Any, config: ConfigFile | None,
+                      prefix: Sequence[str | int]) -> None:
+    """Warn when ``data`` names a benchmark without its version (recorded as "1.0")."""
+    bench = data.get("benchmark") if isinstance(data, dict) else None
+    if isinstance(bench, dict) and "id" in bench and "version" not in bench:
+        where = (config or ConfigFile(data={})).where((*prefix, "benchmark"))
+        warnings.warn(f"{where}: benchmark {bench['id']!r} names no version; recorded as "
+                      "\"1.0\". Name it: benchmark: {id: ..., version: \"X.Y\"}",
+                      BenchmarkVersionWarning, stacklevel=3)
 
 
 def _data_loc(data: Any, loc: Sequence[str | int]) -> Loc:

@@ -11,6 +11,11 @@ class ConfigError(NeuromarkError, ValueError):
     """A config file or setting is invalid (names the file, key and YAML line)."""
 
 
+class BenchmarkVersionWarning(UserWarning):
+    """A config names its benchmark (``benchmark: {id: ...}``) but not the benchmark's
+    version: it is recorded as "1.0", which may not be the version the figures belong to."""
+
+
 class UnknownNameError(NeuromarkError, KeyError):
     """A registry lookup failed; the message lists close matches."""
 
