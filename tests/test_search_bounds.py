@@ -92,3 +92,25 @@ def test_search_stops_before_exceeding_max_search_s_and_says_so(tmp_path, capsys
     assert search["probes"] == [] and search["best"] is None
     assert "beyond loadgen.search.max_search_s = 0.01 s" in search["stopped"]
     assert code == 1 and check == 1 and "max_search_s" in printed and "loadgen/search" in audit
+
+
+def test_multistream_final_run_over_the_bound_is_invalid_and_check_says_so(tmp_path):
+    from types import SimpleNamespace
+
+    from neuromark.system.checker import _Audit, _check_search
+    from neuromark.system.loadgen import LoadGenSettings
+    from neuromark.tasks.system_perf import scenario_metric
+
+    settings = LoadGenSettings(scenario="MultiStream", samples_per_query=4, latency_bound_s=0.001,
+                               min_duration_s=0, expected_latency_s=0.001)
+    search = {"searched": "samples_per_query", "best": 4.0, "latency_bound_s": 0.001}
+    run = SimpleNamespace(summary={"validity": "VALID", "effective": {},
+                                   "latency_s": {"percentiles_s": {"99": 0.005}}})
+    metric = scenario_metric(run, settings, search)
+    assert metric["validity"] == "INVALID" and metric["value"] == 4
+    assert "p99 per-query latency 5 ms at 4 streams exceeds the bound 1 ms" in metric["invalid_reason"]
+    audit = _Audit(tmp_path)
+    _check_search(audit, tmp_path / "r.json", {"loadgen": {"search": search}, "scenario_metric": metric})
+    assert ["loadgen/search"] == [f.rule for f in audit.findings]
+    run.summary["latency_s"]["percentiles_s"]["99"] = 0.0009
+    assert scenario_metric(run, settings, search)["validity"] == "VALID"

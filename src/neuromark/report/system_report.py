@@ -111,7 +111,8 @@ def system_results(files: Sequence[Path]) -> list[Results]:
 
 def invalid_results(results: Sequence[Results]) -> list[str]:
     """``"<id>: <reasons>"`` for each result whose PerformanceOnly run LoadGen found
-    INVALID, whose scenario search found no passing value, or whose accuracy pass fell
+    INVALID, whose scenario search found no passing value (or whose judged figure is
+    INVALID for another reason: ``scenario_metric.invalid_reason``), or whose accuracy pass fell
     below its quality target (:mod:`neuromark.system.quality`)."""
     out = []
     for res in results:
@@ -127,6 +128,8 @@ def invalid_results(results: Sequence[Results]) -> list[str]:
         elif search and search.get("best") is None:
             out.append(f"{res.benchmark.id}: the {search.get('searched')} search found no "
                        f"passing value ({search.get('stopped')})")
+        elif (res.details.get("scenario_metric") or {}).get("invalid_reason"):
+            out.append(f"{res.benchmark.id}: {res.details['scenario_metric']['invalid_reason']}")
     return out
 
 

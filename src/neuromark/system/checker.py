@@ -191,16 +191,22 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
 
 def _check_search(audit: _Audit, file: Path, details: dict) -> None:
     """``loadgen/search``: a Server or MultiStream search that found no passing value makes
-    the result INVALID, whatever LoadGen said of the final run (and the judged figure must
-    say so too)."""
+    the result INVALID, whatever LoadGen said of the final run, and the judged figure must
+    say so; a judged figure INVALID for a reason of its own (a MultiStream final run over
+    the bound) is a finding too."""
     loadgen = details.get("loadgen")
     search = loadgen.get("search") if isinstance(loadgen, dict) else None
-    if not isinstance(search, dict) or search.get("best") is not None:
+    metric = details.get("scenario_metric")
+    metric = metric if isinstance(metric, dict) else {}
+    if not isinstance(search, dict):
+        return
+    if search.get("best") is not None:
+        if metric.get("validity") == "INVALID" and metric.get("invalid_reason"):
+            audit.add(file, "loadgen/search", f"the judged figure is INVALID: {metric['invalid_reason']}")
         return
     audit.add(file, "loadgen/search", f"the {search.get('searched')} search found no passing "
               f"value ({search.get('stopped')}): the result is INVALID")
-    metric = details.get("scenario_metric")
-    if isinstance(metric, dict) and metric.get("validity") != "INVALID":
+    if metric.get("validity") != "INVALID":
         audit.add(file, "loadgen/search", f"the judged figure says {metric.get('validity')!r} "
                   "although the search found no passing value")
 

@@ -295,4 +295,14 @@ def scenario_metric(run: LoadGenRun, settings: LoadGenSettings,
     if search and scenario in ("Server", "MultiStream") and search.get("best") is None:
         out.update(validity="INVALID", value=None, invalid_reason=(
             f"the {search.get('searched')} search found no passing value ({search.get('stopped')})"))
+    elif search and scenario == "MultiStream":  # LoadGen does not judge the bound: we do
+        key = f"{percentile * 100:g}" if percentile else "99"
+        tail = summary.get("early_stopping_latency_s") or lat.get("percentiles_s", {}).get(key)
+        bound = search.get("latency_bound_s")
+        if tail is None or (bound and tail > bound):
+            out.update(validity="INVALID", invalid_reason=(
+                f"the final run at {settings.samples_per_query} streams has no p{key} per-query "
+                "latency" if tail is None else
+                f"the final run's p{key} per-query latency {tail * 1e3:.4g} ms at "
+                f"{settings.samples_per_query} streams exceeds the bound {bound * 1e3:.4g} ms"))
     return out
