@@ -162,6 +162,7 @@ def test_sut_at_its_target_is_valid_and_passes_check(tmp_path, capsys, hidden_su
     assert main(["check", str(out)]) == 1
     found = capsys.readouterr().out
     assert "accuracy/target" in found and "accuracy/verdict: the results say 'VALID'" in found
+    assert "details.accuracy judged classification_accuracy 0.5, the scores say 0.984375" in found
     # no target at all: the test profile lets it pass, the submission profile does not
     data["details"].pop("accuracy")
     file.write_text(json.dumps(data))

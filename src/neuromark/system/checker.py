@@ -169,7 +169,8 @@ def _check_benchmark(audit: _Audit, root: Path, file: Path, data: dict, entry: d
     _check_search(audit, file, details)
     if acc is not None and not (acc / ACCURACY).stat().st_size > 2:
         audit.add(acc / ACCURACY, "runs/accuracy-mode", "the accuracy log holds no responses")
-    _check_accuracy(audit, file, details.get("accuracy"), config.get("accuracy"), acc, profile)
+    _check_accuracy(audit, file, details.get("accuracy"), config.get("accuracy"), acc, profile,
+                    data.get("scores", {}))
     timing = details.get("timing", {})
     declared = (details.get("sut") or {}).get("stages")  # a SUT without pre-processing says so
     stages = tuple(declared) if isinstance(declared, list) else ("preprocess", "inference")
@@ -212,12 +213,12 @@ def _check_search(audit: _Audit, file: Path, details: dict) -> None:
 
 
 def _check_accuracy(audit: _Audit, file: Path, record: object, declared: object,
-                    acc: Path | None, profile: Profile) -> None:
+                    acc: Path | None, profile: Profile, scores: dict) -> None:
     """The accuracy pass met its quality target (:mod:`neuromark.system.quality`): the
-    verdict is recomputed from the figure, the reference and the target; the target is the
-    config's; the scored samples are the accuracy log's. A result without a target needs an
-    exemption with its reason (``submission`` profile; the ``test`` profile lets quick
-    runs skip the target, as it skips the minimums)."""
+    verdict is recomputed from the figure, the reference and the target; the figure is the
+    scores', the target the config's, the scored samples the accuracy log's. A result
+    without a target needs an exemption with its reason (``submission`` profile; the
+    ``test`` profile lets quick runs skip the target, as it skips the minimums)."""
     rule = "accuracy/target"
     if record is not None and not schema(audit, file, "details.accuracy", record, dict):
         return
@@ -240,6 +241,10 @@ def _check_accuracy(audit: _Audit, file: Path, record: object, declared: object,
     if verdict["verdict"] != record.get("verdict"):
         audit.add(file, "accuracy/verdict", f"the results say {record.get('verdict')!r}, the "
                   f"figure, reference and target give {verdict['verdict']!r}")
+    score = scores.get(str(record.get("metric")))
+    if isinstance(score, dict) and score.get("value") != record["value"]:
+        audit.add(file, "accuracy/verdict", f"details.accuracy judged {record['metric']} "
+                  f"{record['value']}, the scores say {score.get('value')}")
     target = declared.get("target") if isinstance(declared, dict) else None
     if target is not None and float(target) != float(record["target"]):
         audit.add(file, "accuracy/verdict", f"judged against target {record['target']}, the "
