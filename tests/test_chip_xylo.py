@@ -138,3 +138,52 @@ def test_xylo_power_meter_without_the_board_driver():
             XyloPowerMeter().start()
     else:
         pytest.skip("samna is installed: the board lookup runs for real")
+
+
+def exported_snntorch_nir(path, hidden=6, outputs=4, bias=False):
+    """A NIR file as neuromark exports it: an snnTorch Linear -> Synaptic net through
+    neuromark.models.nir_model.to_nir (snnTorch's exporter), written by nir.write."""
+    nir = pytest.importorskip("nir")
+    snn = pytest.importorskip("snntorch")
+    from neuromark.models.nir_model import to_nir
+
+    def synaptic(n, **kw):
+        return snn.Synaptic(alpha=torch.full((n,), 0.75), beta=torch.full((n,), 0.875),
+                            threshold=torch.ones(n), reset_mechanism="zero", init_hidden=True, **kw)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.fc1, self.lif1 = torch.nn.Linear(16, hidden, bias=bias), synaptic(hidden)
+            self.fc2, self.lif2 = torch.nn.Linear(hidden, outputs, bias=bias), synaptic(outputs, output=True)
+
+        def forward(self, x):
+            return self.lif2(self.fc2(self.lif1(self.fc1(x))))
+
+    nir.write(str(path), to_nir(Net(), torch.zeros(16)))
+    return path
+
+
+def test_nir_from_neuromark_goes_to_xylosim_and_back(tmp_path):
+    path = exported_snntorch_nir(tmp_path / "net.nir")
+    built = xylo_sut.xylo(nir="net.nir", config_dir=tmp_path, dt_us=40_000, train_samples=20, samples=40)
+    info = built.info
+    assert info["model"]["nodes"] == {"input": "Input", "fc1": "Linear", "lif1": "CubaLIF",
+                                      "fc2": "Linear", "lif2": "CubaLIF", "output": "Output"}
+    assert (info["mapping"]["hidden_neurons"], info["mapping"]["output_neurons"]) == (6, 4)
+    # back through Rockpool's exporter, neuromark's reader counts the same network
+    assert info["nir"]["exported"] == info["nir"]["round_trip"] == {
+        "parameter_count": 16 * 6 + 6 * 4, "connection_layers": 2, "weights": 16 * 6 + 6 * 4}
+    built.library.load([0, 1])
+    out = built.sut.issue([0])[0]
+    assert out.shape == (4,) and np.all(out >= 0) and np.all(out == np.round(out))  # spike counts
+    assert path.read_bytes()  # the input file is read, never changed
+
+
+def test_nir_that_xylo_cannot_hold_is_refused(tmp_path):
+    exported_snntorch_nir(tmp_path / "wide.nir", outputs=9)
+    with pytest.raises(ConfigError, match="mapper refuses it"):
+        xylo_sut.xylo(nir=str(tmp_path / "wide.nir"), samples=10)
+    with pytest.raises(ConfigError, match="no such file"):
+        xylo_sut.xylo(nir="missing.nir", config_dir=tmp_path)

@@ -27,6 +27,7 @@ Config::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -55,7 +56,7 @@ def _keep_classes(split: CountSplit, classes: int) -> CountSplit:
     return CountSplit(split.x[keep], split.y[keep])
 
 
-def mapping_report(spec: dict[str, Any], quantised: dict[str, Any]) -> dict[str, Any]:
+def mapping_report(quantised: dict[str, Any]) -> dict[str, Any]:
     """The Xylo resources Rockpool's mapper allocated and the quantised parameters' ranges."""
     w_in, w_rec, w_out = (np.asarray(quantised[k]) for k in ("weights_in", "weights_rec", "weights_out"))
     return {"input_channels": int(w_in.shape[0]), "input_channels_available": MAX_INPUTS,
@@ -81,7 +82,8 @@ def find_hdks() -> tuple[list[Any], list[Any], list[str]]:
     return find_xylo_hdks()
 
 
-def open_board(a2: Any, index: int, quantised: dict[str, Any], dt_s: float) -> tuple[Any, dict[str, Any]]:
+def open_board(a2: Any, index: int, quantised: dict[str, Any], dt_s: float,
+               output_mode: str = "Isyn") -> tuple[Any, dict[str, Any]]:
     """A ``XyloSamna`` module on Xylo Audio 2 board ``index`` configured with ``quantised``."""
     try:
         hdks, _, versions = find_hdks()
@@ -97,8 +99,112 @@ def open_board(a2: Any, index: int, quantised: dict[str, Any], dt_s: float) -> t
     config, valid, message = a2.config_from_specification(**quantised)
     if not valid:
         raise ConfigError(f"the Xylo configuration is not valid for the board: {message}")
-    module = a2.XyloSamna(hdks[index], config, dt=dt_s, output_mode="Isyn")
+    module = a2.XyloSamna(hdks[index], config, dt=dt_s, output_mode=output_mode)
     return module, {"kind": "hardware", "index": index, "version": versions[index]}
+
+
+def _target(a2: Any, target: str, index: int, quantised: dict[str, Any], dt_s: float,
+            output_mode: str) -> tuple[Any, dict[str, Any]]:
+    """The module each query runs on: XyloSim, or XyloSamna on board ``index``."""
+    if target == "hardware":
+        return open_board(a2, index, quantised, dt_s, output_mode)
+    module = a2.XyloSim.from_specification(**quantised, dt=dt_s, output_mode=output_mode)
+    return module, {"kind": "simulator", "name": "XyloSim (Xylo Audio 2, SYNS61201 SNN core)",
+                    "package": "xylosim", "version": _version("xylosim")}
+
+
+def _sdk_info() -> dict[str, Any]:
+    return {"name": "rockpool", "package": "rockpool", "version": _version("rockpool"),
+            "simulator": f"xylosim {_version('xylosim')}"}
+
+
+def _staged(target: str, test: CountSplit, module: Any, reduce: Any) -> tuple[InMemoryLibrary, StagedSUT]:
+    """The library of test rasters and the SUT: each query resets ``module`` and runs it;
+    the response is ``reduce(output (T, outputs))`` as float32."""
+
+    def preprocess(raster: np.ndarray) -> np.ndarray:
+        return raster.astype(np.int64)
+
+    def infer(raster: np.ndarray) -> np.ndarray:
+        module.reset_state()
+        out, _, _ = module(raster)
+        return reduce(np.asarray(out, dtype=np.float64)).astype(np.float32)
+
+    library = InMemoryLibrary("spoken-digits-test-rasters", test.x.__getitem__, len(test.x))
+    return library, StagedSUT(f"xylo-{target}-lif", library, preprocess, infer, response_dtype="<f4")
+
+
+def nir_float_spikes(net: Any, x: np.ndarray) -> np.ndarray:
+    """(N, T, outputs) output spikes of the float Rockpool network Rockpool imported from NIR
+    (a nirtorch ``GraphExecutor``: its LIF modules are reset first) for rasters ``x``."""
+    import torch
+
+    for module in net.modules():
+        if module is not net and hasattr(module, "reset_state"):
+            module.reset_state()
+    out = net(torch.as_tensor(x, dtype=torch.float32))
+    out = out[0] if isinstance(out, tuple) else out
+    return out.detach().numpy()
+
+
+def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_index: int,
+                   dt_us: int, train_samples: int | None, samples: int | None) -> BuiltSUT:
+    """The ``nir:`` variant of :func:`xylo` (a NIR graph deployed, no training)."""
+    import torch
+
+    from neuromark.models.nir_model import read_graph
+    from neuromark.system.chips.nir_xylo import harness_counts, nir_to_xylo, xylo_to_nir
+
+    file = Path(path).expanduser()
+    if not file.is_absolute() and config_dir is not None:
+        file = config_dir / file
+    if not file.is_file():
+        raise ConfigError(f"sut.options.nir: no such file {file.absolute()} (relative paths are "
+                          "read from the config file's folder)")
+    a2 = xylo_audio2()
+    graph = read_graph(file)
+    deployed = nir_to_xylo(graph, a2)
+    if deployed.inputs != MAX_INPUTS:
+        raise ConfigError(f"sut.options.nir: {file} takes {deployed.inputs} inputs; the spoken-digit "
+                          f"rasters have {MAX_INPUTS} channels")
+    steps = 840_000 // dt_us
+    _, test, keys = spoken_digit_counts(dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
+                                        clip=MAX_INPUT_EVENTS, train_samples=train_samples,
+                                        test_samples=samples)
+    test = _keep_classes(test, deployed.outputs)
+    if not len(test.y):
+        raise ConfigError(f"sut.options: no test sample of the first {deployed.outputs} classes")
+    with torch.no_grad():
+        float_scores = nir_float_spikes(deployed.net, test.x).sum(1).astype(np.float32)
+    module, target_info = _target(a2, target, hardware_index, deployed.quantised, deployed.dt_s, "Spike")
+    back = xylo_to_nir(deployed.net, deployed.inputs, deployed.outputs)
+    float_acc = accuracy(float_scores, test.y)
+    info: dict[str, Any] = {
+        "sdk": _sdk_info(), "target": target_info,
+        "mapping": mapping_report(deployed.quantised),
+        "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
+                      "XyloSim, bit-accurate simulation of the Xylo SNN core, on the CPU"),
+        "data": "spoken_digits (shipped corpus, test split)",
+        "classes": {"count": deployed.outputs, "names": keys[:deployed.outputs],
+                    "why": "the NIR graph's outputs: the first classes of the corpus"},
+        "features": {"channels": MAX_INPUTS, "dt_us": dt_us, "steps": steps,
+                     "max_events_per_step": MAX_INPUT_EVENTS},
+        "model": {"kind": "nir", "path": str(file.absolute()),
+                  "nodes": {n: type(v).__name__ for n, v in graph.nodes.items()},
+                  "rockpool_dt_s": deployed.dt_s, "readout": "output spikes, summed over time"},
+        "nir": {"exported": harness_counts(graph, deployed.dt_s),
+                "round_trip": harness_counts(back, deployed.dt_s),
+                "path": "NIR -> rockpool from_nir -> Xylo mapper -> XyloSim; rockpool to_nir -> "
+                        "neuromark's NIR reader (counted)"},
+        "weights": f"from {file.name}",
+        "float_accuracy": float_acc,
+        "data_time_s": steps * dt_us * 1e-6,
+    }
+    library, sut = _staged(target, test, module, lambda out: out.sum(0))
+    return BuiltSUT(sut, library, test.y.copy(), info,
+                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
+                    metric="classification_accuracy",
+                    reference=lambda indices: [float_scores[i] for i in indices])
 
 
 def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
@@ -111,7 +217,8 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
          epochs: Annotated[int, Field(ge=1)] = 150, lr: Annotated[float, Field(gt=0)] = 0.005,
          train_samples: Annotated[int, Field(ge=1)] | None = None,
          samples: Annotated[int, Field(ge=1)] | None = None,
-         seed: int = 0) -> BuiltSUT:
+         nir: str | None = None,
+         seed: int = 0, config_dir: Path | None = None) -> BuiltSUT:
     """The ``xylo`` entry of :data:`neuromark.registry.suts` (see the module).
 
     Args:
@@ -124,7 +231,15 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
         epochs, lr: full-batch Adam steps and learning rate (seeded).
         train_samples, samples: first samples of the train / test split before the class
             filter (None: all).
+        nir: a NIR graph file (relative to the config's folder), e.g. one ``neuromark export
+            nir`` wrote: deployed instead of training (16 inputs; its outputs set the classes;
+            readout: output spikes summed over time), through Rockpool's NIR import
+            (:mod:`~neuromark.system.chips.nir_xylo`); ``hidden``, ``classes``, ``dash_*``,
+            ``epochs`` and ``lr`` are then unused.
     """
+    if nir is not None:
+        return _xylo_from_nir(nir, config_dir, target=target, hardware_index=hardware_index,
+                              dt_us=dt_us, train_samples=train_samples, samples=samples)
     a2 = xylo_audio2()
     import torch
     from rockpool.transform.quantize_methods import global_quantize
@@ -151,18 +266,12 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
         torch.set_num_threads(threads_before)
     spec = a2.mapper(net.as_graph(), weight_dtype="float", threshold_dtype="float", dash_dtype="float")
     quantised = dict(global_quantize(**spec))
-    report = mapping_report(spec, quantised)
-    if target == "hardware":
-        module, target_info = open_board(a2, hardware_index, quantised, dt_s)
-    else:
-        module = a2.XyloSim.from_specification(**quantised, dt=dt_s, output_mode="Isyn")
-        target_info = {"kind": "simulator", "name": "XyloSim (Xylo Audio 2, SYNS61201 SNN core)",
-                       "package": "xylosim", "version": _version("xylosim")}
+    report = mapping_report(quantised)
+    module, target_info = _target(a2, target, hardware_index, quantised, dt_s, "Isyn")
 
     float_acc = accuracy(float_scores, test.y)
     info: dict[str, Any] = {
-        "sdk": {"name": "rockpool", "package": "rockpool", "version": _version("rockpool"),
-                "simulator": f"xylosim {_version('xylosim')}"},
+        "sdk": _sdk_info(),
         "target": target_info,
         "mapping": report,
         "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
@@ -181,16 +290,7 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
         "data_time_s": steps * dt_s,
     }
 
-    def preprocess(raster: np.ndarray) -> np.ndarray:
-        return raster.astype(np.int64)
-
-    def infer(raster: np.ndarray) -> np.ndarray:
-        module.reset_state()
-        out, _, _ = module(raster)
-        return np.asarray(out, dtype=np.float64).mean(0).astype(np.float32)
-
-    library = InMemoryLibrary("spoken-digits-test-rasters", test.x.__getitem__, len(test.x))
-    sut = StagedSUT(f"xylo-{target}-lif", library, preprocess, infer, response_dtype="<f4")
+    library, sut = _staged(target, test, module, lambda out: out.mean(0))
     float_scores = float_scores.astype(np.float32)
     return BuiltSUT(sut, library, test.y.copy(), info,
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
