@@ -66,7 +66,7 @@ def test_bare_snntorch_net_gives_the_figures_of_snntorchmodel(test_split):
     net = issue_net()
     wrapped = as_adapter(net)
     assert isinstance(wrapped, SNNTorchModel)
-    bare, explicit = _run(net, test_split), _run(SNNTorchModel(issue_net()), test_split)
+    bare, explicit = _run(net, test_split, 2), _run(SNNTorchModel(issue_net()), test_split, 2)
     assert bare["classification_accuracy"] == explicit["classification_accuracy"]
     assert bare["synaptic_operations"] == explicit["synaptic_operations"]
     # all 85 steps counted, not one: 85 x (70 x 128 + 128 x 20) dense MACs per sample
