@@ -35,6 +35,7 @@ from pydantic import Field
 
 from neuromark.errors import ConfigError
 from neuromark.system.chips.features import CountSplit, spoken_digit_counts
+from neuromark.system.chips.nir_xylo import harness_counts, nir_to_xylo, xylo_to_nir
 from neuromark.system.chips.rockpool_xylo import (
     MAX_HIDDEN,
     MAX_INPUTS,
@@ -153,7 +154,6 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
     import torch
 
     from neuromark.models.nir_model import read_graph
-    from neuromark.system.chips.nir_xylo import harness_counts, nir_to_xylo, xylo_to_nir
 
     file = Path(path).expanduser()
     if not file.is_absolute() and config_dir is not None:
