@@ -124,7 +124,7 @@ def test_remote_server_answers_bad_headers_and_indices_with_an_error(capsys):
     with running(NullSUT(4)) as address:
         sock, _ = hello(address)
         with sock:
-            for head in (b"\xff\xfe not json", b"[1, 2]", b'"text"'):
+            for head in (b"\xff\xfe not json", b"[1, 2]", b'"text"', b'{"op": "issue", "x": NaN}'):
                 sock.sendall(raw_message(head))
                 reply, _ = recv_message(sock)
                 assert reply["ok"] is False and "header is" in reply["error"]

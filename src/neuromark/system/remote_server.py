@@ -184,11 +184,16 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (a number must be finite)")
+
+
 def parse_header(raw: bytes, limits: Limits) -> dict:
-    """A message header: a UTF-8 JSON object nested at most ``limits.json_depth`` deep;
-    :class:`MessageError` otherwise (a parser's ``RecursionError`` included)."""
+    """A message header: a UTF-8 JSON object (strict: no NaN or Infinity) nested at most
+    ``limits.json_depth`` deep; :class:`MessageError` otherwise (a parser's
+    ``RecursionError`` included)."""
     try:
-        header = json.loads(raw)
+        header = json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
         text = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)[:200]
         raise MessageError(f"header is not JSON: {text}") from None
