@@ -80,9 +80,36 @@ def test_task_end_to_end_on_a_small_surrogate(tmp_path):
     floor = res.scores["psth_predictivity[shuffled_floor]"]
     linear = res.scores["psth_predictivity[lagged_linear]"]
     assert floor.value < linear.value and floor.ceiling_rule == "explained_variance"
+    blind = res.scores["psth_predictivity[sector_averaged]"]
+    assert blind.raw < res.scores["psth_predictivity[generating_rates]"].raw
     assert linear.ceiled_error is not None and linear.ceiled == min(1.0, linear.ceiled_unclipped)
     assert linear.ceiled_unclipped == pytest.approx(linear.raw ** 2 / ceiling.value)
     old = res.details["ceiled_by_rule"]["explained_variance_squared_ceiling"]["lagged_linear"]
     assert old["unclipped"] == pytest.approx((linear.raw / ceiling.value) ** 2)
     assert res.details["ceiled_by_rule"]["explained_variance"]["lagged_linear"]["unclipped"] == \
         linear.ceiled_unclipped
+
+
+def test_a_sector_rotation_is_undone_by_the_mapping_the_sector_average_is_not():
+    # cosine-tuned units (preferred directions spread over the circle) x a time course: a
+    # roll of the 8 sectors is a rotation of directions, which a linear map of the units
+    # undoes (the version-2.0 control scored like the truth); the sectors' mean is
+    # direction-blind and cannot be mapped back
+    from neuromark.tasks.psth_predictivity import SECTORS
+    rng = np.random.default_rng(0)
+    m, bins, units_n, channels = 12, 10, 16, 20
+    theta = np.arange(SECTORS) * 2 * np.pi / SECTORS
+    pref = rng.uniform(0, 2 * np.pi, units_n)
+    course = np.sin(np.linspace(0, np.pi, bins))
+    tuning = 1 + np.cos(theta[:, None] - pref[None, :])               # (8, U)
+    clean = (tuning[:, None, :] * course[None, :, None]).reshape(SECTORS * bins, units_n)
+    mix = rng.normal(size=(units_n, channels))
+    neural = clean @ mix + rng.normal(scale=2.0, size=(m, SECTORS * bins, channels))
+    units = np.broadcast_to(clean, (m, *clean.shape)).copy()
+    by_sector = units.reshape(m, SECTORS, bins, units_n)
+    rolled = np.roll(by_sector, 3, axis=1).reshape(units.shape)
+    averaged = np.broadcast_to(by_sector.mean(1, keepdims=True), by_sector.shape).reshape(units.shape)
+    r = {name: np.median(cv_predictivity(u, neural, folds=4, alpha=1e-3))
+         for name, u in (("truth", units), ("rolled", rolled), ("averaged", averaged))}
+    assert r["rolled"] > r["truth"] - 0.05      # the rotation: nearly the truth's score
+    assert r["averaged"] < r["truth"] - 0.3     # direction-blind: far below

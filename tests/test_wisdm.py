@@ -286,3 +286,16 @@ def test_wisdm_timestamp_unit_is_checked_against_the_data_span(tmp_path):
     with pytest.raises(DataError, match=r"timestamps is 50 ns .*timestamp_unit: ms would fit"):
         len(WISDM.load(root, "test", split_by="window"))
     assert len(WISDM.load(root, "test", split_by="window", timestamp_unit="ms")) > 0
+
+
+def test_ffsnn_membrane_readout_decodes_by_the_mean_membrane():
+    import torch
+
+    from neuromark.baselines.nehar import FFSNN
+    spiking, leaky = FFSNN(), FFSNN(readout="membrane")
+    assert sum(p.numel() for p in leaky.parameters()) == sum(p.numel() for p in spiking.parameters())
+    outputs = torch.tensor([[[0.0, 1.0], [2.0, 1.0]]])  # (B, T, K)
+    assert leaky.logits(outputs).tolist() == [[1.0, 1.0]]
+    assert spiking.logits(outputs).tolist() == [[2.0, 2.0]]
+    with pytest.raises(ValueError, match="readout must be 'spikes' or 'membrane'"):
+        FFSNN(readout="count")

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -55,17 +55,29 @@ class FFSNN(nn.Module):
     """One time step (B, 6) -> output spikes (B, classes)."""
 
     def __init__(self, inputs: int = 6, classes: int = 7, beta: float = 0.9, alpha: float = 0.8,
-                 **_: Any) -> None:
+                 readout: str = "spikes", **_: Any) -> None:
         super().__init__()
         import snntorch as snn
 
+        from neuromark.baselines.shd_snn import LeakyReadout
+
+        if readout not in ("spikes", "membrane"):
+            raise ValueError(f"nehar_ffsnn readout must be 'spikes' or 'membrane', got {readout!r}")
+        self.readout = readout
         self.fc1, self.fc2, self.fc3 = nn.Linear(inputs, 32), nn.Linear(32, 250), nn.Linear(250, classes)
         self.lif1 = snn.Leaky(beta=beta, init_hidden=True)
         self.syn2 = snn.Synaptic(alpha=alpha, beta=beta, init_hidden=True)
-        self.syn3 = snn.Synaptic(alpha=alpha, beta=beta, init_hidden=True, output=True)
+        self.syn3: nn.Module = (snn.Synaptic(alpha=alpha, beta=beta, init_hidden=True, output=True)
+                                if readout == "spikes" else LeakyReadout(classes, 0.0, beta))
 
     def forward(self, x: Any) -> Any:
-        return self.syn3(self.fc3(self.syn2(self.fc2(self.lif1(self.fc1(x))))))[0]
+        out = self.syn3(self.fc3(self.syn2(self.fc2(self.lif1(self.fc1(x))))))
+        return out[0] if isinstance(out, tuple) else out
+
+    def logits(self, outputs: Any) -> Any:
+        """(B, T, classes) outputs -> (B, classes): the spike count, or the membrane's mean
+        over time (``readout="membrane"``: no ties between classes)."""
+        return outputs.sum(1) if self.readout == "spikes" else outputs.mean(1)
 
 
 class WindowANN(nn.Module):
@@ -119,6 +131,10 @@ class NoOptions(StrictModel):
 class FFSNNOptions(StrictModel):
     beta: float = Field(0.9, gt=0, le=1)
     alpha: float = Field(0.8, gt=0, le=1)
+    readout: Literal["spikes", "membrane"] = Field(
+        "spikes", description="spikes: the notebook's Synaptic output layer, spike count; "
+        "membrane (ours): 7 leaky integrators, membrane mean over time (decode with "
+        "eval.postprocessor: mean_over_time)")
 
 
 class ANNOptions(StrictModel):

@@ -8,8 +8,8 @@ responses = per-channel threshold-crossing occupancy (hash unit included). Ceili
 sector); channels with split-half r_SB < ``min_reliability`` are left out (counted).
 Candidates (they never see neural data): ``controller`` (a task-driven GRU from target and
 cursor position to cursor velocity), ``lagged_linear`` (cosine-tuning kinematic encoding),
-``sector_deranged`` (lagged-linear units with the sectors deranged: direction-blind, the
-time course kept), ``shuffled_floor`` (lagged-linear units with the 8 x bins conditions
+``sector_averaged`` (lagged-linear units averaged over the 8 sectors per bin: direction-blind,
+the time course kept), ``shuffled_floor`` (lagged-linear units with the 8 x bins conditions
 permuted); on the surrogate also
 ``generating_rates`` (the true occupancy probabilities, a reference). Mapping: ridge from a
 candidate's units to the channels, fitted per reach and bin with 5 folds over reaches
@@ -22,7 +22,8 @@ also computed from the generating rates (``ceiling_generating``) to check the da
 ``details.ceiled_by_rule`` gives, per rule (``explained_variance`` = ``r²/c`` and the old
 ``explained_variance_squared_ceiling`` = ``(r/c)²``, which reaches ``1/c > 1`` for a
 noiseless model) and candidate, the clipped and unclipped ceiled value and its error.
-Benchmark version 2.0 (``configs/primate_reaching/psth_ceiled.yaml``): 1.0 ceiled ``(r/c)²``.
+Benchmark version 2.1 (``configs/primate_reaching/psth_ceiled.yaml``): 2.0 had a sector-rolled
+control instead of ``sector_averaged``; 1.0 ceiled ``(r/c)²``.
 ``data.on_invalid: drop`` drops and counts non-finite spike times
 (``details.per_session[s].invalid_records``, and a flag); a non-finite cursor or target
 sample is refused either way (the controller runs over the whole recording as one stream,
@@ -59,7 +60,7 @@ from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.primate_dropped import dropped_flag
 from neuromark.tasks.primate_reaching import DataSettings
 
-CANDIDATES = ("controller", "lagged_linear", "sector_deranged", "shuffled_floor",
+CANDIDATES = ("controller", "lagged_linear", "sector_averaged", "shuffled_floor",
               "generating_rates")
 
 
@@ -252,9 +253,14 @@ class PSTHPredictivityTask(BenchmarkTask):
                                      offset=0, **kw),
                  "lagged_linear": kin}
         rng = np.random.default_rng(ps.seed + 1)
-        shift = int(rng.integers(1, SECTORS))  # a derangement of the sectors: direction-blind
-        units["sector_deranged"] = np.roll(kin.reshape(kin.shape[0], SECTORS, ps.bins, -1), shift,
-                                           axis=1).reshape(kin.shape)
+        rng.integers(1, SECTORS)  # 2.0's sector shift, still drawn: the floor's permutation kept
+        # direction-blind, the time course kept: every sector gets the sectors' mean. (Version
+        # 2.0's control rolled the sectors, a rotation of directions; on cosine-tuned units a
+        # rotation is a change of basis the ridge mapping undoes, so it scored within 2 SE of
+        # the generating rates: docs/primate_reaching.md.)
+        by_sector = kin.reshape(kin.shape[0], SECTORS, ps.bins, -1)
+        units["sector_averaged"] = np.broadcast_to(by_sector.mean(1, keepdims=True),
+                                                   by_sector.shape).reshape(kin.shape).copy()
         units["shuffled_floor"] = kin[:, rng.permutation(kin.shape[1])]  # conditions permuted
         gen = None
         if cfg.data.surrogate is not None:
