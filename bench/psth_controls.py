@@ -4,7 +4,9 @@ PSTH's variance that depends on the direction (the sectors' deviation from their
 course), and the median cross-validated r (the task's ridge mapping) of the generating rates,
 the lagged-linear units, those units with the sectors rolled (2.0's ``sector_deranged``, a
 rotation of directions), with the sectors permuted (not a rotation) and averaged over the
-sectors (2.1's ``sector_averaged``). No controller (the task's slow part) is trained.
+sectors (2.1's ``sector_averaged``); and the ceiling's split-half reliability of the
+noiseless generating rates (1 if reaches of one sector repeated exactly). No controller (the
+task's slow part) is trained.
 
 Run: ``python bench/psth_controls.py [--data DIR]`` (DIR: where the surrogate is written;
 default a temporary folder).
@@ -56,6 +58,12 @@ def session_figures(cfg: PSTHConfig, root: Path, session: str) -> dict[str, floa
                                                  by_sector.shape).reshape(kin.shape),
     }
     out = {"direction share of PSTH variance": float(np.median(direction / total))}
+    # the ceiling's split-half rule applied to the noiseless rates: below 1 because reaches of
+    # one sector differ in their kinematics, which the ceiling counts as noise although a
+    # candidate that sees each reach's kinematics predicts it (why r²/c exceeds 1)
+    noiseless = internal_consistency(gen.astype(np.float32), n_splits=cfg.ceiling.n_splits,
+                                     seed=cfg.ceiling.seed).raw["per_neuroid"]
+    out["split-half ceiling of the noiseless rates"] = float(np.nanmedian(noiseless.mean(0)))
     for name, u in units.items():
         out[name] = float(np.nanmedian(cv_predictivity(u, neural, cfg.mapping.folds,
                                                        cfg.mapping.alpha)))
