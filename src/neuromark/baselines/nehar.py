@@ -25,6 +25,7 @@ from pydantic import Field
 from torch import nn
 
 from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
+from neuromark.baselines.shd_snn import LeakyReadout
 from neuromark.config import StrictModel
 from neuromark.data.wisdm import CITATION
 from neuromark.training import BatchSize, Epochs
@@ -58,8 +59,6 @@ class FFSNN(nn.Module):
                  readout: str = "spikes", **_: Any) -> None:
         super().__init__()
         import snntorch as snn
-
-        from neuromark.baselines.shd_snn import LeakyReadout
 
         if readout not in ("spikes", "membrane"):
             raise ValueError(f"nehar_ffsnn readout must be 'spikes' or 'membrane', got {readout!r}")

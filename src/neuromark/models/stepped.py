@@ -13,6 +13,9 @@ synaptic operations of one step, with no error). :func:`stepped_adapter` decides
   ``SNNTorchModel(net)``, and the results say so in ``details["adapter"]``);
 - snnTorch neurons in a network whose ``forward`` loops (over time, or over its layers: the
   two cannot be told apart): refused, naming both adapters;
+- snnTorch's whole-sequence neurons (``StateLeaky`` and the others of
+  :data:`~neuromark.metrics.functional.snntorch_costs.WHOLE_SEQUENCE`): they take the whole
+  ``(T, B, ...)`` sequence in one call, so a plain ``TorchModel`` is right (None);
 - neurons of the other frameworks: refused, naming that framework's adapter (their calling
   conventions, state threading or whole-sequence layers, need it).
 
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from torch import nn
 
 from neuromark.errors import UnsupportedLayerError
+from neuromark.metrics.functional.snntorch_costs import WHOLE_SEQUENCE
 from neuromark.models.snntorch_model import SNNTorchModel
 
 
@@ -112,6 +116,9 @@ def stepped_adapter(module: nn.Module) -> nn.Module | None:
         raise UnsupportedLayerError(f"{what} and {', '.join(others)} neurons: one adapter "
                                     "steps one framework; convert the network to one")
     if framework.name == "snnTorch":
+        whole = [n for n, m, _ in neurons if type(m).__name__ in WHOLE_SEQUENCE]
+        if whole:  # they take the whole (T, B, ...) sequence in one call: a plain call is right
+            return None
         if not forward_loops(module):
             return SNNTorchModel(module)
         raise UnsupportedLayerError(
