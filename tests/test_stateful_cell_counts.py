@@ -143,3 +143,20 @@ def test_state_updates_found_only_for_cells_with_connections():
     net = nn.Sequential(snn.Leaky(beta=0.5), snn.RLeaky(beta=0.5, linear_features=2),
                         snn.RLeaky(beta=0.5, all_to_all=False), snn.SLSTM(2, 2))
     assert [name for name, _, _ in find_state_updates(net)] == ["1", "3"]
+
+
+@pytest.mark.parametrize("kind", ["RLeaky", "RSynaptic"])
+@pytest.mark.parametrize("reset", RESETS)
+def test_convolutional_recurrence_dense_independent_of_reset(kind, reset):
+    # conv2d_channels=2, kernel 3 (same padding) on a 3x3 map: the recurrent Conv2d(2, 2)
+    # applies, per step, 2 x 2 x (the taps inside the map: 2 + 3 + 2 per axis, squared)
+    kw = {"conv2d_channels": 2, "kernel_size": 3, "reset_mechanism": reset,
+          "init_hidden": True, "threshold": 1.0}
+    cell = snn.RLeaky(beta=0.5, **kw) if kind == "RLeaky" else \
+        snn.RSynaptic(alpha=0.5, beta=0.5, **kw)
+    x = torch.ones(1, STEPS, 2, 3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = Benchmark(SNNTorchModel(nn.Sequential(cell)), [(x, torch.zeros(1))],
+                        metrics=[SynapticOperations()], quiet=True).run()
+    assert res["synaptic_operations"]["Dense"] == STEPS * 2 * 2 * (2 + 3 + 2) ** 2
