@@ -20,14 +20,14 @@ label (never a path).
 from __future__ import annotations
 
 import contextlib
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Discriminator, Tag
 
+from neuromark._threads import default_dtype_kept
 from neuromark.config import ConfigFile, StrictModel, find_config, load_config, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError
@@ -247,26 +247,15 @@ def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
     return written
 
 
-@contextlib.contextmanager
-def entry_keeps_default_dtype(config: ConfigFile, task: Task) -> Iterator[None]:
+def entry_keeps_default_dtype(config: ConfigFile, task: Task) -> contextlib.AbstractContextManager[None]:
     """Run one suite entry; when it changed torch's default dtype (process-wide: the next
     entries would inherit it and fail, or count bytes, as if it were theirs), restore it
-    and raise :class:`ConfigError` naming this entry. Without torch loaded, nothing to do."""
-    torch = sys.modules.get("torch")
-    before = torch.get_default_dtype() if torch is not None else None
-    yield
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return
-    after = torch.get_default_dtype()
-    if before is None:
-        before = torch.float32  # torch's own default, as loaded by this entry
-    if after != before:
-        torch.set_default_dtype(before)
-        raise ConfigError(f"{config.path or task.name}: this suite entry changed torch's "
-                          f"default dtype from {before} to {after} (torch.set_default_dtype in "
-                          f"its model or plugin code); it was restored so that later entries "
-                          f"are not changed by it. Give the model its own dtype instead")
+    and raise :class:`ConfigError` naming this entry."""
+    return default_dtype_kept(
+        lambda before, after: f"{config.path or task.name}: this suite entry changed torch's "
+                              f"default dtype from {before} to {after} (torch.set_default_dtype in "
+                              f"its model or plugin code); it was restored so that later entries "
+                              f"are not changed by it. Give the model its own dtype instead")
 
 
 def placement(task: Task) -> str:

@@ -39,13 +39,14 @@ import re
 import sys
 import traceback
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from neuromark._threads import default_dtype_kept
 from neuromark.components import options_model
 from neuromark.config import ConfigFile, StrictModel, resolve_path, validate
 from neuromark.errors import ConfigError
@@ -167,20 +168,15 @@ def _describe(exc: BaseException, path: Path) -> str:
     return f"{text} (at {path.name}:{lines[-1]})" if lines else text
 
 
-@contextlib.contextmanager
-def keeps_default_dtype(what: str, where: str) -> Iterator[None]:
+def keeps_default_dtype(what: str, where: str) -> contextlib.AbstractContextManager[None]:
     """Run the block; when it changed torch's default dtype (``torch.set_default_dtype``, a
     process-wide setting every later suite entry would inherit), restore it and raise
     :class:`ConfigError` naming ``what`` at ``where``."""
-    before = torch.get_default_dtype()
-    yield
-    after = torch.get_default_dtype()
-    if after != before:
-        torch.set_default_dtype(before)
-        raise ConfigError(f"{where}: {what} changed torch's default dtype from {before} to "
-                          f"{after} (torch.set_default_dtype), a setting of the whole process "
-                          f"that every later suite entry would inherit; it was restored. Give "
-                          f"the model its own dtype instead (e.g. return net.double())")
+    return default_dtype_kept(
+        lambda before, after: f"{where}: {what} changed torch's default dtype from {before} to "
+                              f"{after} (torch.set_default_dtype), a setting of the whole process "
+                              f"that every later suite entry would inherit; it was restored. Give "
+                              f"the model its own dtype instead (e.g. return net.double())")
 
 
 def _exit_text(exc: SystemExit | KeyboardInterrupt, path: Path) -> str:

@@ -18,18 +18,18 @@ board's interface; on a machine without a board it raises :class:`DataError` nam
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
 from neuromark.errors import DataError
 from neuromark.system.chips import require
+from neuromark.system.power.polling import PollingMeter
 from neuromark.system.power.protocol import count_samples, integrate_power
 from neuromark.system.timing import now_s
 
 
-class PolledPowerMeter:
+class PolledPowerMeter(PollingMeter):
     """Base class: subclasses set ``name``/``components`` and implement ``open_board()`` and
     ``read(t_host) -> list[(t_s or None, power_w)]`` (None: stamped with the poll's host time
     ``t_host``)."""
@@ -40,16 +40,10 @@ class PolledPowerMeter:
     components: list[str] = []
 
     def __init__(self, interval_s: float = 0.05) -> None:
-        if interval_s <= 0:
-            raise DataError(f"meter {self.name}: interval_s must be > 0, got {interval_s}")
-        self.interval_s = interval_s
+        super().__init__(interval_s)
         self.t: list[float] = []
         self.p: list[float] = []
-        self.marks: list[tuple[str, float]] = []
         self.board: Any = None
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def open_board(self) -> Any:
         raise NotImplementedError
@@ -65,29 +59,10 @@ class PolledPowerMeter:
                 self.p.append(p)
         return t_host
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._poll_once()
-
     def start(self) -> None:
         if self.board is None:
             self.board = self.open_board()
-        self._poll_once()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name=f"{self.name}-meter", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self._poll_once()
-
-    def mark(self, label: str) -> float:
-        t = self._poll_once()
-        self.marks.append((label, t))
-        return t
+        super().start()
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         with self._lock:

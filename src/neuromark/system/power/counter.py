@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
-from neuromark.errors import DataError
+from neuromark.system.power.polling import PollingMeter
 from neuromark.system.power.protocol import count_samples, counter_energy
 from neuromark.system.timing import now_s
 
 
-class CounterMeter:
+class CounterMeter(PollingMeter):
     """Base class: subclasses implement ``read_j() -> {domain: cumulative J}`` (unwrapped)
     and set ``name``, ``domains`` and ``components``. Samples at ``interval_s`` plus at
     ``start``, ``stop`` and every ``mark``."""
@@ -26,47 +25,19 @@ class CounterMeter:
     components: list[str]
 
     def __init__(self, interval_s: float = 0.01) -> None:
-        if interval_s <= 0:
-            raise DataError(f"meter interval_s must be > 0, got {interval_s}")
-        self.interval_s = interval_s
+        super().__init__(interval_s)
         self.t: list[float] = []
         self.e: list[dict[str, float]] = []
-        self.marks: list[tuple[str, float]] = []
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
 
     def read_j(self) -> dict[str, float]:
         raise NotImplementedError
 
-    def _sample(self) -> float:
+    def _poll_once(self) -> float:
         with self._lock:
             values = self.read_j()
             t = now_s()
             self.t.append(t)
             self.e.append(values)
-        return t
-
-    def _poll(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._sample()
-
-    def start(self) -> None:
-        self._sample()
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._poll, name=f"{self.name}-meter", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self._sample()
-
-    def mark(self, label: str) -> float:
-        t = self._sample()
-        self.marks.append((label, t))
         return t
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
