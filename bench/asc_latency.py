@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from neuromark.system.suts.asc import build_pipeline
+from neuromark.benchmarks.acoustic_scenes.sut import build_pipeline
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ from neuromark.system.compliance import format_verdicts, run_compliance
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.loadgen_log import parse_detail
 from neuromark.system.sut import InMemoryLibrary
-from neuromark.tasks.system import TASK
+from neuromark.system.track.task import TASK
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (config, sut.options overrides, loadgen overrides): the ESN as shipped (stateful), with

@@ -60,7 +60,7 @@ def pair_child(path: Path, batch_size: int, threads: int, rounds: int) -> None:
     import torch
     from e2e_shd import DT_US, T_MAX_US, reference_lif, route_neuromark
 
-    from neuromark.data.shd import SpikeFileDataset
+    from neuromark.benchmarks.shd.datasets import SpikeFileDataset
 
     torch.set_num_threads(threads)
     route_neuromark(path, batch_size)  # warm-up: numba's cache, page cache

@@ -106,8 +106,8 @@ def plain_model(model, batches) -> float:
 def profile_once(path: Path, batch_size: int) -> dict[str, float]:
     """One run of the route with timers; the plain loop's model time on the same batches."""
     from neuromark import Benchmark, runner
+    from neuromark.benchmarks.shd.datasets import SpikeFileDataset
     from neuromark.data import spike_stream
-    from neuromark.data.shd import SpikeFileDataset
     from neuromark.instrument.probes import Instrument
     from neuromark.models import SNNTorchModel
     from neuromark.processors import ChooseMaxCount

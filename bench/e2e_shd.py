@@ -123,8 +123,8 @@ def route_neuromark(path: Path, batch_size: int) -> dict:
     import h5py  # noqa: F401
 
     from neuromark import Benchmark, metrics, runner  # noqa: F401
+    from neuromark.benchmarks.shd.datasets import SpikeFileDataset
     from neuromark.data import hdf5_vlen, spike_stream  # noqa: F401  (numba)
-    from neuromark.data.shd import SpikeFileDataset
     from neuromark.instrument import probes  # noqa: F401
     from neuromark.models import SNNTorchModel
     from neuromark.processors import ChooseMaxCount

@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
+from neuromark.benchmarks.mackey_glass.sut import esn
 from neuromark.system.quality import MLPERF_TARGET, judge
-from neuromark.system.suts.esn import esn
-from neuromark.tasks.system_accuracy import score_outputs
+from neuromark.system.track.accuracy import score_outputs
 
 
 def main() -> None:

@@ -242,7 +242,7 @@ def _(tmp: Path) -> Any:
 
 
 def _gesture(tmp: Path, change: Any, dtype: Any = np.float64) -> Any:
-    from neuromark.data.dvs_gesture import DVSGesture
+    from neuromark.benchmarks.dvs_gesture.reader import DVSGesture
 
     rng = np.random.default_rng(1)
     raw = np.stack([rng.integers(0, 128, 300), rng.integers(0, 128, 300), rng.integers(0, 2, 300),
@@ -305,7 +305,7 @@ def _(tmp: Path) -> Any:
 
 def _session(tmp: Path, samples: int = 400, cursor_nan_at: int | None = None, spikes: bool = True,
              channels: int = 4) -> Path:
-    from neuromark.synth.primate import write_mat73
+    from neuromark.benchmarks.primate_reaching.generator import write_mat73
 
     t = 0.002 + 0.004 * np.arange(samples)
     cursor = np.stack([np.sin(np.arange(samples) / 20), np.cos(np.arange(samples) / 30)], 1) * 50
@@ -374,7 +374,7 @@ def _dropped_ok(v: Any) -> Any:
       "test_primate_contract.py::test_on_invalid_drop_nan_cursor_dropped_and_counted",
       expect="result", check=lambda v: _dropped_ok(v))
 def _(tmp: Path) -> Any:
-    from neuromark.data.primate_reaching import PrimateReaching
+    from neuromark.benchmarks.primate_reaching.reader import PrimateReaching
 
     _session(tmp, cursor_nan_at=20)
 
@@ -407,7 +407,7 @@ def _(tmp: Path) -> Any:
       "test_text_lists_contract.py::test_utf8_mswc_latin1_list_names_file_and_line",
       needs=("base_test.csv:3", "not UTF-8", "0xe9"))
 def _(tmp: Path) -> Any:
-    from neuromark.data.mswc import KEYWORDS, MSWC
+    from neuromark.benchmarks.keywords.mswc import KEYWORDS, MSWC
 
     folder = tmp / "data" / "MSWC"
     folder.mkdir(parents=True)
@@ -424,7 +424,7 @@ def _(tmp: Path) -> Any:
       "test_text_lists_contract.py::test_utf8_speech_commands_latin1_list_names_file_and_line",
       needs=("testing_list.txt:2", "not UTF-8", "0xe9"))
 def _(tmp: Path) -> Any:
-    from neuromark.data.speech_commands import SpeechCommands
+    from neuromark.benchmarks.keywords.speech_commands import SpeechCommands
 
     folder = tmp / "gsc"
     (folder / "yes").mkdir(parents=True)
@@ -442,7 +442,7 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     import soundfile as sf
 
-    from neuromark.baselines.keywords import speech_commands
+    from neuromark.benchmarks.keywords.models import speech_commands
 
     data = tmp / "gsc"
     (data / "yes").mkdir(parents=True)
@@ -459,7 +459,7 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     import soundfile as sf
 
-    from neuromark.data.mswc import KEYWORDS, MSWC
+    from neuromark.benchmarks.keywords.mswc import KEYWORDS, MSWC
 
     folder = tmp / "data" / "MSWC"
     word = KEYWORDS[0]

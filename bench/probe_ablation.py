@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from e2e_shd import DT_US, ROOT, T_MAX_US, data_file, reference_lif  # noqa: E402
 
-from neuromark.data.shd import SpikeFileDataset  # noqa: E402
+from neuromark.benchmarks.shd.datasets import SpikeFileDataset  # noqa: E402
 from neuromark.instrument import linear_counter, membrane  # noqa: E402
 from neuromark.instrument.kernels import NO_SAMPLES, UNITS  # noqa: E402
 from neuromark.instrument.probes import Instrument  # noqa: E402

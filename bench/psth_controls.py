@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from neuromark.baselines.reach_encoders import kinematic_features
+from neuromark.benchmarks.primate_reaching.encoders import kinematic_features
+from neuromark.benchmarks.primate_reaching.entry import PRIMATE_REACHING
+from neuromark.benchmarks.primate_reaching.psth_task import SECTORS, PSTHConfig, cv_predictivity
+from neuromark.benchmarks.primate_reaching.reader import bin_session, reach_segments, read_session
 from neuromark.ceilings import internal_consistency
 from neuromark.config import load_config, validate
-from neuromark.data.primate_entry import PRIMATE_REACHING
-from neuromark.data.primate_reaching import bin_session, reach_segments, read_session
 from neuromark.processors.psth import align, select_reaches
-from neuromark.tasks.psth_predictivity import SECTORS, PSTHConfig, cv_predictivity
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs/primate_reaching/psth_ceiled_short.yaml"
 

@@ -23,10 +23,10 @@ import numpy as np
 
 
 def main() -> None:
-    from neuromark.system.qubo import bks_gap, load_bks, mis_workload
-    from neuromark.system.qubo.gap import cost_at_gap
-    from neuromark.system.qubo.solvers.anneal import Annealer
-    from neuromark.system.qubo.solvers.dwave import DWaveTabu
+    from neuromark.benchmarks.qubo import bks_gap, load_bks, mis_workload
+    from neuromark.benchmarks.qubo.gap import cost_at_gap
+    from neuromark.benchmarks.qubo.solvers.anneal import Annealer
+    from neuromark.benchmarks.qubo.solvers.dwave import DWaveTabu
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1000)

@@ -59,10 +59,10 @@ def load() -> str:
 
 def warm_up() -> str:
     """Import what the units import (run in every Ray worker before timing)."""
-    import neuromark.system.qubo.solvers.anneal  # noqa: F401
-    import neuromark.system.qubo.solvers.dwave  # noqa: F401
-    import neuromark.tasks.mackey_glass  # noqa: F401
-    import neuromark.tasks.qubo  # noqa: F401
+    import neuromark.benchmarks.mackey_glass.task  # noqa: F401
+    import neuromark.benchmarks.qubo.solvers.anneal  # noqa: F401
+    import neuromark.benchmarks.qubo.solvers.dwave  # noqa: F401
+    import neuromark.benchmarks.qubo.task  # noqa: F401
 
     time.sleep(0.5)  # hold the CPU so that each warm-up lands on another worker
     return str(os.getpid())
@@ -94,8 +94,8 @@ def timed_run(config: Path, executor) -> tuple[float, list]:
 
 def mg_units(config: Path) -> list:
     """The instance units of a Mackey-Glass config, as its task declares them."""
+    from neuromark.benchmarks.mackey_glass.task import TASK, _model_params, instance_units
     from neuromark.config import load_config
-    from neuromark.tasks.mackey_glass import TASK, _model_params, instance_units
 
     cfg = TASK.validate(load_config(config))
     units = []
@@ -137,9 +137,9 @@ def qubo_entry_overhead(results: list, wall_s: float) -> tuple[float, float]:
 def estimate(config: Path, per_entry_s: float, cpus: int) -> dict:
     """Local wall time of a QUBO config from its plan: the timeouts it waits for (TTS at
     its cap as the upper bound, 10 % of it as the lower), plus ``per_entry_s`` per entry."""
+    from neuromark.benchmarks.qubo.task import TASK, plan
     from neuromark.config import load_config
     from neuromark.context import RunContext
-    from neuromark.tasks.qubo import TASK, plan
 
     task_plan = TASK.plan(load_config(config), RunContext.build())
     specs = plan(task_plan.settings, task_plan.parts["table"])

@@ -20,7 +20,7 @@ from pathlib import Path
 from neuromark.config import load_config
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.sut import warm_up
-from neuromark.tasks.system import TASK
+from neuromark.system.track.task import TASK
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs/system/sleep_1ms.yaml"

@@ -17,9 +17,9 @@ import time
 import numpy as np
 import torch
 
-from neuromark.baselines.shd_train import epoch_batches, stretch_samples
 from neuromark.baselines.spike_classifiers import TrainSettings
-from neuromark.data.binned import BinnedSpikes
+from neuromark.baselines.spike_training import epoch_batches, stretch_samples
+from neuromark.benchmarks.shd.entries import BinnedSpikes
 from neuromark.data.binning import jitter_samples
 
 path, how = sys.argv[1], sys.argv[2]

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-SHIPPED = Path(__file__).resolve().parents[1] / "src/neuromark/data/files/mackey_glass"
+SHIPPED = Path(__file__).resolve().parents[1] / "src/neuromark/benchmarks/mackey_glass/files/mackey_glass"
 TAUS = tuple(range(17, 31))
 N_EXP, BETA, GAMMA = 10, 0.2, 0.1
 POINTS_PER_LYAPUNOV_TIME = 75

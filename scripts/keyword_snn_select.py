@@ -30,7 +30,8 @@ import torch
 import yaml
 
 from neuromark._threads import torch_threads
-from neuromark.baselines.keywords import (
+from neuromark.benchmarks.keywords.generator import MSWCSize, build_mswc
+from neuromark.benchmarks.keywords.models import (
     LIFNet,
     fit_classifier,
     gsc_snn,
@@ -38,10 +39,9 @@ from neuromark.baselines.keywords import (
     predict,
     speech_commands,
 )
+from neuromark.benchmarks.keywords.mswc import MSWC, SAMPLE_RATE
 from neuromark.config import resolve_path
-from neuromark.data.mswc import MSWC, SAMPLE_RATE
 from neuromark.processors.keywords import KeywordFeatures
-from neuromark.synth.keywords import MSWCSize, build_mswc
 
 MODEL_KEYS = {"beta", "slope", "init_gain", "logit_scale", "hidden"}
 TRAIN_DEFAULTS = {"mswc": {"lr": 0.002, "epochs": 15, "batch_size": 16, "step_size": 100, "gamma": 0.1,

@@ -4,7 +4,7 @@ Fits a classification config's model (``snn``, ``rsnn``, ``lstm``, ``svm``) with
 overrides, for one or more seeds, and scores it:
 
 - ``--split valid`` (default): trains on the training speakers minus
-  :data:`~neuromark.data.spoken_digits.VALID_SPEAKERS`, scores those held-out speakers.
+  :data:`~neuromark.benchmarks.shd.spoken_digits.VALID_SPEAKERS`, scores those held-out speakers.
   Hyperparameters are chosen here only.
 - ``--split test``: trains on all training speakers, scores the test speakers (the final
   figures of a chosen config; never used to choose anything).
@@ -34,9 +34,9 @@ import numpy as np
 import yaml
 
 from neuromark._threads import torch_threads
-from neuromark.baselines.shd_train import READOUTS, SampleSplit
+from neuromark.baselines.spike_training import READOUTS, SampleSplit
+from neuromark.benchmarks.shd.spoken_digits import VALID_SPEAKERS, speaker_split
 from neuromark.config import load_config
-from neuromark.data.spoken_digits import VALID_SPEAKERS, speaker_split
 from neuromark.metrics.functional.speakers import speaker_accuracy
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.tasks.classification import TASK

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Train NeuroBench's two GSC baselines by their package recipes
-(:mod:`neuromark.baselines.gsc_family`) on a Speech Commands v0.02 folder (by default the
+(:mod:`neuromark.benchmarks.keywords.gsc_family`) on a Speech Commands v0.02 folder (by default the
 espeak-ng corpus, written first) and print each model's validation accuracy: the tool the
 recipes were chosen with (validation speakers only).
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 import argparse
 
 from neuromark._threads import torch_threads
-from neuromark.baselines.gsc_family import CHOSEN_OPTIONS, FAMILIES, split_tensors
-from neuromark.baselines.keywords import predict, speech_commands
 from neuromark.baselines.spike_classifiers import save_checkpoint
+from neuromark.benchmarks.keywords.gsc_family import CHOSEN_OPTIONS, FAMILIES, split_tensors
+from neuromark.benchmarks.keywords.models import predict, speech_commands
 from neuromark.config import resolve_path
 
 FEATURES = {"gsc_m5": "waveform", "gsc_snn": "delta_mel"}

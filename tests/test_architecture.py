@@ -16,14 +16,16 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Module prefixes per layer, lowest first; a module belongs to its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
-    ("neuromark", "neuromark._lazy", "neuromark._threads", "neuromark.errors", "neuromark.results",
-     "neuromark.registry", "neuromark.config", "neuromark.components", "neuromark.devices"),
+    ("neuromark", "neuromark._lazy", "neuromark._moved", "neuromark._threads", "neuromark.errors",
+     "neuromark.results", "neuromark.registry", "neuromark.config", "neuromark.components",
+     "neuromark.devices"),
     ("neuromark.plotting", "neuromark.metrics", "neuromark.ceilings"),
-    ("neuromark.models", "neuromark.data", "neuromark.closed_loop"),
+    ("neuromark.models", "neuromark.data"),
     ("neuromark.processors",),
     ("neuromark.synth", "neuromark.baselines", "neuromark.instrument", "neuromark.runner",
      "neuromark.training"),
-    ("neuromark.tasks", "neuromark.system"),
+    ("neuromark.tasks",),
+    ("neuromark.benchmarks", "neuromark.system"),
     ("neuromark.suite",),
     ("neuromark.commands", "neuromark.cli", "neuromark.report", "neuromark.__main__"),
 ]
@@ -151,8 +153,8 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def folder_of(module: str) -> str:
-    """The sub-package a module sits in (``neuromark.system.qubo.solvers.tabu`` ->
-    ``neuromark.system.qubo.solvers``); top-level modules are their own folder."""
+    """The sub-package a module sits in (``neuromark.benchmarks.qubo.solvers.tabu`` ->
+    ``neuromark.benchmarks.qubo.solvers``); top-level modules are their own folder."""
     files = module_files()
     return module if files[module].name == "__init__.py" or module.count(".") == 1 \
         else module.rsplit(".", 1)[0]

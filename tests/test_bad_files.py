@@ -249,7 +249,7 @@ def test_missing_solver_module_fails_validate(tmp_path, capsys, monkeypatch):
 # --- data files ----------------------------------------------------------------------------
 
 def _data_root(tmp_path: Path, edit) -> Path:
-    from neuromark.data.mackey_glass import DATA_DIR, SUMS_FILE, TABLE_FILE
+    from neuromark.benchmarks.mackey_glass.series import DATA_DIR, SUMS_FILE, TABLE_FILE
 
     root = tmp_path / "data"
     shutil.copytree(DATA_DIR, root)
@@ -278,7 +278,7 @@ def test_data_root_table_lacking_a_column(tmp_path, capsys):
 
 
 def test_data_root_table_with_a_bom_reads(tmp_path):
-    from neuromark.data.mackey_glass import _table, lyapunov_table
+    from neuromark.benchmarks.mackey_glass.series import _table, lyapunov_table
 
     root = _data_root(tmp_path, lambda raw: b"\xef\xbb\xbf" + raw)
     _table.cache_clear()
@@ -286,7 +286,7 @@ def test_data_root_table_with_a_bom_reads(tmp_path):
 
 
 def test_asc_setup_csv_with_a_bom_reads(tmp_path):
-    from neuromark.data.dcase_asc import read_setup_csv
+    from neuromark.benchmarks.acoustic_scenes.dcase import read_setup_csv
 
     path = tmp_path / "fold1_train.csv"
     path.write_bytes(b"\xef\xbb\xbffilename\tscene_label\naudio/a.wav\tpark\n")
@@ -294,7 +294,7 @@ def test_asc_setup_csv_with_a_bom_reads(tmp_path):
 
 
 def test_asc_setup_csv_with_a_wrong_header_says_what_it_got(tmp_path):
-    from neuromark.data.dcase_asc import read_setup_csv
+    from neuromark.benchmarks.acoustic_scenes.dcase import read_setup_csv
 
     path = tmp_path / "fold1_train.csv"
     path.write_text("file\tscene\n")

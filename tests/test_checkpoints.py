@@ -14,10 +14,10 @@ import torch
 from test_shd_snn import make_corpus
 
 from neuromark.baselines.spike_classifiers import load_checkpoint
+from neuromark.benchmarks.qubo.bks import BKS_PATH, BKSTable
 from neuromark.cli import main
 from neuromark.config import ConfigFile, cache_dir, parse_yaml, resolve_path
 from neuromark.errors import ConfigError, DataError
-from neuromark.system.qubo.bks import BKS_PATH, BKSTable
 
 
 def sha(path: Path) -> str:

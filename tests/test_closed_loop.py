@@ -11,14 +11,14 @@ import pytest
 import torch
 from torch import nn
 
-from neuromark.closed_loop.env import episode_seed
-from neuromark.closed_loop.ops import OPSEnv, OPSOptions
-from neuromark.closed_loop.plasticity import Feedback, PlasticityCounter
-from neuromark.closed_loop.scores import Episode, over_seeds, risk, summarise
+from neuromark.benchmarks.closed_loop.env import episode_seed
+from neuromark.benchmarks.closed_loop.ops import OPSEnv, OPSOptions
+from neuromark.benchmarks.closed_loop.plasticity import Feedback, PlasticityCounter
+from neuromark.benchmarks.closed_loop.scores import Episode, over_seeds, risk, summarise
+from neuromark.benchmarks.closed_loop.task import TASK
 from neuromark.config import parse_yaml
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
-from neuromark.tasks.closed_loop import TASK
 
 
 def run(text: str, ctx: RunContext | None = None):

@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuromark.closed_loop.env import ActionSpace
+from neuromark.benchmarks.closed_loop.config import WORK_LIMIT_STEPS
+from neuromark.benchmarks.closed_loop.env import ActionSpace
+from neuromark.benchmarks.closed_loop.task import TASK
 from neuromark.config import load_config, parse_yaml
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError, ModelOutputError
 from neuromark.registry import environments
-from neuromark.tasks.closed_loop import TASK
-from neuromark.tasks.closed_loop_config import WORK_LIMIT_STEPS
 
 
 class _Broken:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from neuromark.benchmarks.closed_loop.task import TASK
 from neuromark.config import load_config
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor
-from neuromark.tasks.closed_loop import TASK
 
 NET = """import torch
 from torch import nn

@@ -69,9 +69,9 @@ def test_constants_are_reachable_from_the_data_cli_and_checked_first(tmp_path, c
 
 
 def test_spoken_digit_synthesis_takes_the_constants_into_its_recipe(tmp_path):
-    from neuromark.data.binned import SpokenDigitsEntry
+    from neuromark.benchmarks.shd.entries import SpokenDigitsEntry
+    from neuromark.benchmarks.shd.generator import SPEAKERS, _recipe
     from neuromark.errors import ConfigError
-    from neuromark.synth.spoken_digits import SPEAKERS, _recipe
 
     assert "cochlea_constants" not in _recipe(SPEAKERS, range(10))  # the shipped corpus' recipe
     assert _recipe(SPEAKERS, range(10), "paper")["cochlea_constants"] == "paper"

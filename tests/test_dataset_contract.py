@@ -24,7 +24,8 @@ from neuromark.registry import datasets
 
 sf = pytest.importorskip("soundfile")
 SRC = Path(__file__).resolve().parents[1] / "src" / "neuromark"
-UNREGISTERED = {"gen4": "neuromark.data.gen4:GEN4", "mswc": "neuromark.data.mswc:MSWC_ENTRY"}
+UNREGISTERED = {"gen4": "neuromark.benchmarks.event_detection.gen4:GEN4",
+                "mswc": "neuromark.benchmarks.keywords.mswc:MSWC_ENTRY"}
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")
 
 
@@ -168,8 +169,8 @@ class TestSpokenDigits(DatasetTestCase):
     synth = {"speakers": [0, 3], "digits": [1]}
 
     def write(self, root):
+        from neuromark.benchmarks.shd.spoken_digits import KEYS
         from neuromark.data.hdf5_spikes import write_shd_file
-        from neuromark.data.spoken_digits import KEYS
 
         rng = np.random.default_rng(0)
         for split in ("train", "test"):
@@ -252,7 +253,7 @@ class TestDVSGesture(DatasetTestCase):
     synth = {"train_users": 1, "test_users": 1, "duration_s": 0.1, "seed": 0}
 
     def write(self, root):
-        from neuromark.data.dvs_gesture import write_sample
+        from neuromark.benchmarks.dvs_gesture.reader import write_sample
         from neuromark.data.events import make_camera_events
 
         rng = np.random.default_rng(5)
@@ -293,7 +294,7 @@ class TestPrimateReaching(DatasetTestCase):
     synth = {"duration_s": 6.0, "seed": 0, "sessions": ["indy_20160622_01"]}
 
     def write(self, root):
-        from neuromark.synth.primate import SurrogateSettings, write_surrogate
+        from neuromark.benchmarks.primate_reaching.generator import SurrogateSettings, write_surrogate
 
         write_surrogate(root, SurrogateSettings(6.0, 1, ("indy_20160622_01",)))
 
@@ -333,7 +334,7 @@ class TestMSWC(DatasetTestCase):
     split, shape, num_classes, damage = "base_test", (48_000,), 200, "MSWC/fa/evaluation.csv"
 
     def write(self, root):
-        from neuromark.data.mswc import INCREMENTAL_LANGUAGES, KEYWORD_LANGUAGE, KEYWORDS
+        from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES, KEYWORD_LANGUAGE, KEYWORDS
 
         rng = np.random.default_rng(8)
         folder = root / "MSWC"

@@ -58,7 +58,7 @@ def test_a_file_neuromark_did_not_write_is_never_replaced(tmp_path):
 
 
 def test_speech_commands_decodes_into_the_cache_folder_not_the_data_folder(tmp_path, monkeypatch):
-    from neuromark.baselines.keywords import speech_commands
+    from neuromark.benchmarks.keywords.models import speech_commands
 
     data = tmp_path / "gsc"
     (data / "yes").mkdir(parents=True)

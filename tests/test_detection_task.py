@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.event_detector import DetectorConfig, EventDetector
+from neuromark.benchmarks.event_detection.model import DetectorConfig, EventDetector
 from neuromark.data.events import make_camera_events
 from neuromark.data.prophesee import make_boxes, write_boxes, write_dat
 from neuromark.processors.boxes import BoxFilter, LabelPipeline
@@ -103,10 +103,10 @@ def test_task_end_to_end(tmp_path, monkeypatch):
 def test_a_python_factory_is_checked_at_plan(tmp_path):
     """``model: {name: python, ...}`` in a detection config: a missing file, a keyword the
     factory does not take and a missing checkpoint fail at plan time, naming file:line."""
+    from neuromark.benchmarks.event_detection.task import TASK
     from neuromark.config import parse_yaml
     from neuromark.context import RunContext
     from neuromark.errors import ConfigError
-    from neuromark.tasks.detection import TASK
 
     (tmp_path / "det_net.py").write_text("import torch\n\ndef build(width=4):\n"
                                          "    return torch.nn.Conv2d(2, width, 3)\n")

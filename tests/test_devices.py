@@ -276,7 +276,7 @@ def test_cuda_run_places_model_and_batches(tmp_path):
 
 @needs_cuda
 def test_spike_files_stream_pinned_batches_for_cuda(tmp_path):
-    from neuromark.data.binned import BinnedSpikes
+    from neuromark.benchmarks.shd.entries import BinnedSpikes
 
     make_corpus(tmp_path, n_train=4, n_test=6)
     data = BinnedSpikes(tmp_path / "test.h5", dt_us=20000, t_max_us=200000, pool=10)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuromark.data.dvs_gesture import DVSGesture, list_samples, read_sample
+from neuromark.benchmarks.dvs_gesture.reader import DVSGesture, list_samples, read_sample
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.errors import DataError
 
@@ -74,7 +74,7 @@ def test_gesture_net_dense_equals_peer_count():
     pytest.importorskip("snntorch")
     import torch
 
-    from neuromark.baselines.dvs_gesture import dvs_gesture_snn
+    from neuromark.benchmarks.dvs_gesture.model import dvs_gesture_snn
     from neuromark.metrics.complexity import SynapticOperations
     from neuromark.runner import Benchmark
 
@@ -105,7 +105,7 @@ def test_surrogate_and_checkpoint_made_on_first_use(tmp_path, monkeypatch):
     pytest.importorskip("snntorch")
     import json
 
-    from neuromark.baselines.dvs_gesture import DVS_GESTURE_SNN
+    from neuromark.benchmarks.dvs_gesture.model import DVS_GESTURE_SNN
     from neuromark.cli import main
 
     monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
@@ -143,7 +143,7 @@ eval: {postprocessor: spike_count, metrics: [classification_accuracy, synaptic_o
 
 
 def test_surrogate_never_overwrites_other_files(tmp_path):
-    from neuromark.synth.gestures import GestureSurrogate, ensure_gesture_corpus
+    from neuromark.benchmarks.dvs_gesture.generator import GestureSurrogate, ensure_gesture_corpus
 
     (tmp_path / "real").mkdir()
     (tmp_path / "real" / "ibmGestureTest").mkdir()
@@ -152,7 +152,7 @@ def test_surrogate_never_overwrites_other_files(tmp_path):
 
 
 def test_sample_round_trip_exact(tmp_path):
-    from neuromark.data.dvs_gesture import write_sample
+    from neuromark.benchmarks.dvs_gesture.reader import write_sample
     from neuromark.data.events import make_camera_events
 
     ev = make_camera_events([0, 1000, 1000, 57_000], [0, 127, 5, 64], [3, 0, 127, 64], [1, 0, 1, 0])
@@ -167,7 +167,7 @@ def test_training_is_seeded():
     pytest.importorskip("snntorch")
     import torch
 
-    from neuromark.baselines.dvs_gesture import GestureSNN, fit_gesture
+    from neuromark.benchmarks.dvs_gesture.model import GestureSNN, fit_gesture
 
     gen = torch.Generator().manual_seed(0)
     data = [((torch.rand(3, 2, 32, 32, generator=gen) < 0.2).float(), k) for k in range(4)]

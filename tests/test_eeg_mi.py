@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neuromark.data import lee2019
-from neuromark.data.eeg_mi import EEG_MI, read_arrays, within_subject_split
+from neuromark.benchmarks.eeg_mi import lee2019
+from neuromark.benchmarks.eeg_mi.reader import EEG_MI, read_arrays, within_subject_split
 from neuromark.errors import DataError
 
 sio = pytest.importorskip("scipy.io")
@@ -155,7 +155,7 @@ def test_challenge_arrays(tmp_path):
 
 def test_surrogate_is_lateralised_and_csp_lda_finds_it(tmp_path):
     pytest.importorskip("mne")
-    from neuromark.baselines.eeg_mi import CSP_LDA
+    from neuromark.benchmarks.eeg_mi.models import CSP_LDA
 
     root = EEG_MI.synthesize(tmp_path / "s", subjects=4, sessions=1, trials=32, fs=125, fixation_s=1,
                              rest_s=1, rest_jitter_s=0.2, illiterate_fraction=0.25, layout="mat", seed=0)
@@ -185,7 +185,7 @@ def test_csp_lda_module_predicts_as_mne_and_scikit_learn():
     from mne.utils import use_log_level
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-    from neuromark.baselines.eeg_mi import fit_csp_lda
+    from neuromark.benchmarks.eeg_mi.models import fit_csp_lda
 
     rng = np.random.default_rng(0)
     y = np.arange(60) % 2
@@ -206,8 +206,8 @@ def test_eeg_snn_readouts_sizes_reset_and_training_logits():
     pytest.importorskip("snntorch")
     import torch
 
-    from neuromark.baselines.eeg_mi import EEGSNN
     from neuromark.baselines.series_family import logits_of, run_steps
+    from neuromark.benchmarks.eeg_mi.models import EEGSNN
 
     torch.manual_seed(0)
     nets = {r: EEGSNN(readout=r) for r in ("spikes", "membrane")}

@@ -54,7 +54,7 @@ def test_shipped_profiles_lie_in_the_physical_range():
 
 def test_profile_listed_twice_is_refused_at_config_load(tmp_path):
     pytest.importorskip("mlperf_loadgen")
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     text = ESN + "estimate:\n  profiles: [horowitz45-fp32, horowitz45-int8, horowitz45-fp32]\n"
     with pytest.raises(ConfigError, match=r"d\.yaml:12: estimate\.profiles\[2\]: profile "
@@ -64,7 +64,7 @@ def test_profile_listed_twice_is_refused_at_config_load(tmp_path):
 
 def test_two_files_of_one_profile_name_are_refused_at_config_load(tmp_path):
     pytest.importorskip("mlperf_loadgen")
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     _profile(tmp_path, "chip")
     (tmp_path / "copy.yaml").write_text(PROFILE.format(name="chip", mac="3.0e-12"))

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.dvs_gesture.reader import DVSGesture, read_sample
 from neuromark.data import event_contract
-from neuromark.data.dvs_gesture import DVSGesture, read_sample
 from neuromark.data.events import make_camera_events
 from neuromark.data.prophesee import DAT_RECORD, make_boxes, read_boxes, read_dat, write_boxes, write_dat
 from neuromark.errors import DataError
@@ -399,6 +399,6 @@ def test_dvs_integer_coordinates(tmp_path):
     raw[30, 1] = 7.5
     with _refused(_gesture(tmp_path, raw), "integer coordinates", 30):
         read_sample(tmp_path / "ibmGestureTest/user01_led/3.npy")
-    events, counts = __import__("neuromark.data.dvs_gesture", fromlist=["x"]).read_checked(
+    events, counts = __import__("neuromark.benchmarks.dvs_gesture.reader", fromlist=["x"]).read_checked(
         tmp_path / "ibmGestureTest/user01_led/3.npy", "drop")
     assert counts == {"integer coordinates": 1} and len(events) == len(raw) - 1

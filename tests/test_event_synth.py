@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from neuromark.data.dvs_gesture import read_sample
+from neuromark.benchmarks.dvs_gesture.generator import render_gesture, write_gesture_corpus
+from neuromark.benchmarks.dvs_gesture.reader import read_sample
 from neuromark.data.prophesee import read_boxes, read_dat
 from neuromark.synth.events import SensorModel, simulate, write_detection_files
-from neuromark.synth.gestures import render_gesture, write_gesture_corpus
 
 
 def test_threshold_crossings_count_and_sign():

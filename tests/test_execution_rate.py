@@ -76,8 +76,8 @@ def test_a_task_s_own_score_is_kept_and_system_tasks_get_none():
 
 
 def test_built_in_data_declare_their_steps():
-    from neuromark.tasks.detection import DataSettings as DetectionData
-    from neuromark.tasks.primate_reaching import DataSettings as PrimateData
+    from neuromark.benchmarks.event_detection.task import DataSettings as DetectionData
+    from neuromark.benchmarks.primate_reaching.task import DataSettings as PrimateData
 
     # NeuroBench: 4-ms bins -> 250 Hz (primate reaching), 50-ms bins -> 20 Hz (event camera)
     assert 1 / PrimateData().time_step_s()[0] == pytest.approx(250.0)
@@ -95,8 +95,8 @@ def test_a_stated_rate_must_be_positive_and_finite(bad):
 
 
 def test_mackey_glass_rate_is_one_prediction_per_sample_of_the_series():
-    from neuromark.tasks.mackey_glass import MackeyGlassConfig
-    from neuromark.tasks.mackey_glass import execution_rate as mg_rate
+    from neuromark.benchmarks.mackey_glass.task import MackeyGlassConfig
+    from neuromark.benchmarks.mackey_glass.task import execution_rate as mg_rate
 
     cfg = MackeyGlassConfig(task="mackey_glass", models=[{"name": "esn"}])
     rate = mg_rate(cfg, 17, None)
@@ -120,9 +120,9 @@ def test_a_rate_the_task_wrote_is_kept_and_scored():
 
 
 def test_closed_loop_rate_is_the_environment_s_control_step():
+    from neuromark.benchmarks.closed_loop.task import TASK
     from neuromark.config import parse_yaml
     from neuromark.context import RunContext
-    from neuromark.tasks.closed_loop import TASK
 
     text = ("task: closed_loop\nbenchmark: {id: cl-rate, version: '1.0'}\nenv: {name: ops}\n"
             "agent: {reference: zero}\nepisodes: {count: 1, max_steps: 300}\n")
@@ -138,15 +138,15 @@ def test_closed_loop_rate_is_the_environment_s_control_step():
 
 
 def test_keyword_and_spike_bins_declare_their_steps():
+    from neuromark.benchmarks.keywords.fscil import FeatureSettings
     from neuromark.processors.keywords import KeywordFeatures
-    from neuromark.tasks.fscil import FeatureSettings
 
     # GSC delta_mel: hop 80 at 16 kHz = 5 ms -> 200 Hz; MSWC (FSCIL): hop 240 at 48 kHz -> 200 Hz
     assert 1 / KeywordFeatures("delta_mel", 16000, None, 512, 80).time_step_s()[0] == pytest.approx(200)
     assert KeywordFeatures("waveform", 16000, 8000).time_step_s() is None
     assert 1 / FeatureSettings(kind="delta_mel").time_step_s()[0] == pytest.approx(200)
     assert FeatureSettings(kind="mfcc").time_step_s() is None  # M5 reads the whole clip
-    from neuromark.tasks.fscil import FSCILConfig
+    from neuromark.benchmarks.keywords.fscil import FSCILConfig
 
     base = {"task": "fscil", "benchmark": {"id": "x"}, "data": {"root": "r"},
             "model": {"name": "keyword_lif", "checkpoint": "c.pt"}}

@@ -88,8 +88,8 @@ def test_make_executor_names_the_known_ones():
 
 
 def test_placement():
-    from neuromark.tasks.mackey_glass import TASK as MG
-    from neuromark.tasks.qubo import TASK as QUBO
+    from neuromark.benchmarks.mackey_glass.task import TASK as MG
+    from neuromark.benchmarks.qubo.task import TASK as QUBO
 
     assert placement(QUBO) == placement(MG) == "units"
     assert placement(tasks.get("system")) == "driver"
@@ -158,8 +158,8 @@ plots: false
 
 
 def test_qubo_meter_is_refused_off_the_local_executor(tmp_path):
+    from neuromark.benchmarks.qubo.task import TASK
     from neuromark.config import load_config
-    from neuromark.tasks.qubo import TASK
 
     path = tmp_path / "q.yaml"
     path.write_text(QUBO_YAML + "meter: {name: 'null'}\n")
@@ -172,8 +172,8 @@ def test_qubo_meter_is_refused_off_the_local_executor(tmp_path):
 def test_qubo_resumes_across_executors_and_records_where(tmp_path):
     """Two entries on the stand-in remote executor, then the same sweep locally: the local
     run reuses them and computes only the rest; workers come from the reservation."""
+    from neuromark.benchmarks.qubo.task import TASK
     from neuromark.config import load_config
-    from neuromark.tasks.qubo import TASK
 
     path = tmp_path / "q.yaml"
     path.write_text(QUBO_YAML.replace("dwave-tabu}]", "dwave-tabu}, {name: neuromark-tabu}]"))
@@ -193,8 +193,8 @@ def test_qubo_resumes_across_executors_and_records_where(tmp_path):
 
 
 def test_mackey_glass_instances_are_units(tmp_path):
+    from neuromark.benchmarks.mackey_glass.task import TASK
     from neuromark.config import load_config
-    from neuromark.tasks.mackey_glass import TASK
 
     path = tmp_path / "mg.yaml"
     path.write_text("task: mackey_glass\ndata: {taus: [17], instances: 2, length: 4}\n"

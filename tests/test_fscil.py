@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.keywords import LIFNet
+from neuromark.benchmarks.keywords.fscil_sessions import SessionSampler, prototype_layer
+from neuromark.benchmarks.keywords.models import LIFNet
+from neuromark.benchmarks.keywords.mswc import KEYWORD_LANGUAGE, KEYWORDS
 from neuromark.cli import main
-from neuromark.data.mswc import KEYWORD_LANGUAGE, KEYWORDS
-from neuromark.tasks.fscil_sessions import SessionSampler, prototype_layer
 
 
 def test_prototype_layer_is_the_nearest_prototype_rule():
@@ -149,9 +149,9 @@ def test_fscil_config_errors(change, message):
 
     import yaml
 
+    from neuromark.benchmarks.keywords.fscil import TASK
     from neuromark.config import parse_yaml
     from neuromark.errors import NeuromarkError
-    from neuromark.tasks.fscil import TASK
 
     data = {"task": "fscil", "benchmark": {"id": "x"}, "data": {"root": "d"},
             "model": {"name": "keyword_m5", "checkpoint": "m.pt"}}

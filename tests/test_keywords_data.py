@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.keywords.mswc import KEYWORDS, NUM_BASE_CLASSES, read_list
+from neuromark.benchmarks.keywords.speech_commands import LABELS
 from neuromark.data import MSWC, SpeechCommands
 from neuromark.data.clips import array_digest, decoded_files
-from neuromark.data.mswc import KEYWORDS, NUM_BASE_CLASSES, read_list
-from neuromark.data.speech_commands import LABELS
 from neuromark.errors import ChecksumError, DataError
 
 sf = pytest.importorskip("soundfile")

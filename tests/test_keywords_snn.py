@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-import neuromark.baselines.keywords as keywords
-from neuromark.baselines.keywords import LIFNet, gsc_snn
+import neuromark.benchmarks.keywords.models as keywords
+from neuromark.benchmarks.keywords.models import LIFNet, gsc_snn
 
 
 def _stepwise(lif: keywords.LeakyLIF, current: torch.Tensor) -> torch.Tensor:

@@ -9,10 +9,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.keywords.generator import (
+    GSCSize,
+    MSWCSize,
+    build_speech_commands,
+    mswc_specs,
+    render,
+    verify,
+)
+from neuromark.benchmarks.keywords.mswc import KEYWORDS, NUM_BASE_CLASSES
 from neuromark.data import SpeechCommands
-from neuromark.data.mswc import KEYWORDS, NUM_BASE_CLASSES
 from neuromark.errors import ChecksumError
-from neuromark.synth.keywords import GSCSize, MSWCSize, build_speech_commands, mswc_specs, render, verify
 
 pytest.importorskip("soundfile")
 needs_espeak = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed")

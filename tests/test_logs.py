@@ -60,7 +60,7 @@ def test_quiet_on_a_terminal_gets_no_bar():
 
 
 def test_mackey_glass_instances_log_one_line_each(tmp_path, capsys):
-    from neuromark.tasks.mackey_glass import DataSettings, ModelSettings, run_instances
+    from neuromark.benchmarks.mackey_glass.task import DataSettings, ModelSettings, run_instances
 
     out = run_instances(ModelSettings(name="esn", seed=0), _esn_params(), 17,
                         DataSettings(taus=[17], instances=2), None, quiet=False, desc="mg-test",
@@ -73,7 +73,7 @@ def test_mackey_glass_instances_log_one_line_each(tmp_path, capsys):
 
 
 def _esn_params():
-    from neuromark.baselines.mackey_glass import ESNParams
+    from neuromark.benchmarks.mackey_glass.forecasters import ESNParams
 
     return ESNParams(reservoir_size=20)
 
@@ -83,8 +83,8 @@ def test_training_logs_one_line_per_epoch(capsys):
     import torch
     from torch import nn
 
-    from neuromark.baselines.shd_train import SampleSplit, fit_torch_model
     from neuromark.baselines.spike_classifiers import TrainSettings
+    from neuromark.baselines.spike_training import SampleSplit, fit_torch_model
     from neuromark.data.hdf5_spikes import SpikeSamples
 
     # 4 samples of 2 spikes over 2 channels, binned to 3 bins of 0.1 s

@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from neuromark.data import mackey_glass as mg
+from neuromark.benchmarks.mackey_glass import series as mg
 from neuromark.errors import ChecksumError, DataError
 
 

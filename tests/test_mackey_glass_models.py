@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from neuromark.baselines.mackey_glass import (
+from neuromark.benchmarks.mackey_glass.forecasters import (
     EchoStateNetwork,
     ESNParams,
     LSTMForecaster,

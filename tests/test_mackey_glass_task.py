@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from neuromark.benchmarks.mackey_glass import instances as instances_module
+from neuromark.benchmarks.mackey_glass import task as task_module
+from neuromark.benchmarks.mackey_glass.task import TASK
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
 from neuromark.results import Results
-from neuromark.tasks import mackey_glass as task_module
-from neuromark.tasks import mackey_glass_instances as instances_module
-from neuromark.tasks.mackey_glass import TASK
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "mackey_glass"
 
@@ -103,7 +103,7 @@ def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
     text = SHORT.replace("instances: 3", "instances: 2").replace(
         "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
     res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
-    from neuromark.data.mackey_glass import MackeyGlass
+    from neuromark.benchmarks.mackey_glass.series import MackeyGlass
 
     for k, value in enumerate(res.details["per_instance_sMAPE"]):
         x_test, y_test = MackeyGlass(17, k).test_split()
@@ -120,7 +120,7 @@ def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
 
 
 def test_exploding_esn_is_scored_200_per_nonfinite_step_and_flagged(tmp_path, monkeypatch):
-    from neuromark.baselines.mackey_glass import EchoStateNetwork
+    from neuromark.benchmarks.mackey_glass.forecasters import EchoStateNetwork
 
     class Exploding(EchoStateNetwork):
         """Instance 0 feeds back 1.05 x its input; past 1e6 the value turns NaN inside the
@@ -243,7 +243,7 @@ def test_cli_runs_a_config_and_writes_results_and_report(tmp_path, capsys):
 def test_corrupt_series_in_a_data_root_names_the_file(tmp_path):
     import shutil
 
-    from neuromark.data.mackey_glass import DATA_DIR
+    from neuromark.benchmarks.mackey_glass.series import DATA_DIR
     from neuromark.errors import ChecksumError
 
     root = tmp_path / "data"

@@ -13,7 +13,7 @@ from torch import nn
 
 ort = pytest.importorskip("onnxruntime")
 
-from neuromark.baselines.primate_reaching import SNN2, RidgeDecoder  # noqa: E402
+from neuromark.benchmarks.primate_reaching.models import SNN2, RidgeDecoder  # noqa: E402
 from neuromark.commands.export import time_steps  # noqa: E402
 from neuromark.errors import ConfigError  # noqa: E402
 from neuromark.models.onnx_export import export_onnx  # noqa: E402

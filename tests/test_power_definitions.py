@@ -8,11 +8,11 @@ import warnings
 
 import pytest
 
+from neuromark.benchmarks.qubo.deadline import over_deadline
 from neuromark.system.power.csv_trace import CsvTraceMeter
 from neuromark.system.power.protocol import peak_power
 from neuromark.system.power.spec import MeterSpec, make_meter
 from neuromark.system.power.windows import MIN_WINDOW_S, Window, analyse, window_power
-from neuromark.system.qubo.deadline import over_deadline
 
 
 def trace(tmp_path, rows):

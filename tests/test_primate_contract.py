@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from test_primate_reaching_data import T0, K, tiny, write_mat73
 
-from neuromark.baselines.primate_reaching import RidgeOptions, TrainData, fit_ridge
+from neuromark.benchmarks.primate_reaching.models import RidgeOptions, TrainData, fit_ridge
+from neuromark.benchmarks.primate_reaching.reader import PrimateReaching, read_session
 from neuromark.config import ConfigFile
-from neuromark.data.primate_reaching import PrimateReaching, read_session
 from neuromark.errors import DataError
 from neuromark.registry import tasks
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from test_primate_reaching_data import T0, write_mat73
 
+from neuromark.benchmarks.primate_reaching.task import DataSettings
 from neuromark.config import ConfigFile
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import tasks
-from neuromark.tasks.primate_reaching import DataSettings
 
 SESSION = "indy_20160622_01"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.primate_reaching import ANN2D, SNN2, RidgeDecoder
+from neuromark.benchmarks.primate_reaching.models import ANN2D, SNN2, RidgeDecoder
 from neuromark.config import ConfigFile
 from neuromark.data.parallel_streams import chunk_schedule, parallel_stream
 from neuromark.errors import ConfigError
@@ -71,7 +71,7 @@ def _reset(model):
 @pytest.fixture(scope="module")
 def surrogate(tmp_path_factory):
     """Two 12-s indy sessions and one loco session, written once for this module."""
-    from neuromark.synth.primate import SurrogateSettings, write_surrogate
+    from neuromark.benchmarks.primate_reaching.generator import SurrogateSettings, write_surrogate
 
     root = tmp_path_factory.mktemp("primate")
     write_surrogate(root, SurrogateSettings(12, 1, (*INDY, "loco_20170210_03")))

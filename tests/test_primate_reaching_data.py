@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from neuromark.data.primate_reaching import (
+from neuromark.benchmarks.primate_reaching.reader import (
     PrimateReaching,
     bin_session,
     reach_segments,

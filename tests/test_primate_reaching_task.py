@@ -12,11 +12,11 @@ import pytest
 import torch
 from sklearn.metrics import r2_score
 
+from neuromark.benchmarks.primate_reaching.reader import PrimateReaching
+from neuromark.benchmarks.primate_reaching.task import per_monkey, r2_per_dimension
 from neuromark.config import ConfigFile
-from neuromark.data.primate_reaching import PrimateReaching
 from neuromark.errors import ConfigError
 from neuromark.registry import models, tasks
-from neuromark.tasks.primate_reaching import per_monkey, r2_per_dimension
 
 SESSIONS = ["indy_20160622_01", "loco_20170210_03"]
 

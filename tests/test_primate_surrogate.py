@@ -7,9 +7,7 @@ import json
 
 import numpy as np
 
-from neuromark.cli import main
-from neuromark.data.primate_reaching import PrimateReaching, bin_session, read_session
-from neuromark.synth.primate import (
+from neuromark.benchmarks.primate_reaching.generator import (
     SurrogateSettings,
     latent_drive,
     load_truth,
@@ -17,6 +15,8 @@ from neuromark.synth.primate import (
     occupancy_probability,
     write_surrogate,
 )
+from neuromark.benchmarks.primate_reaching.reader import PrimateReaching, bin_session, read_session
+from neuromark.cli import main
 
 SESSIONS = ("indy_20160622_01", "loco_20170210_03")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.primate_reaching.psth_task import cv_predictivity, generating_reliability
 from neuromark.ceilings import internal_consistency
 from neuromark.processors.psth import align, sector_of, select_reaches
-from neuromark.tasks.psth_predictivity import cv_predictivity, generating_reliability
 
 
 def test_sectors_are_centred_on_multiples_of_45_degrees():
@@ -95,7 +95,7 @@ def test_a_sector_rotation_is_undone_by_the_mapping_the_sector_average_is_not():
     # roll of the 8 sectors is a rotation of directions, which a linear map of the units
     # undoes (the version-2.0 control scored like the truth); the sectors' mean is
     # direction-blind and cannot be mapped back
-    from neuromark.tasks.psth_predictivity import SECTORS
+    from neuromark.benchmarks.primate_reaching.psth_task import SECTORS
     rng = np.random.default_rng(0)
     m, bins, units_n, channels = 12, 10, 16, 20
     theta = np.arange(SECTORS) * 2 * np.pi / SECTORS

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from conftest import REFERENCE_DIR
 
+from neuromark.benchmarks.qubo import bks_gap, energy, load_bks, mis_workload
+from neuromark.benchmarks.qubo.bks import BKS_PATH, BKSRow, BKSTable, check_row, encode_solution
+from neuromark.benchmarks.qubo.exact import exact_mis
+from neuromark.benchmarks.qubo.gap import cost_at_gap
 from neuromark.errors import DataError, MetricError
-from neuromark.system.qubo import bks_gap, energy, load_bks, mis_workload
-from neuromark.system.qubo.bks import BKS_PATH, BKSRow, BKSTable, check_row, encode_solution
-from neuromark.system.qubo.exact import exact_mis
-from neuromark.system.qubo.gap import cost_at_gap
 
 REFERENCE = REFERENCE_DIR / "qubo_mis_bks.csv"
 

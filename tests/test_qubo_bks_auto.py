@@ -13,14 +13,14 @@ from datetime import date
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.qubo import mis_workload
+from neuromark.benchmarks.qubo.bks import BKSTable, load_bks
+from neuromark.benchmarks.qubo.bks_auto import MIN_HEURISTIC_S, fill_missing
+from neuromark.benchmarks.qubo.solvers import SolveResult
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
 from neuromark.registry import solvers
-from neuromark.system.qubo import mis_workload
-from neuromark.system.qubo.bks import BKSTable, load_bks
-from neuromark.system.qubo.bks_auto import MIN_HEURISTIC_S, fill_missing
-from neuromark.system.qubo.solvers import SolveResult
 
 pytest.importorskip("numba")
 
@@ -131,8 +131,8 @@ def test_exact_rows_that_use_the_budget_up_stop_with_the_rows_found_saved(tmp_pa
     ("bks: auto\nbks_budget_s: -1\n", r"bks_budget_s must be positive seconds"),
 ])
 def test_bks_budget_key_is_checked(tmp_path, extra, match):
+    from neuromark.benchmarks.qubo.task import TASK
     from neuromark.context import RunContext
-    from neuromark.tasks.qubo import TASK
 
     config = parse_yaml(sweep(tmp_path, extra).read_text(), tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match=match):

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from conftest import REFERENCE_DIR
 
+from neuromark.benchmarks.qubo import energy, is_independent_set, mis_workload
+from neuromark.benchmarks.qubo.exact import brute_force, exact_mis
 from neuromark.errors import ConfigError
-from neuromark.system.qubo import energy, is_independent_set, mis_workload
-from neuromark.system.qubo.exact import brute_force, exact_mis
 
 REFERENCE = REFERENCE_DIR / "qubo_mis_bks.csv"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from neuromark.benchmarks.qubo.task import TASK
 from neuromark.config import load_config
 from neuromark.errors import ConfigError, DataError
-from neuromark.tasks.qubo import TASK
 
 REAL = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis"
 
@@ -85,7 +85,7 @@ class OnTime:
         self.answer = (x, float(x @ (q @ x)))
 
     def solve(self, Q, timeout_s, seed, *, target=None):
-        from neuromark.system.qubo.solvers import SolveResult
+        from neuromark.benchmarks.qubo.solvers import SolveResult
 
         x, cost = self.answer
         return SolveResult(x=x.copy(), cost=cost, trace=[(1e-5, cost)])

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from neuromark.errors import DataError
-from neuromark.system.qubo.energy import energy, is_independent_set
-from neuromark.system.qubo.library import (
+from neuromark.benchmarks.qubo.energy import energy, is_independent_set
+from neuromark.benchmarks.qubo.library import (
     instance_name,
     known_optimum,
     load_instance,
@@ -25,6 +24,7 @@ from neuromark.system.qubo.library import (
     write_qs,
     write_solution,
 )
+from neuromark.errors import DataError
 
 REAL = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis"
 #: QOBLIB's proven optima (solutions README): name -> (n, m, |S*|)

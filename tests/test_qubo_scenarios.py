@@ -8,12 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from neuromark.config import parse_yaml
-from neuromark.errors import ConfigError, DataError, ModelOutputError
-from neuromark.registry import meters, solvers
-from neuromark.system.power.csv_trace import CsvTraceMeter
-from neuromark.system.qubo import energy, mis_workload
-from neuromark.system.qubo.scenarios import (
+from neuromark.benchmarks.qubo import energy, mis_workload
+from neuromark.benchmarks.qubo.scenarios import (
     NOT_MEASURED,
     NOT_REACHED,
     fixed_timeout,
@@ -21,9 +17,13 @@ from neuromark.system.qubo.scenarios import (
     power_figures,
     time_to_solution,
 )
-from neuromark.system.qubo.solvers import SolveResult
-from neuromark.system.qubo.solvers.base import allowed_overrun
-from neuromark.tasks.qubo import TASK
+from neuromark.benchmarks.qubo.solvers import SolveResult
+from neuromark.benchmarks.qubo.solvers.base import allowed_overrun
+from neuromark.benchmarks.qubo.task import TASK
+from neuromark.config import parse_yaml
+from neuromark.errors import ConfigError, DataError, ModelOutputError
+from neuromark.registry import meters, solvers
+from neuromark.system.power.csv_trace import CsvTraceMeter
 
 pytest.importorskip("numba")
 

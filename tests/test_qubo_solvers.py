@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.qubo import energy, mis_workload
+from neuromark.benchmarks.qubo.exact import brute_force, exact_mis
+from neuromark.benchmarks.qubo.scenarios import timed_solve
+from neuromark.benchmarks.qubo.solvers import Solver, SolveResult
 from neuromark.errors import ConfigError, ModelOutputError
 from neuromark.registry import solvers
-from neuromark.system.qubo import energy, mis_workload
-from neuromark.system.qubo.exact import brute_force, exact_mis
-from neuromark.system.qubo.scenarios import timed_solve
-from neuromark.system.qubo.solvers import Solver, SolveResult
 
 pytest.importorskip("numba")
 
@@ -102,7 +102,7 @@ def test_dwave_sa_noisy_calibration_keeps_the_read_count_bounded(monkeypatch):
     yield a near-zero sweep time: that asked the sampler for ~10^6 reads (allocated up
     front) and a 1-s solve took 158 s."""
     samplers = pytest.importorskip("dwave.samplers")
-    from neuromark.system.qubo.solvers import dwave
+    from neuromark.benchmarks.qubo.solvers import dwave
 
     clock = iter(np.arange(0.0, 100.0, 0.5))  # every timed read "takes" the same 0.5 s
     monkeypatch.setattr(dwave.time, "perf_counter", lambda: next(clock))

@@ -7,17 +7,17 @@ import json
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.qubo import energy, mis_workload
+from neuromark.benchmarks.qubo.bks import BKSRow, BKSTable, encode_solution
+from neuromark.benchmarks.qubo.exact import exact_mis
+from neuromark.benchmarks.qubo.solvers import SolveResult
+from neuromark.benchmarks.qubo.solvers.base import allowed_overrun
+from neuromark.benchmarks.qubo.store import EntryStore
+from neuromark.benchmarks.qubo.task import TASK
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
 from neuromark.registry import solvers
-from neuromark.system.qubo import energy, mis_workload
-from neuromark.system.qubo.bks import BKSRow, BKSTable, encode_solution
-from neuromark.system.qubo.exact import exact_mis
-from neuromark.system.qubo.solvers import SolveResult
-from neuromark.system.qubo.solvers.base import allowed_overrun
-from neuromark.system.qubo.store import EntryStore
-from neuromark.tasks.qubo import TASK
 
 pytest.importorskip("numba")
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from neuromark.benchmarks.qubo.library import load_instance
+from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS, successful_runs
+from neuromark.benchmarks.qubo.repeat import summarise_runs
+from neuromark.benchmarks.qubo.tts import tts, tts_summary
 from neuromark.cli import main
 from neuromark.errors import MetricError
-from neuromark.system.qubo.library import load_instance
-from neuromark.system.qubo.qoblib_submission import COLUMNS, successful_runs
-from neuromark.system.qubo.repeat import summarise_runs
-from neuromark.system.qubo.tts import tts, tts_summary
 
 REAL = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis"
 #: QOBLIB's misc/submission_template.csv header (commit a6b69e4), verbatim.

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from neuromark.benchmarks.qubo import check_qubo, energy, is_independent_set, mis_workload
+from neuromark.benchmarks.qubo.workloads import gnm_edges, num_edges
 from neuromark.errors import ConfigError, DataError, ModelOutputError
-from neuromark.system.qubo import check_qubo, energy, is_independent_set, mis_workload
-from neuromark.system.qubo.workloads import gnm_edges, num_edges
 
 
 @pytest.mark.parametrize(("n", "density", "edges"), [(100, 0.05, 250), (250, 0.05, 1562),
@@ -53,7 +53,7 @@ def test_hand_computed_energy():
 
 def test_energies_equal_dimod():
     pytest.importorskip("dimod")
-    from neuromark.system.qubo.solvers.dwave import to_bqm
+    from neuromark.benchmarks.qubo.solvers.dwave import to_bqm
 
     w = mis_workload(50, 0.1, 1)
     bqm = to_bqm(w.Q)

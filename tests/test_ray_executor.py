@@ -106,8 +106,8 @@ def test_fscil_orders_are_units_with_identical_scores(local_ray, tmp_path):
     of the 4 session orders is a unit; every per-order accuracy is identical both ways."""
     from test_fscil import _tiny_corpus
 
-    from neuromark.tasks.fscil import TASK
-    from neuromark.tasks.fscil_sessions import score_order
+    from neuromark.benchmarks.keywords.fscil import TASK
+    from neuromark.benchmarks.keywords.fscil_sessions import score_order
 
     _tiny_corpus(tmp_path / "data")
     (tmp_path / "f.yaml").write_text(FSCIL)
@@ -124,7 +124,7 @@ def test_fscil_orders_are_units_with_identical_scores(local_ray, tmp_path):
     assert len(remote["details"]["session_average_per_repeat"]) == 4
     assert remote["details"]["backbone"]["trained_now"] is False  # checkpoint from the first run
     assert remote["provenance"]["executor"]["name"] == "ray"
-    assert score_order.__module__ == "neuromark.tasks.fscil_sessions"  # picklable by reference
+    assert score_order.__module__ == "neuromark.benchmarks.keywords.fscil_sessions"  # picklable by reference
 
 
 def test_training_seeds_of_a_suite_entry_are_units_with_identical_scores(local_ray, tmp_path):

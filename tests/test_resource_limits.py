@@ -34,7 +34,7 @@ def test_cpu_limit_is_the_affinity_of_this_process():
 
 
 def test_jobs_above_the_cpus_is_refused_at_load_naming_key_value_and_limit():
-    from neuromark.tasks.qubo import TASK
+    from neuromark.benchmarks.qubo.task import TASK
 
     with pytest.raises(ConfigError) as err:
         TASK.validate(parse_yaml(_qubo_yaml(f"jobs: {TOO_MANY}")))
@@ -45,7 +45,7 @@ def test_jobs_above_the_cpus_is_refused_at_load_naming_key_value_and_limit():
 
 def test_solver_workers_above_the_cpus_is_refused_at_load():
     pytest.importorskip("numba")
-    from neuromark.tasks.qubo import TASK
+    from neuromark.benchmarks.qubo.task import TASK
 
     over = cpu_limit() + 1  # under the solvers' own bound (1024): the CPUs decide
     with pytest.raises(ConfigError, match=rf"<config>:4: solvers.0.options.workers: .*{over} "
@@ -55,7 +55,7 @@ def test_solver_workers_above_the_cpus_is_refused_at_load():
 
 
 def test_jobs_within_the_cpus_is_accepted():
-    from neuromark.system.qubo.config import QuboConfig
+    from neuromark.benchmarks.qubo.config import QuboConfig
 
     cfg = parse_yaml(_qubo_yaml(f"jobs: {cpu_limit()}"))
     assert QuboConfig.model_validate(cfg.data).jobs == cpu_limit()
@@ -67,7 +67,7 @@ def test_local_executor_processes_above_the_cpus_is_refused():
 
 
 def test_corpus_synthesis_jobs_above_the_cpus_is_refused_before_writing(tmp_path):
-    from neuromark.data.speech_commands import SpeechCommandsEntry
+    from neuromark.benchmarks.keywords.speech_commands import SpeechCommandsEntry
 
     root = tmp_path / "gsc"
     with pytest.raises(ConfigError, match=rf"synthesize.jobs: {TOO_MANY} worker processes"):

@@ -12,16 +12,16 @@ import os
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.qubo import energy, mis_workload
+from neuromark.benchmarks.qubo.bks import BKSRow, BKSTable, encode_solution
+from neuromark.benchmarks.qubo.exact import exact_mis
+from neuromark.benchmarks.qubo.solvers import SolveResult
+from neuromark.benchmarks.qubo.store import EntryStore, check_entry
+from neuromark.benchmarks.qubo.task import plan
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import DataError
 from neuromark.registry import solvers
-from neuromark.system.qubo import energy, mis_workload
-from neuromark.system.qubo.bks import BKSRow, BKSTable, encode_solution
-from neuromark.system.qubo.exact import exact_mis
-from neuromark.system.qubo.solvers import SolveResult
-from neuromark.system.qubo.store import EntryStore, check_entry
-from neuromark.tasks.qubo import plan
 
 pytest.importorskip("numba")
 
@@ -123,7 +123,7 @@ def test_changed_solver_options_never_reuse_old_entries(tmp_path, bks_file, caps
 
 
 def test_keys_hold_the_full_solver_spec(bks_file):
-    from neuromark.system.qubo.config import QuboConfig
+    from neuromark.benchmarks.qubo.config import QuboConfig
 
     a = QuboConfig.model_validate(parse_yaml(sweep(bks_file)).data)
     b = QuboConfig.model_validate(parse_yaml(sweep(bks_file, "\n    options: {reverse: true}")).data)
@@ -211,8 +211,8 @@ def test_resume_path_that_is_a_folder_fails_before_the_first_solve(tmp_path, bks
 
 def test_check_entry_accepts_a_real_entry(tmp_path, bks_file, capsys):
     cli(tmp_path, sweep(bks_file), capsys)
-    from neuromark.system.qubo.bks import load_bks
-    from neuromark.system.qubo.config import QuboConfig
+    from neuromark.benchmarks.qubo.bks import load_bks
+    from neuromark.benchmarks.qubo.config import QuboConfig
 
     store = EntryStore(entries_file(tmp_path))
     specs = plan(QuboConfig.model_validate(parse_yaml(sweep(bks_file)).data), load_bks(bks_file))

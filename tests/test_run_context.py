@@ -298,7 +298,7 @@ class _Greedy:
     name = "ctx-greedy"
 
     def solve(self, Q, timeout_s, seed, *, target=None):
-        from neuromark.system.qubo.solvers import SolveResult
+        from neuromark.benchmarks.qubo.solvers import SolveResult
 
         q = Q.toarray()
         x = np.zeros(q.shape[0], dtype=np.int8)
@@ -312,10 +312,10 @@ class _Greedy:
 
 def test_qubo_gets_the_flags(tmp_path, run_cli):
     # no device and no evaluate: the cache folder (its BKS table) and the executor reach it
+    from neuromark.benchmarks.qubo import energy, mis_workload
+    from neuromark.benchmarks.qubo.bks import BKSRow, BKSTable, encode_solution
+    from neuromark.benchmarks.qubo.exact import exact_mis
     from neuromark.registry import solvers
-    from neuromark.system.qubo import energy, mis_workload
-    from neuromark.system.qubo.bks import BKSRow, BKSTable, encode_solution
-    from neuromark.system.qubo.exact import exact_mis
 
     w = mis_workload(12, 0.3, 7)  # a workload the shipped table lacks: only the cache has it
     x = exact_mis(12, w.edges)

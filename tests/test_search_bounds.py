@@ -99,7 +99,7 @@ def test_multistream_final_run_over_the_bound_is_invalid_and_check_says_so(tmp_p
 
     from neuromark.system.checker import _Audit, _check_search
     from neuromark.system.loadgen import LoadGenSettings
-    from neuromark.tasks.system_perf import scenario_metric
+    from neuromark.system.track.perf import scenario_metric
 
     settings = LoadGenSettings(scenario="MultiStream", samples_per_query=4, latency_bound_s=0.001,
                                min_duration_s=0, expected_latency_s=0.001)

@@ -11,11 +11,11 @@ import h5py
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.shd.datasets import SHD, SSC, SpikeFileDataset
 from neuromark.cli import main
 from neuromark.data.download import fetch, file_digest, unpack, verify_file
 from neuromark.data.events import EVENT_DTYPE, make_events, seconds_to_us
 from neuromark.data.hdf5_spikes import read_shd_file, write_shd_file
-from neuromark.data.shd import SHD, SSC, SpikeFileDataset
 from neuromark.errors import ChecksumError, ConfigError, DataError
 
 TIMES = [np.array([0.5, 0.001, 0.25]), np.array([]), np.array([1.0, 0.75])]

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.shd_reference import LSTMClassifier, LSTMConfig, fit_linear_svm
-from neuromark.baselines.shd_snn import (
+from neuromark.baselines.lif import (
     LeakyReadout,
     LIFNeuron,
     SNNConfig,
@@ -21,6 +20,7 @@ from neuromark.baselines.shd_snn import (
     spike_count_regularisers,
     spike_fn,
 )
+from neuromark.baselines.reference_classifiers import LSTMClassifier, LSTMConfig, fit_linear_svm
 from neuromark.baselines.spike_classifiers import load_checkpoint, save_checkpoint
 from neuromark.cli import main
 from neuromark.config import parse_yaml
@@ -237,7 +237,7 @@ def test_classification_task_end_to_end(tmp_path, kind):
 
 def test_run_reads_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
     import neuromark.baselines.spike_classifiers as recipe
-    import neuromark.data.shd as binned
+    import neuromark.benchmarks.shd.datasets as binned
 
     calls = {"read_shd_file": 0, "load_checkpoint": 0}
 
@@ -329,7 +329,7 @@ def test_shipped_configs_validate():
 
 def test_training_is_deterministic_for_a_seed(tmp_path):
     from neuromark.baselines.spike_classifiers import RSNN, SpikeModelOptions, TrainSettings
-    from neuromark.data.binned import BinnedSpikes
+    from neuromark.benchmarks.shd.entries import BinnedSpikes
 
     make_corpus(tmp_path)
     train = BinnedSpikes(tmp_path / "train.h5", dt_us=20_000, t_max_us=200_000, pool=10)

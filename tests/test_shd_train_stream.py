@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines import shd_train
-from neuromark.baselines.shd_train import SampleSplit, epoch_batches, stretch_samples
+from neuromark.baselines import spike_training as shd_train
 from neuromark.baselines.spike_classifiers import RSNN, SVM, SpikeModelOptions, TrainSettings
-from neuromark.data.binned import BinnedSpikes
+from neuromark.baselines.spike_training import SampleSplit, epoch_batches, stretch_samples
+from neuromark.benchmarks.shd.datasets import SpikeFileDataset
+from neuromark.benchmarks.shd.entries import BinnedSpikes
 from neuromark.data.binning import jitter_samples
 from neuromark.data.hdf5_spikes import write_shd_file
-from neuromark.data.shd import SpikeFileDataset
 from neuromark.data.spike_stream import HeldSpikes
 from neuromark.errors import DataError
 
@@ -104,7 +104,7 @@ def test_training_never_bins_the_whole_split(tmp_path, monkeypatch):
 
     monkeypatch.setattr(BinnedSpikes, "frames", whole)
     monkeypatch.setattr(SpikeFileDataset, "dense", whole)
-    monkeypatch.setattr("neuromark.data.shd.read_shd_file", whole)  # the float64 flat arrays
+    monkeypatch.setattr("neuromark.benchmarks.shd.datasets.read_shd_file", whole)  # the float64 flat arrays
     rows: list[int] = []
     real = shd_train.bin_batch
 

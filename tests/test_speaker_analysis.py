@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.shd_snn import SNNConfig, SpikingClassifier, mean_over_time
-from neuromark.baselines.shd_train import SampleSplit, stretch_samples
+from neuromark.baselines.lif import SNNConfig, SpikingClassifier, mean_over_time
 from neuromark.baselines.spike_classifiers import load_checkpoint, save_checkpoint
+from neuromark.baselines.spike_training import SampleSplit, stretch_samples
+from neuromark.benchmarks.shd.spoken_digits import VALID_SPEAKERS, shipped_corpus, speaker_split
 from neuromark.config import parse_yaml
 from neuromark.data.hdf5_spikes import SpikeSamples, read_shd_file, write_shd_file
-from neuromark.data.spoken_digits import VALID_SPEAKERS, shipped_corpus, speaker_split
 from neuromark.errors import DataError
 from neuromark.metrics.base import Step
 from neuromark.metrics.functional.speakers import binomial_error, speaker_accuracy
@@ -184,7 +184,7 @@ def test_time_stretch_hand_checked():
 
 def test_sample_split_bins_like_its_file(tmp_path):
     _toy_corpus(tmp_path)
-    from neuromark.data.binned import BinnedSpikes
+    from neuromark.benchmarks.shd.entries import BinnedSpikes
 
     data = BinnedSpikes(tmp_path / "train.h5", dt_us=20_000, t_max_us=200_000, pool=10)
     part = SampleSplit.of(data, [3, 0])

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.data.binned import BinnedSpikes
+from neuromark.benchmarks.shd.datasets import SpikeFileDataset
+from neuromark.benchmarks.shd.entries import BinnedSpikes
 from neuromark.data.binning import jitter_samples
 from neuromark.data.hdf5_spikes import iter_spike_chunks, write_shd_file
-from neuromark.data.shd import SpikeFileDataset
 from neuromark.errors import ConfigError, DataError
 
 DT, T_MAX = 7_000, 500_000  # T = ceil(500000 / 7000) = 72 bins, the last one short

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neuromark.data import spoken_digits as sd
+from neuromark.benchmarks.shd import generator as gen
+from neuromark.benchmarks.shd import spoken_digits as sd
 from neuromark.errors import ChecksumError, DataError, MissingExtraError
-from neuromark.synth import spoken_digits as gen
 
 HAVE_ESPEAK = shutil.which("espeak-ng") is not None
 
@@ -20,7 +20,8 @@ def test_reader_side_does_not_import_the_generator_or_processors() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, neuromark.data.spoken_digits as sd; sd.KEYS, sd.SPLITS, sd.shipped_corpus; "
+    code = ("import sys, neuromark.benchmarks.shd.spoken_digits as sd; "
+            "sd.KEYS, sd.SPLITS, sd.shipped_corpus; "
             "bad = [m for m in sys.modules if m.startswith(('neuromark.processors', 'neuromark.synth'))]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

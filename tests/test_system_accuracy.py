@@ -15,7 +15,7 @@ from neuromark.registry import suts
 from neuromark.system.loadgen_log import read_accuracy_log
 from neuromark.system.quality import AccuracyRule, judge
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary
-from neuromark.tasks.system_accuracy import score_outputs
+from neuromark.system.track.accuracy import score_outputs
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "system"
 
@@ -200,7 +200,7 @@ def test_every_shipped_system_config_declares_its_accuracy_rule():
 
 
 def test_esn_sut_is_scored_with_smape_against_its_float_forecast():
-    from neuromark.system.suts.esn import esn
+    from neuromark.benchmarks.mackey_glass.sut import esn
 
     built = esn(samples=40, reservoir_size=50, context=60)
     try:
@@ -219,7 +219,7 @@ def test_esn_sut_is_scored_with_smape_against_its_float_forecast():
 def test_asc_float_reference_reads_the_tau_files_and_matches_the_float_sut(tmp_path):
     from test_system_asc import write_tau_fixture
 
-    from neuromark.system.suts.asc import asc_cnn
+    from neuromark.benchmarks.acoustic_scenes.sut import asc_cnn
 
     write_tau_fixture(tmp_path / "tau")
     built = asc_cnn(data=str(tmp_path / "tau"), samples=100)

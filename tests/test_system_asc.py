@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.asc_cnn import TrainRecipe, build, quantize_int8, train
-from neuromark.data.dcase_asc import CLASSES, DcaseASC, describe, split_files, validation_split
+from neuromark.benchmarks.acoustic_scenes.dcase import (
+    CLASSES,
+    DcaseASC,
+    describe,
+    split_files,
+    validation_split,
+)
+from neuromark.benchmarks.acoustic_scenes.model import TrainRecipe, build, quantize_int8, train
 from neuromark.errors import DataError
 from neuromark.processors.mel import MelFilterbankEnergies, mel_filterbank, mel_filterbank_energies
 
@@ -63,7 +69,7 @@ def test_loader_resamples_tone_to_8k(tmp_path):
 
 
 def test_full_data_count_check(tmp_path, monkeypatch):
-    import neuromark.data.dcase_asc as mod
+    import neuromark.benchmarks.acoustic_scenes.dcase as mod
 
     root = write_tau_fixture(tmp_path / "tau")
     monkeypatch.setattr(mod, "FULL_DEV_FILES", 10)  # the fixture now "looks complete"
@@ -131,8 +137,8 @@ def test_cnn_trains_and_int8_agrees():
 
 
 def test_train_entry_point_writes_weights_the_sut_loads(tmp_path, capsys):
-    from neuromark.baselines.asc_cnn import main
-    from neuromark.system.suts.asc import build_pipeline
+    from neuromark.benchmarks.acoustic_scenes.model import main
+    from neuromark.benchmarks.acoustic_scenes.sut import build_pipeline
 
     root = write_tau_fixture(tmp_path / "tau")
     out = tmp_path / "w.pt"
@@ -149,7 +155,7 @@ def test_train_entry_point_writes_weights_the_sut_loads(tmp_path, capsys):
 
 
 def test_audio_many_matches_getitem_and_reads_each_file_once(tmp_path, monkeypatch):
-    import neuromark.data.dcase_asc as mod
+    import neuromark.benchmarks.acoustic_scenes.dcase as mod
 
     root = write_tau_fixture(tmp_path / "tau")
     train = DcaseASC(root, "train")

@@ -136,7 +136,7 @@ def test_measure_times_each_query_on_loaded_samples():
 
 def test_run_with_calibrated_settings_is_valid(tmp_path):
     pytest.importorskip("mlperf_loadgen")
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     text = ("task: system\nbenchmark: {id: sleep-auto}\nsut:\n  name: sleep\n"
             "  options: {sleep_s: 0.001, samples: 16}\ntiming: {warmup: 4}\n"

@@ -183,9 +183,9 @@ def test_esn_test01_needs_per_query_resets(tmp_path):
     """The stateful ESN says why TEST01 cannot apply; with ``context`` each sample carries its
     warm-up window, the reservoir is reset per query, and the logged responses match."""
     pytest.importorskip("mlperf_loadgen")
+    from neuromark.benchmarks.mackey_glass.sut import esn
     from neuromark.config import parse_yaml
-    from neuromark.system.suts.esn import esn
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     stateful = esn(samples=8, reservoir_size=20)
     try:

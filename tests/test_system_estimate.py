@@ -10,7 +10,7 @@ from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
 from neuromark.report.system_report import describe, write_submission
 from neuromark.system.timing import now_s
-from neuromark.tasks.system import TASK
+from neuromark.system.track.task import TASK
 
 pytest.importorskip("mlperf_loadgen")
 

@@ -104,7 +104,7 @@ def test_fake_rapl_floor_total_and_sleep_end_to_end(tmp_path, monkeypatch):
     import neuromark.system.power.rapl as rapl
     from neuromark.registry import suts
     from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     root = tmp_path / "powercap"
     make_rapl(root, max_uj=2**50)
@@ -214,7 +214,7 @@ def test_real_time_rule_from_the_config(tmp_path):
     """``latency: data_time``: energy per inference = power x the data time of one sample."""
     pytest.importorskip("mlperf_loadgen")
     from neuromark.errors import ConfigError
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     t = np.arange(now_s() - 1.0, now_s() + 120.0, 0.001)
     (tmp_path / "trace.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},3.0" for v in t))

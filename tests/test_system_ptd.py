@@ -310,7 +310,7 @@ def test_parse_time_is_loadgens_utc_spelling():
 
 def test_meter_point_is_declared_and_checked(tmp_path):
     from neuromark.config import parse_yaml
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     body = ('task: system\nsut:\n  name: "null"\nmeter:\n  name: csv\n  point: moon\n'
             '  options: {path: t.csv}\n')
@@ -326,7 +326,7 @@ def test_system_task_two_pass_with_real_loadgen(fake_ptd, tmp_path):
     from neuromark.config import parse_yaml
     from neuromark.system.checker import _Audit
     from neuromark.system.checker_power import check_power
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     text = ("task: system\nbenchmark: {id: ptd_toy}\nsut: {name: sleep, options: {sleep_s: 0.0005, "
             "samples: 8}}\nloadgen: {scenario: SingleStream, min_query_count: 64, min_duration_s: 0.5, "

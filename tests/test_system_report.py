@@ -12,7 +12,7 @@ from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError, DataError
 from neuromark.report.system_report import load_description, load_results
 from neuromark.system.timing import now_s
-from neuromark.tasks.system import TASK
+from neuromark.system.track.task import TASK
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -93,7 +93,7 @@ def test_a_single_timed_sample_has_no_error_estimate():
     from neuromark.report.markdown import format_value
     from neuromark.report.system_report import _timing_table
     from neuromark.system.timing import latency_stats
-    from neuromark.tasks.system_scores import score_ms
+    from neuromark.system.track.scores import score_ms
 
     stats = latency_stats([2_000_000])
     assert stats["stderr_s"] is None

@@ -12,7 +12,7 @@ from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
 from neuromark.system.timing import now_s
-from neuromark.tasks.system import TASK
+from neuromark.system.track.task import TASK
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -177,7 +177,7 @@ def test_system_run_refuses_other_tasks(tmp_path, capsys):
 
 def test_accuracy_log_scored_with_our_metric(tmp_path):
     from neuromark.system.loadgen import LoadGenRun
-    from neuromark.tasks.system_scores import accuracy
+    from neuromark.system.track.scores import accuracy
 
     logits = {0: [0.1, 0.9, 0.0, 0.0], 1: [0.0, 0.1, 0.8, 0.1], 2: [0.0, 0.0, 0.0, 1.0]}
     entries = [{"seq_id": i, "qsl_idx": k, "data": np.asarray(v, dtype="<f4").tobytes().hex().upper()}

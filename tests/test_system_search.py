@@ -56,7 +56,7 @@ SLEEP = ("task: system\nbenchmark: {{id: {id}}}\nsut:\n  name: sleep\n"
 
 def test_server_search_keeps_probes_and_reports_min_of_final_runs(tmp_path):
     pytest.importorskip("mlperf_loadgen")
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     loadgen = ("  scenario: Server\n  latency_bound_s: 0.02\n  target_latency_percentile: 0.9\n"
                "  min_duration_s: 0.2\n  search: {final_runs: 2, max_probes: 5, tolerance: 0.2}\n")
@@ -79,7 +79,7 @@ def test_server_search_keeps_probes_and_reports_min_of_final_runs(tmp_path):
 
 def test_multistream_search_finds_streams_under_the_bound(tmp_path):
     pytest.importorskip("mlperf_loadgen")
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     loadgen = ("  scenario: MultiStream\n  latency_bound_s: 0.006\n  target_latency_percentile: 0.9\n"
                "  min_duration_s: 0.1\n  search: {max_probes: 6}\n")

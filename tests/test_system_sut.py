@@ -72,7 +72,7 @@ def test_null_and_sleep_suts():
 
 def test_esn_forecast_step_sut_predicts_the_next_value():
     pytest.importorskip("torch")
-    from neuromark.system.suts.esn import build_esn_pipeline, synthetic_series
+    from neuromark.benchmarks.mackey_glass.sut import build_esn_pipeline, synthetic_series
 
     library, sut, info = build_esn_pipeline(data="synthetic", tau=17, samples=300, seed=0, threads=1)
     assert sut.response_dtype == "<f8" and info["train_points"] == 1000

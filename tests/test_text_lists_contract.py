@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from neuromark.data.mswc import KEYWORDS, MSWC, read_list
-from neuromark.data.speech_commands import SpeechCommands
+from neuromark.benchmarks.keywords.mswc import KEYWORDS, MSWC, read_list
+from neuromark.benchmarks.keywords.speech_commands import SpeechCommands
 from neuromark.errors import DataError
 
 WORD = KEYWORDS[0]
@@ -105,7 +105,7 @@ def test_utf8_checksum_file_latin1_names_file_and_line(tmp_path, reader):
 def test_utf8_lyapunov_table_latin1_names_file_and_line(tmp_path):
     import hashlib
 
-    from neuromark.data.mackey_glass import SUMS_FILE, TABLE_FILE, _table
+    from neuromark.benchmarks.mackey_glass.series import SUMS_FILE, TABLE_FILE, _table
 
     table = tmp_path / TABLE_FILE
     table.write_bytes("tau,note\n17,caf\u00e9\n".encode("latin-1"))
@@ -116,7 +116,7 @@ def test_utf8_lyapunov_table_latin1_names_file_and_line(tmp_path):
 
 
 def test_utf8_asc_setup_file_latin1_names_file_and_line(tmp_path):
-    from neuromark.data.dcase_asc import read_setup_csv
+    from neuromark.benchmarks.acoustic_scenes.dcase import read_setup_csv
 
     path = tmp_path / "fold1_train.csv"
     path.write_bytes("filename\tscene_label\naudio/caf\u00e9-a.wav\tpark\n".encode("latin-1"))

@@ -176,8 +176,8 @@ def test_old_fscil_backbone_is_still_reused(tmp_path):
     with the old hash (computed here by hand) is reused, and gives the same figures."""
     from test_fscil import FSCIL_TINY, _tiny_corpus
 
+    from neuromark.benchmarks.keywords.fscil import TASK, load_corpus
     from neuromark.config import load_config
-    from neuromark.tasks.fscil import TASK, load_corpus
 
     _tiny_corpus(tmp_path / "data")
     (tmp_path / "c.yaml").write_text(FSCIL_TINY + """train: {epochs: 2, batch_size: 4, lr: 0.01}
@@ -254,7 +254,7 @@ def test_cli_train_explains_tasks_that_train_inside_the_run(tmp_path, capsys):
 
 
 def test_mackey_glass_model_names_come_from_the_registry(tmp_path):
-    from neuromark.tasks.mackey_glass import TASK
+    from neuromark.benchmarks.mackey_glass.task import TASK
 
     needs = r"is registered but is no forecaster \(it needs params_model and build\(params, seed\)\)"
     for name, problem in (("gru", "is no registered model"), ("svm", needs)):
@@ -265,7 +265,7 @@ def test_mackey_glass_model_names_come_from_the_registry(tmp_path):
 
 
 def test_a_family_of_another_task_is_a_clear_error(tmp_path):
-    from neuromark.tasks.detection import TASK
+    from neuromark.benchmarks.event_detection.task import TASK
 
     cfg = parse_yaml(DET_CONFIG.replace("name: event_detector, options: {width: 4}", "name: snn"),
                      tmp_path / "det.yaml")

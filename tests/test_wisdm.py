@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neuromark.data.wisdm import WISDM, read_npz
-from neuromark.data.wisdm_raw import NEUROBENCH_CLASSES, first_per_bin
-from neuromark.data.wisdm_splits import subject_split, window_split
+from neuromark.benchmarks.activity.wisdm import WISDM, read_npz
+from neuromark.benchmarks.activity.wisdm_raw import NEUROBENCH_CLASSES, first_per_bin
+from neuromark.data.splits import subject_split, window_split
 from neuromark.errors import DataError
 
 STEP = 50_000_000  # ns
@@ -171,7 +171,7 @@ def test_generator_classes_are_separable_by_window_statistics(tmp_path):
 
 def test_baselines_have_the_stated_parameter_counts():
     pytest.importorskip("snntorch")
-    from neuromark.baselines.nehar import FFSNN, SCNN, WindowANN
+    from neuromark.benchmarks.activity.models import FFSNN, SCNN, WindowANN
 
     counts = [sum(p.numel() for p in m.parameters()) for m in (SCNN(), FFSNN(), WindowANN())]
     assert counts == [57_647, 10_231, 31_751]  # SCNN: neurobench examples/nehar/SCNN.py (main)
@@ -202,7 +202,7 @@ eval: {metrics: [classification_accuracy, synaptic_operations]}
     res = json.loads((tmp_path / "out" / "wisdm-tiny--nehar_ffsnn.json").read_text())
     details = res["details"]
     assert details["trained_now"] is True and details["epochs"] == 2
-    from neuromark.baselines.nehar import NEHAR_FFSNN
+    from neuromark.benchmarks.activity.models import NEHAR_FFSNN
 
     _, meta = NEHAR_FFSNN.load(tmp_path / "cache" / "ffsnn.pt")
     assert len(meta["valid_accuracy"]) == 2 and meta["best_epoch"] in (1, 2)
@@ -223,7 +223,7 @@ def test_window_stats_module_predicts_as_scikit_learns_lda():
     sklearn = pytest.importorskip("sklearn.discriminant_analysis")
     import torch
 
-    from neuromark.baselines.nehar import fit_window_stats, window_features
+    from neuromark.benchmarks.activity.models import fit_window_stats, window_features
 
     rng = np.random.default_rng(0)
     y = np.arange(140) % 7
@@ -291,7 +291,7 @@ def test_wisdm_timestamp_unit_is_checked_against_the_data_span(tmp_path):
 def test_ffsnn_membrane_readout_decodes_by_the_mean_membrane():
     import torch
 
-    from neuromark.baselines.nehar import FFSNN
+    from neuromark.benchmarks.activity.models import FFSNN
     spiking, leaky = FFSNN(), FFSNN(readout="membrane")
     assert sum(p.numel() for p in leaky.parameters()) == sum(p.numel() for p in spiking.parameters())
     outputs = torch.tensor([[[0.0, 1.0], [2.0, 1.0]]])  # (B, T, K)

@@ -155,9 +155,9 @@ energy_profiles: Registry[Any] = Registry("energy_profiles")
 generators: Registry[Any] = Registry("generators")
 #: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
 executors: Registry[Callable[..., Any]] = Registry("executors")
-#: Closed-loop environments (``neuromark.closed_loop``): factories called with ``env.options``.
+#: Closed-loop environments (``neuromark.benchmarks.closed_loop``): factories called with ``env.options``.
 environments: Registry[Callable[..., Any]] = Registry("environments")
-#: On-line learning rules of closed-loop agents (``neuromark.closed_loop.plasticity``).
+#: On-line learning rules of closed-loop agents (``neuromark.benchmarks.closed_loop.plasticity``).
 learning_rules: Registry[Callable[..., Any]] = Registry("learning_rules")
 
 metrics.register_many({
@@ -188,64 +188,64 @@ adapters.register_many({
 
 # Models a config names (``model: {name, options}``): factories returning a torch module or
 # an adapter, or model families with a training recipe (``neuromark.training.ModelFamily``),
-# or Mackey-Glass forecasters (``neuromark.baselines.mackey_glass.Forecaster``).
+# or Mackey-Glass forecasters (``neuromark.benchmarks.mackey_glass.forecasters.Forecaster``).
 models.register_many({
     "snn": "neuromark.baselines.spike_classifiers:SNN",
     "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
     "lstm": "neuromark.baselines.spike_classifiers:LSTM",
     "svm": "neuromark.baselines.spike_classifiers:SVM",
     # streaming velocity decoders for primate_reaching (model families: neuromark train)
-    "ridge_decoder": "neuromark.baselines.primate_reaching:RIDGE",
-    "ann2d": "neuromark.baselines.primate_reaching:ANN2D_FAMILY",
-    "snn2": "neuromark.baselines.primate_reaching:SNN2_FAMILY",
+    "ridge_decoder": "neuromark.benchmarks.primate_reaching.models:RIDGE",
+    "ann2d": "neuromark.benchmarks.primate_reaching.models:ANN2D_FAMILY",
+    "snn2": "neuromark.benchmarks.primate_reaching.models:SNN2_FAMILY",
     # closed-loop agents trained by DAgger on their environment (model families: neuromark train)
-    "loop_ann": "neuromark.baselines.closed_loop_families:LOOP_ANN",
-    "loop_snn": "neuromark.baselines.closed_loop_families:LOOP_SNN",
-    "loop_wiener": "neuromark.baselines.closed_loop_families:LOOP_WIENER",
-    "keyword_m5": "neuromark.baselines.keywords:M5",
-    "keyword_lif": "neuromark.baselines.keywords:LIFNet",
-    "gsc_m5": "neuromark.baselines.gsc_family:GSC_M5",
-    "gsc_snn": "neuromark.baselines.gsc_family:GSC_SNN",
-    "event_detector": "neuromark.baselines.event_detector_train:EVENT_DETECTOR",
-    "esn": "neuromark.baselines.mackey_glass:ESN",
-    "dvs_gesture_snn": "neuromark.baselines.dvs_gesture:DVS_GESTURE_SNN",
+    "loop_ann": "neuromark.benchmarks.closed_loop.families:LOOP_ANN",
+    "loop_snn": "neuromark.benchmarks.closed_loop.families:LOOP_SNN",
+    "loop_wiener": "neuromark.benchmarks.closed_loop.families:LOOP_WIENER",
+    "keyword_m5": "neuromark.benchmarks.keywords.models:M5",
+    "keyword_lif": "neuromark.benchmarks.keywords.models:LIFNet",
+    "gsc_m5": "neuromark.benchmarks.keywords.gsc_family:GSC_M5",
+    "gsc_snn": "neuromark.benchmarks.keywords.gsc_family:GSC_SNN",
+    "event_detector": "neuromark.benchmarks.event_detection.train:EVENT_DETECTOR",
+    "esn": "neuromark.benchmarks.mackey_glass.forecasters:ESN",
+    "dvs_gesture_snn": "neuromark.benchmarks.dvs_gesture.model:DVS_GESTURE_SNN",
     "nir": "neuromark.models.nir_model:nir_model",
     "python": "neuromark.models.python_model:PYTHON_MODEL",  # your own file: runs your code
     # NeHAR (WISDM) and ThorEEGMI (EEG motor imagery) baselines (model families)
-    "nehar_scnn": "neuromark.baselines.nehar:NEHAR_SCNN",
-    "nehar_ffsnn": "neuromark.baselines.nehar:NEHAR_FFSNN",
-    "nehar_ann": "neuromark.baselines.nehar:NEHAR_ANN",
-    "window_stats": "neuromark.baselines.nehar:WINDOW_STATS",
-    "eeg_snn": "neuromark.baselines.eeg_mi:EEG_SNN",
-    "csp_lda": "neuromark.baselines.eeg_mi:CSP_LDA",
+    "nehar_scnn": "neuromark.benchmarks.activity.models:NEHAR_SCNN",
+    "nehar_ffsnn": "neuromark.benchmarks.activity.models:NEHAR_FFSNN",
+    "nehar_ann": "neuromark.benchmarks.activity.models:NEHAR_ANN",
+    "window_stats": "neuromark.benchmarks.activity.models:WINDOW_STATS",
+    "eeg_snn": "neuromark.benchmarks.eeg_mi.models:EEG_SNN",
+    "csp_lda": "neuromark.benchmarks.eeg_mi.models:CSP_LDA",
 })
 
 # Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
 tasks.register_many({
-    "mackey_glass": "neuromark.tasks.mackey_glass:TASK",
+    "mackey_glass": "neuromark.benchmarks.mackey_glass.task:TASK",
     "classification": "neuromark.tasks.classification:TASK",
-    "system": "neuromark.tasks.system:TASK",
-    "qubo": "neuromark.tasks.qubo:TASK",
-    "primate_reaching": "neuromark.tasks.primate_reaching:TASK",
-    "psth_predictivity": "neuromark.tasks.psth_predictivity:TASK",
-    "fscil": "neuromark.tasks.fscil:TASK",
-    "detection": "neuromark.tasks.detection:TASK",
-    "closed_loop": "neuromark.tasks.closed_loop:TASK",
+    "system": "neuromark.system.track.task:TASK",
+    "qubo": "neuromark.benchmarks.qubo.task:TASK",
+    "primate_reaching": "neuromark.benchmarks.primate_reaching.task:TASK",
+    "psth_predictivity": "neuromark.benchmarks.primate_reaching.psth_task:TASK",
+    "fscil": "neuromark.benchmarks.keywords.fscil:TASK",
+    "detection": "neuromark.benchmarks.event_detection.task:TASK",
+    "closed_loop": "neuromark.benchmarks.closed_loop.task:TASK",
 })
 
-# QUBO solvers (``neuromark.system.qubo.solvers``); classes constructed with config options.
+# QUBO solvers (``neuromark.benchmarks.qubo.solvers``); classes constructed with config options.
 solvers.register_many({
-    "neuromark-sa": "neuromark.system.qubo.solvers.anneal:Annealer",
-    "neuromark-tabu": "neuromark.system.qubo.solvers.tabu:TabuSearch",
-    "dwave-tabu": "neuromark.system.qubo.solvers.dwave:DWaveTabu",
-    "dwave-sa": "neuromark.system.qubo.solvers.dwave:DWaveSA",
+    "neuromark-sa": "neuromark.benchmarks.qubo.solvers.anneal:Annealer",
+    "neuromark-tabu": "neuromark.benchmarks.qubo.solvers.tabu:TabuSearch",
+    "dwave-tabu": "neuromark.benchmarks.qubo.solvers.dwave:DWaveTabu",
+    "dwave-sa": "neuromark.benchmarks.qubo.solvers.dwave:DWaveSA",
 })
 
 # Systems under test (``neuromark.system.suts``): factories returning a BuiltSUT.
 suts.register_many({
     "akida": "neuromark.system.chips.akida_sut:akida",
-    "asc_cnn": "neuromark.system.suts.asc:asc_cnn",
-    "esn": "neuromark.system.suts.esn:esn",
+    "asc_cnn": "neuromark.benchmarks.acoustic_scenes.sut:asc_cnn",
+    "esn": "neuromark.benchmarks.mackey_glass.sut:esn",
     "null": "neuromark.system.suts.null:null",
     "remote": "neuromark.system.suts.remote:remote",
     "sleep": "neuromark.system.suts.sleep:sleep",
@@ -274,17 +274,20 @@ meters.register_many({
 # synthesize(root, **options) where an offline generator writes the layout); called with
 # split= and options, it builds that split, yielding (input, label) per sample.
 datasets.register_many({
-    "spoken_digits": "neuromark.data.binned:SPOKEN_DIGITS",
-    "shd": "neuromark.data.binned:SHD_ENTRY",
-    "ssc": "neuromark.data.binned:SSC_ENTRY",
-    "spike_files": "neuromark.data.binned:SPIKE_FILES",
-    "mackey_glass": "neuromark.data.mackey_glass:MACKEY_GLASS",
-    "dcase2020_asc": "neuromark.data.dcase_asc:DCASE_ASC",
-    "dvs_gesture": "neuromark.data.dvs_gesture:DVS_GESTURE",  # real layout, or the surrogate (synthesize)
-    "speech_commands": "neuromark.baselines.keyword_data:SPEECH_COMMANDS",
-    "primate_reaching": "neuromark.data.primate_entry:PRIMATE_REACHING",
-    "wisdm": "neuromark.data.wisdm:WISDM",  # smartwatch activity (NeHAR), raw UCI 507 or arrays
-    "eeg_mi": "neuromark.data.eeg_mi:EEG_MI",  # motor imagery (ThorEEGMI), Lee2019 .mat or arrays
+    "spoken_digits": "neuromark.benchmarks.shd.entries:SPOKEN_DIGITS",
+    "shd": "neuromark.benchmarks.shd.entries:SHD_ENTRY",
+    "ssc": "neuromark.benchmarks.shd.entries:SSC_ENTRY",
+    "spike_files": "neuromark.benchmarks.shd.entries:SPIKE_FILES",
+    "mackey_glass": "neuromark.benchmarks.mackey_glass.series:MACKEY_GLASS",
+    "dcase2020_asc": "neuromark.benchmarks.acoustic_scenes.dcase:DCASE_ASC",
+    # real layout, or the surrogate (synthesize)
+    "dvs_gesture": "neuromark.benchmarks.dvs_gesture.reader:DVS_GESTURE",
+    "speech_commands": "neuromark.benchmarks.keywords.entry:SPEECH_COMMANDS",
+    "primate_reaching": "neuromark.benchmarks.primate_reaching.entry:PRIMATE_REACHING",
+    # smartwatch activity (NeHAR), raw UCI 507 or arrays
+    "wisdm": "neuromark.benchmarks.activity.wisdm:WISDM",
+    # motor imagery (ThorEEGMI), Lee2019 .mat or arrays
+    "eeg_mi": "neuromark.benchmarks.eeg_mi.reader:EEG_MI",
 })
 
 # Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.
@@ -294,17 +297,17 @@ executors.register_many({
 })
 
 generators.register_many({
-    "spoken_digits": "neuromark.synth.spoken_digits",
-    "gestures": "neuromark.synth.gestures",
+    "spoken_digits": "neuromark.benchmarks.shd.generator",
+    "gestures": "neuromark.benchmarks.dvs_gesture.generator",
     "events": "neuromark.synth.events",
-    "keywords": "neuromark.synth.keywords",
-    "primate": "neuromark.synth.primate",
-    "wisdm": "neuromark.synth.wisdm",
-    "eeg_mi": "neuromark.synth.eeg_mi",
+    "keywords": "neuromark.benchmarks.keywords.generator",
+    "primate": "neuromark.benchmarks.primate_reaching.generator",
+    "wisdm": "neuromark.benchmarks.activity.generator",
+    "eeg_mi": "neuromark.benchmarks.eeg_mi.generator",
 })
 
 environments.register_many({
-    "ops": "neuromark.closed_loop.ops:ops",  # NeuroBench's online prosthesis simulator
-    "gymnasium": "neuromark.closed_loop.gym_env:gymnasium_env",  # extra neuromark[control]
+    "ops": "neuromark.benchmarks.closed_loop.ops:ops",  # NeuroBench's online prosthesis simulator
+    "gymnasium": "neuromark.benchmarks.closed_loop.gym_env:gymnasium_env",  # extra neuromark[control]
 })
-learning_rules.register_many({"delta": "neuromark.closed_loop.plasticity:delta"})
+learning_rules.register_many({"delta": "neuromark.benchmarks.closed_loop.plasticity:delta"})

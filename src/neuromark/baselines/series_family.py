@@ -3,7 +3,8 @@
 A :class:`SeriesFamily` is a registry entry of ``neuromark.registry.models`` (a
 :class:`~neuromark.training.ModelFamily`) for the ``classification`` task on splits that
 yield ``(x (T, C) float32, label)`` and offer ``arrays()`` and ``sibling("valid")``
-(:class:`~neuromark.data.wisdm.WisdmWindows`, :class:`~neuromark.data.eeg_mi.EegTrials`).
+(:class:`~neuromark.benchmarks.activity.wisdm.WisdmWindows`,
+:class:`~neuromark.benchmarks.eeg_mi.reader.EegTrials`).
 
 - ``kind="step"``: a spiking network called once per time step on (B, C), hidden state
   inside (snnTorch ``init_hidden``), evaluated through the snnTorch adapter; trained with

@@ -3,8 +3,8 @@
 Registered models ``snn`` (feed-forward LIF), ``rsnn`` (recurrent LIF), ``lstm`` and ``svm``
 (linear SVM on spike counts) are :class:`SpikeClassifierFamily` entries: each validates its
 ``options``, builds an untrained model for a data set's input width and classes, and trains
-it with the recipe of :mod:`neuromark.baselines.shd_train` on a spike-file training split
-(:class:`~neuromark.data.binned.BinnedSpikes`). Checkpoints, their recipe hash (data set,
+it with the recipe of :mod:`neuromark.baselines.spike_training` on a spike-file training split
+(:class:`~neuromark.benchmarks.shd.entries.BinnedSpikes`). Checkpoints, their recipe hash (data set,
 model, training settings, training file bytes) and the replacement rule are those of
 :mod:`neuromark.training.checkpoints`, shared by every trainable family.
 """
@@ -104,14 +104,11 @@ class SpikeClassifierFamily:
         return self.kind
 
     @property
-    def forecaster(self) -> Any:
-        """The Mackey-Glass forecaster of the same name (``lstm``), or None: a config's
-        ``lstm`` is the LSTM baseline in either task."""
-        if self.kind != "lstm":
-            return None
-        from neuromark.baselines.mackey_glass import LSTM_FORECASTER
-
-        return LSTM_FORECASTER
+    def forecaster_name(self) -> str | None:
+        """The Mackey-Glass forecaster this entry also stands for (``lstm``), or None: a
+        config's ``lstm`` is the LSTM baseline in either task; the Mackey-Glass family
+        resolves the name (:func:`neuromark.benchmarks.mackey_glass.instances.forecaster_for`)."""
+        return "lstm" if self.kind == "lstm" else None
 
     def load(self, path: Path) -> tuple[Any, dict[str, Any]]:
         """(model in eval mode, meta with ``kind``) from a checkpoint (:func:`load_checkpoint`)."""
@@ -144,21 +141,21 @@ class SpikeClassifierFamily:
 
     def fit(self, options: SpikeModelOptions, train: TrainSettings, data: Any, classes: int, *,
             quiet: bool = True, label: str = "", device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
-        """Train on ``data`` (a :class:`~neuromark.data.binned.BinnedSpikes` training split)
+        """Train on ``data`` (a :class:`~neuromark.benchmarks.shd.entries.BinnedSpikes` training split)
         on ``device`` (torch models; the SVM fits on the CPU); returns (model in eval mode,
         on the CPU, and training info)."""
         start = time.perf_counter()
         rng = np.random.default_rng(train.seed)
         with torch_threads(train.threads):
             if self.kind == "svm":
-                from neuromark.baselines.shd_reference import fit_linear_svm_counts
-                from neuromark.baselines.shd_train import spike_counts
+                from neuromark.baselines.reference_classifiers import fit_linear_svm_counts
+                from neuromark.baselines.spike_training import spike_counts
 
                 model = fit_linear_svm_counts(spike_counts(data), data.targets, classes,
                                               c=options.svm_c, seed=train.seed)
                 info: dict[str, Any] = {"epochs": 0, "loss": []}
             else:
-                from neuromark.baselines.shd_train import fit_torch_model
+                from neuromark.baselines.spike_training import fit_torch_model
 
                 dt_ms = data.dt_us / 1000
 
@@ -175,15 +172,15 @@ class SpikeClassifierFamily:
 def build_model(kind: str, config: dict[str, Any]) -> Any:
     """A fresh model of a checkpoint ``kind`` ("snn", "lstm", "svm") from its config dict."""
     if kind == "snn":
-        from neuromark.baselines.shd_snn import SNNConfig, SpikingClassifier
+        from neuromark.baselines.lif import SNNConfig, SpikingClassifier
 
         return SpikingClassifier(SNNConfig(**config))
     if kind == "lstm":
-        from neuromark.baselines.shd_reference import LSTMClassifier, LSTMConfig
+        from neuromark.baselines.reference_classifiers import LSTMClassifier, LSTMConfig
 
         return LSTMClassifier(LSTMConfig(**config))
     if kind == "svm":
-        from neuromark.baselines.shd_reference import SpikeCountLinear
+        from neuromark.baselines.reference_classifiers import SpikeCountLinear
 
         return SpikeCountLinear(**config)
     raise ValueError(f"unknown model kind {kind!r} (snn, lstm, svm)")

@@ -93,7 +93,7 @@ def _cochlea(args: argparse.Namespace) -> int:
 
 
 def _spoken_digits(args: argparse.Namespace) -> int:
-    from neuromark.synth.spoken_digits import build_corpus
+    from neuromark.benchmarks.shd.generator import build_corpus
 
     jobs_within(args.jobs, "--jobs")
     start = time.perf_counter()

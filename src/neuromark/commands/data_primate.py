@@ -29,7 +29,7 @@ def register_data(data_subparsers: argparse._SubParsersAction) -> None:
 
 
 def _surrogate(args: argparse.Namespace) -> int:
-    from neuromark.synth.primate import SurrogateSettings, write_surrogate
+    from neuromark.benchmarks.primate_reaching.generator import SurrogateSettings, write_surrogate
 
     if not args.duration > 0:
         raise ConfigError(f"--duration {args.duration}: must be positive")

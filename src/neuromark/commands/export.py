@@ -145,8 +145,8 @@ def session_decoder(task: str, plan: Any, prepared: list[Any], session: str | No
                     ) -> tuple[Any, Any, dict[str, Any]]:
     """Primate reaching's decoder of ``session`` (default the first; the shared one when
     the config shares it) and the first chunk of that session's test stream (1, L, C)."""
+    from neuromark.benchmarks.primate_reaching.reader import PrimateReaching
     from neuromark.config import resolve_path
-    from neuromark.data.primate_reaching import PrimateReaching
 
     data = getattr(plan.settings, "data", None)
     if task != "primate_reaching" or data is None:

@@ -97,10 +97,10 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _bks(args: argparse.Namespace) -> int:
-    from neuromark.system.qubo.bks import BKS_PATH
-    from neuromark.system.qubo.bks_auto import open_table
-    from neuromark.system.qubo.bks_runs import recompute
-    from neuromark.system.qubo.solvers.base import check_timeout
+    from neuromark.benchmarks.qubo.bks import BKS_PATH
+    from neuromark.benchmarks.qubo.bks_auto import open_table
+    from neuromark.benchmarks.qubo.bks_runs import recompute
+    from neuromark.benchmarks.qubo.solvers.base import check_timeout
 
     check_timeout(args.budget, "--budget")
     if any(n < 1 for n in args.sizes) or any(not 0 < d <= 1 for d in args.densities):
@@ -131,13 +131,13 @@ def _bks(args: argparse.Namespace) -> int:
 def user_bks_path(cache: Path | None = None) -> Path:
     """Where ``qubo bks`` keeps its table by default: ``<cache dir>/qubo/bks.csv`` (``cache``:
     the run's cache folder, default the environment's)."""
-    from neuromark.system.qubo.bks_auto import user_table_path
+    from neuromark.benchmarks.qubo.bks_auto import user_table_path
 
     return user_table_path(cache if cache is not None else cache_dir())
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from neuromark.system.qubo.bks import load_bks
+    from neuromark.benchmarks.qubo.bks import load_bks
 
     ours = load_bks(args.table)
     ref = load_bks(args.reference)

@@ -1,11 +1,11 @@
 """``neuromark qubo solve FILE``: repeated runs of one solver on one library instance.
 
 Reads a DIMACS graph, a QOBLIB ``.qs`` (``.xz``) or an MQLib QUBO
-(:mod:`neuromark.system.qubo.library`), runs the solver ``--runs`` times for ``--timeout``
+(:mod:`neuromark.benchmarks.qubo.library`), runs the solver ``--runs`` times for ``--timeout``
 seconds (seeds ``--seed``, ``--seed + 1``, ...), and prints per run the best energy, ``|S|``
 and feasibility and the history of new bests, then the success probability at the target,
 TTS99 with its bootstrap interval, the residual energy and the gap to the optimum
-(:mod:`neuromark.system.qubo.repeat`). ``--submission CSV`` writes QOBLIB's submission CSV.
+(:mod:`neuromark.benchmarks.qubo.repeat`). ``--submission CSV`` writes QOBLIB's submission CSV.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
 
 def _target(args: argparse.Namespace, instance: Any) -> tuple[float | None, str, int | None]:
     """(energy, source, |S|) of the optimum: ``--optimum``, else the table, else none."""
-    from neuromark.system.qubo.library import known_optimum, read_solution
-    from neuromark.system.qubo.repeat import check_optimum
+    from neuromark.benchmarks.qubo.library import known_optimum, read_solution
+    from neuromark.benchmarks.qubo.repeat import check_optimum
 
     if args.optimum is not None:
         x = read_solution(args.optimum, instance.n)
@@ -74,7 +74,7 @@ def _fmt(value: Any, spec: str = ".4g") -> str:
 
 
 def print_result(result: dict[str, Any], solver: str) -> None:
-    """The human-readable report of :func:`~neuromark.system.qubo.repeat.solve_runs`."""
+    """The human-readable report of :func:`~neuromark.benchmarks.qubo.repeat.solve_runs`."""
     inst, summary = result["instance"], result["summary"]
     graph = f", {inst['edges']} edges" if inst["edges"] is not None else ""
     print(f"instance {inst['name']} ({inst['format']}, n={inst['n']}{graph})")
@@ -108,11 +108,11 @@ def print_result(result: dict[str, Any], solver: str) -> None:
 
 
 def run_solve(args: argparse.Namespace) -> int:
-    from neuromark.system.qubo.config import SolverSpec
-    from neuromark.system.qubo.library import load_instance
-    from neuromark.system.qubo.repeat import solve_runs
-    from neuromark.system.qubo.solvers.base import check_timeout
-    from neuromark.tasks.qubo import make_solver
+    from neuromark.benchmarks.qubo.config import SolverSpec
+    from neuromark.benchmarks.qubo.library import load_instance
+    from neuromark.benchmarks.qubo.repeat import solve_runs
+    from neuromark.benchmarks.qubo.solvers.base import check_timeout
+    from neuromark.benchmarks.qubo.task import make_solver
 
     timeout = check_timeout(args.timeout, "--timeout")
     if args.runs < 1:
@@ -128,7 +128,7 @@ def run_solve(args: argparse.Namespace) -> int:
                         optimum_source=source, optimum_size=size)
     result["solver"] = args.solver
     if args.submission is not None:
-        from neuromark.system.qubo.qoblib_submission import submission_row, write_submission
+        from neuromark.benchmarks.qubo.qoblib_submission import submission_row, write_submission
 
         command = (f"neuromark qubo solve {args.file.name} --solver {args.solver} --timeout "
                    f"{timeout:g} --runs {args.runs} --seed {args.seed}")

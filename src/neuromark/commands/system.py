@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
 def _compliance(args: argparse.Namespace) -> int:
     from neuromark.suite import expand, timestamped_dir
     from neuromark.system.compliance import FAIL, TESTS, format_verdicts
-    from neuromark.tasks.system import TASK
+    from neuromark.system.track.task import TASK
 
     tests = [t.strip().upper() for t in args.tests.split(",") if t.strip()]
     unknown = [t for t in tests if t not in TESTS]

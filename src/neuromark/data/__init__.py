@@ -5,9 +5,9 @@ from __future__ import annotations
 from neuromark._lazy import lazy_attributes
 
 _LAZY = {
-    "MSWC": "neuromark.data.mswc",
-    "PrimateReaching": "neuromark.data.primate_reaching",
-    "SpeechCommands": "neuromark.data.speech_commands",
+    "MSWC": "neuromark.benchmarks.keywords.mswc",
+    "PrimateReaching": "neuromark.benchmarks.primate_reaching.reader",
+    "SpeechCommands": "neuromark.benchmarks.keywords.speech_commands",
 }
 
 __all__ = sorted(_LAZY)

@@ -4,7 +4,7 @@
 :func:`~neuromark.data.hdf5_spikes.iter_spike_chunks`) and bins each batch with a compiled
 kernel straight from the flat arrays into ``(B, T, channels // pool)`` float32 counts: no
 per-sample Python objects, no whole-split array. The counts equal
-:meth:`~neuromark.data.shd.SpikeFileDataset.dense` (binning convention of
+:meth:`~neuromark.benchmarks.shd.datasets.SpikeFileDataset.dense` (binning convention of
 :mod:`neuromark.data.binning`: ``T = ceil(t_max_us / dt_us)``, a spike at exactly
 ``t_max_us`` in the last bin, times floored to microseconds).
 

@@ -1,5 +1,8 @@
-"""Offline generators of shipped data (run by maintainers, never by a benchmark): they may use
-the processors (e.g. the cochlea) and write files that :mod:`neuromark.data` then reads.
+"""Offline simulators that several benchmark families' generators share (run by
+maintainers and by a data set's ``synthesize`` option, never inside a benchmark's timing):
 
-- :mod:`neuromark.synth.spoken_digits`: the espeak-ng spoken-digit corpus.
+- :mod:`neuromark.synth.events`: an event camera from per-pixel log-intensity thresholds
+  (DVS Gesture and Gen4 detection write their layouts with it).
+
+A family's own generator lives in its package (``neuromark.benchmarks.<family>.generator``).
 """

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from neuromark.benchmarks.qubo.bks import load_bks
 from neuromark.errors import DataError
 from neuromark.results import READABLE_SCHEMAS, effective_config
 from neuromark.system.checker_input import (
@@ -41,7 +42,6 @@ from neuromark.system.checker_power import check_over_deadline, check_power
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.quality import judge
-from neuromark.system.qubo.bks import load_bks
 from neuromark.system.rules import OFFICIAL_SEEDS, PERCENTILE, PROFILES, Profile
 
 MANIFEST = "submission.json"

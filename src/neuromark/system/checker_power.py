@@ -26,12 +26,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from neuromark.benchmarks.qubo.deadline import over_deadline
 from neuromark.errors import DataError
 from neuromark.system.power.mlperf import check_layout, mlperf_figures
 from neuromark.system.power.spec import POINTS
 from neuromark.system.power.spl import read_spl
 from neuromark.system.power.windows import MIN_SAMPLES, MIN_WINDOW_S
-from neuromark.system.qubo.deadline import over_deadline
 
 #: Window fields that hold a measured total: each must be finite and > 0 (power/plausible).
 PLAUSIBLE_FIELDS = ("energy_j", "mean_power_w", "peak_power_w")

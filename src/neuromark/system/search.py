@@ -10,7 +10,7 @@ ISCA 2020, Table 2).
   latency meets the bound; :func:`search_streams` doubles then bisects over integers.
 
 Both take the probe as a function (``rate -> Probe``), so the logic is tested on a stub;
-:mod:`neuromark.tasks.system_perf` gives them LoadGen runs. Every probe is kept.
+:mod:`neuromark.system.track.perf` gives them LoadGen runs. Every probe is kept.
 
 **Bounded work.** Besides ``max_probes``, two callbacks end a search early: ``give_up``
 after a failed probe (it shows that no value can pass: e.g. a Server probe failed although

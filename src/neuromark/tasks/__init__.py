@@ -1,1 +1,4 @@
-"""Tasks: one module per task."""
+"""The task kit: the protocol every benchmark task implements (:mod:`.base`), the evaluation
+around the runner (:mod:`.evaluation`), and the generic ``classification`` task that the
+classification families (SHD, DVS Gesture, keywords, activity, EEG, ASC) share. Each
+family's own task lives in its package under :mod:`neuromark.benchmarks`."""

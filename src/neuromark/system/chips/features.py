@@ -1,6 +1,6 @@
 """The spoken-digit corpus as the small integer inputs neuromorphic chips take.
 
-Each utterance of the shipped corpus (:func:`neuromark.data.spoken_digits.shipped_corpus`,
+Each utterance of the shipped corpus (:func:`neuromark.benchmarks.shd.spoken_digits.shipped_corpus`,
 700 cochlea channels, SHD layout) becomes spike counts ``(T, G)``: ``T = t_max_us / dt_us``
 time bins and ``G`` groups of neighbouring channels (channel ``u`` joins group
 ``u * G // 700``, so groups differ by at most one channel), clipped at ``clip`` spikes (the
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neuromark.benchmarks.shd.spoken_digits import shipped_corpus
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
-from neuromark.data.spoken_digits import shipped_corpus
 from neuromark.errors import ConfigError
 
 

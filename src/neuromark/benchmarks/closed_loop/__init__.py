@@ -1,0 +1,12 @@
+"""Closed-loop benchmarks: environments, episode scores and on-line learning counts.
+
+- :mod:`.env`: the environment protocol (``reset(seed)``, ``step(action)``), action spaces
+  and per-episode seeds.
+- :mod:`.ops`: the online prosthesis simulator (NeuroBench's OPS, re-implemented).
+- :mod:`.gym_env`: gymnasium environments (extra ``neuromark[control]``).
+- :mod:`.references`: reference policies without a network (oracle, zero, random, balance).
+- :mod:`.scores`: success rate, time to target, reward mean/std/risk with their errors.
+- :mod:`.plasticity`: the on-line learning hook and its counts.
+
+The task that runs them is :mod:`neuromark.benchmarks.closed_loop.task`.
+"""

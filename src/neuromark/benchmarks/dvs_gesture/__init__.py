@@ -1,0 +1,10 @@
+"""IBM DVS128 Gesture: classification of event-camera recordings (11 gestures).
+
+References: Amir et al., "A low power, fully event-based gesture recognition system",
+CVPR 2017; tonic 1.7.0's preprocessed layout; NeuroBench's example network.
+
+- :mod:`.reader`: the published (tonic) layout and the frames NeuroBench's example feeds;
+  :mod:`.generator` writes that layout offline from our event-camera simulator
+  (:mod:`neuromark.synth.events`).
+- :mod:`.model`: the convolutional SNN baseline and its training recipe.
+"""

@@ -1,0 +1,9 @@
+"""EEG motor imagery (ThorEEGMI): left- versus right-hand imagery from 62-channel EEG.
+
+References: Lee et al., "EEG dataset and OpenBMI toolbox", GigaScience 2019 (Lee2019);
+NeuroBench 2.x's ThorEEGMI task.
+
+- :mod:`.reader`, :mod:`.lee2019`: the challenge's arrays and the Lee2019 ``.mat`` files;
+  :mod:`.generator` writes them offline.
+- :mod:`.models`: the EEG SNN and the CSP + LDA reference.
+"""

@@ -1,0 +1,11 @@
+"""Event-camera object detection: Prophesee Gen4 automotive (1 Mpx), COCO mAP, streamed
+sequentially over files (NeuroBench v1.0).
+
+References: Perot et al., "Learning to detect objects with a 1 megapixel event camera",
+NeurIPS 2020; Prophesee's file formats (shared readers in :mod:`neuromark.data.prophesee`).
+
+- :mod:`.gen4`: the Gen4 layout (``.dat`` events with ``_bbox.npy`` labels), its entry and
+  offline generator (:mod:`neuromark.synth.events`).
+- :mod:`.model`, :mod:`.train`: the detector baseline and its recipe.
+- :mod:`.task`: the ``detection`` task.
+"""

@@ -1,0 +1,15 @@
+"""Spoken keywords: Google Speech Commands classification and keyword few-shot
+class-incremental learning (FSCIL) on Multilingual Spoken Words (MSWC).
+
+References: Warden, "Speech Commands", arXiv:1804.03209; Mazumder et al., "Multilingual
+Spoken Words Corpus", NeurIPS 2021 Datasets; the FSCIL protocol and M5 backbone of
+NeuroBench (Yik et al., Nature Communications 2025, Methods and Algorithm 1).
+
+- :mod:`.speech_commands`, :mod:`.mswc`: readers of the published layouts;
+  :mod:`.generator` writes both offline (espeak-ng keywords).
+- :mod:`.entry`: the ``speech_commands`` data set entry.
+- :mod:`.models`, :mod:`.gsc_family`, :mod:`.train`: M5 and the LIF keyword nets, their
+  families and training recipe.
+- :mod:`.fscil`, :mod:`.fscil_sessions`, :mod:`.fscil_backbone`: the FSCIL task, its
+  sessions (prototypes, accuracy per session) and its pre-trained backbone.
+"""

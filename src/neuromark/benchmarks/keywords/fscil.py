@@ -1,0 +1,399 @@
+"""Keyword few-shot class-incremental learning (FSCIL) on the MSWC subset, with the
+prototypical conversion of NeuroBench (Yik et al., Algorithm 1).
+
+Protocol:
+
+1. Pre-train a backbone (a registered model with ``features`` and ``output``) on the base
+   classes (base train), 200-way output, cross entropy on the base logits. Its accuracy on
+   base test over the base classes is the **base accuracy** (no prototypes).
+2. Replace ``output`` by :func:`prototype_layer`: for class k, c_k = the mean feature over
+   its samples (the base train clips for base classes, the k support shots for new ones),
+   weights w_k = 2 c_k, bias b_k = -c_k.c_k, so that the argmax of the logits is the
+   nearest prototype. The backbone is never updated.
+3. Session 0 = base test. Sessions 1..10 each add one incremental language's 10 words:
+   ``shots`` support clips per word (drawn from its support pool, the first
+   ``support_pool`` clips of the class in list order) and ``query_shots`` query clips per
+   word (from the next ``query_pool`` clips), appended to a cumulative query set. Session
+   s is scored on base test + the cumulative query, classes not yet seen masked out.
+4. ``repeats: N`` draws N session orders and shot samples from the task's own generators
+   (``numpy.random.default_rng([seed, repeat])``; never global state).
+
+Scores: per session (mean over repeats, with the 5th-95th percentile band in details)
+accuracy on all seen classes and on the new classes' query clips only; the base accuracy;
+the session average (mean of sessions 0-10; standard error over repeats); the frozen
+reference ``base_acc * N_base / (N_base + N_query,s)`` per session (the accuracy of a model
+that learns nothing new) and its average; complexity metrics per session (repeat 0,
+through :class:`neuromark.runner.Benchmark` on the full model with the prototype head,
+which also cross-checks the session accuracy computed from cached features).
+
+Config::
+
+    task: fscil
+    benchmark: {id: mswc-fscil-m5, version: "1.0"}
+    data:
+      root: cache:keywords/mswc        # holds MSWC/ (the real set, or the synthetic one)
+      synthesize: {base_train: 40, base_test: 10, evaluation: 40}   # omit for the real set
+    model: {name: keyword_m5, options: {n_channel: 64}, checkpoint: cache:checkpoints/x.pt}
+    features: {kind: mfcc}
+    train: {epochs: 30, batch_size: 256, lr: 0.01}   # cached by recipe (neuromark.training)
+    train_if_missing: true                          # false: a missing or stale backbone is an error
+    fscil: {shots: 5, support_pool: 20, query_pool: 20, query_shots: 20, repeats: 10, seed: 0}
+    device: cpu        # cpu (default), cuda, cuda:N or auto: the backbone trains and runs there
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from neuromark._progress import progress
+from neuromark._threads import torch_threads
+from neuromark.benchmarks.keywords.fscil_backbone import TrainSettings, backbone
+from neuromark.benchmarks.keywords.fscil_sessions import (
+    OrderInputs,
+    SessionSampler,
+    cumulative,
+    order_units,
+    session_head,
+)
+from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
+from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
+from neuromark.context import RunContext, default_cache_dir
+from neuromark.data.entry import MARK
+from neuromark.devices import DeviceName, device_provenance, module_device
+from neuromark.errors import ConfigError, DataError
+from neuromark.executors import share
+from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
+from neuromark.model_label import ModelLabel
+from neuromark.plotting import plot_fscil
+from neuromark.processors.keywords import KeywordFeatures
+from neuromark.registry import metrics as metric_registry
+from neuromark.registry import models
+from neuromark.results import Results, Score, model_identity
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.evaluation import evaluate
+from neuromark.training import family_for
+
+CITATION = """@article{yik2025neurobench,
+  title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
+  author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
+  year={2025}}"""
+COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
+
+
+class SynthSettings(StrictModel):
+    """Clips per word of the synthetic corpus (``mswc`` entry's ``synthesize``)."""
+
+    base_train: int = Field(40, ge=1)
+    base_val: int = Field(0, ge=0)
+    base_test: int = Field(10, ge=1)
+    evaluation: int = Field(40, ge=2)
+    clips_per_voice: int = Field(1, ge=1)
+    format: Literal["opus", "wav"] = "opus"
+
+
+class DataSettings(StrictModel):
+    root: str
+    synthesize: SynthSettings | None = None
+    languages: list[str] | None = None  # incremental languages (default: all 10)
+    long_clips: Literal["error", "truncate"] = "error"
+
+
+class ModelSettings(StrictModel):
+    name: str
+    options: dict[str, Any] = {}
+    checkpoint: str
+    label: ModelLabel | None = None  # in results file names and leaderboards (default: name)
+
+
+class FeatureSettings(StrictModel):
+    kind: Literal["mfcc", "delta_mel", "waveform"] = "mfcc"
+    n_fft: int = Field(512, ge=16)
+    hop_length: int = Field(240, ge=1)
+    n_mels: int = Field(20, ge=1)
+    n_mfcc: int = Field(20, ge=1)
+    fmin: float = Field(20.0, ge=0)
+    fmax: float = Field(4000.0, gt=0)
+    threshold: float = Field(1.0, gt=0)
+
+    def time_step_s(self) -> tuple[float, str] | None:
+        """delta_mel spike frames, which the spiking backbones take one per step; None for
+        mfcc and waveform (M5 reads a whole clip at once) (``metrics/execution_rate.py``)."""
+        return ((self.hop_length / SAMPLE_RATE, f"features: delta_mel frames, hop {self.hop_length} "
+                 f"samples at {SAMPLE_RATE} Hz, one per model step") if self.kind == "delta_mel" else None)
+
+
+class FSCILSettings(StrictModel):
+    shots: int = Field(5, ge=1)
+    support_pool: int = Field(100, ge=1)
+    query_pool: int = Field(100, ge=1)
+    query_shots: int = Field(100, ge=1)
+    repeats: int = Field(1, ge=1)
+    seed: Seed = 0
+    order: list[str] | None = None  # a fixed language order (default: seeded permutations)
+
+
+class EvalSettings(StrictModel):
+    batch_size: int = Field(256, ge=1)
+    complexity: list[MetricEntry] = COMPLEXITY  # names or {name, options}
+    complexity_samples: int | None = Field(None, ge=1, description="per session; None: all")
+
+
+class FSCILConfig(StrictModel):
+    task: Literal["fscil"]
+    description: str = ""
+    benchmark: BenchmarkSettings
+    data: DataSettings
+    model: ModelSettings
+    features: FeatureSettings = FeatureSettings()
+    train: TrainSettings = TrainSettings()
+    train_if_missing: bool = True
+    fscil: FSCILSettings = FSCILSettings()
+    eval: EvalSettings = EvalSettings()
+    device: DeviceName = "cpu"
+
+
+class FSCILTask(BenchmarkTask):
+    """Keyword FSCIL with prototypes (see the module notes)."""
+
+    name = "fscil"
+    placement = "units"  # the backbone on the driver; one unit per session order
+
+    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
+        s = validate(FSCILConfig, config.data, config)
+        ctx.device_for(s.device, config.where(("device",)))  # CUDA asked for where absent
+        for key, langs in (("languages", s.data.languages), ("order", s.fscil.order)):
+            for i, lang in enumerate(langs or []):
+                if lang not in INCREMENTAL_LANGUAGES:
+                    where = config.where(("data" if key == "languages" else "fscil", key, i))
+                    raise ConfigError(f"{where}: {lang!r} is not an incremental MSWC language "
+                                      f"({', '.join(INCREMENTAL_LANGUAGES)})")
+        chosen = set(s.data.languages or INCREMENTAL_LANGUAGES)
+        if s.fscil.order is not None and (set(s.fscil.order) != chosen or len(s.fscil.order) != len(chosen)):
+            raise ConfigError(f"{config.where(('fscil', 'order'))}: fscil.order must list each language "
+                              f"of the run once: {', '.join(sorted(chosen))}")
+        if s.fscil.shots > s.fscil.support_pool or s.fscil.query_shots > s.fscil.query_pool:
+            raise ConfigError(f"{config.where(('fscil',))}: need shots <= support_pool and "
+                              "query_shots <= query_pool")
+        family_for(models, s.model.name, self.name, config.where(("model", "name")))  # a backbone
+        build_metrics(s.eval.complexity, config, ("eval", "complexity"))
+        return TaskPlan(config, s)
+
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        s, config = plan.settings, plan.config
+        device = ctx.device_for(s.device, config.where(("device",)), label=s.benchmark.id,
+                                announce=True)
+        with torch_threads(s.train.threads):
+            results = self._run(s, config, ctx, device)
+        used = device_provenance(device, ctx.device_requested(s.device))
+        results.provenance = {"device": used}
+        return [results]
+
+    def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
+              retrain: bool = True) -> Any:
+        """Pre-train the backbone on the base classes and cache it (``retrain``: even when
+        one of the same recipe is cached); returns its :class:`~neuromark.training.Prepared`."""
+        from neuromark.benchmarks.keywords.fscil_backbone import prepare_backbone
+
+        s, config = plan.settings, plan.config
+        device = ctx.device_for(s.device, config.where(("device",)))
+        with torch_threads(s.train.threads):
+            data = load_corpus(s, config, ctx.quiet)
+            return prepare_backbone(s, config, data, ctx.quiet, device, checkpoint=checkpoint,
+                                    retrain=retrain)
+
+    def _run(self, s: FSCILConfig, config: ConfigFile, ctx: RunContext, device: Any = "cpu"
+             ) -> Results:
+        data = load_corpus(s, config, ctx.quiet)
+        model, meta = backbone(s, config, data, ctx.quiet, device)
+        steps = data["train_x"].shape[1] if s.features.kind == "delta_mel" else None
+        base_pred = _predict(model, data["test_x"], s.eval.batch_size)[:, :100].argmax(1)
+        base_acc = float((base_pred == data["test_y"]).double().mean())
+        emb = {k: _embed(model, data[f"{k}_x"], s.eval.batch_size) for k in ("train", "test", "eval")}
+        sampler = SessionSampler(data["eval_y"], data["eval_lang"], shots=s.fscil.shots,
+                                 support_pool=s.fscil.support_pool, query_pool=s.fscil.query_pool,
+                                 query_shots=s.fscil.query_shots)
+        inputs = OrderInputs(emb, {k: data[k] for k in ("train_y", "test_y", "eval_y")}, sampler,
+                             base_acc, steps)
+        orders = self._score_orders(s, config, inputs, ctx)
+        acc = np.stack([o["accuracy"] for o in orders])
+        new_acc = np.stack([o["new_class_accuracy"] for o in orders])
+        frozen = orders[-1]["frozen"]
+        complexity: list[dict[str, Any]] = []
+        first = sampler.sessions(s.fscil.seed, 0, s.fscil.order)  # repeat 0, as its unit drew it
+        if s.eval.complexity:
+            for k, support, query in cumulative(first):
+                complexity.append(self._complexity(s, model, session_head(inputs, support), data,
+                                                   query, k, acc[0, k], config, ctx, device))
+        return self._results(s, config, out_dir_of(ctx), meta, base_acc, acc, new_acc, frozen, complexity,
+                             data, [x.language for x in first])
+
+    @staticmethod
+    def _score_orders(s: FSCILConfig, config: ConfigFile, inputs: OrderInputs, ctx: RunContext
+                      ) -> list[dict[str, Any]]:
+        """Every repeat's session order, scored as one unit each on the run's executor
+        (in this process by default); outcomes in repeat order."""
+        where = config.where(("fscil", "repeats")) if "repeats" in config.data.get("fscil", {}) \
+            else str(config.path or "<config>")
+        executor = ctx.executor
+        units = order_units(share(executor, inputs), s.fscil.seed, s.fscil.repeats, s.fscil.order,
+                            s.train.threads, where)  # the features stored once, not per unit
+        index = {id(u): r for r, u in enumerate(units)}
+        out: dict[int, dict[str, Any]] = {}
+        bar = progress(total=len(units), desc=f"{s.benchmark.id} orders", unit="order", quiet=ctx.quiet)
+        try:
+            with contextlib.closing(executor.run(units)) as outcomes:
+                for outcome in outcomes:
+                    out[index[id(outcome.unit)]] = outcome.value
+                    bar.update()
+        finally:
+            bar.close()
+        return [out[r] for r in range(len(units))]
+
+    def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
+                    session: int, accuracy: float, config: ConfigFile, ctx: RunContext,
+                    device: Any = "cpu") -> dict[str, Any]:
+        """Complexity metrics of the full model with this session's prototype head, on the
+        session's test set (evenly spaced ``complexity_samples`` of it when set)."""
+        import copy
+
+        import torch
+
+        x = torch.cat([data["test_x"], data["eval_x"][query]])
+        y = torch.cat([data["test_y"], data["eval_y"][query]])
+        if s.eval.complexity_samples and s.eval.complexity_samples < len(y):
+            pick = np.linspace(0, len(y) - 1, s.eval.complexity_samples).round().astype(np.int64)
+            x, y = x[torch.from_numpy(pick)], y[torch.from_numpy(pick)]
+        net = copy.deepcopy(model)
+        net.output = head
+        mask = (~head.present).to(device)
+
+        def post(out: Any) -> Any:
+            logits = out.sum(1) if out.dim() == 3 else out
+            return logits.masked_fill(mask, float("-inf")).argmax(-1)
+
+        names = list(s.eval.complexity)
+        if "classification_accuracy" not in metric_names(names):
+            names.append("classification_accuracy")
+        batches = [(x[i:i + s.eval.batch_size], y[i:i + s.eval.batch_size])
+                   for i in range(0, len(y), s.eval.batch_size)]
+        metrics = build_metrics(names, config, ("eval", "complexity"))
+        result = evaluate(ctx, net, batches, metrics, postprocessors=[post], quiet=True,
+                          device=device)
+        out = {"session": session, "samples": len(y)}
+        out.update({k: v.value for k, v in result.scores.items()})
+        if not s.eval.complexity_samples:
+            out["accuracy_matches_features_path"] = abs(out["classification_accuracy"] - accuracy) < 1e-9
+        return out
+
+    def _results(self, s: FSCILConfig, config: ConfigFile, out_dir: Path, meta: dict[str, Any],
+                 base_acc: float, acc: np.ndarray, new_acc: np.ndarray, frozen: np.ndarray,
+                 complexity: list[dict[str, Any]], data: dict[str, Any], order0: list[str | None]) -> Results:
+        info = s.benchmark.info(CITATION)
+        mean, p5, p95 = acc.mean(0), np.percentile(acc, 5, axis=0), np.percentile(acc, 95, axis=0)
+        new_mean = np.nanmean(new_acc[:, 1:], axis=0) if acc.shape[1] > 1 else np.array([])
+        per_repeat_avg = acc.mean(1)
+        reps = len(per_repeat_avg)
+        se = float(per_repeat_avg.std(ddof=1) / np.sqrt(reps)) if reps > 1 else None
+        n_test = len(data["test_y"])
+        scores = {
+            "base_accuracy": Score(base_acc, float(np.sqrt(base_acc * (1 - base_acc) / n_test)), "",
+                                   True),
+            "session_average": Score(float(mean.mean()), se, "", True),
+            "frozen_average": Score(float(frozen.mean()), None, "", True),
+            "gain_over_frozen": Score(float(mean.mean() - frozen.mean()), se, "", True),
+            "last_session_accuracy": Score(float(mean[-1]), None, "", True),
+            "new_class_average": Score(float(new_mean.mean()) if new_mean.size else None, None, "", True),
+        }
+        first = complexity[0] if complexity else {}
+        for name in metric_names(s.eval.complexity):
+            if name in first:
+                scores[name] = Score(first[name], None,
+                                     getattr(metric_registry.get(name), "unit", ""),
+                                     None)  # footprint in bytes, operations per sample
+        plot = plot_fscil(mean, p5, p95, np.concatenate([[np.nan], new_mean]), frozen,
+                          out_dir / f"{info.id}_sessions.png", f"{info.id} ({reps} repeats)")
+        details = {
+            "sessions": list(range(len(mean))),
+            "accuracy_mean": mean.tolist(), "accuracy_p5": p5.tolist(), "accuracy_p95": p95.tolist(),
+            "new_class_accuracy_mean": [None, *new_mean.tolist()],
+            "new_class_accuracy_p5": [None, *np.nanpercentile(new_acc[:, 1:], 5, axis=0).tolist()],
+            "new_class_accuracy_p95": [None, *np.nanpercentile(new_acc[:, 1:], 95, axis=0).tolist()],
+            "frozen_reference": frozen.tolist(), "session_average_per_repeat": per_repeat_avg.tolist(),
+            "language_order_repeat0": order0, "complexity_per_session": complexity,
+            "corpus": data["corpus"], "backbone": {k: v for k, v in meta.items() if k != "recipe"},
+            "plots": [f"{out_dir.name}/{plot.name}"],
+        }
+        return Results(scores=scores, benchmark=info, details=details, config=s.model_dump(mode="json"),
+                       seeds={"train": s.train.seed, "fscil": s.fscil.seed, "repeats": s.fscil.repeats},
+                       model=model_identity(s.model.name, s.model.options, meta.get("checkpoint"),
+                                            s.model.label))
+
+
+def _embed(model: Any, x: Any, batch_size: int) -> Any:
+    """Embeddings (N, F) on the CPU, computed on the model's device."""
+    from neuromark.benchmarks.keywords.models import embed
+
+    return embed(model, x.to(module_device(model)), batch_size).cpu()
+
+
+def _predict(model: Any, x: Any, batch_size: int) -> Any:
+    """Logits (N, K) on the CPU, computed on the model's device."""
+    from neuromark.benchmarks.keywords.models import predict
+
+    return predict(model, x.to(module_device(model)), batch_size).cpu()
+
+
+# ---- data and backbone ---------------------------------------------------------------------
+
+
+def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, Any]:
+    """Decoded clips -> features, as tensors: ``train_x/y`` (base train), ``test_x/y`` (base
+    test), ``eval_x/y/lang`` (incremental clips of the chosen languages)."""
+    import torch
+
+    root = resolve_path(s.data.root, config)
+    corpus: dict[str, Any] = {"root": str(root), "synthetic": s.data.synthesize is not None}
+    if s.data.synthesize is not None:
+        from neuromark.benchmarks.keywords.mswc import MSWC_ENTRY
+
+        size = s.data.synthesize
+        mark = root / MARK
+        before = mark.read_bytes() if mark.is_file() else None
+        MSWC_ENTRY.synthesize(root, **size.model_dump())  # the data set entry's generator
+        if not quiet and (mark.read_bytes() if mark.is_file() else None) != before:
+            print(f"{s.benchmark.id}: synthesised the MSWC-layout corpus in {root} (reused by "
+                  "later runs)")
+        corpus.update(size.model_dump())
+    cache = (config.cache_root or default_cache_dir()) / "decoded"  # never the data folder
+    f = s.features
+    feats = KeywordFeatures(f.kind, SAMPLE_RATE, None, f.n_fft, f.hop_length, f.n_mels, f.n_mfcc,
+                            f.fmin, f.fmax, f.threshold)
+
+    def featurise(clips: np.ndarray) -> Any:
+        return torch.cat([feats(clips[i:i + 256]) for i in range(0, len(clips), 256)])
+
+    out: dict[str, Any] = {"corpus": corpus}
+    for key, subset in (("train", "base_train"), ("test", "base_test")):
+        ds = MSWC(root, subset, long_clips=s.data.long_clips)
+        out[f"{key}_x"] = featurise(ds.arrays(cache))
+        out[f"{key}_y"] = torch.from_numpy(ds.labels)
+        if int(ds.labels.max(initial=0)) >= 100:
+            raise DataError(f"{ds.list_file}: base lists must hold base classes (0-99) only")
+    xs, ys, langs = [], [], []
+    for lang in s.data.languages or INCREMENTAL_LANGUAGES:
+        ds = MSWC(root, "evaluation", language=lang, long_clips=s.data.long_clips)
+        xs.append(featurise(ds.arrays(cache)))
+        ys.append(torch.from_numpy(ds.labels))
+        langs += [lang] * len(ds)
+    out["eval_x"], out["eval_y"], out["eval_lang"] = torch.cat(xs), torch.cat(ys), np.array(langs)
+    corpus.update({"base_train": len(out["train_y"]), "base_test": len(out["test_y"]),
+                   "evaluation": len(out["eval_y"]), "feature_shape": list(out["train_x"].shape[1:])})
+    return out
+
+
+TASK = FSCILTask()

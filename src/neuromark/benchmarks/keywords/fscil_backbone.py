@@ -1,0 +1,145 @@
+"""The FSCIL backbone: a registered model with ``features`` and ``output``, pre-trained on the
+base classes and cached through the shared checkpoint cache (:mod:`neuromark.training`).
+
+The recipe hash is the one FSCIL backbones had before the cache was shared (model name and
+options, features, ``train:`` but ``threads``, the device when not the CPU, then the
+training features' and labels' bytes), and their old header (``neuromark-fscil-1``) is
+still read: a cached backbone is reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from neuromark.components import ComponentSpec, build_component
+from neuromark.config import ConfigFile, resolve_path
+from neuromark.devices import recipe_device
+from neuromark.errors import ConfigError, DataError
+from neuromark.registry import models
+from neuromark.training import (
+    BatchSize,
+    Epochs,
+    LearningRate,
+    Prepared,
+    Threads,
+    TrainedModule,
+    TrainRecipe,
+    prepare,
+    read_checkpoint,
+)
+
+
+class TrainSettings(TrainRecipe):
+    """``train:`` of an FSCIL config (the backbone's pre-training on the base classes)."""
+
+    epochs: Epochs = 30
+    batch_size: BatchSize = 256
+    lr: LearningRate = 0.01
+    threads: Threads = 1
+    weight_decay: float = Field(1e-4, ge=0)
+    step_size: int = Field(20, ge=1)
+    gamma: float = Field(0.1, gt=0)
+    time_shift: int = Field(0, ge=0, description="augmentation: random roll by up to this many frames")
+
+    def recipe(self) -> dict[str, Any]:
+        """The settings but ``threads`` (they do not change the trained weights)."""
+        return self.model_dump(exclude={"threads"})
+
+
+@dataclass(frozen=True)
+class BackboneFamily:
+    """A registered model seen as the FSCIL task's trainable family: ``new()`` builds it
+    from the config's options; :meth:`fit` pre-trains it on the base classes (cross
+    entropy on their logits; :func:`~neuromark.benchmarks.keywords.models.fit_classifier`)."""
+
+    name: str
+    new: Callable[[], Any] = field(compare=False)
+    seed: int = 0
+    shift_axis: int = -1  # time axis of the features: -1 (B, C, frames), 1 (B, T, C)
+    options_model: Any = dict  # options are checked against the registered factory
+    train_model: type[TrainSettings] = TrainSettings
+    spiking: bool = False
+    tasks: tuple[str, ...] = ("fscil",)
+
+    def trains_on(self, device: Any) -> Any:
+        return device
+
+    def build(self) -> Any:
+        from neuromark.benchmarks.keywords.models import init_seeded
+
+        return init_seeded(self.new, self.seed)
+
+    def fit(self, options: Any, train: TrainSettings, data: Any, classes: int, *, quiet: bool = True,
+            label: str = "", device: Any = "cpu") -> tuple[TrainedModule, dict[str, Any]]:
+        """Pre-train on ``data`` = (features, labels) of base train, on ``device``."""
+        from neuromark.benchmarks.keywords.models import fit_classifier, time_shift
+
+        x, y = data
+        model = self.build().to(device)
+        shift = time_shift(train.time_shift, self.shift_axis) if train.time_shift else None
+        log = None if quiet else (lambda line: print(f"{label}: {line}"))
+        info = fit_classifier(model, x.to(device), y.to(device), epochs=train.epochs,
+                              batch_size=train.batch_size, lr=train.lr, weight_decay=train.weight_decay,
+                              step_size=train.step_size, gamma=train.gamma, seed=train.seed,
+                              classes=classes, augment=shift, log=log)
+        return TrainedModule(self.name, dict(options or {}), model), {
+            "epochs": train.epochs, "train_seconds": info["train_seconds"],
+            "final_train_loss": info["loss"][-1], "final_train_accuracy": info["train_accuracy"][-1]}
+
+    def load(self, path: Path) -> tuple[Any, dict[str, Any]]:
+        """(backbone in eval mode, meta) from a checkpoint of this model (or an older FSCIL
+        backbone checkpoint)."""
+        payload = read_checkpoint(Path(path), (self.name,), what="FSCIL backbone")
+        model = self.build()
+        try:
+            model.load_state_dict(payload["state_dict"])
+        except (RuntimeError, TypeError, KeyError) as exc:
+            raise DataError(f"{path}: weights do not fit the model: {exc}") from None
+        return model.eval(), payload["meta"]
+
+
+def backbone_family(s: Any, config: ConfigFile) -> BackboneFamily:
+    """The configured backbone as a :class:`BackboneFamily` (``s``: the FSCIL settings)."""
+    spec = ComponentSpec(name=s.model.name, options=s.model.options)
+
+    def new() -> Any:
+        return build_component(models, spec, config, ("model",))
+
+    family = BackboneFamily(s.model.name, new, s.train.seed, 1 if s.features.kind == "delta_mel" else -1)
+    model = family.build()
+    if not hasattr(model, "features") or not hasattr(model, "output"):
+        raise ConfigError(f"{config.where(('model', 'name'))}: model {s.model.name!r} has no "
+                          "features()/output: the FSCIL task needs a backbone with both")
+    return family
+
+
+def backbone(s: Any, config: ConfigFile, data: dict[str, Any], quiet: bool, device: Any = "cpu", *,
+             checkpoint: Path | None = None, retrain: bool = False) -> tuple[Any, dict[str, Any]]:
+    """The pre-trained backbone on ``device`` and its meta (with ``checkpoint`` and
+    ``trained_now``): the cached one at ``model.checkpoint`` (or ``checkpoint``) when its
+    recipe hash matches, else trained there and saved (weights saved from the CPU)."""
+    prepared = prepare_backbone(s, config, data, quiet, device, checkpoint=checkpoint, retrain=retrain)
+    return prepared.model.to(device), {**prepared.meta, "checkpoint": str(prepared.path),
+                                       "trained_now": prepared.trained}
+
+
+def prepare_backbone(s: Any, config: ConfigFile, data: dict[str, Any], quiet: bool, device: Any = "cpu",
+                     *, checkpoint: Path | None = None, retrain: bool = False) -> Prepared:
+    """The backbone's checkpoint through the shared cache (:func:`neuromark.training.prepare`)."""
+    family = backbone_family(s, config)
+    spec = ComponentSpec(name=s.model.name, options=s.model.options)
+    recipe = {"model": spec.model_dump(), "features": s.features.model_dump(),
+              "train": s.train.recipe(), **recipe_device(device)}
+    hashed = [data["train_x"].numpy().tobytes(), data["train_y"].numpy().tobytes()]
+
+    def fit() -> tuple[Any, dict[str, Any]]:
+        return family.fit(s.model.options, s.train, (data["train_x"], data["train_y"]), 100,
+                          quiet=quiet, label=s.benchmark.id, device=device)
+
+    return prepare(family, checkpoint or resolve_path(s.model.checkpoint, config), recipe, hashed, fit,
+                   train_if_missing=s.train_if_missing, retrain=retrain, device=device)

@@ -1,0 +1,14 @@
+"""Primate reaching: cursor-velocity decoding from motor-cortex threshold crossings (R² per
+session), and PSTH predictivity of a model's units against recorded rates.
+
+References: O'Doherty, Cardoso, Makin and Sabes, Zenodo 583331 (the recordings);
+NeuroBench v1.0 motor prediction (Yik et al.); Brain-Score's ceiling rule for the
+predictivity.
+
+- :mod:`.reader`, :mod:`.contract`, :mod:`.entry`: the published ``.mat`` layout, its
+  contract and data set entry; :mod:`.generator` writes it offline from cosine-tuned
+  Poisson units.
+- :mod:`.models`, :mod:`.encoders`, :mod:`.decoders`, :mod:`.dropped`: decoder families
+  (ridge, ANN2D, SNN2), input encoders, the trained checkpoints, dropped-bin handling.
+- :mod:`.task`: the ``primate_reaching`` task; :mod:`.psth_task`: ``psth_predictivity``.
+"""

@@ -1,0 +1,19 @@
+"""QUBO maximum-independent-set benchmark (NeuroBench system track).
+
+Python API::
+
+    from neuromark.benchmarks.qubo import mis_workload, energy, bks_gap, load_bks
+    w = mis_workload(1000, 0.05, seed=0)        # .Q (scipy.sparse CSR), .graph, .n, ...
+    cost = energy(w.Q, x)                        # x^T Q x
+    gap = bks_gap(cost, load_bks().target(1000, 0.05, 0))
+
+Solvers follow :class:`~neuromark.benchmarks.qubo.solvers.base.Solver`; see ``docs/qubo.md``.
+"""
+
+from neuromark.benchmarks.qubo.bks import BKSTable, load_bks
+from neuromark.benchmarks.qubo.energy import energy, is_independent_set
+from neuromark.benchmarks.qubo.gap import bks_gap
+from neuromark.benchmarks.qubo.workloads import Workload, check_qubo, mis_workload
+
+__all__ = ["BKSTable", "Workload", "bks_gap", "check_qubo", "energy", "is_independent_set",
+           "load_bks", "mis_workload"]

@@ -1,0 +1,18 @@
+"""Spiking Heidelberg Digits (SHD) and Spiking Speech Commands (SSC): classification of
+spike trains from a cochlea model (700 channels), accuracy plus NeuroBench's complexity.
+
+References: Cramer, Stradmann, Schemmel and Zenke, "The Heidelberg spiking data sets for
+the systematic evaluation of spiking neural networks", IEEE TNNLS 2022,
+doi:10.1109/TNNLS.2020.3044364 (layout, baselines, Table III figures).
+
+- :mod:`.datasets`: the published HDF5 readers (SHD, SSC, any file in that layout).
+- :mod:`.spoken_digits`: the shipped espeak-ng spoken-digit corpus in the same layout;
+  :mod:`.generator` writes it (espeak-ng through our cochlea).
+- :mod:`.entries`: the registry's data set entries (``shd``, ``ssc``, ``spoken_digits``,
+  ``spike_files``), binned for the classification task.
+
+The paper's models (LIF networks, LSTM, linear SVM on spike counts) are the
+classification task's spike classifiers, shared with the other spike-data sets:
+:mod:`neuromark.baselines.lif`, :mod:`neuromark.baselines.spike_classifiers`,
+:mod:`neuromark.baselines.spike_training`, :mod:`neuromark.baselines.reference_classifiers`.
+"""
