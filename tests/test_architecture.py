@@ -27,7 +27,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("neuromark.tasks",),
     ("neuromark.benchmarks", "neuromark.system"),
     ("neuromark.suite",),
-    ("neuromark.commands", "neuromark.cli", "neuromark.report", "neuromark.__main__"),
+    ("neuromark.commands", "neuromark.cli", "neuromark.report", "neuromark.__main__",
+     "neuromark.testing"),
 ]
 
 
