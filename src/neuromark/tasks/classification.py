@@ -68,6 +68,7 @@ from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.models.untrained import UNTRAINED_FLAG
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
+from neuromark.processors.front_end import attach_front_end
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, out_dir_of
@@ -291,6 +292,7 @@ class ClassificationTask(BenchmarkTask):
                   "declare model.trained: false for an untrained model on purpose)",
                   file=sys.stderr)
         results.details.update(details)
+        attach_front_end(results, test)  # the encoder's cost, beside the model's (issue 47.4)
         spec = settings.model
         options = spec.options if plan.model_options is None else plan.model_options.model_dump()
         results.model = (plan.given.identity if plan.given is not None else

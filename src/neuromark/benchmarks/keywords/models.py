@@ -302,6 +302,15 @@ class KeywordClips:
     def __len__(self) -> int:
         return len(self.labels)
 
+    def front_end_cost(self) -> Any:
+        """The feature recipe's cost on one clip of this set's length (issue 47.4;
+        :mod:`neuromark.processors.front_end`), or None for a recipe of unknown cost."""
+        from neuromark.processors.front_end import keyword_features_cost
+
+        if not isinstance(self.features, KeywordFeatures):
+            return None
+        return keyword_features_cost(self.features, int(np.shape(self.clips)[-1]))
+
     @property
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self.features(np.asarray(self.clips[:1]))[0].shape)
@@ -394,6 +403,10 @@ class LazyClips:
 
     def __len__(self) -> int:
         return len(self.data)
+
+    def front_end_cost(self) -> Any:
+        """The built split's :meth:`KeywordClips.front_end_cost`."""
+        return self.data.front_end_cost()
 
     def __getitem__(self, i: int) -> tuple[Tensor, int]:
         return self.data[i]

@@ -27,6 +27,7 @@ from neuromark.data.binning import bin_samples, check_binning, drop_late, n_bins
 from neuromark.data.entry import SUMS, Entry, read_sums, sums_owned, synthesize_into
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
 from neuromark.errors import ConfigError, DataError
+from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 from neuromark.registry import generators
 
 
@@ -57,6 +58,26 @@ class BinnedSpikes(SpikeFileDataset):
         self.dt_us, self.t_max_us, self.pool = int(dt_us), int(t_max_us), pool
         self.citation, self.late = citation, late
         self._held: Any = None
+        #: the audio rate of the cochlea that made the file's spikes (SHD, SSC, the shipped
+        #: corpus: 48 kHz), or None for spikes of unknown origin (``spike_files``)
+        self.cochlea_rate: int | None = None
+
+    def front_end_cost(self) -> dict[str, Any]:
+        """The encoders before the model (issue 47.4): the cochlea that made the spikes
+        (where known; a clip of ``t_max_us``), then binning and pooling per spike, with the
+        mean spikes per sample of this file (:mod:`neuromark.processors.front_end`)."""
+        from neuromark.processors.cochlea import Cochlea, CochleaParams
+        from neuromark.processors.cochlea.params import BasilarMembraneParams
+        from neuromark.processors.front_end import binned_spikes_cost, chain, cochlea_cost
+
+        offsets = self.samples.offsets
+        per_sample = float(offsets[-1]) / max(1, len(offsets) - 1)
+        parts = [binned_spikes_cost(self.channels, self.dt_us, self.t_max_us, self.pool, per_sample)]
+        if self.cochlea_rate is not None:
+            cochlea = Cochlea(CochleaParams(basilar_membrane=BasilarMembraneParams(channels=self.channels)))
+            clip = int(round(self.t_max_us * 1e-6 * self.cochlea_rate))
+            parts.insert(0, cochlea_cost(cochlea, clip, self.cochlea_rate))
+        return chain(" + ".join(p.encoder for p in parts), parts)
 
     @property
     def input_shape(self) -> tuple[int, int]:
@@ -134,8 +155,10 @@ def spoken_digits(split: str = "test", *, dt_us: int = 10_000, t_max_us: int = 1
     paths = shipped_corpus()
     if split not in paths:
         raise ConfigError(f"spoken_digits: unknown split {split!r} (one of {', '.join(paths)})")
-    return BinnedSpikes(paths[split], dt_us=dt_us, t_max_us=t_max_us, pool=pool, citation=CITATION,
+    data = BinnedSpikes(paths[split], dt_us=dt_us, t_max_us=t_max_us, pool=pool, citation=CITATION,
                         late=late)
+    data.cochlea_rate = SHD_SAMPLE_RATE
+    return data
 
 
 def shd(split: str = "test", *, root: str | os.PathLike[str] = "data/shd", dt_us: int = 10_000,
@@ -159,7 +182,9 @@ def _heidelberg(cls: Any, split: str, root: str | os.PathLike[str], **binning: A
     if not path.is_file():
         raise ConfigError(f"{path}: no such file; download it with "
                           f"{cls.__name__}({str(root)!r}, {split!r}).download() or copy it there")
-    return BinnedSpikes(path, citation=cls.citation, **binning)
+    data = BinnedSpikes(path, citation=cls.citation, **binning)
+    data.cochlea_rate = SHD_SAMPLE_RATE
+    return data
 
 
 def spike_files(split: str = "test", *, train: str | None = None, test: str | None = None,

@@ -1,0 +1,511 @@
+"""Front-end cost: what an input encoder computes before the model sees the data (issue 47.4).
+
+NeuroBench's complexity metrics (footprint, synaptic operations, activation sparsity)
+count the model only. A model fed by a cochlea, an MFCC or a delta-modulation encoder
+leans on work that a chip would also do, so the encoder's cost is reported as its own
+block beside the model's figures (``details["front_end"]`` of the results), never added
+to the headline figures.
+
+What is counted, per encoder, from its configuration (sample rate, n_fft, hop, mel
+bands, channels, thresholds, ...), by kind of operation (:data:`KINDS`):
+
+- ``mac``: multiply-accumulate (``a + b * c``); ``mul``: a multiply alone; ``add``: an add
+  or subtract; ``cmp``: a comparison, max, min or clip; ``div``: a division;
+  ``transcendental``: exp, log, log10, sqrt; ``random``: one uniform random number.
+- FFTs by the nominal count of FFTW's benchFFT (http://www.fftw.org/speed/method.html): a
+  complex transform of size N costs ``5 N log2 N`` real flops, a transform of real data
+  half of it, ``2.5 N log2 N``. We split it as radix-2 Cooley-Tukey does: ``N/2 log2 N``
+  butterflies of one complex multiply (4 mul, 2 add) and two complex adds (4 add), i.e.
+  ``2 N log2 N`` mul and ``3 N log2 N`` add for complex data, half each for real data
+  (:func:`fft_ops`). For an N that is not a power of two it is the same nominal formula.
+- A complex multiply is 4 mul + 2 add, counted as 2 ``mac`` + 2 ``mul``.
+- A filter bank applied as a matrix costs one MAC per nonzero weight.
+- Branches: the operations of the path the code takes in the worst case (every clip and
+  threshold test counted; each listed with the stage).
+
+Counts are per unit of input (``per``: an audio sample, or an event) and per benchmark
+sample (a clip of the configured length, a detection window), with the footprint: bytes of
+the encoder's constants (window, filter weights, DCT matrix, transfer matrix) and of its
+state, at the dtype the code holds them in.
+
+Energy: the counts priced with an energy profile of :mod:`~neuromark.metrics.functional.
+energy_profiles` (default ``horowitz45-fp32``: the encoders compute in floating point):
+``mac`` at ``mac_j``, ``mul`` at ``mac_j`` (an upper bound: the profile has no multiply
+alone), ``add`` and ``cmp`` at ``ac_j`` (a comparison is a subtraction). Divisions,
+transcendental calls and random numbers have no figure in any profile: their counts are
+listed as ``unpriced`` and the energy is then a lower bound, said so in ``energy.scope``;
+an encoder whose operations are all unpriced has energy ``"not estimated"``, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Kinds of operation, in the order they are reported.
+KINDS = ("mac", "mul", "add", "cmp", "div", "transcendental", "random")
+#: The kinds an energy profile prices, and the profile figure each is priced at.
+PRICED = {"mac": "mac_j", "mul": "mac_j", "add": "ac_j", "cmp": "ac_j"}
+#: The profile used when the caller names none.
+DEFAULT_PROFILE = "horowitz45-fp32"
+
+FFT_RULE = ("FFTW benchFFT nominal count (http://www.fftw.org/speed/method.html): complex "
+            "5 N log2 N flops = 2 N log2 N mul + 3 N log2 N add; real data half of it")
+
+
+def ops(**counts: float) -> dict[str, float]:
+    """A count by kind, every kind of :data:`KINDS` present (0 where not given)."""
+    unknown = set(counts) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown operation kind(s) {sorted(unknown)}: one of {', '.join(KINDS)}")
+    return {k: float(counts.get(k, 0.0)) for k in KINDS}
+
+
+def add_ops(*parts: Mapping[str, float], scale: float = 1.0) -> dict[str, float]:
+    """Sum of counts, times ``scale``."""
+    return {k: scale * sum(float(p.get(k, 0.0)) for p in parts) for k in KINDS}
+
+
+def fft_ops(n: int, *, real: bool) -> dict[str, float]:
+    """One FFT of size ``n``: ``2 n log2 n`` mul + ``3 n log2 n`` add for complex data, half
+    of each for real data (see the module notes; 0 for ``n`` <= 1)."""
+    if n < 1:
+        raise ValueError(f"FFT size must be >= 1, got {n}")
+    lg = n * math.log2(n) if n > 1 else 0.0
+    half = 0.5 if real else 1.0
+    return ops(mul=2.0 * lg * half, add=3.0 * lg * half)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of an encoder: ``ops`` per benchmark sample, and how they were counted."""
+
+    name: str
+    ops: dict[str, float]
+    rule: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ops": {k: v for k, v in self.ops.items() if v}, "rule": self.rule}
+
+
+@dataclass(frozen=True)
+class FrontEndCost:
+    """An encoder's cost (see the module notes).
+
+    Attributes:
+        encoder: the encoder's name (e.g. ``"mfcc"``, ``"cochlea"``).
+        options: the configuration the counts were derived from.
+        per: the unit of input (``"audio sample"``, ``"event"``).
+        units_per_sample: how many ``per`` units one benchmark sample holds (samples of a
+            clip; for events the mean measured over the data, or None when not measured).
+        stages: the stages, each with its ops per benchmark sample (for event encoders:
+            per event, and the per-window ones apart, see ``fixed``).
+        parameters_bytes: constants (windows, filter weights, ...) by name, bytes.
+        state_bytes: state and working buffers by name, bytes.
+        notes: what is not counted, or how.
+    """
+
+    encoder: str
+    options: dict[str, Any]
+    per: str
+    units_per_sample: float | None
+    stages: list[Stage]
+    parameters_bytes: dict[str, int] = field(default_factory=dict)
+    state_bytes: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    per_unit_stages: list[Stage] = field(default_factory=list)
+
+    @property
+    def ops_per_sample(self) -> dict[str, float] | None:
+        """Operations per benchmark sample, by kind (None: event encoder, events not measured)."""
+        if self.per_unit_stages:
+            if self.units_per_sample is None:
+                return None
+            return add_ops(add_ops(*(s.ops for s in self.stages)),
+                           add_ops(*(s.ops for s in self.per_unit_stages), scale=self.units_per_sample))
+        return add_ops(*(s.ops for s in self.stages))
+
+    @property
+    def ops_per_unit(self) -> dict[str, float] | None:
+        """Operations per ``per`` unit: per audio sample (the sample's total over its
+        samples), or per event (the per-event stages only)."""
+        if self.per_unit_stages:
+            return add_ops(*(s.ops for s in self.per_unit_stages))
+        total = self.ops_per_sample
+        if total is None or not self.units_per_sample:
+            return None
+        return add_ops(total, scale=1.0 / self.units_per_sample)
+
+    @property
+    def footprint_bytes(self) -> int:
+        return sum(self.parameters_bytes.values()) + sum(self.state_bytes.values())
+
+    def energy(self, profile: Any = DEFAULT_PROFILE) -> dict[str, Any]:
+        """Energy per benchmark sample from the counts (see the module notes)."""
+        from neuromark.metrics.functional.energy_profiles import get_profile
+
+        counts = self.ops_per_sample
+        if counts is None:
+            return {"value": "not estimated", "why": "events per sample not measured"}
+        p = get_profile(profile)
+        priced = {k: counts[k] for k in PRICED if counts[k]}
+        unpriced = {k: counts[k] for k in KINDS if k not in PRICED and counts[k]}
+        if not priced:
+            return {"value": "not estimated", "profile": p.label(),
+                    "why": f"the profile prices none of its operations ({', '.join(unpriced)})"}
+        joules = sum(n * getattr(p, PRICED[k]) for k, n in priced.items())
+        scope = ("mac at mac_j, mul at mac_j (upper bound), add and cmp at ac_j; arithmetic "
+                 "only, no memory access")
+        if unpriced:
+            scope += "; a lower bound: " + ", ".join(f"{n:.4g} {k}" for k, n in unpriced.items()) + \
+                " not priced (no figure in the profile)"
+        return {"value": joules, "unit": "J/sample (estimate)", "profile": p.label(), "scope": scope}
+
+    def to_json(self, profile: Any = DEFAULT_PROFILE) -> dict[str, Any]:
+        """The block written to ``details["front_end"]``."""
+        per_sample = self.ops_per_sample
+        per_unit = self.ops_per_unit
+        out: dict[str, Any] = {
+            "encoder": self.encoder, "options": dict(self.options), "per": self.per,
+            "units_per_sample": self.units_per_sample,
+            "ops_per_sample": None if per_sample is None else {k: per_sample[k] for k in KINDS},
+            "ops_per_sample_total": None if per_sample is None else sum(per_sample.values()),
+            f"ops_per_{self.per.replace(' ', '_')}": None if per_unit is None
+            else {k: per_unit[k] for k in KINDS},
+            "stages": [s.to_json() for s in self.stages],
+            "footprint": {"parameters_bytes": dict(self.parameters_bytes),
+                          "state_bytes": dict(self.state_bytes), "total_bytes": self.footprint_bytes},
+            "energy": self.energy(profile),
+            "counting": FFT_RULE,
+            "notes": list(self.notes),
+        }
+        if self.per_unit_stages:
+            out["stages_per_unit"] = [s.to_json() for s in self.per_unit_stages]
+        return out
+
+
+def _nonzero(matrix: Any) -> int:
+    import numpy as np
+
+    return int(np.count_nonzero(matrix))
+
+
+# ---------------------------------------------------------------------------------------
+# Spectral front ends: STFT -> power -> mel (-> log / MFCC / delta modulation)
+
+
+def _stft_mel_stages(samples: int, sample_rate: int, n_fft: int, hop: int, n_mels: int, fmin: float,
+                     fmax: float | None, htk: bool, norm: str | None
+                     ) -> tuple[list[Stage], dict[str, int], dict[str, int], int]:
+    """Stages of ``torch.stft`` (periodic Hann, centred, real input, onesided) -> power ->
+    mel filterbank, for a clip of ``samples``; (stages, parameters, state, frames)."""
+    from neuromark.processors.mel import mel_filterbank
+
+    if min(samples, n_fft, hop, n_mels) <= 0:
+        raise ValueError(f"front-end cost: samples, n_fft, hop_length, n_mels must be positive, got "
+                         f"{samples}, {n_fft}, {hop}, {n_mels}")
+    frames = 1 + samples // hop
+    bins = n_fft // 2 + 1
+    fb = mel_filterbank(sample_rate, n_fft, n_mels, fmin, fmax, htk=htk, norm=norm)
+    weights = _nonzero(fb)
+    stages = [
+        Stage("window", ops(mul=frames * n_fft), "n_fft multiplies per frame (Hann window)"),
+        Stage("fft", add_ops(fft_ops(n_fft, real=True), scale=frames),
+              f"one real FFT of n_fft={n_fft} per frame, frames = 1 + samples // hop = {frames}"),
+        Stage("power", ops(mul=frames * bins, mac=frames * bins), "re^2 + im^2 per bin: 1 mul + 1 MAC, "
+              f"{bins} bins per frame"),
+        Stage("mel filterbank", ops(mac=frames * weights),
+              f"one MAC per nonzero filter weight: {weights} of {fb.size} per frame"),
+    ]
+    params = {"window (float32)": 4 * n_fft, "mel filterbank nonzero weights (float32)": 4 * weights}
+    state = {"frame buffer (float32)": 4 * n_fft, "spectrum (complex64)": 8 * bins,
+             "mel frame (float32)": 4 * n_mels}
+    return stages, params, state, frames
+
+
+def mel_energies_cost(mfe: Any, samples: int | None = None) -> FrontEndCost:
+    """:class:`~neuromark.processors.mel.MelFilterbankEnergies` (Slaney mels, area-normalised)
+    on a clip of ``samples`` (default: one second)."""
+    samples = int(samples or mfe.sample_rate)
+    stages, params, state, frames = _stft_mel_stages(samples, mfe.sample_rate, mfe.n_fft, mfe.hop_length,
+                                                     mfe.n_mels, mfe.fmin, mfe.fmax, False, "slaney")
+    if mfe.log:
+        stages.append(Stage("log", ops(add=frames * mfe.n_mels, transcendental=frames * mfe.n_mels),
+                            "ln(energy + eps) per mel value: 1 add + 1 log"))
+    options = {"sample_rate": mfe.sample_rate, "n_fft": mfe.n_fft, "hop_length": mfe.hop_length,
+               "n_mels": mfe.n_mels, "fmin": mfe.fmin, "fmax": mfe.fmax, "log": mfe.log,
+               "clip_samples": samples, "frames": frames}
+    return FrontEndCost("mel_filterbank_energies", options, "audio sample", float(samples), stages,
+                        params, state)
+
+
+def resample_cost(rate: int, new_rate: int, samples: int) -> FrontEndCost:
+    """Polyphase resampling (``scipy.signal.resample_poly``, default Kaiser window) of a clip
+    of ``samples`` at ``rate`` to ``new_rate``: scipy designs an FIR of
+    ``2 * 10 * max(up, down) + 1`` taps; the polyphase filter spends ``ceil(taps / up)`` MACs
+    on each output sample."""
+    from fractions import Fraction
+
+    ratio = Fraction(new_rate, rate)
+    up, down = ratio.numerator, ratio.denominator
+    taps = 2 * 10 * max(up, down) + 1
+    out = -(-samples * up // down)
+    per_out = -(-taps // up)
+    stages = [Stage("polyphase FIR", ops(mac=out * per_out),
+                    f"up={up}, down={down}: {taps}-tap FIR (scipy's half length 10 max(up, down)), "
+                    f"ceil(taps / up) = {per_out} MACs per output sample, {out} outputs")]
+    return FrontEndCost("resample_poly", {"rate": rate, "new_rate": new_rate, "up": up, "down": down,
+                                          "taps": taps, "clip_samples": samples},
+                        "audio sample", float(samples), stages, {"FIR taps (float64)": 8 * taps},
+                        {"delay line (float64)": 8 * per_out})
+
+
+def keyword_features_cost(features: Any, samples: int | None = None) -> FrontEndCost:
+    """:class:`~neuromark.processors.keywords.KeywordFeatures` on a clip of ``samples`` at its
+    ``sample_rate`` (default: one second)."""
+    samples = int(samples or features.sample_rate)
+    kind = features.kind
+    if kind == "waveform":
+        if not features.target_rate or features.target_rate == features.sample_rate:
+            cost = FrontEndCost("waveform", {"sample_rate": features.sample_rate, "clip_samples": samples},
+                                "audio sample", float(samples), [],
+                                notes=["the raw waveform: no encoder"])
+            return cost
+        cost = resample_cost(features.sample_rate, features.target_rate, samples)
+        return FrontEndCost("waveform", {**cost.options, "kind": kind}, cost.per, cost.units_per_sample,
+                            cost.stages, cost.parameters_bytes, cost.state_bytes,
+                            ["the waveform resampled to the model's rate; nothing else"])
+    if kind not in ("mfcc", "delta_mel"):
+        raise ValueError(f"unknown keyword feature kind {kind!r} (waveform, mfcc, delta_mel)")
+    n_fft, hop, n_mels = features.n_fft, features.hop_length, features.n_mels
+    stages, params, state, frames = _stft_mel_stages(samples, features.sample_rate, n_fft, hop, n_mels,
+                                                     features.fmin, features.fmax, True, None)
+    cells = frames * n_mels
+    options = {"kind": kind, "sample_rate": features.sample_rate, "n_fft": n_fft, "hop_length": hop,
+               "n_mels": n_mels, "fmin": features.fmin, "fmax": features.fmax, "clip_samples": samples,
+               "frames": frames}
+    notes: list[str] = []
+    if kind == "mfcc":
+        n_mfcc = features.n_mfcc
+        stages += [
+            Stage("dB", ops(cmp=cells, transcendental=cells, mul=cells),
+                  "10 log10(max(mel, 1e-10)): 1 cmp + 1 log10 + 1 mul per mel value"),
+            Stage("top_db floor", ops(cmp=2 * cells, add=1),
+                  "peak over the clip (1 cmp per value), peak - top_db (1 add), max (1 cmp per value)"),
+            Stage("DCT-II", ops(mac=frames * n_mfcc * n_mels),
+                  f"dense ({n_mfcc}, {n_mels}) matrix per frame: n_mfcc * n_mels MACs"),
+        ]
+        params["DCT matrix (float32)"] = 4 * n_mfcc * n_mels
+        options["n_mfcc"] = n_mfcc
+        notes.append("top_db needs the clip's peak: the floor is applied after the whole clip")
+    else:
+        steps = frames - 1
+        stages += [
+            Stage("log", ops(add=cells, transcendental=cells), "ln(mel + 1e-6): 1 add + 1 log per value"),
+            Stage("delta modulator", ops(add=2 * steps * n_mels, cmp=2 * steps * n_mels,
+                                         mac=steps * n_mels),
+                  f"per channel and step (T = frames - 1 = {steps}): diff = x - ref (1 add), "
+                  "diff >= th and diff <= -th (2 cmp), event = up - down (1 add), "
+                  "ref += th * event (1 MAC)"),
+        ]
+        state["delta references (float32)"] = 4 * n_mels
+        options["threshold"] = features.threshold
+    return FrontEndCost(kind, options, "audio sample", float(samples), stages, params, state, notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Event encoders
+
+
+def event_tensor_cost(tensor: Any, events_per_window: float | None = None) -> FrontEndCost:
+    """:class:`~neuromark.processors.event_frames.EventTensor`: per event (the kernels of
+    :mod:`~neuromark.processors.event_frames`) and per window (clearing the tensor; for
+    ``histo`` the normalisation of every cell). ``events_per_window``: the mean measured
+    over the data (None: per-sample totals not given)."""
+    cells = tensor.num_tbins * tensor.channels * tensor.height * tensor.width
+    # _cell: rel = t - start (1 add), b = rel // dt (1 div), x >> ds and y >> ds (2 shifts,
+    # counted as add: a shifter costs no more than an adder), 6 bound tests (cmp)
+    locate = ops(add=3, div=1, cmp=6)
+    if tensor.kind == "histo":
+        per_event = [Stage("locate", locate, "rel = t - start, bin = rel // dt, x >> ds, y >> ds "
+                           "(2 add), 6 bound tests"),
+                     Stage("count", ops(add=1), "+1 in its (bin, polarity, pixel) cell")]
+        fixed = [Stage("normalise", ops(div=cells, cmp=cells),
+                       "count / (max_incr 4^ds) and min(., 1) per cell")]
+        state = {"tensor (float32)": 4 * cells, "counts (int32)": 4 * cells}
+    else:
+        per_event = [Stage("locate", locate, "rel = t - start, bin = rel // dt, x >> ds, y >> ds "
+                           "(2 add), 6 bound tests"),
+                     Stage("time surface", ops(mac=2, mul=1, div=1, add=1, cmp=2),
+                           "within = (rel - b dt) * 3 / dt (1 MAC, 1 mul, 1 div), "
+                           "micro-bin = min(int(within), 2) (1 cmp), value = within - ub (1 add), "
+                           "channel 2 ub + p (1 MAC), keep the latest (1 cmp)")]
+        fixed = []
+        state = {"tensor (float32)": 4 * cells}
+    fixed.insert(0, Stage("clear", ops(), f"{cells} cells zeroed per window (memory, no arithmetic)"))
+    options = {"kind": tensor.kind, "delta_t_us": tensor.delta_t_us, "num_tbins": tensor.num_tbins,
+               "height": tensor.height, "width": tensor.width, "downsample": tensor.downsample,
+               "max_incr": tensor.max_incr, "cells": cells}
+    notes = [] if events_per_window is not None else ["events per window not measured"]
+    return FrontEndCost(tensor.kind, options, "event", events_per_window, fixed, {}, state, notes,
+                        per_event)
+
+
+def binned_spikes_cost(channels: int, dt_us: int, t_max_us: int, pool: int,
+                       events_per_sample: float | None) -> FrontEndCost:
+    """Binning spikes to (T, channels // pool) counts (:class:`~neuromark.processors.events.
+    BinSpikes`, then :class:`~neuromark.processors.events.PoolChannels` on the units)."""
+    from neuromark.data.binning import n_bins
+
+    steps = n_bins(dt_us, t_max_us)
+    per_event = [Stage("bin", ops(div=1, cmp=2, add=1), "bin = t // dt (1 div), 2 bound tests, "
+                       "+1 in its cell")]
+    if pool > 1:
+        per_event.append(Stage("pool", ops(div=1), "unit // pool (1 div)"))
+    width = channels // pool
+    return FrontEndCost("bin_spikes", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
+                                       "pool": pool, "steps": steps},
+                        "event", events_per_sample, [], {}, {"frame (float32)": 4 * steps * width},
+                        [] if events_per_sample is not None else ["events per sample not measured"],
+                        per_event)
+
+
+# ---------------------------------------------------------------------------------------
+# The cochlea (Cramer et al. 2020): audio -> 700 channels of spikes
+
+
+def cochlea_cost(cochlea: Any, samples: int, sample_rate: int) -> FrontEndCost:
+    """:class:`~neuromark.processors.cochlea.Cochlea` on a clip of ``samples`` at
+    ``sample_rate`` (after its own resampling, which is not counted when the clip is at the
+    cochlea's rate): conditioning, basilar membrane (FFT, transfer multiply, inverse real
+    FFT per channel, as :func:`~neuromark.processors.cochlea.basilar_membrane.
+    membrane_velocity` computes them), Meddis hair cell and bushy cells per channel and
+    model sample. The transfer matrix is a constant of the clip length (computed once)."""
+    p = cochlea.params
+    c = p.basilar_membrane.channels
+    n = int(samples)
+    if n < 4:
+        raise ValueError(f"cochlea cost: a clip of at least 4 samples, got {n}")
+    bins = n // 2 + 1  # model samples per channel, at sample_rate // 2
+    half = bins // 2 + 1
+    steps = c * bins
+    refrac = p.bushy_cell.tau_refrac * (sample_rate // 2)
+    dead = max(0, math.ceil(refrac) - 1)
+    stages = [
+        Stage("conditioning", ops(mac=n, mul=2 * n, div=1, transcendental=1),
+              "RMS: sum of squares (1 MAC per sample), 1 div + 1 sqrt; scale to rms_level "
+              "(1 mul per sample); Hann ramps (1 mul per sample)"),
+        Stage("spectrum", fft_ops(n, real=True), f"FFT of the clip, n = {n} (real data)"),
+        Stage("transfer", ops(mac=2 * c * bins, mul=2 * c * bins),
+              f"V(w, x) * FFT(audio): {c} channels x {bins} bins complex multiplies "
+              "(2 MAC + 2 mul each; zeros above the cut-off multiplied too, as the code does)"),
+        Stage("hermitian", ops(add=2 * c * half, mul=2 * c * half),
+              f"0.5 (Y + conj Y(-k)) on {half} bins per channel: 2 add + 2 mul"),
+        Stage("inverse FFT", add_ops(fft_ops(bins, real=True), scale=c),
+              f"one inverse real FFT of {bins} per channel"),
+        # _meddis per channel and model sample (worst-case branches):
+        # s = v + A (1 add); k = g dt s / (s + B) if s > 0 (1 cmp, 1 add, 1 mul, 1 div);
+        # replenish = y M dt - y dt q if q < M (1 cmp, 1 MAC); eject = k q (1 mul);
+        # reprocess = x dt w (1 mul); q' = q + replenish - eject + reprocess (3 add);
+        # c' = c + eject - (l + r) dt c (1 add, 1 MAC); w' = w + r dt c - reprocess (1 MAC, 1 add);
+        # three clips at 0 (3 cmp); out = c h dt (1 mul)
+        Stage("hair cell", ops(mac=3 * steps, mul=4 * steps, add=7 * steps, div=steps, cmp=5 * steps),
+              "Meddis transmitter pools per channel and model sample: 3 MAC, 4 mul, 7 add, 1 div, "
+              "5 cmp (worst-case branches)"),
+        # _bushy per channel and model sample, the path with no fibre spike drawn:
+        # ring buffer: busy -= fired (1 add); 1 uniform; binomial test u <= 1 - n p (1 mul,
+        # 1 add, 1 cmp; n - busy: 1 add); counter and v_prev tests (2 cmp); v = v_prev decay
+        # (1 mul); i_syn decay (1 mul); i_syn += k (1 add); v += i_syn gain (1 MAC); v > 1
+        # (1 cmp); counter -= 1 (1 add)
+        Stage("bushy cells", ops(random=steps, add=5 * steps, mul=3 * steps, mac=steps, cmp=4 * steps),
+              f"{p.bushy_cell.n_convergence} fibres drawn as one Binomial per channel and model "
+              "sample (1 uniform), refractory ring buffer, LIF: 1 MAC, 3 mul, 5 add, 4 cmp"),
+    ]
+    params = {"transfer matrix (complex128)": 16 * c * bins, "Hann ramps (float64)": 8 * n,
+              "hair-cell constants (float64)": 8 * 10}
+    state = {"clip buffer (float64)": 8 * n, "velocity (float64)": 8 * c * bins,
+             "hair-cell pools (float64)": 8 * 3 * c,
+             "bushy state: ring buffer (int64) + 4 float64": c * (8 * (dead + 1) + 8 * 4)}
+    notes = ["offline in the data set's making: the model sees the cochlea's spikes",
+             "the transfer matrix's evaluation (Hankel functions, once per clip length) is a "
+             "constant, not counted per sample",
+             "bushy cells: the binomial's inverse-CDF loop runs only when a fibre spike is drawn "
+             "(1 exp, 1 log1p, ~5 ops per fibre); not counted (data-dependent): a lower bound"]
+    if cochlea.sample_rate is not None and cochlea.sample_rate != sample_rate:
+        notes.append("resampling to the cochlea's rate not counted")
+    options = {"channels": c, "sample_rate": sample_rate, "clip_samples": n, "model_rate": sample_rate // 2,
+               "rms_level": p.rms_level, "ramp_s": p.ramp_s,
+               "n_convergence": p.bushy_cell.n_convergence}
+    return FrontEndCost("cochlea", options, "audio sample", float(n), stages, params, state, notes)
+
+
+# ---------------------------------------------------------------------------------------
+# Combining and attaching
+
+
+def chain(name: str, parts: list[FrontEndCost]) -> dict[str, Any]:
+    """One block for encoders applied one after the other (e.g. cochlea, then binning):
+    each part's block, and their per-sample sum where every part has one."""
+    blocks = [p.to_json() for p in parts]
+    totals = [p.ops_per_sample for p in parts]
+    total = None if any(t is None for t in totals) else add_ops(*totals)  # type: ignore[arg-type]
+    energies = [b["energy"] for b in blocks]
+    joules = [e["value"] for e in energies]
+    return {"encoder": name, "parts": blocks,
+            "ops_per_sample": total,
+            "ops_per_sample_total": None if total is None else sum(total.values()),
+            "footprint": {"total_bytes": sum(p.footprint_bytes for p in parts)},
+            "energy": ({"value": sum(joules), "unit": "J/sample (estimate)",
+                        "profile": energies[0].get("profile"), "scope": "sum of the parts' estimates "
+                        "(each part's scope applies)"}
+                       if all(isinstance(j, (int, float)) for j in joules)
+                       else {"value": "not estimated", "why": "a part is not estimated"})}
+
+
+def front_end_block(source: Any) -> dict[str, Any] | None:
+    """The ``details["front_end"]`` block of ``source`` (a data set, SUT or stream): its
+    ``front_end_cost()`` (a :class:`FrontEndCost`, a ready block, or None), else None."""
+    method = getattr(source, "front_end_cost", None)
+    if not callable(method):
+        return None
+    cost = method()
+    if cost is None:
+        return None
+    return cost.to_json() if isinstance(cost, FrontEndCost) else dict(cost)
+
+
+def attach_front_end(results: Any, source: Any) -> None:
+    """Record ``source``'s front-end cost under ``results.details["front_end"]`` (nothing
+    when it has no encoder). The headline scores are not touched."""
+    block = front_end_block(source)
+    if block is not None:
+        results.details["front_end"] = block
+
+
+def summary_line(block: Mapping[str, Any]) -> str:
+    """One line for reports: encoder, ops per sample by kind, footprint, energy."""
+    counts = block.get("ops_per_sample")
+    if counts:
+        ops_text = ", ".join(f"{_num(v)} {k}" for k, v in counts.items() if v) or "0 ops"
+    else:
+        ops_text = "ops per sample not measured"
+    energy = block.get("energy") or {}
+    value = energy.get("value")
+    if isinstance(value, (int, float)):
+        e_text = f"~{value:.3g} J/sample ({energy.get('profile')}"
+        e_text += ", lower bound)" if "lower bound" in str(energy.get("scope", "")) else ")"
+    else:
+        e_text = f"energy not estimated ({energy.get('why', '')})"
+    footprint = (block.get("footprint") or {}).get("total_bytes")
+    return (f"front end {block.get('encoder')}: {ops_text} per sample; footprint "
+            f"{_num(footprint) if footprint is not None else '?'} B; {e_text}; not in the model's figures")
+
+
+def _num(v: float) -> str:
+    v = float(v)
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{suffix}"
+    return f"{v:.4g}"
