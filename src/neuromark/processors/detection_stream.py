@@ -29,6 +29,7 @@ from neuromark.data.event_contract import check_boxes, check_dat
 from neuromark.data.prophesee import BOX_DTYPE, dat_records, load_boxes, read_boxes, read_dat, read_dat_header
 from neuromark.processors.boxes import LabelPipeline, bin_labels
 from neuromark.processors.event_frames import EventTensor
+from neuromark.processors.front_end import event_tensor_cost
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,15 @@ class SequentialStream:
         self.files, self.tensor, self.labels, self.batch_size = list(files), tensor, labels, batch_size
         self.stamps = np.zeros((batch_size, tensor.num_tbins), np.int64)
         self.padded_samples = 0
+        #: events turned into tensors and windows (samples) read in the last pass
+        self.events_read = 0
+        self.windows_read = 0
+
+    def front_end_cost(self) -> Any:
+        """The event tensor's cost (issue 47.4), with the mean events per window of the
+        last pass (None before one)."""
+        mean = self.events_read / self.windows_read if self.windows_read else None
+        return event_tensor_cost(self.tensor, mean)
 
     @property
     def window_us(self) -> int:
@@ -92,6 +102,7 @@ class SequentialStream:
         queue = list(self.files)
         slots: list[list[Any] | None] = [None] * self.batch_size  # [file, position, boxes]
         self.padded_samples = 0
+        self.events_read = self.windows_read = 0
         t, dt = self.tensor.num_tbins, self.tensor.delta_t_us
         while True:
             keep = np.ones(self.batch_size, np.float32)
@@ -117,6 +128,8 @@ class SequentialStream:
                 events = read_dat(file.dat, start_us=pos, end_us=pos + self.window_us, backend="numpy",
                                   dropped=file.dropped)
                 data[b] = self.tensor(events, start_us=pos)
+                self.events_read += len(events)
+                self.windows_read += 1
                 frames = bin_labels(boxes, pos, dt, t)
                 targets.append((file.stream, np.concatenate(frames)))
                 self.stamps[b] = pos + dt * np.arange(1, t + 1)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neuromark.errors import DataError
+from neuromark.processors.front_end import summary_line
 from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
 from neuromark.results import Results, Score, to_jsonable, write_text_atomic
@@ -36,7 +37,34 @@ def format_summary(results: Sequence[Results], *, full_table: bool = False) -> s
     untrained weights, ties), one line each."""
     flags = [f"flag [{res.benchmark.id}]: {flag}" for res in results for flag in res.flags]
     first = [format_table(results)] if full_table else headlines(results)
-    return "\n".join([*first, *seed_text(results), *system_lines(results), *flags])
+    return "\n".join([*first, *seed_text(results), *system_lines(results), *front_end_lines(results),
+                      *flags])
+
+
+def front_end_lines(results: Sequence[Results]) -> list[str]:
+    """One line per result whose input passes an encoder: its cost
+    (:mod:`neuromark.processors.front_end`), beside the model's figures, not in them."""
+    return [f"[{res.benchmark.id}] {summary_line(block)}" for res in results
+            if isinstance(res.details, dict) and isinstance(block := res.details.get("front_end"), dict)]
+
+
+def front_end_table(block: dict) -> list[str]:
+    """Markdown lines: the front end's ops per sample by kind, footprint and energy."""
+    parts = block.get("parts") or [block]
+    lines = ["Front end (the input encoder; not in the model's figures above):", "",
+             "| encoder | ops per sample by kind | footprint | energy |", "|---|---|---|---|"]
+    for part in parts:
+        counts = part.get("ops_per_sample")
+        ops = ", ".join(f"{k} {v:,.0f}" for k, v in counts.items() if v) if counts else "not measured"
+        energy = part.get("energy") or {}
+        value = energy.get("value")
+        e_text = (f"{value:.3g} J/sample ({energy.get('profile')})" if isinstance(value, (int, float))
+                  else f"not estimated: {energy.get('why', '')}")
+        if "lower bound" in str(energy.get("scope", "")):
+            e_text += ", lower bound"
+        total = (part.get("footprint") or {}).get("total_bytes")
+        lines.append(f"| {part.get('encoder')} | {ops or '0'} | {total:,} B | {e_text} |")
+    return lines + ["", summary_line(block), ""]
 
 
 def headline(res: Results) -> str | None:
@@ -132,6 +160,8 @@ def _section(out_dir: Path, path: Path, res: Results) -> list[str]:
              f"Results file: `{path.name}`", "", "| metric | value |", "|---|---|"]
     lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
     lines.append("")
+    if isinstance(res.details, dict) and isinstance(res.details.get("front_end"), dict):
+        lines += front_end_table(res.details["front_end"])
     for rel in res.artefact_files():  # relative: made in this run, under out_dir
         if rel.is_absolute():
             try:

@@ -106,6 +106,9 @@ class BuiltSUT:
             every index in ascending order, so a stateful model sees its series in order);
             the accuracy pass scores them with the same metric when the config says
             ``accuracy: {reference: float_model}``. None: the config gives the figure.
+        front_end: the cost of the SUT's input encoder (a block of
+            :mod:`neuromark.processors.front_end`), recorded under ``details.front_end``
+            beside the model's figures; None when the input passes no encoder.
     """
 
     sut: Any
@@ -117,6 +120,7 @@ class BuiltSUT:
     scores: dict[str, Any] = field(default_factory=dict)
     metric: str | None = None
     reference: Callable[[Sequence[int]], Sequence[Any]] | None = None
+    front_end: dict[str, Any] | None = None
 
 
 class StagedSUT:

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC
 from neuromark.errors import ConfigError
+from neuromark.processors.front_end import mel_energies_cost
 from neuromark.processors.mel import MelFilterbankEnergies
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -183,4 +184,6 @@ def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 6
         raise
     return BuiltSUT(pipe.sut, pipe.library, pipe.labels, pipe.info,
                     close=lambda: torch.set_num_threads(threads_before),
-                    metric="classification_accuracy", reference=pipe.reference)
+                    metric="classification_accuracy", reference=pipe.reference,
+                    front_end=mel_energies_cost(MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels),
+                                                8000).to_json())

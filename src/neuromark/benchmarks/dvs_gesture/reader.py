@@ -36,6 +36,7 @@ from neuromark.data.event_contract import check_events
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
+from neuromark.processors.front_end import dvs_frames_cost
 from neuromark.registry import generators
 
 CLASSES = ("hand clap", "right hand wave", "left hand wave", "right arm cw", "right arm ccw", "left arm cw",
@@ -138,6 +139,8 @@ class DVSGesture:
         self.n_time_bins, self.denoise_us, self.spatial_factor = n_time_bins, denoise_us, spatial_factor
         self.frame_size = (int(SENSOR_SIZE[0] * spatial_factor), int(SENSOR_SIZE[1] * spatial_factor), 2)
         self.input_shape = (n_time_bins, 2, self.frame_size[1], self.frame_size[0])
+        #: events read, events kept by the denoise filter, samples read (for the front-end cost)
+        self.seen = [0, 0, 0]
 
     @property
     def samples(self) -> list[tuple[Path, int, int, str]]:
@@ -177,9 +180,21 @@ class DVSGesture:
     def __getitem__(self, index: int) -> tuple[Any, int]:
         import torch
 
-        ev = downsample(denoise(self.events(index), self.denoise_us), self.spatial_factor)
+        raw = self.events(index)
+        clean = denoise(raw, self.denoise_us)
+        self.seen = [self.seen[0] + len(raw), self.seen[1] + len(clean), self.seen[2] + 1]
+        ev = downsample(clean, self.spatial_factor)
         frames = to_frame_time_bins(ev, self.frame_size, self.n_time_bins)
         return torch.from_numpy(frames.astype(np.float32)), self.samples[index][1]
+
+    def front_end_cost(self) -> Any:
+        """The frames' cost (issue 47.4; :func:`~neuromark.processors.front_end.dvs_frames_cost`)
+        with the mean events per sample and the denoise filter's kept fraction over the
+        samples read so far (unmeasured before any)."""
+        events, kept, samples = self.seen
+        return dvs_frames_cost(self.frame_size, self.n_time_bins, self.denoise_us, self.spatial_factor,
+                               events / samples if samples else None,
+                               kept / events if events else None)
 
     def download(self, *, api: bool = False) -> Path:
         """Fetch the split's archive into ``root``, check its md5, unpack it and list its

@@ -49,6 +49,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
 from neuromark.models.configured import build_configured
+from neuromark.processors.front_end import attach_front_end
 from neuromark.registry import models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
@@ -274,6 +275,7 @@ class DetectionTask(BenchmarkTask):
         results.model = model_identity(s.model.name, s.model.options, resolve_path(
             s.model.checkpoint, config) if s.model.checkpoint else None, s.model.label)
         results.details.update(info)
+        attach_front_end(results, test)  # the event tensor's cost, beside the model's (issue 47.4)
         results.details["padded_samples"] = test.padded_samples
         results.details["sample"] = f"{s.data.num_tbins} bins x {s.data.delta_t_us} us per slot"
         return [results]

@@ -50,6 +50,7 @@ from neuromark.benchmarks.keywords.train import (  # noqa: F401 - re-exported
 from neuromark.context import default_cache_dir
 from neuromark.data.clips import decoded_files
 from neuromark.errors import ConfigError
+from neuromark.processors.front_end import keyword_features_cost
 from neuromark.processors.keywords import KeywordFeatures
 
 
@@ -305,8 +306,6 @@ class KeywordClips:
     def front_end_cost(self) -> Any:
         """The feature recipe's cost on one clip of this set's length (issue 47.4;
         :mod:`neuromark.processors.front_end`), or None for a recipe of unknown cost."""
-        from neuromark.processors.front_end import keyword_features_cost
-
         if not isinstance(self.features, KeywordFeatures):
             return None
         return keyword_features_cost(self.features, int(np.shape(self.clips)[-1]))

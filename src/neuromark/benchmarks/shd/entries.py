@@ -27,7 +27,9 @@ from neuromark.data.binning import bin_samples, check_binning, drop_late, n_bins
 from neuromark.data.entry import SUMS, Entry, read_sums, sums_owned, synthesize_into
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
 from neuromark.errors import ConfigError, DataError
-from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
+from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea
+from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
+from neuromark.processors.front_end import binned_spikes_cost, chain, cochlea_cost
 from neuromark.registry import generators
 
 
@@ -66,10 +68,6 @@ class BinnedSpikes(SpikeFileDataset):
         """The encoders before the model (issue 47.4): the cochlea that made the spikes
         (where known; a clip of ``t_max_us``), then binning and pooling per spike, with the
         mean spikes per sample of this file (:mod:`neuromark.processors.front_end`)."""
-        from neuromark.processors.cochlea import Cochlea, CochleaParams
-        from neuromark.processors.cochlea.params import BasilarMembraneParams
-        from neuromark.processors.front_end import binned_spikes_cost, chain, cochlea_cost
-
         offsets = self.samples.offsets
         per_sample = float(offsets[-1]) / max(1, len(offsets) - 1)
         parts = [binned_spikes_cost(self.channels, self.dt_us, self.t_max_us, self.pool, per_sample)]

@@ -263,6 +263,8 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     details: dict[str, Any] = {"sut": {"name": sut.name, "entry": cfg.sut.name, **info},
                                "timer_resolution_ns": resolution, "warmup_samples": cfg.timing.warmup,
                                "loadgen": {}, "flags": flags, "plots": []}
+    if built.front_end is not None:  # the input encoder's cost, beside the model's (issue 47.4)
+        details["front_end"] = built.front_end
     scores: dict[str, Score] = dict(built.scores)  # measured by the SUT (remote: transport)
     meter = make_meter(cfg.meter, config)
     measured = getattr(meter, "measured", True)
