@@ -152,6 +152,8 @@ class FrontEndCost:
         p = get_profile(profile)
         priced = {k: counts[k] for k in PRICED if counts[k]}
         unpriced = {k: counts[k] for k in KINDS if k not in PRICED and counts[k]}
+        if not priced and not unpriced:
+            return {"value": "not estimated", "profile": p.label(), "why": "no operations counted"}
         if not priced:
             return {"value": "not estimated", "profile": p.label(),
                     "why": f"the profile prices none of its operations ({', '.join(unpriced)})"}
@@ -490,7 +492,8 @@ def chain(name: str, parts: list[FrontEndCost]) -> dict[str, Any]:
             "footprint": {"total_bytes": sum(p.footprint_bytes for p in parts)},
             "energy": ({"value": sum(joules), "unit": "J/sample (estimate)",
                         "profile": energies[0].get("profile"), "scope": "sum of the parts' estimates "
-                        "(each part's scope applies)"}
+                        "(each part's scope applies)" + ("; a lower bound" if any(
+                            "lower bound" in str(e.get("scope", "")) for e in energies) else "")}
                        if all(isinstance(j, (int, float)) for j in joules)
                        else {"value": "not estimated", "why": "a part is not estimated"})}
 

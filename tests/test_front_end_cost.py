@@ -1,0 +1,168 @@
+"""Front-end cost (issue 47.4): hand counts per encoder kind, the block in results, the
+model-only headline figures untouched."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from neuromark.metrics.functional.energy_profiles import HOROWITZ45_FP32
+from neuromark.processors.cochlea import Cochlea, CochleaParams
+from neuromark.processors.cochlea.params import BasilarMembraneParams
+from neuromark.processors.event_frames import EventTensor
+from neuromark.processors.front_end import (
+    FrontEndCost,
+    Stage,
+    binned_spikes_cost,
+    cochlea_cost,
+    dvs_frames_cost,
+    event_tensor_cost,
+    fft_ops,
+    keyword_features_cost,
+    mel_energies_cost,
+    ops,
+    resample_cost,
+    summary_line,
+)
+from neuromark.processors.keywords import KeywordFeatures
+from neuromark.processors.mel import MelFilterbankEnergies, mel_filterbank
+
+
+def stage(cost: FrontEndCost, name: str) -> dict[str, float]:
+    found = [s for s in cost.stages + cost.per_unit_stages if s.name == name]
+    assert len(found) == 1, [s.name for s in cost.stages]
+    return found[0].ops
+
+
+def test_fft_is_the_nominal_five_n_log_n():
+    # complex N = 8: N/2 log2 N = 12 butterflies of 4 mul + 6 add: 48 mul, 72 add = 5 N log2 N = 120
+    assert fft_ops(8, real=False)["mul"] == 48 and fft_ops(8, real=False)["add"] == 72
+    assert fft_ops(8, real=True)["mul"] + fft_ops(8, real=True)["add"] == 2.5 * 8 * 3
+    assert fft_ops(1, real=True)["add"] == 0
+    with pytest.raises(ValueError, match="FFT size"):
+        fft_ops(0, real=True)
+
+
+def test_delta_mel_hand_count():
+    """Speech Commands' delta_mel recipe: 1 s at 16 kHz, n_fft 512, hop 80, 20 HTK mels."""
+    f = KeywordFeatures("delta_mel", 16000, None, 512, 80, 20)
+    cost = keyword_features_cost(f, 16000)
+    frames, steps, bins = 1 + 16000 // 80, 16000 // 80, 257
+    assert cost.options["frames"] == frames == 201
+    assert stage(cost, "window")["mul"] == frames * 512
+    assert stage(cost, "fft")["mul"] == frames * 512 * 9  # real data: N log2 N mul
+    assert stage(cost, "fft")["add"] == frames * 1.5 * 512 * 9
+    assert stage(cost, "power") == ops(mul=frames * bins, mac=frames * bins)
+    nonzero = int((mel_filterbank(16000, 512, 20, 20.0, 4000.0, htk=True, norm=None) != 0).sum())
+    assert 0 < nonzero < 20 * bins
+    assert stage(cost, "mel filterbank")["mac"] == frames * nonzero
+    assert stage(cost, "log") == ops(add=frames * 20, transcendental=frames * 20)
+    # per channel per step: 1 subtract, 2 compares, 1 add (up - down), 1 MAC (reference update)
+    assert stage(cost, "delta modulator") == ops(add=2 * steps * 20, cmp=2 * steps * 20, mac=steps * 20)
+    total = cost.ops_per_sample
+    assert total["mac"] == frames * bins + frames * nonzero + steps * 20
+    assert cost.ops_per_unit["mac"] == pytest.approx(total["mac"] / 16000)
+
+
+def test_delta_mel_follows_its_configuration():
+    """Counts are derived from the options, not constants: half the hop, twice the frames."""
+    a = keyword_features_cost(KeywordFeatures("delta_mel", 16000, None, 512, 160, 20), 16000)
+    b = keyword_features_cost(KeywordFeatures("delta_mel", 16000, None, 512, 80, 40), 16000)
+    assert stage(b, "delta modulator")["cmp"] == 2 * 200 * 40
+    assert stage(a, "delta modulator")["cmp"] == 2 * 100 * 20
+    assert stage(a, "fft")["mul"] * 201 == stage(b, "fft")["mul"] * 101
+
+
+def test_mfcc_hand_count():
+    f = KeywordFeatures("mfcc", 48000, None, 512, 240, 20, n_mfcc=13)
+    cost = keyword_features_cost(f, 48000)
+    frames = 1 + 48000 // 240
+    assert stage(cost, "DCT-II")["mac"] == frames * 13 * 20
+    assert stage(cost, "dB") == ops(cmp=frames * 20, transcendental=frames * 20, mul=frames * 20)
+    assert stage(cost, "top_db floor") == ops(cmp=2 * frames * 20, add=1)
+    assert cost.parameters_bytes["DCT matrix (float32)"] == 4 * 13 * 20
+
+
+def test_waveform_resampling_hand_count():
+    """scipy's resample_poly 16 -> 8 kHz: up 1, down 2, 2 * 10 * 2 + 1 = 41 taps, 41 MACs per output."""
+    cost = keyword_features_cost(KeywordFeatures("waveform", 16000, 8000), 16000)
+    assert cost.options["taps"] == 41 and cost.ops_per_sample["mac"] == 8000 * 41
+    assert cost.parameters_bytes["FIR taps (float64)"] == 41 * 8
+    up = resample_cost(8000, 12000, 8000)  # up 3, down 2: 61 taps, ceil(61 / 3) = 21 per output
+    assert (up.options["up"], up.options["down"], up.options["taps"]) == (3, 2, 61)
+    assert up.ops_per_sample["mac"] == 12000 * 21
+    raw = keyword_features_cost(KeywordFeatures("waveform", 8000), 8000)
+    assert sum(raw.ops_per_sample.values()) == 0
+    assert raw.energy()["value"] == "not estimated"  # no work: said so, never 0 J
+
+
+def test_mel_filterbank_energies_hand_count():
+    """The ASC reference's MFE: 1 s at 8 kHz, n_fft 256, hop 128, 40 Slaney mels."""
+    mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=40)
+    cost = mel_energies_cost(mfe, 8000)
+    frames = mfe.frames(8000)
+    assert frames == 63 and cost.options["frames"] == frames
+    nonzero = int(np.count_nonzero(mel_filterbank(8000, 256, 40)))
+    assert stage(cost, "mel filterbank")["mac"] == frames * nonzero
+    assert stage(cost, "fft")["mul"] == frames * 256 * 8
+    assert stage(cost, "log")["transcendental"] == frames * 40
+    assert cost.parameters_bytes["window (float32)"] == 256 * 4
+    no_log = mel_energies_cost(MelFilterbankEnergies(log=False), 8000)
+    assert no_log.ops_per_sample["transcendental"] == 0
+
+
+def test_cochlea_hand_count():
+    p = CochleaParams(basilar_membrane=BasilarMembraneParams(channels=10))
+    cost = cochlea_cost(Cochlea(p), 1000, 48000)
+    c, n, bins, half = 10, 1000, 501, 251
+    assert stage(cost, "conditioning") == ops(mac=n, mul=2 * n, div=1, transcendental=1)
+    assert stage(cost, "spectrum") == fft_ops(n, real=True)
+    assert stage(cost, "transfer") == ops(mac=2 * c * bins, mul=2 * c * bins)  # complex multiplies
+    assert stage(cost, "hermitian") == ops(add=2 * c * half, mul=2 * c * half)
+    assert stage(cost, "inverse FFT")["mul"] == pytest.approx(c * bins * math.log2(bins))
+    steps = c * bins
+    assert stage(cost, "hair cell") == ops(mac=3 * steps, mul=4 * steps, add=7 * steps, div=steps,
+                                           cmp=5 * steps)
+    assert stage(cost, "bushy cells")["random"] == steps  # one uniform per channel and model sample
+    assert cost.parameters_bytes["transfer matrix (complex128)"] == 16 * c * bins
+    more = cochlea_cost(Cochlea(CochleaParams(basilar_membrane=BasilarMembraneParams(channels=20))),
+                        1000, 48000)
+    assert stage(more, "hair cell")["div"] == 2 * steps
+
+
+def test_event_tensor_counts_per_event_and_per_window():
+    histo = EventTensor("histo", 50_000, 2, 4, 6, 0)
+    cost = event_tensor_cost(histo, 100.0)
+    cells = 2 * 2 * 4 * 6
+    assert stage(cost, "normalise") == ops(div=cells, cmp=cells)
+    assert cost.ops_per_unit == ops(add=4, div=1, cmp=6)
+    assert cost.ops_per_sample == ops(add=400, div=100 + cells, cmp=600 + cells)
+    surface = event_tensor_cost(EventTensor("multi_channel_timesurface", 50_000, 1, 4, 6, 0), None)
+    assert surface.ops_per_sample is None and surface.energy()["value"] == "not estimated"
+    assert surface.ops_per_unit == ops(add=4, div=2, cmp=8, mac=2, mul=1)
+
+
+def test_binning_and_dvs_frames():
+    b = binned_spikes_cost(700, 10_000, 1_000_000, 10, 50.0)
+    assert b.ops_per_sample == ops(add=50, cmp=100, div=100)  # bin (1 div) + pool (1 div) per spike
+    d = dvs_frames_cost((32, 32, 2), 150, 10_000, 0.25, 1000.0, 0.5)
+    per = d.ops_per_unit
+    assert per["cmp"] == 8 and per["mul"] == 1.0 and per["mac"] == 1.5  # 2 mul, 3 MAC per kept event
+    lg = math.ceil(math.log2(500))
+    assert d.ops_per_sample["cmp"] == 8 * 1000 + 2 * 150 * lg
+
+
+def test_energy_prices_the_counted_kinds_only():
+    cost = FrontEndCost("x", {}, "audio sample", 1.0, [Stage("s", ops(mac=10, mul=2, add=5, cmp=1), "")])
+    e = cost.energy(HOROWITZ45_FP32)
+    assert e["value"] == pytest.approx(12 * HOROWITZ45_FP32.mac_j + 6 * HOROWITZ45_FP32.ac_j)
+    assert "lower bound" not in e["scope"]
+    partial = FrontEndCost("y", {}, "audio sample", 1.0, [Stage("s", ops(add=1, transcendental=3), "")])
+    assert "lower bound" in partial.energy()["scope"] and "3 transcendental" in partial.energy()["scope"]
+    only = FrontEndCost("z", {}, "audio sample", 1.0, [Stage("s", ops(div=3), "")])
+    assert only.energy()["value"] == "not estimated"
+    assert "not estimated" in summary_line(only.to_json())
+    with pytest.raises(ValueError, match="unknown operation kind"):
+        ops(flops=1)
