@@ -4,6 +4,7 @@ model-only headline figures untouched."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,3 +167,173 @@ def test_energy_prices_the_counted_kinds_only():
     assert "not estimated" in summary_line(only.to_json())
     with pytest.raises(ValueError, match="unknown operation kind"):
         ops(flops=1)
+
+
+# ---- the block in the results of a tiny run, the headline figures untouched -------------------
+
+
+def _issue_net():
+    import snntorch as snn
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(70, 32), snn.Leaky(beta=0.9, init_hidden=True),
+                         nn.Linear(32, 20), snn.Leaky(beta=0.9, init_hidden=True, output=True))
+
+
+def test_spoken_digits_run_carries_the_cochlea_and_binning_block(monkeypatch):
+    """The shipped corpus' input passed the cochlea then binning: both in details.front_end;
+    without the block (hook removed) every score is the same value."""
+    from neuromark.benchmarks.shd.entries import BinnedSpikes
+    from neuromark.report.markdown import format_summary
+    from neuromark.runner import Benchmark
+
+    config = "configs/spiking_audio/spoken_digits_snn.yaml"
+    with_block = Benchmark.from_config(config, model=_issue_net(), label="tiny").run()
+    block = with_block.details["front_end"]
+    assert block["encoder"] == "cochlea + bin_spikes"
+    cochlea, binning = block["parts"]
+    assert cochlea["options"]["channels"] == 700 and cochlea["options"]["sample_rate"] == 48_000
+    assert cochlea["options"]["clip_samples"] == 48_000 * 850_000 // 1_000_000  # t_max_us of the config
+    assert binning["options"]["pool"] == 10 and binning["units_per_sample"] > 0
+    assert block["ops_per_sample"]["mac"] == cochlea["ops_per_sample"]["mac"] > 0
+    assert isinstance(block["energy"]["value"], float) and block["energy"]["value"] > 0
+    assert "front end cochlea + bin_spikes" in format_summary([with_block])
+
+    monkeypatch.delattr(BinnedSpikes, "front_end_cost")
+    without = Benchmark.from_config(config, model=_issue_net(), label="tiny").run()
+    assert "front_end" not in without.details
+    assert set(without.scores) == set(with_block.scores)
+    for name, score in without.scores.items():  # NeuroBench's model-only figures, unchanged
+        assert with_block.scores[name].value == score.value, name
+
+
+def test_a_benchmark_without_an_encoder_has_no_block(tmp_path):
+    """Mackey-Glass feeds the series itself: no front-end block."""
+    from neuromark.cli import main
+
+    config = "configs/mackey_glass/esn.yaml"
+    assert main(["run", config, "--out", str(tmp_path), "--quiet"]) == 0
+    import json
+
+    for path in tmp_path.glob("*.json"):
+        assert "front_end" not in json.loads(path.read_text()).get("details", {})
+
+
+DET_TINY = """task: detection
+benchmark: {id: det-tiny, version: "1.0"}
+data:
+  root: cache:det_tiny
+  synthesize: {files: {train: 1, test: 1}, duration_s: 1.2, height: 36, width: 64, seed: 3}
+  network: [32, 18]
+  box_filter: {resolution: [640, 360]}
+model: {name: event_detector, options: {width: 4}, checkpoint: cache:det_tiny.pt}
+train: {epochs: 1, batch_size: 1}
+eval: {metrics: [coco_map, synaptic_operations], time_tol_us: 50000}
+"""
+
+
+def test_detection_run_carries_the_event_tensor_block(tmp_path, monkeypatch):
+    """The tiny detection config (tests/test_detection_task.py's): the event tensor's cost per
+    event and per window, with the events per window measured in the pass."""
+    import json
+
+    from neuromark.cli import main
+
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "det.yaml").write_text(DET_TINY)
+    assert main(["run", str(tmp_path / "det.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "det-tiny--event_detector.json").read_text())
+    block = res["details"]["front_end"]
+    assert block["encoder"] == "multi_channel_timesurface" and block["per"] == "event"
+    assert block["options"]["height"] == 18 and block["options"]["width"] == 32
+    events = block["units_per_sample"]
+    assert events > 0
+    assert block["ops_per_sample"]["div"] == pytest.approx(2 * events)  # 1 in locate, 1 in the surface
+    assert "front_end" not in res["scores"] and res["scores"]["synaptic_operations"]["value"]["Dense"] > 0
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "Front end (the input encoder" in report
+
+
+def test_asc_system_run_carries_the_mfe_block(tmp_path):
+    """The ASC SUT's MFE (1 s at 8 kHz, 40 mels) beside the system figures."""
+    import json
+
+    from neuromark.cli import main
+
+    text = Path("configs/system/asc_cpu_singlestream.yaml").read_text()
+    text = text.replace("samples: 64", "samples: 8").replace("train_epochs: 3", "train_epochs: 0")
+    text = text.replace("min_query_count: 256", "min_query_count: 16")
+    (tmp_path / "asc.yaml").write_text(text)
+    main(["run", str(tmp_path / "asc.yaml"), "--out", str(tmp_path / "out"), "--quiet"])
+    (path,) = (tmp_path / "out").glob("asc_synthetic*.json")
+    block = json.loads(path.read_text())["details"]["front_end"]
+    mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=40)
+    assert block["encoder"] == "mel_filterbank_energies"
+    assert block["ops_per_sample"] == mel_energies_cost(mfe, 8000).ops_per_sample
+
+
+GESTURE_TINY = """task: classification
+benchmark: {id: gesture-tiny, version: "1.0"}
+dataset:
+  name: dvs_gesture
+  options:
+    root: cache:gestures
+    synthesize: {train_users: 1, test_users: 1, duration_s: 0.15, seed: 0}
+    n_time_bins: 4
+    train_time_bins: 3
+model: {name: dvs_gesture_snn, checkpoint: cache:gesture.pt}
+train: {epochs: 1, batch_size: 11, lr: 0.008, optimizer: adam, schedule: cosine}
+eval: {postprocessor: spike_count, metrics: [classification_accuracy, synaptic_operations]}
+"""
+
+
+def test_dvs_gesture_run_carries_the_frames_block(tmp_path, monkeypatch):
+    import json
+
+    from neuromark.cli import main
+
+    monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "g.yaml").write_text(GESTURE_TINY)
+    assert main(["run", str(tmp_path / "g.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "gesture-tiny--dvs_gesture_snn.json").read_text())
+    block = res["details"]["front_end"]
+    assert block["encoder"] == "dvs_frames" and block["options"]["n_time_bins"] == 4
+    assert block["units_per_sample"] > 0 and 0 < block["options"]["kept_fraction"] <= 1
+    assert block["ops_per_sample"]["cmp"] >= 8 * block["units_per_sample"]  # the denoise tests
+
+
+GSC_TINY = """task: classification
+benchmark: {id: gsc-tiny}
+dataset:
+  name: speech_commands
+  options:
+    root: corpus
+    features: delta_mel
+    synthesize: {speakers: 3, repeats: 1, words: ["yes", "zero"]}
+model: {name: gsc_snn, checkpoint: ckpt/gsc_snn.pt}
+train: {epochs: 1, batch_size: 2}
+eval: {postprocessor: spike_count, metrics: [classification_accuracy, synaptic_operations]}
+"""
+
+
+def test_keyword_run_carries_the_delta_mel_block(tmp_path):
+    """Speech Commands' delta_mel recipe on the espeak-ng corpus (tests/test_gsc_first_use.py's)."""
+    import json
+    import shutil
+
+    pytest.importorskip("soundfile")
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed")
+    from neuromark.cli import main
+
+    (tmp_path / "gsc.yaml").write_text(GSC_TINY)
+    assert main(["run", str(tmp_path / "gsc.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "gsc-tiny--gsc_snn.json").read_text())
+    block = res["details"]["front_end"]
+    expected = keyword_features_cost(KeywordFeatures("delta_mel", 16000, None, 512, 80, 20),
+                                     block["options"]["clip_samples"])
+    assert block["encoder"] == "delta_mel" and block["options"]["hop_length"] == 80
+    assert block["ops_per_sample"] == expected.ops_per_sample
+    assert res["scores"]["synaptic_operations"]["value"]["Effective_ACs"] >= 0
