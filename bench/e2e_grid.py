@@ -58,7 +58,7 @@ def plain_loop(batches: list, net) -> tuple[float, float]:
 def pair_child(path: Path, batch_size: int, threads: int, rounds: int) -> None:
     """The neuromark route and the plain loop alternately in this process; prints a RESULT."""
     import torch
-    from e2e_shd import DT_US, T_MAX_US, reference_lif, route_neuromark
+    from _e2e_common import DT_US, T_MAX_US, reference_lif, route_neuromark
 
     from neuromark.benchmarks.shd.datasets import SpikeFileDataset
 

@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e_shd import (  # noqa: E402
+from _e2e_common import (  # noqa: E402
     CHANNELS,
     DT_US,
     ROOT,

@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e_shd import DT_US, ROOT, T_MAX_US, data_file, reference_lif  # noqa: E402
+from _e2e_common import DT_US, ROOT, T_MAX_US, data_file, reference_lif  # noqa: E402
 
 from neuromark.benchmarks.shd.datasets import SpikeFileDataset  # noqa: E402
 from neuromark.instrument import linear_counter, membrane  # noqa: E402
