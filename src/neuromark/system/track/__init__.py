@@ -2,7 +2,10 @@
 (LoadGen scenarios), with power and energy per inference, accuracy against a declared
 quality target, and the submission it writes.
 
-- :mod:`.task`: the ``system`` task (config, plan, run).
-- :mod:`.perf`, :mod:`.scores`, :mod:`.estimate`, :mod:`.accuracy`: the performance run,
-  its scores, the run-length estimate, and the accuracy run.
+- :mod:`.config`: the config's schema and checks (what a user writes);
+- :mod:`.task`: the ``system`` task (plan, and the run in order);
+- :mod:`.perf`: the performance runs (calibration, search, final runs, the scenario figure);
+- :mod:`.accuracy`: the accuracy rule's check, the AccuracyOnly run, its score and verdict;
+- :mod:`.scores`: the timing, LoadGen and power scores;
+- :mod:`.estimate`: the energy estimate from operation counts, beside the measured energy.
 """

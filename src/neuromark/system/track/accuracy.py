@@ -1,4 +1,8 @@
-"""The accuracy pass of the ``system`` task: score the AccuracyOnly log, judge its target.
+"""The accuracy pass of the ``system`` task: check the rule, make the AccuracyOnly run, score
+its log, judge its target.
+
+:func:`check_rule` checks the config's rule against the SUT before anything runs;
+:func:`accuracy_mode_run` makes the AccuracyOnly run beside the performance run.
 
 A SUT returns its outputs; the track scores them. LoadGen's AccuracyOnly run issues every
 library sample once and logs each response (``mlperf_log_accuracy.json``: per query the
@@ -15,16 +19,22 @@ SUT's float model ``BuiltSUT.reference`` run on the same samples) and the verdic
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from neuromark.config import ConfigFile
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import metrics
 from neuromark.results import Score
-from neuromark.system.loadgen import LoadGenRun
+from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
 from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
 from neuromark.system.quality import FLOAT_MODEL, AccuracyRule, judge
+from neuromark.system.sut import BuiltSUT, InMemoryLibrary, check_labels
+
+if TYPE_CHECKING:  # the schema imports the energy estimate (torch); the checks need none of it
+    from neuromark.system.track.config import SystemConfig
 
 #: The default metric of a SUT with integer class labels.
 CLASSIFICATION = "classification_accuracy"
@@ -162,3 +172,59 @@ def _reference(rule: AccuracyRule, built: Any, outputs: Mapping[int, np.ndarray]
     ref = score_outputs(dict(zip(indices, responses)), built.labels, metric, post,
                         where=f"SUT {entry!r} float reference")
     return float(ref.value), FLOAT_MODEL
+
+
+def check_rule(cfg: SystemConfig, built: BuiltSUT, config: ConfigFile | None) -> bool:
+    """Check, before anything runs, that the config's accuracy rule fits the SUT: a scored
+    rule needs labels, an exemption a SUT without them, ``reference: float_model`` a float
+    reference model, and the metric must score predictions. Returns whether responses are scored by argmax
+    (then checked as class scores)."""
+    rule = cfg.accuracy_rule()
+    where = (config or ConfigFile(data={})).where(("accuracy",))
+    name = cfg.sut.name
+    check_labels(built.labels, name, built.library.total_count, classes=False)  # an array at all
+    if rule is None:
+        return False
+    if rule.exempt is not None:
+        if built.labels is not None:
+            raise ConfigError(f"{where}: accuracy.exempt: SUT {name!r} gives labels, so its "
+                              "accuracy can be scored; declare a quality target instead "
+                              "(accuracy: {metric, reference, target})")
+        return False
+    wants_score = cfg.accuracy is True or rule.judged or rule.metric is not None
+    if built.labels is None:
+        if wants_score:
+            raise ConfigError(f"{where}: accuracy: SUT {name!r} has no labels to score; declare "
+                              "accuracy: {exempt: <why no quality target applies>}")
+        return False
+    metric = rule.metric or default_metric(built.labels, built.metric)
+    if metric is None:
+        raise ConfigError(f"{where}: accuracy.metric: SUT {name!r} gives regression targets and "
+                          "names no metric; set accuracy.metric (e.g. sMAPE)")
+    check_metric(metric, f"{where}: accuracy.metric")
+    if rule.reference == FLOAT_MODEL and built.reference is None:
+        raise ConfigError(f"{where}: accuracy.reference: {FLOAT_MODEL}: SUT {name!r} (with these "
+                          "options) has no float reference model; give the float model's figure "
+                          "as a number")
+    return postprocess_of(rule, metric) == "argmax" and built.labels.dtype.kind in "iu"
+
+
+def accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
+    """Score an AccuracyOnly log with our ``classification_accuracy`` metric: responses
+    (1-D class scores) decoded with the recorded dtype, postprocessed by argmax."""
+    log = run.log_dir / ACCURACY
+    return score_outputs(read_accuracy_log(log, run.response_dtype), labels, CLASSIFICATION, "argmax",
+                         where=str(log))
+
+
+def accuracy_mode_run(run: LoadGenRun, settings: LoadGenSettings, sut: Any,
+                      library: InMemoryLibrary, details: dict[str, Any], out_dir: Path) -> LoadGenRun:
+    """The AccuracyOnly run a submission holds beside the performance run (every sample
+    once, responses logged): ``run`` itself when that was one, else a new run."""
+    if settings.mode == "AccuracyOnly":
+        return run
+    acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
+    acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
+    details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
+                                          "response_dtype": acc_run.response_dtype}
+    return acc_run

@@ -1,4 +1,5 @@
-"""Scores of the ``system`` task: stage timings, LoadGen figures, accuracy, power.
+"""Scores of the ``system`` task: stage timings, LoadGen figures, power (the accuracy
+figure is :mod:`neuromark.system.track.accuracy`'s).
 
 Each function adds :class:`~neuromark.results.Score` entries to ``scores`` and whatever
 it found to ``details`` (the results' ``details``: ``loadgen``, ``timing``, ``power``,
@@ -10,19 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from neuromark.errors import DataError
 from neuromark.plotting import latency_histogram, power_trace
-from neuromark.registry import metrics
 from neuromark.results import Score
-from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
-from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
+from neuromark.system.loadgen import LoadGenRun, LoadGenSettings
 from neuromark.system.power.measure import crop_timeline
 from neuromark.system.power.mlperf import two_pass
 from neuromark.system.power.windows import Window, analyse, window_power
-from neuromark.system.sut import InMemoryLibrary
 from neuromark.system.timing import StageTimer
+from neuromark.system.track.accuracy import accuracy  # noqa: F401 - its former home
 
 
 def score_ms(stats: dict[str, Any]) -> Score:
@@ -68,36 +64,6 @@ def loadgen_scores(run: LoadGenRun, timer: StageTimer | None, settings: LoadGenS
             scores["throughput"] = Score(run.summary["qps"]["with_loadgen_overhead"], unit="queries/s",
                                          higher_is_better=True)
     return latency_means
-
-
-def accuracy(run: LoadGenRun, labels: np.ndarray) -> Score:
-    """Score an AccuracyOnly log with our ``classification_accuracy`` metric: responses
-    decoded with the recorded dtype, postprocessed by argmax over the logits."""
-    import torch
-
-    from neuromark.metrics.base import Step
-
-    responses = read_accuracy_log(run.log_dir / ACCURACY, run.response_dtype)
-    if not responses:
-        raise DataError(f"{run.log_dir / ACCURACY}: no responses logged")
-    order = sorted(responses)
-    predictions = torch.as_tensor([int(np.argmax(responses[i])) for i in order])
-    metric = metrics.get("classification_accuracy")()
-    metric.update(Step(0, predictions, torch.as_tensor(labels[order]), len(order)))
-    return metric.compute()
-
-
-def accuracy_mode_run(run: LoadGenRun, settings: LoadGenSettings, sut: Any,
-                      library: InMemoryLibrary, details: dict[str, Any], out_dir: Path) -> LoadGenRun:
-    """The AccuracyOnly run a submission holds beside the performance run (every sample
-    once, responses logged): ``run`` itself when that was one, else a new run."""
-    if settings.mode == "AccuracyOnly":
-        return run
-    acc_settings = settings.model_copy(update={"mode": "AccuracyOnly"})
-    acc_run = run_test(sut, library, acc_settings, out_dir / "loadgen" / "accuracyonly")
-    details["loadgen"]["AccuracyOnly"] = {**acc_run.summary, "log_dir": str(acc_run.log_dir),
-                                          "response_dtype": acc_run.response_dtype}
-    return acc_run
 
 
 def power_scores(meter: Any, windows: dict[str, tuple[float, float]], counts: dict[str, int],

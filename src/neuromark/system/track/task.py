@@ -1,15 +1,10 @@
 """Task ``system``: a LoadGen scenario over a registered SUT, stage timings, power windows.
 
-Config (``configs/system/asc_cpu_singlestream.yaml``)::
-
-    task: system
-    benchmark: {id: asc_synthetic-cpu_singlestream, version: "1.0"}
-    sut: {name: asc_cnn, options: {data: synthetic, samples: 64, threads: 1}}
-    loadgen: {scenario: SingleStream, min_query_count: 256, min_duration_s: 1.0,
-              expected_latency_s: 0.003}
-    timing: {warmup: 10}
-    meter: {name: "null", options: {reason: "no power instrument on this CPU"}}
-    power: {floor_s: 2.0, active_s: 2.0, amortised: false}
+The run, in order: build the SUT, check its accuracy rule and first response
+(:mod:`.accuracy`), calibrate and search, then the final performance run(s) (:mod:`.perf`),
+the AccuracyOnly run and its verdict (:mod:`.accuracy`), the power windows, the energy
+estimate (:mod:`.estimate`), the compliance tests; each part's scores come from
+:mod:`.scores`. The config's schema is :mod:`.config` (:class:`SystemConfig`).
 
 ``sut`` names an entry of :data:`neuromark.registry.suts` (:mod:`neuromark.system.suts`),
 ``meter`` one of :data:`neuromark.registry.meters`; both options are checked at
@@ -25,170 +20,38 @@ runs a submission holds, kept on failure too), ``compliance/<TEST>/`` (with
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, model_validator
-
-from neuromark.components import ComponentSpec, accepted, build_component, check_options
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, reject_legacy_keys, validate
+from neuromark.components import accepted, build_component, check_options
+from neuromark.config import ConfigFile, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import meters, suts
 from neuromark.results import Results, Score, model_identity
 from neuromark.system.compliance import TESTS, run_compliance
-from neuromark.system.loadgen import LoadGenSettings, run_test
+from neuromark.system.loadgen import run_test
 from neuromark.system.power.measure import measure_windows
-from neuromark.system.power.spec import MeterSpec, make_meter
-from neuromark.system.quality import FLOAT_MODEL, AccuracyRule
-from neuromark.system.sut import BuiltSUT, check_first_response, check_labels, warm_up
+from neuromark.system.power.spec import make_meter
+from neuromark.system.sut import BuiltSUT, check_first_response, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
-from neuromark.system.track.accuracy import accuracy_pass, check_metric, default_metric, postprocess_of
-from neuromark.system.track.estimate import EstimateSettings, estimate_energy
-from neuromark.system.track.perf import final_runs, prepare, scenario_metric
-from neuromark.system.track.scores import (
-    accuracy_mode_run,
-    loadgen_scores,
-    mlperf_power,
-    power_scores,
+from neuromark.system.track.accuracy import accuracy_mode_run, accuracy_pass, check_metric, check_rule
+from neuromark.system.track.config import (  # noqa: F401 - SystemConfig & co. are also named from here
+    CITATION,
+    PARENT,
+    PowerWindows,
+    SystemConfig,
+    TimingConfig,
+    reject_old_spelling,
 )
+from neuromark.system.track.estimate import estimate_energy
+from neuromark.system.track.perf import final_runs, prepare, scenario_metric
+from neuromark.system.track.scores import loadgen_scores, mlperf_power, power_scores
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
-
-CITATION = """@article{Yik2025neurobench,
-  title = {The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
-  author = {Yik, Jason and others}, journal = {Nature Communications}, volume = {16}, pages = {1545},
-  year = {2025}}
-@misc{mlperf_loadgen, title = {{MLPerf} Inference LoadGen}, howpublished =
-  {\\url{https://github.com/mlcommons/inference/tree/master/loadgen}}}"""
-
-#: The results' parent id when ``benchmark.parent`` is not set.
-PARENT = "neurobench-system-track"
 
 #: The scenario's MLPerf figure of merit and where it sits in the LoadGen summary.
 PRIMARY = {"SingleStream": "p90 latency", "MultiStream": "p99 per-query latency",
            "Server": "completed samples/s within the latency bound", "Offline": "samples/s"}
-
-#: Flat meter keys of older ``power:`` sections and the meter option each became.
-OLD_POWER_KEYS = {"meter": "", "reason": "reason", "rapl_root": "root", "gpu_index": "index",
-                  "csv": "path", "offset_s": "offset_s", "wall_clock": "wall_clock",
-                  "interval_s": "interval_s"}
-
-
-class TimingConfig(StrictModel):
-    warmup: int = Field(10, ge=0, description="untimed samples run before the test")
-
-
-class PowerWindows(StrictModel):
-    """``power:``: the measurement windows in seconds (the instrument is ``meter:``).
-
-    ``floor_s``: the floor window (configured and ready, not asleep); ``active_s``: each
-    active window; ``sleep_s``: an optional true idle (sleep) window; ``amortised``: one
-    separate long stream run (energy / samples) instead of power × latency; ``latency``:
-    ``measured`` (the mean latency of each stage) or ``data_time`` (the real-time rule:
-    ``data_time_s`` per inference, default the SUT's ``data_time_s``, 1 s for ASC)."""
-
-    floor_s: float = Field(2.0, gt=0)
-    active_s: float = Field(2.0, gt=0)
-    sleep_s: float | None = Field(None, gt=0)
-    amortised: bool = False
-    latency: Literal["measured", "data_time"] = "measured"
-    data_time_s: float | None = Field(None, gt=0)
-
-    @model_validator(mode="after")
-    def _one_rule(self) -> PowerWindows:
-        if self.amortised and self.latency == "data_time":
-            raise ValueError("amortised: true (energy / samples of a stream run) and latency: "
-                             "data_time (power x data time) are two rules; choose one")
-        return self
-
-
-class SystemConfig(StrictModel):
-    task: Literal["system"]
-    benchmark: BenchmarkSettings | None = Field(
-        None, description="identity; default id <sut name>-<scenario>")
-    description: str = ""
-    sut: ComponentSpec
-    loadgen: LoadGenSettings = LoadGenSettings()
-    accuracy: AccuracyRule | bool | None = Field(
-        None, description="how the AccuracyOnly pass is scored and its quality target "
-                          "(neuromark.system.quality); true: scored, no target; false: not scored")
-    timing: TimingConfig = TimingConfig()
-    meter: MeterSpec | None = Field(None, description="default: not measured (null meter)")
-    power: PowerWindows = PowerWindows()
-    seed: Seed = 0
-    profile: Literal["test", "submission"] = Field(
-        "test", description="the rules the submission checker applies (neuromark.system.rules)")
-    compliance: bool | list[Literal["TEST01", "TEST04", "TEST05"]] = Field(
-        False, description="run the MLPerf compliance tests after the test (true: all three)")
-    latency: Literal["measured", "data_time"] | None = Field(
-        None, description="the spec's latency rule for energy per inference; same as power.latency")
-    estimate: EstimateSettings | None = Field(
-        None, description="also estimate energy per inference from the SUT's operation counts "
-                          "(energy_estimate, beside the measured energy_per_inference)")
-
-    @model_validator(mode="after")
-    def _latency_rule(self) -> SystemConfig:
-        """A top-level ``latency:`` is the spec's spelling of ``power.latency``."""
-        if self.latency is not None:
-            if "latency" in self.power.model_fields_set and self.power.latency != self.latency:
-                raise ValueError(f"latency: {self.latency} and power.latency: {self.power.latency} "
-                                 "disagree; give one")
-            power = PowerWindows(**{**self.power.model_dump(), "latency": self.latency})
-            object.__setattr__(self, "power", power)
-        return self
-
-    def accuracy_rule(self) -> AccuracyRule | None:
-        """The accuracy rule; None for ``accuracy: false`` (the AccuracyOnly run is still
-        made, not scored); ``true`` or no ``accuracy:`` score the SUT's outputs with its
-        own metric when it gives labels, without a quality target."""
-        if self.accuracy is False:
-            return None
-        return self.accuracy if isinstance(self.accuracy, AccuracyRule) else AccuracyRule()
-
-    def info(self) -> Any:
-        """The results' :class:`~neuromark.results.BenchmarkInfo`."""
-        settings = self.benchmark or BenchmarkSettings(
-            id=f"{self.sut.name}-{self.loadgen.scenario.lower()}")
-        if settings.parent is None:
-            settings = settings.model_copy(update={"parent": PARENT})
-        return settings.info(CITATION)
-
-
-def _quote(value: Any) -> str:
-    """``value`` as YAML: strings double-quoted, so "null" stays a string."""
-    import json
-
-    return json.dumps(value)
-
-
-def _flow(mapping: dict[str, Any]) -> str:
-    """``mapping`` in YAML flow style."""
-    return "{" + ", ".join(f"{k}: {_quote(v)}" for k, v in mapping.items()) + "}"
-
-
-def reject_old_spelling(config: ConfigFile) -> None:
-    """Clear errors for configs written before ``benchmark:``, ``sut: {name, options}`` and
-    ``meter: {name, options}``, each naming the new spelling."""
-
-    reject_legacy_keys(config, ("name", "id", "version"))
-    sut = config.data.get("sut")
-    if isinstance(sut, dict) and "kind" in sut:
-        options = {k: v for k, v in sut.items() if k != "kind"}
-        raise ConfigError(f"{config.where(('sut', 'kind'))}: sut.kind is no longer used; write "
-                          f"sut: {{name: {_quote(sut['kind'])}, options: {_flow(options)}}}")
-    power = config.data.get("power")
-    if isinstance(power, dict) and set(power) & set(OLD_POWER_KEYS):
-        old = [k for k in power if k in OLD_POWER_KEYS]
-        options = {OLD_POWER_KEYS[k]: power[k] for k in old if k != "meter"}
-        name = _quote(power.get("meter", "null"))
-        raise ConfigError(f"{config.where(('power', old[0]))}: power.{old[0]}: the meter is no longer "
-                          f"part of 'power'; write meter: {{name: {name}, options: {_flow(options)}}} "
-                          "(power: keeps floor_s, active_s, amortised)")
-    if isinstance(power, dict) and "idle_s" in power:
-        raise ConfigError(f"{config.where(('power', 'idle_s'))}: power.idle_s is now power.floor_s: "
-                          "the configured-and-ready window is the NeuroBench floor window (not "
-                          "idle: the device must not sleep); a true idle (sleep) window is "
-                          "power.sleep_s")
 
 
 def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
@@ -204,7 +67,7 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
         raise ConfigError(f"sut {cfg.sut.name!r}: its factory returned {type(built).__name__}, "
                           "not a neuromark.system.sut.BuiltSUT")
     try:
-        argmax = _check_accuracy(cfg, built, config)
+        argmax = check_rule(cfg, built, config)
         if cfg.estimate is not None and built.workload is None:
             where = (config or ConfigFile(data={})).where(("estimate",))
             raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
@@ -215,41 +78,6 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
     finally:
         if built.close is not None:
             built.close()
-
-
-def _check_accuracy(cfg: SystemConfig, built: BuiltSUT, config: ConfigFile | None) -> bool:
-    """The accuracy rule fits the SUT (before anything runs): a scored rule needs labels, an
-    exemption a SUT without them, ``reference: float_model`` a float reference model, and
-    the metric must score predictions. Returns whether responses are scored by argmax
-    (then checked as class scores)."""
-    rule = cfg.accuracy_rule()
-    where = (config or ConfigFile(data={})).where(("accuracy",))
-    name = cfg.sut.name
-    check_labels(built.labels, name, built.library.total_count, classes=False)  # an array at all
-    if rule is None:
-        return False
-    if rule.exempt is not None:
-        if built.labels is not None:
-            raise ConfigError(f"{where}: accuracy.exempt: SUT {name!r} gives labels, so its "
-                              "accuracy can be scored; declare a quality target instead "
-                              "(accuracy: {metric, reference, target})")
-        return False
-    wants_score = cfg.accuracy is True or rule.judged or rule.metric is not None
-    if built.labels is None:
-        if wants_score:
-            raise ConfigError(f"{where}: accuracy: SUT {name!r} has no labels to score; declare "
-                              "accuracy: {exempt: <why no quality target applies>}")
-        return False
-    metric = rule.metric or default_metric(built.labels, built.metric)
-    if metric is None:
-        raise ConfigError(f"{where}: accuracy.metric: SUT {name!r} gives regression targets and "
-                          "names no metric; set accuracy.metric (e.g. sMAPE)")
-    check_metric(metric, f"{where}: accuracy.metric")
-    if rule.reference == FLOAT_MODEL and built.reference is None:
-        raise ConfigError(f"{where}: accuracy.reference: {FLOAT_MODEL}: SUT {name!r} (with these "
-                          "options) has no float reference model; give the float model's figure "
-                          "as a number")
-    return postprocess_of(rule, metric) == "argmax" and built.labels.dtype.kind in "iu"
 
 
 def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path,
