@@ -10,6 +10,7 @@ NeuroBench (Yik et al., Nature Communications 2025, Methods and Algorithm 1).
 - :mod:`.entry`: the ``speech_commands`` data set entry.
 - :mod:`.models`, :mod:`.gsc_family`, :mod:`.train`: M5 and the LIF keyword nets, their
   families and training recipe.
-- :mod:`.fscil`, :mod:`.fscil_sessions`, :mod:`.fscil_backbone`: the FSCIL task, its
-  sessions (prototypes, accuracy per session) and its pre-trained backbone.
+- :mod:`.fscil`: the FSCIL task (protocol, run, results); :mod:`.fscil_config`: its
+  options; :mod:`.fscil_backbone`: the corpus as features and the pre-trained backbone;
+  :mod:`.fscil_sessions`: the sessions (prototypes, sampling, accuracy per session).
 """

@@ -26,33 +26,34 @@ that learns nothing new) and its average; complexity metrics per session (repeat
 through :class:`neuromark.runner.Benchmark` on the full model with the prototype head,
 which also cross-checks the session accuracy computed from cached features).
 
-Config::
-
-    task: fscil
-    benchmark: {id: mswc-fscil-m5, version: "1.0"}
-    data:
-      root: cache:keywords/mswc        # holds MSWC/ (the real set, or the synthetic one)
-      synthesize: {base_train: 40, base_test: 10, evaluation: 40}   # omit for the real set
-    model: {name: keyword_m5, options: {n_channel: 64}, checkpoint: cache:checkpoints/x.pt}
-    features: {kind: mfcc}
-    train: {epochs: 30, batch_size: 256, lr: 0.01}   # cached by recipe (neuromark.training)
-    train_if_missing: true                          # false: a missing or stale backbone is an error
-    fscil: {shots: 5, support_pool: 20, query_pool: 20, query_shots: 20, repeats: 10, seed: 0}
-    device: cpu        # cpu (default), cuda, cuda:N or auto: the backbone trains and runs there
+Modules: this one holds the task (plan, run, results); :mod:`.fscil_config` its options
+(the config schema, with an example); :mod:`.fscil_backbone` what the sessions run on (the
+corpus as features and the pre-trained backbone); :mod:`.fscil_sessions` the prototype
+head, the session sampling and the scoring of one session order.
 """
 
 from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
-from neuromark.benchmarks.keywords.fscil_backbone import TrainSettings, backbone
+from neuromark.benchmarks.keywords.fscil_backbone import backbone, load_corpus, prepare_backbone
+from neuromark.benchmarks.keywords.fscil_config import (  # noqa: F401 - the options are also named from here
+    COMPLEXITY,
+    DataSettings,
+    EvalSettings,
+    FeatureSettings,
+    FSCILConfig,
+    FSCILSettings,
+    ModelSettings,
+    SynthSettings,
+    TrainSettings,
+)
 from neuromark.benchmarks.keywords.fscil_sessions import (
     OrderInputs,
     SessionSampler,
@@ -60,17 +61,14 @@ from neuromark.benchmarks.keywords.fscil_sessions import (
     order_units,
     session_head,
 )
-from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
-from neuromark.context import RunContext, default_cache_dir
-from neuromark.data.entry import MARK
-from neuromark.devices import DeviceName, device_provenance, module_device
-from neuromark.errors import ConfigError, DataError
+from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES
+from neuromark.config import ConfigFile, validate
+from neuromark.context import RunContext
+from neuromark.devices import device_provenance, module_device
+from neuromark.errors import ConfigError
 from neuromark.executors import share
-from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
-from neuromark.model_label import ModelLabel
+from neuromark.metrics.names import build_metrics, metric_names
 from neuromark.plotting import plot_fscil
-from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import metrics as metric_registry
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
@@ -82,79 +80,6 @@ CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
   author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
   year={2025}}"""
-COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
-
-
-class SynthSettings(StrictModel):
-    """Clips per word of the synthetic corpus (``mswc`` entry's ``synthesize``)."""
-
-    base_train: int = Field(40, ge=1)
-    base_val: int = Field(0, ge=0)
-    base_test: int = Field(10, ge=1)
-    evaluation: int = Field(40, ge=2)
-    clips_per_voice: int = Field(1, ge=1)
-    format: Literal["opus", "wav"] = "opus"
-
-
-class DataSettings(StrictModel):
-    root: str
-    synthesize: SynthSettings | None = None
-    languages: list[str] | None = None  # incremental languages (default: all 10)
-    long_clips: Literal["error", "truncate"] = "error"
-
-
-class ModelSettings(StrictModel):
-    name: str
-    options: dict[str, Any] = {}
-    checkpoint: str
-    label: ModelLabel | None = None  # in results file names and leaderboards (default: name)
-
-
-class FeatureSettings(StrictModel):
-    kind: Literal["mfcc", "delta_mel", "waveform"] = "mfcc"
-    n_fft: int = Field(512, ge=16)
-    hop_length: int = Field(240, ge=1)
-    n_mels: int = Field(20, ge=1)
-    n_mfcc: int = Field(20, ge=1)
-    fmin: float = Field(20.0, ge=0)
-    fmax: float = Field(4000.0, gt=0)
-    threshold: float = Field(1.0, gt=0)
-
-    def time_step_s(self) -> tuple[float, str] | None:
-        """delta_mel spike frames, which the spiking backbones take one per step; None for
-        mfcc and waveform (M5 reads a whole clip at once) (``metrics/execution_rate.py``)."""
-        return ((self.hop_length / SAMPLE_RATE, f"features: delta_mel frames, hop {self.hop_length} "
-                 f"samples at {SAMPLE_RATE} Hz, one per model step") if self.kind == "delta_mel" else None)
-
-
-class FSCILSettings(StrictModel):
-    shots: int = Field(5, ge=1)
-    support_pool: int = Field(100, ge=1)
-    query_pool: int = Field(100, ge=1)
-    query_shots: int = Field(100, ge=1)
-    repeats: int = Field(1, ge=1)
-    seed: Seed = 0
-    order: list[str] | None = None  # a fixed language order (default: seeded permutations)
-
-
-class EvalSettings(StrictModel):
-    batch_size: int = Field(256, ge=1)
-    complexity: list[MetricEntry] = COMPLEXITY  # names or {name, options}
-    complexity_samples: int | None = Field(None, ge=1, description="per session; None: all")
-
-
-class FSCILConfig(StrictModel):
-    task: Literal["fscil"]
-    description: str = ""
-    benchmark: BenchmarkSettings
-    data: DataSettings
-    model: ModelSettings
-    features: FeatureSettings = FeatureSettings()
-    train: TrainSettings = TrainSettings()
-    train_if_missing: bool = True
-    fscil: FSCILSettings = FSCILSettings()
-    eval: EvalSettings = EvalSettings()
-    device: DeviceName = "cpu"
 
 
 class FSCILTask(BenchmarkTask):
@@ -197,8 +122,6 @@ class FSCILTask(BenchmarkTask):
               retrain: bool = True) -> Any:
         """Pre-train the backbone on the base classes and cache it (``retrain``: even when
         one of the same recipe is cached); returns its :class:`~neuromark.training.Prepared`."""
-        from neuromark.benchmarks.keywords.fscil_backbone import prepare_backbone
-
         s, config = plan.settings, plan.config
         device = ctx.device_for(s.device, config.where(("device",)))
         with torch_threads(s.train.threads):
@@ -346,54 +269,6 @@ def _predict(model: Any, x: Any, batch_size: int) -> Any:
     from neuromark.benchmarks.keywords.models import predict
 
     return predict(model, x.to(module_device(model)), batch_size).cpu()
-
-
-# ---- data and backbone ---------------------------------------------------------------------
-
-
-def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, Any]:
-    """Decoded clips -> features, as tensors: ``train_x/y`` (base train), ``test_x/y`` (base
-    test), ``eval_x/y/lang`` (incremental clips of the chosen languages)."""
-    import torch
-
-    root = resolve_path(s.data.root, config)
-    corpus: dict[str, Any] = {"root": str(root), "synthetic": s.data.synthesize is not None}
-    if s.data.synthesize is not None:
-        from neuromark.benchmarks.keywords.mswc import MSWC_ENTRY
-
-        size = s.data.synthesize
-        mark = root / MARK
-        before = mark.read_bytes() if mark.is_file() else None
-        MSWC_ENTRY.synthesize(root, **size.model_dump())  # the data set entry's generator
-        if not quiet and (mark.read_bytes() if mark.is_file() else None) != before:
-            print(f"{s.benchmark.id}: synthesised the MSWC-layout corpus in {root} (reused by "
-                  "later runs)")
-        corpus.update(size.model_dump())
-    cache = (config.cache_root or default_cache_dir()) / "decoded"  # never the data folder
-    f = s.features
-    feats = KeywordFeatures(f.kind, SAMPLE_RATE, None, f.n_fft, f.hop_length, f.n_mels, f.n_mfcc,
-                            f.fmin, f.fmax, f.threshold)
-
-    def featurise(clips: np.ndarray) -> Any:
-        return torch.cat([feats(clips[i:i + 256]) for i in range(0, len(clips), 256)])
-
-    out: dict[str, Any] = {"corpus": corpus}
-    for key, subset in (("train", "base_train"), ("test", "base_test")):
-        ds = MSWC(root, subset, long_clips=s.data.long_clips)
-        out[f"{key}_x"] = featurise(ds.arrays(cache))
-        out[f"{key}_y"] = torch.from_numpy(ds.labels)
-        if int(ds.labels.max(initial=0)) >= 100:
-            raise DataError(f"{ds.list_file}: base lists must hold base classes (0-99) only")
-    xs, ys, langs = [], [], []
-    for lang in s.data.languages or INCREMENTAL_LANGUAGES:
-        ds = MSWC(root, "evaluation", language=lang, long_clips=s.data.long_clips)
-        xs.append(featurise(ds.arrays(cache)))
-        ys.append(torch.from_numpy(ds.labels))
-        langs += [lang] * len(ds)
-    out["eval_x"], out["eval_y"], out["eval_lang"] = torch.cat(xs), torch.cat(ys), np.array(langs)
-    corpus.update({"base_train": len(out["train_y"]), "base_test": len(out["test_y"]),
-                   "evaluation": len(out["eval_y"]), "feature_shape": list(out["train_x"].shape[1:])})
-    return out
 
 
 TASK = FSCILTask()

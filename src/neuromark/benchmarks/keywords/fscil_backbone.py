@@ -1,10 +1,13 @@
-"""The FSCIL backbone: a registered model with ``features`` and ``output``, pre-trained on the
-base classes and cached through the shared checkpoint cache (:mod:`neuromark.training`).
+"""What the FSCIL sessions run on: the corpus as features, and the backbone (a registered
+model with ``features`` and ``output``) pre-trained on the base classes and cached through
+the shared checkpoint cache (:mod:`neuromark.training`).
 
-The recipe hash is the one FSCIL backbones had before the cache was shared (model name and
-options, features, ``train:`` but ``threads``, the device when not the CPU, then the
-training features' and labels' bytes), and their old header (``neuromark-fscil-1``) is
-still read: a cached backbone is reused.
+:func:`load_corpus` decodes the MSWC clips (synthesising the corpus first when the config
+asks) and turns them into the configured features; :func:`backbone` returns the cached
+backbone or trains it. The recipe hash is the one FSCIL backbones had before the cache was
+shared (model name and options, features, ``train:`` but ``threads``, the device when not
+the CPU, then the training features' and labels' bytes), and their old header
+(``neuromark-fscil-1``) is still read: a cached backbone is reused.
 """
 
 from __future__ import annotations
@@ -14,41 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+import numpy as np
 
+from neuromark.benchmarks.keywords.fscil_config import FSCILConfig, TrainSettings
+from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import ConfigFile, resolve_path
+from neuromark.context import default_cache_dir
+from neuromark.data.entry import MARK
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
+from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
-from neuromark.training import (
-    BatchSize,
-    Epochs,
-    LearningRate,
-    Prepared,
-    Threads,
-    TrainedModule,
-    TrainRecipe,
-    prepare,
-    read_checkpoint,
-)
-
-
-class TrainSettings(TrainRecipe):
-    """``train:`` of an FSCIL config (the backbone's pre-training on the base classes)."""
-
-    epochs: Epochs = 30
-    batch_size: BatchSize = 256
-    lr: LearningRate = 0.01
-    threads: Threads = 1
-    weight_decay: float = Field(1e-4, ge=0)
-    step_size: int = Field(20, ge=1)
-    gamma: float = Field(0.1, gt=0)
-    time_shift: int = Field(0, ge=0, description="augmentation: random roll by up to this many frames")
-
-    def recipe(self) -> dict[str, Any]:
-        """The settings but ``threads`` (they do not change the trained weights)."""
-        return self.model_dump(exclude={"threads"})
+from neuromark.training import Prepared, TrainedModule, prepare, read_checkpoint
 
 
 @dataclass(frozen=True)
@@ -143,3 +124,48 @@ def prepare_backbone(s: Any, config: ConfigFile, data: dict[str, Any], quiet: bo
 
     return prepare(family, checkpoint or resolve_path(s.model.checkpoint, config), recipe, hashed, fit,
                    train_if_missing=s.train_if_missing, retrain=retrain, device=device)
+
+
+def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, Any]:
+    """Decoded clips -> features, as tensors: ``train_x/y`` (base train), ``test_x/y`` (base
+    test), ``eval_x/y/lang`` (incremental clips of the chosen languages)."""
+    import torch
+
+    root = resolve_path(s.data.root, config)
+    corpus: dict[str, Any] = {"root": str(root), "synthetic": s.data.synthesize is not None}
+    if s.data.synthesize is not None:
+        from neuromark.benchmarks.keywords.mswc import MSWC_ENTRY
+
+        size = s.data.synthesize
+        mark = root / MARK
+        before = mark.read_bytes() if mark.is_file() else None
+        MSWC_ENTRY.synthesize(root, **size.model_dump())  # the data set entry's generator
+        if not quiet and (mark.read_bytes() if mark.is_file() else None) != before:
+            print(f"{s.benchmark.id}: synthesised the MSWC-layout corpus in {root} (reused by "
+                  "later runs)")
+        corpus.update(size.model_dump())
+    cache = (config.cache_root or default_cache_dir()) / "decoded"  # never the data folder
+    f = s.features
+    feats = KeywordFeatures(f.kind, SAMPLE_RATE, None, f.n_fft, f.hop_length, f.n_mels, f.n_mfcc,
+                            f.fmin, f.fmax, f.threshold)
+
+    def featurise(clips: np.ndarray) -> Any:
+        return torch.cat([feats(clips[i:i + 256]) for i in range(0, len(clips), 256)])
+
+    out: dict[str, Any] = {"corpus": corpus}
+    for key, subset in (("train", "base_train"), ("test", "base_test")):
+        ds = MSWC(root, subset, long_clips=s.data.long_clips)
+        out[f"{key}_x"] = featurise(ds.arrays(cache))
+        out[f"{key}_y"] = torch.from_numpy(ds.labels)
+        if int(ds.labels.max(initial=0)) >= 100:
+            raise DataError(f"{ds.list_file}: base lists must hold base classes (0-99) only")
+    xs, ys, langs = [], [], []
+    for lang in s.data.languages or INCREMENTAL_LANGUAGES:
+        ds = MSWC(root, "evaluation", language=lang, long_clips=s.data.long_clips)
+        xs.append(featurise(ds.arrays(cache)))
+        ys.append(torch.from_numpy(ds.labels))
+        langs += [lang] * len(ds)
+    out["eval_x"], out["eval_y"], out["eval_lang"] = torch.cat(xs), torch.cat(ys), np.array(langs)
+    corpus.update({"base_train": len(out["train_y"]), "base_test": len(out["test_y"]),
+                   "evaluation": len(out["eval_y"]), "feature_shape": list(out["train_x"].shape[1:])})
+    return out
