@@ -25,11 +25,11 @@ import numpy as np
 from neuromark.errors import DataError
 from neuromark.system.chips import require
 from neuromark.system.power.polling import PollingMeter
-from neuromark.system.power.protocol import count_samples, integrate_power
+from neuromark.system.power.protocol import PowerSamples
 from neuromark.system.timing import now_s
 
 
-class PolledPowerMeter(PollingMeter):
+class PolledPowerMeter(PowerSamples, PollingMeter):
     """Base class: subclasses set ``name``/``components`` and implement ``open_board()`` and
     ``read(t_host) -> list[(t_s or None, power_w)]`` (None: stamped with the poll's host time
     ``t_host``)."""
@@ -70,16 +70,11 @@ class PolledPowerMeter(PollingMeter):
         order = np.argsort(t, kind="stable")
         return t[order], p[order]
 
-    def energy(self, t0: float, t1: float) -> float:
-        t, p = self._arrays()
-        return integrate_power(t, p, t0, t1, f"{self.name} meter")
+    def _source(self) -> str:
+        return f"{self.name} meter"
 
-    def samples_in(self, t0: float, t1: float) -> int:
-        return count_samples(self._arrays()[0], t0, t1)
-
-    def timeline(self) -> dict[str, Any]:
-        t, p = self._arrays()
-        return {"t_s": t.tolist(), "power_w": p.tolist(), "marks": self.marks}
+    def _marks(self) -> list[tuple[str, float]]:
+        return self.marks
 
     def metadata(self) -> dict[str, Any]:
         return {"name": self.name, "measured": True, "reason": "", "point": self.point,

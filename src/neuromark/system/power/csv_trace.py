@@ -24,7 +24,7 @@ import numpy as np
 
 from neuromark.data.clips import read_utf8
 from neuromark.errors import DataError
-from neuromark.system.power.protocol import count_samples, integrate_power
+from neuromark.system.power.protocol import PowerSamples
 from neuromark.system.timing import now_s
 
 
@@ -114,7 +114,7 @@ def wall_to_host_offset(reads: int = 5) -> float:
     return best[1]
 
 
-class CsvTraceMeter:
+class CsvTraceMeter(PowerSamples):
     """A meter over a recorded CSV trace; ``energy``/``timeline`` use host-clock seconds.
 
     Args:
@@ -153,14 +153,14 @@ class CsvTraceMeter:
     def stop(self) -> None:
         """Read the trace, afresh: a logger may have written to it since an earlier read."""
         self._trace = None
-        self._load()
+        self._arrays()
 
     def mark(self, label: str) -> float:
         t = now_s()
         self.host_marks[label] = t
         return t
 
-    def _load(self) -> tuple[np.ndarray, np.ndarray]:
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self._trace is None:
             self._trace = read_trace(self.path, signed=self.signed)
         t, p, marks = self._trace
@@ -183,20 +183,14 @@ class CsvTraceMeter:
         self.aligned_by = f"sync marks {common}"
         return float(np.mean([self.host_marks[k] - marks[k] for k in common]))
 
-    def energy(self, t0: float, t1: float) -> float:
-        t, p = self._load()
-        return integrate_power(t, p, t0, t1, str(self.path))
+    def _source(self) -> str:
+        return str(self.path)
 
-    def samples_in(self, t0: float, t1: float) -> int:
-        return count_samples(self._load()[0], t0, t1)
-
-    def timeline(self) -> dict[str, Any]:
-        t, p = self._load()
-        return {"t_s": t.tolist(), "power_w": p.tolist(),
-                "marks": sorted(self.host_marks.items(), key=lambda kv: kv[1])}
+    def _marks(self) -> list[tuple[str, float]]:
+        return sorted(self.host_marks.items(), key=lambda kv: kv[1])
 
     def metadata(self) -> dict[str, Any]:
-        t, _ = self._load()
+        t, _ = self._arrays()
         rate = (t.size - 1) / (t[-1] - t[0])
         return {"name": self.name, "measured": True, "reason": "", "file": str(self.path),
                 "point": self.point,

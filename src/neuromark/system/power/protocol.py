@@ -85,3 +85,35 @@ def peak_power(timeline: dict[str, Any], t0: float, t1: float) -> float | None:
 def count_samples(t: np.ndarray, t0: float, t1: float) -> int:
     """Number of meter samples with ``t0 <= t <= t1``."""
     return int(np.count_nonzero((t >= t0) & (t <= t1)))
+
+
+class PowerSamples:
+    """``energy``, ``samples_in`` and ``timeline`` of a meter whose trace is power samples.
+
+    A subclass gives :meth:`_arrays`: the samples so far as times ``t`` (s, host clock,
+    ascending) and power ``p`` (W), both of shape (N,); :meth:`_source` names the trace in
+    errors and :meth:`_marks` lists the host marks ``(label, t_s)`` the timeline carries.
+    """
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _source(self) -> str:
+        return "trace"
+
+    def _marks(self) -> list[tuple[str, float]]:
+        return []
+
+    def energy(self, t0: float, t1: float) -> float:
+        """Energy (J) over ``[t0, t1]`` (host-clock s): :func:`integrate_power`."""
+        t, p = self._arrays()
+        return integrate_power(t, p, t0, t1, self._source())
+
+    def samples_in(self, t0: float, t1: float) -> int:
+        """Samples with ``t0 <= t <= t1``."""
+        return count_samples(self._arrays()[0], t0, t1)
+
+    def timeline(self) -> dict[str, Any]:
+        """``{"t_s": [...], "power_w": [...], "marks": [(label, t_s), ...]}``."""
+        t, p = self._arrays()
+        return {"t_s": t.tolist(), "power_w": p.tolist(), "marks": self._marks()}

@@ -31,7 +31,7 @@ import numpy as np
 
 from neuromark.errors import DataError
 from neuromark.system.power.csv_trace import wall_to_host_offset
-from neuromark.system.power.protocol import count_samples, integrate_power
+from neuromark.system.power.protocol import PowerSamples
 from neuromark.system.power.spl import MAX_LINE_BYTES, SplTail, SplTrace
 from neuromark.system.timing import now_s
 
@@ -139,7 +139,7 @@ def initial_ranges(reply: str) -> tuple[str, str]:
     return pick(3), pick(1)
 
 
-class PtdMeter:
+class PtdMeter(PowerSamples):
     """PTDaemon samples as a :class:`~neuromark.system.power.protocol.PowerMeter`.
 
     Args:
@@ -278,17 +278,11 @@ class PtdMeter:
         tr = self.trace()
         return np.asarray(tr.t, dtype=np.float64) + self.offset_s, np.asarray(tr.watts)
 
-    def energy(self, t0: float, t1: float) -> float:
-        t, p = self._arrays()
-        return integrate_power(t, p, t0, t1, f"{self.path} (mark {self.mark_label})")
+    def _source(self) -> str:
+        return f"{self.path} (mark {self.mark_label})"
 
-    def samples_in(self, t0: float, t1: float) -> int:
-        return count_samples(self._arrays()[0], t0, t1)
-
-    def timeline(self) -> dict[str, Any]:
-        t, p = self._arrays()
-        return {"t_s": t.tolist(), "power_w": p.tolist(),
-                "marks": sorted(self.host_marks.items(), key=lambda kv: kv[1])}
+    def _marks(self) -> list[tuple[str, float]]:
+        return sorted(self.host_marks.items(), key=lambda kv: kv[1])
 
     def metadata(self) -> dict[str, Any]:
         t, _ = self._arrays()
