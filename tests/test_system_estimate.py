@@ -8,8 +8,8 @@ import pytest
 
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError
-from neuromark.report.system_report import describe, write_submission
 from neuromark.system.timing import now_s
+from neuromark.system.track.submission import describe, write_submission
 from neuromark.system.track.task import TASK
 
 pytest.importorskip("mlperf_loadgen")

@@ -149,8 +149,8 @@ def test_fake_rapl_floor_total_and_sleep_end_to_end(tmp_path, monkeypatch):
 
 def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
     from neuromark.cli import main
-    from neuromark.report.system_report import load_results
     from neuromark.results import BenchmarkInfo, Results, Score
+    from neuromark.system.track.submission import load_results
 
     def watts(v, unit="W"):
         return Score(v, unit=unit, higher_is_better=False)

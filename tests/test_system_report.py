@@ -10,8 +10,8 @@ import pytest
 from neuromark.cli import main
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError, DataError
-from neuromark.report.system_report import load_description, load_results
 from neuromark.system.timing import now_s
+from neuromark.system.track.submission import load_description, load_results
 from neuromark.system.track.task import TASK
 
 pytest.importorskip("mlperf_loadgen")
@@ -91,9 +91,9 @@ def test_html_conversion_escapes_and_keeps_structure(results_dir):
 
 def test_a_single_timed_sample_has_no_error_estimate():
     from neuromark.report.markdown import format_value
-    from neuromark.report.system_report import _timing_table
     from neuromark.system.timing import latency_stats
     from neuromark.system.track.scores import score_ms
+    from neuromark.system.track.submission import _timing_table
 
     stats = latency_stats([2_000_000])
     assert stats["stderr_s"] is None
@@ -106,30 +106,30 @@ def test_a_single_timed_sample_has_no_error_estimate():
     assert "| 2 ± 1 |" in two
 
 
-def test_finish_system_raises_on_an_unreadable_results_file_instead_of_exit_0(tmp_path):
+def test_finish_submission_raises_on_an_unreadable_results_file_instead_of_exit_0(tmp_path):
     """A folder without system results finishes with 0; one whose results file cannot be
     read is an error, not silently "no system results"."""
     import pytest
 
-    from neuromark.commands.run import finish_system
     from neuromark.errors import DataError
+    from neuromark.system.track.submission import finish_submission
 
-    assert finish_system(tmp_path) == 0
+    assert finish_submission(tmp_path) == 0
     (tmp_path / "broken.json").write_bytes(b'{"schema_version": "1.3", "benchmark": \xe9}')
     with pytest.raises(DataError, match="broken.json"):
-        finish_system(tmp_path)
+        finish_submission(tmp_path)
 
 
-def test_finish_system_skips_other_json_in_the_run_folder(results_dir, tmp_path):
+def test_finish_submission_skips_other_json_in_the_run_folder(results_dir, tmp_path):
     """A QUBO sweep's entries.meta.json beside the system results is not a results file:
     the submission is written from the results alone, and the report reads them too."""
     import shutil
 
-    from neuromark.commands.run import finish_system
+    from neuromark.system.track.submission import finish_submission
 
     run = tmp_path / "run"
     shutil.copytree(results_dir, run)
     (run / "entries.meta.json").write_text('{"neuromark_entries": 1, "config_digest": "x"}')
-    assert finish_system(run, allow_invalid=True) == 0
+    assert finish_submission(run, allow_invalid=True) == 0
     assert (run / "submission.json").is_file()
     assert [r.benchmark.id for r in load_results(run)] == ["toy-sleep"]

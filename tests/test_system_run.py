@@ -111,7 +111,7 @@ def test_csv_meter_power_windows(tmp_path):
     assert res["loadgen_window_power"] == pytest.approx(3.0)
     assert res["loadgen_energy_per_sample"] == pytest.approx(3.0 * lg["duration_s"] / lg["samples"])
     assert (tmp_path / "out/power.png").is_file()
-    from neuromark.report.system_report import describe, write_submission
+    from neuromark.system.track.submission import describe, write_submission
 
     text = write_submission([res], describe([res]), tmp_path / "sub").read_text()  # the ASC report
     assert ("| window | duration (s) | meter samples | total power (W) | floor power (W) | dynamic (W) "

@@ -65,6 +65,7 @@ MOVED: dict[str, str] = {
     "neuromark.data.wisdm": "neuromark.benchmarks.activity.wisdm",
     "neuromark.data.wisdm_raw": "neuromark.benchmarks.activity.wisdm_raw",
     "neuromark.data.wisdm_splits": "neuromark.data.splits",
+    "neuromark.report.system_report": "neuromark.system.track.submission",
     "neuromark.synth.eeg_mi": "neuromark.benchmarks.eeg_mi.generator",
     "neuromark.synth.gestures": "neuromark.benchmarks.dvs_gesture.generator",
     "neuromark.synth.keywords": "neuromark.benchmarks.keywords.generator",

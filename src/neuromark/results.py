@@ -200,6 +200,23 @@ class Score:
                    ceiled_value=data.get("ceiled_value"))
 
 
+def format_value(score: Score) -> str:
+    """``value ± error`` with 4 significant digits; dict values as ``k=v`` pairs (the
+    text of a score in the terminal summary, ``report.md`` and a system submission)."""
+    def fmt(x: object) -> str:
+        return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+    value = score.value
+    if isinstance(value, dict):  # e.g. synaptic_operations: the unit once, after the pairs
+        return f"{', '.join(f'{k}={fmt(v)}' for k, v in value.items())} {score.unit}".rstrip()
+    text = fmt(value)
+    if isinstance(value, str):  # e.g. "not measured": a unit would read as a number
+        return text
+    if isinstance(score.error, (int, float)):
+        text += f" ± {fmt(float(score.error))}"
+    return f"{text} {score.unit}".rstrip()
+
+
 def _compact(raw: Any, sidecar: dict[str, Any], key: str) -> Any:
     """``raw`` as JSON with arrays of more than :data:`INLINE_RAW` numbers moved into
     ``sidecar`` (keyed ``key`` or ``key/sub``) and summarised."""

@@ -1,10 +1,18 @@
-"""The run folder: claimed before any work, locked while a run writes, with a manifest.
+"""The run folder: claimed before any work, locked while a run writes, with a manifest;
+this module is the one writer of what a run keeps there.
 
 An output folder must be a writable folder; one run holds its exclusive lock
 (``.neuromark.lock``, with the holder's pid), and its manifest (``.neuromark-run``, JSON)
 records the digest of the resolved configs. A rerun with the same configs resumes; other
 configs into a non-empty folder are refused (naming the differing keys) unless
 ``overwrite``.
+
+A claimed folder is a :class:`RunFolder` (:func:`claim_run`): it names each suite entry's
+artefact folder (:meth:`RunFolder.entry_dir`, where the entry's task writes its own files),
+writes each results file (:meth:`RunFolder.save`: ``<benchmark id>--<model label>.json``,
+never a path, never a config, never twice in one run) and the artefacts a unit returns
+from another node (:meth:`RunFolder.write_files`). The report (``report.md``) and the
+system track's submission are written into the claimed folder by their own modules.
 """
 
 from __future__ import annotations
@@ -13,17 +21,39 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from neuromark.config import ConfigFile
-from neuromark.errors import ConfigError
-from neuromark.results import config_digest, to_jsonable, write_json_atomic
+from neuromark.errors import ConfigError, DataError
+from neuromark.io_atomic import same_file
+from neuromark.results import (
+    Results,
+    atomic_path,
+    config_digest,
+    path_in,
+    results_name,
+    to_jsonable,
+    write_json_atomic,
+)
 
 #: The folder's lock and manifest (hidden: they are not results).
 LOCK_NAME = ".neuromark.lock"
 MANIFEST_NAME = ".neuromark-run"
 MANIFEST_FORMAT = 1
+
+
+def timestamped_dir(base: str | Path = "results") -> Path:
+    """``base/<YYYYmmdd-HHMMSS>``, made unique if it exists already."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = Path(base) / stamp
+    n = 1
+    while out.exists():
+        out = Path(base) / f"{stamp}-{n}"
+        n += 1
+    out.mkdir(parents=True)
+    return out
 
 
 def entry_stem(config: ConfigFile) -> str:
@@ -152,3 +182,79 @@ def claim_folder(out_dir: Path, configs: Sequence[ConfigFile], *, overwrite: boo
         yield mode
     finally:
         handle.close()
+
+
+class RunFolder:
+    """A claimed run folder (:func:`claim_run`) for a run of ``configs`` (in plan order;
+    a suite entry is named by its index there): where each entry writes, and the writer of
+    the run's results files, which it keeps in config order (:meth:`written`)."""
+
+    def __init__(self, path: Path, configs: Sequence[ConfigFile], *, overwrite: bool = False,
+                 mode: str = "new") -> None:
+        self.path = path
+        self.configs = list(configs)
+        self.overwrite = overwrite
+        self.mode = mode  #: :func:`check_folder`'s verdict: new, resume or overwrite
+        self._order: dict[Path, int] = {}
+        self._written: list[tuple[Path, Results]] = []
+
+    def entry_dir(self, index: int) -> Path:
+        """The artefact folder of entry ``index``: ``<folder>/<config stem>``."""
+        return self.path / entry_stem(self.configs[index])
+
+    def save(self, index: int, results: Results, task_name: str) -> Path:
+        """Write ``results`` of entry ``index`` (made by task ``task_name``) as
+        ``<benchmark id>--<model label>.json`` and return the path. Raises
+        :class:`ConfigError` when that name is not a plain file name, would be the entry's
+        own config file, or was already written in this run by another entry or model."""
+        config = self.configs[index]
+        who = config.path or task_name
+        try:  # <benchmark id>--<model label>.json: models of one benchmark side by side
+            target = path_in(self.path, results_name(results.benchmark.id, results.model))
+        except DataError as exc:
+            raise ConfigError(f"{who}: {exc}") from None
+        if config.path is not None and same_file(target, config.path):
+            raise ConfigError(f"{config.path}: its results file {target} would be the config "
+                              f"itself; neuromark never writes over its own inputs (not even "
+                              f"with --overwrite): choose another --out")
+        if target in self._order:
+            label = results.model.label if results.model is not None else None
+            raise ConfigError(f"{who}: benchmark id {results.benchmark.id!r} with model label "
+                              f"{label!r} is produced twice (also by "
+                              f"{self.configs[self._order[target]].path or '<config>'}); its "
+                              f"results would overwrite {target}. Give each model its own label "
+                              f"(model.label)")
+        results.save(target, replace=self.overwrite)
+        self._written.append((target, results))
+        self._order[target] = index
+        return target
+
+    def write_files(self, index: int, files: dict[str, bytes]) -> None:
+        """Write the artefacts a unit of entry ``index`` returned (:func:`write_files`)."""
+        write_files(self.entry_dir(index), files)
+
+    def written(self) -> list[tuple[Path, Results]]:
+        """``[(results file, results)]`` saved so far, in config order (entries run on the
+        driver finish before units elsewhere: the order saved is not the order planned)."""
+        return sorted(self._written, key=lambda w: self._order[w[0]])
+
+
+@contextlib.contextmanager
+def claim_run(out_dir: Path, configs: Sequence[ConfigFile], *, overwrite: bool = False
+              ) -> Iterator[RunFolder]:
+    """:func:`claim_folder` ``out_dir`` for a run of ``configs``; yields the
+    :class:`RunFolder` to write through while the lock is held."""
+    with claim_folder(out_dir, configs, overwrite=overwrite) as mode:
+        yield RunFolder(out_dir, configs, overwrite=overwrite, mode=mode)
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> None:
+    """Write a unit's artefacts (``{relative path: bytes}``) under ``folder`` (each
+    atomically: temp file + rename); a path leaving the folder raises :class:`DataError`."""
+    for rel, data in files.items():
+        target = (folder / rel).resolve()
+        if not target.is_relative_to(folder.resolve()):
+            raise DataError(f"{folder}: a unit's artefact {rel!r} lies outside its folder")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(data)

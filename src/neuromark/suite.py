@@ -1,4 +1,4 @@
-"""Suites and config dispatch: which benchmarks exist and how a config file is run.
+"""Suites and the run path: which benchmarks a run holds, planned once, run once.
 
 A benchmark config is a YAML mapping with a ``task`` key naming a registered task
 (``neuromark list`` shows them); the task validates and runs the rest. A suite config has
@@ -9,19 +9,36 @@ a ``suite`` key listing benchmark configs (paths relative to the suite file)::
       - ../mackey_glass/esn.yaml
       - ../mackey_glass/lstm.yaml
 
-Every config is planned once before any work (:func:`plan_configs`: the task protocol of
-:mod:`neuromark.tasks.base`, under the run context of :mod:`neuromark.context`); then the
-output folder is claimed (:func:`~neuromark.run_folder.claim_folder`: writable, locked,
-with a manifest that lets a rerun of the same configs resume) and the plans run. Every
-results file is written under the folder by the driver, named by benchmark id and model
-label (never a path).
+A run's path (``neuromark run``, ``system run``, ``qubo run``: :func:`run_suite`), each
+step once and in this order, control never coming back to an earlier step:
+
+1. **plan** (here): every config file is read once and suites expanded (:func:`expand`),
+   every entry planned once (:func:`plan_expanded`: the task protocol of
+   :mod:`neuromark.tasks.base`, under the run context of :mod:`neuromark.context`) before
+   any folder is made; a config that fails leaves nothing behind.
+2. **claim** (:mod:`neuromark.run_folder`): the output folder is made, checked, locked and
+   its manifest written (:func:`~neuromark.run_folder.claim_run`).
+3. **run** (:func:`run_plans`): the executor runs the plans, a suite entry on the driver
+   or, under a distributed executor, as one unit elsewhere (planned there again: a plan
+   may hold open files); each results file is stamped here (``provenance.run`` and
+   ``provenance.executor``, ``requested``) and written by the run folder
+   (:meth:`~neuromark.run_folder.RunFolder.save`), the one writer of results.
+4. **report**: the caller's ``report`` (``neuromark run``'s: the summary table and
+   ``report.md``, :mod:`neuromark.report.markdown`) reads the results just written, while
+   the folder is still locked; also when the run is interrupted.
+5. **submission** (:mod:`neuromark.system.track.submission`): when the folder holds
+   system-track results, the system track writes their submission and judges their
+   validity, which gives the exit status.
+
+:func:`run_configs` is steps 1-4 for a caller holding a run context (tests, scripts);
+:func:`validate_configs` is step 1 alone (``neuromark validate``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,30 +47,31 @@ from pydantic import Discriminator, Tag
 from neuromark._threads import default_dtype_kept
 from neuromark.config import ConfigFile, StrictModel, find_config, load_config, validate
 from neuromark.context import RunContext
-from neuromark.errors import ConfigError, DataError
-from neuromark.executors import Unit, is_local
-from neuromark.io_atomic import same_file
+from neuromark.errors import ConfigError
+from neuromark.executors import Unit, is_local, make_executor
 from neuromark.registry import tasks
-from neuromark.results import (
-    Results,
-    atomic_path,
-    path_in,
-    results_name,
-    stamp_provenance,
-    to_jsonable,
-)
+from neuromark.results import Results, stamp_provenance, to_jsonable
 from neuromark.run_folder import (  # noqa: F401 - re-exported
     LOCK_NAME,
     MANIFEST_FORMAT,
     MANIFEST_NAME,
+    RunFolder,
     check_folder,
     claim_folder,
+    claim_run,
     differing_keys,
     entry_stem,
     resolved_configs,
+    timestamped_dir,
+    write_files,
 )
 from neuromark.suite_seeds import SeededEntry, seeded_copies
 from neuromark.tasks.base import Task, as_task
+
+#: ``(config, task, plan)`` of one suite entry, in run order.
+Planned = tuple[ConfigFile, Task, Any]
+#: The run's report: ``report(folder, written, wall_s)`` -> the report's path (or None).
+Report = Callable[[Path, list[tuple[Path, Results]], float], Any]
 
 
 def _entry_kind(value: Any) -> str:
@@ -135,11 +153,15 @@ def task_of(config: ConfigFile) -> Task:
     return as_task(task)
 
 
-def plan_configs(paths: Sequence[str | Path], ctx: RunContext
-                 ) -> list[tuple[ConfigFile, Task, Any]]:
+def plan_configs(paths: Sequence[str | Path], ctx: RunContext) -> list[Planned]:
     """Expand and plan every config (and suite entry) once: ``[(config, task, plan)]``."""
+    return plan_expanded(expand(paths, cache_root=ctx.cache_dir), ctx)
+
+
+def plan_expanded(configs: Sequence[ConfigFile], ctx: RunContext) -> list[Planned]:
+    """Plan each of ``configs`` (already expanded) once, in order, under ``ctx``."""
     planned = []
-    for config in expand(paths, cache_root=ctx.cache_dir):
+    for config in configs:
         task = task_of(config)
         with entry_keeps_default_dtype(config, task):
             planned.append((config, task, task.plan(config, ctx)))
@@ -151,100 +173,117 @@ def validate_configs(paths: Sequence[str | Path], ctx: RunContext | None = None)
     return [config for config, _, _ in plan_configs(paths, ctx or RunContext.build())]
 
 
-def timestamped_dir(base: str | Path = "results") -> Path:
-    """``base/<YYYYmmdd-HHMMSS>``, made unique if it exists already."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = Path(base) / stamp
-    n = 1
-    while out.exists():
-        out = Path(base) / f"{stamp}-{n}"
-        n += 1
-    out.mkdir(parents=True)
-    return out
+def run_suite(paths: Sequence[str | Path], out_dir: Path | None, *, ctx: RunContext,
+              report: Report, only_task: str | None = None, overwrite: bool = False,
+              executor: str = "local", address: str | None = None,
+              system: Path | None = None, allow_invalid: bool = False) -> int:
+    """A whole run (the module notes' steps 1-5): plan ``paths`` once (each config of task
+    ``only_task`` when given), on ``executor`` (``local`` or ``ray``, joining ``address``;
+    made before planning: tasks check against it), into ``out_dir`` (None:
+    ``results/<timestamp>``, made after planning); ``report`` (see :data:`Report`) reads
+    the results while the folder is locked, then the closing line names the folder and
+    the report. Returns the exit status: that of the system track's submission
+    (:func:`~neuromark.system.track.submission.finish_submission`, ``system``: a system
+    description YAML): 1 when a system result is INVALID unless ``allow_invalid``, else 0."""
+    from neuromark.system.track.submission import finish_submission
+
+    configs = expand(paths, cache_root=ctx.cache_dir)
+    if only_task is not None:
+        for config in configs:
+            if config.data.get("task") != only_task:
+                raise ConfigError(f"{config.where(('task',))}: this command runs task: {only_task}, "
+                                  f"got {config.data.get('task')!r} (use 'neuromark run')")
+    if address is not None and executor == "local":
+        raise ConfigError("--address: only with --executor ray")
+    built = make_executor(executor, address)
+    try:
+        ctx = ctx.replace(executor=built, executor_address=address)
+        start = time.perf_counter()
+        planned = plan_expanded(configs, ctx)  # each config once, before any folder is made
+        out_dir = out_dir if out_dir is not None else timestamped_dir()
+        with claim_run(out_dir, configs, overwrite=overwrite) as folder:
+            written = run_plans(planned, folder, ctx, on_interrupt=lambda w: report(
+                out_dir, w, time.perf_counter() - start))
+            report_path = report(out_dir, written, time.perf_counter() - start)
+            print(f"\n{len(written)} result file(s) in {out_dir}, every score in the report "
+                  f"{report_path} ({time.perf_counter() - start:.1f} s)")
+            return finish_submission(out_dir, system, allow_invalid=allow_invalid)
+    finally:
+        built.close()
 
 
 def run_configs(paths: Sequence[str | Path], out_dir: Path | None, *,
                 ctx: RunContext | None = None,
                 quiet: bool | None = None, overwrite: bool = False,
                 finish: Callable[[list[tuple[Path, Results]]], Any] | None = None,
-                planned: list[tuple[ConfigFile, Task, Any]] | None = None,
+                planned: list[Planned] | None = None,
                 ) -> list[tuple[Path, Results]]:
-    """Plan all configs first (each once), claim ``out_dir`` (:func:`claim_folder`), then run
-    the plans under ``ctx`` (default: built from the environment); each result is saved under
-    ``out_dir`` (None: ``results/<timestamp>``, made after planning) as ``<id>.json``, with
-    ``provenance.run`` (the context) stamped here, the one place. ``finish`` (e.g. the
-    report) runs on the written results while the folder is still locked, also when the run
-    is interrupted (SIGINT, or SIGTERM as the CLI raises it), so the report is never stale.
-    ``planned``: :func:`plan_configs` of ``paths`` under ``ctx``, when the caller has it."""
+    """Plan all configs first (each once), claim ``out_dir`` (:func:`claim_run`), then run
+    the plans under ``ctx`` (default: built from the environment; its executor runs them):
+    :func:`run_plans`. ``out_dir`` None: ``results/<timestamp>``, made after planning.
+    ``finish`` (e.g. a report) runs on the written results while the folder is still locked,
+    also when the run is interrupted (SIGINT, or SIGTERM as the CLI raises it), so the report
+    is never stale. ``planned``: :func:`plan_configs` of ``paths`` under ``ctx``, when the
+    caller has it. Returns ``[(results file, results)]`` in config order."""
     ctx = ctx if ctx is not None else RunContext.build()
     if quiet is not None:
         ctx = ctx.replace(quiet=quiet)
     planned = planned if planned is not None else plan_configs(paths, ctx)
-    configs = [config for config, _, _ in planned]
     out_dir = out_dir if out_dir is not None else timestamped_dir()  # after planning
-    executor = ctx.executor
-    with claim_folder(out_dir, configs, overwrite=overwrite):
-        written: list[tuple[Path, Results]] = []
-        order: dict[Path, int] = {}
-        where_run = executor.info()  # the executor and its nodes, in every results file
-
-        def save(index: int, config: ConfigFile, task: Task, results: Results) -> None:
-            try:  # <benchmark id>--<model label>.json: models of one benchmark side by side
-                target = path_in(out_dir, results_name(results.benchmark.id, results.model))
-            except DataError as exc:
-                raise ConfigError(f"{config.path or task.name}: {exc}") from None
-            if config.path is not None and same_file(target, config.path):
-                raise ConfigError(f"{config.path}: its results file {target} would be the config "
-                                  f"itself; neuromark never writes over its own inputs (not even "
-                                  f"with --overwrite): choose another --out")
-            if target in order:
-                label = results.model.label if results.model is not None else None
-                raise ConfigError(f"{config.path or task.name}: benchmark id "
-                                  f"{results.benchmark.id!r} with model label {label!r} is "
-                                  f"produced twice (also by {configs[order[target]].path or '<config>'}); "
-                                  f"its results would overwrite {target}. Give each model its "
-                                  f"own label (model.label)")
-            results.provenance = stamp_provenance(results.provenance, executor=where_run,
-                                                  run=ctx.provenance())
-            results.requested = to_jsonable(config.data)  # the config as written
-            results.save(target, replace=overwrite)
-            written.append((target, results))
-            order[target] = index
-
-        def report() -> None:
-            if finish is not None and written:
-                finish(sorted(written, key=lambda w: order[w[0]]))
-
-        remote = ([] if is_local(executor) else
-                  [i for i, (_, task, _) in enumerate(planned) if placement(task) == "unit"])
-        units = [Unit(f"suite entry {entry_stem(configs[i])}", str(configs[i].path or "<config>"),
-                      run_entry_in_temp,
-                      (planned[i][1], configs[i], entry_stem(configs[i]), ctx.for_unit()))
-                 for i in remote]
-        try:
-            with contextlib.closing(executor.run(units)) as outcomes:  # submitted now
-                for index, (config, task, plan) in enumerate(planned):
-                    if index in remote:
-                        continue
-                    entry_ctx = ctx.replace(out_dir=out_dir / entry_stem(config))
-                    with entry_keeps_default_dtype(config, task):
-                        for results in task.run(plan, entry_ctx):
-                            save(index, config, task, results)
-                for outcome in outcomes:
-                    index = remote[units.index(outcome.unit)]
-                    results_list, files = outcome.value
-                    write_files(out_dir / entry_stem(configs[index]), files)
-                    for results in results_list:
-                        results.details.setdefault("executor", {
-                            "name": executor.name, "node": outcome.node,
-                            "wall_s": outcome.wall_s})
-                        save(index, configs[index], planned[index][1], results)
-        except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
-            report()
-            raise
+    with claim_run(out_dir, [config for config, _, _ in planned], overwrite=overwrite) as folder:
+        written = run_plans(planned, folder, ctx, on_interrupt=finish)
         if finish is not None:
-            finish(sorted(written, key=lambda w: order[w[0]]))
+            finish(written)
     return written
+
+
+def run_plans(planned: Sequence[Planned], folder: RunFolder, ctx: RunContext, *,
+              on_interrupt: Callable[[list[tuple[Path, Results]]], Any] | None = None,
+              ) -> list[tuple[Path, Results]]:
+    """Run ``planned`` (the entries of ``folder``, same order) on ``ctx.executor``: entries
+    of placement ``unit`` as one unit each under a distributed executor (submitted first),
+    the others here, in order; each result is stamped (``provenance.executor`` and
+    ``provenance.run``, the one place; ``requested``: the config as written) and saved by
+    ``folder``. On an interrupt, ``on_interrupt`` gets what was written (when anything
+    was) before the interrupt goes on. Returns ``folder.written()``."""
+    executor = ctx.executor
+    where_run = executor.info()  # the executor and its nodes, in every results file
+
+    def save(index: int, results: Results) -> None:
+        config, task, _ = planned[index]
+        results.provenance = stamp_provenance(results.provenance, executor=where_run,
+                                              run=ctx.provenance())
+        results.requested = to_jsonable(config.data)  # the config as written
+        folder.save(index, results, task.name)
+
+    remote = ([] if is_local(executor) else
+              [i for i, (_, task, _) in enumerate(planned) if placement(task) == "unit"])
+    units = [Unit(f"suite entry {entry_stem(planned[i][0])}", str(planned[i][0].path or "<config>"),
+                  run_entry_in_temp,
+                  (planned[i][1], planned[i][0], entry_stem(planned[i][0]), ctx.for_unit()))
+             for i in remote]
+    try:
+        with contextlib.closing(executor.run(units)) as outcomes:  # submitted now
+            for index, (config, task, plan) in enumerate(planned):
+                if index in remote:
+                    continue
+                entry_ctx = ctx.replace(out_dir=folder.entry_dir(index))
+                with entry_keeps_default_dtype(config, task):
+                    for results in task.run(plan, entry_ctx):
+                        save(index, results)
+            for outcome in outcomes:
+                index = remote[units.index(outcome.unit)]
+                results_list, files = outcome.value
+                folder.write_files(index, files)
+                for results in results_list:
+                    results.details.setdefault("executor", {
+                        "name": executor.name, "node": outcome.node, "wall_s": outcome.wall_s})
+                    save(index, results)
+    except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
+        if on_interrupt is not None and folder.written():
+            on_interrupt(folder.written())
+        raise
+    return folder.written()
 
 
 def entry_keeps_default_dtype(config: ConfigFile, task: Task) -> contextlib.AbstractContextManager[None]:
@@ -287,15 +326,3 @@ def run_entry_in_temp(task: Task, config: ConfigFile, stem: str, ctx: RunContext
         files = {p.relative_to(folder).as_posix(): p.read_bytes()
                  for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
     return results, files
-
-
-def write_files(folder: Path, files: dict[str, bytes]) -> None:
-    """Write a unit's artefacts under ``folder`` (each atomically: temp file + rename);
-    a path leaving the folder raises :class:`DataError`."""
-    for rel, data in files.items():
-        target = (folder / rel).resolve()
-        if not target.is_relative_to(folder.resolve()):
-            raise DataError(f"{folder}: a unit's artefact {rel!r} lies outside its folder")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(target) as tmp:
-            tmp.write_bytes(data)

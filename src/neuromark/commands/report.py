@@ -66,7 +66,7 @@ def claim_report_folder(out: Path, overwrite: bool) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from neuromark.report.system_report import (
+    from neuromark.system.track.submission import (
         describe,
         load_description,
         load_results,

@@ -1,23 +1,22 @@
 """``neuromark run [CONFIG...] [--out DIR]``: run benchmark configs or suites.
 
 The one run path: ``system run`` and ``qubo run`` are thin aliases over
-:func:`run_and_report` (validate every config first, unique ids, results written by the
-driver, the summary table and ``report.md``).
+:func:`run_and_report`, which is :func:`neuromark.suite.run_suite` (plan every config
+once, the executor runs, the run folder writes, the report reads, the system track writes
+its submission) with this command's report: the summary table and ``report.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from neuromark.commands import add_command
 from neuromark.context import RunContext
-from neuromark.errors import ConfigError
-from neuromark.executors import make_executor
 from neuromark.report.markdown import format_summary, write_report
+from neuromark.results import Results
 
 DESCRIPTION = """Run benchmark configs or suites (any task: classification, mackey_glass, system,
 qubo, or a plugin's). With no CONFIG, runs configs/suite/default.yaml. Writes results/<timestamp>/
@@ -108,94 +107,31 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
                    executor: str = "local", address: str | None = None,
                    ctx: RunContext | None = None, system: Path | None = None,
                    allow_invalid: bool = False) -> int:
-    """Plan all ``configs`` (suites expanded), run them into ``out_dir`` (default
-    ``results/<timestamp>``) on ``executor`` (``local`` or ``ray``, joining ``address``)
-    under ``ctx`` (default: from the environment), print the summary table and write
-    ``report.md``; when the folder holds system-track results, write their submission
-    (:func:`finish_system`). Returns the exit code: 1 when a system result is INVALID
-    (unless ``allow_invalid``), else 0.
+    """Run ``configs`` (suites expanded) into ``out_dir`` (default ``results/<timestamp>``)
+    on ``executor`` (``local`` or ``ray``, joining ``address``) under ``ctx`` (default: from
+    the environment): :func:`neuromark.suite.run_suite` with this command's report
+    (:func:`print_and_write_report`). Returns the exit code: 1 when a system result is
+    INVALID (unless ``allow_invalid``), else 0; ``system``: the system description of the
+    system track's submission.
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
-    folder = run_to_folder(configs, out_dir, quiet=quiet, only_task=only_task, overwrite=overwrite,
-                           executor=executor, address=address, ctx=ctx)
-    return finish_system(folder, system, allow_invalid=allow_invalid)
-
-
-def finish_system(folder: Path, system: Path | None = None, *, allow_invalid: bool = False) -> int:
-    """The submission of the system-track results in ``folder`` (``submission.json`` and
-    ``submission/submission.md``, :func:`~neuromark.report.system_report.write_submission_dir`;
-    ``system``: a system description YAML), written whatever their verdicts; returns 1
-    when one of them is INVALID (LoadGen's verdict, or a failed scenario search) unless
-    ``allow_invalid``, else 0. A folder without system results returns 0."""
-    import sys
-
-    from neuromark.report.system_report import (
-        invalid_results,
-        result_files,
-        system_results,
-        write_submission_dir,
-    )
-
-    # a results file that cannot be read raises instead of passing as "no system results"
-    results = system_results(result_files(folder))
-    if not results:
-        return 0
-    manifest, report = write_submission_dir(folder, system)
-    print(f"submission: {manifest} and {report}; audit it with 'neuromark check {folder}'")
-    invalid = invalid_results(results)
-    for line in invalid:
-        print(f"INVALID: {line}", file=sys.stderr)
-    if invalid and not allow_invalid:
-        print(f"{len(invalid)} system result(s) INVALID: exit status 1 (--allow-invalid keeps 0)",
-              file=sys.stderr)
-        return 1
-    return 0
-
-
-def run_to_folder(configs: Sequence[str | Path], out_dir: Path | None, *, quiet: bool = False,
-                  only_task: str | None = None, overwrite: bool = False,
-                  executor: str = "local", address: str | None = None,
-                  ctx: RunContext | None = None) -> Path:
-    """:func:`run_and_report`, returning the folder written (made only once every config
-    is planned, so a config that fails validation leaves no folder)."""
-    from neuromark.suite import expand
+    from neuromark.suite import run_suite
 
     ctx = ctx if ctx is not None else RunContext.build(quiet=quiet)
-    if only_task is not None:
-        for config in expand(configs, cache_root=ctx.cache_dir):
-            if config.data.get("task") != only_task:
-                raise ConfigError(f"{config.where(('task',))}: this command runs task: {only_task}, "
-                                  f"got {config.data.get('task')!r} (use 'neuromark run')")
-    if address is not None and executor == "local":
-        raise ConfigError("--address: only with --executor ray")
-    built = make_executor(executor, address)  # before planning: tasks check against it
-    try:
-        ctx = ctx.replace(executor=built, executor_address=address, quiet=quiet or ctx.quiet)
-        return _run_on(ctx, configs, out_dir, overwrite=overwrite)
-    finally:
-        built.close()
+    return run_suite(configs, out_dir, ctx=ctx.replace(quiet=quiet or ctx.quiet),
+                     report=print_and_write_report, only_task=only_task, overwrite=overwrite,
+                     executor=executor, address=address, system=system,
+                     allow_invalid=allow_invalid)
 
 
-def _run_on(ctx: RunContext, configs: Sequence[str | Path], out_dir: Path | None, *,
-            overwrite: bool) -> Path:
-    from neuromark.suite import plan_configs, run_configs, timestamped_dir
-
-    start = time.perf_counter()
-    planned = plan_configs(configs, ctx)  # each config once, before any folder is made
-    folder = out_dir if out_dir is not None else timestamped_dir()
-    reports: list[Path] = []
-
-    def finish(written: list) -> None:  # while the folder is locked
-        print(format_summary([r for _, r in written]))
-        reports.append(write_report(folder, written, wall_s=time.perf_counter() - start))
-
-    written = run_configs(configs, folder, ctx=ctx, overwrite=overwrite, finish=finish,
-                          planned=planned)
-    wall = time.perf_counter() - start
-    print(f"\n{len(written)} result file(s) in {folder}, every score in the report "
-          f"{reports[0]} ({wall:.1f} s)")
-    return folder
+def print_and_write_report(folder: Path, written: list[tuple[Path, Results]], wall_s: float
+                           ) -> Path:
+    """The report of a run (the suite's ``report`` step): print the summary table of the
+    results just written and write ``folder/report.md`` (this run's, then earlier results
+    files in the folder); returns its path."""
+    print(format_summary([r for _, r in written]))
+    return write_report(folder, written, wall_s=wall_s)
 
 
 def _run(args: argparse.Namespace) -> int:

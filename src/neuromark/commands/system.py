@@ -6,7 +6,7 @@ compliance tests on a config's SUT.
 (:func:`neuromark.commands.run.run_and_report`): the results JSON, the LoadGen logs
 (``<out>/<config stem>/loadgen/``), the plots and ``report.md``; then the submission
 manifest ``submission.json`` and the report ``submission/submission.md``
-(:mod:`neuromark.report.system_report`), so that ``neuromark check <out>`` can audit it.
+(:mod:`neuromark.system.track.submission`), so that ``neuromark check <out>`` can audit it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from neuromark.commands.run import (
     add_output_flags,
     add_system_flags,
     context_from_args,
-    finish_system,
-    run_to_folder,
+    run_and_report,
 )
 from neuromark.errors import ConfigError
 from neuromark.results import results_name
@@ -46,14 +45,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    ctx = context_from_args(args)
-    out = run_to_folder(args.configs, args.out, quiet=args.quiet, only_task="system",
-                        overwrite=args.overwrite, ctx=ctx)  # no folder before the plans pass
-    return finish_system(out, args.system, allow_invalid=args.allow_invalid)
+    return run_and_report(args.configs, args.out, quiet=args.quiet, only_task="system",
+                          overwrite=args.overwrite, ctx=context_from_args(args),
+                          system=args.system, allow_invalid=args.allow_invalid)
 
 
 def _compliance(args: argparse.Namespace) -> int:
-    from neuromark.suite import expand, timestamped_dir
+    from neuromark.run_folder import timestamped_dir
+    from neuromark.suite import expand
     from neuromark.system.compliance import FAIL, TESTS, format_verdicts
     from neuromark.system.track.task import TASK
 

@@ -10,23 +10,12 @@ from neuromark.errors import DataError
 from neuromark.processors.front_end import summary_line
 from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
-from neuromark.results import Results, Score, to_jsonable, write_text_atomic
-
-
-def format_value(score: Score) -> str:
-    """``value ± error`` with 4 significant digits; dict values as ``k=v`` pairs."""
-    def fmt(x: object) -> str:
-        return f"{x:.4g}" if isinstance(x, float) else str(x)
-
-    value = score.value
-    if isinstance(value, dict):  # e.g. synaptic_operations: the unit once, after the pairs
-        return f"{', '.join(f'{k}={fmt(v)}' for k, v in value.items())} {score.unit}".rstrip()
-    text = fmt(value)
-    if isinstance(value, str):  # e.g. "not measured": a unit would read as a number
-        return text
-    if isinstance(score.error, (int, float)):
-        text += f" ± {fmt(float(score.error))}"
-    return f"{text} {score.unit}".rstrip()
+from neuromark.results import (
+    Results,
+    format_value,
+    to_jsonable,
+    write_text_atomic,
+)
 
 
 def format_summary(results: Sequence[Results], *, full_table: bool = False) -> str:

@@ -1,4 +1,12 @@
-"""The NeuroBench system-track submission report: Markdown + PNGs.
+"""The system track's submission: what a run of system-track results leaves for
+``neuromark check`` to audit, written by the system track itself.
+
+:func:`finish_submission` is the last step of a run's path (:mod:`neuromark.suite`): when
+the run folder holds system-track results, it writes their manifest ``submission.json``
+and report ``submission/submission.md`` (:func:`write_submission_dir`) and judges their
+validity (:func:`invalid_results`), which gives the run's exit status. The results are
+read back from the folder's files (not from memory), so the submission describes the
+folder as ``neuromark check`` will find it, earlier runs' system results in it included.
 
 ``write_submission(results, system, out_dir)`` writes ``submission.md`` with the sections
 the system track asks for (NeuroBench, Yik et al. 2025, system track submission rules):
@@ -22,8 +30,7 @@ from neuromark import __version__
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
-from neuromark.report.markdown import format_value
-from neuromark.results import Results, results_name, write_json_atomic
+from neuromark.results import Results, format_value, results_name, write_json_atomic
 from neuromark.results_versions import meant_as_results
 from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power
 from neuromark.system.quality import describe as describe_accuracy
@@ -420,3 +427,29 @@ def write_submission_dir(out_dir: str | Path, system: str | Path | None = None) 
         "neuromark": __version__, "report": str(REPORT), "system_description":
             str(system) if system else "generated from the results", "benchmarks": benchmarks})
     return manifest, report
+
+
+def finish_submission(folder: Path, system: str | Path | None = None, *,
+                      allow_invalid: bool = False) -> int:
+    """The submission of the system-track results in ``folder`` (``submission.json`` and
+    ``submission/submission.md``, :func:`write_submission_dir`; ``system``: a system
+    description YAML), written whatever their verdicts; returns 1 when one of them is
+    INVALID (LoadGen's verdict, a failed scenario search, or accuracy below its quality
+    target: :func:`invalid_results`) unless ``allow_invalid``, else 0. A folder without
+    system results returns 0 and writes nothing; a results file that cannot be read raises
+    (:class:`DataError`) instead of passing as "no system results"."""
+    import sys
+
+    results = system_results(result_files(folder))
+    if not results:
+        return 0
+    manifest, report = write_submission_dir(folder, system)
+    print(f"submission: {manifest} and {report}; audit it with 'neuromark check {folder}'")
+    invalid = invalid_results(results)
+    for line in invalid:
+        print(f"INVALID: {line}", file=sys.stderr)
+    if invalid and not allow_invalid:
+        print(f"{len(invalid)} system result(s) INVALID: exit status 1 (--allow-invalid keeps 0)",
+              file=sys.stderr)
+        return 1
+    return 0
