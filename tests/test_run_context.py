@@ -31,9 +31,9 @@ import pytest
 import torch
 
 import neuromark
+import neuromark.suite as suite
 import neuromark.tasks
 from neuromark.cli import main
-from neuromark.commands import run as run_command
 from neuromark.context import RunContext
 from neuromark.executors import LocalExecutor
 from neuromark.registry import tasks
@@ -144,7 +144,7 @@ def run_cli(tmp_path, monkeypatch):
             patch.setattr(RunContext, "device_for", device_for)
             for module in _modules_binding(original_evaluate):
                 patch.setattr(module, "evaluate", spy_evaluate)
-            patch.setattr(run_command, "make_executor", make_executor)
+            patch.setattr(suite, "make_executor", make_executor)  # the suite makes it
             code = main(["run", str(config), "--out", str(run.out), "--quiet", "--coverage",
                          "warn", "--device", "cpu", "--cache-dir", str(cache),
                          "--executor", "local"])
