@@ -157,7 +157,8 @@ class FakeBoard:
         return [SimpleNamespace(ts=now_s() * 1000.0, power=self.mw)]
 
     def get_events(self):  # two rails: IO and the SNN core, half each
-        return [SimpleNamespace(channel=0, value=self.mw / 2000), SimpleNamespace(channel=1, value=self.mw / 2000)]
+        half = self.mw / 2000
+        return [SimpleNamespace(channel=0, value=half), SimpleNamespace(channel=1, value=half)]
 
 
 def _chip(extra: str, meter: str):
