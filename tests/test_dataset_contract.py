@@ -18,9 +18,20 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
-from neuromark.data.entry import SUMS, DatasetEntry, SynthesizingEntry, layout_files, read_sums, write_sums
+from neuromark.data.entry import SUMS, SynthesizingEntry, layout_files, write_sums
 from neuromark.errors import DataError
 from neuromark.registry import datasets
+from neuromark.testing import ContractError
+from neuromark.testing.dataset import (
+    DAMAGES,
+    check_dataset_entry,
+    check_declares_contract,
+    check_reads_without_download,
+    check_sample,
+    check_synthesize,
+    check_verify,
+    check_verify_names_damage,
+)
 
 sf = pytest.importorskip("soundfile")
 SRC = Path(__file__).resolve().parents[1] / "src" / "neuromark"
@@ -84,79 +95,33 @@ class DatasetTestCase:
     def sample(self, entry: Any, root: Path) -> tuple[Any, Any]:
         return entry.load(root, self.split, **self.options)[0]
 
+    def _reader(self, entry: Any, root: Path, split: str, options: Any) -> tuple[Any, Any]:
+        return self.sample(entry, root)
+
+    # the checks are neuromark.testing.dataset's, which plugin authors run on their entries
+
     def test_declares_the_contract(self, entry):
-        assert isinstance(entry, DatasetEntry)
-        assert entry.name and isinstance(entry.citation, str) and entry.citation
-        assert isinstance(entry.urls, tuple) and all(u.startswith("https://") or u.startswith("http://")
-                                                     for u in entry.urls)
-        for file, digest in entry.manifest.items():
-            assert re.fullmatch(r"(sha256:[0-9a-f]{64}|md5:[0-9a-f]{32})", digest), (file, digest)
-        assert callable(entry.download) and callable(entry.verify)
+        check_declares_contract(entry)
 
     def test_verify_passes_on_the_fixture(self, entry, root):
-        entry.verify(root)
+        check_verify(entry, root)
 
-    def test_verify_names_a_missing_file(self, entry, root):
-        (root / self.damage).unlink()
-        with pytest.raises(DataError, match=re.escape(Path(self.damage).name)):
-            entry.verify(root)
+    @pytest.mark.parametrize("how", DAMAGES)
+    def test_verify_names_a_damaged_file(self, entry, root, how):
+        check_verify_names_damage(entry, root, self.damage, how)
 
-    def test_verify_names_a_truncated_file(self, entry, root):
-        path = root / self.damage
-        data = path.read_bytes()
-        path.write_bytes(data[:len(data) // 2])
-        with pytest.raises(DataError, match=re.escape(Path(self.damage).name)):
-            entry.verify(root)
-
-    def test_verify_names_a_corrupted_file(self, entry, root):
-        path = root / self.damage
-        data = bytearray(path.read_bytes())
-        data[len(data) // 2] ^= 0xFF
-        path.write_bytes(bytes(data))
-        with pytest.raises(DataError, match=re.escape(Path(self.damage).name) + ".*expected"):
-            entry.verify(root)
-
-    def test_reads_without_download(self, entry, root, monkeypatch):
-        _no_network(monkeypatch)
-        monkeypatch.setattr(type(entry), "download", lambda self, r: pytest.fail("download called"))
-        data = entry.load(root, self.split, **self.options)  # nothing fetched in __init__
-        assert len(data) > 0
-        self.sample(entry, root)
+    def test_reads_without_download(self, entry, root):
+        check_reads_without_download(entry, root, self.split, self.options, self._reader)
 
     def test_samples_have_the_declared_shape_dtype_and_labels(self, entry, root):
-        x, y = self.sample(entry, root)
-        x = np.asarray(x)
-        if self.shape is not None:
-            assert x.shape == self.shape
-        assert x.dtype == np.dtype(self.dtype)
-        if self.num_classes is not None:
-            assert 0 <= int(y) < self.num_classes
+        check_sample(entry, root, self.split, self.options, shape=self.shape, dtype=self.dtype,
+                     num_classes=self.num_classes, sample=self._reader)
 
-    def test_synthesize_writes_a_verified_deterministic_layout(self, entry, tmp_path, monkeypatch):
+    def test_synthesize_writes_a_verified_deterministic_layout(self, entry, tmp_path):
         if self.synth is None:
             assert not isinstance(entry, SynthesizingEntry) or self.name == "mswc"
             pytest.skip(f"{self.name}: no generator (or one too slow for this case)")
-        assert isinstance(entry, SynthesizingEntry)
-        _no_network(monkeypatch)
-        a = entry.synthesize(tmp_path / "a", **self.synth)
-        entry.verify(a)
-        self.sample(entry, a)
-        stamp = (a / SUMS).stat().st_mtime_ns
-        assert entry.synthesize(a, **self.synth) == a and (a / SUMS).stat().st_mtime_ns == stamp  # reused
-        b = entry.synthesize(tmp_path / "b", **self.synth)
-        assert read_sums(a / SUMS) == read_sums(b / SUMS)  # the same seed, the same bytes
-        user = tmp_path / "user"
-        user.mkdir()
-        (user / "NOTES.txt").write_text("mine")
-        with pytest.raises(DataError, match="NOTES.txt"):
-            entry.synthesize(user, **self.synth)
-        assert (user / "NOTES.txt").read_text() == "mine" and len(list(user.iterdir())) == 1
-        (a / "NOTES.txt").write_text("mine")  # a user's file in a synthesized folder is kept too
-        other = {**self.synth, "seed": 7} if "seed" in self.synth else None
-        if other is not None:
-            with pytest.raises(DataError, match="NOTES.txt"):
-                entry.synthesize(a, **other)
-            assert (a / "NOTES.txt").is_file()
+        check_synthesize(entry, tmp_path, self.synth, self.split, self.options, self._reader)
 
 
 # ---- the cases ------------------------------------------------------------------------------
@@ -393,3 +358,33 @@ def test_no_task_imports_a_generator():
                  if re.search(r"^\s*(from|import)\s+neuromark\.synth\b", p.read_text(encoding="utf-8"),
                               re.MULTILINE)]
     assert offenders == []
+
+
+class _Lax:
+    """An entry that breaks the contract: an ftp address, an unknown digest, no checking."""
+
+    name, citation, urls, manifest = "lax", "@misc{lax}", ("ftp://example.org/x",), {"x": "sha1:00"}
+
+    def download(self, root):
+        return Path(root)
+
+    def verify(self, root):
+        pass
+
+
+def test_the_checks_fail_on_a_broken_entry(tmp_path):
+    with pytest.raises(ContractError) as caught:
+        check_declares_contract(_Lax())
+    assert "urls is ('ftp://example.org/x',)" in str(caught.value)
+    assert "manifest['x'] = 'sha1:00'" in str(caught.value)
+    (tmp_path / "x.bin").write_bytes(b"0123456789")
+    with pytest.raises(ContractError, match="verify.. passed with x.bin corrupted"):
+        check_verify_names_damage(_Lax(), tmp_path, "x.bin", "corrupted")
+
+
+def test_the_whole_check_in_one_call(tmp_path):
+    """What a plugin author calls: every check of neuromark.testing.dataset at once."""
+    case = TestDVSGesture()
+    check_dataset_entry(_entry(case.name), case.write, tmp_path, damage=case.damage,
+                        options=case.options, shape=case.shape, num_classes=case.num_classes,
+                        synth=case.synth)
