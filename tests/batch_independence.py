@@ -1,6 +1,7 @@
 """Shared by the batch-independence tests: mixed binary/analog data and the figures of a
 model at evaluation batch sizes 1, 32 and 120 (footprint, synaptic operations, activation
-sparsity), which must not differ."""
+sparsity), which must not differ: :func:`neuromark.testing.adapter.check_adapter`, the
+check plugin authors run on their adapters."""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from typing import Any
 
 import torch
 
-from neuromark import Benchmark
-from neuromark.metrics import ActivationSparsity, Footprint, SynapticOperations
+from neuromark.testing.adapter import check_adapter, figures_at
 
 BATCHES = (1, 32, 120)
 SAMPLES = 120
@@ -30,19 +30,11 @@ def figures(adapter: Any, data: torch.Tensor, batch: int, mac_rule: str = "per_s
             counting_path: str | None = None) -> dict[str, Any]:
     """Footprint, synaptic operations (all three keys) and activation sparsity of
     ``adapter`` on ``data`` evaluated in batches of ``batch``."""
-    targets = torch.zeros(len(data))
-    loader = [(data[i:i + batch], targets[i:i + batch]) for i in range(0, len(data), batch)]
-    metrics = [Footprint(), SynapticOperations(mac_rule=mac_rule), ActivationSparsity()]
-    res = Benchmark(adapter, loader, metrics=metrics, quiet=True,
-                    counting_path=counting_path).run()
-    return {"footprint": int(res["footprint"]),
-            "synaptic_operations": dict(res["synaptic_operations"]),
-            "activation_sparsity": float(res["activation_sparsity"])}
+    return figures_at(adapter, data, batch, spiking=True, mac_rule=mac_rule,
+                      counting_path=counting_path)
 
 
 def assert_batch_independent(adapter: Any, data: torch.Tensor, **kwargs: Any) -> dict:
-    """The figures at batch 1, 32 and 120 are identical; returns them."""
-    first, *others = [figures(adapter, data, batch, **kwargs) for batch in BATCHES]
-    for batch, other in zip(BATCHES[1:], others):
-        assert other == first, f"batch {batch} vs batch 1"
-    return first
+    """The figures at batch 1, 32 and 120 are identical (and the adapter keeps the rest of
+    neuromark.testing.adapter's contract); returns them."""
+    return check_adapter(adapter, data, batch_sizes=BATCHES, spiking=True, **kwargs)
