@@ -152,3 +152,28 @@ def test_the_commands_leave_the_submission_to_the_system_track():
         assert "neuromark.system.track.submission" not in imported, name
         assert not {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & {
             "write_submission_dir", "finish_submission", "invalid_results"}, name
+
+
+def test_the_suite_and_the_run_command_write_no_file_themselves():
+    """The suite plans and runs, the command parses flags: neither writes a file (no results
+    ``save``, no ``write_*``, ``mkdir``, ``open`` or atomic writer) but through the claimed
+    run folder (``folder.save``, ``folder.write_files``); the run folder module writes."""
+    import ast
+
+    writers = {"save", "write_text", "write_bytes", "write_json_atomic", "write_text_atomic",
+               "atomic_path", "mkdir", "open", "touch", "write_files"}
+    src = Path(__file__).resolve().parents[1] / "src/neuromark"
+
+    def calls(path: Path) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "folder":
+                    continue  # the RunFolder's own methods
+                found.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""))
+        return found & writers
+
+    assert calls(src / "suite.py") == set()
+    assert calls(src / "commands/run.py") == set()
+    assert {"save", "mkdir", "write_bytes", "write_json_atomic"} <= calls(src / "run_folder.py")

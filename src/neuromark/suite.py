@@ -249,7 +249,7 @@ def run_plans(planned: Sequence[Planned], folder: RunFolder, ctx: RunContext, *,
     executor = ctx.executor
     where_run = executor.info()  # the executor and its nodes, in every results file
 
-    def save(index: int, results: Results) -> None:
+    def record(index: int, results: Results) -> None:  # stamped here, written by the folder
         config, task, _ = planned[index]
         results.provenance = stamp_provenance(results.provenance, executor=where_run,
                                               run=ctx.provenance())
@@ -258,10 +258,12 @@ def run_plans(planned: Sequence[Planned], folder: RunFolder, ctx: RunContext, *,
 
     remote = ([] if is_local(executor) else
               [i for i, (_, task, _) in enumerate(planned) if placement(task) == "unit"])
-    units = [Unit(f"suite entry {entry_stem(planned[i][0])}", str(planned[i][0].path or "<config>"),
-                  run_entry_in_temp,
-                  (planned[i][1], planned[i][0], entry_stem(planned[i][0]), ctx.for_unit()))
-             for i in remote]
+    units = []
+    for i in remote:  # a unit runs into a temporary folder named as the entry's here
+        config, task, _ = planned[i]
+        stem = entry_stem(config)
+        units.append(Unit(f"suite entry {stem}", str(config.path or "<config>"), run_entry_in_temp,
+                          (task, config, stem, ctx.for_unit())))
     try:
         with contextlib.closing(executor.run(units)) as outcomes:  # submitted now
             for index, (config, task, plan) in enumerate(planned):
@@ -270,7 +272,7 @@ def run_plans(planned: Sequence[Planned], folder: RunFolder, ctx: RunContext, *,
                 entry_ctx = ctx.replace(out_dir=folder.entry_dir(index))
                 with entry_keeps_default_dtype(config, task):
                     for results in task.run(plan, entry_ctx):
-                        save(index, results)
+                        record(index, results)
             for outcome in outcomes:
                 index = remote[units.index(outcome.unit)]
                 results_list, files = outcome.value
@@ -278,7 +280,7 @@ def run_plans(planned: Sequence[Planned], folder: RunFolder, ctx: RunContext, *,
                 for results in results_list:
                     results.details.setdefault("executor", {
                         "name": executor.name, "node": outcome.node, "wall_s": outcome.wall_s})
-                    save(index, results)
+                    record(index, results)
     except KeyboardInterrupt:  # SIGINT or SIGTERM: the report covers what finished
         if on_interrupt is not None and folder.written():
             on_interrupt(folder.written())
