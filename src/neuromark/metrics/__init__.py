@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from neuromark._lazy import lazy_attributes
+from neuromark._lazy import by_module, lazy_attributes
 
-_LAZY = {
-    "Footprint": "neuromark.metrics.static",
-    "ParameterCount": "neuromark.metrics.static",
-    "ConnectionSparsity": "neuromark.metrics.static",
-    "ClassificationAccuracy": "neuromark.metrics.correctness",
-    "MSE": "neuromark.metrics.correctness",
-    "SMAPE": "neuromark.metrics.correctness",
-    "R2": "neuromark.metrics.correctness",
-    "ActivationSparsity": "neuromark.metrics.complexity",
-    "SynapticOperations": "neuromark.metrics.complexity",
-    "MembraneUpdates": "neuromark.metrics.complexity",
-    "NeuronOperations": "neuromark.metrics.neuron_ops",
-    "EnergyEstimate": "neuromark.metrics.energy",
-    "StaticMetric": "neuromark.metrics.base",
-    "WorkloadMetric": "neuromark.metrics.base",
-    "Step": "neuromark.metrics.base",
-}
+_LAZY = by_module(__name__, {
+    "static": ("Footprint", "ParameterCount", "ConnectionSparsity"),
+    "correctness": ("ClassificationAccuracy", "MSE", "SMAPE", "R2"),
+    "complexity": ("ActivationSparsity", "SynapticOperations", "MembraneUpdates"),
+    "neuron_ops": ("NeuronOperations",),
+    "energy": ("EnergyEstimate",),
+    "base": ("StaticMetric", "WorkloadMetric", "Step"),
+})
 
 __all__ = sorted(_LAZY)
 

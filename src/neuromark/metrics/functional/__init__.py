@@ -31,29 +31,18 @@ Example:
 
 from __future__ import annotations
 
-from neuromark._lazy import lazy_attributes
+from neuromark._lazy import by_module, lazy_attributes
 
-_LAZY = {
-    "accuracy": "neuromark.metrics.functional.correctness",
-    "mse": "neuromark.metrics.functional.correctness",
-    "smape": "neuromark.metrics.functional.correctness",
-    "r2": "neuromark.metrics.functional.correctness",
-    "smape_terms": "neuromark.metrics.functional.correctness",
-    "zero_fraction": "neuromark.metrics.functional.sparsity",
-    "weight_zero_counts": "neuromark.metrics.functional.sparsity",
-    "masked_counts": "neuromark.metrics.functional.synops",
-    "weight_column_nnz": "neuromark.metrics.functional.synops",
-    "conv_input_counts": "neuromark.metrics.functional.synops",
-    "coco_map": "neuromark.metrics.functional.coco",
-    "standard_error": "neuromark.metrics.functional.stats",
-    "MeanStats": "neuromark.metrics.functional.stats",
-    "neuron_cost": "neuromark.metrics.functional.neuron_ops",
-    "neuron_operations": "neuromark.metrics.functional.neuron_ops",
-    "SNNTORCH_COSTS": "neuromark.metrics.functional.neuron_ops",
-    "energy_estimate": "neuromark.metrics.functional.energy",
-    "EnergyProfile": "neuromark.metrics.functional.energy_profiles",
-    "load_profile": "neuromark.metrics.functional.energy_profiles",
-}
+_LAZY = by_module(__name__, {
+    "correctness": ("accuracy", "mse", "smape", "r2", "smape_terms"),
+    "sparsity": ("zero_fraction", "weight_zero_counts"),
+    "synops": ("masked_counts", "weight_column_nnz", "conv_input_counts"),
+    "coco": ("coco_map",),
+    "stats": ("standard_error", "MeanStats"),
+    "neuron_ops": ("neuron_cost", "neuron_operations", "SNNTORCH_COSTS"),
+    "energy": ("energy_estimate",),
+    "energy_profiles": ("EnergyProfile", "load_profile"),
+})
 
 __all__ = sorted(_LAZY)
 
