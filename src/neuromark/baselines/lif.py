@@ -154,6 +154,39 @@ class LeakyReadout(_SynapticState):
         return self.mem
 
 
+class ReadoutStack(nn.Module):
+    """A feed-forward SNN run ONE time step per call whose output layer is spiking
+    (``readout="spikes"``: the logits are the spike counts over time) or a layer of
+    non-spiking :class:`LeakyReadout` integrators (``"membrane"``: the membranes averaged
+    over time, as Cramer et al. 2020 read out SNN classifiers; no ties between classes).
+
+    A subclass builds its layers after ``super().__init__`` (its output layer through
+    :meth:`output_layer`) and lists their attribute names, input first, in ``chain``.
+    """
+
+    chain: tuple[str, ...] = ()
+
+    def __init__(self, readout: str, model: str) -> None:
+        super().__init__()
+        if readout not in ("spikes", "membrane"):
+            raise ValueError(f"{model} readout must be 'spikes' or 'membrane', got {readout!r}")
+        self.readout = readout
+
+    def output_layer(self, spiking: Any, classes: int, beta: float) -> nn.Module:
+        """``spiking()`` (the spiking output layer) or ``classes`` leaky integrators of decay ``beta``."""
+        return spiking() if self.readout == "spikes" else LeakyReadout(classes, 0.0, beta)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """(B, inputs) -> the output layer's spikes or membranes (B, classes)."""
+        for name in self.chain:
+            x = getattr(self, name)(x)
+        return x[0] if isinstance(x, tuple) else x
+
+    def logits(self, outputs: Tensor) -> Tensor:
+        """(B, T, classes) outputs -> (B, classes): the spike count, or the membrane's mean over time."""
+        return outputs.sum(1) if self.readout == "spikes" else outputs.mean(1)
+
+
 @dataclass(frozen=True)
 class SNNConfig:
     """Hyper-parameters of :class:`SpikingClassifier` (times in ms)."""

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import Field
 from torch import nn
 
-from neuromark.baselines.lif import LeakyReadout
+from neuromark.baselines.lif import ReadoutStack
 from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
 from neuromark.benchmarks.activity.wisdm import CITATION
 from neuromark.config import StrictModel
@@ -52,31 +52,21 @@ class SCNN(nn.Module):
         return self.lif_out(self.fc(x.flatten(1)))[0]
 
 
-class FFSNN(nn.Module):
-    """One time step (B, 6) -> output spikes (B, classes)."""
+class FFSNN(ReadoutStack):
+    """One time step (B, 6) -> output spikes (B, classes), or membranes (``readout="membrane"``)."""
+
+    chain = ("fc1", "lif1", "fc2", "syn2", "fc3", "syn3")
 
     def __init__(self, inputs: int = 6, classes: int = 7, beta: float = 0.9, alpha: float = 0.8,
                  readout: str = "spikes", **_: Any) -> None:
-        super().__init__()
+        super().__init__(readout, "nehar_ffsnn")
         import snntorch as snn
 
-        if readout not in ("spikes", "membrane"):
-            raise ValueError(f"nehar_ffsnn readout must be 'spikes' or 'membrane', got {readout!r}")
-        self.readout = readout
         self.fc1, self.fc2, self.fc3 = nn.Linear(inputs, 32), nn.Linear(32, 250), nn.Linear(250, classes)
         self.lif1 = snn.Leaky(beta=beta, init_hidden=True)
         self.syn2 = snn.Synaptic(alpha=alpha, beta=beta, init_hidden=True)
-        self.syn3: nn.Module = (snn.Synaptic(alpha=alpha, beta=beta, init_hidden=True, output=True)
-                                if readout == "spikes" else LeakyReadout(classes, 0.0, beta))
-
-    def forward(self, x: Any) -> Any:
-        out = self.syn3(self.fc3(self.syn2(self.fc2(self.lif1(self.fc1(x))))))
-        return out[0] if isinstance(out, tuple) else out
-
-    def logits(self, outputs: Any) -> Any:
-        """(B, T, classes) outputs -> (B, classes): the spike count, or the membrane's mean
-        over time (``readout="membrane"``: no ties between classes)."""
-        return outputs.sum(1) if self.readout == "spikes" else outputs.mean(1)
+        self.syn3 = self.output_layer(
+            lambda: snn.Synaptic(alpha=alpha, beta=beta, init_hidden=True, output=True), classes, beta)
 
 
 class WindowANN(nn.Module):

@@ -25,40 +25,31 @@ import numpy as np
 from pydantic import Field
 from torch import nn
 
-from neuromark.baselines.lif import LeakyReadout
+from neuromark.baselines.lif import ReadoutStack
 from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
 from neuromark.benchmarks.eeg_mi.reader import CITATION
 from neuromark.config import StrictModel
 from neuromark.training import BatchSize, Epochs, LearningRate
 
 
-class EEGSNN(nn.Module):
+class EEGSNN(ReadoutStack):
     """One time step (B, 62) -> output spikes (B, 2) (``readout="spikes"``) or the leaky
     integrators' membranes (B, 2) (``readout="membrane"``)."""
 
+    chain = ("fc1", "lif1", "fc2", "lif2", "fc3", "lif3")
+
     def __init__(self, inputs: int = 62, classes: int = 2, hidden: int = 256, beta: float = 0.9,
                  readout: str = "spikes", **_: Any) -> None:
-        super().__init__()
+        super().__init__(readout, "eeg_snn")
         import snntorch as snn
         from snntorch import surrogate
 
-        if readout not in ("spikes", "membrane"):
-            raise ValueError(f"eeg_snn readout must be 'spikes' or 'membrane', got {readout!r}")
         grad = surrogate.fast_sigmoid(slope=25)
-        self.readout = readout
         self.fc1, self.fc2 = nn.Linear(inputs, hidden), nn.Linear(hidden, 128)
         self.fc3 = nn.Linear(128, classes)
         self.lif1, self.lif2 = (snn.Leaky(beta=beta, spike_grad=grad, init_hidden=True) for _ in range(2))
-        self.lif3: nn.Module = (snn.Leaky(beta=beta, spike_grad=grad, init_hidden=True, output=True)
-                                if readout == "spikes" else LeakyReadout(classes, 0.0, beta))
-
-    def forward(self, x: Any) -> Any:
-        out = self.lif3(self.fc3(self.lif2(self.fc2(self.lif1(self.fc1(x))))))
-        return out[0] if isinstance(out, tuple) else out
-
-    def logits(self, outputs: Any) -> Any:
-        """(B, T, 2) outputs -> (B, 2): the spike count, or the membrane's mean over time."""
-        return outputs.sum(1) if self.readout == "spikes" else outputs.mean(1)
+        self.lif3 = self.output_layer(
+            lambda: snn.Leaky(beta=beta, spike_grad=grad, init_hidden=True, output=True), classes, beta)
 
 
 class CSPLDA(nn.Module):
