@@ -16,8 +16,10 @@ results file (``coco_map``, ``synaptic_operations.Effective_MACs``), ``.se`` for
 standard error, and the detail paths of :data:`DETAILS`; ``<tag>`` tells apart several
 results of one config (the model label, model name or the varying part of the benchmark
 id). Keys do not depend on results file names. Each entry records the value, the config,
-the command, the date (UTC) and the git commit (``tree: modified`` when the checkout had
-uncommitted changes to tracked files). Figures of configs not re-run are kept.
+the command, the date (UTC), the git commit (``tree: modified`` when the checkout had
+uncommitted changes to tracked files) and the float path (``doc_markers.float_path``: a
+trained model's figures follow the CPU's rounding; ``tests/test_doc_figures.py`` compares a
+re-derivation to the digit on the same path only). Figures of configs not re-run are kept.
 """
 
 from __future__ import annotations
@@ -219,10 +221,11 @@ def _git(*args: str) -> str:
 
 
 def stamp() -> dict[str, str]:
-    """Date (UTC) and commit of this run."""
+    """Date (UTC), commit and float path (:func:`doc_markers.float_path`) of this run."""
     modified = bool(_git("status", "--porcelain", "--untracked-files=no"))
     return {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ"),
-            "commit": _git("rev-parse", "HEAD"), "tree": "modified" if modified else "clean"}
+            "commit": _git("rev-parse", "HEAD"), "tree": "modified" if modified else "clean",
+            "float_path": doc_markers.float_path()}
 
 
 def write_figures(path: Path, figures: dict[str, dict[str, Any]]) -> None:

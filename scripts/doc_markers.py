@@ -15,8 +15,11 @@ quoted precision is that of the last digit written (``0.0114``: 1e-4; ``1.13e8``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,46 @@ MARKER = re.compile(
 #: a marker whose number is missing or malformed (every marker must match MARKER); a
 #: placeholder such as ``<!-- fig:<config stem>.<score> -->`` in prose is not one.
 ANY_MARKER = re.compile(r"<!-- fig:[A-Za-z0-9_]")
+
+
+#: CPU flags that select a numerical library's code path (vector width, fused multiply-add,
+#: matrix units): two machines that differ in one of them may round differently.
+FLOAT_FLAGS = re.compile(r"^(sse\S*|ssse3|avx\S*|fma\S*|amx\S*|f16c)$")
+
+
+def float_path() -> str:
+    """This machine's floating-point path: architecture, CPU vendor, the digest of the
+    vector-ISA flags that BLAS (MKL/OpenBLAS), oneDNN, ATen and numpy dispatch on, the torch
+    and numpy versions, torch's CPU capability and thread count.
+
+    A trained model's figures (accuracy, Effective ACs, activation sparsity) pass through
+    thousands of rounded sums whose order and fusion follow that path, and training
+    amplifies a last-bit difference into a different model: measured on 2026-12-02, the
+    quickstart's accuracy came out 0.175, 0.183, 0.208 and 0.217 on four float paths of one
+    machine (MKL_CBWR / ONEDNN_MAX_CPU_ISA / ATEN_CPU_CAPABILITY). Untrained figures
+    (footprint, Dense) do not depend on it. The figures file records each figure's path;
+    a re-derivation is compared to the digit only on the same path."""
+    import numpy
+    import torch
+
+    vendor, flags = "", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "vendor_id" and not vendor:
+                vendor = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = {f for f in value.split() if FLOAT_FLAGS.match(f)}
+    except OSError:
+        vendor = platform.processor() or "unknown"
+    digest = hashlib.sha256(" ".join(sorted(flags)).encode()).hexdigest()[:8]
+    capability = torch.backends.cpu.get_cpu_capability()
+    pinned = ",".join(f"{k}={os.environ[k]}" for k in
+                      ("MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE")
+                      if os.environ.get(k))
+    return (f"{platform.machine()} {vendor or 'unknown'} isa:{digest} torch-{torch.__version__} "
+            f"{capability} threads:{torch.get_num_threads()} numpy-{numpy.__version__}"
+            + (f" {pinned}" if pinned else ""))
 
 
 @dataclass(frozen=True)
