@@ -337,3 +337,27 @@ def test_keyword_run_carries_the_delta_mel_block(tmp_path):
     assert block["encoder"] == "delta_mel" and block["options"]["hop_length"] == 80
     assert block["ops_per_sample"] == expected.ops_per_sample
     assert res["scores"]["synaptic_operations"]["value"]["Effective_ACs"] >= 0
+
+
+def test_fscil_run_carries_the_mfcc_block(tmp_path):
+    """MSWC FSCIL on tests/test_fscil.py's tiny corpus (MFCC at 48 kHz, 1-s clips)."""
+    import importlib.util
+    import json
+
+    from neuromark.cli import main
+
+    spec = importlib.util.spec_from_file_location("fscil_tests", Path(__file__).with_name("test_fscil.py"))
+    fscil_tests = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fscil_tests)
+    fscil_tests._tiny_corpus(tmp_path / "data")
+    (tmp_path / "c.yaml").write_text(fscil_tests.FSCIL_TINY + """train: {epochs: 1, batch_size: 4, lr: 0.01}
+fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 1, seed: 1}
+eval: {complexity: [footprint, synaptic_operations]}
+""")
+    assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "fscil-tiny--keyword_m5.json").read_text())
+    block = res["details"]["front_end"]
+    assert block["encoder"] == "mfcc" and block["options"]["sample_rate"] == 48_000
+    expected = keyword_features_cost(KeywordFeatures("mfcc", 48_000), block["options"]["clip_samples"])
+    assert block["ops_per_sample"] == expected.ops_per_sample
+    assert "front_end" not in res["scores"]

@@ -251,6 +251,8 @@ class FSCILTask(BenchmarkTask):
             "corpus": data["corpus"], "backbone": {k: v for k, v in meta.items() if k != "recipe"},
             "plots": [f"{out_dir.name}/{plot.name}"],
         }
+        if data.get("front_end") is not None:
+            details["front_end"] = data["front_end"]
         return Results(scores=scores, benchmark=info, details=details, config=s.model_dump(mode="json"),
                        seeds={"train": s.train.seed, "fscil": s.fscil.seed, "repeats": s.fscil.repeats},
                        model=model_identity(s.model.name, s.model.options, meta.get("checkpoint"),

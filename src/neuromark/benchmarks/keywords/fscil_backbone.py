@@ -27,6 +27,7 @@ from neuromark.context import default_cache_dir
 from neuromark.data.entry import MARK
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
+from neuromark.processors.front_end import keyword_features_cost
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
 from neuromark.training import Prepared, TrainedModule, prepare, read_checkpoint
@@ -155,7 +156,10 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
     out: dict[str, Any] = {"corpus": corpus}
     for key, subset in (("train", "base_train"), ("test", "base_test")):
         ds = MSWC(root, subset, long_clips=s.data.long_clips)
-        out[f"{key}_x"] = featurise(ds.arrays(cache))
+        clips = ds.arrays(cache)
+        out[f"{key}_x"] = featurise(clips)
+        # the feature recipe's cost on one clip, beside the model's figures (issue 47.4)
+        out["front_end"] = keyword_features_cost(feats, int(np.shape(clips)[-1])).to_json()
         out[f"{key}_y"] = torch.from_numpy(ds.labels)
         if int(ds.labels.max(initial=0)) >= 100:
             raise DataError(f"{ds.list_file}: base lists must hold base classes (0-99) only")
