@@ -361,3 +361,48 @@ eval: {complexity: [footprint, synaptic_operations]}
     expected = keyword_features_cost(KeywordFeatures("mfcc", 48_000), block["options"]["clip_samples"])
     assert block["ops_per_sample"] == expected.ops_per_sample
     assert "front_end" not in res["scores"]
+
+
+def test_window_counts_hand_count():
+    from neuromark.processors.front_end import mean_block, window_counts_cost
+
+    cost = window_counts_cost(96, 1, 2.5)
+    assert cost.ops_per_sample == ops(add=2 * 96 + 2.5, div=2.5, cmp=5.0)  # per step, 2.5 spikes
+    other = window_counts_cost(100, 1, 0.5).to_json()
+    mean = mean_block([cost.to_json(), other], [3, 1], keep_parts=False)
+    assert mean["ops_per_sample"]["add"] == pytest.approx((3 * (192 + 2.5) + (200 + 0.5)) / 4)
+    assert "channels" not in mean["options"] and mean["options"]["window_bins"] == 1
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_primate_reaching_run_carries_the_binning_block(tmp_path, parallel):
+    """The tiny two-session surrogate (tests/test_primate_reaching_task.py's): the input
+    binning per session and its mean, weighted by test samples."""
+    import json
+
+    from neuromark.benchmarks.primate_reaching.reader import PrimateReaching
+    from neuromark.config import ConfigFile
+    from neuromark.registry import tasks
+
+    # one shared decoder (parallel streams) needs one array: two indy sessions then
+    sessions = ["indy_20160622_01", "indy_20160630_01" if parallel else "loco_20170210_03"]
+    data = {"task": "primate_reaching", "benchmark": {"id": "pr-test"},
+            "data": {"root": str(tmp_path / "data"), "surrogate": {"duration_s": 16, "seed": 1},
+                     "sessions": sessions, "chunk": 100, "parallel_sessions": parallel,
+                     "shared_decoder": parallel},
+            "model": {"name": "ridge_decoder"},
+            "checkpoint_dir": str(tmp_path / "ckpt")}
+    (tmp_path / "pr.yaml").write_text(json.dumps(data))
+    (res,) = tasks.get("primate_reaching").run(ConfigFile(data=data, path=tmp_path / "pr.yaml"),
+                                               tmp_path / "out", quiet=True)
+    per = res.details["per_session"]
+    blocks = [per[s]["front_end"] for s in sessions]
+    for s, block in zip(sessions, blocks):
+        test = PrimateReaching(tmp_path / "data", s, "test")
+        assert block["options"]["channels"] == test.channels
+        assert block["ops_per_sample"]["add"] == pytest.approx(2 * test.channels + block["units_per_sample"])
+    weights = [per[s]["samples"] for s in sessions]
+    top = res.details["front_end"]
+    assert top["encoder"] == "spike_window_counts"
+    assert top["ops_per_sample"]["add"] == pytest.approx(
+        sum(w * b["ops_per_sample"]["add"] for w, b in zip(weights, blocks)) / sum(weights))

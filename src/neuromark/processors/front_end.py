@@ -374,6 +374,54 @@ def binned_spikes_cost(channels: int, dt_us: int, t_max_us: int, pool: int,
                         per_event)
 
 
+def window_counts_cost(channels: int, sub_bins: int, spikes_per_step: float | None) -> FrontEndCost:
+    """Primate reaching's input (:func:`~neuromark.benchmarks.primate_reaching.reader.
+    bin_session`): each spike marks its 4-ms bin (``floor((t - origin) / 4 ms)``: 1 add,
+    1 div; 2 bound tests), then per channel and step a running count (1 add) and the
+    window's difference (1 add) over ``sub_bins`` bins. ``spikes_per_step``: measured over
+    the recording (None: not measured)."""
+    per_spike = [Stage("mark bin", ops(add=1, div=1, cmp=2), "j = floor((t - origin) / 4 ms) "
+                       "(1 add, 1 div), 0 <= j <= n - 2 (2 cmp)")]
+    fixed = [Stage("window count", ops(add=2 * channels), f"cumulative count and window difference "
+                   f"over {sub_bins} bins: 2 add per channel, {channels} channels")]
+    return FrontEndCost("spike_window_counts", {"channels": channels, "window_bins": sub_bins,
+                                                "bin_s": 0.004},
+                        "spike", spikes_per_step, fixed, {},
+                        {"running counts (int32)": 4 * channels * (sub_bins + 1)},
+                        [] if spikes_per_step is not None else ["spikes per step not measured"], per_spike)
+
+
+def mean_block(blocks: list[dict[str, Any]], weights: list[float] | None = None, *,
+               keep_parts: bool = True) -> dict[str, Any]:
+    """One block for a benchmark scored as the mean over parts (sessions): the first
+    block's description, ops per sample and energy as the (weighted) mean, each part kept
+    under ``per_part`` (unless ``keep_parts`` is False: the parts are recorded elsewhere)."""
+    if not blocks:
+        raise ValueError("mean_block: no blocks")
+    w = [1.0] * len(blocks) if weights is None else [float(x) for x in weights]
+    total = sum(w)
+    out = dict(blocks[0])
+    counts = [b.get("ops_per_sample") for b in blocks]
+    if all(c is not None for c in counts):
+        mean = {k: sum(wi * c[k] for wi, c in zip(w, counts)) / total for k in KINDS}  # type: ignore[index]
+        out["ops_per_sample"], out["ops_per_sample_total"] = mean, sum(mean.values())
+    else:
+        out["ops_per_sample"] = out["ops_per_sample_total"] = None
+    energies = [b["energy"].get("value") for b in blocks]
+    if all(isinstance(e, (int, float)) for e in energies):
+        out["energy"] = {**blocks[0]["energy"],
+                         "value": sum(wi * e for wi, e in zip(w, energies)) / total}
+    out["footprint"] = max((b["footprint"] for b in blocks), key=lambda f: f["total_bytes"])
+    if keep_parts:
+        out["per_part"] = blocks
+    out["options"] = {k: v for k, v in out.get("options", {}).items() if all(
+        b.get("options", {}).get(k) == v for b in blocks)}  # those the parts share
+    out["units_per_sample"] = (sum(wi * b["units_per_sample"] for wi, b in zip(w, blocks)) / total
+                               if all(b.get("units_per_sample") is not None for b in blocks) else None)
+    out["combined"] = "mean over parts, weighted by their samples (footprint: the largest)"
+    return out
+
+
 def dvs_frames_cost(frame_size: tuple[int, int, int], n_time_bins: int, denoise_us: float,
                     spatial_factor: float, events_per_sample: float | None,
                     kept_fraction: float | None) -> FrontEndCost:

@@ -45,6 +45,7 @@ import numpy as np
 from neuromark.benchmarks.primate_reaching.contract import carried, cut_segments, split_counts
 from neuromark.data.download import fetch, verify_file
 from neuromark.errors import ConfigError, DataError
+from neuromark.processors.front_end import window_counts_cost
 
 #: Session name -> md5 published with NeuroBench's loader (Zenodo record 583331, version 1).
 FILES = {
@@ -266,6 +267,7 @@ class PrimateReaching:
         self._invalid: dict[str, int] = {}
         self.path = self.root / f"{session}.mat"
         self._loaded: tuple[np.ndarray, np.ndarray, list[tuple[int, int]]] | None = None
+        self._spikes_per_step: float | None = None
         self._indices: np.ndarray | None = None
 
     # -- data --------------------------------------------------------------------------
@@ -279,6 +281,7 @@ class PrimateReaching:
             reaches = segments[split_segments(len(segments), self.train_ratio)[self.split]]
             chosen = cut_segments(reaches, rec.dropped)
             self._invalid = split_counts(reaches, rec.dropped, rec.dropped_spikes)
+            self._spikes_per_step = sum(u.size for units in rec.spikes for u in units) / max(1, len(x))
             if not chosen:
                 raise DataError(f"{self.path}: the {self.split} split holds no reach "
                                 f"({len(segments)} reaches, train_ratio={self.train_ratio})")
@@ -311,6 +314,13 @@ class PrimateReaching:
     @property
     def input_shape(self) -> tuple[int, int]:
         return (self.num_steps, self.channels)
+
+    def front_end_cost(self) -> Any:
+        """The input binning's cost per step (issue 47.4;
+        :func:`~neuromark.processors.front_end.window_counts_cost`), with the recording's
+        spikes per step."""
+        self._load()
+        return window_counts_cost(self.channels, sub_bins(self.bin_width), self._spikes_per_step)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(inputs (K, C) float32 for the whole recording, labels (N, 2) of this split)."""

@@ -65,6 +65,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
+from neuromark.processors.front_end import mean_block
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity, to_jsonable
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
@@ -259,6 +260,8 @@ class PrimateReachingTask(BenchmarkTask):
                                   if cfg.data.parallel_sessions else "mean over sessions")}
         if shared is not None:
             details["shared_decoder"] = shared[1]
+        details["front_end"] = mean_block([e["front_end"] for e in per_session.values()],  # issue 47.4
+                                          [e["samples"] for e in per_session.values()], keep_parts=False)
         dropped = dropped_flag(per_session)
         if dropped:
             print(f"{cfg.benchmark.id}: {dropped}", file=sys.stderr)
@@ -302,7 +305,7 @@ class PrimateReachingTask(BenchmarkTask):
         entry = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1], "samples": res.details["samples"],
                  "channels": test.channels, "reaches": len(test.segments),
                  "metrics": {n: to_jsonable(res.scores[n].value) for n in names},
-                 **invalid_entry(root, session, kw, test)}
+                 **invalid_entry(root, session, kw, test), "front_end": test.front_end_cost().to_json()}
         return entry, {n: res.scores[n] for n in names}
 
     @staticmethod
@@ -347,7 +350,8 @@ class PrimateReachingTask(BenchmarkTask):
             per_session[session] = {"r2": sum(r2) / 2, "r2_x": r2[0], "r2_y": r2[1],
                                     "samples": len(y), "channels": test.channels,
                                     "reaches": len(test.segments),
-                                    **invalid_entry(root, session, kw, test)}
+                                    **invalid_entry(root, session, kw, test),
+                                    "front_end": test.front_end_cost().to_json()}
         return per_session, {n: res.scores[n] for n in names}
 
     def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
