@@ -406,3 +406,33 @@ def test_primate_reaching_run_carries_the_binning_block(tmp_path, parallel):
     assert top["encoder"] == "spike_window_counts"
     assert top["ops_per_sample"]["add"] == pytest.approx(
         sum(w * b["ops_per_sample"]["add"] for w, b in zip(weights, blocks)) / sum(weights))
+
+
+def test_kinematic_features_and_controller_inputs_hand_count():
+    from neuromark.processors.front_end import controller_inputs_cost, kinematic_features_cost
+
+    kin = kinematic_features_cost((0, 10, 20, 30, 40))
+    # velocity 2 add + 2 div, speed 1 mul + 1 MAC + 1 sqrt, position 2 div, 5 leads: 5 add + 5 cmp
+    assert kin.ops_per_sample == ops(add=7, div=4, mul=1, mac=1, transcendental=1, cmp=5)
+    assert kin.options["features"] == 25 and kin.state_bytes["lead buffer (float64)"] == 8 * 5 * 41
+    assert controller_inputs_cost().ops_per_sample == ops(div=4)
+    assert controller_inputs_cost().energy()["value"] == "not estimated"  # divisions only
+
+
+def test_psth_run_carries_the_candidates_encoders(tmp_path):
+    """tests/test_psth_predictivity.py's small surrogate (shorter)."""
+    from neuromark.benchmarks.primate_reaching.encoders import LEADS
+    from neuromark.config import ConfigFile
+    from neuromark.processors.front_end import kinematic_features_cost
+    from neuromark.registry import tasks
+
+    data = {"task": "psth_predictivity", "benchmark": {"id": "psth-test"},
+            "data": {"root": str(tmp_path / "data"), "surrogate": {"duration_s": 60, "seed": 2},
+                     "sessions": ["loco_20170215_02"]},
+            "ceiling": {"n_bootstrap": 20, "min_reliability": 0.0},
+            "controller": {"iterations": 2}}
+    (res,) = tasks.get("psth_predictivity").run(ConfigFile(data=data), tmp_path / "out", quiet=True)
+    block = res.details["front_end"]
+    assert block["encoder"] == "controller_inputs" and block["ops_per_sample"]["div"] == 4
+    linear = block["candidates"]["lagged_linear"]
+    assert linear["ops_per_sample"] == kinematic_features_cost(LEADS).ops_per_sample

@@ -391,6 +391,31 @@ def window_counts_cost(channels: int, sub_bins: int, spikes_per_step: float | No
                         [] if spikes_per_step is not None else ["spikes per step not measured"], per_spike)
 
 
+def kinematic_features_cost(leads: tuple[int, ...]) -> FrontEndCost:
+    """The lagged-linear candidate's features per 4-ms step
+    (:func:`~neuromark.benchmarks.primate_reaching.encoders.kinematic_features`): velocity
+    by central differences, speed, position / 100, gathered at each lead."""
+    n = len(leads)
+    stages = [Stage("velocity", ops(add=2, div=2), "np.gradient: (p[k+1] - p[k-1]) / 2 for x and y"),
+              Stage("speed", ops(mul=1, mac=1, transcendental=1), "sqrt(vx^2 + vy^2)"),
+              Stage("position", ops(div=2), "x / 100, y / 100"),
+              Stage("leads", ops(add=n, cmp=n), f"index k + lead clipped at the end, {n} leads")]
+    depth = max(leads) + 1
+    return FrontEndCost("kinematic_features", {"leads": list(leads), "features": 5 * n}, "step", 1.0,
+                        stages, {}, {"lead buffer (float64)": 8 * 5 * depth},
+                        [f"the leads look {max(leads)} steps ahead: a chip would delay the neural "
+                         "data instead (the same buffer)"])
+
+
+def controller_inputs_cost() -> FrontEndCost:
+    """The controller candidate's inputs per 4-ms step
+    (:func:`~neuromark.benchmarks.primate_reaching.encoders.controller_inputs`): target and
+    cursor positions / 100."""
+    return FrontEndCost("controller_inputs", {"inputs": 4}, "step", 1.0,
+                        [Stage("scale", ops(div=4), "target x, y and cursor x, y divided by 100")],
+                        {}, {"inputs (float32)": 16})
+
+
 def mean_block(blocks: list[dict[str, Any]], weights: list[float] | None = None, *,
                keep_parts: bool = True) -> dict[str, Any]:
     """One block for a benchmark scored as the mean over parts (sessions): the first

@@ -61,6 +61,7 @@ from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, r
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import DataError
+from neuromark.processors.front_end import controller_inputs_cost, kinematic_features_cost
 from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
@@ -202,7 +203,8 @@ class PSTHPredictivityTask(BenchmarkTask):
                     scores[f"psth_predictivity[{name}]"] = score
         details = {"ceiling_rule": cfg.ceiling.rule, "ceiled_by_rule": by_rule, "per_session": sessions,
                    "channels": int(per_neuroid.shape[1]),
-                   "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root)}
+                   "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root),
+                   "front_end": psth_front_end()}  # the candidates' input encoders (issue 47.4)
         used = device_provenance(device, ctx.device_requested(cfg.device))
         res = Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
                       seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
@@ -283,6 +285,16 @@ class PSTHPredictivityTask(BenchmarkTask):
              for name, u in units.items()}
         info["median_r"] = {name: float(np.nanmedian(v)) for name, v in r.items()}
         return info, per_kept, gen, r
+
+
+def psth_front_end() -> dict[str, Any]:
+    """The controller's input scaling (the result's model), with the lagged-linear
+    candidate's kinematic features beside it (:mod:`neuromark.processors.front_end`)."""
+    from neuromark.benchmarks.primate_reaching.encoders import LEADS
+
+    block = controller_inputs_cost().to_json()
+    block["candidates"] = {"lagged_linear": kinematic_features_cost(LEADS).to_json()}
+    return block
 
 
 TASK = PSTHPredictivityTask()
