@@ -436,3 +436,48 @@ def test_psth_run_carries_the_candidates_encoders(tmp_path):
     assert block["encoder"] == "controller_inputs" and block["ops_per_sample"]["div"] == 4
     linear = block["candidates"]["lagged_linear"]
     assert linear["ops_per_sample"] == kinematic_features_cost(LEADS).ops_per_sample
+
+
+def test_band_pass_resample_hand_count():
+    """Lee2019 at 1000 Hz: 2.5-s window = 2500 samples x 62 channels; Butterworth order 4:
+    4 sections of 4 MAC + 1 mul, twice; resample 1000 -> 100 Hz: 201 taps, 250 outputs."""
+    from neuromark.processors.front_end import band_pass_resample_cost
+
+    cost = band_pass_resample_cost(1000.0, band_hz=(8.0, 30.0), filter="butter", order=4, fs_out=100.0,
+                                   window_s=(1.0, 3.5), channels_in=62, channels_out=20)
+    cells = 2500 * 62
+    assert stage(cost, "band-pass") == ops(mac=2 * 4 * 4 * cells, mul=2 * 4 * cells)
+    assert stage(cost, "resample") == ops(mac=250 * 62 * 201)
+    assert stage(cost, "unit") == ops(mul=250 * 20)
+    fir = band_pass_resample_cost(250.0, band_hz=(8.0, 30.0), filter="fir", order=50, fs_out=100.0,
+                                  window_s=(1.0, 3.5), channels_in=62, channels_out=62)
+    # 250 -> 100 Hz: up 2, down 5, 2 * 10 * 5 + 1 = 101 taps, ceil(101 / 2) = 51 MACs per output
+    assert stage(fir, "band-pass") == ops(mac=2 * 51 * 625 * 62)
+    assert stage(fir, "resample") == ops(mac=250 * 62 * 51)
+
+
+def test_eeg_mat_run_carries_the_preprocessing_block(tmp_path):
+    """The Lee2019-layout surrogate at 125 Hz (tests/test_eeg_mi.py's), CSP + LDA."""
+    import json
+
+    pytest.importorskip("mne")
+    from neuromark.cli import main
+
+    (tmp_path / "eeg.yaml").write_text("""task: classification
+benchmark: {id: eeg-tiny}
+dataset:
+  name: eeg_mi
+  options:
+    root: surrogate
+    synthesize: {subjects: 4, sessions: 1, trials: 32, fs: 125, fixation_s: 1, rest_s: 1,
+                 rest_jitter_s: 0.2, test_run: false, layout: mat, seed: 0}
+    source: mat
+    sessions: [1]
+model: {name: csp_lda, checkpoint: ckpt/csp.pt}
+eval: {postprocessor: argmax, metrics: [classification_accuracy, synaptic_operations]}
+""")
+    assert main(["run", str(tmp_path / "eeg.yaml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    res = json.loads((tmp_path / "out" / "eeg-tiny--csp_lda.json").read_text())
+    block = res["details"]["front_end"]
+    assert block["encoder"] == "band_pass_resample" and block["options"]["fs"] == 125.0
+    assert block["units_per_sample"] == 2.5 * 125 * 62

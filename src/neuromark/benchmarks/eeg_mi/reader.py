@@ -45,6 +45,7 @@ from neuromark.data.download import fetch
 from neuromark.data.entry import MARK, SUMS, Entry, synthesize_into
 from neuromark.data.splits import SPLITS, subject_split
 from neuromark.errors import DataError
+from neuromark.processors.front_end import band_pass_resample_cost
 from neuromark.registry import generators
 
 CITATION = ("Lee, M.-H. et al. (2019). EEG dataset and OpenBMI toolbox for three BCI paradigms: an "
@@ -166,6 +167,21 @@ class EegTrials:
             out["subjects"] = {s: sorted(set(data["subject"][i].tolist())) for s, i in data["splits"].items()}
         return out
 
+    def front_end_cost(self) -> Any:
+        """The Lee2019 preprocessing's cost per trial (issue 47.4;
+        :func:`~neuromark.processors.front_end.band_pass_resample_cost`) at the files' rate;
+        None for the challenge arrays (preprocessed before they were published, recipe
+        unverified: no encoder runs in this benchmark)."""
+        if self.source != "mat":
+            return None
+        rates = self._data()["fs"]
+        if len(rates) != 1:  # one block per rate would be needed; the files agree in practice
+            raise DataError(f"{self.root}: the files' sampling rates differ ({sorted(rates)} Hz)")
+        p = self.preprocessing
+        return band_pass_resample_cost(next(iter(rates)), band_hz=p.band_hz, filter=p.filter, order=p.order,
+                                       fs_out=p.fs_out, window_s=p.window_s, channels_in=62,
+                                       channels_out=self.input_shape[1])
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(x (trials, steps, channels) float32, y (trials,) int64)."""
         return self._split()
@@ -222,9 +238,11 @@ class EegTrials:
             raise DataError(f"{self.root}: missing {', '.join(missing[:3]) or 'every sess*_subj*_EEG_MI.mat'}"
                             " (Lee2019 MI files, GigaDB 100542)")
         xs, ys, subj, group = [], [], [], []
+        rates: set[float] = set()
         for (subject, session), path in sorted(chosen.items()):
             for run in self.runs:
                 data = lee2019.read_run(path, run)  # type: ignore[arg-type]
+                rates.add(float(data.fs))
                 try:
                     x, y = lee2019.epochs(data, self.preprocessing)
                 except DataError as exc:
@@ -240,7 +258,7 @@ class EegTrials:
         x, y, s, g = (np.concatenate(a) for a in (xs, ys, subj, group))
         splits = within_subject_split(y, g, self.seed) if self.split_by == "trial" else \
             subject_split(s, self.seed, self.subject_lists, source=str(self.root))
-        return {"x": x, "y": y, "subject": s, "splits": splits}
+        return {"x": x, "y": y, "subject": s, "splits": splits, "fs": rates}
 
 
 def _channel_index(names: Sequence[str], wanted: Sequence[str], path: Path) -> list[int]:
