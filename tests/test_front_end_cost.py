@@ -481,3 +481,45 @@ eval: {postprocessor: argmax, metrics: [classification_accuracy, synaptic_operat
     block = res["details"]["front_end"]
     assert block["encoder"] == "band_pass_resample" and block["options"]["fs"] == 125.0
     assert block["units_per_sample"] == 2.5 * 125 * 62
+
+
+def test_spike_count_frames_hand_count():
+    from neuromark.processors.front_end import spike_count_frames_cost
+
+    cost = spike_count_frames_cost(700, 425_000, 850_000, 10, 127, 1000.0)
+    # per spike: 2 mul, 1 cmp, 2 div, 2 MAC, 1 add; per sample: min(count, 127) on 2 x 10 cells
+    assert cost.ops_per_sample == ops(mul=2000, cmp=1000 + 20, div=2000, mac=2000, add=1000)
+
+
+CHIPS = {"akida_spoken_digits_singlestream": ("akida", dict(hidden=16, groups=10, time_bins=2, epochs=5,
+                                                            train_samples=40, samples=8)),
+         "xylo_spoken_digits_singlestream": ("rockpool", dict(hidden=16, classes=4, dt_us=20_000,
+                                                              epochs=5, train_samples=60, samples=20))}
+
+
+@pytest.mark.parametrize("name", sorted(CHIPS))
+def test_chip_system_run_carries_the_cochlea_and_counts_block(name, tmp_path):
+    """tests/test_chip_system_run.py's shrunk chip configs: the chip's input made by the
+    cochlea and counted into its integer frames."""
+    import json
+
+    import yaml
+
+    from neuromark.cli import main
+
+    pytest.importorskip("mlperf_loadgen")
+    sdk, options = CHIPS[name]
+    pytest.importorskip(sdk)
+    if sdk == "rockpool":
+        pytest.importorskip("xylosim")
+    config = yaml.safe_load(Path(f"configs/system/{name}.yaml").read_text())
+    config["sut"]["options"].update(options)
+    config["loadgen"].update(min_query_count=16, min_duration_s=0)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    main(["system", "run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out"), "--allow-invalid"])
+    [result] = [json.loads(p.read_text()) for p in (tmp_path / "out").glob("*.json")
+                if p.name != "submission.json"]
+    block = result["details"]["front_end"]
+    assert block["encoder"] == "cochlea + spike_counts"
+    counts = block["parts"][1]
+    assert counts["options"]["groups"] == options.get("groups", 16) and counts["units_per_sample"] > 0

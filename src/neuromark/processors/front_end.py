@@ -527,6 +527,24 @@ def dvs_frames_cost(frame_size: tuple[int, int, int], n_time_bins: int, denoise_
                          "frames (int16)": 2 * n_time_bins * w * h * pol}, notes, per_event)
 
 
+def spike_count_frames_cost(channels: int, dt_us: int, t_max_us: int, groups: int, clip: int,
+                            events_per_sample: float | None) -> FrontEndCost:
+    """The chips' integer inputs (:func:`~neuromark.system.chips.features.spike_counts`): per
+    spike its time in µs (1 mul), the window test (1 cmp), the step (1 div), the group
+    ``unit * G // channels`` (1 mul, 1 div), the flat index (2 MAC) and +1; per sample the
+    clip of every (step, group) cell (1 cmp)."""
+    steps = t_max_us // dt_us
+    per_spike = [Stage("bin and group", ops(mul=2, cmp=1, div=2, mac=2, add=1),
+                       "t * 1e6 (1 mul), t < window (1 cmp), t // dt (1 div), unit * G // C (1 mul, 1 div), "
+                       "flat index (2 MAC), +1")]
+    fixed = [Stage("clip", ops(cmp=steps * groups), f"min(count, {clip}) on {steps} x {groups} cells")]
+    return FrontEndCost("spike_counts", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
+                                         "groups": groups, "clip": clip, "steps": steps},
+                        "event", events_per_sample, fixed, {}, {"counts (int16)": 2 * steps * groups},
+                        [] if events_per_sample is not None else ["events per sample not measured"],
+                        per_spike)
+
+
 # ---------------------------------------------------------------------------------------
 # The cochlea (Cramer et al. 2020): audio -> 700 channels of spikes
 

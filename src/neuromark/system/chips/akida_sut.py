@@ -33,7 +33,7 @@ from pydantic import Field
 from neuromark.errors import ConfigError
 from neuromark.system.chips import require
 from neuromark.system.chips.akida_quant import build_akida_mlp
-from neuromark.system.chips.features import spoken_digit_counts
+from neuromark.system.chips.features import chip_front_end, spoken_digit_counts
 from neuromark.system.chips.training import accuracy, float_accuracy_score, mlp_forward, train_mlp
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -170,4 +170,6 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     return BuiltSUT(sut, library, test.y.copy(), info,
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
                     metric="classification_accuracy",
-                    reference=lambda indices: [float_logits[i] for i in indices])
+                    reference=lambda indices: [float_logits[i] for i in indices],
+                    front_end=chip_front_end(test, dt_us=850_000 // time_bins, t_max_us=850_000,
+                                             groups=groups, clip=127))

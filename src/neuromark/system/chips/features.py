@@ -17,14 +17,24 @@ import numpy as np
 from neuromark.benchmarks.shd.spoken_digits import shipped_corpus
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
 from neuromark.errors import ConfigError
+from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea
+from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
+from neuromark.processors.front_end import chain, cochlea_cost, spike_count_frames_cost
 
 
 @dataclass(frozen=True)
 class CountSplit:
-    """One split as counts: ``x`` (N, T, G) int16 spike counts, ``y`` (N,) int64 labels."""
+    """One split as counts: ``x`` (N, T, G) int16 spike counts, ``y`` (N,) int64 labels;
+    ``spikes``: (N,) cochlea spikes per utterance before binning (None: not known)."""
 
     x: np.ndarray
     y: np.ndarray
+    spikes: np.ndarray | None = None
+
+    @property
+    def spikes_per_sample(self) -> float | None:
+        """The mean of ``spikes`` (None when unknown or empty)."""
+        return None if self.spikes is None or not len(self.spikes) else float(np.mean(self.spikes))
 
 
 def spike_counts(samples: SpikeSamples, *, dt_us: int, t_max_us: int, groups: int,
@@ -60,5 +70,16 @@ def spoken_digit_counts(*, dt_us: int, t_max_us: int, groups: int, clip: int,
             samples = samples.subset(np.arange(limit))
         keys = keys or list(samples.keys)
         out.append(CountSplit(spike_counts(samples, dt_us=dt_us, t_max_us=t_max_us, groups=groups,
-                                           clip=clip), samples.labels.astype(np.int64)))
+                                           clip=clip), samples.labels.astype(np.int64),
+                              np.asarray(samples.counts(), dtype=np.int64)))
     return out[0], out[1], keys
+
+
+def chip_front_end(test: CountSplit, *, dt_us: int, t_max_us: int, groups: int, clip: int) -> dict:
+    """The encoders before the chip (issue 47.4): the cochlea that made the corpus (48 kHz,
+    700 channels, a clip of ``t_max_us``), then the spike counts, as one block of
+    :mod:`neuromark.processors.front_end`."""
+    cochlea = Cochlea(CochleaParams(basilar_membrane=BasilarMembraneParams(channels=SHD_CHANNELS)))
+    parts = [cochlea_cost(cochlea, int(round(t_max_us * 1e-6 * SHD_SAMPLE_RATE)), SHD_SAMPLE_RATE),
+             spike_count_frames_cost(SHD_CHANNELS, dt_us, t_max_us, groups, clip, test.spikes_per_sample)]
+    return chain(" + ".join(p.encoder for p in parts), parts)

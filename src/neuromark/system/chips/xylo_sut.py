@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import Field
 
 from neuromark.errors import ConfigError
-from neuromark.system.chips.features import CountSplit, spoken_digit_counts
+from neuromark.system.chips.features import CountSplit, chip_front_end, spoken_digit_counts
 from neuromark.system.chips.nir_xylo import harness_counts, nir_to_xylo, xylo_to_nir
 from neuromark.system.chips.rockpool_xylo import (
     MAX_HIDDEN,
@@ -54,7 +54,7 @@ MAX_INPUT_EVENTS = 15
 
 def _keep_classes(split: CountSplit, classes: int) -> CountSplit:
     keep = split.y < classes
-    return CountSplit(split.x[keep], split.y[keep])
+    return CountSplit(split.x[keep], split.y[keep], None if split.spikes is None else split.spikes[keep])
 
 
 def mapping_report(quantised: dict[str, Any]) -> dict[str, Any]:
@@ -204,7 +204,9 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
     return BuiltSUT(sut, library, test.y.copy(), info,
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
                     metric="classification_accuracy",
-                    reference=lambda indices: [float_scores[i] for i in indices])
+                    reference=lambda indices: [float_scores[i] for i in indices],
+                    front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
+                                             clip=MAX_INPUT_EVENTS))
 
 
 def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
@@ -295,7 +297,9 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
     return BuiltSUT(sut, library, test.y.copy(), info,
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
                     metric="classification_accuracy",
-                    reference=lambda indices: [float_scores[i] for i in indices])
+                    reference=lambda indices: [float_scores[i] for i in indices],
+                    front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
+                                             clip=MAX_INPUT_EVENTS))
 
 
 def _version(package: str) -> str:
