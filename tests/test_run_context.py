@@ -9,7 +9,8 @@ used inside the task, not only recorded: the contexts the task handed to
 ``warn``, the device resolved and the model evaluated on is the CPU although the configs
 ask for ``device: cuda`` (without CUDA, a flag that did not arrive fails the run), and the
 units of tasks that have them ran on the run's executor (a recording stand-in for the local
-one); (c) the ``cache:`` paths, checkpoints, corpora and tables went to ``--cache-dir``
+one), and every results file keeps the results contract of :mod:`neuromark.testing.results`;
+(c) the ``cache:`` paths, checkpoints, corpora and tables went to ``--cache-dir``
 while the default cache (``$NEUROMARK_CACHE_DIR``, ``$XDG_CACHE_HOME``) stayed empty; and
 that no ``NEUROMARK_*`` variable was set or changed, during the task or after it.
 """
@@ -34,10 +35,13 @@ import neuromark
 import neuromark.suite as suite
 import neuromark.tasks
 from neuromark.cli import main
+from neuromark.config import load_config
 from neuromark.context import RunContext
 from neuromark.executors import LocalExecutor
 from neuromark.registry import tasks
+from neuromark.results import Results
 from neuromark.tasks import evaluation
+from neuromark.testing.results import raise_problems, task_results_problems, written_results_problems
 
 TASKS = ("classification", "closed_loop", "detection", "fscil", "mackey_glass",
          "primate_reaching", "psth_predictivity", "qubo", "system")
@@ -152,10 +156,14 @@ def run_cli(tmp_path, monkeypatch):
         # no NEUROMARK_* variable set or changed by the CLI, during the task or after it
         assert neuromark_env() == env_before
         assert all(seen == env_before for seen in run.env_inside)
-        # (a) every results file records the flags
+        # (a) every results file records the flags, and keeps the results contract
+        written = load_config(config)
+        track = getattr(tasks.get(written.data["task"]), "track", "algorithm")
         for path in sorted(run.out.glob("*.json")):
             data = json.loads(path.read_text())
             if "scores" in data and "benchmark" in data:
+                raise_problems(str(path), written_results_problems(path, config=written) + [
+                    *task_results_problems(Results.load(path), config=written, track=track)])
                 run.results.append(data)
                 ran = data["provenance"]["run"]
                 assert (ran["coverage"], ran["device"], ran["executor"]) == ("warn", "cpu", "local")
