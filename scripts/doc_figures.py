@@ -93,6 +93,7 @@ DETAILS: dict[str, list[str]] = {
 #: Docs examples whose results are figures: (key stem, doc file, heading).
 EXAMPLES: list[tuple[str, str, str]] = [
     ("extending_dataset", "docs/extending.md", "Adding a dataset"),
+    ("extending_benchmark", "docs/extending.md", "Adding a benchmark"),
 ]
 
 #: Lists in details longer than this are not figures.

@@ -49,6 +49,18 @@ def test_every_extension_point_has_an_example():
         assert any(kind in h for h in headings), f"no runnable 'Adding a {kind}' example in docs/"
 
 
+def test_every_task_example_passes_the_benchmark_check():
+    """A docs example that registers a task runs it through neuromark.testing's
+    check_benchmark (issue 46: the extending example passes the checks the built-ins pass),
+    which test_docs_example_runs then executes."""
+    registering = [name for name, code in examples() if "tasks.register(" in code]
+    assert any("Adding a benchmark" in name for name in registering)
+    for name, code in examples():
+        if "tasks.register(" in code:
+            assert re.search(r"^\s*check = check_benchmark\(|^check_benchmark\(", code, re.M), \
+                f"{name}: registers a task but does not run neuromark.testing.check_benchmark on it"
+
+
 @pytest.mark.parametrize("name, code", examples(), ids=[name for name, _ in examples()])
 def test_docs_example_runs(name, code, tmp_path, monkeypatch):
     for reg in vars(registry).values():
