@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from neuromark.config import ConfigFile
+from neuromark.config import ConfigFile, reject_legacy_keys
+from neuromark.config import validate as validate_settings
 from neuromark.context import RunContext
 from neuromark.metrics.execution_rate import attach
 from neuromark.results import Results
@@ -86,8 +87,49 @@ class BenchmarkTask:
     #: :mod:`neuromark.metrics.execution_rate`) or "system" (LoadGen, QUBO: none).
     track: ClassVar[str] = "algorithm"
 
+    #: The pydantic model (a :class:`~neuromark.components.StrictModel`) of the task's
+    #: config; the default :meth:`plan` validates the whole config against it.
+    settings_model: ClassVar[type[Any] | None] = None
+    #: Old top-level keys the default :meth:`plan` refuses first, naming the new spelling
+    #: (:func:`neuromark.config.reject_legacy_keys`), e.g. ``("name", "id", "version")``.
+    legacy_keys: ClassVar[tuple[str, ...]] = ()
+
     def plan(self, config: ConfigFile, ctx: RunContext) -> Any:
-        raise NotImplementedError
+        """The default opening every task shares, once: refuse :attr:`legacy_keys`,
+        validate ``config`` against :attr:`settings_model` (errors name file and line),
+        check the settings' ``device`` (:meth:`check_device`), then the task's own
+        :meth:`check`; returns ``TaskPlan(config, settings, parts)`` with the parts
+        :meth:`check` returned. A task without :attr:`settings_model` overrides ``plan``."""
+        if self.settings_model is None:
+            raise NotImplementedError(f"task {self.name!r}: set settings_model (the pydantic "
+                                      "model of its config) or override plan()")
+        settings = self.settings_of(config)
+        self.check_device(settings, config, ctx)
+        parts = self.check(settings, config, ctx)
+        return TaskPlan(config, settings, dict(parts) if parts else {})
+
+    def settings_of(self, config: ConfigFile) -> Any:
+        """``config`` validated against :attr:`settings_model`, after refusing
+        :attr:`legacy_keys`; :class:`~neuromark.errors.ConfigError` names file and line."""
+        if self.legacy_keys:
+            reject_legacy_keys(config, self.legacy_keys)
+        assert self.settings_model is not None
+        return validate_settings(self.settings_model, config.data, config)
+
+    def check_device(self, settings: Any, config: ConfigFile, ctx: RunContext) -> None:
+        """Where the settings have a ``device`` (a config's ``device:`` key), the device is
+        possible here (``--device`` overrides it): CUDA asked for where there is none is a
+        :class:`~neuromark.errors.ConfigError` naming ``device:``'s file and line."""
+        configured = getattr(settings, "device", None)
+        if isinstance(configured, str):
+            ctx.device_for(configured, config.where(("device",)))
+
+    def check(self, settings: Any, config: ConfigFile, ctx: RunContext) -> dict[str, Any] | None:
+        """The task's own checks of its validated ``settings``, without running anything
+        (resolve models and metrics, find files; raise
+        :class:`~neuromark.errors.ConfigError` naming file and line): returns what they
+        built, kept as the plan's ``parts`` (None: nothing)."""
+        return None
 
     def execute(self, plan: Any, ctx: RunContext) -> list[Results]:
         raise NotImplementedError

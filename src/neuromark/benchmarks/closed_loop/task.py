@@ -69,9 +69,9 @@ class ClosedLoopTask(BenchmarkTask):
     name = "closed_loop"
     placement = "units"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        cfg = validate(ClosedLoopConfig, config.data, config)
-        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+    settings_model = ClosedLoopConfig
+
+    def check(self, cfg: ClosedLoopConfig, config: ConfigFile, ctx: RunContext) -> dict[str, Any]:
         env, env_options = build_env(cfg, config)
         cfg._control_step_s = float(env.dt)  # the execution rate (BenchmarkTask.run): 1 / dt
         check_settings(cfg, env, config)
@@ -88,7 +88,7 @@ class ClosedLoopTask(BenchmarkTask):
             if cfg.metrics:
                 raise ConfigError(f"{config.where(('metrics',))}: metrics: a reference policy has "
                                   "no network to count")
-            return TaskPlan(config, cfg, parts)
+            return parts
         spec = cfg.agent.model
         assert spec is not None
         where = config.where(("agent", "model", "name"))
@@ -108,7 +108,7 @@ class ClosedLoopTask(BenchmarkTask):
         check_output(model, env, where, spec.name)
         parts["metrics"] = self._metric_names(cfg, family)
         build_metrics(parts["metrics"], config, ("metrics",))
-        return TaskPlan(config, cfg, parts)
+        return parts
 
     @staticmethod
     def _metric_names(cfg: ClosedLoopConfig, family: Any) -> list[Any]:

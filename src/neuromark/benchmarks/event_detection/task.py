@@ -135,9 +135,9 @@ class DetectionTask(BenchmarkTask):
     name = "detection"
     placement = "unit"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        s = validate(DetectionConfig, config.data, config)
-        ctx.device_for(s.device, config.where(("device",)))  # CUDA asked for where absent
+    settings_model = DetectionConfig
+
+    def check(self, s: DetectionConfig, config: ConfigFile, ctx: RunContext) -> dict[str, Any]:
         build_metrics(s.eval.metrics, config, ("eval", "metrics"))  # coco_map: replaced at run
         if "coco_map" not in metric_names(s.eval.metrics):
             raise ConfigError(f"{config.where(('eval', 'metrics'))}: eval.metrics must include coco_map")
@@ -163,7 +163,7 @@ class DetectionTask(BenchmarkTask):
             if s.model.checkpoint is None:
                 raise ConfigError(f"{config.where(('model',))}: model.checkpoint: give the file where "
                                   "the trained weights are cached")
-        return TaskPlan(config, s, parts)
+        return parts
 
     def _streams(self, plan: TaskPlan) -> tuple[Any, Any, dict[str, Any]]:
         from neuromark.data.prophesee import read_dat_header

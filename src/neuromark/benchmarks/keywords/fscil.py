@@ -62,7 +62,7 @@ from neuromark.benchmarks.keywords.fscil_sessions import (
     session_head,
 )
 from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES
-from neuromark.config import ConfigFile, validate
+from neuromark.config import ConfigFile
 from neuromark.context import RunContext
 from neuromark.devices import device_provenance, module_device
 from neuromark.errors import ConfigError
@@ -88,9 +88,9 @@ class FSCILTask(BenchmarkTask):
     name = "fscil"
     placement = "units"  # the backbone on the driver; one unit per session order
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        s = validate(FSCILConfig, config.data, config)
-        ctx.device_for(s.device, config.where(("device",)))  # CUDA asked for where absent
+    settings_model = FSCILConfig
+
+    def check(self, s: FSCILConfig, config: ConfigFile, ctx: RunContext) -> None:
         for key, langs in (("languages", s.data.languages), ("order", s.fscil.order)):
             for i, lang in enumerate(langs or []):
                 if lang not in INCREMENTAL_LANGUAGES:
@@ -106,7 +106,7 @@ class FSCILTask(BenchmarkTask):
                               "query_shots <= query_pool")
         family_for(models, s.model.name, self.name, config.where(("model", "name")))  # a backbone
         build_metrics(s.eval.complexity, config, ("eval", "complexity"))
-        return TaskPlan(config, s)
+        return None
 
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         s, config = plan.settings, plan.config

@@ -63,7 +63,6 @@ from neuromark.config import (
     BenchmarkSettings,
     ConfigFile,
     StrictModel,
-    reject_legacy_keys,
     resolve_path,
     validate,
 )
@@ -297,10 +296,10 @@ class MackeyGlassTask(BenchmarkTask):
     #: Its instances are units of the run's executor; the task itself runs on the driver.
     placement = "units"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        reject_legacy_keys(config, ("name", "id", "version"))
-        cfg = validate(MackeyGlassConfig, config.data, config)
-        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+    settings_model = MackeyGlassConfig
+    legacy_keys = ("name", "id", "version")
+
+    def check(self, cfg: MackeyGlassConfig, config: ConfigFile, ctx: RunContext) -> None:
         for i, model in enumerate(cfg.models):  # derived results ids are file names too
             for tau in cfg.data.taus[:1]:
                 problem = id_problem(model.key) or id_problem(benchmark_id(cfg, model, tau))
@@ -311,7 +310,7 @@ class MackeyGlassTask(BenchmarkTask):
         for i, model in enumerate(cfg.models):
             _check_fits_training(_model_params(model, config, i), cfg.data, config, i)
         check_data(cfg.data, config)  # a corrupt data file raises ChecksumError naming it
-        return TaskPlan(config, cfg)
+        return None
 
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         cfg, config = plan.settings, plan.config

@@ -57,7 +57,7 @@ from neuromark.ceilings import (
     pearson_columns,
     spearman_brown,
 )
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
+from neuromark.config import BenchmarkSettings, Seed, StrictModel, resolve_path
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, device_provenance
 from neuromark.errors import DataError
@@ -158,10 +158,7 @@ class PSTHPredictivityTask(BenchmarkTask):
     name = "psth_predictivity"
     placement = "unit"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        cfg = validate(PSTHConfig, config.data, config)
-        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
-        return TaskPlan(config, cfg)
+    settings_model = PSTHConfig
 
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         config, cfg = plan.config, plan.settings

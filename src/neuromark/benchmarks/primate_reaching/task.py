@@ -176,9 +176,9 @@ class PrimateReachingTask(BenchmarkTask):
     name = "primate_reaching"
     placement = "unit"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        cfg = validate(PrimateReachingConfig, config.data, config)
-        ctx.device_for(cfg.device, config.where(("device",)))  # CUDA asked for where absent
+    settings_model = PrimateReachingConfig
+
+    def check(self, cfg: PrimateReachingConfig, config: ConfigFile, ctx: RunContext) -> dict[str, Any]:
         family = resolve_entry(models, cfg.model.name, config.where(("model", "name")), "model.name")
         if not isinstance(family, ModelFamily) or self.name not in family.tasks:
             raise ConfigError(f"{config.where(('model', 'name'))}: model.name: {cfg.model.name!r} "
@@ -205,7 +205,7 @@ class PrimateReachingTask(BenchmarkTask):
             bad = [s for s in cfg.data.sessions if s not in ALL_SESSIONS]
             raise ConfigError(f"{config.where(('data', 'sessions'))}: data.sessions: the surrogate "
                               f"has no session {bad[0]!r} (one of {', '.join(ALL_SESSIONS)})")
-        return TaskPlan(config, cfg, {"family": family, "options": options})
+        return {"family": family, "options": options}
 
     @staticmethod
     def _metric_names(cfg: PrimateReachingConfig, family: Any) -> list[MetricEntry]:

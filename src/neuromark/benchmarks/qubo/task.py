@@ -45,7 +45,7 @@ from neuromark.benchmarks.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_p
 from neuromark.benchmarks.qubo.store import EntryStore, check_entry
 from neuromark.benchmarks.qubo.workloads import mis_workload
 from neuromark.components import build_component, parameters
-from neuromark.config import ConfigFile, reject_legacy_keys, validate
+from neuromark.config import ConfigFile
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Unit, is_local
@@ -214,19 +214,13 @@ class QuboTask(BenchmarkTask):
     #: Its sweep entries are units of the run's executor; the task itself runs on the driver.
     placement = "units"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        """The validated config with its BKS table and its meter (None without one), each
-        built once."""
-        cfg, (table, missing), meter = self._check(config, ctx)
-        return TaskPlan(config, cfg, {"table": table, "missing": missing, "meter": meter,
-                                      "instances": self._instances(cfg, config)})
+    settings_model = QuboConfig
+    legacy_keys = ("name", "id", "version")
 
-    def _check(self, config: ConfigFile, ctx: RunContext) -> tuple[QuboConfig, Any, Any]:
-        """The validated config, (its BKS table, the workloads missing from it: only with
-        ``bks: auto``) and its meter (None without one)."""
-
-        reject_legacy_keys(config, ("name", "id", "version"))
-        cfg = validate(QuboConfig, config.data, config)
+    def check(self, cfg: QuboConfig, config: ConfigFile, ctx: RunContext) -> dict[str, Any]:
+        """The plan's parts: its BKS ``table``, the workloads ``missing`` from it (only with
+        ``bks: auto``), its ``meter`` (None without one) and its library ``instances`` (None:
+        generated workloads), each built once."""
         if not (cfg.fixed_timeout or cfg.time_to_solution or cfg.max_size):
             raise ConfigError(f"{config.where(())}: no scenario; add fixed_timeout, "
                               f"time_to_solution or max_size")
@@ -251,7 +245,8 @@ class QuboTask(BenchmarkTask):
                               f"local executor (no --executor {ctx.executor.name})")
         meter = make_meter(cfg.meter, config, ("meter",)) if cfg.meter is not None else None
         table, missing = sweep_table(cfg, config, ctx.cache_dir)
-        return cfg, (table, missing), meter
+        return {"table": table, "missing": missing, "meter": meter,
+                "instances": self._instances(cfg, config)}
 
     def _instances(self, cfg: QuboConfig, config: ConfigFile) -> list[LibraryTarget] | None:
         """The config's library instances with their optima (None: generated workloads)."""

@@ -184,8 +184,11 @@ class SystemTask(BenchmarkTask):
     #: On the driver, whole: LoadGen's timings and the power meters belong to this machine.
     placement = "driver"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        return TaskPlan(config, self.checked(config))
+    settings_model = SystemConfig
+
+    def settings_of(self, config: ConfigFile) -> SystemConfig:
+        """The checked settings (:meth:`checked`); the default ``plan()`` keeps them."""
+        return self.checked(config)
 
     def checked(self, config: ConfigFile) -> SystemConfig:
         """The config with the SUT's options checked and their defaults filled in; the
