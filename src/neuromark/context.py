@@ -21,6 +21,11 @@ field              flag                        environment default              
 
 Every result of a run records :meth:`RunContext.provenance` under ``provenance.run``.
 
+Two chores of every task live here too (the task kit, :mod:`neuromark.tasks.base`):
+:meth:`RunContext.run_units` runs independent :class:`~neuromark.executors.Unit` s on the
+run's executor and returns their values in unit order; :meth:`RunContext.artefact` is the
+path of a file a task writes beside its results.
+
 Example:
     >>> ctx = RunContext.build(device="cpu", coverage="warn", environ={})
     >>> ctx.provenance()["coverage"]
@@ -29,15 +34,17 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neuromark._progress import progress
 from neuromark.errors import ConfigError
-from neuromark.executors import LocalExecutor
+from neuromark.executors import LocalExecutor, Unit, UnitFailed
 
 #: Coverage modes of ``synaptic_operations`` (unconsumed parameters fail, or are reported).
 COVERAGE_MODES = ("error", "warn")
@@ -45,6 +52,9 @@ COVERAGE_MODES = ("error", "warn")
 COUNTING_PATHS = ("auto", "torch")
 #: Memory the torch counting path may keep per batch, all layers together: 2 GiB.
 DEFAULT_BUDGET_BYTES = 2 * 1024**3
+#: What a task that writes files says when its context has no output folder.
+NO_OUT_DIR = ("this task writes artefacts (plots, logs): run it with a context that has an "
+              "output folder, RunContext.build(out_dir=...)")
 
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -62,6 +72,10 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 def _local_executor() -> Any:
 
     return LocalExecutor()
+
+
+def _name(executor: Any) -> str:
+    return str(getattr(executor, "name", type(executor).__name__))
 
 
 def _budget_from(raw: str) -> int:
@@ -179,6 +193,14 @@ class RunContext:
         """How the device was asked for (``--device NAME`` or the config's name)."""
         return f"--device {self.device}" if self.device is not None else configured
 
+    def device_record(self, device: Any, configured: str) -> dict[str, Any]:
+        """What a result records of the device a task ran on (``provenance.device``:
+        ``{"used", "type", "name", "requested"}``, :func:`neuromark.devices.device_provenance`),
+        ``configured`` being the config's ``device:`` (``--device`` overrides it)."""
+        from neuromark.devices import device_provenance
+
+        return device_provenance(device, self.device_requested(configured))
+
     def coverage_for(self, configured: str | None = None) -> str:
         """The coverage mode: a config's own ``configured`` value, else ``--coverage``,
         else ``error``."""
@@ -190,6 +212,72 @@ class RunContext:
         for metric in metrics:
             if hasattr(metric, "coverage"):
                 metric.coverage = mode
+
+    def run_units(self, units: Sequence[Unit], *, aggregate: Callable[[list[Any]], Any] | None = None,
+                  desc: str | None = None, unit: str = "unit", executor: Any = None) -> Any:
+        """Run independent ``units`` on the run's executor (``ctx.executor``, or ``executor``)
+        and return their values in the order of ``units`` (not of completion), or
+        ``aggregate(values)`` when given.
+
+        ``desc`` shows a progress bar of ``len(units)`` steps named ``desc`` (counted in
+        ``unit``; none when ``quiet``). A unit that raises stops the run (the units not yet
+        finished are cancelled) and its error propagates as the executor reports it, naming
+        the unit: :class:`~neuromark.executors.UnitFailed` from a process pool or Ray; the
+        unit's own exception (a ``ConfigError`` stays one), with a note naming the unit, in
+        this process. An executor that ends without the outcome of every unit, or yields one
+        for a unit it was not given, raises :class:`UnitFailed` naming it.
+
+        Example:
+            >>> RunContext(executor=LocalExecutor()).run_units(
+            ...     [Unit("2^3", "<doc>", pow, (2, 3)), Unit("3^2", "<doc>", pow, (3, 2))])
+            [8, 9]
+        """
+        units = list(units)
+        runner = executor if executor is not None else self.executor
+        index = {id(u): i for i, u in enumerate(units)}
+        values: dict[int, Any] = {}
+        bar = progress(total=len(units), desc=desc, unit=unit, quiet=self.quiet) if desc else None
+        try:
+            with contextlib.closing(runner.run(units)) as outcomes:
+                for outcome in outcomes:
+                    i = index.get(id(outcome.unit))
+                    if i is None or i in values:
+                        what = "twice" if i is not None else "though it was not given that unit"
+                        raise UnitFailed(f"executor {_name(runner)}: yielded the outcome of unit "
+                                         f"{getattr(outcome.unit, 'name', outcome.unit)} {what}")
+                    values[i] = outcome.value
+                    if bar is not None:
+                        bar.update()
+        finally:
+            if bar is not None:
+                bar.close()
+        missing = [u for i, u in enumerate(units) if i not in values]
+        if missing:
+            raise UnitFailed(f"{missing[0].config}: unit {missing[0].name} gave no outcome "
+                             f"(executor {_name(runner)}; "
+                             f"{len(missing)} of {len(units)} units missing)")
+        ordered = [values[i] for i in range(len(units))]
+        return aggregate(ordered) if aggregate is not None else ordered
+
+    def artefact(self, name: str | os.PathLike[str]) -> Path:
+        """The path of a file ``name`` (relative, e.g. ``"plots/loss.png"``) a task writes
+        beside its results: under :attr:`out_dir`, its folder created. An absolute name, or
+        one that leaves :attr:`out_dir` (``..``, a link out), raises ``ValueError`` naming it;
+        a context without an output folder raises ``ValueError`` saying how to give one."""
+        if self.out_dir is None:
+            raise ValueError(NO_OUT_DIR)
+        rel = Path(name)
+        if not str(name) or rel.is_absolute() or rel.anchor or ".." in rel.parts \
+                or rel == Path("."):
+            raise ValueError(f"artefact {str(name)!r}: give a file name relative to the output "
+                             f"folder {self.out_dir}, inside it (no absolute path, no '..')")
+        path = self.out_dir / rel
+        root = self.out_dir.resolve()
+        if not path.resolve().is_relative_to(root):
+            raise ValueError(f"artefact {str(name)!r}: {path} leads out of the output folder "
+                             f"{self.out_dir} (a link?)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
 
     def provenance(self) -> dict[str, Any]:
         """What every result records under ``provenance.run``."""

@@ -24,15 +24,16 @@ quiet=...)``), which build a context from the environment defaults.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from neuromark.config import ConfigFile, reject_legacy_keys
 from neuromark.config import validate as validate_settings
-from neuromark.context import RunContext
+from neuromark.context import NO_OUT_DIR, RunContext
 from neuromark.metrics.execution_rate import attach
-from neuromark.results import Results
+from neuromark.results import BenchmarkInfo, ModelIdentity, Results, Score
 
 #: Where a task runs under a distributed executor (see the module docstring).
 PLACEMENTS = ("unit", "units", "driver")
@@ -156,12 +157,46 @@ class BenchmarkTask:
         return self.plan(config, ctx if ctx is not None else RunContext.build())
 
 
+def task_results(scores: dict[str, Score], *, benchmark: BenchmarkInfo,
+                 model: ModelIdentity | None, effective: Any, device: Mapping[str, Any] | None,
+                 seeds: dict[str, Any] | None = None, details: dict[str, Any] | None = None,
+                 provenance: Mapping[str, Any] | None = None, flags: Sequence[str] = (),
+                 artefacts: Sequence[str] = ()) -> Results:
+    """A task's :class:`~neuromark.results.Results` with what the results contract requires
+    and a task cannot leave out (keyword-only, no defaults):
+
+    - ``model``: the model's identity (:func:`neuromark.results.model_identity`), or None
+      for a run that names no model;
+    - ``effective``: the effective config, the settings the task ran with (defaults filled
+      in, paths resolved): a mapping, or a pydantic model (``model_dump()``); the suite
+      stamps the requested one (the YAML's data) beside it (``config = {requested,
+      effective}``);
+    - ``device``: the device it ran on (``provenance.device``, from
+      :meth:`RunContext.device_record`), or None for a task that runs no torch device (the
+      system track).
+
+    ``provenance`` adds task-specific entries (``device`` goes in beside them); ``flags``
+    and ``artefacts`` (paths relative to the run folder) are typed fields of the results.
+    ``scores``, ``effective``, ``seeds`` and ``details`` are kept, not copied.
+    """
+    config = effective.model_dump() if hasattr(effective, "model_dump") else effective
+    if not isinstance(config, Mapping):
+        raise TypeError(f"task_results: effective must be the effective config (a mapping or "
+                        f"a pydantic model), got {type(effective).__name__}")
+    record = dict(provenance or {})
+    if device is not None:
+        record["device"] = device
+    return Results(scores=scores, benchmark=benchmark, config=config,
+                   seeds=seeds if seeds is not None else {},
+                   details=details if details is not None else {}, provenance=record,
+                   model=model, flags=list(flags), artefacts=list(artefacts))
+
+
 def out_dir_of(ctx: RunContext) -> Path:
     """The folder a task writes its artefacts in (``ctx.out_dir``: the suite entry's folder);
     a context without one raises ``ValueError`` (give ``RunContext(out_dir=...)``)."""
     if ctx.out_dir is None:
-        raise ValueError("this task writes artefacts (plots, logs): run it with a context "
-                         "that has an output folder, RunContext.build(out_dir=...)")
+        raise ValueError(NO_OUT_DIR)
     return ctx.out_dir
 
 

@@ -320,9 +320,8 @@ class ClassificationTask(BenchmarkTask):
         if meta.get("loss"):
             from neuromark.plotting import plot_training
 
-            out_dir = out_dir_of(ctx)
-            plot = plot_training(meta, out_dir / f"{info.id}_training.png", info.id)
-            results.artefacts.append(f"{out_dir.name}/{plot.name}")
+            plot = plot_training(meta, ctx.artefact(f"{info.id}_training.png"), info.id)
+            results.artefacts.append(f"{out_dir_of(ctx).name}/{plot.name}")
         return [results]
 
     @staticmethod

@@ -19,7 +19,6 @@ episodes); complexity metrics per step (the runner's probes, one sample per step
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,6 @@ from neuromark.benchmarks.closed_loop.references import check_reference
 from neuromark.benchmarks.closed_loop.scores import FIGURES, Episode, over_seeds
 from neuromark.config import ConfigFile, resolve_path, validate
 from neuromark.context import RunContext
-from neuromark.devices import device_provenance
 from neuromark.errors import ConfigError, MetricError
 from neuromark.executors import Unit, share
 from neuromark.metrics.base import StaticMetric
@@ -49,7 +47,7 @@ from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
 from neuromark.training import family_for, prepare, recipe_hash
 
 PARENT = {"ops": "neurobench-closed_loop_ops", "gymnasium": "neurobench-closed_loop_control"}
@@ -160,7 +158,7 @@ class ClosedLoopTask(BenchmarkTask):
         where = str(config.path or "<config>")
         device = ctx.device_for(cfg.device, config.where(("device",)), label=cfg.benchmark.id,
                                 announce=True)
-        parts["device"] = device_provenance(device, ctx.device_requested(cfg.device))
+        parts["device"] = ctx.device_record(device, cfg.device)
         shared = share(ctx.executor, model) if model is not None else None
         units = [Unit(f"{cfg.benchmark.id} seed {j.seed} episodes {j.episodes[0]}-{j.episodes[-1]}",
                       where, run_reference if model is None else run_model,
@@ -168,12 +166,8 @@ class ClosedLoopTask(BenchmarkTask):
                       (j, shared, tuple(parts["metrics"]), parts["rule"], ctx.for_unit(),
                        None, str(device)),
                       num_cpus=cfg.threads) for j in jobs]
-        outs: dict[int, Any] = {}
-        index = {id(u): i for i, u in enumerate(units)}
-        with torch_threads(cfg.threads), contextlib.closing(ctx.executor.run(units)) as outcomes:
-            for outcome in outcomes:
-                outs[index[id(outcome.unit)]] = (outcome.value, outcome.node)
-        ordered = [outs[i][0] for i in range(len(units))]
+        with torch_threads(cfg.threads):
+            ordered = ctx.run_units(units)
         episodes = [Episode(*e) for o in ordered for e in o["episodes"]]
         summary = over_seeds(episodes, parts["dt"])
         scores = self._episode_scores(summary, parts["reward_is_length"])
@@ -273,10 +267,11 @@ class ClosedLoopTask(BenchmarkTask):
         else:
             spec = resolved["agent"]["model"]
             identity = model_identity(spec["name"], spec["options"], ckpt, cfg.agent.model.label)
-        return Results(scores=scores, benchmark=bench, config=resolved,
-                       seeds={"episodes": list(cfg.episodes.seeds),
-                              "train": list(cfg.train.seeds) if parts["family"] else None},
-                       details=details, provenance={"device": parts["device"]}, model=identity)
+        return task_results(scores, benchmark=bench, model=identity, effective=resolved,
+                            device=parts["device"],
+                            seeds={"episodes": list(cfg.episodes.seeds),
+                                   "train": list(cfg.train.seeds) if parts["family"] else None},
+                            details=details)
 
 
 def _scaled(value: Any, factor: float) -> Any:

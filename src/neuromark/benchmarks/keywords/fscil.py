@@ -34,13 +34,11 @@ head, the session sampling and the scoring of one session order.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neuromark._progress import progress
 from neuromark._threads import torch_threads
 from neuromark.benchmarks.keywords.fscil_backbone import backbone, load_corpus, prepare_backbone
 from neuromark.benchmarks.keywords.fscil_config import (  # noqa: F401 - the options are also named from here
@@ -64,7 +62,7 @@ from neuromark.benchmarks.keywords.fscil_sessions import (
 from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES
 from neuromark.config import ConfigFile
 from neuromark.context import RunContext
-from neuromark.devices import device_provenance, module_device
+from neuromark.devices import module_device
 from neuromark.errors import ConfigError
 from neuromark.executors import share
 from neuromark.metrics.names import build_metrics, metric_names
@@ -114,7 +112,7 @@ class FSCILTask(BenchmarkTask):
                                 announce=True)
         with torch_threads(s.train.threads):
             results = self._run(s, config, ctx, device)
-        used = device_provenance(device, ctx.device_requested(s.device))
+        used = ctx.device_record(device, s.device)
         results.provenance = {"device": used}
         return [results]
 
@@ -162,20 +160,9 @@ class FSCILTask(BenchmarkTask):
         (in this process by default); outcomes in repeat order."""
         where = config.where(("fscil", "repeats")) if "repeats" in config.data.get("fscil", {}) \
             else str(config.path or "<config>")
-        executor = ctx.executor
-        units = order_units(share(executor, inputs), s.fscil.seed, s.fscil.repeats, s.fscil.order,
+        units = order_units(share(ctx.executor, inputs), s.fscil.seed, s.fscil.repeats, s.fscil.order,
                             s.train.threads, where)  # the features stored once, not per unit
-        index = {id(u): r for r, u in enumerate(units)}
-        out: dict[int, dict[str, Any]] = {}
-        bar = progress(total=len(units), desc=f"{s.benchmark.id} orders", unit="order", quiet=ctx.quiet)
-        try:
-            with contextlib.closing(executor.run(units)) as outcomes:
-                for outcome in outcomes:
-                    out[index[id(outcome.unit)]] = outcome.value
-                    bar.update()
-        finally:
-            bar.close()
-        return [out[r] for r in range(len(units))]
+        return ctx.run_units(units, desc=f"{s.benchmark.id} orders", unit="order")
 
     def _complexity(self, s: FSCILConfig, model: Any, head: Any, data: dict[str, Any], query: list[int],
                     session: int, accuracy: float, config: ConfigFile, ctx: RunContext,

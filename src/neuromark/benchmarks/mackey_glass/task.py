@@ -67,7 +67,7 @@ from neuromark.config import (
     validate,
 )
 from neuromark.context import RunContext
-from neuromark.devices import DeviceName, device_provenance
+from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.execution_rate import NAME as RATE
 from neuromark.metrics.execution_rate import from_step
@@ -317,7 +317,7 @@ class MackeyGlassTask(BenchmarkTask):
         root = _root(cfg.data, config)
         device = ctx.device_for(cfg.device, config.where(("device",)), announce=True,
                                 label=str(config.path or self.name))
-        used = device_provenance(device, ctx.device_requested(cfg.device))
+        used = ctx.device_record(device, cfg.device)
         out_dir = out_dir_of(ctx)
         params = [_model_params(m, config, i) for i, m in enumerate(cfg.models)]
         resolved = cfg.model_dump()

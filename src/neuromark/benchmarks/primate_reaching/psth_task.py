@@ -59,12 +59,12 @@ from neuromark.ceilings import (
 )
 from neuromark.config import BenchmarkSettings, Seed, StrictModel, resolve_path
 from neuromark.context import RunContext
-from neuromark.devices import DeviceName, device_provenance
+from neuromark.devices import DeviceName
 from neuromark.errors import DataError
 from neuromark.processors.front_end import controller_inputs_cost, kinematic_features_cost
 from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
 
 CANDIDATES = ("controller", "lagged_linear", "sector_averaged", "shuffled_floor",
               "generating_rates")
@@ -202,12 +202,11 @@ class PSTHPredictivityTask(BenchmarkTask):
                    "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root),
                    "front_end": psth_front_end()}  # the candidates' input encoders (issue 47.4)
-        used = device_provenance(device, ctx.device_requested(cfg.device))
-        res = Results(scores=scores, benchmark=cfg.benchmark.info(""), config=cfg.model_dump(),
-                      seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
-                             "controller": cfg.controller.seed}, details=details,
-                      provenance={"device": used},
-                      model=model_identity("controller", cfg.controller.model_dump()))
+        res = task_results(scores, benchmark=cfg.benchmark.info(""),
+                           model=model_identity("controller", cfg.controller.model_dump()),
+                           effective=cfg.model_dump(), device=ctx.device_record(device, cfg.device),
+                           seeds={"psth": cfg.psth.seed, "ceiling": cfg.ceiling.seed,
+                                  "controller": cfg.controller.seed}, details=details)
         dropped = dropped_flag(sessions)
         if dropped:
             res.flag(dropped)

@@ -60,7 +60,7 @@ from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.data.parallel_streams import parallel_stream
-from neuromark.devices import DeviceName, device_provenance
+from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import MetricEntry, build_metrics
@@ -68,7 +68,7 @@ from neuromark.model_label import ModelLabel
 from neuromark.processors.front_end import mean_block
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity, to_jsonable
-from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training import ModelFamily
 
@@ -270,12 +270,12 @@ class PrimateReachingTask(BenchmarkTask):
         bench = cfg.benchmark.info(_citation())
         if bench.parent is None:
             bench.parent = PARENT
-        used = device_provenance(device, ctx.device_requested(cfg.device))
-        res = Results(scores=scores, benchmark=bench, config=resolved,
-                      seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
-                      details=details, provenance={"device": used},
-                      model=model_identity(cfg.model.name, resolved["model"]["options"], None,
-                                           cfg.model.label))
+        res = task_results(scores, benchmark=bench,
+                           model=model_identity(cfg.model.name, resolved["model"]["options"], None,
+                                                cfg.model.label),
+                           effective=resolved, device=ctx.device_record(device, cfg.device),
+                           seeds={"model": options.seed, "surrogate": resolved["data"]["surrogate"]},
+                           details=details)
         if dropped:
             res.flag(dropped)
         return [res]

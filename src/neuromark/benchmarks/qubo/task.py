@@ -54,7 +54,7 @@ from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
 from neuromark.results import Results, Score, config_digest, id_problem, model_identity
 from neuromark.system.power.spec import make_meter
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
 
 CITATION = ("@article{yik2025neurobench, title={The neurobench framework for benchmarking "
             "neuromorphic computing algorithms and systems}, author={Yik, Jason and others}, "
@@ -259,9 +259,9 @@ class QuboTask(BenchmarkTask):
         config, cfg = task_plan.config, task_plan.settings
         table, meter = task_plan.parts["table"], task_plan.parts["meter"]
         out_dir = out_dir_of(ctx)
-        out_dir.mkdir(parents=True, exist_ok=True)
+        store_path = ctx.artefact("entries.jsonl")  # the output folder made
         computed = _fill_bks(cfg, config, table, task_plan.parts.get("missing", []), ctx.quiet)
-        store = EntryStore(out_dir / "entries.jsonl", config_digest(cfg.model_dump()))
+        store = EntryStore(store_path, config_digest(cfg.model_dump()))
         instances = task_plan.parts.get("instances")
         specs = plan(cfg, None if instances is not None else table, instances)
         for spec in specs:  # every reused entry is checked before any solving
@@ -427,12 +427,13 @@ def summarise(cfg: QuboConfig, tag: str, entries: list[dict[str, Any]], plots: l
     rows = [{k: v for k, v in e.items() if k not in ("trace", "key")} for e in entries]
     info = cfg.benchmark.info(CITATION)  # one benchmark; each solver is its model (label: tag)
     spec = next(s for s in cfg.solvers if s.tag == tag)
-    return Results(scores=scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),
-                   config=cfg.model_dump(), seeds={"solver": cfg.seeds,
-                                                   "graph": cfg.workloads.seeds if cfg.workloads else [0]},
-                   details={"entries": rows, "plots": plots, "flags": flags,
-                            "over_deadline": deadlines},
-                   model=model_identity(spec.name, spec.options, None, tag))
+    return task_results(scores, benchmark=dataclasses.replace(info, parent=info.parent or PARENT),
+                        model=model_identity(spec.name, spec.options, None, tag),
+                        effective=cfg.model_dump(), device=None,  # no torch device: solvers
+                        seeds={"solver": cfg.seeds,
+                               "graph": cfg.workloads.seeds if cfg.workloads else [0]},
+                        details={"entries": rows, "plots": plots, "flags": flags,
+                                 "over_deadline": deadlines})
 
 
 TASK = QuboTask()

@@ -47,7 +47,7 @@ from neuromark.system.track.config import (  # noqa: F401 - SystemConfig & co. a
 from neuromark.system.track.estimate import estimate_energy
 from neuromark.system.track.perf import final_runs, prepare, scenario_metric
 from neuromark.system.track.scores import loadgen_scores, mlperf_power, power_scores
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
 
 #: The scenario's MLPerf figure of merit and where it sits in the LoadGen summary.
 PRIMARY = {"SingleStream": "p90 latency", "MultiStream": "p99 per-query latency",
@@ -159,9 +159,9 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
             scores["scenario_metric"] = Score(metric["value"], unit=metric["unit"],
                                               higher_is_better=metric["higher_is_better"])
     effective = cfg.model_copy(update={"loadgen": settings})  # the calibrated settings
-    return Results(scores=scores, benchmark=cfg.info(), config=effective.model_dump(),
-                   seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details,
-                   model=model_identity(cfg.sut.name, cfg.sut.options))
+    return task_results(scores, benchmark=cfg.info(), model=model_identity(cfg.sut.name, cfg.sut.options),
+                        effective=effective.model_dump(), device=None,  # the SUT's own hardware
+                        seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details)
 
 
 def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | None) -> float:
