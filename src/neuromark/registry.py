@@ -1,9 +1,13 @@
 """One generic registry with lazy entries, plus the project's named registries.
 
 Entries are either objects or lazy ``"module:attribute"`` strings, resolved on first use so
-that ``import neuromark`` stays light. Third-party packages add entries through the
-``neuromark.plugins`` entry-point group; an entry point named ``<registry>.<name>`` (for
-example ``metrics.my_metric = "mypkg.metrics:MyMetric"``) lands in that registry.
+that ``import neuromark`` stays light. A registry may have a contract (what its entries must
+offer, e.g. a task's ``name``, ``placement``, ``plan`` and ``run``): an object is checked when
+it registers, a lazy entry when it is first resolved; a breach raises
+:class:`ContractError` naming the registry, the entry and what is missing. Third-party
+packages add entries through the ``neuromark.plugins`` entry-point group; an entry point
+named ``<registry>.<name>`` (for example ``metrics.my_metric = "mypkg.metrics:MyMetric"``)
+lands in that registry.
 
 Example:
     >>> from neuromark.registry import metrics
@@ -26,6 +30,67 @@ class DuplicateEntryError(NeuromarkError, ValueError):
     """A plugin entry point reuses a name that is already registered; names both entries."""
 
 
+class ContractError(NeuromarkError, TypeError):
+    """A registry entry does not offer what its registry requires; names the registry, the
+    entry and what is missing."""
+
+
+#: Where a task runs under a distributed executor (``neuromark.tasks.base``).
+TASK_PLACEMENTS = ("unit", "units", "driver")
+
+
+def _callable_attrs(obj: Any, names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if not callable(getattr(obj, n, None))]
+
+
+def task_contract(obj: Any) -> str | None:
+    """A task has a ``name`` (a non-empty str), a ``placement`` (one of
+    :data:`TASK_PLACEMENTS`; absent: ``unit``) and callable ``plan`` and ``run`` (or the
+    first protocol's ``validate`` and ``run``)."""
+    problems = []
+    name = getattr(obj, "name", None)
+    if not isinstance(name, str) or not name:
+        problems.append(f"a 'name' (a non-empty str, the config's task: value; got {name!r})")
+    placement = getattr(obj, "placement", "unit")
+    if placement not in TASK_PLACEMENTS:
+        problems.append(f"a 'placement' in {', '.join(TASK_PLACEMENTS)} (got {placement!r})")
+    if not callable(getattr(obj, "run", None)) or not (
+            callable(getattr(obj, "plan", None)) or callable(getattr(obj, "validate", None))):
+        problems.append("callable 'plan' and 'run' (or the first protocol's 'validate' and 'run')")
+    return "; ".join(problems) or None
+
+
+def _callable(what: str) -> Callable[[Any], str | None]:
+    def contract(obj: Any) -> str | None:
+        return None if callable(obj) else f"it must be callable ({what}), got {type(obj).__name__}"
+
+    contract.__doc__ = f"Callable: {what}."
+    return contract
+
+
+def _class_with(what: str, methods: tuple[str, ...], *, classes_only: bool = False
+                ) -> Callable[[Any], str | None]:
+    def contract(obj: Any) -> str | None:
+        if not callable(obj) or (classes_only and not isinstance(obj, type)):
+            kind = "a class" if classes_only else "callable"
+            return f"it must be {kind} ({what}), got {type(obj).__name__}"
+        missing = _callable_attrs(obj, methods) if isinstance(obj, type) else []
+        return f"{what} without {', '.join(missing)}" if missing else None
+
+    contract.__doc__ = (f"{'A class' if classes_only else 'Callable'} ({what}); a class has "
+                        f"{', '.join(methods)}.")
+    return contract
+
+
+def model_contract(obj: Any) -> str | None:
+    """A model factory (callable, returning a network or an adapter) or a model family
+    (with callable ``load`` or ``build``)."""
+    if callable(obj) or not _callable_attrs(obj, ("load",)) or not _callable_attrs(obj, ("build",)):
+        return None
+    return (f"it must be a factory (callable) or a model family (with load() or build()), got "
+            f"{type(obj).__name__}")
+
+
 def _describe(obj: object) -> str:
     """``module:object`` of a registered entry (a lazy string is that already)."""
     if isinstance(obj, str):
@@ -46,26 +111,42 @@ def _entry_point_origin(ep: Any) -> str:
 class Registry(Generic[T]):
     """A named collection of objects of one kind, with close-match suggestions on misses."""
 
-    def __init__(self, kind: str, hint: str = "") -> None:
+    def __init__(self, kind: str, hint: str = "",
+                 contract: Callable[[Any], str | None] | None = None) -> None:
         self.kind = kind
         self.hint = hint  # how to add an entry, appended to the unknown-name message
+        #: What an entry must offer: ``contract(obj)`` is None, else the problem (checked at
+        #: ``register`` for objects, at first ``get`` for lazy strings).
+        self.contract = contract
         self._entries: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}  # name -> "module:object" as registered
         self._plugins_loaded = False
 
     def register(self, name: str, obj: T | str | None = None) -> Any:
-        """Register ``obj`` (or a lazy ``"module:attr"``) under ``name``; usable as decorator."""
+        """Register ``obj`` (or a lazy ``"module:attr"``) under ``name``; usable as decorator.
+        An object that breaks the registry's contract raises :class:`ContractError`."""
         if obj is not None:
+            if not isinstance(obj, str):
+                self.check(name, obj)
             self._entries[name] = obj
             self._origins[name] = _describe(obj)
             return obj
 
         def decorator(target: T) -> T:
+            self.check(name, target)
             self._entries[name] = target
             self._origins[name] = _describe(target)
             return target
 
         return decorator
+
+    def check(self, name: str, obj: Any, origin: str | None = None) -> None:
+        """Raise :class:`ContractError` unless ``obj`` (the entry ``name``) follows this
+        registry's contract."""
+        problem = self.contract(obj) if self.contract is not None else None
+        if problem:
+            raise ContractError(f"{self.kind} entry {name!r} ({origin or _describe(obj)}) breaks "
+                                f"the {self.kind} contract: {problem}")
 
     def register_many(self, entries: dict[str, T | str]) -> None:
         """Register several entries (objects or lazy ``"module:attr"`` strings) at once."""
@@ -128,24 +209,31 @@ class Registry(Generic[T]):
             module_name, _, attr = entry.partition(":")
             module = importlib.import_module(module_name)
             entry = getattr(module, attr) if attr else module
+            self.check(name, entry, self._entries[name])  # type: ignore[arg-type]
             self._entries[name] = entry
         return entry  # type: ignore[return-value]
 
 
 #: Tasks: objects following :class:`neuromark.suite.Task` (``validate`` and ``run``).
-tasks: Registry[Callable[..., Any]] = Registry("tasks")
-metrics: Registry[type] = Registry("metrics")
-models: Registry[Any] = Registry("models", hint=(
+tasks: Registry[Callable[..., Any]] = Registry("tasks", contract=task_contract)
+metrics: Registry[type] = Registry("metrics", contract=_class_with(
+    "a metric class", ("compute",), classes_only=True))
+models: Registry[Any] = Registry("models", contract=model_contract, hint=(
     "; or a model of your own, from a Python file beside the config: model: {name: python, "
     "options: {factory: 'my_net.py:build', kwargs: {...}}}; or from a package of yours, "
     "through an entry point 'models.NAME' of the group 'neuromark.plugins' (docs/extending.md)"))
-adapters: Registry[Any] = Registry("adapters")
-datasets: Registry[type] = Registry("datasets")
-solvers: Registry[Any] = Registry("solvers")
-meters: Registry[Any] = Registry("meters")
+adapters: Registry[Any] = Registry("adapters", contract=_callable("an adapter class"))
+datasets: Registry[type] = Registry("datasets", contract=_callable(
+    "a data set entry, called with split= and options"))
+solvers: Registry[Any] = Registry("solvers", contract=_class_with(
+    "a solver, constructed with the config's options", ("solve",)))
+meters: Registry[Any] = Registry("meters", contract=_class_with(
+    "a power meter, constructed with the config's options",
+    ("start", "stop", "mark", "energy", "metadata")))
 #: Systems under test (``neuromark.system.suts``): factories called with the config's
 #: ``sut.options``, returning a built SUT with its sample library.
-suts: Registry[Callable[..., Any]] = Registry("suts")
+suts: Registry[Callable[..., Any]] = Registry("suts", contract=_callable(
+    "a SUT factory, called with sut.options"))
 #: Energy profiles (``neuromark.metrics.functional.energy_profiles.EnergyProfile``): joules
 #: per operation for ``energy_estimate``; users add their own (or give a YAML file).
 energy_profiles: Registry[Any] = Registry("energy_profiles")
@@ -154,11 +242,14 @@ energy_profiles: Registry[Any] = Registry("energy_profiles")
 #: readers (``neuromark.data``) never import the generators that import them.
 generators: Registry[Any] = Registry("generators")
 #: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
-executors: Registry[Callable[..., Any]] = Registry("executors")
+executors: Registry[Callable[..., Any]] = Registry("executors", contract=_class_with(
+    "an executor class", ("run", "cpus", "info", "close")))
 #: Closed-loop environments (``neuromark.benchmarks.closed_loop``): factories called with ``env.options``.
-environments: Registry[Callable[..., Any]] = Registry("environments")
+environments: Registry[Callable[..., Any]] = Registry("environments", contract=_callable(
+    "an environment factory, called with env.options"))
 #: On-line learning rules of closed-loop agents (``neuromark.benchmarks.closed_loop.plasticity``).
-learning_rules: Registry[Callable[..., Any]] = Registry("learning_rules")
+learning_rules: Registry[Callable[..., Any]] = Registry("learning_rules", contract=_callable(
+    "a learning rule"))
 
 metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",

@@ -33,10 +33,11 @@ from neuromark.config import ConfigFile, reject_legacy_keys
 from neuromark.config import validate as validate_settings
 from neuromark.context import NO_OUT_DIR, RunContext
 from neuromark.metrics.execution_rate import attach
+from neuromark.registry import TASK_PLACEMENTS
 from neuromark.results import BenchmarkInfo, ModelIdentity, Results, Score
 
 #: Where a task runs under a distributed executor (see the module docstring).
-PLACEMENTS = ("unit", "units", "driver")
+PLACEMENTS = TASK_PLACEMENTS
 
 
 @runtime_checkable
