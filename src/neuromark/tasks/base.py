@@ -11,7 +11,7 @@ A task is a registry entry (``tasks``) with:
   :class:`~neuromark.errors.ConfigError` naming file and line; return a plan that keeps
   ``config`` (attribute ``config``) and whatever validation built, so that nothing is
   validated twice;
-- ``run(plan, ctx) -> list[Results]``: run it, writing artefacts under ``ctx.out_dir``.
+- ``run(plan, ctx) -> list[Results]``: run it, writing artefacts under ``ctx.out_dir``;
 - optional ``train(plan, ctx, *, checkpoint=None, retrain=True)``: train the checkpoint the
   task caches (:mod:`neuromark.training`) and return its :class:`~neuromark.training.Prepared`
   (``neuromark train CONFIG``); a task without one says why in ``train_note``.
@@ -20,6 +20,37 @@ A task is a registry entry (``tasks``) with:
 :meth:`BenchmarkTask.plan` and :meth:`BenchmarkTask.execute`. It also keeps the calls of
 the first protocol working (``task.validate(config)``, ``task.run(config, out_dir,
 quiet=...)``), which build a context from the environment defaults.
+
+The task kit (issue 46), so that a task writes only what is its own:
+
+- **default plan.** Set :attr:`BenchmarkTask.settings_model` (the config's pydantic model)
+  and, where old top-level keys are refused, :attr:`BenchmarkTask.legacy_keys`; override
+  :meth:`BenchmarkTask.check` for the task's own checks. ``plan()`` refuses the legacy keys,
+  validates (``file:line`` errors), checks the settings' ``device`` and returns
+  ``TaskPlan(config, settings, parts=check(...))``;
+- **units.** ``ctx.run_units(units, aggregate=None, desc=None, unit="unit")``
+  (:meth:`RunContext.run_units`) runs independent :class:`~neuromark.executors.Unit` s on the
+  run's executor and returns their values in unit order, or ``aggregate(values)``;
+- **results.** :func:`task_results` builds the :class:`~neuromark.results.Results` with the
+  model identity, the device (``ctx.device_record(device, settings.device)``) and the
+  effective config as keyword arguments without defaults, so none is forgotten;
+- **files.** ``ctx.artefact(name)`` (:meth:`RunContext.artefact`) is the path of a file the
+  task writes under ``ctx.out_dir``, its folder made; names that leave it are refused.
+
+A minimal task::
+
+    class Doubling(BenchmarkTask):
+        name = "doubling"
+        settings_model = DoublingConfig          # a StrictModel with task, benchmark, device
+
+        def check(self, settings, config, ctx):
+            return {"factor": 2}                 # plan.parts
+
+        def execute(self, plan, ctx):
+            values = ctx.run_units([Unit(f"x={x}", str(plan.config.path), double, (x,))
+                                    for x in plan.settings.inputs])
+            return [task_results({"sum": Score(sum(values))}, benchmark=plan.benchmark.info(""),
+                                 model=None, effective=plan.settings, device=None)]
 """
 
 from __future__ import annotations
