@@ -20,6 +20,7 @@ from neuromark.executors import LocalExecutor, Outcome, Unit, UnitFailed
 from neuromark.registry import ContractError, Registry, task_contract, tasks
 from neuromark.results import BenchmarkInfo, Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
+from neuromark.testing.results import task_results_problems
 
 # --- the default plan() ----------------------------------------------------------------------
 
@@ -252,6 +253,8 @@ def test_task_results_records_model_device_and_effective_config(tmp_path):
                        device=device, seeds={"train": 0}, provenance={"extra": 1},
                        flags=["tie"], artefacts=["entry/plot.png"])
     assert isinstance(res, Results)
+    assert task_results_problems(res, config={"task": "kit", "benchmark": {"id": "kit-test"}},
+                                 settings=settings) == []  # neuromark.testing's contract
     assert res.config == settings.model_dump()
     assert res.provenance == {"extra": 1, "device": device}
     assert res.model is not None and res.model.name == "snn"
