@@ -17,7 +17,7 @@ from neuromark.context import RunContext
 from neuromark.devices import device_provenance
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Outcome, Unit, UnitFailed
-from neuromark.registry import ContractError, Registry, task_contract, tasks
+from neuromark.registry import Registry, RegistryContractError, task_contract, tasks
 from neuromark.results import BenchmarkInfo, Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
 from neuromark.testing.results import task_results_problems
@@ -294,7 +294,7 @@ class NoPlan:
 
 def test_a_task_breaking_the_contract_is_refused_at_register():
     reg: Registry[Any] = Registry("tasks", contract=task_contract)
-    with pytest.raises(ContractError, match=r"tasks entry 'x' \(test_task_kit:NoPlan\) breaks the "
+    with pytest.raises(RegistryContractError, match=r"tasks entry 'x' \(test_task_kit:NoPlan\) breaks the "
                                             r"tasks contract: callable 'plan' and 'run'"):
         reg.register("x", NoPlan)
     assert "x" not in reg
@@ -306,10 +306,10 @@ def test_a_task_breaking_the_contract_is_refused_at_register():
         def plan(self, config, ctx):
             return None
 
-    with pytest.raises(ContractError, match=r"a 'name' \(a non-empty str.*got ''\); a 'placement' "
+    with pytest.raises(RegistryContractError, match=r"a 'name' \(a non-empty str.*got ''\); a 'placement' "
                                             r"in unit, units, driver \(got 'cluster'\)"):
         reg.register("y", Misplaced())
-    with pytest.raises(ContractError):
+    with pytest.raises(RegistryContractError):
         reg.register("z")(NoPlan())  # the decorator form checks too
 
 
@@ -317,7 +317,7 @@ def test_a_lazy_entry_is_checked_when_first_resolved():
     reg: Registry[Any] = Registry("tasks", contract=task_contract)
     reg.register("lazy", "test_task_kit:NoPlan")  # not imported yet: no check
     for _ in range(2):  # refused every time, never cached
-        with pytest.raises(ContractError, match=r"tasks entry 'lazy' \(test_task_kit:NoPlan\)"):
+        with pytest.raises(RegistryContractError, match=r"tasks entry 'lazy' \(test_task_kit:NoPlan\)"):
             reg.get("lazy")
 
 
@@ -346,7 +346,7 @@ def test_the_first_protocol_and_the_current_one_pass():
 ])
 def test_each_registry_names_what_an_entry_lacks(registry_name, bad, missing):
     reg = getattr(registry, registry_name)
-    with pytest.raises(ContractError, match=f"{registry_name} entry 'kit-bad' .* breaks the "
+    with pytest.raises(RegistryContractError, match=f"{registry_name} entry 'kit-bad' .* breaks the "
                                             f"{registry_name} contract: .*{re.escape(missing)}"):
         reg.register("kit-bad", bad)
     assert "kit-bad" not in reg

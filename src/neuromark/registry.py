@@ -4,7 +4,7 @@ Entries are either objects or lazy ``"module:attribute"`` strings, resolved on f
 that ``import neuromark`` stays light. A registry may have a contract (what its entries must
 offer, e.g. a task's ``name``, ``placement``, ``plan`` and ``run``): an object is checked when
 it registers, a lazy entry when it is first resolved; a breach raises
-:class:`ContractError` naming the registry, the entry and what is missing. Third-party
+:class:`RegistryContractError` naming the registry, the entry and what is missing. Third-party
 packages add entries through the ``neuromark.plugins`` entry-point group; an entry point
 named ``<registry>.<name>`` (for example ``metrics.my_metric = "mypkg.metrics:MyMetric"``)
 lands in that registry.
@@ -30,7 +30,7 @@ class DuplicateEntryError(NeuromarkError, ValueError):
     """A plugin entry point reuses a name that is already registered; names both entries."""
 
 
-class ContractError(NeuromarkError, TypeError):
+class RegistryContractError(NeuromarkError, TypeError):
     """A registry entry does not offer what its registry requires; names the registry, the
     entry and what is missing."""
 
@@ -124,7 +124,7 @@ class Registry(Generic[T]):
 
     def register(self, name: str, obj: T | str | None = None) -> Any:
         """Register ``obj`` (or a lazy ``"module:attr"``) under ``name``; usable as decorator.
-        An object that breaks the registry's contract raises :class:`ContractError`."""
+        An object that breaks the registry's contract raises :class:`RegistryContractError`."""
         if obj is not None:
             if not isinstance(obj, str):
                 self.check(name, obj)
@@ -141,11 +141,11 @@ class Registry(Generic[T]):
         return decorator
 
     def check(self, name: str, obj: Any, origin: str | None = None) -> None:
-        """Raise :class:`ContractError` unless ``obj`` (the entry ``name``) follows this
+        """Raise :class:`RegistryContractError` unless ``obj`` (the entry ``name``) follows this
         registry's contract."""
         problem = self.contract(obj) if self.contract is not None else None
         if problem:
-            raise ContractError(f"{self.kind} entry {name!r} ({origin or _describe(obj)}) breaks "
+            raise RegistryContractError(f"{self.kind} entry {name!r} ({origin or _describe(obj)}) breaks "
                                 f"the {self.kind} contract: {problem}")
 
     def register_many(self, entries: dict[str, T | str]) -> None:
