@@ -523,3 +523,25 @@ def test_chip_system_run_carries_the_cochlea_and_counts_block(name, tmp_path):
     assert block["encoder"] == "cochlea + spike_counts"
     counts = block["parts"][1]
     assert counts["options"]["groups"] == options.get("groups", 16) and counts["units_per_sample"] > 0
+
+
+def test_tau_audio_resampled_to_8k_is_a_front_end(tmp_path):
+    """TAU files at 44.1 kHz: each 1-s slice is resampled to 8 kHz (441 -> 80: 2 * 10 * 441 + 1
+    taps, ceil(8821 / 80) = 111 MACs per output); the ASC SUT chains it before the MFE."""
+    pytest.importorskip("soundfile")
+    from test_system_asc import write_tau_fixture
+
+    from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC
+    from neuromark.benchmarks.acoustic_scenes.sut import build_pipeline
+
+    root = write_tau_fixture(tmp_path / "tau")
+    block = DcaseASC(root, "test").front_end_cost()
+    assert block["options"]["up"] == 80 and block["options"]["down"] == 441
+    assert block["ops_per_sample"]["mac"] == 8000 * 111
+    pipe = build_pipeline(data=str(root), samples=2, seed=0, train_epochs=0, int8=False, threads=1,
+                          weights=None)
+    assert pipe.front_end["encoder"] == "resample_poly + mel_filterbank_energies"
+    mfe = mel_energies_cost(MelFilterbankEnergies(sample_rate=8000, n_mels=40), 8000).ops_per_sample
+    assert pipe.front_end["ops_per_sample"]["mac"] == 8000 * 111 + mfe["mac"]
+    at_rate = write_tau_fixture(tmp_path / "tau8k", rate=8000)
+    assert DcaseASC(at_rate, "test").front_end_cost() is None

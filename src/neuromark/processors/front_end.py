@@ -621,15 +621,19 @@ def cochlea_cost(cochlea: Any, samples: int, sample_rate: int) -> FrontEndCost:
 def chain(name: str, parts: list[FrontEndCost]) -> dict[str, Any]:
     """One block for encoders applied one after the other (e.g. cochlea, then binning):
     each part's block, and their per-sample sum where every part has one."""
-    blocks = [p.to_json() for p in parts]
-    totals = [p.ops_per_sample for p in parts]
+    return combine(name, [p.to_json() for p in parts])
+
+
+def combine(name: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`chain` over ready blocks (``to_json()`` or earlier ``combine`` results)."""
+    totals = [b.get("ops_per_sample") for b in blocks]
     total = None if any(t is None for t in totals) else add_ops(*totals)  # type: ignore[arg-type]
     energies = [b["energy"] for b in blocks]
-    joules = [e["value"] for e in energies]
+    joules = [e.get("value") for e in energies]
     return {"encoder": name, "parts": blocks,
             "ops_per_sample": total,
             "ops_per_sample_total": None if total is None else sum(total.values()),
-            "footprint": {"total_bytes": sum(p.footprint_bytes for p in parts)},
+            "footprint": {"total_bytes": sum(b["footprint"]["total_bytes"] for b in blocks)},
             "energy": ({"value": sum(joules), "unit": "J/sample (estimate)",
                         "profile": energies[0].get("profile"), "scope": "sum of the parts' estimates "
                         "(each part's scope applies)" + ("; a lower bound" if any(

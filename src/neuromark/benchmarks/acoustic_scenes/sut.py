@@ -28,7 +28,7 @@ from pydantic import Field
 
 from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC
 from neuromark.errors import ConfigError
-from neuromark.processors.front_end import mel_energies_cost
+from neuromark.processors.front_end import combine, mel_energies_cost
 from neuromark.processors.mel import MelFilterbankEnergies
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -56,6 +56,8 @@ class AscPipeline:
     model: Any
     info: dict[str, Any]
     reference: Any = None
+    #: the input encoders' cost (:mod:`neuromark.processors.front_end`), a results block
+    front_end: dict[str, Any] | None = None
 
 
 def _from_config(value: str, config_dir: Path | None) -> Path:
@@ -83,6 +85,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
                             "data_time_s": 1.0}  # one sample = 1 s of audio (real-time rule)
     if data == "synthetic":
         test_audio, test_labels = synthetic_audio(samples, seed=seed + 1)
+        resample = None  # made at 8 kHz
         fetch = test_audio.__getitem__
         fetch_many = None
         train_audio, train_labels = synthetic_audio(max(64, samples), seed=seed)
@@ -90,6 +93,7 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
         root = _from_config(data, config_dir)
         info["data"] = str(root)
         test = DcaseASC(root, "test")
+        resample = test.front_end_cost()  # the files' rate to 8 kHz
         count = min(samples, len(test)) if samples else len(test)
         test_labels = np.asarray([test.label(i) for i in range(count)])
         fetch = lambda i: test[i][0]  # noqa: E731
@@ -152,7 +156,17 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
                               fetch, samples, fetch_many=fetch_many)
     sut = StagedSUT("asc-mfe-cnn" + ("-int8" if int8 else ""), library, preprocess, infer,
                     response_dtype="<f4", warmup=0)
-    return AscPipeline(library, sut, np.asarray(test_labels), model, info, reference)
+    return AscPipeline(library, sut, np.asarray(test_labels), model, info, reference,
+                       _front_end(resample, n_mels))
+
+
+def _front_end(resample: dict[str, Any] | None, n_mels: int) -> dict[str, Any]:
+    """The SUT's front end (issue 47.4): the MFE of each 1-s slice at 8 kHz, after the
+    resampling of the TAU files when they are at another rate."""
+    mfe = mel_energies_cost(MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels), 8000)
+    if resample is None:
+        return mfe.to_json()
+    return combine(f"{resample['encoder']} + {mfe.encoder}", [resample, mfe.to_json()])
 
 
 def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 64,
@@ -185,5 +199,4 @@ def asc_cnn(*, data: str = "synthetic", samples: Annotated[int, Field(ge=1)] = 6
     return BuiltSUT(pipe.sut, pipe.library, pipe.labels, pipe.info,
                     close=lambda: torch.set_num_threads(threads_before),
                     metric="classification_accuracy", reference=pipe.reference,
-                    front_end=mel_energies_cost(MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels),
-                                                8000).to_json())
+                    front_end=pipe.front_end)
