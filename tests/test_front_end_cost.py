@@ -272,6 +272,8 @@ def test_asc_system_run_carries_the_mfe_block(tmp_path):
     mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=40)
     assert block["encoder"] == "mel_filterbank_energies"
     assert block["ops_per_sample"] == mel_energies_cost(mfe, 8000).ops_per_sample
+    submission = (tmp_path / "out" / "submission" / "submission.md").read_text()
+    assert "| mel_filterbank_energies |" in submission and "not in the model's figures" in submission
 
 
 GESTURE_TINY = """task: classification

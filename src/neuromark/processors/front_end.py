@@ -681,6 +681,26 @@ def summary_line(block: Mapping[str, Any]) -> str:
             f"{_num(footprint) if footprint is not None else '?'} B; {e_text}; not in the model's figures")
 
 
+def markdown_table(block: Mapping[str, Any]) -> list[str]:
+    """Markdown lines: the front end's ops per sample by kind, footprint and energy."""
+    parts = block.get("parts") or [block]
+    lines = ["Front end (the input encoder; not in the model's figures above):", "",
+             "| encoder | ops per sample by kind | footprint | energy |", "|---|---|---|---|"]
+    for part in parts:
+        counts = part.get("ops_per_sample")
+        text = ", ".join(f"{k} {v:,.0f}" for k, v in counts.items() if v) if counts else "not measured"
+        energy = part.get("energy") or {}
+        value = energy.get("value")
+        e_text = (f"{value:.3g} J/sample ({energy.get('profile')})" if isinstance(value, (int, float))
+                  else f"not estimated: {energy.get('why', '')}")
+        if "lower bound" in str(energy.get("scope", "")):
+            e_text += ", lower bound"
+        total = (part.get("footprint") or {}).get("total_bytes")
+        size = f"{total:,} B" if isinstance(total, int) else "?"
+        lines.append(f"| {part.get('encoder')} | {text or '0'} | {size} | {e_text} |")
+    return lines + ["", summary_line(block), ""]
+
+
 def _num(v: float) -> str:
     v = float(v)
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neuromark.errors import DataError
-from neuromark.processors.front_end import summary_line
+from neuromark.processors.front_end import markdown_table, summary_line
 from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
 from neuromark.results import (
@@ -35,25 +35,6 @@ def front_end_lines(results: Sequence[Results]) -> list[str]:
     (:mod:`neuromark.processors.front_end`), beside the model's figures, not in them."""
     return [f"[{res.benchmark.id}] {summary_line(block)}" for res in results
             if isinstance(res.details, dict) and isinstance(block := res.details.get("front_end"), dict)]
-
-
-def front_end_table(block: dict) -> list[str]:
-    """Markdown lines: the front end's ops per sample by kind, footprint and energy."""
-    parts = block.get("parts") or [block]
-    lines = ["Front end (the input encoder; not in the model's figures above):", "",
-             "| encoder | ops per sample by kind | footprint | energy |", "|---|---|---|---|"]
-    for part in parts:
-        counts = part.get("ops_per_sample")
-        ops = ", ".join(f"{k} {v:,.0f}" for k, v in counts.items() if v) if counts else "not measured"
-        energy = part.get("energy") or {}
-        value = energy.get("value")
-        e_text = (f"{value:.3g} J/sample ({energy.get('profile')})" if isinstance(value, (int, float))
-                  else f"not estimated: {energy.get('why', '')}")
-        if "lower bound" in str(energy.get("scope", "")):
-            e_text += ", lower bound"
-        total = (part.get("footprint") or {}).get("total_bytes")
-        lines.append(f"| {part.get('encoder')} | {ops or '0'} | {total:,} B | {e_text} |")
-    return lines + ["", summary_line(block), ""]
 
 
 def headline(res: Results) -> str | None:
@@ -150,7 +131,7 @@ def _section(out_dir: Path, path: Path, res: Results) -> list[str]:
     lines += [f"| {name} | {format_value(score)} |" for name, score in res.scores.items()]
     lines.append("")
     if isinstance(res.details, dict) and isinstance(res.details.get("front_end"), dict):
-        lines += front_end_table(res.details["front_end"])
+        lines += markdown_table(res.details["front_end"])
     for rel in res.artefact_files():  # relative: made in this run, under out_dir
         if rel.is_absolute():
             try:

@@ -30,6 +30,7 @@ from neuromark import __version__
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
+from neuromark.processors.front_end import markdown_table
 from neuromark.results import Results, format_value, results_name, write_json_atomic
 from neuromark.results_versions import meant_as_results
 from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power
@@ -222,6 +223,8 @@ def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
         lines.append(f"| {name} | {format_value(score)} |")
     lines.append("")
     lines += energy_beside_estimate(res)
+    if isinstance(d.get("front_end"), dict):  # the input encoder's cost, beside the model's
+        lines += markdown_table(d["front_end"])
     if "timing" in d:
         lines += ["Per-sample timings (batch size 1; pre-processing and inference timed separately):", ""]
         lines += _timing_table(d["timing"]) + [""]
