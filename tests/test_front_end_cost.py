@@ -547,3 +547,19 @@ def test_tau_audio_resampled_to_8k_is_a_front_end(tmp_path):
     assert pipe.front_end["ops_per_sample"]["mac"] == 8000 * 111 + mfe["mac"]
     at_rate = write_tau_fixture(tmp_path / "tau8k", rate=8000)
     assert DcaseASC(at_rate, "test").front_end_cost() is None
+
+
+def test_spike_file_counts_come_from_the_stream_not_a_whole_read():
+    """The binning's spikes per sample: those the split's loader binned (the whole file is
+    not read for it); unmeasured before any pass; the same mean as the file's offsets."""
+    from neuromark.registry import datasets
+
+    data = datasets.get("spoken_digits")("test", dt_us=10_000, t_max_us=850_000, pool=10)
+    before = data.front_end_cost()
+    assert before["parts"][1]["units_per_sample"] is None and before["ops_per_sample"] is None
+    assert data._samples is None  # not read for the cost
+    for _ in data.loader(64):
+        pass
+    streamed = data.front_end_cost()["parts"][1]["units_per_sample"]
+    offsets = data.samples.offsets
+    assert streamed == pytest.approx(offsets[-1] / (len(offsets) - 1))

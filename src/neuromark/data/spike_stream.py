@@ -205,6 +205,9 @@ class SpikeBatches:
         self.pin_memory = pin_memory
         #: Spikes after ``t_max_us`` left out so far (``late="drop"``).
         self.dropped = 0
+        #: Spikes and samples binned so far (the front-end cost's events per sample).
+        self.spikes_read = 0
+        self.samples_read = 0
         self._held: HeldSpikes | None = None
         #: batches yielded before, reused once nothing else refers to them (see _new)
         self._buffers: list[np.ndarray] = []
@@ -234,6 +237,8 @@ class SpikeBatches:
                             channels=self.header.channels, pool=self.pool, late=self.late,
                             name=str(self.path), first=first, out=out)
         self.dropped += late
+        self.spikes_read += int(times.shape[0])
+        self.samples_read += int(offsets.shape[0]) - 1
 
     def _new(self, rows: int) -> np.ndarray:
         """A (rows, T, C) float32 batch for :meth:`_bin` to overwrite; in page-locked memory

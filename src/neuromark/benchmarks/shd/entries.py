@@ -60,6 +60,7 @@ class BinnedSpikes(SpikeFileDataset):
         self.dt_us, self.t_max_us, self.pool = int(dt_us), int(t_max_us), pool
         self.citation, self.late = citation, late
         self._held: Any = None
+        self._last_stream: Any = None  # the last loader made, for the spikes it binned
         #: the audio rate of the cochlea that made the file's spikes (SHD, SSC, the shipped
         #: corpus: 48 kHz), or None for spikes of unknown origin (``spike_files``)
         self.cochlea_rate: int | None = None
@@ -67,9 +68,17 @@ class BinnedSpikes(SpikeFileDataset):
     def front_end_cost(self) -> dict[str, Any]:
         """The encoders before the model (issue 47.4): the cochlea that made the spikes
         (where known; a clip of ``t_max_us``), then binning and pooling per spike, with the
-        mean spikes per sample of this file (:mod:`neuromark.processors.front_end`)."""
-        offsets = self.samples.offsets
-        per_sample = float(offsets[-1]) / max(1, len(offsets) - 1)
+        mean spikes per sample binned by this split's last loader (else of the whole file
+        when it was read already; else not measured: the file is not read for it)
+        (:mod:`neuromark.processors.front_end`)."""
+        stream = self._last_stream
+        if stream is not None and stream.samples_read:
+            per_sample: float | None = stream.spikes_read / stream.samples_read
+        elif self._samples is not None:
+            offsets = self._samples.offsets
+            per_sample = float(offsets[-1]) / max(1, len(offsets) - 1)
+        else:
+            per_sample = None
         parts = [binned_spikes_cost(self.channels, self.dt_us, self.t_max_us, self.pool, per_sample)]
         if self.cochlea_rate is not None:
             cochlea = Cochlea(CochleaParams(basilar_membrane=BasilarMembraneParams(channels=self.channels)))
@@ -129,10 +138,12 @@ class BinnedSpikes(SpikeFileDataset):
         ``jitter_sigma``, ``jitter_per``, ``chunk_samples``); ``pin_memory``: frames in
         page-locked memory, for asynchronous copies to a CUDA device."""
         options.setdefault("late", self.late)
-        return super().loader(batch_size, self.dt_us if dt_us is None else dt_us,
-                              self.t_max_us if t_max_us is None else t_max_us,
-                              pool=self.pool if pool is None else pool, shuffle=shuffle, seed=seed,
-                              drop_last=drop_last, pin_memory=pin_memory, **options)
+        self._last_stream = super().loader(batch_size, self.dt_us if dt_us is None else dt_us,
+                                           self.t_max_us if t_max_us is None else t_max_us,
+                                           pool=self.pool if pool is None else pool, shuffle=shuffle,
+                                           seed=seed, drop_last=drop_last, pin_memory=pin_memory,
+                                           **options)
+        return self._last_stream
 
     def num_batches(self, batch_size: int, drop_last: bool = False) -> int:
         return len(self) // batch_size if drop_last else math.ceil(len(self) / batch_size)
