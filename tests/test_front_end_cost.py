@@ -563,3 +563,26 @@ def test_spike_file_counts_come_from_the_stream_not_a_whole_read():
     streamed = data.front_end_cost()["parts"][1]["units_per_sample"]
     offsets = data.samples.offsets
     assert streamed == pytest.approx(offsets[-1] / (len(offsets) - 1))
+
+
+def test_front_end_priced_with_the_models_energy_profiles():
+    """Where the model's energy is estimated, the front end is priced with the same profiles."""
+    from neuromark.metrics.functional.energy_profiles import HOROWITZ45_INT8
+    from neuromark.processors.front_end import attach_front_end
+    from neuromark.results import Results, Score
+
+    class Source:
+        def front_end_cost(self):
+            return FrontEndCost("x", {}, "audio sample", 1.0, [Stage("s", ops(mac=10, add=4, div=1), "")])
+
+    res = Results(scores={"energy_estimate": Score({"horowitz45-int8": 1e-9, "mine": 2e-9})})
+    attach_front_end(res, Source())
+    by = res.details["front_end"]["energy_by_profile"]
+    int8 = HOROWITZ45_INT8
+    assert by["horowitz45-int8"]["value"] == pytest.approx(10 * int8.mac_j + 4 * int8.ac_j)
+    assert "1 div not priced" in by["horowitz45-int8"]["scope"]
+    assert by["mine"]["value"] == "not estimated"
+    assert res.scores["energy_estimate"].value == {"horowitz45-int8": 1e-9, "mine": 2e-9}  # untouched
+    plain = Results(scores={})
+    attach_front_end(plain, object())  # no encoder: no block
+    assert "front_end" not in plain.details

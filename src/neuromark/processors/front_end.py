@@ -144,26 +144,10 @@ class FrontEndCost:
 
     def energy(self, profile: Any = DEFAULT_PROFILE) -> dict[str, Any]:
         """Energy per benchmark sample from the counts (see the module notes)."""
-        from neuromark.metrics.functional.energy_profiles import get_profile
-
         counts = self.ops_per_sample
         if counts is None:
             return {"value": "not estimated", "why": "events per sample not measured"}
-        p = get_profile(profile)
-        priced = {k: counts[k] for k in PRICED if counts[k]}
-        unpriced = {k: counts[k] for k in KINDS if k not in PRICED and counts[k]}
-        if not priced and not unpriced:
-            return {"value": "not estimated", "profile": p.label(), "why": "no operations counted"}
-        if not priced:
-            return {"value": "not estimated", "profile": p.label(),
-                    "why": f"the profile prices none of its operations ({', '.join(unpriced)})"}
-        joules = sum(n * getattr(p, PRICED[k]) for k, n in priced.items())
-        scope = ("mac at mac_j, mul at mac_j (upper bound), add and cmp at ac_j; arithmetic "
-                 "only, no memory access")
-        if unpriced:
-            scope += "; a lower bound: " + ", ".join(f"{n:.4g} {k}" for k, n in unpriced.items()) + \
-                " not priced (no figure in the profile)"
-        return {"value": joules, "unit": "J/sample (estimate)", "profile": p.label(), "scope": scope}
+        return price(counts, profile)
 
     def to_json(self, profile: Any = DEFAULT_PROFILE) -> dict[str, Any]:
         """The block written to ``details["front_end"]``."""
@@ -186,6 +170,30 @@ class FrontEndCost:
         if self.per_unit_stages:
             out["stages_per_unit"] = [s.to_json() for s in self.per_unit_stages]
         return out
+
+
+def price(counts: Mapping[str, float], profile: Any = DEFAULT_PROFILE) -> dict[str, Any]:
+    """Energy of ``counts`` (ops by kind) with an energy profile (a registered name, a YAML
+    file or an :class:`~neuromark.metrics.functional.energy_profiles.EnergyProfile`):
+    ``mac`` and ``mul`` at ``mac_j``, ``add`` and ``cmp`` at ``ac_j``; the other kinds
+    are listed unpriced (a lower bound); "not estimated" when nothing is priced."""
+    from neuromark.metrics.functional.energy_profiles import get_profile
+
+    p = get_profile(profile)
+    priced = {k: float(counts[k]) for k in PRICED if counts.get(k)}
+    unpriced = {k: float(counts[k]) for k in KINDS if k not in PRICED and counts.get(k)}
+    if not priced and not unpriced:
+        return {"value": "not estimated", "profile": p.label(), "why": "no operations counted"}
+    if not priced:
+        return {"value": "not estimated", "profile": p.label(),
+                "why": f"the profile prices none of its operations ({', '.join(unpriced)})"}
+    joules = sum(n * getattr(p, PRICED[k]) for k, n in priced.items())
+    scope = ("mac at mac_j, mul at mac_j (upper bound), add and cmp at ac_j; arithmetic "
+             "only, no memory access")
+    if unpriced:
+        scope += "; a lower bound: " + ", ".join(f"{n:.4g} {k}" for k, n in unpriced.items()) + \
+            " not priced (no figure in the profile)"
+    return {"value": joules, "unit": "J/sample (estimate)", "profile": p.label(), "scope": scope}
 
 
 def _nonzero(matrix: Any) -> int:
@@ -656,10 +664,34 @@ def front_end_block(source: Any) -> dict[str, Any] | None:
 
 def attach_front_end(results: Any, source: Any) -> None:
     """Record ``source``'s front-end cost under ``results.details["front_end"]`` (nothing
-    when it has no encoder). The headline scores are not touched."""
+    when it has no encoder). The headline scores are not touched. When the model's energy
+    is estimated (``energy_estimate``), the front end is priced with the same profiles too
+    (``energy_by_profile``), so the two estimates sit side by side."""
     block = front_end_block(source)
-    if block is not None:
-        results.details["front_end"] = block
+    if block is None:
+        return
+    estimate = getattr(results, "scores", {}).get("energy_estimate")
+    if estimate is not None and isinstance(estimate.value, dict):
+        block["energy_by_profile"] = profile_energies(block, list(estimate.value))
+    results.details["front_end"] = block
+
+
+def profile_energies(block: Mapping[str, Any], profiles: list[str]) -> dict[str, Any]:
+    """The block's ops per sample priced with each of ``profiles`` (registered names; a
+    profile that is not registered, a user's YAML one, is said so)."""
+    from neuromark.errors import ConfigError
+
+    counts = block.get("ops_per_sample")
+    out: dict[str, Any] = {}
+    for name in profiles:
+        if counts is None:
+            out[name] = {"value": "not estimated", "why": "ops per sample not measured"}
+            continue
+        try:
+            out[name] = price(counts, name)
+        except ConfigError:
+            out[name] = {"value": "not estimated", "why": f"profile {name!r} is not registered"}
+    return out
 
 
 def summary_line(block: Mapping[str, Any]) -> str:
