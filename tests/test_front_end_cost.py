@@ -586,3 +586,26 @@ def test_front_end_priced_with_the_models_energy_profiles():
     plain = Results(scores={})
     attach_front_end(plain, object())  # no encoder: no block
     assert "front_end" not in plain.details
+
+
+@pytest.mark.parametrize("kind", ["delta_mel", "mfcc"])
+def test_counted_frames_are_the_features_frames(kind):
+    """The counts' frames and steps are those the encoder outputs on a clip of that length."""
+    f = KeywordFeatures(kind, 16000, None, 512, 80, 20, n_mfcc=13)
+    clip = np.random.default_rng(0).normal(size=(1, 12_345)).astype(np.float32)
+    out = f(clip)
+    cost = keyword_features_cost(f, 12_345)
+    if kind == "delta_mel":
+        steps, mels = out.shape[-2:]  # (B, T, n_mels)
+        assert mels == 20 and stage(cost, "delta modulator")["mac"] == steps * mels
+    else:
+        coeffs, frames = out.shape[-2:]  # (B, n_mfcc, frames)
+        assert stage(cost, "DCT-II")["mac"] == frames * coeffs * 20
+    assert cost.options["frames"] == 1 + 12_345 // 80
+
+
+def test_counted_mfe_frames_are_the_features_frames():
+    mfe = MelFilterbankEnergies(sample_rate=8000, n_mels=32, hop_length=100)
+    out = mfe.features(np.zeros((2, 7_000), np.float32) + 0.1)
+    cost = mel_energies_cost(mfe, 7_000)
+    assert stage(cost, "log")["transcendental"] == out.shape[-1] * out.shape[-2]
