@@ -44,6 +44,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from neuromark.errors import ConfigError
+
 #: Kinds of operation, in the order they are reported.
 KINDS = ("mac", "mul", "add", "cmp", "div", "transcendental", "random")
 #: The kinds an energy profile prices, and the profile figure each is priced at.
@@ -679,8 +681,6 @@ def attach_front_end(results: Any, source: Any) -> None:
 def profile_energies(block: Mapping[str, Any], profiles: list[str]) -> dict[str, Any]:
     """The block's ops per sample priced with each of ``profiles`` (registered names; a
     profile that is not registered, a user's YAML one, is said so)."""
-    from neuromark.errors import ConfigError
-
     counts = block.get("ops_per_sample")
     out: dict[str, Any] = {}
     for name in profiles:
