@@ -609,3 +609,14 @@ def test_counted_mfe_frames_are_the_features_frames():
     out = mfe.features(np.zeros((2, 7_000), np.float32) + 0.1)
     cost = mel_energies_cost(mfe, 7_000)
     assert stage(cost, "log")["transcendental"] == out.shape[-1] * out.shape[-2]
+
+
+def test_keyword_clips_at_their_own_rate_have_no_block():
+    from neuromark.benchmarks.keywords.models import KeywordClips
+
+    clips, labels = np.zeros((2, 8000), np.float32), np.array([0, 1])
+    raw = KeywordClips(clips, labels, KeywordFeatures("waveform", 8000), num_classes=2)
+    assert raw.front_end_cost() is None
+    resampled = KeywordClips(clips, labels, KeywordFeatures("waveform", 16000, 8000), num_classes=2)
+    assert resampled.front_end_cost().ops_per_sample["mac"] == 4000 * 41
+    assert KeywordClips(clips, labels, lambda x: x, num_classes=2).front_end_cost() is None

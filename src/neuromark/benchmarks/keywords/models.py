@@ -305,10 +305,12 @@ class KeywordClips:
 
     def front_end_cost(self) -> Any:
         """The feature recipe's cost on one clip of this set's length (issue 47.4;
-        :mod:`neuromark.processors.front_end`), or None for a recipe of unknown cost."""
+        :mod:`neuromark.processors.front_end`), or None for a recipe of unknown cost or the
+        raw waveform at its own rate (no encoder)."""
         if not isinstance(self.features, KeywordFeatures):
             return None
-        return keyword_features_cost(self.features, int(np.shape(self.clips)[-1]))
+        cost = keyword_features_cost(self.features, int(np.shape(self.clips)[-1]))
+        return cost if cost.stages else None  # the raw waveform at its own rate: no encoder
 
     @property
     def input_shape(self) -> tuple[int, ...]:
