@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,7 +28,7 @@ from pydantic import Field
 
 from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC
 from neuromark.errors import ConfigError
-from neuromark.processors.front_end import combine, mel_energies_cost
+from neuromark.processors.front_end import Stage, combine, mel_energies_cost, ops
 from neuromark.processors.mel import MelFilterbankEnergies
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -161,9 +161,13 @@ def build_pipeline(*, data: str, samples: int, seed: int, train_epochs: int, int
 
 
 def _front_end(resample: dict[str, Any] | None, n_mels: int) -> dict[str, Any]:
-    """The SUT's front end (issue 47.4): the MFE of each 1-s slice at 8 kHz, after the
-    resampling of the TAU files when they are at another rate."""
-    mfe = mel_energies_cost(MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels), 8000)
+    """The SUT's front end (issue 47.4): the MFE of each 1-s slice at 8 kHz and its
+    standardisation (the SUT's pre-processing stage), after the resampling of the TAU files
+    when they are at another rate."""
+    base = mel_energies_cost(MelFilterbankEnergies(sample_rate=8000, n_mels=n_mels), 8000)
+    cells = base.options["frames"] * n_mels
+    mfe = replace(base, stages=[*base.stages, Stage("standardise", ops(add=cells, div=cells),
+                                                    "(x - mean) / std per feature value")])
     if resample is None:
         return mfe.to_json()
     return combine(f"{resample['encoder']} + {mfe.encoder}", [resample, mfe.to_json()])
