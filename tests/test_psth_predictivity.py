@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from neuromark.benchmarks.primate_reaching.psth_task import cv_predictivity, generating_reliability
-from neuromark.ceilings import internal_consistency
+from neuromark.ceilings import internal_consistency, pearson_columns
 from neuromark.processors.psth import align, sector_of, select_reaches
 
 
@@ -55,11 +55,52 @@ def test_predictivity_of_a_noisy_copy_and_the_analytic_reliability():
                                       np.broadcast_to(rates * (1 - rates) / 5, (m, points, channels)))
     assert ceiling.value == pytest.approx(np.median(expected), abs=0.05)
     units = np.broadcast_to(rates, (m, points, channels)).copy()
-    r = cv_predictivity(units, neural, folds=5, alpha=1e-3)
     # a perfect model correlates with the observed mean as sqrt(reliability of the mean)
-    assert np.median(r) == pytest.approx(np.sqrt(np.median(expected)), abs=0.05)
-    noise = cv_predictivity(rng.normal(size=units.shape), neural, folds=5, alpha=1e-3)
+    direct = pearson_columns(rates, neural.mean(0))
+    assert np.median(direct) == pytest.approx(np.sqrt(np.median(expected)), abs=0.05)
+    # through the mapping fitted on the other sectors it gets at most that (the fitted map is
+    # noisy); version 2.1's folds over reaches got more than the truth itself (the leak)
+    r = cv_predictivity(units, neural, folds=8, alpha=1e-3)
+    assert np.median(direct) - 0.1 < np.median(r) < np.median(direct) + 0.01
+    leaky = cv_predictivity(units, neural, folds=5, alpha=1e-3, hold_out="reaches")
+    assert np.median(leaky) > np.median(direct) + 0.01
+    noise = cv_predictivity(rng.normal(size=units.shape), neural, folds=8, alpha=1e-3)
     assert np.median(noise) < 0.2
+
+
+def test_folds_over_reaches_leak_the_noise_folds_over_sectors_do_not():
+    # features fixed per condition (the same in every reach) that carry no signal at all, and
+    # neural responses that are pure noise: holding out reaches, the ridge fits the training
+    # reaches' noise at the same conditions, and that noise is in the observed mean PSTH, so
+    # r > 0 (version <= 2.1); holding out sectors, the held-out points share no reach with the fit
+    rng = np.random.default_rng(3)
+    m, points, features, channels = 10, 240, 100, 40
+    units = np.broadcast_to(rng.normal(size=(points, features)), (m, points, features)).copy()
+    neural = rng.normal(size=(m, points, channels))
+    leaky = np.median(cv_predictivity(units, neural, folds=5, alpha=1e-3, hold_out="reaches"))
+    clean = cv_predictivity(units, neural, folds=8, alpha=1e-3, hold_out="sectors")
+    assert leaky > 0.3
+    assert abs(np.median(clean)) < 0.06 and abs(clean.mean()) < 0.04  # SE of r over 240 points ~0.065
+
+
+def test_sector_folds_hold_out_every_reach_of_the_sector():
+    # a channel that only sector 3 drives, a unit that flags sector 3: the fit never sees sector
+    # 3, so the flag gets no weight and the held-out prediction is flat there
+    m, bins = 4, 5
+    units = np.zeros((m, 8 * bins, 2))
+    units[:, 3 * bins:4 * bins, 0] = 1.0
+    units[..., 1] = np.arange(8 * bins)[None] % 7  # something to fit elsewhere
+    neural = np.zeros((m, 8 * bins, 1))
+    neural[:, 3 * bins:4 * bins, 0] = 5.0
+    neural[..., 0] += np.arange(8 * bins)[None] % 7
+    r_sector = cv_predictivity(units, neural, folds=8, alpha=1e-6)
+    r_reach = cv_predictivity(units, neural, folds=2, alpha=1e-6, hold_out="reaches")
+    assert r_reach[0] == pytest.approx(1.0)       # seen in training: predicted exactly
+    assert r_sector[0] < 0.9                       # sector 3's bump cannot be predicted
+    with pytest.raises(ValueError, match="at most|divisible"):
+        cv_predictivity(units, neural, folds=9, alpha=0.0)
+    with pytest.raises(ValueError, match="hold_out"):
+        cv_predictivity(units, neural, folds=2, alpha=0.0, hold_out="trials")
 
 
 def test_task_end_to_end_on_a_small_surrogate(tmp_path):

@@ -12,9 +12,13 @@ cursor position to cursor velocity), ``lagged_linear`` (cosine-tuning kinematic 
 the time course kept), ``shuffled_floor`` (lagged-linear units with the 8 x bins conditions
 permuted); on the surrogate also
 ``generating_rates`` (the true occupancy probabilities, a reference). Mapping: ridge from a
-candidate's units to the channels, fitted per reach and bin with 5 folds over reaches
-(every fold holds reaches of every sector); the held-out predictions are averaged per
-condition and correlated per channel with the observed PSTH. Score: median r over the
+candidate's units to the channels, fitted per reach and bin on the reaches of 7 sectors and
+applied to the 8th (8 folds, ``mapping.hold_out: sectors``, version 2.2: held-out conditions
+as Brain-Score's held-out stimuli, a sector held out whole because its bins share reaches);
+the held-out predictions are averaged per condition and correlated per channel with the
+observed PSTH. (Versions <= 2.1 held out reaches at every condition: the fit absorbed part of
+the training reaches' noise, which is in the observed PSTH, so the generating rates scored
+r²/c = 1.06 instead of at most 1; ``bench/psth_ceiling_bias.py``.) Score: median r over the
 channels of all sessions, ceiled ``r² / c`` (``ceiling.rule``, Brain-Score's rule since
 brain-score/vision PR #2169) with a joint bootstrap error
 (:func:`neuromark.ceilings.ceiled_explained_variance`). On the surrogate the ceiling is
@@ -22,8 +26,9 @@ also computed from the generating rates (``ceiling_generating``) to check the da
 ``details.ceiled_by_rule`` gives, per rule (``explained_variance`` = ``r²/c`` and the old
 ``explained_variance_squared_ceiling`` = ``(r/c)²``, which reaches ``1/c > 1`` for a
 noiseless model) and candidate, the clipped and unclipped ceiled value and its error.
-Benchmark version 2.1 (``configs/primate_reaching/psth_ceiled.yaml``): 2.0 had a sector-rolled
-control instead of ``sector_averaged``; 1.0 ceiled ``(r/c)²``.
+Benchmark version 2.2 (``configs/primate_reaching/psth_ceiled.yaml``): 2.1 held out reaches
+in the mapping (``hold_out: reaches``, ``folds: 5``, ``alpha: 0.01``, biased up); 2.0 had a
+sector-rolled control instead of ``sector_averaged``; 1.0 ceiled ``(r/c)²``.
 ``data.on_invalid: drop`` drops and counts non-finite spike times
 (``details.per_session[s].invalid_records``, and a flag); a non-finite cursor or target
 sample is refused either way (the controller runs over the whole recording as one stream,
@@ -37,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from neuromark._progress import progress
 from neuromark.benchmarks.primate_reaching.contract import SAMPLE_RULES
@@ -88,8 +93,19 @@ class CeilingSettings(StrictModel):
 
 
 class MappingSettings(StrictModel):
-    folds: int = Field(5, ge=2)
-    alpha: float = Field(0.01, ge=0, description="ridge penalty relative to the mean feature variance x N")
+    hold_out: Literal["sectors", "reaches"] = Field(
+        "sectors", description="what a fold holds out: 'sectors' (version 2.2: sector s in fold "
+        "s % folds, all its reaches; the held-out PSTH points share no reach with the fit) or "
+        "'reaches' (versions <= 2.1: the fit saw the other reaches of the same conditions, whose "
+        "noise is in the observed PSTH, so the score was biased up)")
+    folds: int = Field(8, ge=2)
+    alpha: float = Field(0.1, ge=0, description="ridge penalty relative to the mean feature variance x N")
+
+    @model_validator(mode="after")
+    def _sector_folds(self) -> MappingSettings:
+        if self.hold_out == "sectors" and self.folds > SECTORS:
+            raise ValueError(f"folds={self.folds}: holding out sectors allows at most {SECTORS} folds")
+        return self
 
 
 class ControllerSettings(StrictModel):
@@ -123,19 +139,48 @@ def ridge_fit_predict(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarr
     return b @ w + ym
 
 
-def cv_predictivity(units: np.ndarray, neural: np.ndarray, folds: int, alpha: float) -> np.ndarray:
+def cv_predictivity(units: np.ndarray, neural: np.ndarray, folds: int, alpha: float,
+                    hold_out: str = "sectors", sectors: int = SECTORS) -> np.ndarray:
     """Per-channel r of cross-validated predicted PSTHs: ``units`` (m, P, U) and ``neural``
-    (m, P, C) aligned reaches; fold f holds the repetitions r with r % folds == f."""
-    m, p, _ = units.shape
-    pred = np.empty_like(neural)
-    fold = np.arange(m) % folds
-    for f in range(min(folds, m)):
+    (m, P, C) aligned reaches, the P conditions sector-major (``sectors`` blocks of P / sectors
+    bins).
+
+    ``hold_out="sectors"`` (version 2.2): fold f holds out the conditions of the sectors s with
+    s % folds == f; the ridge (per reach and bin) is fitted on every reach of the other
+    sectors and predicts the held-out conditions of every reach; the predictions are averaged
+    over the reaches. A held-out PSTH point shares no reach, so no noise, with the fit (as
+    Brain-Score's held-out stimuli; a sector is held out whole because its bins share reaches).
+    ``hold_out="reaches"`` (versions <= 2.1): fold f holds the repetitions r with
+    r % folds == f at every condition; the mapping fitted on the other reaches of the same
+    conditions fits part of their noise, which is in the observed mean PSTH too, so r is biased
+    up (``bench/psth_ceiling_bias.py``).
+    """
+    m, p, n_units = units.shape
+    if units.shape[:2] != neural.shape[:2]:
+        raise ValueError(f"units {units.shape} and neural {neural.shape} must align (reaches, conditions)")
+    if hold_out == "reaches":
+        pred = np.empty_like(neural)
+        fold = np.arange(m) % folds
+        for f in range(min(folds, m)):
+            tr, te = fold != f, fold == f
+            pred[te] = ridge_fit_predict(units[tr].reshape(-1, n_units),
+                                         neural[tr].reshape(-1, neural.shape[2]),
+                                         units[te].reshape(-1, n_units), alpha
+                                         ).reshape(int(te.sum()), p, -1)
+        return pearson_columns(pred.mean(0), neural.mean(0))
+    if hold_out != "sectors":
+        raise ValueError(f"hold_out={hold_out!r}: 'sectors' or 'reaches'")
+    if p % sectors or not 2 <= folds <= sectors:
+        raise ValueError(f"{p} conditions in {sectors} sectors with {folds} folds: need P divisible "
+                         f"by the sectors and 2 <= folds <= sectors")
+    fold = (np.arange(p) // (p // sectors)) % folds
+    mean_pred = np.empty((p, neural.shape[2]))
+    for f in range(folds):
         tr, te = fold != f, fold == f
-        pred[te] = ridge_fit_predict(units[tr].reshape(-1, units.shape[2]),
-                                     neural[tr].reshape(-1, neural.shape[2]),
-                                     units[te].reshape(-1, units.shape[2]), alpha
-                                     ).reshape(int(te.sum()), p, -1)
-    return pearson_columns(pred.mean(0), neural.mean(0))
+        mean_pred[te] = ridge_fit_predict(units[:, tr].reshape(-1, n_units),
+                                          neural[:, tr].reshape(-1, neural.shape[2]),
+                                          units[:, te].mean(0), alpha)
+    return pearson_columns(mean_pred, neural.mean(0))
 
 
 def generating_reliability(p_aligned: np.ndarray, var_aligned: np.ndarray) -> np.ndarray:
@@ -277,7 +322,7 @@ class PSTHPredictivityTask(BenchmarkTask):
             units["generating_rates"] = p_al
         per_kept = per[:, keep]
         info["ceiling"] = float(np.median(per_kept, axis=1).mean())
-        r = {name: cv_predictivity(u, neural, cfg.mapping.folds, cfg.mapping.alpha)
+        r = {name: cv_predictivity(u, neural, cfg.mapping.folds, cfg.mapping.alpha, cfg.mapping.hold_out)
              for name, u in units.items()}
         info["median_r"] = {name: float(np.nanmedian(v)) for name, v in r.items()}
         return info, per_kept, gen, r
