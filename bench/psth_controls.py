@@ -66,7 +66,7 @@ def session_figures(cfg: PSTHConfig, root: Path, session: str) -> dict[str, floa
     out["split-half ceiling of the noiseless rates"] = float(np.nanmedian(noiseless.mean(0)))
     for name, u in units.items():
         out[name] = float(np.nanmedian(cv_predictivity(u, neural, cfg.mapping.folds,
-                                                       cfg.mapping.alpha)))
+                                                       cfg.mapping.alpha, cfg.mapping.hold_out)))
     return out
 
 

@@ -154,3 +154,46 @@ def test_a_sector_rotation_is_undone_by_the_mapping_the_sector_average_is_not():
          for name, u in (("truth", units), ("rolled", rolled), ("averaged", averaged))}
     assert r["rolled"] > r["truth"] - 0.05      # the rotation: nearly the truth's score
     assert r["averaged"] < r["truth"] - 0.3     # direction-blind: far below
+
+
+def small_session(seed: int, m: int = 24, channels: int = 60, bins: int = 30):
+    """Cosine-tuned occupancy probabilities per reach (m, 8 * bins, channels), with
+    reach-to-reach jitter of gain and timing, and Bernoulli occupancy of 5 samples per bin."""
+    rng = np.random.default_rng(seed)
+    theta = np.arange(8) * np.pi / 4
+    pref = rng.uniform(0, 2 * np.pi, channels)
+    base, gain = rng.uniform(0.1, 0.3, channels), rng.uniform(0.02, 0.12, channels)
+    t = np.arange(bins) / bins
+    shift = rng.normal(0, 0.03, (m, 8, 1))                            # reach timing jitter
+    course = np.exp(-0.5 * ((t[None, None] - 0.4 - shift) / 0.15) ** 2)  # (m, 8, bins)
+    scale = 1 + rng.normal(0, 0.1, (m, 8, 1, 1))                       # reach gain jitter
+    tuning = np.cos(theta[:, None] - pref[None])                        # (8, C)
+    p = base + scale * gain * course[..., None] * (0.5 + tuning[None, :, None, :])
+    p = np.clip(p, 0.01, 0.99).reshape(m, 8 * bins, channels)
+    neural = (rng.random((5, *p.shape)) < p).mean(0)
+    return p, neural
+
+
+def test_generating_rates_score_about_1_and_the_controls_far_below():
+    # version 2.2 on a small synthetic session: the truth is not clipped (its unclipped ceiled
+    # value within 2 SE of 1 and below 1 + 2 SE), every control more than 5 SE below it;
+    # version 2.1's folds over reaches put the truth above 1
+    from neuromark.ceilings import ceiled_explained_variance
+    p, neural = small_session(0)
+    ceiling = internal_consistency(neural)
+    m = p.shape[0]
+    by_sector = p.reshape(m, 8, 30, -1)
+    controls = {"sector_averaged": np.broadcast_to(by_sector.mean(1, keepdims=True),
+                                                   by_sector.shape).reshape(p.shape).copy(),
+                "shuffled_floor": p[:, np.random.default_rng(1).permutation(p.shape[1])]}
+    score = {name: ceiled_explained_variance(cv_predictivity(u, neural, 8, 0.1), ceiling,
+                                             n_bootstrap=200)
+             for name, u in {"generating_rates": p, **controls}.items()}
+    truth = score["generating_rates"]
+    assert abs(truth.ceiled_unclipped - 1) < 2 * truth.ceiled_error
+    assert truth.ceiled == truth.ceiled_unclipped < 1 + 2 * truth.ceiled_error
+    for name in controls:
+        gap = truth.ceiled_unclipped - score[name].ceiled_unclipped
+        assert gap > 5 * np.hypot(truth.ceiled_error, score[name].ceiled_error), name
+    old = ceiled_explained_variance(cv_predictivity(p, neural, 5, 0.01, "reaches"), ceiling, n_bootstrap=200)
+    assert old.ceiled_unclipped > truth.ceiled_unclipped
