@@ -9,7 +9,8 @@ probability ``1 - exp(-rate dt)``). Per realization, the ratio ``median r² / c`
 generating rates (``c`` = the task's split-half ceiling: per split the median over the kept
 channels, mean over splits) for each candidate cause, everything else as the task does it:
 
-- ``mapping: reaches (2.1)``: the ridge fitted per fold over reaches (versions <= 2.1).
+- ``mapping: reaches (2.1)``: the ridge fitted per fold over reaches (versions <= 2.1); the
+  units are the kept channels' generating probabilities, as in the task.
 - ``mapping: sectors (2.2)``: the ridge fitted on the other sectors (version 2.2).
 - ``no mapping``: the generating PSTH itself (mean over the selected reaches) correlated with
   the observed PSTH (what any mapping can at best give back).
@@ -78,6 +79,13 @@ def session_arrays(cfg: PSTHConfig, root: Path, session: str, seed: int) -> dict
             "analytic": generating_reliability(p_al, v_al), "oracle": signal / (signal + bernoulli)}
 
 
+def _scatter(values: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``values`` of the kept channels back in place (NaN elsewhere)."""
+    out = np.full(keep.shape, np.nan)
+    out[keep] = values
+    return out
+
+
 def figures(data: list[dict[str, Any]], neural: list[np.ndarray], cfg: PSTHConfig,
             mappings: bool = True) -> dict[str, float]:
     """The ratios of the module docstring for one realization (``neural`` per session)."""
@@ -86,6 +94,7 @@ def figures(data: list[dict[str, Any]], neural: list[np.ndarray], cfg: PSTHConfi
     analytic = np.concatenate([d["analytic"] for d in data])
     oracle = np.concatenate([d["oracle"] for d in data])
     keep = per.mean(0) >= cs.min_reliability
+    splits = np.cumsum([n.shape[2] for n in neural])[:-1]  # channel ranges of the sessions
     true_keep = analytic >= cs.min_reliability
     ceiling = np.median(per[:, keep], 1).mean()
     direct = np.concatenate([pearson_columns(d["p_al"].mean(0), n.mean(0)) for d, n in zip(data, neural)])
@@ -94,8 +103,12 @@ def figures(data: list[dict[str, Any]], neural: list[np.ndarray], cfg: PSTHConfi
         for label, hold_out, folds, alpha in (("mapping: reaches (2.1)", "reaches", 5, 0.01),
                                               ("mapping: sectors (2.2)", "sectors", cfg.mapping.folds,
                                                cfg.mapping.alpha)):
-            r = np.concatenate([cv_predictivity(d["p_al"], n, folds, alpha, hold_out)
-                                for d, n in zip(data, neural)])
+            r = np.concatenate([cv_predictivity(d["p_al"][..., k], n[..., k], folds, alpha, hold_out)
+                                for d, n, k in zip(data, neural, np.split(keep, splits))])
+            r = np.concatenate([np.full(len(k), np.nan) if not k.any() else _scatter(rk, k)
+                                for rk, k in zip(np.split(r, np.cumsum([k.sum() for k in
+                                                                         np.split(keep, splits)])[:-1]),
+                                                 np.split(keep, splits))])
             out[label] = np.median(r[keep]) ** 2 / ceiling
     out["no mapping"] = np.median(direct[keep]) ** 2 / ceiling
     out["no mapping, channels selected on the truth"] = (
