@@ -216,3 +216,17 @@ def test_a_model_score_needs_the_device_too():
     res.provenance["device"] = {"used": "cpu", "type": "cpu", "name": "cpu", "requested": "cpu"}
     assert task_results_problems(res) == []
     assert task_results_problems(res, track="system") == []
+
+
+def test_the_checks_import_without_pytest():
+    """Plugin authors may test with any runner: no module of neuromark.testing imports pytest."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport neuromark.testing as t\n"
+            "for name in ('benchmark', 'results', 'adapter', 'sut', 'meter', 'dataset'):\n"
+            "    __import__('neuromark.testing.' + name)\n"
+            "assert 'pytest' not in sys.modules, 'pytest imported'\nprint(sorted(t.__all__))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "check_benchmark" in out.stdout and "check_meter" in out.stdout
