@@ -148,8 +148,13 @@ def cv_predictivity(units: np.ndarray, neural: np.ndarray, folds: int, alpha: fl
     ``hold_out="sectors"`` (version 2.2): fold f holds out the conditions of the sectors s with
     s % folds == f; the ridge (per reach and bin) is fitted on every reach of the other
     sectors and predicts the held-out conditions of every reach; the predictions are averaged
-    over the reaches. A held-out PSTH point shares no reach, so no noise, with the fit (as
-    Brain-Score's held-out stimuli; a sector is held out whole because its bins share reaches).
+    over the reaches. The held-out prediction is ``((u - ū) / σ) W`` with ``ū`` the candidate's
+    mean over all reaches and conditions (its own units, no neural data) and σ, W from the
+    fold's fit: no per-fold intercept, which would carry the training sectors' mean response
+    into the held-out sector and push a model without information below r = 0; a constant
+    offset per channel leaves r unchanged. A held-out PSTH point shares no reach, so no noise,
+    with the fit (as Brain-Score's held-out stimuli; a sector is held out whole because its
+    bins share reaches).
     ``hold_out="reaches"`` (versions <= 2.1): fold f holds the repetitions r with
     r % folds == f at every condition; the mapping fitted on the other reaches of the same
     conditions fits part of their noise, which is in the observed mean PSTH too, so r is biased
@@ -175,11 +180,18 @@ def cv_predictivity(units: np.ndarray, neural: np.ndarray, folds: int, alpha: fl
                          f"by the sectors and 2 <= folds <= sectors")
     fold = (np.arange(p) // (p // sectors)) % folds
     mean_pred = np.empty((p, neural.shape[2]))
+    centre = units.reshape(-1, n_units).mean(0)  # the candidate's own mean, the same in every fold
     for f in range(folds):
         tr, te = fold != f, fold == f
-        mean_pred[te] = ridge_fit_predict(units[:, tr].reshape(-1, n_units),
-                                          neural[:, tr].reshape(-1, neural.shape[2]),
-                                          units[:, te].mean(0), alpha)
+        x, y = units[:, tr].reshape(-1, n_units), neural[:, tr].reshape(-1, neural.shape[2])
+        sd = x.std(0)
+        sd = np.where(sd > 0, sd, 1.0)
+        a = (x - x.mean(0)) / sd
+        w = np.linalg.solve(a.T @ a + alpha * len(a) * np.eye(n_units), a.T @ (y - y.mean(0)))
+        # no per-fold offset: the training sectors' mean response would enter the held-out
+        # sector's prediction and move against its level (a model without information would
+        # score r < 0); a constant offset per channel does not change r
+        mean_pred[te] = ((units[:, te].mean(0) - centre) / sd) @ w
     return pearson_columns(mean_pred, neural.mean(0))
 
 
