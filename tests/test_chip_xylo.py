@@ -187,3 +187,23 @@ def test_nir_that_xylo_cannot_hold_is_refused(tmp_path):
         xylo_sut.xylo(nir=str(tmp_path / "wide.nir"), samples=10)
     with pytest.raises(ConfigError, match="no such file"):
         xylo_sut.xylo(nir="missing.nir", config_dir=tmp_path)
+
+
+def test_a_self_loop_on_rockpools_output_placeholder_is_dropped(monkeypatch):
+    """Rockpool 3.1.0's exporter adds ``output -> output`` under some hash seeds (its edges
+    come from a set); the graph handed back must not carry it, or NIR refuses the graph."""
+    import types
+
+    import nir
+    import rockpool.nn.modules.torch.nir as rockpool_nir
+
+    from neuromark.system.chips.nir_xylo import xylo_to_nir
+
+    weight = np.ones((2, 3), np.float32)
+    exported = types.SimpleNamespace(
+        nodes={"input": None, "fc": nir.Linear(weight=weight), "output": None},
+        edges=[("fc", "output"), ("output", "output"), ("input", "fc")])
+    monkeypatch.setattr(rockpool_nir, "to_nir", lambda net, sample: exported)
+    graph = xylo_to_nir(object(), inputs=3, outputs=2)
+    assert sorted(graph.edges) == [("fc", "output"), ("input", "fc")]
+    assert type(graph.nodes["output"]).__name__ == "Output"

@@ -58,7 +58,11 @@ def nir_to_xylo(graph: Any, a2: Any) -> XyloDeployment:
 def xylo_to_nir(net: Any, inputs: int, outputs: int) -> Any:
     """The Rockpool network ``net`` back as a ``nir.NIRGraph`` (Rockpool's exporter). A
     network Rockpool imported from NIR exports its ``input``/``output`` placeholders as empty
-    (None) nodes; they are given back as ``nir.Input``/``nir.Output`` of the right sizes."""
+    (None) nodes; they are given back as ``nir.Input``/``nir.Output`` of the right sizes.
+    Rockpool 3.1.0's exporter builds its edges from a set and, for some string hash seeds
+    (``PYTHONHASHSEED`` 0 and 3 of 0-7, measured), adds a self-loop ``output -> output``
+    that no layer has and NIR's type inference rejects ("No output nodes found"); a
+    self-loop on a placeholder is dropped."""
     import nir
     import numpy as np
     import torch
@@ -70,7 +74,9 @@ def xylo_to_nir(net: Any, inputs: int, outputs: int) -> Any:
         nodes["input"] = nir.Input(input_type=np.array([inputs]))
     if nodes.get("output", 0) is None:
         nodes["output"] = nir.Output(output_type=np.array([outputs]))
-    return nir.NIRGraph(nodes=nodes, edges=list(graph.edges))
+    placeholders = {"input", "output"}
+    edges = [(a, b) for a, b in graph.edges if not (a == b and a in placeholders)]
+    return nir.NIRGraph(nodes=nodes, edges=edges)
 
 
 def harness_counts(graph: Any, dt_s: float) -> dict[str, Any]:
