@@ -236,3 +236,21 @@ def test_deferred_imports_only_defer_heavy_packages() -> None:
 ])
 def test_cycle_finder(graph: dict[str, set[str]], expected: list[list[str]]) -> None:
     assert strongly_connected(graph) == expected
+
+
+def test_no_import_cycle_among_the_bench_and_script_files():
+    """``bench/*.py`` and ``scripts/*.py`` import their siblings by file name (issue 46: the
+    ``e2e_grid`` <-> ``e2e_shd`` circle); no two of them may import each other."""
+    root = SRC.parent
+    for folder in ("bench", "scripts"):
+        names = {p.stem: p for p in (root / folder).glob("*.py")}
+        graph: dict[str, set[str]] = {}
+        for name, path in names.items():
+            found: set[str] = set()
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    found |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+            graph[name] = {n for n in found if n in names and n != name}
+        assert not strongly_connected(graph), f"{folder}/: import cycles {strongly_connected(graph)}"
