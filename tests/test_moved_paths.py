@@ -45,3 +45,17 @@ def test_an_old_path_works_in_a_fresh_interpreter_and_loads_no_family_on_import_
 def test_an_unknown_old_looking_path_is_still_an_import_error():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("neuromark.data.no_such_reader")
+
+
+def test_an_old_submodule_path_keeps_the_packages_re_exported_function():
+    """``neuromark.system.qubo.energy`` (the module) loaded by its old name must not replace
+    the package's ``energy`` (the function) that ``from neuromark.benchmarks.qubo import
+    energy`` gives."""
+    code = ("import sys, neuromark.system.qubo.energy, neuromark.system.qubo.gap; "
+            "m = sys.modules['neuromark.system.qubo.energy']; "
+            "from neuromark.benchmarks.qubo import energy, bks_gap; "
+            "from neuromark.system.qubo import energy as old_energy; "
+            "assert callable(energy) and callable(bks_gap) and old_energy is energy, energy; "
+            "assert m.energy is energy; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

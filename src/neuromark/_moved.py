@@ -129,6 +129,22 @@ def new_name(old: str) -> str | None:
     return None
 
 
+class _KeepsExports(ModuleType):
+    """A package whose re-exported names survive the import system: after loading
+    ``old.parent.child`` the import system sets ``child`` on the parent object, which for a
+    moved package IS the new package; where the package re-exports a function of the same
+    name as its submodule (``neuromark.benchmarks.qubo.energy``, the function, from the
+    module ``energy``), that set would replace the function by the module. It is ignored."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        current = self.__dict__.get(name)
+        if (isinstance(value, ModuleType) and current is not None
+                and not isinstance(current, ModuleType)
+                and value.__name__ == f"{self.__name__}.{name}"):
+            return
+        super().__setattr__(name, value)
+
+
 class _Alias(importlib.abc.Loader):
     """Loads an old name as the module object of its new name."""
 
@@ -136,7 +152,11 @@ class _Alias(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        parent = sys.modules.get(spec.name.rpartition(".")[0])
+        if parent is not None and type(parent) is ModuleType:
+            parent.__class__ = _KeepsExports  # a module's class may be set (Python >= 3.5)
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: the target module is already executed."""
