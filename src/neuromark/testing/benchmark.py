@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from neuromark.config import ConfigFile, load_config
+from neuromark.config import ConfigFile, load_config, parse_yaml
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import tasks
@@ -146,28 +146,25 @@ def check_plan(task: Any, config: ConfigFile, ctx: RunContext) -> Any:
 
 
 def check_unknown_key(task: Any, config: ConfigFile, ctx: RunContext) -> str:
-    """A copy of ``config`` with :data:`UNKNOWN_KEY` appended (beside it, so relative paths
-    hold, removed afterwards) must be refused by ``plan`` with a :class:`ConfigError`
-    naming the copy's ``file:line`` of that key; returns the message."""
+    """``config`` with :data:`UNKNOWN_KEY` appended, parsed in memory as if it were a file
+    beside the config (so relative paths hold; nothing is written), must be refused by
+    ``plan`` with a :class:`ConfigError` naming that key's ``file:line``; returns the
+    message."""
     if config.path is None:
         raise ContractError("the unknown-key check needs a config read from a file")
     text = config.path.read_text(encoding="utf-8")
     text = text if text.endswith("\n") or not text else text + "\n"
     line = text.count("\n") + 1
-    copy = config.path.with_name(f".{config.path.stem}.unknown-key.yaml")
-    copy.write_text(text + f"{UNKNOWN_KEY}: 1\n", encoding="utf-8")
+    copy = config.path.with_name(f".{config.path.stem}.unknown-key.yaml")  # never written
+    bad = parse_yaml(text + f"{UNKNOWN_KEY}: 1\n", copy)
     try:
-        bad = load_config(copy)
-        try:
-            task.plan(bad, ctx)
-        except ConfigError as exc:
-            message = str(exc)
-        else:
-            raise ContractError(f"{task.name}: plan() accepted an unknown top-level key "
-                                f"{UNKNOWN_KEY!r}; validate the config with a StrictModel "
-                                f"(neuromark.config.validate) so typos are refused")
-    finally:
-        copy.unlink(missing_ok=True)
+        task.plan(bad, ctx)
+    except ConfigError as exc:
+        message = str(exc)
+    else:
+        raise ContractError(f"{task.name}: plan() accepted an unknown top-level key "
+                            f"{UNKNOWN_KEY!r}; validate the config with a StrictModel "
+                            f"(neuromark.config.validate) so typos are refused")
     where = f"{copy}:{line}"
     if where not in message or UNKNOWN_KEY not in message:
         raise ContractError(f"{task.name}: plan() refused the unknown key {UNKNOWN_KEY!r} "
