@@ -116,11 +116,13 @@ def test_stepped_neurons_hand_counted(kind, reset):
 def test_one_to_one_recurrence_is_a_neuron_op_a_recurrent_layer_a_synaptic_op(kind):
     make = _rleaky if kind == "RLeaky" else _rsynaptic
     base = STEPPED[kind][1]["subtract"].total
-    # one-to-one V*S: one multiply more per update, no synaptic ops (V is a neuron parameter)
+    # one-to-one V*S: one synapse per neuron and step (2 neurons x 3 steps), a synaptic op
+    # as a chip applies it, not a neuron op (it was one multiply more per update and no
+    # synaptic op, Dense 0)
     res = _run(nn.Sequential(nn.Identity(), make("subtract", all_to_all=False, V=0.5)),
                metrics=[NeuronOperations(), SynapticOperations()])
-    assert res["neuron_operations"]["Effective_Neuron_Ops"] == UPDATES * (base + 1)
-    assert res["synaptic_operations"]["Dense"] == 0
+    assert res["neuron_operations"]["Effective_Neuron_Ops"] == UPDATES * base
+    assert res["synaptic_operations"]["Dense"] == 2 * 3
     # a recurrent Linear(2, 2): its 4 weights x 3 steps are synaptic ops, not neuron ops
     res = _run(nn.Sequential(nn.Identity(), make("subtract", linear_features=2)),
                metrics=[NeuronOperations(), SynapticOperations()])

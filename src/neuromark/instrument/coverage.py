@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from torch import nn
 
-from neuromark.models.base import CONNECTION_TYPES, NON_SYNAPTIC_TYPES, is_spiking_neuron
+from neuromark.models.base import NON_SYNAPTIC_TYPES, is_connection, is_spiking_neuron
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def plan_coverage(root: nn.Module, connection_layers: list[tuple[str, nn.Module]
         parts = path.split(".") if path else []
         for depth in range(len(parts), -1, -1):
             module = modules[".".join(parts[:depth])]
-            if id(module) in layer_of and isinstance(module, CONNECTION_TYPES):
+            if id(module) in layer_of and is_connection(module):
                 return layer_of[id(module)], None
             reason = _exempt_reason(module)
             if reason:

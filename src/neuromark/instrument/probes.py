@@ -30,6 +30,7 @@ from neuromark.instrument.deferred import (
     resolve_budget,
     resolve_counting_path,
 )
+from neuromark.instrument.elementwise_counter import ElementwiseCounter
 from neuromark.instrument.intercept import OpCounter
 from neuromark.instrument.layer_ops import RecurrentCounter, WeightCache
 from neuromark.instrument.linear_counter import CellCounter, LinearCounter
@@ -37,7 +38,13 @@ from neuromark.instrument.membrane import NeuronCounter
 from neuromark.instrument.steps import StepIndex
 from neuromark.instrument.weight_values import WeightKinds, layer_weights
 from neuromark.instrument.wrapping import Forward, ForwardWrapper
-from neuromark.models.base import CELL_TYPES, CONV_TYPES, RNN_TYPES, NeuronLayer
+from neuromark.models.base import (
+    CELL_TYPES,
+    CONV_TYPES,
+    RNN_TYPES,
+    NeuronLayer,
+    elementwise_weight,
+)
 
 PROBES = frozenset({"synops", "activations", "membrane"})
 
@@ -166,7 +173,8 @@ class Instrument:
         self._weights = WeightCache()
         self._steps = StepIndex(numpy=path == "auto")
         self._arrays = LastArray(numpy=path == "auto", budget=budget)
-        self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter] = {}
+        self._matrices: dict[str, LinearCounter | ConvCounter | CellCounter | RecurrentCounter
+                             | ElementwiseCounter] = {}
         self._neurons: dict[str, NeuronCounter] = {}
         self._neuron_layers: dict[str, NeuronLayer] = {}
         self._kinds, self._layer_weights = WeightKinds(), {}  # weight values per layer
@@ -268,6 +276,19 @@ class Instrument:
                         add_call(args, kwargs, output)
                     return output
                 return recurrent_forward
+        elif (attribute := elementwise_weight(module)) is not None:
+            elementwise = self._matrices[name] = ElementwiseCounter(name, module, attribute)
+            weight = elementwise.weight()
+            self._layer_weights[name] = [weight] if weight is not None else []
+
+            def make(forward: Forward) -> Forward:
+                def elementwise_forward(*args: Any, **kwargs: Any) -> Any:
+                    output = forward(*args, **kwargs)
+                    if update.seen is None or update.first(key):
+                        elementwise.add(args[0] if args else next(iter(kwargs.values())),
+                                        output)
+                    return output
+                return elementwise_forward
         else:
             raise UnsupportedLayerError(
                 f"cannot count synaptic operations of {type(module).__name__} {name!r}")

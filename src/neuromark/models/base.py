@@ -52,6 +52,28 @@ def is_spiking_neuron(module: nn.Module) -> bool:
     return any(cls.__name__ == "SpikingNeuron" for cls in type(module).__mro__)
 
 
+def elementwise_weight(module: nn.Module) -> str | None:
+    """The attribute holding the weight of an *element-wise* connection, ``forward(x) =
+    x * weight`` with one weight per neuron (or one for all, broadcast): snnTorch's
+    ``RecurrentOneToOne`` (``RLeaky``/``RSynaptic`` with ``all_to_all=False``, weight
+    ``V``), or any module that declares ``neuromark_elementwise_weight = "<attribute>"``.
+    None for other modules. Each such connection applies one synapse per neuron and step
+    (:class:`~neuromark.instrument.elementwise_counter.ElementwiseCounter`)."""
+    declared = getattr(module, "neuromark_elementwise_weight", None)
+    if isinstance(declared, str):
+        return declared
+    cls = type(module)
+    if cls.__name__ == "RecurrentOneToOne" and cls.__module__.startswith("snntorch."):
+        return "V"
+    return None
+
+
+def is_connection(module: nn.Module) -> bool:
+    """Whether neuromark's probes count ``module`` as a connection layer: one of
+    :data:`CONNECTION_TYPES` or an element-wise connection (:func:`elementwise_weight`)."""
+    return isinstance(module, CONNECTION_TYPES) or elementwise_weight(module) is not None
+
+
 def first_tensor(output: Any) -> Tensor:
     """The spikes/activations of a neuron layer output: the tensor itself or the first
     element of a tuple such as snnTorch's ``(spk, mem)``."""
@@ -91,12 +113,13 @@ def no_membrane(module: nn.Module) -> None:
 
 
 def find_connection_layers(root: nn.Module, strict: bool = True) -> list[tuple[str, nn.Module]]:
-    """All connection layers with unique dotted names. With ``strict``, other modules with
+    """All connection layers (:func:`is_connection`: element-wise ones such as snnTorch's
+    ``RecurrentOneToOne`` included) with unique dotted names. With ``strict``, other modules with
     a ``weight*`` parameter raise; without, they are left out (the probes count their
     operations by interception, :mod:`neuromark.instrument.intercept`)."""
     found = []
     for name, module in root.named_modules():
-        if isinstance(module, CONNECTION_TYPES):
+        if is_connection(module):
             found.append((name or type(module).__name__, module))
             continue
         if getattr(module, "neuromark_no_synapses", False) or is_spiking_neuron(module):
@@ -116,7 +139,8 @@ def find_connection_layers(root: nn.Module, strict: bool = True) -> list[tuple[s
 def find_state_updates(root: nn.Module) -> list[tuple[str, nn.Module, str]]:
     """``(name, neuron, method)`` for each neuron whose one state update (the method) applies
     connection layers it owns: snnTorch's ``RLeaky``, ``RSynaptic`` (recurrent Linear or
-    Conv), ``SLSTM`` (LSTMCell) and ``SConv2dLSTM`` (Conv2d), through ``state_function``.
+    Conv, or the element-wise ``RecurrentOneToOne`` of ``all_to_all=False``), ``SLSTM``
+    (LSTMCell) and ``SConv2dLSTM`` (Conv2d), through ``state_function``.
 
     Their reset-to-zero update (``reset_mechanism="zero"``, snnTorch 0.9 to 1.0) evaluates the
     state function twice on the same state, ``base(x) - reset * base(x)`` (RLeaky) or
@@ -128,7 +152,7 @@ def find_state_updates(root: nn.Module) -> list[tuple[str, nn.Module, str]]:
     for name, module in root.named_modules():
         if not is_spiking_neuron(module) or not callable(module.__dict__.get("state_function")):
             continue
-        if any(isinstance(sub, CONNECTION_TYPES) for sub in module.modules()):
+        if any(is_connection(sub) for sub in module.modules()):
             found.append((name or type(module).__name__, module, "state_function"))
     return found
 

@@ -12,10 +12,10 @@ Synaptic (4; 6 and 8), which they reproduce exactly:
   are synaptic ops (``synaptic_operations``), biases are counted by neither;
 - a reset costs one multiply and one subtract per reset state (``R * U_thr`` or
   ``R * (...)``, reusing the sub-expression already computed); ``none``: no reset ops;
-- a recurrent synapse of ``RLeaky``/``RSynaptic`` is a synaptic op when it is a Linear or
-  Conv2d layer (``all_to_all=True``: counted there); its one-to-one form ``V * S`` is
-  one multiply per neuron here (``V`` is exempt from the synaptic count as a neuron
-  parameter); the add joining it to the state is here in both cases;
+- a recurrent synapse of ``RLeaky``/``RSynaptic`` is a synaptic op: a Linear or Conv2d
+  layer (``all_to_all=True``) or its one-to-one form ``V * S`` (``all_to_all=False``, one
+  synapse per neuron and step, :mod:`~neuromark.instrument.elementwise_counter`), both
+  counted by ``synaptic_operations``; the add joining it to the state is here in both cases;
 - an LSTM cell's matrix products (``W_ih x + W_hh h``) are synaptic ops; its gate
   non-linearities and Hadamard products are neuron ops (``SynapticOperations(
   recurrent_gates=True)``, neurobench's cell definition, counts the 3 products there too).
@@ -87,9 +87,9 @@ def _synaptic(m: Any) -> Ops:
 
 
 def _recurrent_synapse(m: Any) -> Ops:
-    # + V(S): the add is a neuron op; V*S one-to-one is a multiply here, a Linear/Conv2d
-    # recurrent layer is counted by synaptic_operations
-    return Ops(add=1) + (Ops() if getattr(m, "all_to_all", True) else Ops(mul=1))
+    # + V(S): the add is a neuron op; V(S) itself, a Linear/Conv2d recurrent layer or the
+    # one-to-one V*S (all_to_all=False), is counted by synaptic_operations
+    return Ops(add=1)
 
 
 def _rleaky(m: Any) -> Ops:
