@@ -12,8 +12,16 @@ reset. For ``LIFBoxCell`` the adapter recomputes that potential with Norse's own
 are read as the ``v`` of the state they return. Costs per update: LIFBoxCell 4 (snnTorch
 Leaky's figure), LIFCell 8 (snnTorch Synaptic, zero reset), LICell 4, LIBoxCell 2.
 
-Multi-step Norse modules (``LIF``, ``LIFBox``, ...) take the whole sequence in one call and
-hide the steps from the probes: use their ``*Cell`` versions.
+Recurrent cells (``LIFRecurrentCell``, ``LSNNRecurrentCell`` and the other
+``SNNRecurrentCell`` subclasses) are neuron layers too; their ``input_weights`` and
+``recurrent_weights`` (``F.linear`` on the input and on the last spikes ``z``, once per
+step) are counted as synaptic operations by interception, whatever the reset value
+(``v_reset``, Izhikevich's ``c``); ``LIFMCRecurrentCell``'s ``g_coupling`` acts on the
+membrane voltages (MACs, effective where ``v`` is non-zero). No neuron cost is declared for
+them (:class:`~neuromark.metrics.NeuronOperations` leaves them out).
+
+Multi-step Norse modules (``LIF``, ``LIFBox``, ``LIFRecurrent``, ...) take the whole
+sequence in one call and hide the steps from the probes: use their ``*Cell`` versions.
 """
 
 from __future__ import annotations
@@ -51,7 +59,10 @@ class NorseModel(ModelAdapter):
                  exempt_params: Sequence[str] = ()) -> None:
         super().__init__(module, exempt_params)
         snn = import_framework("norse.torch.module.snn", "norse")
-        self.cell_type, self.sequence_type = snn.SNNCell, snn.SNN
+        # cells: feed-forward (SNNCell) and recurrent (SNNRecurrentCell: input and recurrent
+        # weights of its own, applied once per step, counted by interception)
+        self.cell_type = (snn.SNNCell, snn.SNNRecurrentCell)
+        self.sequence_type = (snn.SNN, snn.SNNRecurrent)
         self.time_dim = time_dim
         for name, sub in module.named_modules():
             if isinstance(sub, self.sequence_type):
@@ -105,7 +116,8 @@ class NorseModel(ModelAdapter):
             layer.module.__dict__.pop("neuromark_h", None)
 
     def neuron_layers(self) -> list[NeuronLayer]:
-        """Norse cells (``SNNCell``), outermost first, with their declared costs."""
+        """Norse cells (``SNNCell`` and ``SNNRecurrentCell``), outermost first, with their
+        declared costs."""
         layers: list[NeuronLayer] = []
         inside: list[str] = []
         for name, module in self.module.named_modules():
