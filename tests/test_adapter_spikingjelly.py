@@ -84,3 +84,88 @@ def test_recurrent_container_dense_hand_counted(v_reset):
     net = nn.Sequential(layer.Linear(6, 5), recurrent, layer.Linear(5, 3),
                         neuron.LIFNode(tau=4.0, v_reset=v_reset))
     assert dense_synops(SpikingJellyModel(net)) == 30 * (6 * 5 + 10 * 5 + 5 * 3)
+
+
+# -- recurrent containers: Dense and effective counts by hand, for every reset ---------------
+HIDDEN, OUT, STEPS, BATCH = 4, 3, 6, 2
+RESETS = [(None, False), (None, True), (0.0, False), (0.0, True)]  # (v_reset, detach_reset)
+
+
+def _binary_x() -> torch.Tensor:
+    """(BATCH, STEPS, HIDDEN) ones, sample 0's input 0 off at even steps: 45 non-zeros."""
+    x = torch.ones(BATCH, STEPS, HIDDEN)
+    x[0, ::2, 0] = 0.0
+    return x
+
+
+def _synops(net: nn.Module, x: torch.Tensor) -> dict[str, float]:
+    from neuromark import Benchmark
+    from neuromark.metrics import SynapticOperations
+    res = Benchmark(SpikingJellyModel(net), [(x, torch.zeros(len(x)))],
+                    metrics=[SynapticOperations()], quiet=True).run()
+    return res["synaptic_operations"]
+
+
+def _hidden_spikes(net: nn.Module, x: torch.Tensor, upto: int) -> list[int]:
+    """Spikes of the first ``upto`` modules' output per step."""
+    functional.reset_net(net)
+    with torch.no_grad():
+        out = [int(net[:upto](x_t).sum()) for x_t in x.unbind(1)]
+    functional.reset_net(net)
+    return out
+
+
+@pytest.mark.parametrize("v_reset,detach_reset", RESETS)
+def test_linear_recurrent_container_hand_counted_for_every_reset(v_reset, detach_reset):
+    # rc = Linear(HIDDEN + HIDDEN, HIDDEN) on cat(x[t], y[t-1]): the x half 20 (each neuron
+    # gets 60 or 80, far above threshold 1: all fire every step, soft or hard reset), the y
+    # half 0.001, bias 0; then Linear(HIDDEN, OUT), LIFNode. Per sample: Dense per step
+    # 2 HIDDEN x HIDDEN + HIDDEN x OUT; ACs (binary x and spikes): 45 x HIDDEN input ops
+    # over the batch, HIDDEN x HIDDEN from y[t-1] after the first step, HIDDEN x OUT.
+    lif = neuron.LIFNode(tau=2.0, v_reset=v_reset, detach_reset=detach_reset)
+    recurrent = layer.LinearRecurrentContainer(lif, in_features=HIDDEN, out_features=HIDDEN)
+    with torch.no_grad():
+        recurrent.rc.weight.fill_(0.001)
+        recurrent.rc.weight[:, :HIDDEN] = 20.0
+        recurrent.rc.bias.zero_()
+    net = nn.Sequential(recurrent, layer.Linear(HIDDEN, OUT),
+                        neuron.LIFNode(tau=4.0, v_reset=v_reset))
+    x = _binary_x()
+    assert _hidden_spikes(net, x, 1) == [BATCH * HIDDEN] * STEPS
+    got = _synops(net, x)
+    assert got["Dense"] == STEPS * (2 * HIDDEN * HIDDEN + HIDDEN * OUT) == 264
+    assert got["Effective_ACs"] == pytest.approx(
+        45 * HIDDEN / BATCH + (STEPS - 1) * HIDDEN * HIDDEN + STEPS * HIDDEN * OUT)  # 242
+    assert got["Effective_MACs"] == 0.0
+
+
+@pytest.mark.parametrize("v_reset,detach_reset", RESETS)
+def test_element_wise_recurrent_container_adds_no_synapse(v_reset, detach_reset):
+    # ElementWiseRecurrentContainer(LIFNode, y[t-1] + x[t]) has no weights: only the Linear
+    # layers around it count. Linear(HIDDEN, HIDDEN) with weights 20 on binary x, the
+    # container (all fire every step), Linear(HIDDEN, OUT), LIFNode. Per sample: Dense
+    # STEPS x (16 + 12); ACs 45 x HIDDEN over the batch + STEPS x 12.
+    lif = neuron.LIFNode(tau=2.0, v_reset=v_reset, detach_reset=detach_reset)
+    recurrent = layer.ElementWiseRecurrentContainer(lif, element_wise_function=lambda y, x: y + x)
+    net = nn.Sequential(layer.Linear(HIDDEN, HIDDEN), recurrent, layer.Linear(HIDDEN, OUT),
+                        neuron.LIFNode(tau=4.0, v_reset=v_reset))
+    with torch.no_grad():
+        net[0].weight.fill_(20.0)
+        net[0].bias.zero_()
+    x = _binary_x()
+    assert _hidden_spikes(net, x, 2) == [BATCH * HIDDEN] * STEPS
+    got = _synops(net, x)
+    assert got["Dense"] == STEPS * (HIDDEN * HIDDEN + HIDDEN * OUT) == 168
+    assert got["Effective_ACs"] == pytest.approx(45 * HIDDEN / BATCH + STEPS * HIDDEN * OUT)
+    assert got["Effective_MACs"] == 0.0
+
+
+@pytest.mark.parametrize("kind", ["SpikingLSTM", "SpikingGRU", "SpikingVanillaRNN"])
+def test_whole_sequence_spiking_rnns_refused_by_name(kind):
+    # they take (T, B, F): fed one (B, F) step at a time they took the batch for time
+    from spikingjelly.activation_based import rnn
+
+    from neuromark.errors import UnsupportedLayerError
+    net = nn.Sequential(getattr(rnn, kind)(3, 2, num_layers=1))
+    with pytest.raises(UnsupportedLayerError, match=rf"'0' \({kind}\).*use {kind}Cell"):
+        SpikingJellyModel(net)

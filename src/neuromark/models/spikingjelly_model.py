@@ -9,6 +9,14 @@ neuron's step; other node types are read as their post-reset ``v`` (stated in
 :meth:`SpikingJellyModel.neuron_layers`). Neuron costs per update: ``LIFNode`` 4
 (snnTorch Leaky's figure: the same multiply, add, compare and reset), ``IFNode`` 3.
 
+Recurrent containers: ``layer.LinearRecurrentContainer`` applies its ``rc`` Linear
+(``in + out`` inputs: ``cat(x[t], y[t-1])``) once per step, counted like any Linear whatever
+the reset (soft ``v_reset=None`` or hard, ``detach_reset``);
+``layer.ElementWiseRecurrentContainer`` joins ``y[t-1]`` to ``x[t]`` by a weightless
+element-wise function (an add, say): no synapse, like a residual add, so it adds no
+synaptic operation. Whole-sequence ``rnn.SpikingLSTM``/``SpikingGRU``/``SpikingVanillaRNN``
+are refused (their ``*Cell`` versions hold plain ``nn.Linear`` layers, counted as such).
+
 Multi-step networks (``step_mode='m'``) are switched to single-step mode
 (``functional.set_step_mode(net, 's')``) and stepped over time, which computes the same
 outputs for networks whose only state is in their neurons; it is what lets the probes see
@@ -23,6 +31,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from neuromark.errors import UnsupportedLayerError
 from neuromark.models.adapter import ModelAdapter
 from neuromark.models.base import NeuronLayer, first_tensor
 from neuromark.models.frameworks import import_framework
@@ -52,6 +61,15 @@ class SpikingJellyModel(ModelAdapter):
                                               "spikingjelly")
         self.sj_neuron = import_framework("spikingjelly.activation_based.neuron", "spikingjelly")
         self.time_dim = time_dim
+        rnn = import_framework("spikingjelly.activation_based.rnn", "spikingjelly")
+        for name, sub in module.named_modules():
+            if isinstance(sub, rnn.SpikingRNNBase):
+                raise UnsupportedLayerError(
+                    f"SpikingJelly module {name!r} ({type(sub).__name__}) runs a whole "
+                    f"(T, B, F) sequence in one call: fed one step at a time it takes the batch "
+                    f"for time, and it hides its steps from the probes; use "
+                    f"{type(sub).__name__}Cell in a module that passes its state from step to "
+                    "step")
         modes = {getattr(m, "step_mode", "s") for m in module.modules() if hasattr(m, "step_mode")}
         self.multi_step = "m" in modes
         if self.multi_step:
