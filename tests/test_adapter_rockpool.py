@@ -120,3 +120,48 @@ def test_recurrent_weights_dense_hand_counted():
     # LinearTorch (5, 3), LIFTorch(3); X has 30 steps
     from framework_equivalence import dense_synops
     assert dense_synops(RockpoolModel(synaptic_net())) == 30 * (6 * 5 + 5 * 5 + 5 * 3)
+
+
+# -- recurrent weights: Dense and effective counts by hand ------------------------------------
+HIDDEN, OUT, STEPS, BATCH = 4, 3, 6, 2
+
+
+@pytest.mark.parametrize("kind", ["LIFTorch", "LIFBitshiftTorch"])
+@pytest.mark.parametrize("max_spikes", [1.0, 2.0 ** 16])
+def test_recurrent_weights_hand_counted(kind, max_spikes):
+    # LinearTorch (4, 4) weights 20 on binary x (sample 0's input 0 off at even steps: 45
+    # non-zeros), the neuron with w_rec (4 x 4, all 0.001: Rockpool keeps the diagonal),
+    # LinearTorch (4, 3), LIFTorch(3). Inputs of 60 or 80 fire every hidden neuron at every
+    # step. Rockpool's one reset is subtractive; max_spikes_per_dt 1 gives binary spikes,
+    # 2^16 spike counts (hundreds here), so w_rec and the readout then take MACs. Per sample:
+    # Dense per step 16 + 16 + 12; input ACs 45 x 4 over the batch; w_rec on the last
+    # step's spikes (none before step 0): 5 x 16; the readout 6 x 12.
+    lif = getattr(rm, kind)(HIDDEN, has_rec=True, max_spikes_per_dt=max_spikes, dt=DT)
+    first = rm.LinearTorch((HIDDEN, HIDDEN), has_bias=False)
+    readout = rm.LinearTorch((HIDDEN, OUT), has_bias=False)
+    net = Sequential(first, lif, readout, rm.LIFTorch(OUT, dt=DT))
+    with torch.no_grad():
+        first.weight.fill_(20.0)
+        lif.w_rec.fill_(0.001)
+        readout.weight.fill_(0.1)
+    x = torch.ones(BATCH, STEPS, HIDDEN)
+    x[0, ::2, 0] = 0.0
+    from neuromark import Benchmark
+    from neuromark.metrics import SynapticOperations
+    res = Benchmark(RockpoolModel(net), [(x, torch.zeros(BATCH))],
+                    metrics=[SynapticOperations()], quiet=True).run()
+    got = res["synaptic_operations"]
+    driven = (STEPS - 1) * HIDDEN * HIDDEN + STEPS * HIDDEN * OUT  # 80 + 72
+    assert got["Dense"] == STEPS * (2 * HIDDEN * HIDDEN + HIDDEN * OUT) == 264
+    assert got["Effective_ACs"] == pytest.approx(45 * HIDDEN / BATCH
+                                                 + (driven if max_spikes == 1.0 else 0))
+    assert got["Effective_MACs"] == (0.0 if max_spikes == 1.0 else driven)
+
+
+def test_neuron_with_unheld_state_refused_by_name():
+    # aLIFTorch's iahp was not held per sample (the first sample's carried into all) and
+    # its element-wise w_ahp feedback counted nowhere
+    from neuromark.errors import UnsupportedLayerError
+    net = Sequential(rm.LinearTorch((2, 3)), rm.aLIFTorch(3))
+    with pytest.raises(UnsupportedLayerError, match=r"\(aLIFTorch\).*\['iahp'\]"):
+        RockpoolModel(net)

@@ -20,7 +20,10 @@ charged potential up to one rounding of the add where a neuron spiked). Costs pe
 as (in, out) and calls ``F.linear(x, weight.T)``: the probes count it by interception, and
 so the recurrent weights ``w_rec`` of a ``LIFTorch(has_rec=True)`` (``F.linear(spikes,
 w_rec.T)`` once per step), declared synaptic (``neuromark_synaptic_params``) though they
-belong to a neuron.
+belong to a neuron. Rockpool's LIF neurons have one reset, subtractive; with
+``max_spikes_per_dt`` above 1 a neuron emits spike counts, so the operations its spikes
+drive (``w_rec``, the next layer) are MACs, not ACs. Neurons with state the adapter does
+not hold (``aLIFTorch``'s ``iahp``) are refused by name.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from neuromark.errors import UnsupportedLayerError
 from neuromark.models.adapter import ModelAdapter
 from neuromark.models.base import NeuronLayer
 from neuromark.models.frameworks import import_framework, run_step_by_step
@@ -42,6 +46,25 @@ COSTS = {"LIFNeuronTorch": 4.0, "LIFBaseTorch": 6.0}
 
 def _membrane(module: nn.Module) -> Tensor | None:
     return module.__dict__.get("neuromark_h")
+
+
+#: The neuron states the adapter holds per sample between steps.
+HELD_STATES = ("vmem", "isyn", "spikes")
+
+
+def _check_held_state(name: str, node: nn.Module) -> None:
+    """Refuse a neuron with state the adapter does not hold per sample (``aLIFTorch``'s
+    after-hyperpolarisation current ``iahp``: Rockpool would carry the first sample's value
+    into every sample of the next step, and its element-wise ``w_ahp`` feedback would be
+    counted nowhere)."""
+    states = node.state() if callable(getattr(node, "state", None)) else {}
+    unheld = sorted(set(states) - set(HELD_STATES))
+    if unheld:
+        raise UnsupportedLayerError(
+            f"Rockpool neuron {name!r} ({type(node).__name__}) keeps state {unheld} that "
+            f"RockpoolModel does not hold per sample (it holds {', '.join(HELD_STATES)}): "
+            "not supported; use LIFTorch (has_rec=True for recurrent weights) or "
+            "LIFNeuronTorch")
 
 
 class RockpoolModel(ModelAdapter):
@@ -69,6 +92,7 @@ class RockpoolModel(ModelAdapter):
                              "LIFBaseTorch": lif.LIFBaseTorch}
         self._held: dict[str, dict[str, Tensor]] = {}
         for layer in self.neuron_layers():
+            _check_held_state(layer.name, layer.module)
             layer.module.neuromark_neuron = True  # its parameters are neuron parameters,
             # but for the recurrent weights (has_rec=True: F.linear(spikes, w_rec.T) per step)
             layer.module.neuromark_synaptic_params = ("w_rec",)
