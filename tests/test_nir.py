@@ -172,6 +172,58 @@ def test_recurrent_subgraph_hand_computed():
     assert res["synaptic_operations"]["Effective_ACs"] == 1 + 1
 
 
+def _recurrent_neuron(kind: str, v_reset: float, n: int) -> object:
+    """LIF, CubaLIF or IF of ``n`` neurons (tau 2e-4 s: retain 0.5 at dt 1e-4), threshold 1,
+    reset to ``v_reset``."""
+    ones, reset = np.ones(n), np.full(n, v_reset)
+    if kind == "LIF":
+        return nir.LIF(tau=np.full(n, 2e-4), r=ones, v_leak=np.zeros(n), v_threshold=ones,
+                       v_reset=reset)
+    if kind == "CubaLIF":
+        return nir.CubaLIF(tau_mem=np.full(n, 2e-4), tau_syn=np.full(n, 2e-4), r=ones,
+                           v_leak=np.zeros(n), v_threshold=ones, v_reset=reset, w_in=ones)
+    return nir.IF(r=ones, v_threshold=ones, v_reset=reset)
+
+
+@pytest.mark.parametrize("kind", ["LIF", "CubaLIF", "IF"])
+@pytest.mark.parametrize("v_reset", [0.0, -0.5])
+def test_recurrent_edge_counts_hand_counted_for_each_reset(kind, v_reset):
+    # input (4) -> fc (Linear 4x4, weights 20) -> neuron (4) -> out (Linear 3x4, 0.1); and
+    # the recurrent edge neuron -> rec (Linear 4x4, 0.001) -> neuron: rec runs first in each
+    # step, on the neuron's last spikes (zeros at step 0). Binary x, sample 0's input 0 off
+    # at even steps (45 non-zeros); currents of 60 or 80 fire all 4 neurons every step
+    # under both reset values. Per sample: Dense per step 16 + 16 + 12; ACs 45 x 4 over the
+    # batch, 5 x 16 (rec after step 0), 6 x 12 (out).
+    hidden, steps, batch = 4, 6, 2
+    graph = nir.NIRGraph(
+        nodes={"input": nir.Input(np.array([hidden])),
+               "fc": nir.Linear(np.full((hidden, hidden), 20.0)),
+               "neuron": _recurrent_neuron(kind, v_reset, hidden),
+               "rec": nir.Linear(np.full((hidden, hidden), 0.001)),
+               "out": nir.Linear(np.full((3, hidden), 0.1)),
+               "output": nir.Output(np.array([3]))},
+        edges=[("input", "fc"), ("fc", "neuron"), ("neuron", "rec"), ("rec", "neuron"),
+               ("neuron", "out"), ("out", "output")])
+    adapter = from_nir(graph)
+    assert adapter.module.recurrent_sources == ["neuron"]
+    x = torch.ones(batch, steps, hidden)
+    x[0, ::2, 0] = 0.0
+    adapter.reset_state()
+    with torch.no_grad():
+        spikes = []
+        for x_t in x.unbind(1):
+            adapter.module(x_t)
+            spikes.append(adapter.module.layers["neuron"].spk.clone())
+    assert torch.stack(spikes).sum() == steps * batch * hidden  # all fire at every step
+    res = Benchmark(adapter, [(x, torch.zeros(batch))], metrics=[SynapticOperations()],
+                    quiet=True).run()
+    got = res["synaptic_operations"]
+    assert got["Dense"] == steps * (hidden * hidden * 2 + hidden * 3) == 264
+    assert got["Effective_ACs"] == pytest.approx(45 * hidden / batch + (steps - 1) * 16
+                                                 + steps * 12)  # 242
+    assert got["Effective_MACs"] == 0.0
+
+
 def write_small_nir(path) -> None:
     """A 4-3-2 zero-reset Leaky net with unit weights, written as a NIR file."""
     net = nn.Sequential(nn.Linear(4, 3), snn.Leaky(beta=torch.full((3,), 0.8),
