@@ -77,6 +77,13 @@ CONFIGS: list[str] = [
     "configs/closed_loop/cartpole_snn.yaml",
 ]
 
+#: Full-length configs whose figures the docs quote: hours of CPU, so run only when named
+#: (``--only activity_eeg_full``; with ``--cache-dir`` holding their trained checkpoints a
+#: re-run only evaluates) and never re-derived by the tests.
+LONG_CONFIGS: list[str] = [
+    "configs/suite/activity_eeg_full.yaml",  # NeHAR + EEG at full length, one seed (about 3.5 CPU-hours)
+]
+
 _FSCIL_DETAILS = ["accuracy_mean", "accuracy_p5", "accuracy_p95", "new_class_accuracy_mean",
                   "frozen_reference", "session_average_per_repeat",
                   "complexity_per_session.0.activation_sparsity_by_layer"]
@@ -88,6 +95,7 @@ DETAILS: dict[str, list[str]] = {
     "psth_ceiled_short": ["ceiled_by_rule"],
     "ann2d_suite": ["per_monkey"],
     "esn_mackey_glass_singlestream": ["accuracy.reference", "accuracy.threshold"],  # quality target
+    "activity_eeg_full": ["decoding.tied_samples", "decoding.samples"],
 }
 
 #: Docs examples whose results are figures: (key stem, doc file, heading).
@@ -127,7 +135,8 @@ def _slug(text: str) -> str:
 
 def result_tags(results: list[dict[str, Any]]) -> list[str]:
     """One tag per result of a config ("" when there is one result): the first of model
-    label, model name and benchmark id whose values differ, the shared ends stripped."""
+    label, model name and benchmark id whose values differ, the shared ends stripped; else
+    ``<benchmark id>--<model label>`` whole (the results file's name)."""
     if len(results) == 1:
         return [""]
     candidates = [
@@ -142,6 +151,9 @@ def result_tags(results: list[dict[str, Any]]) -> list[str]:
             if min(len(v) for v in values) > len(prefix) + len(suffix):
                 values = [v[len(prefix):len(v) - len(suffix)] for v in values]
             return [_slug(v) for v in values]
+    named = [f"{r['benchmark']['id']}--{(r.get('model') or {}).get('label') or ''}" for r in results]
+    if len(set(named)) == len(named):
+        return [_slug(v) for v in named]
     raise ValueError(f"results {[r['benchmark']['id'] for r in results]} cannot be told apart")
 
 
@@ -288,6 +300,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(problems) or "every quoted figure agrees with the figures file")
         return 1 if problems else 0
     configs = [c for c in CONFIGS if not args.only or Path(c).stem in args.only]
+    configs += [c for c in LONG_CONFIGS if args.only and Path(c).stem in args.only]
+    if not args.only:
+        print(f"not run (hours; name them with --only): {', '.join(LONG_CONFIGS)}", flush=True)
     examples = [e for e in EXAMPLES if not args.only or e[0] in args.only]
     if args.cache_dir is not None and args.cache_dir.resolve().is_relative_to(ROOT):
         parser.error("--cache-dir must be outside the checkout")

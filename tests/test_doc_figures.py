@@ -56,7 +56,8 @@ def test_every_quoted_figure_agrees_with_the_figures_file():
 
 
 def test_every_config_in_the_figures_file_is_one_the_script_runs():
-    known = set(doc_figures.CONFIGS) | {f"{doc}#{heading}" for _, doc, heading in doc_figures.EXAMPLES}
+    known = set(doc_figures.CONFIGS) | set(doc_figures.LONG_CONFIGS)
+    known |= {f"{doc}#{heading}" for _, doc, heading in doc_figures.EXAMPLES}
     stale = {e["config"] for e in _figures().values()} - known
     assert not stale, f"docs/figures.json holds figures of configs the script no longer runs: {stale}"
 
@@ -85,7 +86,8 @@ def test_the_script_runs_the_default_suite_and_every_shortened_config():
 
 
 def test_marked_figures_name_keys_of_configs_the_script_runs():
-    stems = {Path(c).stem for c in doc_figures.CONFIGS} | {s for s, _, _ in doc_figures.EXAMPLES}
+    stems = {Path(c).stem for c in doc_figures.CONFIGS + doc_figures.LONG_CONFIGS}
+    stems |= {s for s, _, _ in doc_figures.EXAMPLES}
     for q in markers.quotes():
         assert q.key.split(".", 1)[0] in stems, f"{q.where}: {q.key!r} names no config of the script"
 
@@ -162,6 +164,12 @@ def test_figures_are_keyed_by_config_and_score_not_by_file_name():
     assert doc_figures.result_tags(two) == ["neuromark-sa", "dwave-tabu"]
     labelled = [dict(r, model={"name": "m", "label": lab}) for r, lab in zip(two, ("a", "b"), strict=True)]
     assert doc_figures.result_tags(labelled) == ["a", "b"]
+    # two splits x two models: no field alone tells the four apart, id and label together do
+    crossed = [dict(result, benchmark={"id": bid}, model={"name": "m", "label": lab})
+               for bid in ("har", "har-window-split") for lab in ("ann-seed0", "snn-seed0")]
+    assert doc_figures.result_tags(crossed) == ["har--ann-seed0", "har--snn-seed0",
+                                                "har-window-split--ann-seed0",
+                                                "har-window-split--snn-seed0"]
 
 
 # --- re-derivation ----------------------------------------------------------------------
