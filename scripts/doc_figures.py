@@ -4,6 +4,8 @@
     python scripts/doc_figures.py --only gen4_synthetic_short --cache-dir ~/.cache/neuromark
     python scripts/doc_figures.py --check          # compare the docs with the file, no runs
     python scripts/doc_figures.py --write-docs     # after a run: rewrite the marked figures
+    python scripts/doc_figures.py --only activity_eeg_full --results OUT   # a long config's
+                                                   # figures from its run folder (no run)
 
 The configs (:data:`CONFIGS`) are the default suite's entries and every shortened
 (``*_short.yaml`` / ``*_suite.yaml``) config; they run one after another in this process
@@ -228,6 +230,25 @@ def run_example(doc: str, heading: str, folder: Path) -> list[dict[str, Any]]:
     return read_results(folder)
 
 
+def folder_results(config: str, folder: Path, cache: Path | None) -> list[dict[str, Any]]:
+    """The results already in ``folder``, a run folder of ``config`` (``neuromark run CONFIG
+    --out FOLDER``, finished or stopped part-way: the units it finished). Refused unless the
+    folder's recorded config digest is that of ``config`` as it reads now."""
+    from neuromark.run_folder import MANIFEST_NAME, config_digest, resolved_configs
+    from neuromark.suite import expand
+
+    manifest = folder / MANIFEST_NAME
+    try:
+        recorded = json.loads(manifest.read_text())["digest"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{folder}: not a neuromark run folder ({manifest}: {exc})") from None
+    digest = config_digest(resolved_configs(expand([ROOT / config], cache_root=cache)))
+    if recorded != digest:
+        raise ValueError(f"{folder}: a run of other configs than {config} as it reads now "
+                         f"(config digest {recorded[:12]} recorded, {digest[:12]} now)")
+    return read_results(folder)
+
+
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -252,8 +273,10 @@ def write_figures(path: Path, figures: dict[str, dict[str, Any]]) -> None:
 
 
 def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]], cache: Path,
-               work: Path, figures_path: Path) -> list[str]:
-    """Run ``configs`` and ``examples``, replace their figures in ``figures_path``; failures."""
+               work: Path, figures_path: Path, results: Path | None = None) -> list[str]:
+    """Run ``configs`` and ``examples``, replace their figures in ``figures_path``; failures.
+    With ``results`` (one config, no examples) the figures are read from that run folder of
+    the config (:func:`folder_results`) instead of a new run."""
     figures = doc_markers.load_figures(figures_path) if figures_path.exists() else {}
     failures = []
     jobs: list[tuple[str, str, Any]] = [(Path(c).stem, c, None) for c in configs]
@@ -261,13 +284,16 @@ def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]],
     for i, (stem, where, example) in enumerate(jobs):
         print(f"[{i + 1}/{len(jobs)}] {where}", flush=True)
         try:
-            if example is None:
-                results = run_config(where, work / f"{i:02d}-{stem}", cache)
+            if example is None and results is not None:
+                found = folder_results(where, results, cache)
+                command = f"neuromark run {where} --out OUT (scripts/doc_figures.py --results OUT)"
+            elif example is None:
+                found = run_config(where, work / f"{i:02d}-{stem}", cache)
                 command = f"neuromark run {where} --quiet (scripts/doc_figures.py)"
             else:
-                results = run_example(*example, work / f"{i:02d}-{stem}")
+                found = run_example(*example, work / f"{i:02d}-{stem}")
                 command = f"the python block of {where} (scripts/doc_figures.py)"
-            new = figures_of(stem, results)
+            new = figures_of(stem, found)
         except Exception as exc:  # report and go on with the other configs
             failures.append(f"{where}: {type(exc).__name__}: {exc}")
             print(f"  failed: {failures[-1]}", flush=True)
@@ -288,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="shared cache folder (default: a fresh temporary one)")
     parser.add_argument("--figures", type=Path, default=doc_markers.FIGURES)
+    parser.add_argument("--results", type=Path, default=None, metavar="OUT",
+                        help="with --only CONFIG (one config): read its figures from OUT, a "
+                             "folder of `neuromark run CONFIG --out OUT` (for the long configs)")
     parser.add_argument("--check", action="store_true", help="only compare the docs with the file")
     parser.add_argument("--write-docs", action="store_true",
                         help="rewrite the marked figures in the docs from the file (no runs)")
@@ -306,9 +335,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     examples = [e for e in EXAMPLES if not args.only or e[0] in args.only]
     if args.cache_dir is not None and args.cache_dir.resolve().is_relative_to(ROOT):
         parser.error("--cache-dir must be outside the checkout")
+    if args.results is not None and (len(configs) != 1 or examples):
+        parser.error("--results takes one config (--only STEM)")
     with tempfile.TemporaryDirectory(prefix="neuromark-figures-") as tmp:
         cache = args.cache_dir or Path(tmp) / "cache"
-        failures = regenerate(configs, examples, cache, Path(tmp) / "out", args.figures)
+        failures = regenerate(configs, examples, cache, Path(tmp) / "out", args.figures,
+                              results=args.results)
     for line in failures:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if failures else 0

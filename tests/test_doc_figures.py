@@ -172,6 +172,40 @@ def test_figures_are_keyed_by_config_and_score_not_by_file_name():
                                                 "har-window-split--snn-seed0"]
 
 
+def test_figures_of_a_long_config_are_read_from_its_own_run_folder_only(tmp_path):
+    from neuromark.run_folder import MANIFEST_NAME, config_digest, resolved_configs
+    from neuromark.suite import expand
+
+    config = "configs/activity/wisdm_stats_short.yaml"
+    folder = tmp_path / "out"
+    folder.mkdir()
+    digest = config_digest(resolved_configs(expand([ROOT / config], cache_root=tmp_path)))
+    (folder / MANIFEST_NAME).write_text(json.dumps({"format": 1, "digest": digest}))
+    result = {"schema_version": 1, "benchmark": {"id": "wisdm-nehar"}, "model": None,
+              "details": {}, "scores": {"acc": {"value": 0.5, "error": 0.25}}}
+    (folder / "wisdm-nehar--x.json").write_text(json.dumps(result))
+    found = doc_figures.folder_results(config, folder, tmp_path)
+    assert doc_figures.figures_of("wisdm_stats_short", found) == {
+        "wisdm_stats_short.acc": 0.5, "wisdm_stats_short.acc.se": 0.25}
+    with pytest.raises(ValueError, match="other configs than configs/activity/wisdm_ann_short.yaml"):
+        doc_figures.folder_results("configs/activity/wisdm_ann_short.yaml", folder, tmp_path)
+    with pytest.raises(ValueError, match="not a neuromark run folder"):
+        doc_figures.folder_results(config, tmp_path, tmp_path)
+
+
+def test_the_long_configs_are_not_run_unless_named(capsys, monkeypatch):
+    ran = []
+    monkeypatch.setattr(doc_figures, "regenerate", lambda configs, *a, **k: ran.extend(configs) or [])
+    assert doc_figures.main(["--only", "wisdm_ann_short"]) == 0
+    assert ran == ["configs/activity/wisdm_ann_short.yaml"]
+    ran.clear()
+    assert doc_figures.main([]) == 0
+    assert not set(doc_figures.LONG_CONFIGS) & set(ran) and "not run (hours" in capsys.readouterr().out
+    ran.clear()
+    assert doc_figures.main(["--only", "activity_eeg_full"]) == 0
+    assert ran == doc_figures.LONG_CONFIGS
+
+
 # --- re-derivation ----------------------------------------------------------------------
 
 
