@@ -49,10 +49,10 @@ class ElementwiseCounter:
         samples = shape[0] if batched else 1
         features = tuple(shape[1:]) if batched else tuple(shape)
         weight = getattr(self.module, self.attribute, None)
-        mask = (weight != 0).to(torch.float64) if isinstance(weight, Tensor) \
-            else torch.tensor(float(weight != 0), dtype=torch.float64)
+        mask = (weight != 0).to(device=x.device, dtype=torch.float64) if isinstance(weight, Tensor) \
+            else torch.tensor(float(weight != 0), dtype=torch.float64, device=x.device)
         try:
-            per_element = mask.to(x.device).expand(features).reshape(-1)
+            per_element = mask.expand(features).reshape(-1)
         except RuntimeError as exc:
             raise UnsupportedLayerError(
                 f"element-wise connection {self.name!r} ({type(self.module).__name__}): its "
