@@ -16,11 +16,11 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.errors import UnsupportedLayerError
-from neuromark.instrument.call_totals import CallTotals, Totals
+from neuromark.instrument.call_totals import CallTotals
 from neuromark.metrics.functional.synops import masked_counts
 
 
-class ElementwiseCounter:
+class ElementwiseCounter(CallTotals):
     """Counts the calls of one element-wise connection ``module`` whose weight is the
     attribute ``attribute`` (a tensor, or a number).
 
@@ -28,9 +28,8 @@ class ElementwiseCounter:
     The weight must broadcast over the features (scalar, or per neuron)."""
 
     def __init__(self, name: str, module: nn.Module, attribute: str) -> None:
-        self.name, self.module, self.attribute = name, module, attribute
-        self.totals = CallTotals(name)
-        self.empty_seen = False
+        super().__init__(name)
+        self.module, self.attribute = module, attribute
 
     def weight(self) -> Tensor | None:
         """The weight tensor (None when it is a plain number)."""
@@ -48,9 +47,10 @@ class ElementwiseCounter:
         batched = x.dim() >= 2
         samples = shape[0] if batched else 1
         features = tuple(shape[1:]) if batched else tuple(shape)
-        weight = getattr(self.module, self.attribute, None)
-        mask = (weight != 0).to(device=x.device, dtype=torch.float64) if isinstance(weight, Tensor) \
-            else torch.tensor(float(weight != 0), dtype=torch.float64, device=x.device)
+        weight = self.weight()
+        mask = (weight != 0).to(device=x.device, dtype=torch.float64) if weight is not None \
+            else torch.tensor(float(getattr(self.module, self.attribute) != 0),
+                              dtype=torch.float64, device=x.device)
         try:
             per_element = mask.expand(features).reshape(-1)
         except RuntimeError as exc:
@@ -60,9 +60,5 @@ class ElementwiseCounter:
                 f"over the features {features} of one sample") from exc
         rows = x.expand(shape).reshape(samples, -1)
         effective, residual = masked_counts(rows, per_element, 1)
-        self.totals.dense += rows.numel()
-        self.totals.pending.append((effective, residual))
-
-    def take(self) -> Totals:
-        """(ACs, MACs, dense, per-call ACs, per-call MACs) since the last take."""
-        return self.totals.take()
+        self.dense += rows.numel()
+        self.pending.append((effective, residual))
