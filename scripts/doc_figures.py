@@ -97,7 +97,7 @@ DETAILS: dict[str, list[str]] = {
     "psth_ceiled_short": ["ceiled_by_rule"],
     "ann2d_suite": ["per_monkey"],
     "esn_mackey_glass_singlestream": ["accuracy.reference", "accuracy.threshold"],  # quality target
-    "activity_eeg_full": ["decoding.tied_samples", "decoding.samples"],
+    "activity_eeg_full": ["decoding.tied_samples", "decoding.samples", "decoding.tied_fraction"],
 }
 
 #: Docs examples whose results are figures: (key stem, doc file, heading).
