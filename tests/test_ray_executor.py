@@ -179,6 +179,42 @@ def test_close_cancels_the_units_not_finished(local_ray):
     assert time.perf_counter() - start < 300
 
 
+class _LosingRay:
+    """A stand-in for the ``ray`` module whose first ``lost`` cancellations of each task are
+    lost (Ray's cancel race: a task being handed to a worker runs on); ``wait`` reports a
+    task ended once a cancellation took."""
+
+    def __init__(self, lost: int) -> None:
+        self.lost, self.sent, self.ended = lost, {}, set()
+
+    def cancel(self, ref, force=False):
+        self.sent[ref] = self.sent.get(ref, 0) + 1
+        if self.sent[ref] > self.lost:
+            self.ended.add(ref)
+
+    def wait(self, refs, num_returns=1, timeout=None):
+        return [r for r in refs if r in self.ended], [r for r in refs if r not in self.ended]
+
+
+def test_close_resends_a_lost_cancellation_until_the_unit_ends():
+    from neuromark.executors.ray_executor import RayBatch
+
+    fake = _LosingRay(lost=2)
+    batch = RayBatch(fake, {i: Unit(f"u{i}", "cfg.yaml", abs, (1,)) for i in range(3)})
+    batch.close(timeout_s=30)
+    assert fake.ended == {0, 1, 2} and set(fake.sent.values()) == {3}
+    assert batch.pending == []
+
+
+def test_close_names_the_units_a_cancellation_never_reached():
+    from neuromark.executors.ray_executor import RayBatch
+
+    fake = _LosingRay(lost=10**9)
+    batch = RayBatch(fake, {0: Unit("stuck", "cfg.yaml", abs, (1,))})
+    with pytest.warns(RuntimeWarning, match=r"1 unit\(s\) still running .*cfg.yaml: stuck"):
+        batch.close(timeout_s=0)
+
+
 def test_a_unit_larger_than_any_node_is_refused(local_ray):
     with pytest.raises(ConfigError, match=r"cfg.yaml: unit big needs 64 CPUs; no node"):
         RayExecutor().run([Unit("big", "cfg.yaml", abs, (1,), num_cpus=64)])

@@ -14,6 +14,8 @@ mode, counting path), never as environment variables. Reference: Ray Core API, h
 from __future__ import annotations
 
 import socket
+import time
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -22,6 +24,11 @@ from neuromark.executors import Outcome, SharedRef, Unit, UnitFailed, call_unit
 
 #: Seconds a Ray address may take to accept a TCP connection before it is refused.
 CONNECT_TIMEOUT_S = 5.0
+
+#: Seconds :meth:`RayBatch.close` waits for cancelled units to end, re-sending the cancel.
+CANCEL_TIMEOUT_S = 60.0
+#: Seconds between two cancellations of a unit that has not ended.
+CANCEL_RETRY_S = 1.0
 
 
 def check_reachable(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> None:
@@ -143,11 +150,30 @@ class RayBatch:
                              f"{type(exc).__name__}: {exc}") from None
         return Outcome(unit, value, node, wall)
 
-    def close(self) -> None:
-        """Cancel (force-kill) every unit not yet finished."""
+    def close(self, timeout_s: float = CANCEL_TIMEOUT_S) -> None:
+        """Cancel (force-kill) every unit not yet finished, and wait until each has ended.
+
+        A cancellation that reaches a worker while the task is being handed to it (queued
+        no longer, not yet running) is lost and the task runs to its end (Ray's cancel race,
+        https://github.com/ray-project/ray/issues/24359), so the cancel is re-sent every
+        :data:`CANCEL_RETRY_S` seconds to the units still unfinished, for at most
+        ``timeout_s`` seconds; units still running then are named in a warning."""
         pending, self.pending = self.pending, []
-        for ref in pending:
+        deadline = time.monotonic() + timeout_s
+        while pending:
+            for ref in pending:
+                try:
+                    self.ray.cancel(ref, force=True)
+                except Exception:  # noqa: BLE001 - finished meanwhile, or its node is gone
+                    pass
             try:
-                self.ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - finished meanwhile, or its node is gone
-                pass
+                _, pending = self.ray.wait(pending, num_returns=len(pending),
+                                           timeout=CANCEL_RETRY_S)
+            except Exception:  # noqa: BLE001 - the cluster is gone: nothing left to stop
+                return
+            if pending and time.monotonic() > deadline:
+                names = ", ".join(f"{self.refs[r].config}: {self.refs[r].name}" for r in pending)
+                warnings.warn(f"ray executor: {len(pending)} unit(s) still running "
+                              f"{timeout_s:g} s after their cancellation ({names})",
+                              RuntimeWarning, stacklevel=2)
+                return
