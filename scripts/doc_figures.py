@@ -22,6 +22,8 @@ the command, the date (UTC), the git commit (``tree: modified`` when the checkou
 uncommitted changes to tracked files) and the float path (``doc_markers.float_path``: a
 trained model's figures follow the CPU's rounding; ``tests/test_doc_figures.py`` compares a
 re-derivation to the digit on the same path only). Figures of configs not re-run are kept.
+A default-suite entry whose results carry the "says little" flag (a tied decoding) is a
+failure, its figures not recorded: the default suite's baselines must rank models.
 """
 
 from __future__ import annotations
@@ -249,6 +251,31 @@ def folder_results(config: str, folder: Path, cache: Path | None) -> list[dict[s
     return read_results(folder)
 
 
+def default_suite_configs() -> set[str]:
+    """The entries of ``configs/suite/default.yaml``, as paths relative to the checkout."""
+    import yaml
+
+    suite = yaml.safe_load((ROOT / "configs/suite/default.yaml").read_text())
+    entries = [e if isinstance(e, str) else e["config"] for e in suite["entries"]]
+    return {str((ROOT / "configs/suite" / e).resolve().relative_to(ROOT)) for e in entries}
+
+
+#: Words of the flag a result carries when its figure cannot rank models (a tied decoding:
+#: ``processors.decoding``); a default-suite entry must not carry it (issue 47).
+WEAK_FIGURE_FLAG = "says little"
+
+
+def refuse_weak_default_figures(config: str, results: list[dict[str, Any]]) -> None:
+    """Raise ``ValueError`` when a default-suite config's results carry the "says little"
+    flag: the suite's baselines must be models worth comparing with."""
+    if config not in default_suite_configs():
+        return
+    weak = [f"{r['benchmark']['id']}: {flag}" for r in results for flag in r.get("flags") or []
+            if WEAK_FIGURE_FLAG in flag]
+    if weak:
+        raise ValueError(f"a default-suite entry whose figure says little: {'; '.join(weak)}")
+
+
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -293,6 +320,7 @@ def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]],
             else:
                 found = run_example(*example, work / f"{i:02d}-{stem}")
                 command = f"the python block of {where} (scripts/doc_figures.py)"
+            refuse_weak_default_figures(where, found)
             new = figures_of(stem, found)
         except Exception as exc:  # report and go on with the other configs
             failures.append(f"{where}: {type(exc).__name__}: {exc}")
