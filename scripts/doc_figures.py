@@ -5,7 +5,8 @@
     python scripts/doc_figures.py --check          # compare the docs with the file, no runs
     python scripts/doc_figures.py --write-docs     # after a run: rewrite the marked figures
     python scripts/doc_figures.py --only activity_eeg_full --results OUT   # a long config's
-                                                   # figures from its run folder (no run)
+                                                   # figures from its run folder (no run), or
+                                                   # from run folders of parts of it
 
 The configs (:data:`CONFIGS`) are the default suite's entries and every shortened
 (``*_short.yaml`` / ``*_suite.yaml``) config; they run one after another in this process
@@ -155,16 +156,27 @@ def result_tags(results: list[dict[str, Any]]) -> list[str]:
             if min(len(v) for v in values) > len(prefix) + len(suffix):
                 values = [v[len(prefix):len(v) - len(suffix)] for v in values]
             return [_slug(v) for v in values]
-    named = [f"{r['benchmark']['id']}--{(r.get('model') or {}).get('label') or ''}" for r in results]
+    named = named_tags(results)
     if len(set(named)) == len(named):
-        return [_slug(v) for v in named]
+        return named
     raise ValueError(f"results {[r['benchmark']['id'] for r in results]} cannot be told apart")
+
+
+def named_tags(results: list[dict[str, Any]]) -> list[str]:
+    """``<benchmark id>--<model label>`` of each result: the tags of a long config's results,
+    the same whichever of its units a run folder holds."""
+    return [_slug(f"{r['benchmark']['id']}--{(r.get('model') or {}).get('label') or ''}")
+            for r in results]
 
 
 def figures_of(stem: str, results: list[dict[str, Any]]) -> dict[str, float]:
     """``{key: value}`` of one config's results (scores, their SE, :data:`DETAILS`)."""
     out: dict[str, float] = {}
-    for tag, data in zip(result_tags(results), results, strict=True):
+    long = stem in {Path(c).stem for c in LONG_CONFIGS}
+    tags = named_tags(results) if long else result_tags(results)
+    if len(set(tags)) != len(tags):
+        raise ValueError(f"results {tags} cannot be told apart")
+    for tag, data in zip(tags, results, strict=True):
         prefix = f"{stem}.{tag}" if tag else stem
         for name, score in data["scores"].items():
             _numbers(f"{prefix}.{name}", score["value"], out)
@@ -232,23 +244,45 @@ def run_example(doc: str, heading: str, folder: Path) -> list[dict[str, Any]]:
     return read_results(folder)
 
 
-def folder_results(config: str, folder: Path, cache: Path | None) -> list[dict[str, Any]]:
-    """The results already in ``folder``, a run folder of ``config`` (``neuromark run CONFIG
-    --out FOLDER``, finished or stopped part-way: the units it finished). Refused unless the
-    folder's recorded config digest is that of ``config`` as it reads now."""
+def folder_results(config: str, folders: Path | Sequence[Path],
+                   cache: Path | None) -> list[dict[str, Any]]:
+    """The results already in ``folders``: run folders of ``config`` (``neuromark run CONFIG
+    --out FOLDER``, finished or stopped part-way: the units it finished) or, for a long
+    config (:data:`LONG_CONFIGS`), of suites made of some of its entries (the entries trained
+    side by side in several processes). Refused: a folder whose recorded configs are not
+    ``config`` as it reads now, or (parts) hold an entry that is not one of its entries with
+    the same resolved config; an entry found in two folders."""
     from neuromark.run_folder import MANIFEST_NAME, config_digest, resolved_configs
     from neuromark.suite import expand
 
-    manifest = folder / MANIFEST_NAME
-    try:
-        recorded = json.loads(manifest.read_text())["digest"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"{folder}: not a neuromark run folder ({manifest}: {exc})") from None
-    digest = config_digest(resolved_configs(expand([ROOT / config], cache_root=cache)))
-    if recorded != digest:
-        raise ValueError(f"{folder}: a run of other configs than {config} as it reads now "
-                         f"(config digest {recorded[:12]} recorded, {digest[:12]} now)")
-    return read_results(folder)
+    folders = [folders] if isinstance(folders, Path) else list(folders)
+    resolved = json.loads(json.dumps(resolved_configs(expand([ROOT / config], cache_root=cache))))
+    digest = config_digest(resolved)
+    owner: dict[str, Path] = {}
+    results: list[dict[str, Any]] = []
+    for folder in folders:
+        manifest = folder / MANIFEST_NAME
+        try:
+            recorded = json.loads(manifest.read_text())
+            entries = recorded.get("configs")
+            recorded_digest = recorded["digest"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{folder}: not a neuromark run folder ({manifest}: {exc})") from None
+        if recorded_digest != digest:
+            foreign = ([k for k, v in entries.items() if resolved.get(k) != v]
+                       if isinstance(entries, dict) and entries else ["<config digest>"])
+            if config not in LONG_CONFIGS or foreign:
+                raise ValueError(f"{folder}: a run of other configs than {config} as it reads "
+                                 f"now (config digest {recorded_digest[:12]} recorded, "
+                                 f"{digest[:12]} now; entries not in it as they read now: "
+                                 f"{', '.join(foreign) or 'none'})")
+        for key in entries if isinstance(entries, dict) else resolved:
+            if key in owner:
+                raise ValueError(f"{folder}: entry {key} is also in {owner[key]}: name each "
+                                 f"entry's run folder once")
+            owner[key] = folder
+        results += read_results(folder)
+    return results
 
 
 def default_suite_configs() -> set[str]:
@@ -300,10 +334,12 @@ def write_figures(path: Path, figures: dict[str, dict[str, Any]]) -> None:
 
 
 def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]], cache: Path,
-               work: Path, figures_path: Path, results: Path | None = None) -> list[str]:
+               work: Path, figures_path: Path,
+               results: Path | Sequence[Path] | None = None) -> list[str]:
     """Run ``configs`` and ``examples``, replace their figures in ``figures_path``; failures.
-    With ``results`` (one config, no examples) the figures are read from that run folder of
-    the config (:func:`folder_results`) instead of a new run."""
+    With ``results`` (one config, no examples) the figures are read from those run folders
+    of the config or of its parts (:func:`folder_results`) instead of a new run; the figures
+    of units they do not hold are kept."""
     figures = doc_markers.load_figures(figures_path) if figures_path.exists() else {}
     failures = []
     jobs: list[tuple[str, str, Any]] = [(Path(c).stem, c, None) for c in configs]
@@ -313,7 +349,8 @@ def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]],
         try:
             if example is None and results is not None:
                 found = folder_results(where, results, cache)
-                command = f"neuromark run {where} --out OUT (scripts/doc_figures.py --results OUT)"
+                command = (f"neuromark run {where} --out OUT, or suites of some of its entries "
+                           f"into several OUTs (scripts/doc_figures.py --results OUT...)")
             elif example is None:
                 found = run_config(where, work / f"{i:02d}-{stem}", cache)
                 command = f"neuromark run {where} --quiet (scripts/doc_figures.py)"
@@ -327,7 +364,17 @@ def regenerate(configs: Sequence[str], examples: Sequence[tuple[str, str, str]],
             print(f"  failed: {failures[-1]}", flush=True)
             continue
         when = stamp()
-        figures = {k: v for k, v in figures.items() if v.get("config") != where}
+        if example is None and results is not None:
+            # the units the folders hold replace their figures; a long config's other units
+            # keep theirs, each with its own date and commit
+            fresh = {".".join(k.split(".")[:2]) + "." for k in new}
+            kept = {k for k, v in figures.items() if v.get("config") == where
+                    and not any(k.startswith(p) for p in fresh)}
+            if kept:
+                print(f"  {len(kept)} figures of units not in the folders kept", flush=True)
+        else:
+            kept = set()
+        figures = {k: v for k, v in figures.items() if v.get("config") != where or k in kept}
         figures.update({k: {"value": v, "config": where, "command": command, **when}
                         for k, v in new.items()})
         write_figures(figures_path, figures)
@@ -342,9 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="shared cache folder (default: a fresh temporary one)")
     parser.add_argument("--figures", type=Path, default=doc_markers.FIGURES)
-    parser.add_argument("--results", type=Path, default=None, metavar="OUT",
+    parser.add_argument("--results", type=Path, nargs="+", default=None, metavar="OUT",
                         help="with --only CONFIG (one config): read its figures from OUT, a "
-                             "folder of `neuromark run CONFIG --out OUT` (for the long configs)")
+                             "folder of `neuromark run CONFIG --out OUT` (for the long configs: "
+                             "or several folders, each a run of a suite of some of its entries)")
     parser.add_argument("--check", action="store_true", help="only compare the docs with the file")
     parser.add_argument("--write-docs", action="store_true",
                         help="rewrite the marked figures in the docs from the file (no runs)")

@@ -221,6 +221,61 @@ def test_figures_of_a_long_config_are_read_from_its_own_run_folder_only(tmp_path
         doc_figures.folder_results(config, tmp_path, tmp_path)
 
 
+def _part(folder: Path, entries: dict, results: list[dict]) -> Path:
+    from neuromark.run_folder import MANIFEST_NAME, config_digest
+
+    folder.mkdir()
+    (folder / MANIFEST_NAME).write_text(json.dumps(
+        {"format": 1, "digest": config_digest(entries), "configs": entries}))
+    for r in results:
+        (folder / f"{r['benchmark']['id']}--{r['model']['label']}.json").write_text(json.dumps(r))
+    return folder
+
+
+def test_a_long_config_is_read_from_run_folders_of_its_parts(tmp_path):
+    from neuromark.run_folder import resolved_configs
+    from neuromark.suite import expand
+
+    config = "configs/suite/activity_eeg_full.yaml"
+    resolved = json.loads(json.dumps(resolved_configs(expand([ROOT / config], cache_root=tmp_path))))
+    keys = list(resolved)
+
+    def result(bid, label, acc):
+        return {"schema_version": 1, "benchmark": {"id": bid}, "model": {"label": label},
+                "details": {"decoding": {"tied_samples": 0, "samples": 4, "tied_fraction": 0.0}},
+                "scores": {"acc": {"value": acc, "error": 0.1}}}
+
+    a = _part(tmp_path / "a", {k: resolved[k] for k in keys[:2]},
+              [result("har", "stats", 0.5), result("har-ws", "stats", 0.25)])
+    b = _part(tmp_path / "b", {keys[-1]: resolved[keys[-1]]}, [result("har-ws", "scnn-seed0", 0.75)])
+    found = doc_figures.folder_results(config, [a, b], tmp_path)
+    figures = doc_figures.figures_of("activity_eeg_full", found)
+    # the tags are <benchmark id>--<label> whichever units the folders hold
+    assert figures["activity_eeg_full.har-ws--scnn-seed0.acc"] == 0.75
+    assert doc_figures.figures_of("activity_eeg_full", found[2:]) == {
+        k: v for k, v in figures.items() if k.startswith("activity_eeg_full.har-ws--scnn-seed0.")}
+    changed = dict(resolved[keys[2]], eval={"batch_size": 1})
+    c = _part(tmp_path / "c", {keys[2]: changed}, [])
+    with pytest.raises(ValueError, match=rf"other configs than {config} .*{keys[2]}"):
+        doc_figures.folder_results(config, [a, c], tmp_path)
+    d = _part(tmp_path / "d", {keys[-1]: resolved[keys[-1]]}, [])
+    with pytest.raises(ValueError, match=rf"entry {keys[-1]} is also in {b}"):
+        doc_figures.folder_results(config, [b, d], tmp_path)
+    with pytest.raises(ValueError, match="other configs than configs/activity/wisdm_stats_short"):
+        doc_figures.folder_results("configs/activity/wisdm_stats_short.yaml", [a], tmp_path)
+    # recorded figures of units the folders do not hold are kept; the folders' replace theirs
+    path = tmp_path / "figures.json"
+    old = {"activity_eeg_full.eeg--lif-seed42.acc": _entry(0.6) | {"config": config},
+           "activity_eeg_full.har-ws--scnn-seed0.old_score": _entry(0.1) | {"config": config}}
+    doc_figures.write_figures(path, old)
+    assert doc_figures.regenerate([config], [], tmp_path, tmp_path / "w", path, results=[a, b]) == []
+    now = markers.load_figures(path)
+    assert now["activity_eeg_full.eeg--lif-seed42.acc"]["value"] == 0.6
+    assert "activity_eeg_full.har-ws--scnn-seed0.old_score" not in now
+    assert now["activity_eeg_full.har--stats.acc"]["value"] == 0.5
+    assert "suites of some of its entries" in now["activity_eeg_full.har--stats.acc"]["command"]
+
+
 def test_the_long_configs_are_not_run_unless_named(capsys, monkeypatch):
     ran = []
     monkeypatch.setattr(doc_figures, "regenerate", lambda configs, *a, **k: ran.extend(configs) or [])
