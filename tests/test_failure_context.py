@@ -147,7 +147,8 @@ def test_traceback_flag_shows_the_chain(tmp_path, capsys, monkeypatch, where):
 
 
 SLOW_RUN = textwrap.dedent("""\
-    import sys, time
+    import faulthandler, signal, sys, time
+    faulthandler.register(signal.SIGUSR1)  # the test asks for every thread's stack on a hang
     from neuromark.registry import tasks
     from neuromark.results import BenchmarkInfo, Results, Score
     from neuromark.cli import main
@@ -196,7 +197,15 @@ def test_sigterm_ends_a_run_like_sigint(tmp_path, sig, code, word):
     proc = _start_slow(tmp_path)
     time.sleep(0.2)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:  # say where the run was when the signal did not end it
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"the run did not end within 30 s of {sig.name} "
+                    f"(SIGINT disposition here: {signal.getsignal(signal.SIGINT)}); stderr:\n{err}")
     assert proc.returncode == code
     assert word in err and "completed entries are saved" in err
     assert "Traceback" not in err
