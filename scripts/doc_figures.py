@@ -86,7 +86,7 @@ CONFIGS: list[str] = [
 #: (``--only activity_eeg_full``; with ``--cache-dir`` holding their trained checkpoints a
 #: re-run only evaluates) and never re-derived by the tests.
 LONG_CONFIGS: list[str] = [
-    "configs/suite/activity_eeg_full.yaml",  # NeHAR + EEG at full length, one seed (about 3.5 CPU-hours)
+    "configs/suite/activity_eeg_full.yaml",  # NeHAR + EEG at full length, one seed (about 5 CPU-hours)
 ]
 
 _FSCIL_DETAILS = ["accuracy_mean", "accuracy_p5", "accuracy_p95", "new_class_accuracy_mean",
