@@ -149,6 +149,9 @@ def test_traceback_flag_shows_the_chain(tmp_path, capsys, monkeypatch, where):
 SLOW_RUN = textwrap.dedent("""\
     import faulthandler, signal, sys, time
     faulthandler.register(signal.SIGUSR1)  # the test asks for every thread's stack on a hang
+    # Ctrl-C as from a terminal: a test run started in the background (`cmd &`, nohup) hands
+    # its children SIGINT ignored, and Python then keeps ignoring it (no KeyboardInterrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from neuromark.registry import tasks
     from neuromark.results import BenchmarkInfo, Results, Score
     from neuromark.cli import main
