@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: Module prefixes per layer, lowest first; a module belongs to its longest matching prefix.
 LAYERS: list[tuple[str, ...]] = [
-    ("neuromark", "neuromark._lazy", "neuromark._moved", "neuromark._threads", "neuromark.errors",
+    ("neuromark", "neuromark._lazy", "neuromark._threads", "neuromark.errors",
      "neuromark.results", "neuromark.registry", "neuromark.config", "neuromark.components",
      "neuromark.devices"),
     ("neuromark.plotting", "neuromark.metrics", "neuromark.ceilings"),
@@ -25,11 +25,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("neuromark.synth", "neuromark.baselines", "neuromark.instrument", "neuromark.runner",
      "neuromark.training"),
     ("neuromark.tasks",),
-    ("neuromark.benchmarks", "neuromark.system"),
+    ("neuromark.system",),
     ("neuromark.suite",),
     ("neuromark.commands", "neuromark.cli", "neuromark.report", "neuromark.__main__",
      "neuromark.testing"),
+    # the benchmark families: plugins of the kernel, above all of it; the kernel names none
+    ("neuromark.benchmarks",),
 ]
+
+#: The package of the built-in families.
+FAMILIES = "neuromark.benchmarks"
 
 
 def module_files() -> dict[str, Path]:
@@ -171,6 +176,34 @@ def test_no_lower_layer_imports_a_higher_one() -> None:
            for m, targets in sorted(import_graph().items()) for t in sorted(targets)
            if layer_of(t) > layer_of(m)]
     assert not bad, "upward imports:\n" + "\n".join(bad)
+
+
+def _family(module: str) -> str | None:
+    """``neuromark.benchmarks.qubo`` for any module of that family; None outside the families."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if module.startswith(FAMILIES + ".") and len(parts) > 2 else None
+
+
+def test_no_family_imports_another() -> None:
+    """A family is a plugin of the kernel: it imports the kernel, never another family (what two
+    families share belongs to the kernel)."""
+    bad = [f"{m} imports {t}" for m, targets in sorted(import_graph().items()) for t in sorted(targets)
+           if _family(m) and _family(t) and _family(m) != _family(t)]
+    assert not bad, "families importing each other:\n" + "\n".join(bad)
+
+
+def test_no_string_outside_the_families_names_a_family_module() -> None:
+    """The kernel names no family, not even lazily: no string constant (registry entries,
+    docstrings, messages) outside ``benchmarks/`` names a module under it. The families are
+    found through their manifests (``neuromark.registry.families``)."""
+    bad = []
+    for name, path in sorted(module_files().items()):
+        if name == FAMILIES or name.startswith(FAMILIES + "."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and FAMILIES in node.value:
+                bad.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value.strip()[:80]!r}")
+    assert not bad, "strings naming a family's module outside benchmarks/:\n" + "\n".join(bad)
 
 
 def test_no_import_cycle_between_modules() -> None:

@@ -58,7 +58,9 @@ def test_python_dash_m_equals_the_command():
         assert section in listing
     from neuromark.registry import tasks
 
-    assert ", ".join(tasks.names()) in listing  # every registered task, sorted
+    # every registered task, sorted, each with the family that declared it
+    assert ", ".join(f"{t} ({tasks.family_of(t)})" for t in tasks.names()) in listing
+    assert "qubo (qubo)" in listing and "classification (neuromark)" in listing
     bad = subprocess.run([sys.executable, "-m", "neuromark", "run", "no-such.yaml"],
                          capture_output=True, text=True)
     assert bad.returncode == 1 and "config file not found: no-such.yaml" in bad.stderr

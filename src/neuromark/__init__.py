@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neuromark._lazy import lazy_attributes
-from neuromark._moved import install as _install_moved
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 if TYPE_CHECKING:
     from neuromark.results import Results, Score
@@ -27,5 +26,3 @@ _LAZY = {
 
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
-
-_install_moved()  # old import paths of modules now under neuromark.benchmarks (neuromark._moved)

@@ -1,8 +1,9 @@
 """The ``neuromark`` command line.
 
-Subcommands live in ``neuromark.commands``: every module there defines
+The kernel's subcommands live in ``neuromark.commands``: every module there defines
 ``register(subparsers)``, which adds its verb and sets ``func`` on the parser; the module is
-found automatically, so adding a verb means adding a file.
+found automatically, so adding a verb means adding a file. A benchmark family (built-in or a
+plugin's) adds its verbs through the ``commands`` entries of its MANIFEST, called the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import neuromark.commands as commands
-from neuromark import __version__
+from neuromark import __version__, registry
 from neuromark.errors import NeuromarkError
 
 
@@ -36,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"neuromark.commands.{info.name}")
         module.register(subparsers)
+    for name in registry.commands.names():  # the families' verbs
+        registry.commands.get(name)(subparsers)
     return parser
 
 

@@ -5,9 +5,17 @@ that ``import neuromark`` stays light. A registry may have a contract (what its 
 offer, e.g. a task's ``name``, ``placement``, ``plan`` and ``run``): an object is checked when
 it registers, a lazy entry when it is first resolved; a breach raises
 :class:`RegistryContractError` naming the registry, the entry and what is missing. Third-party
-packages add entries through the ``neuromark.plugins`` entry-point group; an entry point
-named ``<registry>.<name>`` (for example ``metrics.my_metric = "mypkg.metrics:MyMetric"``)
-lands in that registry.
+packages add entries through the ``neuromark.plugins`` entry-point group:
+
+- ``family.<name> = "pkg"``: a benchmark family, a package whose ``__init__`` holds a
+  ``MANIFEST`` (registry kind -> entry name -> lazy ``"module:attr"``, relative to the package
+  when it starts with a dot; see :func:`read_manifest`);
+- ``families.<name> = "pkg"``: a package of families (every sub-package with a ``MANIFEST``);
+  neuromark's own benchmarks are loaded this way, through its own ``pyproject.toml``;
+- ``<registry>.<name> = "mypkg.metrics:MyMetric"``: one entry of that registry.
+
+Every entry records the family it came from (``neuromark`` for the kernel's own), which
+``neuromark list`` shows.
 
 Example:
     >>> from neuromark.registry import metrics
@@ -18,7 +26,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterator
+import pkgutil
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from neuromark.errors import NeuromarkError, UnknownNameError
@@ -108,6 +118,94 @@ def _entry_point_origin(ep: Any) -> str:
     return f"entry point {ep.group!r} {ep.name} = {ep.value!r} of {where}"
 
 
+#: The family name of the kernel's own entries (registered in this module).
+KERNEL = "neuromark"
+
+
+class ManifestError(NeuromarkError, TypeError):
+    """A family's ``MANIFEST`` is malformed; names the family, the key and what was expected."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One benchmark family: ``name`` (its package's last name, or the entry point's),
+    ``package`` (the import path), ``summary`` (its docstring's first line) and ``entries``
+    (registry kind -> entry name -> absolute lazy ``"module:attr"``)."""
+
+    name: str
+    package: str
+    summary: str
+    entries: Mapping[str, Mapping[str, str]]
+
+
+def read_manifest(name: str, package: str) -> Family:
+    """The family of ``package`` (imported; its ``__init__`` must stay light) from its
+    ``MANIFEST``: a mapping of registry kinds (the keys of :data:`REGISTRIES`) to mappings of
+    entry names to lazy ``"module:attr"`` strings; a target starting with a dot is relative
+    to the package (``".task:TASK"``). Raises :class:`ManifestError` naming what is wrong."""
+    module = importlib.import_module(package)
+    manifest = getattr(module, "MANIFEST", None)
+    where = f"family {name!r} ({package}.MANIFEST)"
+    if not isinstance(manifest, Mapping):
+        raise ManifestError(f"{where}: a family's __init__ defines MANIFEST, a mapping of registry "
+                            f"kinds to entries; got {type(manifest).__name__}")
+    entries: dict[str, dict[str, str]] = {}
+    for kind, named in manifest.items():
+        if kind not in REGISTRIES:
+            close = difflib.get_close_matches(str(kind), REGISTRIES, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ManifestError(f"{where}: unknown registry kind {kind!r}{hint}; known: "
+                                f"{', '.join(sorted(REGISTRIES))}")
+        if not isinstance(named, Mapping):
+            raise ManifestError(f"{where}[{kind!r}]: a mapping of entry names to 'module:attr' "
+                                f"strings; got {type(named).__name__}")
+        for entry_name, target in named.items():
+            if not isinstance(entry_name, str) or not entry_name or \
+                    not isinstance(target, str) or not target.strip(". :"):
+                raise ManifestError(f"{where}[{kind!r}][{entry_name!r}]: a non-empty name and a "
+                                    f"'module:attr' string; got {target!r}")
+        entries[kind] = {entry_name: f"{package}{target}" if target.startswith(".") else target
+                         for entry_name, target in named.items()}
+    doc = (module.__doc__ or "").strip()
+    return Family(name, package, doc.splitlines()[0] if doc else "", entries)
+
+
+def _families_of(ep: Any) -> list[Family]:
+    """The families an entry point declares: ``family.NAME`` one, ``families.NAME`` every
+    sub-package (with a ``MANIFEST``) of a package."""
+    group, _, name = ep.name.partition(".")
+    if group == "family":
+        return [read_manifest(name, ep.value)]
+    package = importlib.import_module(ep.value)
+    found = []
+    for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=lambda m: m.name):
+        if info.ispkg:
+            sub = importlib.import_module(f"{ep.value}.{info.name}")
+            if hasattr(sub, "MANIFEST"):
+                found.append(read_manifest(info.name, sub.__name__))
+    return found
+
+
+def families() -> list[Family]:
+    """Every installed family, declared through ``neuromark.plugins`` entry points named
+    ``family.NAME`` or ``families.NAME``, sorted by name; two families of one name raise
+    :class:`DuplicateEntryError` naming both packages."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, Family] = {}
+    for ep in sorted(entry_points(group="neuromark.plugins"), key=lambda e: e.name):
+        if ep.name.partition(".")[0] not in ("family", "families"):
+            continue
+        for family in _families_of(ep):
+            other = found.get(family.name)
+            if other is not None and other.package != family.package:
+                raise DuplicateEntryError(f"two families are named {family.name!r}: {other.package} "
+                                          f"and {family.package} ({_entry_point_origin(ep)}); "
+                                          "rename one of them")
+            found[family.name] = family
+    return [found[k] for k in sorted(found)]
+
+
 class Registry(Generic[T]):
     """A named collection of objects of one kind, with close-match suggestions on misses."""
 
@@ -120,6 +218,7 @@ class Registry(Generic[T]):
         self.contract = contract
         self._entries: dict[str, T | str] = {}
         self._origins: dict[str, str] = {}  # name -> "module:object" as registered
+        self._families: dict[str, str] = {}  # name -> the family that declared it
         self._plugins_loaded = False
 
     def register(self, name: str, obj: T | str | None = None) -> Any:
@@ -130,12 +229,14 @@ class Registry(Generic[T]):
                 self.check(name, obj)
             self._entries[name] = obj
             self._origins[name] = _describe(obj)
+            self._families.setdefault(name, KERNEL)
             return obj
 
         def decorator(target: T) -> T:
             self.check(name, target)
             self._entries[name] = target
             self._origins[name] = _describe(target)
+            self._families.setdefault(name, KERNEL)
             return target
 
         return decorator
@@ -154,34 +255,55 @@ class Registry(Generic[T]):
             self.register(name, obj)
 
     def _load_plugins(self) -> None:
-        """Add this registry's ``neuromark.plugins`` entry points (once); a name that is
-        already registered, or declared by two entry points, raises naming both."""
+        """Add this registry's entries of the installed families and its own
+        ``neuromark.plugins`` entry points (once); a name that is already registered, or
+        declared twice, raises naming both."""
         if self._plugins_loaded:
             return
         from importlib.metadata import entry_points
 
-        added: dict[str, Any] = {}
+        added: dict[str, tuple[str, str, str]] = {}  # name -> (target, family, where declared)
+        for family in families():
+            for entry_name, target in family.entries.get(self.kind, {}).items():
+                added_here = added.get(entry_name)
+                if added_here is not None and added_here[0] != target:
+                    raise DuplicateEntryError(
+                        f"{self.kind} entry {entry_name!r} is declared twice: by {added_here[2]} and "
+                        f"by family {family.name!r} ({family.package}); rename one of them")
+                added[entry_name] = (target, family.name, f"family {family.name!r} ({family.package})")
         for ep in entry_points(group="neuromark.plugins"):
             registry_name, _, entry_name = ep.name.partition(".")
             if registry_name != self.kind or not entry_name:
                 continue
-            if entry_name in added:
+            if entry_name in added and added[entry_name][0] != ep.value:
                 raise DuplicateEntryError(
-                    f"{self.kind} entry {entry_name!r} is declared twice: by "
-                    f"{_entry_point_origin(added[entry_name])} and by {_entry_point_origin(ep)}; "
-                    "rename one of them")
+                    f"{self.kind} entry {entry_name!r} is declared twice: by {added[entry_name][2]} "
+                    f"and by {_entry_point_origin(ep)}; rename one of them")
+            dist = getattr(ep, "dist", None)
+            added[entry_name] = (ep.value, dist.metadata["Name"] if dist is not None else "plugin",
+                                 _entry_point_origin(ep))
+        for entry_name, (target, _, where) in added.items():
             existing = (self._origins.get(entry_name) or _describe(self._entries[entry_name])
                         if entry_name in self._entries else None)
-            if existing is not None and existing != ep.value:  # the same object twice is no clash
-                which = "built-in" if existing.startswith("neuromark.") else "registered"
+            if existing is not None and existing != target:  # the same object twice is no clash
+                which = "kernel" if self._families.get(entry_name) == KERNEL else "registered"
                 raise DuplicateEntryError(
-                    f"{self.kind} entry {entry_name!r} of {_entry_point_origin(ep)} reuses the name "
-                    f"of the {which} entry {existing}; rename the plugin's entry point")
-            added[entry_name] = ep
-        for entry_name, ep in added.items():
-            self._entries[entry_name] = ep.value
-            self._origins[entry_name] = ep.value
+                    f"{self.kind} entry {entry_name!r} of {where} reuses the name of the {which} "
+                    f"entry {existing}; rename the plugin's entry")
+        for entry_name, (target, family_name, _) in added.items():
+            if self._origins.get(entry_name) != target:
+                self._entries[entry_name] = target
+            self._origins[entry_name] = target
+            self._families[entry_name] = family_name
         self._plugins_loaded = True
+
+    def family_of(self, name: str) -> str:
+        """The family that declared the entry ``name`` (``neuromark`` for the kernel's own,
+        a distribution's name for a single plugin entry)."""
+        self._load_plugins()
+        if name not in self._entries:
+            self.get(name)  # raises the unknown-name error
+        return self._families.get(name, KERNEL)
 
     def names(self) -> list[str]:
         """All registered names, sorted."""
@@ -214,7 +336,10 @@ class Registry(Generic[T]):
         return entry  # type: ignore[return-value]
 
 
-#: Tasks: objects following :class:`neuromark.suite.Task` (``validate`` and ``run``).
+# The kinds of entry. A benchmark family (a package under ``neuromark.benchmarks``, or a
+# plugin's) adds entries of any kind through its MANIFEST; the kernel registers its own below.
+
+#: Tasks: objects following :class:`neuromark.tasks.base.TaskProtocol` (``plan`` and ``run``).
 tasks: Registry[Callable[..., Any]] = Registry("tasks", contract=task_contract)
 metrics: Registry[type] = Registry("metrics", contract=_class_with(
     "a metric class", ("compute",), classes_only=True))
@@ -223,6 +348,9 @@ models: Registry[Any] = Registry("models", contract=model_contract, hint=(
     "options: {factory: 'my_net.py:build', kwargs: {...}}}; or from a package of yours, "
     "through an entry point 'models.NAME' of the group 'neuromark.plugins' (docs/extending.md)"))
 adapters: Registry[Any] = Registry("adapters", contract=_callable("an adapter class"))
+#: Data set entries (``neuromark.data.entry.DatasetEntry``): ``download(root)``,
+#: ``verify(root)`` and ``synthesize(root, **options)`` where an offline generator writes
+#: the layout; called with ``split=`` and options, they build that split.
 datasets: Registry[type] = Registry("datasets", contract=_callable(
     "a data set entry, called with split= and options"))
 solvers: Registry[Any] = Registry("solvers", contract=_class_with(
@@ -237,19 +365,41 @@ suts: Registry[Callable[..., Any]] = Registry("suts", contract=_callable(
 #: Energy profiles (``neuromark.metrics.functional.energy_profiles.EnergyProfile``): joules
 #: per operation for ``energy_estimate``; users add their own (or give a YAML file).
 energy_profiles: Registry[Any] = Registry("energy_profiles")
-#: Offline generators (``neuromark.synth``): modules that write a data set's published layout
-#: from a seeded model; a dataset entry's ``synthesize`` looks its generator up here, so the
-#: readers (``neuromark.data``) never import the generators that import them.
+#: Offline generators: modules that write a data set's published layout from a seeded model;
+#: a dataset entry's ``synthesize`` looks its generator up here, so that readers never
+#: import the generators that import them.
 generators: Registry[Any] = Registry("generators")
 #: Executors (``neuromark.executors``): where a run's units execute (``--executor NAME``).
 executors: Registry[Callable[..., Any]] = Registry("executors", contract=_class_with(
     "an executor class", ("run", "cpus", "info", "close")))
-#: Closed-loop environments (``neuromark.benchmarks.closed_loop``): factories called with ``env.options``.
+#: Closed-loop environments: factories called with ``env.options``.
 environments: Registry[Callable[..., Any]] = Registry("environments", contract=_callable(
     "an environment factory, called with env.options"))
-#: On-line learning rules of closed-loop agents (``neuromark.benchmarks.closed_loop.plasticity``).
+#: On-line learning rules of closed-loop agents.
 learning_rules: Registry[Callable[..., Any]] = Registry("learning_rules", contract=_callable(
     "a learning rule"))
+#: CLI verbs: ``register(subparsers)`` adds a top-level ``neuromark VERB``.
+commands: Registry[Callable[..., Any]] = Registry("commands", contract=_callable(
+    "register(subparsers), adding a neuromark verb"))
+#: ``neuromark data`` verbs: ``register(data_subparsers)`` adds ``neuromark data VERB``.
+data_commands: Registry[Callable[..., Any]] = Registry("data_commands", contract=_callable(
+    "register(data_subparsers), adding a neuromark data verb"))
+#: Submission-checker rules, by the ``task`` of the results they check:
+#: ``check(audit, file, data, official_seeds)`` (``neuromark.system.checker``).
+checker_rules: Registry[Callable[..., Any]] = Registry("checker_rules", contract=_callable(
+    "check(audit, file, data, official_seeds)"))
+#: Encoder (front-end) cost formulas: functions returning a
+#: ``neuromark.processors.encoder_cost.EncoderCost`` for a family's input encoding.
+encoder_costs: Registry[Callable[..., Any]] = Registry("encoder_costs", contract=_callable(
+    "a cost formula returning an EncoderCost"))
+
+#: Every registry by its kind (the keys a family's MANIFEST may use).
+REGISTRIES: dict[str, Registry[Any]] = {reg.kind: reg for reg in (
+    tasks, metrics, models, adapters, datasets, solvers, meters, suts, energy_profiles,
+    generators, executors, environments, learning_rules, commands, data_commands,
+    checker_rules, encoder_costs)}
+
+# --- the kernel's own entries -----------------------------------------------------------
 
 metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",
@@ -277,72 +427,6 @@ adapters.register_many({
     "rockpool": "neuromark.models.rockpool_model:RockpoolModel",
 })
 
-# Models a config names (``model: {name, options}``): factories returning a torch module or
-# an adapter, or model families with a training recipe (``neuromark.training.ModelFamily``),
-# or Mackey-Glass forecasters (``neuromark.benchmarks.mackey_glass.forecasters.Forecaster``).
-models.register_many({
-    "snn": "neuromark.baselines.spike_classifiers:SNN",
-    "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
-    "lstm": "neuromark.baselines.spike_classifiers:LSTM",
-    "svm": "neuromark.baselines.spike_classifiers:SVM",
-    # streaming velocity decoders for primate_reaching (model families: neuromark train)
-    "ridge_decoder": "neuromark.benchmarks.primate_reaching.models:RIDGE",
-    "ann2d": "neuromark.benchmarks.primate_reaching.models:ANN2D_FAMILY",
-    "snn2": "neuromark.benchmarks.primate_reaching.models:SNN2_FAMILY",
-    # closed-loop agents trained by DAgger on their environment (model families: neuromark train)
-    "loop_ann": "neuromark.benchmarks.closed_loop.families:LOOP_ANN",
-    "loop_snn": "neuromark.benchmarks.closed_loop.families:LOOP_SNN",
-    "loop_wiener": "neuromark.benchmarks.closed_loop.families:LOOP_WIENER",
-    "keyword_m5": "neuromark.benchmarks.keywords.models:M5",
-    "keyword_lif": "neuromark.benchmarks.keywords.models:LIFNet",
-    "gsc_m5": "neuromark.benchmarks.keywords.gsc_family:GSC_M5",
-    "gsc_snn": "neuromark.benchmarks.keywords.gsc_family:GSC_SNN",
-    "event_detector": "neuromark.benchmarks.event_detection.train:EVENT_DETECTOR",
-    "esn": "neuromark.benchmarks.mackey_glass.forecasters:ESN",
-    "dvs_gesture_snn": "neuromark.benchmarks.dvs_gesture.model:DVS_GESTURE_SNN",
-    "nir": "neuromark.models.nir_model:nir_model",
-    "python": "neuromark.models.python_model:PYTHON_MODEL",  # your own file: runs your code
-    # NeHAR (WISDM) and ThorEEGMI (EEG motor imagery) baselines (model families)
-    "nehar_scnn": "neuromark.benchmarks.activity.models:NEHAR_SCNN",
-    "nehar_ffsnn": "neuromark.benchmarks.activity.models:NEHAR_FFSNN",
-    "nehar_ann": "neuromark.benchmarks.activity.models:NEHAR_ANN",
-    "window_stats": "neuromark.benchmarks.activity.models:WINDOW_STATS",
-    "eeg_snn": "neuromark.benchmarks.eeg_mi.models:EEG_SNN",
-    "csp_lda": "neuromark.benchmarks.eeg_mi.models:CSP_LDA",
-})
-
-# Tasks; each module defines ``TASK`` following :class:`neuromark.suite.Task`.
-tasks.register_many({
-    "mackey_glass": "neuromark.benchmarks.mackey_glass.task:TASK",
-    "classification": "neuromark.tasks.classification:TASK",
-    "system": "neuromark.system.track.task:TASK",
-    "qubo": "neuromark.benchmarks.qubo.task:TASK",
-    "primate_reaching": "neuromark.benchmarks.primate_reaching.task:TASK",
-    "psth_predictivity": "neuromark.benchmarks.primate_reaching.psth_task:TASK",
-    "fscil": "neuromark.benchmarks.keywords.fscil:TASK",
-    "detection": "neuromark.benchmarks.event_detection.task:TASK",
-    "closed_loop": "neuromark.benchmarks.closed_loop.task:TASK",
-})
-
-# QUBO solvers (``neuromark.benchmarks.qubo.solvers``); classes constructed with config options.
-solvers.register_many({
-    "neuromark-sa": "neuromark.benchmarks.qubo.solvers.anneal:Annealer",
-    "neuromark-tabu": "neuromark.benchmarks.qubo.solvers.tabu:TabuSearch",
-    "dwave-tabu": "neuromark.benchmarks.qubo.solvers.dwave:DWaveTabu",
-    "dwave-sa": "neuromark.benchmarks.qubo.solvers.dwave:DWaveSA",
-})
-
-# Systems under test (``neuromark.system.suts``): factories returning a BuiltSUT.
-suts.register_many({
-    "akida": "neuromark.system.chips.akida_sut:akida",
-    "asc_cnn": "neuromark.benchmarks.acoustic_scenes.sut:asc_cnn",
-    "esn": "neuromark.benchmarks.mackey_glass.sut:esn",
-    "null": "neuromark.system.suts.null:null",
-    "remote": "neuromark.system.suts.remote:remote",
-    "sleep": "neuromark.system.suts.sleep:sleep",
-    "xylo": "neuromark.system.chips.xylo_sut:xylo",
-})
-
 # Energy profiles: Horowitz ISSCC 2014, 45 nm, arithmetic only (no memory term).
 energy_profiles.register_many({
     f"horowitz45-{p}": f"neuromark.metrics.functional.energy_profiles:HOROWITZ45_{p.upper()}"
@@ -360,45 +444,32 @@ meters.register_many({
     "null": "neuromark.system.power.null:NullMeter",
 })
 
-# Datasets (``neuromark.data``).
-# Every entry is a ``neuromark.data.entry.DatasetEntry`` (download(root), verify(root), and
-# synthesize(root, **options) where an offline generator writes the layout); called with
-# split= and options, it builds that split, yielding (input, label) per sample.
-datasets.register_many({
-    "spoken_digits": "neuromark.benchmarks.shd.entries:SPOKEN_DIGITS",
-    "shd": "neuromark.benchmarks.shd.entries:SHD_ENTRY",
-    "ssc": "neuromark.benchmarks.shd.entries:SSC_ENTRY",
-    "spike_files": "neuromark.benchmarks.shd.entries:SPIKE_FILES",
-    "mackey_glass": "neuromark.benchmarks.mackey_glass.series:MACKEY_GLASS",
-    "dcase2020_asc": "neuromark.benchmarks.acoustic_scenes.dcase:DCASE_ASC",
-    # real layout, or the surrogate (synthesize)
-    "dvs_gesture": "neuromark.benchmarks.dvs_gesture.reader:DVS_GESTURE",
-    "speech_commands": "neuromark.benchmarks.keywords.entry:SPEECH_COMMANDS",
-    "primate_reaching": "neuromark.benchmarks.primate_reaching.entry:PRIMATE_REACHING",
-    # smartwatch activity (NeHAR), raw UCI 507 or arrays
-    "wisdm": "neuromark.benchmarks.activity.wisdm:WISDM",
-    # motor imagery (ThorEEGMI), Lee2019 .mat or arrays
-    "eeg_mi": "neuromark.benchmarks.eeg_mi.reader:EEG_MI",
-})
-
 # Executors (``neuromark.executors``): classes built by ``neuromark run --executor NAME``.
 executors.register_many({
     "local": "neuromark.executors:LocalExecutor",
     "ray": "neuromark.executors.ray_executor:RayExecutor",
 })
 
-generators.register_many({
-    "spoken_digits": "neuromark.benchmarks.shd.generator",
-    "gestures": "neuromark.benchmarks.dvs_gesture.generator",
-    "events": "neuromark.synth.events",
-    "keywords": "neuromark.benchmarks.keywords.generator",
-    "primate": "neuromark.benchmarks.primate_reaching.generator",
-    "wisdm": "neuromark.benchmarks.activity.generator",
-    "eeg_mi": "neuromark.benchmarks.eeg_mi.generator",
+# The two generic tasks, the shared models and the generic systems under test: kernel
+# entries of kinds that families extend.
+tasks.register_many({
+    "classification": "neuromark.tasks.classification:TASK",
+    "system": "neuromark.system.track.task:TASK",
 })
-
-environments.register_many({
-    "ops": "neuromark.benchmarks.closed_loop.ops:ops",  # NeuroBench's online prosthesis simulator
-    "gymnasium": "neuromark.benchmarks.closed_loop.gym_env:gymnasium_env",  # extra neuromark[control]
+models.register_many({
+    # spike classifiers shared by every spike-data family (the SHD paper's baselines)
+    "snn": "neuromark.baselines.spike_classifiers:SNN",
+    "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
+    "lstm": "neuromark.baselines.spike_classifiers:LSTM",
+    "svm": "neuromark.baselines.spike_classifiers:SVM",
+    "nir": "neuromark.models.nir_model:nir_model",
+    "python": "neuromark.models.python_model:PYTHON_MODEL",  # your own file: runs your code
 })
-learning_rules.register_many({"delta": "neuromark.benchmarks.closed_loop.plasticity:delta"})
+suts.register_many({
+    "akida": "neuromark.system.chips.akida_sut:akida",
+    "null": "neuromark.system.suts.null:null",
+    "remote": "neuromark.system.suts.remote:remote",
+    "sleep": "neuromark.system.suts.sleep:sleep",
+    "xylo": "neuromark.system.chips.xylo_sut:xylo",
+})
+generators.register("events", "neuromark.synth.events")

@@ -3,10 +3,11 @@
 Each package holds what is its own: readers of its formats, the offline generator of its
 published layout, its baselines (model families and training recipes), its task and
 options, and a module docstring saying what it measures and where its references come
-from. The kernel (runner, instrument, metrics, models, processors, generic data formats
-and contracts, the system track, report) stays in its layers; a family imports the
-kernel, never the other way round. The registries name every entry lazily
-(``"module:attribute"``), so ``import neuromark`` loads none of them.
+from. Each is a plugin of the kernel, loaded as a third party's is: its ``__init__``
+declares a ``MANIFEST`` of lazy entries, and neuromark's own ``pyproject.toml`` declares
+this package through the ``neuromark.plugins`` entry point ``families.neuromark``
+(:func:`neuromark.registry.families`). A family imports the kernel, never the kernel a
+family, nor a family another; ``import neuromark`` loads none of them.
 
 - :mod:`.shd`: Spiking Heidelberg Digits / Spiking Speech Commands, and the shipped
   espeak-ng spoken-digit corpus in the same HDF5 layout.
@@ -23,8 +24,4 @@ kernel, never the other way round. The registries name every entry lazily
 - :mod:`.activity`: smartwatch human activity recognition (WISDM, NeHAR).
 - :mod:`.acoustic_scenes`: DCASE 2020 Task 1A acoustic scene classification (system track).
 - :mod:`.qubo`: QUBO maximum independent set (optimisation quality over time).
-
-Public paths that users and docs name from before the families existed
-(``neuromark.data.shd``, ``neuromark.tasks.qubo``, ...) still import: :mod:`neuromark._moved`
-maps them onto the modules here.
 """

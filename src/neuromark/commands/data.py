@@ -2,21 +2,17 @@
 (SHD ``.h5``) or a camera event file (``.raw``, ``.dat``, ``.npy``;
 :mod:`neuromark.data.event_info`).
 
-Other modules add subcommands to the group through a hook: if
-``neuromark.commands.data_audio`` exists, its ``register_data(data_subparsers)`` is called
-(it adds ``cochlea`` and ``spoken-digits``).
+Benchmark families add subcommands to the group through the ``data_commands`` entries of
+their MANIFEST: each is called as ``register(data_subparsers)``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 
+from neuromark import registry
 from neuromark.commands import add_command
-
-#: Modules that add ``neuromark data`` subcommands via ``register_data(subparsers)``.
-DATA_PLUGINS = ("neuromark.commands.data_audio", "neuromark.commands.data_primate")
 
 INFO_DESCRIPTION = """For an HDF5 spike file in the SHD/SSC layout (.h5): the number of samples,
 the classes with their counts, the total number of spikes, the time range and the channel range.
@@ -40,14 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="sensor height in pixels, for a .raw file whose header states none")
     info.add_argument("--json", action="store_true", help="print an event file's description as JSON")
     info.set_defaults(func=_info)
-    for name in DATA_PLUGINS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.register_data(data_sub)
+    for name in registry.data_commands.names():
+        registry.data_commands.get(name)(data_sub)
     parser.set_defaults(func=lambda args: _no_subcommand(parser))
 
 

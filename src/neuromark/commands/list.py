@@ -1,7 +1,7 @@
 """``neuromark list``: the shipped configs (paths that work from the current folder),
-registered tasks, metrics, datasets, models, adapters, systems under test, meters, solvers,
-energy profiles, executors, closed-loop environments and learning rules, and the
-postprocessors (decoding rules)."""
+the benchmark families, every registry's entries (tasks, metrics, datasets, models,
+adapters, systems under test, meters, solvers, ...) each with the family that declared it
+(``neuromark`` for the kernel's own), and the postprocessors (decoding rules)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,12 @@ def _list(args: argparse.Namespace) -> int:
 
     configs = sorted(_shown(p) for p in (project_root() / "configs").rglob("*.yaml"))
     print("benchmark configs:\n  " + ("\n  ".join(configs) or "(none)"))
-    for reg in (registry.tasks, registry.metrics, registry.datasets, registry.models,
-                registry.adapters, registry.suts, registry.meters, registry.solvers,
-                registry.energy_profiles, registry.executors, registry.environments,
-                registry.learning_rules):
-        print(f"{reg.kind}:\n  " + (", ".join(reg.names()) or "(none)"))
+    print("families:")
+    for family in registry.families():
+        print(f"  {family.name:<18s} {family.summary}")
+    for reg in registry.REGISTRIES.values():
+        entries = [f"{name} ({reg.family_of(name)})" for name in reg.names()]
+        print(f"{reg.kind}:\n  " + (", ".join(entries) or "(none)"))
     print("postprocessors (eval.postprocessor: decoding rules):\n  " + ", ".join(RULES))
     return 0
 

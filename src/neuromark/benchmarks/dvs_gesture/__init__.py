@@ -8,3 +8,10 @@ CVPR 2017; tonic 1.7.0's preprocessed layout; NeuroBench's example network.
   (:mod:`neuromark.synth.events`).
 - :mod:`.model`: the convolutional SNN baseline and its training recipe.
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "datasets": {"dvs_gesture": ".reader:DVS_GESTURE"},
+    "generators": {"gestures": ".generator"},
+    "models": {"dvs_gesture_snn": ".model:DVS_GESTURE_SNN"},
+}

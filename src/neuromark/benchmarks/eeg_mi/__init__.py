@@ -7,3 +7,10 @@ NeuroBench 2.x's ThorEEGMI task.
   :mod:`.generator` writes them offline.
 - :mod:`.models`: the EEG SNN and the CSP + LDA reference.
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "datasets": {"eeg_mi": ".reader:EEG_MI"},
+    "generators": {"eeg_mi": ".generator"},
+    "models": {"eeg_snn": ".models:EEG_SNN", "csp_lda": ".models:CSP_LDA"},
+}

@@ -9,3 +9,9 @@ NeurIPS 2020; Prophesee's file formats (shared readers in :mod:`neuromark.data.p
 - :mod:`.model`, :mod:`.train`: the detector baseline and its recipe.
 - :mod:`.task`: the ``detection`` task.
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "tasks": {"detection": ".task:TASK"},
+    "models": {"event_detector": ".train:EVENT_DETECTOR"},
+}

@@ -14,3 +14,16 @@ NeuroBench (Yik et al., Nature Communications 2025, Methods and Algorithm 1).
   options; :mod:`.fscil_backbone`: the corpus as features and the pre-trained backbone;
   :mod:`.fscil_sessions`: the sessions (prototypes, sampling, accuracy per session).
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "tasks": {"fscil": ".fscil:TASK"},
+    "datasets": {"speech_commands": ".entry:SPEECH_COMMANDS"},
+    "generators": {"keywords": ".generator"},
+    "models": {
+        "keyword_m5": ".models:M5",
+        "keyword_lif": ".models:LIFNet",
+        "gsc_m5": ".gsc_family:GSC_M5",
+        "gsc_snn": ".gsc_family:GSC_SNN",
+    },
+}

@@ -9,3 +9,11 @@ shipped series (``files/mackey_glass``) and their Lyapunov times, with provenanc
 - :mod:`.task`, :mod:`.instances`: the task and its per-instance training and forecast.
 - :mod:`.sut`: the ESN as a system under test for the system track.
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "tasks": {"mackey_glass": ".task:TASK"},
+    "datasets": {"mackey_glass": ".series:MACKEY_GLASS"},
+    "models": {"esn": ".forecasters:ESN"},
+    "suts": {"esn": ".sut:esn"},
+}

@@ -12,3 +12,15 @@ predictivity.
   (ridge, ANN2D, SNN2), input encoders, the trained checkpoints, dropped-bin handling.
 - :mod:`.task`: the ``primate_reaching`` task; :mod:`.psth_task`: ``psth_predictivity``.
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "tasks": {"primate_reaching": ".task:TASK", "psth_predictivity": ".psth_task:TASK"},
+    "datasets": {"primate_reaching": ".entry:PRIMATE_REACHING"},
+    "generators": {"primate": ".generator"},
+    "models": {
+        "ridge_decoder": ".models:RIDGE",
+        "ann2d": ".models:ANN2D_FAMILY",
+        "snn2": ".models:SNN2_FAMILY",
+    },
+}

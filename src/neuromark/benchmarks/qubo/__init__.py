@@ -17,3 +17,14 @@ from neuromark.benchmarks.qubo.workloads import Workload, check_qubo, mis_worklo
 
 __all__ = ["BKSTable", "Workload", "bks_gap", "check_qubo", "energy", "is_independent_set",
            "load_bks", "mis_workload"]
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "tasks": {"qubo": ".task:TASK"},
+    "solvers": {
+        "neuromark-sa": ".solvers.anneal:Annealer",
+        "neuromark-tabu": ".solvers.tabu:TabuSearch",
+        "dwave-tabu": ".solvers.dwave:DWaveTabu",
+        "dwave-sa": ".solvers.dwave:DWaveSA",
+    },
+}

@@ -16,3 +16,14 @@ classification task's spike classifiers, shared with the other spike-data sets:
 :mod:`neuromark.baselines.lif`, :mod:`neuromark.baselines.spike_classifiers`,
 :mod:`neuromark.baselines.spike_training`, :mod:`neuromark.baselines.reference_classifiers`.
 """
+
+#: What this family adds to the registries (lazy; relative to this package).
+MANIFEST = {
+    "datasets": {
+        "spoken_digits": ".entries:SPOKEN_DIGITS",
+        "shd": ".entries:SHD_ENTRY",
+        "ssc": ".entries:SSC_ENTRY",
+        "spike_files": ".entries:SPIKE_FILES",
+    },
+    "generators": {"spoken_digits": ".generator"},
+}
