@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: expected_latency`` queries: an expected latency above the real one leaves too few, and the
 #: run is INVALID for "min duration not met") and a longer untimed warm-up, so that the
 #: submission run is not the one that pays for cold caches.
-CONFIGS = (("configs/system/esn_cpu_singlestream.yaml", {}, {}),
-           ("configs/system/esn_cpu_singlestream.yaml", {"context": 5}, {"min_query_count": 200}),
-           ("configs/system/asc_cpu_singlestream.yaml", {}, {}))
+CONFIGS = (("configs/mackey_glass/esn_cpu_singlestream.yaml", {}, {}),
+           ("configs/mackey_glass/esn_cpu_singlestream.yaml", {"context": 5}, {"min_query_count": 200}),
+           ("configs/acoustic_scenes/asc_cpu_singlestream.yaml", {}, {}))
 EXPECTED_LATENCY_S = 0.0002
 WARMUP_SAMPLES = 2000
 

@@ -33,9 +33,9 @@ step cuda_tests 90 "$PY" -m pytest -q -p no:cacheprovider tests/test_devices.py 
   tests/test_counting_path.py tests/test_coverage.py tests/test_instrument.py -rs
 step overhead_cuda 150 "$PY" bench/overhead.py --device cuda --rounds 3
 step split_cuda 100 "$PY" bench/fixed_costs.py --device cuda --case conv-large --rounds 5 --long 40
-step run_cuda 150 "$PY" -m neuromark run configs/spiking_audio/spoken_digits_rsnn_suite.yaml \
+step run_cuda 150 "$PY" -m neuromark run configs/shd/spoken_digits_rsnn_suite.yaml \
   configs/primate_reaching/ann2d_suite.yaml configs/closed_loop/ops_ann_suite.yaml \
-  configs/activity/wisdm_ffsnn_short.yaml configs/eeg/thor_eeg_snn_short.yaml --device cuda --out /tmp/run_cuda --quiet
+  configs/activity/wisdm_ffsnn_short.yaml configs/eeg_mi/thor_eeg_snn_short.yaml --device cuda --out /tmp/run_cuda --quiet
 tar -czf "$OUT/run_cuda.tgz" -C /tmp run_cuda 2>/dev/null
 [ "${QUICK:-0}" = 1 ] && exit 0  # QUICK=1: the GPU steps only
 step overhead_cpu_figures 50 "$PY" bench/overhead.py --device cpu --rounds 1 --case wide \

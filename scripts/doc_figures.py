@@ -51,21 +51,21 @@ ROOT = doc_markers.ROOT
 CONFIGS: list[str] = [
     "configs/mackey_glass/esn.yaml",
     "configs/mackey_glass/lstm_suite.yaml",
-    "configs/spiking_audio/spoken_digits_rsnn_suite.yaml",
-    "configs/system/esn_mackey_glass_singlestream.yaml",
+    "configs/shd/spoken_digits_rsnn_suite.yaml",
+    "configs/mackey_glass/esn_mackey_glass_singlestream.yaml",
     "configs/qubo/mis_default.yaml",
     "configs/keywords/mswc_fscil_m5_short.yaml",
     "configs/primate_reaching/ann2d_suite.yaml",
     "configs/primate_reaching/psth_ceiled_short.yaml",  # about 90 s CPU first run
-    "configs/event_vision/gen4_synthetic_short.yaml",
+    "configs/event_detection/gen4_synthetic_short.yaml",
     "configs/activity/wisdm_stats_short.yaml",
     "configs/activity/wisdm_stats_window_split_short.yaml",  # the same on NeuroBench's window split
     "configs/activity/wisdm_ffsnn_short.yaml",
     "configs/activity/wisdm_scnn_short.yaml",  # not in the default suite (about 45 s CPU first run)
     "configs/activity/wisdm_ann_short.yaml",  # not in the default suite (a few seconds)
-    "configs/eeg/thor_csp_lda_short.yaml",
-    "configs/eeg/thor_eeg_snn_short.yaml",
-    "configs/eeg/thor_eeg_snn_spikes_short.yaml",  # the challenge's spiking output (not in the default suite)
+    "configs/eeg_mi/thor_csp_lda_short.yaml",
+    "configs/eeg_mi/thor_eeg_snn_short.yaml",
+    "configs/eeg_mi/thor_eeg_snn_spikes_short.yaml",  # the challenge's spiking output (not in the default suite)
     "configs/suite/activity_eeg_seeds.yaml",  # three seeds of the FFSNN and LIF nets (about 2 min CPU)
     "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
     "configs/closed_loop/ops_ann_suite.yaml",  # closed loop (about 20 s CPU first run)

@@ -16,7 +16,7 @@ Each run appends one JSON line to ``--log`` (config, overrides, seed, accuracy, 
 accuracy, training curve and time); a line already in the log with the same key is reused,
 not re-run. Prints the accuracy per seed and the mean with its standard error over seeds::
 
-    python scripts/spoken_digits_select.py configs/spiking_audio/spoken_digits_rsnn.yaml \\
+    python scripts/spoken_digits_select.py configs/shd/spoken_digits_rsnn.yaml \\
         --set train.readout=mean --set model.options.learn_tau=true --seeds 0 1
 """
 

@@ -101,7 +101,7 @@ def test_auto_and_cpu_validate_without_cuda(tmp_path):
 #: One shipped config of every algorithm-track task.
 TASK_CONFIGS = ["mackey_glass/esn.yaml", "primate_reaching/ridge.yaml",
                 "primate_reaching/psth_ceiled.yaml", "keywords/mswc_fscil_m5_short.yaml",
-                "event_vision/gen4_synthetic_short.yaml", "spiking_audio/spoken_digits_svm.yaml"]
+                "event_detection/gen4_synthetic_short.yaml", "shd/spoken_digits_svm.yaml"]
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 

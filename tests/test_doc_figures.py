@@ -106,7 +106,7 @@ def test_a_default_suite_figure_that_says_little_is_not_recorded(tmp_path, monke
     assert "wisdm-nehar: decoding spike_count: 40 of 100" in failures[0]
     assert not figures.exists()
     # outside the default suite the flag is shown beside the figure, not refused
-    assert doc_figures.regenerate(["configs/eeg/thor_eeg_snn_spikes_short.yaml"], [],
+    assert doc_figures.regenerate(["configs/eeg_mi/thor_eeg_snn_spikes_short.yaml"], [],
                                   tmp_path / "cache", tmp_path / "work", figures) == []
     assert "configs/activity/wisdm_ffsnn_short.yaml" in doc_figures.default_suite_configs()
 
@@ -318,9 +318,9 @@ def test_a_shortened_config_re_derives_its_figures(tmp_path):
 @pytest.mark.parametrize("config", [
     "configs/mackey_glass/esn.yaml",
     "configs/mackey_glass/lstm_suite.yaml",
-    "configs/event_vision/gen4_synthetic_short.yaml",
+    "configs/event_detection/gen4_synthetic_short.yaml",
     "configs/keywords/mswc_fscil_m5_short.yaml",
-    "configs/spiking_audio/spoken_digits_rsnn_suite.yaml",
+    "configs/shd/spoken_digits_rsnn_suite.yaml",
     "configs/keywords/mswc_fscil_snn_short.yaml",  # about 8 min of CPU
     "configs/primate_reaching/psth_ceiled_short.yaml",  # about 90 s of CPU
 ])

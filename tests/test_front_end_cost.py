@@ -189,7 +189,7 @@ def test_spoken_digits_run_carries_the_cochlea_and_binning_block(monkeypatch):
     from neuromark.report.markdown import format_summary
     from neuromark.runner import Benchmark
 
-    config = "configs/spiking_audio/spoken_digits_snn.yaml"
+    config = "configs/shd/spoken_digits_snn.yaml"
     with_block = Benchmark.from_config(config, model=_issue_net(), label="tiny").run()
     block = with_block.details["front_end"]
     assert block["encoder"] == "cochlea + bin_spikes"
@@ -262,7 +262,7 @@ def test_asc_system_run_carries_the_mfe_block(tmp_path):
 
     from neuromark.cli import main
 
-    text = Path("configs/system/asc_cpu_singlestream.yaml").read_text()
+    text = Path("configs/acoustic_scenes/asc_cpu_singlestream.yaml").read_text()
     text = text.replace("samples: 64", "samples: 8").replace("train_epochs: 3", "train_epochs: 0")
     text = text.replace("min_query_count: 256", "min_query_count: 16")
     (tmp_path / "asc.yaml").write_text(text)

@@ -27,7 +27,7 @@ from neuromark.results import CustomBenchmarkWarning
 snn = pytest.importorskip("snntorch")
 
 BINNING = {"dt_us": 10_000, "t_max_us": 850_000, "pool": 10}  # (85 steps, 70 channels)
-SHIPPED = "configs/spiking_audio/spoken_digits_snn.yaml"
+SHIPPED = "configs/shd/spoken_digits_snn.yaml"
 
 NET_FILE = '''\
 import torch

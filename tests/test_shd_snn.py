@@ -314,7 +314,7 @@ def test_cli_train_then_run(tmp_path, capsys):
 def test_shipped_configs_validate():
     from neuromark.config import load_config
 
-    root = Path(__file__).resolve().parents[1] / "configs" / "spiking_audio"
+    root = Path(__file__).resolve().parents[1] / "configs" / "shd"
     kinds = {}
     for path in sorted(root.glob("spoken_digits_*.yaml")):
         kinds[path.stem] = TASK.validate(load_config(path)).settings.model.name

@@ -224,7 +224,7 @@ class Benchmark:
             device, cache_dir: as ``neuromark run``'s ``--device`` and ``--cache-dir``.
 
         Example:
-            >>> bench = Benchmark.from_config("configs/spiking_audio/spoken_digits_snn.yaml",
+            >>> bench = Benchmark.from_config("configs/shd/spoken_digits_snn.yaml",
             ...                               model=net, label="mine")  # doctest: +SKIP
             >>> bench.run().save("results/mine/spoken-digits--mine.json")  # doctest: +SKIP
         """

@@ -12,7 +12,7 @@ without a model section has its ``benchmark.id`` suffixed instead. Each copy is 
 
     suite: rsnn-seeds
     entries:
-      - {config: ../spiking_audio/spoken_digits_rsnn.yaml, seeds: [0, 1, 2]}
+      - {config: ../shd/spoken_digits_rsnn.yaml, seeds: [0, 1, 2]}
 """
 
 from __future__ import annotations

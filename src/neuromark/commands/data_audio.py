@@ -58,7 +58,7 @@ def _constants_option(parser: argparse.ArgumentParser) -> None:
     # against them by tests/test_cochlea_constants.py
     parser.add_argument("--constants", choices=("lauscher", "paper"), default="lauscher",
                         help="the cochlea's constants: lauscher 1.0.1's (default; the shipped "
-                        "corpus) or the paper's Table II (docs/spiking_audio.md)")
+                        "corpus) or the paper's Table II (docs/shd.md)")
 
 
 def _progress(label: str):

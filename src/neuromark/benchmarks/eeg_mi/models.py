@@ -10,7 +10,7 @@
   trained and decoded by their membrane averaged over time, as Cramer et al. (2020) and
   NeuroBench's SNN examples read out SNN classifiers: the output spike count is zero for
   every class at initialisation, so every trial ties and the surrogate gradient of the
-  spike-count loss is small; the membrane is graded from the first step (docs/eeg.md).
+  spike-count loss is small; the membrane is graded from the first step (docs/eeg_mi.md).
 - ``csp_lda``: the classical reference: common spatial patterns (MNE's ``CSP``,
   ``n_components`` filters, log of the average power) and linear discriminant analysis
   (scikit-learn), fitted on the training trials; run as a torch module (spatial filters,

@@ -6,7 +6,7 @@ Config::
     task: detection
     benchmark: {id: gen4-synthetic-convgru, version: "1.0", parent: gen4-detection}
     data:
-      root: cache:event_vision/gen4_synthetic   # <root>/{train,test}/<stem>_td.dat + <stem>_bbox.npy
+      root: cache:event_detection/gen4_synthetic   # <root>/{train,test}/<stem>_td.dat + <stem>_bbox.npy
       synthesize: {files: {train: 6, test: 2}, duration_s: 3.0, height: 72, width: 128, seed: 0}
       preprocess: multi_channel_timesurface      # or histo
       network: [64, 36]                          # W, H: sensor / 2**k

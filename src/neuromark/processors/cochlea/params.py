@@ -15,7 +15,7 @@ Sets for the Systematic Evaluation of Spiking Neural Networks", IEEE TNNLS 33(7)
   equations here), its ``a`` = 35 and 30-ms Hann ramps at both ends. Its bushy weight is
   NOT taken: 0.54 / N_HC in this model's units gives no spike at all (the paper's
   equations scale the synaptic input differently; not reconciled here), so the bushy
-  cell keeps lauscher's weight. ``docs/spiking_audio.md`` compares both with lauscher.
+  cell keeps lauscher's weight. ``docs/shd.md`` compares both with lauscher.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``system`` task's config: the YAML schema, its checks, and the older spellings refused.
 
-Config (``configs/system/asc_cpu_singlestream.yaml``)::
+Config (``configs/acoustic_scenes/asc_cpu_singlestream.yaml``)::
 
     task: system
     benchmark: {id: asc_synthetic-cpu_singlestream, version: "1.0"}
