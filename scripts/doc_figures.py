@@ -65,7 +65,7 @@ CONFIGS: list[str] = [
     "configs/activity/wisdm_ann_short.yaml",  # not in the default suite (a few seconds)
     "configs/eeg_mi/thor_csp_lda_short.yaml",
     "configs/eeg_mi/thor_eeg_snn_short.yaml",
-    "configs/eeg_mi/thor_eeg_snn_spikes_short.yaml",  # the challenge's spiking output (not in the default suite)
+    "configs/eeg_mi/thor_eeg_snn_spikes_short.yaml",  # the challenge's spiking output (not default)
     "configs/suite/activity_eeg_seeds.yaml",  # three seeds of the FFSNN and LIF nets (about 2 min CPU)
     "configs/keywords/mswc_fscil_snn_short.yaml",  # full suite only (about 8 min CPU first run)
     "configs/closed_loop/ops_ann_suite.yaml",  # closed loop (about 20 s CPU first run)

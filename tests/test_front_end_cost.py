@@ -12,9 +12,8 @@ import pytest
 from neuromark.metrics.functional.energy_profiles import HOROWITZ45_FP32
 from neuromark.processors.cochlea import Cochlea, CochleaParams
 from neuromark.processors.cochlea.params import BasilarMembraneParams
-from neuromark.processors.event_frames import EventTensor
-from neuromark.processors.front_end import (
-    FrontEndCost,
+from neuromark.processors.encoder_cost import (
+    EncoderCost,
     Stage,
     binned_spikes_cost,
     cochlea_cost,
@@ -27,11 +26,12 @@ from neuromark.processors.front_end import (
     resample_cost,
     summary_line,
 )
+from neuromark.processors.event_frames import EventTensor
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.processors.mel import MelFilterbankEnergies, mel_filterbank
 
 
-def stage(cost: FrontEndCost, name: str) -> dict[str, float]:
+def stage(cost: EncoderCost, name: str) -> dict[str, float]:
     found = [s for s in cost.stages + cost.per_unit_stages if s.name == name]
     assert len(found) == 1, [s.name for s in cost.stages]
     return found[0].ops
@@ -156,13 +156,13 @@ def test_binning_and_dvs_frames():
 
 
 def test_energy_prices_the_counted_kinds_only():
-    cost = FrontEndCost("x", {}, "audio sample", 1.0, [Stage("s", ops(mac=10, mul=2, add=5, cmp=1), "")])
+    cost = EncoderCost("x", {}, "audio sample", 1.0, [Stage("s", ops(mac=10, mul=2, add=5, cmp=1), "")])
     e = cost.energy(HOROWITZ45_FP32)
     assert e["value"] == pytest.approx(12 * HOROWITZ45_FP32.mac_j + 6 * HOROWITZ45_FP32.ac_j)
     assert "lower bound" not in e["scope"]
-    partial = FrontEndCost("y", {}, "audio sample", 1.0, [Stage("s", ops(add=1, transcendental=3), "")])
+    partial = EncoderCost("y", {}, "audio sample", 1.0, [Stage("s", ops(add=1, transcendental=3), "")])
     assert "lower bound" in partial.energy()["scope"] and "3 transcendental" in partial.energy()["scope"]
-    only = FrontEndCost("z", {}, "audio sample", 1.0, [Stage("s", ops(div=3), "")])
+    only = EncoderCost("z", {}, "audio sample", 1.0, [Stage("s", ops(div=3), "")])
     assert only.energy()["value"] == "not estimated"
     assert "not estimated" in summary_line(only.to_json())
     with pytest.raises(ValueError, match="unknown operation kind"):
@@ -369,7 +369,7 @@ eval: {complexity: [footprint, synaptic_operations]}
 
 
 def test_window_counts_hand_count():
-    from neuromark.processors.front_end import mean_block, window_counts_cost
+    from neuromark.processors.encoder_cost import mean_block, window_counts_cost
 
     cost = window_counts_cost(96, 1, 2.5)
     assert cost.ops_per_sample == ops(add=2 * 96 + 2.5, div=2.5, cmp=5.0)  # per step, 2.5 spikes
@@ -414,7 +414,7 @@ def test_primate_reaching_run_carries_the_binning_block(tmp_path, parallel):
 
 
 def test_kinematic_features_and_controller_inputs_hand_count():
-    from neuromark.processors.front_end import controller_inputs_cost, kinematic_features_cost
+    from neuromark.processors.encoder_cost import controller_inputs_cost, kinematic_features_cost
 
     kin = kinematic_features_cost((0, 10, 20, 30, 40))
     # velocity 2 add + 2 div, speed 1 mul + 1 MAC + 1 sqrt, position 2 div, 5 leads: 5 add + 5 cmp
@@ -428,7 +428,7 @@ def test_psth_run_carries_the_candidates_encoders(tmp_path):
     """tests/test_psth_predictivity.py's small surrogate (shorter)."""
     from neuromark.benchmarks.primate_reaching.encoders import LEADS
     from neuromark.config import ConfigFile
-    from neuromark.processors.front_end import kinematic_features_cost
+    from neuromark.processors.encoder_cost import kinematic_features_cost
     from neuromark.registry import tasks
 
     data = {"task": "psth_predictivity", "benchmark": {"id": "psth-test"},
@@ -446,7 +446,7 @@ def test_psth_run_carries_the_candidates_encoders(tmp_path):
 def test_band_pass_resample_hand_count():
     """Lee2019 at 1000 Hz: 2.5-s window = 2500 samples x 62 channels; Butterworth order 4:
     4 sections of 4 MAC + 1 mul, twice; resample 1000 -> 100 Hz: 201 taps, 250 outputs."""
-    from neuromark.processors.front_end import band_pass_resample_cost
+    from neuromark.processors.encoder_cost import band_pass_resample_cost
 
     cost = band_pass_resample_cost(1000.0, band_hz=(8.0, 30.0), filter="butter", order=4, fs_out=100.0,
                                    window_s=(1.0, 3.5), channels_in=62, channels_out=20)
@@ -489,7 +489,7 @@ eval: {postprocessor: argmax, metrics: [classification_accuracy, synaptic_operat
 
 
 def test_spike_count_frames_hand_count():
-    from neuromark.processors.front_end import spike_count_frames_cost
+    from neuromark.processors.encoder_cost import spike_count_frames_cost
 
     cost = spike_count_frames_cost(700, 425_000, 850_000, 10, 127, 1000.0)
     # per spike: 2 mul, 1 cmp, 2 div, 2 MAC, 1 add; per sample: min(count, 127) on 2 x 10 cells
@@ -571,12 +571,12 @@ def test_spike_file_counts_come_from_the_stream_not_a_whole_read():
 def test_front_end_priced_with_the_models_energy_profiles():
     """Where the model's energy is estimated, the front end is priced with the same profiles."""
     from neuromark.metrics.functional.energy_profiles import HOROWITZ45_INT8
-    from neuromark.processors.front_end import attach_front_end
+    from neuromark.processors.encoder_cost import attach_front_end
     from neuromark.results import Results, Score
 
     class Source:
         def front_end_cost(self):
-            return FrontEndCost("x", {}, "audio sample", 1.0, [Stage("s", ops(mac=10, add=4, div=1), "")])
+            return EncoderCost("x", {}, "audio sample", 1.0, [Stage("s", ops(mac=10, add=4, div=1), "")])
 
     res = Results(scores={"energy_estimate": Score({"horowitz45-int8": 1e-9, "mine": 2e-9})})
     attach_front_end(res, Source())

@@ -28,8 +28,8 @@ import numpy as np
 from neuromark.data.event_contract import check_boxes, check_dat
 from neuromark.data.prophesee import BOX_DTYPE, dat_records, load_boxes, read_boxes, read_dat, read_dat_header
 from neuromark.processors.boxes import LabelPipeline, bin_labels
+from neuromark.processors.encoder_cost import event_tensor_cost
 from neuromark.processors.event_frames import EventTensor
-from neuromark.processors.front_end import event_tensor_cost
 
 
 @dataclass(frozen=True)

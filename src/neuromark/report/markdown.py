@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neuromark.errors import DataError
-from neuromark.processors.front_end import markdown_table, summary_line
+from neuromark.processors.encoder_cost import markdown_table, summary_line
 from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
 from neuromark.results import (
@@ -32,7 +32,7 @@ def format_summary(results: Sequence[Results], *, full_table: bool = False) -> s
 
 def front_end_lines(results: Sequence[Results]) -> list[str]:
     """One line per result whose input passes an encoder: its cost
-    (:mod:`neuromark.processors.front_end`), beside the model's figures, not in them."""
+    (:mod:`neuromark.processors.encoder_cost`), beside the model's figures, not in them."""
     return [f"[{res.benchmark.id}] {summary_line(block)}" for res in results
             if isinstance(res.details, dict) and isinstance(block := res.details.get("front_end"), dict)]
 

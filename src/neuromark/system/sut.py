@@ -107,7 +107,7 @@ class BuiltSUT:
             the accuracy pass scores them with the same metric when the config says
             ``accuracy: {reference: float_model}``. None: the config gives the figure.
         front_end: the cost of the SUT's input encoder (a block of
-            :mod:`neuromark.processors.front_end`), recorded under ``details.front_end``
+            :mod:`neuromark.processors.encoder_cost`), recorded under ``details.front_end``
             beside the model's figures; None when the input passes no encoder.
     """
 

@@ -68,7 +68,7 @@ from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.models.untrained import UNTRAINED_FLAG
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
-from neuromark.processors.front_end import attach_front_end
+from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, out_dir_of

@@ -40,7 +40,7 @@ from neuromark.data.clips import check_list_or_audio, read_utf8
 from neuromark.data.download import fetch, unpack, verify_file
 from neuromark.data.entry import Entry
 from neuromark.errors import DataError, require
-from neuromark.processors.front_end import FrontEndCost, mean_block, resample_cost
+from neuromark.processors.encoder_cost import EncoderCost, mean_block, resample_cost
 
 CLASSES = ("airport", "street_traffic", "bus", "park")
 DEVICE = "a"
@@ -191,14 +191,14 @@ class DcaseASC:
 
     def front_end_cost(self) -> Any:
         """The resampling of each 1-s slice from the files' rate to ``sample_rate`` (issue
-        47.4; :func:`~neuromark.processors.front_end.resample_cost`), a mean over the files'
+        47.4; :func:`~neuromark.processors.encoder_cost.resample_cost`), a mean over the files'
         rates weighted by their count; None when every file is at ``sample_rate``."""
         if all(r == self.sample_rate for r in self.rates):
             return None
         counts = {r: self.rates.count(r) for r in sorted(set(self.rates))}
         blocks = [resample_cost(r, self.sample_rate, round(r * self.slice_len / self.sample_rate)).to_json()
                   if r != self.sample_rate else
-                  FrontEndCost("resample_poly", {"rate": r, "new_rate": r}, "audio sample",
+                  EncoderCost("resample_poly", {"rate": r, "new_rate": r}, "audio sample",
                                float(self.slice_len), [], notes=["already at the rate"]).to_json()
                   for r in counts]
         return blocks[0] if len(blocks) == 1 else mean_block(blocks, list(counts.values()))

@@ -28,7 +28,7 @@ from pydantic import Field
 
 from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC
 from neuromark.errors import ConfigError
-from neuromark.processors.front_end import Stage, combine, mel_energies_cost, ops
+from neuromark.processors.encoder_cost import Stage, combine, mel_energies_cost, ops
 from neuromark.processors.mel import MelFilterbankEnergies
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -56,7 +56,7 @@ class AscPipeline:
     model: Any
     info: dict[str, Any]
     reference: Any = None
-    #: the input encoders' cost (:mod:`neuromark.processors.front_end`), a results block
+    #: the input encoders' cost (:mod:`neuromark.processors.encoder_cost`), a results block
     front_end: dict[str, Any] | None = None
 
 

@@ -36,7 +36,7 @@ from neuromark.data.event_contract import check_events
 from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
-from neuromark.processors.front_end import dvs_frames_cost
+from neuromark.processors.encoder_cost import dvs_frames_cost
 from neuromark.registry import generators
 
 CLASSES = ("hand clap", "right hand wave", "left hand wave", "right arm cw", "right arm ccw", "left arm cw",
@@ -188,7 +188,7 @@ class DVSGesture:
         return torch.from_numpy(frames.astype(np.float32)), self.samples[index][1]
 
     def front_end_cost(self) -> Any:
-        """The frames' cost (issue 47.4; :func:`~neuromark.processors.front_end.dvs_frames_cost`)
+        """The frames' cost (issue 47.4; :func:`~neuromark.processors.encoder_cost.dvs_frames_cost`)
         with the mean events per sample and the denoise filter's kept fraction over the
         samples read so far (unmeasured before any)."""
         events, kept, samples = self.seen

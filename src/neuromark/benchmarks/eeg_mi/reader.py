@@ -45,7 +45,7 @@ from neuromark.data.download import fetch
 from neuromark.data.entry import MARK, SUMS, Entry, synthesize_into
 from neuromark.data.splits import SPLITS, subject_split
 from neuromark.errors import DataError
-from neuromark.processors.front_end import band_pass_resample_cost
+from neuromark.processors.encoder_cost import band_pass_resample_cost
 from neuromark.registry import generators
 
 CITATION = ("Lee, M.-H. et al. (2019). EEG dataset and OpenBMI toolbox for three BCI paradigms: an "
@@ -169,7 +169,7 @@ class EegTrials:
 
     def front_end_cost(self) -> Any:
         """The Lee2019 preprocessing's cost per trial (issue 47.4;
-        :func:`~neuromark.processors.front_end.band_pass_resample_cost`) at the files' rate;
+        :func:`~neuromark.processors.encoder_cost.band_pass_resample_cost`) at the files' rate;
         None for the challenge arrays (preprocessed before they were published, recipe
         unverified: no encoder runs in this benchmark)."""
         if self.source != "mat":

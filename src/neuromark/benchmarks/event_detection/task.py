@@ -49,7 +49,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
 from neuromark.models.configured import build_configured
-from neuromark.processors.front_end import attach_front_end
+from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan

@@ -27,7 +27,7 @@ from neuromark.context import default_cache_dir
 from neuromark.data.entry import MARK
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
-from neuromark.processors.front_end import keyword_features_cost
+from neuromark.processors.encoder_cost import keyword_features_cost
 from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
 from neuromark.training import Prepared, TrainedModule, prepare, read_checkpoint

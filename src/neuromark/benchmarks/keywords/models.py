@@ -50,7 +50,7 @@ from neuromark.benchmarks.keywords.train import (  # noqa: F401 - re-exported
 from neuromark.context import default_cache_dir
 from neuromark.data.clips import decoded_files
 from neuromark.errors import ConfigError
-from neuromark.processors.front_end import keyword_features_cost
+from neuromark.processors.encoder_cost import keyword_features_cost
 from neuromark.processors.keywords import KeywordFeatures
 
 
@@ -305,7 +305,7 @@ class KeywordClips:
 
     def front_end_cost(self) -> Any:
         """The feature recipe's cost on one clip of this set's length (issue 47.4;
-        :mod:`neuromark.processors.front_end`), or None for a recipe of unknown cost or the
+        :mod:`neuromark.processors.encoder_cost`), or None for a recipe of unknown cost or the
         raw waveform at its own rate (no encoder)."""
         if not isinstance(self.features, KeywordFeatures):
             return None

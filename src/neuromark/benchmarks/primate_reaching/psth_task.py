@@ -66,7 +66,7 @@ from neuromark.config import BenchmarkSettings, Seed, StrictModel, resolve_path
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import DataError
-from neuromark.processors.front_end import controller_inputs_cost, kinematic_features_cost
+from neuromark.processors.encoder_cost import controller_inputs_cost, kinematic_features_cost
 from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
@@ -342,7 +342,7 @@ class PSTHPredictivityTask(BenchmarkTask):
 
 def psth_front_end() -> dict[str, Any]:
     """The controller's input scaling (the result's model), with the lagged-linear
-    candidate's kinematic features beside it (:mod:`neuromark.processors.front_end`)."""
+    candidate's kinematic features beside it (:mod:`neuromark.processors.encoder_cost`)."""
     from neuromark.benchmarks.primate_reaching.encoders import LEADS
 
     block = controller_inputs_cost().to_json()

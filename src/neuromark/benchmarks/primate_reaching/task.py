@@ -65,7 +65,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.metrics.functional import standard_error
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
-from neuromark.processors.front_end import mean_block
+from neuromark.processors.encoder_cost import mean_block
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity, to_jsonable
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results

@@ -29,7 +29,7 @@ from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
 from neuromark.errors import ConfigError, DataError
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea
 from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
-from neuromark.processors.front_end import binned_spikes_cost, chain, cochlea_cost
+from neuromark.processors.encoder_cost import binned_spikes_cost, chain, cochlea_cost
 from neuromark.registry import generators
 
 
@@ -70,7 +70,7 @@ class BinnedSpikes(SpikeFileDataset):
         (where known; a clip of ``t_max_us``), then binning and pooling per spike, with the
         mean spikes per sample binned by this split's last loader (else of the whole file
         when it was read already; else not measured: the file is not read for it)
-        (:mod:`neuromark.processors.front_end`)."""
+        (:mod:`neuromark.processors.encoder_cost`)."""
         stream = self._last_stream
         if stream is not None and stream.samples_read:
             per_sample: float | None = stream.spikes_read / stream.samples_read

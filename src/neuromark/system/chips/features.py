@@ -19,7 +19,7 @@ from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
 from neuromark.errors import ConfigError
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea
 from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
-from neuromark.processors.front_end import chain, cochlea_cost, spike_count_frames_cost
+from neuromark.processors.encoder_cost import chain, cochlea_cost, spike_count_frames_cost
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def spoken_digit_counts(*, dt_us: int, t_max_us: int, groups: int, clip: int,
 def chip_front_end(test: CountSplit, *, dt_us: int, t_max_us: int, groups: int, clip: int) -> dict:
     """The encoders before the chip (issue 47.4): the cochlea that made the corpus (48 kHz,
     700 channels, a clip of ``t_max_us``), then the spike counts, as one block of
-    :mod:`neuromark.processors.front_end`."""
+    :mod:`neuromark.processors.encoder_cost`."""
     cochlea = Cochlea(CochleaParams(basilar_membrane=BasilarMembraneParams(channels=SHD_CHANNELS)))
     parts = [cochlea_cost(cochlea, int(round(t_max_us * 1e-6 * SHD_SAMPLE_RATE)), SHD_SAMPLE_RATE),
              spike_count_frames_cost(SHD_CHANNELS, dt_us, t_max_us, groups, clip, test.spikes_per_sample)]

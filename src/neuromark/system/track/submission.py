@@ -30,7 +30,7 @@ from neuromark import __version__
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
-from neuromark.processors.front_end import markdown_table
+from neuromark.processors.encoder_cost import markdown_table
 from neuromark.results import Results, format_value, results_name, write_json_atomic
 from neuromark.results_versions import meant_as_results
 from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power

@@ -93,7 +93,7 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class FrontEndCost:
+class EncoderCost:
     """An encoder's cost (see the module notes).
 
     Attributes:
@@ -237,7 +237,7 @@ def _stft_mel_stages(samples: int, sample_rate: int, n_fft: int, hop: int, n_mel
     return stages, params, state, frames
 
 
-def mel_energies_cost(mfe: Any, samples: int | None = None) -> FrontEndCost:
+def mel_energies_cost(mfe: Any, samples: int | None = None) -> EncoderCost:
     """:class:`~neuromark.processors.mel.MelFilterbankEnergies` (Slaney mels, area-normalised)
     on a clip of ``samples`` (default: one second)."""
     samples = int(samples or mfe.sample_rate)
@@ -249,11 +249,11 @@ def mel_energies_cost(mfe: Any, samples: int | None = None) -> FrontEndCost:
     options = {"sample_rate": mfe.sample_rate, "n_fft": mfe.n_fft, "hop_length": mfe.hop_length,
                "n_mels": mfe.n_mels, "fmin": mfe.fmin, "fmax": mfe.fmax, "log": mfe.log,
                "clip_samples": samples, "frames": frames}
-    return FrontEndCost("mel_filterbank_energies", options, "audio sample", float(samples), stages,
+    return EncoderCost("mel_filterbank_energies", options, "audio sample", float(samples), stages,
                         params, state)
 
 
-def resample_cost(rate: int, new_rate: int, samples: int) -> FrontEndCost:
+def resample_cost(rate: int, new_rate: int, samples: int) -> EncoderCost:
     """Polyphase resampling (``scipy.signal.resample_poly``, default Kaiser window) of a clip
     of ``samples`` at ``rate`` to ``new_rate``: scipy designs an FIR of
     ``2 * 10 * max(up, down) + 1`` taps; the polyphase filter spends ``ceil(taps / up)`` MACs
@@ -268,25 +268,25 @@ def resample_cost(rate: int, new_rate: int, samples: int) -> FrontEndCost:
     stages = [Stage("polyphase FIR", ops(mac=out * per_out),
                     f"up={up}, down={down}: {taps}-tap FIR (scipy's half length 10 max(up, down)), "
                     f"ceil(taps / up) = {per_out} MACs per output sample, {out} outputs")]
-    return FrontEndCost("resample_poly", {"rate": rate, "new_rate": new_rate, "up": up, "down": down,
+    return EncoderCost("resample_poly", {"rate": rate, "new_rate": new_rate, "up": up, "down": down,
                                           "taps": taps, "clip_samples": samples},
                         "audio sample", float(samples), stages, {"FIR taps (float64)": 8 * taps},
                         {"delay line (float64)": 8 * per_out})
 
 
-def keyword_features_cost(features: Any, samples: int | None = None) -> FrontEndCost:
+def keyword_features_cost(features: Any, samples: int | None = None) -> EncoderCost:
     """:class:`~neuromark.processors.keywords.KeywordFeatures` on a clip of ``samples`` at its
     ``sample_rate`` (default: one second)."""
     samples = int(samples or features.sample_rate)
     kind = features.kind
     if kind == "waveform":
         if not features.target_rate or features.target_rate == features.sample_rate:
-            cost = FrontEndCost("waveform", {"sample_rate": features.sample_rate, "clip_samples": samples},
+            cost = EncoderCost("waveform", {"sample_rate": features.sample_rate, "clip_samples": samples},
                                 "audio sample", float(samples), [],
                                 notes=["the raw waveform: no encoder"])
             return cost
         cost = resample_cost(features.sample_rate, features.target_rate, samples)
-        return FrontEndCost("waveform", {**cost.options, "kind": kind}, cost.per, cost.units_per_sample,
+        return EncoderCost("waveform", {**cost.options, "kind": kind}, cost.per, cost.units_per_sample,
                             cost.stages, cost.parameters_bytes, cost.state_bytes,
                             ["the waveform resampled to the model's rate; nothing else"])
     if kind not in ("mfcc", "delta_mel"):
@@ -324,14 +324,14 @@ def keyword_features_cost(features: Any, samples: int | None = None) -> FrontEnd
         ]
         state["delta references (float32)"] = 4 * n_mels
         options["threshold"] = features.threshold
-    return FrontEndCost(kind, options, "audio sample", float(samples), stages, params, state, notes)
+    return EncoderCost(kind, options, "audio sample", float(samples), stages, params, state, notes)
 
 
 # ---------------------------------------------------------------------------------------
 # Event encoders
 
 
-def event_tensor_cost(tensor: Any, events_per_window: float | None = None) -> FrontEndCost:
+def event_tensor_cost(tensor: Any, events_per_window: float | None = None) -> EncoderCost:
     """:class:`~neuromark.processors.event_frames.EventTensor`: per event (the kernels of
     :mod:`~neuromark.processors.event_frames`) and per window (clearing the tensor; for
     ``histo`` the normalisation of every cell). ``events_per_window``: the mean measured
@@ -361,12 +361,12 @@ def event_tensor_cost(tensor: Any, events_per_window: float | None = None) -> Fr
                "height": tensor.height, "width": tensor.width, "downsample": tensor.downsample,
                "max_incr": tensor.max_incr, "cells": cells}
     notes = [] if events_per_window is not None else ["events per window not measured"]
-    return FrontEndCost(tensor.kind, options, "event", events_per_window, fixed, {}, state, notes,
+    return EncoderCost(tensor.kind, options, "event", events_per_window, fixed, {}, state, notes,
                         per_event)
 
 
 def binned_spikes_cost(channels: int, dt_us: int, t_max_us: int, pool: int,
-                       events_per_sample: float | None) -> FrontEndCost:
+                       events_per_sample: float | None) -> EncoderCost:
     """Binning spikes to (T, channels // pool) counts (:class:`~neuromark.processors.events.
     BinSpikes`, then :class:`~neuromark.processors.events.PoolChannels` on the units)."""
     from neuromark.data.binning import n_bins
@@ -377,14 +377,14 @@ def binned_spikes_cost(channels: int, dt_us: int, t_max_us: int, pool: int,
     if pool > 1:
         per_event.append(Stage("pool", ops(div=1), "unit // pool (1 div)"))
     width = channels // pool
-    return FrontEndCost("bin_spikes", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
+    return EncoderCost("bin_spikes", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
                                        "pool": pool, "steps": steps},
                         "event", events_per_sample, [], {}, {"frame (float32)": 4 * steps * width},
                         [] if events_per_sample is not None else ["events per sample not measured"],
                         per_event)
 
 
-def window_counts_cost(channels: int, sub_bins: int, spikes_per_step: float | None) -> FrontEndCost:
+def window_counts_cost(channels: int, sub_bins: int, spikes_per_step: float | None) -> EncoderCost:
     """Primate reaching's input (:func:`~neuromark.benchmarks.primate_reaching.reader.
     bin_session`): each spike marks its 4-ms bin (``floor((t - origin) / 4 ms)``: 1 add,
     1 div; 2 bound tests), then per channel and step a running count (1 add) and the
@@ -394,14 +394,14 @@ def window_counts_cost(channels: int, sub_bins: int, spikes_per_step: float | No
                        "(1 add, 1 div), 0 <= j <= n - 2 (2 cmp)")]
     fixed = [Stage("window count", ops(add=2 * channels), f"cumulative count and window difference "
                    f"over {sub_bins} bins: 2 add per channel, {channels} channels")]
-    return FrontEndCost("spike_window_counts", {"channels": channels, "window_bins": sub_bins,
+    return EncoderCost("spike_window_counts", {"channels": channels, "window_bins": sub_bins,
                                                 "bin_s": 0.004},
                         "spike", spikes_per_step, fixed, {},
                         {"running counts (int32)": 4 * channels * (sub_bins + 1)},
                         [] if spikes_per_step is not None else ["spikes per step not measured"], per_spike)
 
 
-def kinematic_features_cost(leads: tuple[int, ...]) -> FrontEndCost:
+def kinematic_features_cost(leads: tuple[int, ...]) -> EncoderCost:
     """The lagged-linear candidate's features per 4-ms step
     (:func:`~neuromark.benchmarks.primate_reaching.encoders.kinematic_features`): velocity
     by central differences, speed, position / 100, gathered at each lead."""
@@ -411,24 +411,24 @@ def kinematic_features_cost(leads: tuple[int, ...]) -> FrontEndCost:
               Stage("position", ops(div=2), "x / 100, y / 100"),
               Stage("leads", ops(add=n, cmp=n), f"index k + lead clipped at the end, {n} leads")]
     depth = max(leads) + 1
-    return FrontEndCost("kinematic_features", {"leads": list(leads), "features": 5 * n}, "step", 1.0,
+    return EncoderCost("kinematic_features", {"leads": list(leads), "features": 5 * n}, "step", 1.0,
                         stages, {}, {"lead buffer (float64)": 8 * 5 * depth},
                         [f"the leads look {max(leads)} steps ahead: a chip would delay the neural "
                          "data instead (the same buffer)"])
 
 
-def controller_inputs_cost() -> FrontEndCost:
+def controller_inputs_cost() -> EncoderCost:
     """The controller candidate's inputs per 4-ms step
     (:func:`~neuromark.benchmarks.primate_reaching.encoders.controller_inputs`): target and
     cursor positions / 100."""
-    return FrontEndCost("controller_inputs", {"inputs": 4}, "step", 1.0,
+    return EncoderCost("controller_inputs", {"inputs": 4}, "step", 1.0,
                         [Stage("scale", ops(div=4), "target x, y and cursor x, y divided by 100")],
                         {}, {"inputs (float32)": 16})
 
 
 def band_pass_resample_cost(fs: float, *, band_hz: tuple[float, float], filter: str, order: int,
                             fs_out: float, window_s: tuple[float, float], channels_in: int,
-                            channels_out: int) -> FrontEndCost:
+                            channels_out: int) -> EncoderCost:
     """ThorEEGMI's preprocessing (:func:`~neuromark.benchmarks.eeg_mi.lee2019.epochs`) for one
     trial: zero-phase band-pass of every channel (``butter``: ``order`` second-order
     sections, ``sosfiltfilt``; ``fir``: ``order + 1`` taps, ``filtfilt``; both run forward
@@ -467,7 +467,7 @@ def band_pass_resample_cost(fs: float, *, band_hz: tuple[float, float], filter: 
               Stage("unit", ops(mul=steps * channels_out), "x * scale per output value")]
     params["resampling FIR (float64)"] = 8 * taps_rs
     state["trial (float32)"] = 4 * steps * channels_out
-    return FrontEndCost("band_pass_resample", {"fs": fs, "band_hz": list(band_hz), "filter": filter,
+    return EncoderCost("band_pass_resample", {"fs": fs, "band_hz": list(band_hz), "filter": filter,
                                                "order": order, "fs_out": fs_out, "window_s": list(window_s),
                                                "channels_in": channels_in, "channels_out": channels_out},
                         "input sample", cells, stages, params, state,
@@ -508,7 +508,7 @@ def mean_block(blocks: list[dict[str, Any]], weights: list[float] | None = None,
 
 def dvs_frames_cost(frame_size: tuple[int, int, int], n_time_bins: int, denoise_us: float,
                     spatial_factor: float, events_per_sample: float | None,
-                    kept_fraction: float | None) -> FrontEndCost:
+                    kept_fraction: float | None) -> EncoderCost:
     """DVS Gesture's frames (:mod:`neuromark.data.event_transforms`): ``Denoise`` per event,
     then ``Downsample`` and ``ToFrame`` per event kept (``kept_fraction`` of them, measured),
     and the time bins' edges per sample. ``frame_size`` = (W, H, P) of the frames."""
@@ -529,7 +529,7 @@ def dvs_frames_cost(frame_size: tuple[int, int, int], n_time_bins: int, denoise_
                    f"bin (ceil(log2 kept events) = {lg} cmp each)")]
     sensor = (int(round(w / spatial_factor)), int(round(h / spatial_factor)))
     notes = [] if events_per_sample is not None else ["events per sample not measured"]
-    return FrontEndCost("dvs_frames", {"frame_size": list(frame_size), "n_time_bins": n_time_bins,
+    return EncoderCost("dvs_frames", {"frame_size": list(frame_size), "n_time_bins": n_time_bins,
                                        "denoise_us": denoise_us, "spatial_factor": spatial_factor,
                                        "kept_fraction": kept_fraction},
                         "event", events_per_sample, fixed, {},
@@ -538,7 +538,7 @@ def dvs_frames_cost(frame_size: tuple[int, int, int], n_time_bins: int, denoise_
 
 
 def spike_count_frames_cost(channels: int, dt_us: int, t_max_us: int, groups: int, clip: int,
-                            events_per_sample: float | None) -> FrontEndCost:
+                            events_per_sample: float | None) -> EncoderCost:
     """The chips' integer inputs (:func:`~neuromark.system.chips.features.spike_counts`): per
     spike its time in µs (1 mul), the window test (1 cmp), the step (1 div), the group
     ``unit * G // channels`` (1 mul, 1 div), the flat index (2 MAC) and +1; per sample the
@@ -548,7 +548,7 @@ def spike_count_frames_cost(channels: int, dt_us: int, t_max_us: int, groups: in
                        "t * 1e6 (1 mul), t < window (1 cmp), t // dt (1 div), unit * G // C (1 mul, 1 div), "
                        "flat index (2 MAC), +1")]
     fixed = [Stage("clip", ops(cmp=steps * groups), f"min(count, {clip}) on {steps} x {groups} cells")]
-    return FrontEndCost("spike_counts", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
+    return EncoderCost("spike_counts", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
                                          "groups": groups, "clip": clip, "steps": steps},
                         "event", events_per_sample, fixed, {}, {"counts (int16)": 2 * steps * groups},
                         [] if events_per_sample is not None else ["events per sample not measured"],
@@ -559,7 +559,7 @@ def spike_count_frames_cost(channels: int, dt_us: int, t_max_us: int, groups: in
 # The cochlea (Cramer et al. 2020): audio -> 700 channels of spikes
 
 
-def cochlea_cost(cochlea: Any, samples: int, sample_rate: int) -> FrontEndCost:
+def cochlea_cost(cochlea: Any, samples: int, sample_rate: int) -> EncoderCost:
     """:class:`~neuromark.processors.cochlea.Cochlea` on a clip of ``samples`` at
     ``sample_rate`` (after its own resampling, which is not counted when the clip is at the
     cochlea's rate): conditioning, basilar membrane (FFT, transfer multiply, inverse real
@@ -621,14 +621,14 @@ def cochlea_cost(cochlea: Any, samples: int, sample_rate: int) -> FrontEndCost:
     options = {"channels": c, "sample_rate": sample_rate, "clip_samples": n, "model_rate": sample_rate // 2,
                "rms_level": p.rms_level, "ramp_s": p.ramp_s,
                "n_convergence": p.bushy_cell.n_convergence}
-    return FrontEndCost("cochlea", options, "audio sample", float(n), stages, params, state, notes)
+    return EncoderCost("cochlea", options, "audio sample", float(n), stages, params, state, notes)
 
 
 # ---------------------------------------------------------------------------------------
 # Combining and attaching
 
 
-def chain(name: str, parts: list[FrontEndCost]) -> dict[str, Any]:
+def chain(name: str, parts: list[EncoderCost]) -> dict[str, Any]:
     """One block for encoders applied one after the other (e.g. cochlea, then binning):
     each part's block, and their per-sample sum where every part has one."""
     return combine(name, [p.to_json() for p in parts])
@@ -654,14 +654,14 @@ def combine(name: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
 
 def front_end_block(source: Any) -> dict[str, Any] | None:
     """The ``details["front_end"]`` block of ``source`` (a data set, SUT or stream): its
-    ``front_end_cost()`` (a :class:`FrontEndCost`, a ready block, or None), else None."""
+    ``front_end_cost()`` (a :class:`EncoderCost`, a ready block, or None), else None."""
     method = getattr(source, "front_end_cost", None)
     if not callable(method):
         return None
     cost = method()
     if cost is None:
         return None
-    return cost.to_json() if isinstance(cost, FrontEndCost) else dict(cost)
+    return cost.to_json() if isinstance(cost, EncoderCost) else dict(cost)
 
 
 def attach_front_end(results: Any, source: Any) -> None:
