@@ -79,10 +79,12 @@ def plain(value):
 
 def seven_metrics() -> list:
     """Fresh instances of the seven metrics, in neurobench's order (static, then workload)."""
-    from neuromark import metrics as m
+    from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+    from neuromark.metrics.correctness import ClassificationAccuracy
+    from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
 
-    return [m.Footprint(), m.ParameterCount(), m.ConnectionSparsity(), m.ClassificationAccuracy(),
-            m.ActivationSparsity(), m.SynapticOperations(), m.MembraneUpdates()]
+    return [Footprint(), ParameterCount(), ConnectionSparsity(), ClassificationAccuracy(),
+            ActivationSparsity(), SynapticOperations(), MembraneUpdates()]
 
 
 def route_neuromark(path: Path, batch_size: int) -> dict:
@@ -92,8 +94,8 @@ def route_neuromark(path: Path, batch_size: int) -> dict:
     from neuromark.benchmarks.shd.datasets import SpikeFileDataset
     from neuromark.data import hdf5_vlen, spike_stream  # noqa: F401  (numba)
     from neuromark.instrument import probes  # noqa: F401
-    from neuromark.models import SNNTorchModel
-    from neuromark.processors import ChooseMaxCount
+    from neuromark.models.snntorch_model import SNNTorchModel
+    from neuromark.processors.decoding import ChooseMaxCount
 
     net = reference_lif()
     start, cpu = time.perf_counter(), time.process_time()

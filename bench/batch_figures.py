@@ -61,8 +61,9 @@ def figures(batch: int, mac_rule: str | None = None) -> dict[str, Any]:
     """Footprint, synaptic operations (``mac_rule``; None: the default) and activation
     sparsity of the network on the data, evaluated in batches of ``batch``."""
     from neuromark import Benchmark
-    from neuromark.metrics import ActivationSparsity, Footprint, SynapticOperations
-    from neuromark.models import SNNTorchModel
+    from neuromark.metrics.complexity import ActivationSparsity, SynapticOperations
+    from neuromark.metrics.static import Footprint
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     data, targets = build_data()
     loader = [(data[i:i + batch], targets[i:i + batch]) for i in range(0, SAMPLES, batch)]

@@ -26,6 +26,7 @@ from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.loadgen_log import parse_detail
 from neuromark.system.sut import InMemoryLibrary
 from neuromark.system.track.task import TASK
+from neuromark.tasks.base import plan_and_run
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (config, sut.options overrides, loadgen overrides): the ESN as shipped (stateful), with
@@ -92,7 +93,7 @@ def run_config(path: str, options: dict, loadgen: dict, duration: float, out: Pa
     config.data["compliance"] = True
     start = time.perf_counter()
     tag = Path(path).stem + "".join(f"-{k}{v}" for k, v in options.items())
-    res = TASK.run(config, out / tag)[0]
+    res = plan_and_run(TASK, config, out / tag)[0]
     perf = res.details["loadgen"]["PerformanceOnly"]
     p90 = perf["latency_s"]["percentiles_s"]["90"] * 1e3
     es = (perf.get("early_stopping_latency_s") or float("nan")) * 1e3

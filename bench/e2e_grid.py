@@ -43,8 +43,8 @@ def plain_loop(batches: list, net) -> tuple[float, float]:
     """(wall s, CPU s) of the plain loop over pre-binned ``batches``."""
     import torch
 
-    from neuromark.models import SNNTorchModel
-    from neuromark.processors import ChooseMaxCount
+    from neuromark.models.snntorch_model import SNNTorchModel
+    from neuromark.processors.decoding import ChooseMaxCount
 
     model, post = SNNTorchModel(net), ChooseMaxCount()
     wall, cpu = time.perf_counter(), time.process_time()

@@ -109,8 +109,8 @@ def profile_once(path: Path, batch_size: int) -> dict[str, float]:
     from neuromark.benchmarks.shd.datasets import SpikeFileDataset
     from neuromark.data import spike_stream
     from neuromark.instrument.probes import Instrument
-    from neuromark.models import SNNTorchModel
-    from neuromark.processors import ChooseMaxCount
+    from neuromark.models.snntorch_model import SNNTorchModel
+    from neuromark.processors.decoding import ChooseMaxCount
 
     timers = Timers()
     model = SNNTorchModel(reference_lif())

@@ -14,8 +14,10 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import EnergyEstimate, NeuronOperations, SynapticOperations
-from neuromark.models import SNNTorchModel
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.metrics.energy import EnergyEstimate
+from neuromark.metrics.neuron_ops import NeuronOperations
+from neuromark.models.snntorch_model import SNNTorchModel
 
 
 def main() -> None:

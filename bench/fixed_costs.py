@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import overhead  # noqa: E402
 from probe_calls import BATCHES, case_batches  # noqa: E402
 
-from neuromark.models import SNNTorchModel  # noqa: E402
-from neuromark.processors import ChooseMaxCount  # noqa: E402
+from neuromark.models.snntorch_model import SNNTorchModel  # noqa: E402
+from neuromark.processors.decoding import ChooseMaxCount  # noqa: E402
 
 SHORT = 2
 

@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from probe_calls import case_batches  # noqa: E402
 
-from neuromark.models import SNNTorchModel  # noqa: E402
+from neuromark.models.snntorch_model import SNNTorchModel  # noqa: E402
 
 
 def main() -> None:

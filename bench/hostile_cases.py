@@ -48,7 +48,7 @@ def _boxes(path: Path, **change: float) -> Path:
 
 
 def _listed(tmp: Path, t: Any, x: Any, y: Any, /, **box_change: float) -> Any:
-    from neuromark.processors.detection_stream import list_files
+    from neuromark.benchmarks.event_detection.stream import list_files
 
     folder = tmp / "data" / "test"
     folder.mkdir(parents=True)

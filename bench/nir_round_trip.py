@@ -20,7 +20,8 @@ import snntorch as snn
 import torch
 from torch import nn
 
-from neuromark.models import SNNTorchModel, from_nir, to_nir
+from neuromark.models.nir_model import from_nir, to_nir
+from neuromark.models.snntorch_model import SNNTorchModel
 
 
 def net(reset: str, synaptic: bool, seed: int) -> nn.Module:

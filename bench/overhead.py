@@ -62,17 +62,11 @@ from reference_net import (  # noqa: E402
 
 from neuromark import Benchmark  # noqa: E402
 from neuromark.instrument.probes import Instrument  # noqa: E402
-from neuromark.metrics import (  # noqa: E402
-    ActivationSparsity,
-    ClassificationAccuracy,
-    ConnectionSparsity,
-    Footprint,
-    MembraneUpdates,
-    ParameterCount,
-    SynapticOperations,
-)
-from neuromark.models import SNNTorchModel  # noqa: E402
-from neuromark.processors import ChooseMaxCount  # noqa: E402
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.metrics.correctness import ClassificationAccuracy
+from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
+from neuromark.models.snntorch_model import SNNTorchModel  # noqa: E402
+from neuromark.processors.decoding import ChooseMaxCount  # noqa: E402
 
 CPU = torch.device("cpu")
 

@@ -22,7 +22,7 @@ from torch.ao.nn.qat import Linear as QATLinear
 from torch.ao.nn.quantized import Linear as QuantisedLinear
 from torch.ao.quantization import FakeQuantize, MovingAverageMinMaxObserver, QConfig
 
-from neuromark.metrics import Footprint
+from neuromark.metrics.static import Footprint
 from neuromark.models.torch_model import TorchModel
 
 

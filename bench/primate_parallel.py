@@ -20,6 +20,7 @@ from pathlib import Path
 
 from neuromark.config import ConfigFile
 from neuromark.registry import tasks
+from neuromark.tasks.base import plan_and_run
 
 SESSIONS = ["indy_20160622_01", "indy_20160630_01", "indy_20170131_02"]
 
@@ -44,12 +45,12 @@ def main() -> None:
     times: dict[bool, dict[str, list[float]]] = {p: {"wall": [], "cpu": []} for p in (False, True)}
     r2: dict[bool, float] = {}
     with tempfile.TemporaryDirectory(prefix="nm-parallel-") as tmp:
-        task.run(config(Path(tmp), args.model, args.duration, False), Path(tmp) / "o", quiet=True)
+        plan_and_run(task, config(Path(tmp), args.model, args.duration, False), Path(tmp) / "o", quiet=True)
         for _ in range(args.rounds):
             for parallel in (False, True):
                 wall, cpu = time.perf_counter(), time.process_time()
-                (res,) = task.run(config(Path(tmp), args.model, args.duration, parallel),
-                                  Path(tmp) / "o", quiet=True)
+                (res,) = plan_and_run(task, config(Path(tmp), args.model, args.duration, parallel),
+                                      Path(tmp) / "o", quiet=True)
                 times[parallel]["wall"].append(time.perf_counter() - wall)
                 times[parallel]["cpu"].append(time.process_time() - cpu)
                 r2[parallel] = res["r2"]

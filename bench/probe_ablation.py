@@ -41,7 +41,7 @@ from neuromark.benchmarks.shd.datasets import SpikeFileDataset  # noqa: E402
 from neuromark.instrument import linear_counter, membrane  # noqa: E402
 from neuromark.instrument.kernels import NO_SAMPLES, UNITS  # noqa: E402
 from neuromark.instrument.probes import Instrument  # noqa: E402
-from neuromark.models import SNNTorchModel  # noqa: E402
+from neuromark.models.snntorch_model import SNNTorchModel  # noqa: E402
 
 REAL_WRAP = membrane.NeuronCounter.wrap
 REAL_ADD = linear_counter.LinearCounter.add

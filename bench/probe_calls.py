@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import overhead  # noqa: E402
 
 from neuromark.instrument.probes import Instrument  # noqa: E402
-from neuromark.models import SNNTorchModel  # noqa: E402
-from neuromark.processors import ChooseMaxCount  # noqa: E402
+from neuromark.models.snntorch_model import SNNTorchModel  # noqa: E402
+from neuromark.processors.decoding import ChooseMaxCount  # noqa: E402
 
 BATCHES = 4
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from neuromark.benchmarks.primate_reaching.entry import PRIMATE_REACHING
+from neuromark.benchmarks.primate_reaching.psth import SECTORS, align, select_reaches
 from neuromark.benchmarks.primate_reaching.psth_task import (
     PSTHConfig,
     cv_predictivity,
@@ -50,7 +51,6 @@ from neuromark.benchmarks.primate_reaching.psth_task import (
 from neuromark.benchmarks.primate_reaching.reader import bin_session, reach_segments, read_session
 from neuromark.ceilings import pearson_columns, split_half_reliability
 from neuromark.config import load_config, validate
-from neuromark.processors.psth import SECTORS, align, select_reaches
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs/primate_reaching/psth_ceiled_short.yaml"
 

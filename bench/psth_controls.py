@@ -22,11 +22,11 @@ import numpy as np
 
 from neuromark.benchmarks.primate_reaching.encoders import kinematic_features
 from neuromark.benchmarks.primate_reaching.entry import PRIMATE_REACHING
+from neuromark.benchmarks.primate_reaching.psth import align, select_reaches
 from neuromark.benchmarks.primate_reaching.psth_task import SECTORS, PSTHConfig, cv_predictivity
 from neuromark.benchmarks.primate_reaching.reader import bin_session, reach_segments, read_session
 from neuromark.ceilings import internal_consistency
 from neuromark.config import load_config, validate
-from neuromark.processors.psth import align, select_reaches
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs/primate_reaching/psth_ceiled_short.yaml"
 

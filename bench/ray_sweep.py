@@ -94,10 +94,12 @@ def timed_run(config: Path, executor) -> tuple[float, list]:
 
 def mg_units(config: Path) -> list:
     """The instance units of a Mackey-Glass config, as its task declares them."""
-    from neuromark.benchmarks.mackey_glass.task import TASK, _model_params, instance_units
+    from neuromark.benchmarks.mackey_glass.instances import instance_units
+    from neuromark.benchmarks.mackey_glass.task import TASK, _model_params
     from neuromark.config import load_config
+    from neuromark.context import RunContext
 
-    cfg = TASK.validate(load_config(config))
+    cfg = TASK.plan(load_config(config), RunContext.build())
     units = []
     for i, model in enumerate(cfg.models):
         for tau in cfg.data.taus:

@@ -24,7 +24,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from neuromark import Benchmark
-from neuromark.metrics import SynapticOperations
+from neuromark.metrics.complexity import SynapticOperations
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from test_restricted_weights import X, tiny_net  # noqa: E402  (the hand-counted net)

@@ -21,6 +21,7 @@ from neuromark.config import load_config
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.sut import warm_up
 from neuromark.system.track.task import TASK
+from neuromark.tasks.base import plan_and_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs/system/sleep_1ms.yaml"
@@ -35,7 +36,7 @@ def search(bound: float, out: Path) -> tuple[dict, float]:
     config = load_config(CONFIG)
     config.data["loadgen"] = {**server(bound), "search": True}
     start = time.perf_counter()
-    res = TASK.run(config, out)[0]
+    res = plan_and_run(TASK, config, out)[0]
     return res.details, time.perf_counter() - start
 
 

@@ -26,7 +26,7 @@ from spikingjelly.activation_based.op_counter import DispatchCounterMode, MACCou
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import SynapticOperations
+from neuromark.metrics.complexity import SynapticOperations
 from neuromark.models.spikingjelly_model import SpikingJellyModel
 
 BATCH = 4

@@ -7,7 +7,7 @@
 - ``gsc``: the GSC SNN (``gsc_snn``: 20-256-256-256-35, spike-count readout, spike-count
   MSE), trained on ``training`` and scored on ``validation`` (speaker-disjoint).
 
-Both on delta-modulated log-mel spikes (:func:`neuromark.processors.keywords.delta_spikes`).
+Both on delta-modulated log-mel spikes (:func:`neuromark.benchmarks.keywords.features.delta_spikes`).
 A candidate is a set of ``--set key=value`` overrides of the model options (``beta``,
 ``slope``, ``init_gain``, ``logit_scale``, ``hidden``) and training settings (``lr``,
 ``epochs``, ``batch_size``, ``step_size``, ``gamma``, ``weight_decay``, ``seed``).
@@ -30,6 +30,7 @@ import torch
 import yaml
 
 from neuromark._threads import torch_threads
+from neuromark.benchmarks.keywords.features import KeywordFeatures
 from neuromark.benchmarks.keywords.generator import MSWCSize, build_mswc
 from neuromark.benchmarks.keywords.models import (
     LIFNet,
@@ -41,7 +42,6 @@ from neuromark.benchmarks.keywords.models import (
 )
 from neuromark.benchmarks.keywords.mswc import MSWC, SAMPLE_RATE
 from neuromark.config import resolve_path
-from neuromark.processors.keywords import KeywordFeatures
 
 MODEL_KEYS = {"beta", "slope", "init_gain", "logit_scale", "hidden"}
 TRAIN_DEFAULTS = {"mswc": {"lr": 0.002, "epochs": 15, "batch_size": 16, "step_size": 100, "gamma": 0.1,

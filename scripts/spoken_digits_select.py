@@ -37,6 +37,7 @@ from neuromark._threads import torch_threads
 from neuromark.baselines.spike_training import READOUTS, SampleSplit
 from neuromark.benchmarks.shd.spoken_digits import VALID_SPEAKERS, speaker_split
 from neuromark.config import load_config
+from neuromark.context import RunContext
 from neuromark.metrics.functional.speakers import speaker_accuracy
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.tasks.classification import TASK
@@ -72,7 +73,7 @@ def run_one(config_path: Path, sets: list[str], seed: int, split: str) -> dict[s
     for assignment in sets:
         override(config.data, assignment)
     override(config.data, f"train.seed={seed}")
-    plan = TASK.validate(config)
+    plan = TASK.plan(config, RunContext.build())
     train_file = TASK._dataset(plan, config, "train")
     classes = int(train_file.num_classes)
     if split == "valid":

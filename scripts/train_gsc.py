@@ -27,10 +27,10 @@ from __future__ import annotations
 import argparse
 
 from neuromark._threads import torch_threads
-from neuromark.baselines.spike_classifiers import save_checkpoint
 from neuromark.benchmarks.keywords.gsc_family import CHOSEN_OPTIONS, FAMILIES, split_tensors
 from neuromark.benchmarks.keywords.models import predict, speech_commands
 from neuromark.config import resolve_path
+from neuromark.training.checkpoints import save_checkpoint
 
 FEATURES = {"gsc_m5": "waveform", "gsc_snn": "delta_mel"}
 

@@ -7,12 +7,8 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import (
-    ActivationSparsity,
-    MembraneUpdates,
-    NeuronOperations,
-    SynapticOperations,
-)
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.metrics.neuron_ops import NeuronOperations
 
 #: 8 samples, 30 steps, 6 inputs of Bernoulli(0.4) spikes
 X = torch.bernoulli(torch.full((8, 30, 6), 0.4), generator=torch.Generator().manual_seed(1))
@@ -68,7 +64,7 @@ def counts(adapter) -> tuple[torch.Tensor, dict]:
 
 
 def assert_same_counts(adapter, twin: nn.Module) -> None:
-    from neuromark.models import SNNTorchModel
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     out, ours = counts(adapter)
     ref_out, theirs = counts(SNNTorchModel(twin))

@@ -164,7 +164,7 @@ def _fires(net: nn.Module, x: torch.Tensor) -> list[bool]:
 
 def _recurrent_synops(net: nn.Module, x: torch.Tensor) -> dict[str, float]:
     from neuromark import Benchmark
-    from neuromark.metrics import SynapticOperations
+    from neuromark.metrics.complexity import SynapticOperations
     res = Benchmark(NorseModel(net), [(x, torch.zeros(len(x)))],
                     metrics=[SynapticOperations()], quiet=True).run()
     return res["synaptic_operations"]
@@ -217,7 +217,7 @@ def test_recurrent_cells_are_neuron_layers():
     # a recurrent cell is a neuron layer (activation sparsity, membrane state): it was left
     # out (only SNNCell), so a network of one LIFRecurrentCell had no neuron layer at all
     from neuromark import Benchmark
-    from neuromark.metrics import ActivationSparsity
+    from neuromark.metrics.complexity import ActivationSparsity
     net = _recurrent_net("LIF", 0.0)
     adapter = NorseModel(nt.SequentialState(net[0]))
     assert [layer.name for layer in adapter.neuron_layers()] == ["0"]

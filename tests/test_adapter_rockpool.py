@@ -147,7 +147,7 @@ def test_recurrent_weights_hand_counted(kind, max_spikes):
     x = torch.ones(BATCH, STEPS, HIDDEN)
     x[0, ::2, 0] = 0.0
     from neuromark import Benchmark
-    from neuromark.metrics import SynapticOperations
+    from neuromark.metrics.complexity import SynapticOperations
     res = Benchmark(RockpoolModel(net), [(x, torch.zeros(BATCH))],
                     metrics=[SynapticOperations()], quiet=True).run()
     got = res["synaptic_operations"]

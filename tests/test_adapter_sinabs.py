@@ -102,7 +102,7 @@ def _recurrent(kind: str, reset: str, weight: float) -> nn.Module:
 
 def _synops(net: nn.Module, x: torch.Tensor) -> dict[str, float]:
     from neuromark import Benchmark
-    from neuromark.metrics import SynapticOperations
+    from neuromark.metrics.complexity import SynapticOperations
     res = Benchmark(SinabsModel(net), [(x, torch.zeros(len(x)))],
                     metrics=[SynapticOperations()], quiet=True).run()
     return res["synaptic_operations"]

@@ -100,7 +100,7 @@ def _binary_x() -> torch.Tensor:
 
 def _synops(net: nn.Module, x: torch.Tensor) -> dict[str, float]:
     from neuromark import Benchmark
-    from neuromark.metrics import SynapticOperations
+    from neuromark.metrics.complexity import SynapticOperations
     res = Benchmark(SpikingJellyModel(net), [(x, torch.zeros(len(x)))],
                     metrics=[SynapticOperations()], quiet=True).run()
     return res["synaptic_operations"]

@@ -14,8 +14,10 @@ from torch.nn import functional as F
 
 from neuromark import Benchmark
 from neuromark.instrument.kernels import linear_sample_counts
-from neuromark.metrics import Footprint, SynapticOperations
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.metrics.static import Footprint
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 snn = pytest.importorskip("snntorch")
 

@@ -14,8 +14,8 @@ from torch import nn
 from neuromark import Benchmark
 from neuromark.errors import MetricError
 from neuromark.instrument import linear_counter
-from neuromark.metrics import SynapticOperations
-from neuromark.models import SNNTorchModel
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.models.snntorch_model import SNNTorchModel
 
 
 class Scales(nn.Module):

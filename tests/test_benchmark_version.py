@@ -11,7 +11,7 @@ import yaml
 
 from neuromark.config import load_config
 from neuromark.errors import BenchmarkVersionWarning
-from neuromark.system.track.task import SystemConfig
+from neuromark.system.track.config import SystemConfig
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from neuromark.benchmarks.event_detection.boxes import (
+    BoxFilter,
+    LabelPipeline,
+    bin_labels,
+    clip_boxes,
+    map_classes,
+)
 from neuromark.data.prophesee import make_boxes
-from neuromark.processors.boxes import BoxFilter, LabelPipeline, bin_labels, clip_boxes, map_classes
 
 
 def test_clip_and_map():

@@ -16,7 +16,8 @@ from test_shd_snn import make_corpus
 from neuromark.baselines.spike_classifiers import load_checkpoint
 from neuromark.benchmarks.qubo.bks import BKS_PATH, BKSTable
 from neuromark.cli import main
-from neuromark.config import ConfigFile, cache_dir, parse_yaml, resolve_path
+from neuromark.config import ConfigFile, parse_yaml, resolve_path
+from neuromark.context import default_cache_dir
 from neuromark.errors import ConfigError, DataError
 
 
@@ -163,12 +164,12 @@ def test_cache_dir_flag(corpus, capsys, monkeypatch):
 def test_cache_dir_defaults(monkeypatch, tmp_path):
     monkeypatch.delenv("NEUROMARK_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache_dir() == tmp_path / "xdg" / "neuromark"
+    assert default_cache_dir() == tmp_path / "xdg" / "neuromark"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert cache_dir() == tmp_path / "home" / ".cache" / "neuromark"
+    assert default_cache_dir() == tmp_path / "home" / ".cache" / "neuromark"
     monkeypatch.setenv("NEUROMARK_CACHE_DIR", str(tmp_path / "own"))
-    assert cache_dir() == tmp_path / "own"
+    assert default_cache_dir() == tmp_path / "own"
 
 
 def test_recipe_change_replaces_our_checkpoint_printing_the_rule(corpus, capsys):

@@ -19,6 +19,7 @@ from neuromark.benchmarks.closed_loop.task import TASK
 from neuromark.config import parse_yaml
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
+from neuromark.tasks.base import plan_and_run
 
 
 def run(text: str, ctx: RunContext | None = None):
@@ -200,7 +201,7 @@ def test_a_neurobench_neuron_file_sets_the_population(tmp_path):
                                            env="{name: ops, options: {neurons: gc_neuron1.csv}}"))
     from neuromark.config import load_config
 
-    res = TASK.run(load_config(tmp_path / "cl.yaml"), RunContext.build(quiet=True))[0]
+    res = plan_and_run(TASK, load_config(tmp_path / "cl.yaml"), ctx=RunContext.build(quiet=True))[0]
     assert res.scores["success_rate"].value == 1.0
     _neuron_csv(tmp_path / "gc_neuron1.csv", bad_row=4)
     with pytest.raises(ConfigError) as info:

@@ -42,7 +42,7 @@ def test_constants_are_reachable_from_the_data_cli_and_checked_first(tmp_path, c
     from test_cochlea_convert import _tone
 
     from neuromark.cli import main
-    from neuromark.commands import data_audio
+    from neuromark.commands.data import add_cochlea_constants_option
     from neuromark.data.hdf5_spikes import read_shd_file
     from neuromark.errors import ConfigError
     from neuromark.processors.cochlea.convert import convert_directory
@@ -62,7 +62,7 @@ def test_constants_are_reachable_from_the_data_cli_and_checked_first(tmp_path, c
         main(["data", "cochlea", str(tmp_path / "in"), str(tmp_path / "x.h5"), "--constants", "table2"])
     assert "invalid choice: 'table2'" in capsys.readouterr().err
     parser = __import__("argparse").ArgumentParser()
-    data_audio._constants_option(parser)
+    add_cochlea_constants_option(parser)
     assert tuple(parser._option_string_actions["--constants"].choices) == CONSTANTS
     with pytest.raises(ConfigError, match="cochlea_constants: cochlea constants 'x'"):
         convert_directory(tmp_path / "missing", tmp_path / "y.h5", cochlea_constants="x")

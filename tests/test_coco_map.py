@@ -101,8 +101,8 @@ def test_perfect_and_filtered():
 
 
 def test_metric_class_accumulates_streams():
+    from neuromark.benchmarks.event_detection.coco_map import CocoMap
     from neuromark.metrics.base import Step
-    from neuromark.metrics.detection import CocoMap
 
     gts, dts = zip(*(_scene(s, [100_000, 150_000]) for s in (0, 1)))
     metric = CocoMap(CLASSES)
@@ -119,8 +119,8 @@ def test_metric_class_accumulates_streams():
 
 
 def test_metric_refuses_no_ground_truth():
+    from neuromark.benchmarks.event_detection.coco_map import CocoMap
     from neuromark.metrics.base import Step
-    from neuromark.metrics.detection import CocoMap
 
     metric = CocoMap(CLASSES)
     gt = make_boxes([0], [0], [0], [10], [10], [1])[:0]
@@ -133,7 +133,7 @@ def test_filtered_ground_truth_and_empty_frames_equal_cocoeval():
     """Ground truth through the task's box filter (small boxes gone, one frame left with no
     box at all, so it is no image and its detections are unscored) and a frame whose
     ground truth has no detection: still equal to COCOeval on the same boxes."""
-    from neuromark.processors.boxes import BoxFilter
+    from neuromark.benchmarks.event_detection.boxes import BoxFilter
 
     times = [100_000, 150_000, 200_000, 250_000]
     gt, dt = _scene(3, times, n_gt=40, n_dt=120)

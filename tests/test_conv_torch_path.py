@@ -14,8 +14,9 @@ from neuromark import Benchmark
 from neuromark.instrument.conv_counter import ConvCounter
 from neuromark.instrument.deferred import Copies
 from neuromark.instrument.probes import Instrument
-from neuromark.metrics import ActivationSparsity, MembraneUpdates, SynapticOperations
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 
 def ops(model, batches: list[torch.Tensor], path: str) -> dict:

@@ -16,8 +16,9 @@ from neuromark import Benchmark
 from neuromark.errors import MetricError
 from neuromark.instrument.deferred import resolve_budget, resolve_counting_path
 from neuromark.instrument.probes import Instrument
-from neuromark.metrics import ActivationSparsity, MembraneUpdates, SynapticOperations
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

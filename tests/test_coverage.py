@@ -16,8 +16,9 @@ from torch.nn.utils import prune
 from neuromark import Benchmark
 from neuromark.errors import MetricError
 from neuromark.instrument.probes import Instrument
-from neuromark.metrics import SynapticOperations
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 
 def run(model, data: torch.Tensor, samples: int | None = None, **options) -> tuple[dict, dict]:

@@ -9,8 +9,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import SynapticOperations
-from neuromark.models import TorchModel
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.models.torch_model import TorchModel
 
 X = torch.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 1.0]])
 

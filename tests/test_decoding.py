@@ -12,8 +12,7 @@ from test_shd_snn import make_corpus
 
 from neuromark.cli import main
 from neuromark.metrics.correctness import ClassificationAccuracy
-from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
-from neuromark.processors.post import ChooseMaxCount
+from neuromark.processors.decoding import Argmax, AutoDecoder, ChooseMaxCount, Decoder, default_rule
 from neuromark.registry import datasets, models
 from neuromark.runner import Benchmark
 
@@ -22,6 +21,19 @@ from neuromark.runner import Benchmark
 SPIKES = torch.tensor([[[0., 0., 1.], [0., 1., 1.]],
                        [[1., 1., 0.], [1., 0., 0.]],
                        [[0., 0., 0.], [0., 0., 0.]]])
+
+
+def test_the_api_postprocessors_are_the_one_decoder():
+    """NeuroBench's ChooseMaxCount and Argmax are the decoder's rules (one argmax decoder):
+    the same classes as sum over time then argmax, and argmax of logits, ties counted."""
+    choose = ChooseMaxCount()
+    assert isinstance(choose, Decoder) and choose.rule == "spike_count"
+    assert choose(SPIKES).tolist() == SPIKES.sum(dim=1).argmax(dim=-1).tolist() == [2, 0, 0]
+    assert choose.details()["tied_samples"] == 1
+    logits = torch.tensor([[0.1, 2.0, -1.0], [3.0, 0.0, 0.5]])
+    pick = Argmax()
+    assert isinstance(pick, Decoder) and pick.rule == "argmax"
+    assert pick(logits).tolist() == logits.argmax(dim=-1).tolist() == [1, 0]
 
 
 def test_rules_on_a_hand_made_output():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
+from neuromark.benchmarks.event_detection.boxes import BoxFilter, LabelPipeline
 from neuromark.benchmarks.event_detection.model import DetectorConfig, EventDetector
+from neuromark.benchmarks.event_detection.stream import SequentialStream, list_files
 from neuromark.data.events import make_camera_events
 from neuromark.data.prophesee import make_boxes, write_boxes, write_dat
-from neuromark.processors.boxes import BoxFilter, LabelPipeline
-from neuromark.processors.detection_stream import SequentialStream, list_files
 from neuromark.processors.event_frames import EventTensor
 
 #: A detection config that trains and runs in seconds (shared with other tests).

@@ -13,9 +13,10 @@ import pytest
 import torch
 from test_shd_snn import make_corpus
 
-from neuromark.baselines.spike_classifiers import TrainSettings, load_checkpoint, recipe_hash
+from neuromark.baselines.spike_classifiers import TrainSettings, load_checkpoint
 from neuromark.cli import main
 from neuromark.config import load_config
+from neuromark.context import RunContext
 from neuromark.devices import (
     DEVICE_ENV,
     config_device,
@@ -29,6 +30,7 @@ from neuromark.errors import ConfigError
 from neuromark.results import machine_info
 from neuromark.runner import Benchmark
 from neuromark.tasks.classification import TASK
+from neuromark.training.checkpoints import recipe_hash
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
@@ -83,19 +85,20 @@ def test_auto_takes_cuda_when_present_else_cpu():
 def test_unknown_device_in_a_config_names_file_and_line(tmp_path):
     path = toy_config(tmp_path, "gpu")
     with pytest.raises(ConfigError, match=r"c\.yaml:9: device: .*'gpu' is not a device"):
-        TASK.validate(load_config(path))
+        TASK.plan(load_config(path), RunContext.build())
 
 
 @without_cuda
 def test_cuda_without_cuda_names_file_and_line(tmp_path):
     path = toy_config(tmp_path, "cuda:0")
     with pytest.raises(ConfigError, match=r"c\.yaml:9: device: cuda:0: CUDA is not available"):
-        TASK.validate(load_config(path))
+        TASK.plan(load_config(path), RunContext.build())
 
 
 def test_auto_and_cpu_validate_without_cuda(tmp_path):
-    assert TASK.validate(load_config(toy_config(tmp_path, "auto"))).device.type in ("cpu", "cuda")
-    assert TASK.validate(load_config(toy_config(tmp_path))).device == torch.device("cpu")
+    ctx = RunContext.build()
+    assert TASK.plan(load_config(toy_config(tmp_path, "auto")), ctx).device.type in ("cpu", "cuda")
+    assert TASK.plan(load_config(toy_config(tmp_path)), ctx).device == torch.device("cpu")
 
 
 #: One shipped config of every algorithm-track task.
@@ -117,8 +120,9 @@ def test_every_algorithm_task_checks_its_device_with_file_and_line(shipped, name
     line = text.count("\n")
     expected = "'gpu' is not a device" if name == "gpu" else "cuda:0: CUDA is not available"
     with pytest.raises(ConfigError, match=rf"{path.name}:{line}: device: .*{expected}"):
-        task_of(config).validate(config)
-    task_of(config).validate(parse_yaml(text.replace(f"device: {name}", "device: auto"), path))
+        task_of(config).plan(config, RunContext.build())
+    task_of(config).plan(parse_yaml(text.replace(f"device: {name}", "device: auto"), path),
+                         RunContext.build())
 
 
 @without_cuda

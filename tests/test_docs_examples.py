@@ -1,7 +1,10 @@
 """Every ```python block under an "Adding ..." heading of docs/*.md runs as it stands.
 
-Each block runs in a fresh namespace inside a temp folder; registries are restored
-afterwards, so an example's entries do not leak into other tests.
+Each block runs in a fresh namespace inside a temp folder; registries (and ``sys.path``,
+and the modules an example imports from its folder) are restored afterwards, so an
+example's entries do not leak into other tests. Every registry re-reads the installed
+families before each example, so that a family an example installs (a package with a
+``.dist-info`` declaring ``family.NAME``, put on ``sys.path``) is loaded as a plugin is.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def examples() -> list[tuple[str, str]]:
 
 def test_every_extension_point_has_an_example():
     headings = {name.split("#", 1)[1].lower() for name, _ in examples()}
-    for kind in ("dataset", "model", "task", "system under test", "power meter", "solver", "metric"):
+    for kind in ("dataset", "model", "task", "benchmark family", "system under test", "power meter",
+                 "solver", "metric"):
         assert any(kind in h for h in headings), f"no runnable 'Adding a {kind}' example in docs/"
 
 
@@ -53,23 +57,40 @@ def test_every_task_example_passes_the_benchmark_check():
     """A docs example that registers a task runs it through neuromark.testing's
     check_benchmark (issue 46: the extending example passes the checks the built-ins pass),
     which test_docs_example_runs then executes."""
-    registering = [name for name, code in examples() if "tasks.register(" in code]
-    assert any("Adding a benchmark" in name for name in registering)
+    registering = [name for name, code in examples() if _registers_a_task(code)]
+    assert any(name.endswith("#Adding a benchmark") for name in registering)
+    assert any(name.endswith("#Adding a benchmark family") for name in registering)
     for name, code in examples():
-        if "tasks.register(" in code:
+        if _registers_a_task(code):
             assert re.search(r"^\s*check = check_benchmark\(|^check_benchmark\(", code, re.M), \
                 f"{name}: registers a task but does not run neuromark.testing.check_benchmark on it"
+
+
+def _registers_a_task(code: str) -> bool:
+    """Whether an example registers a task: through the API, or in a family's MANIFEST."""
+    return "tasks.register(" in code or ("MANIFEST" in code and '"tasks":' in code)
 
 
 @pytest.mark.parametrize("name, code", examples(), ids=[name for name, _ in examples()])
 def test_docs_example_runs(name, code, tmp_path, monkeypatch):
     for reg in vars(registry).values():
         if isinstance(reg, registry.Registry):
-            monkeypatch.setattr(reg, "_entries", dict(reg._entries))
+            reg.names()  # the installed families' entries first, so that the copies hold them
+            for attr in ("_entries", "_origins", "_families"):
+                monkeypatch.setattr(reg, attr, dict(getattr(reg, attr)))
+            monkeypatch.setattr(reg, "_plugins_loaded", False)  # re-read: sees what it installs
+    monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.chdir(tmp_path)
     module = types.ModuleType(f"docs_example_{tmp_path.name}")  # a real module, as pydantic needs
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    exec(compile(code, name, "exec"), module.__dict__)
+    loaded = set(sys.modules)
+    try:
+        exec(compile(code, name, "exec"), module.__dict__)
+    finally:
+        folder = tmp_path.resolve()
+        for other in set(sys.modules) - loaded:  # the modules of packages it wrote
+            if Path(getattr(sys.modules[other], "__file__", None) or "/").resolve().is_relative_to(folder):
+                del sys.modules[other]
     _check_quoted_figures(name, tmp_path)
 
 

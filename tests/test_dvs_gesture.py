@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from neuromark.benchmarks.dvs_gesture.reader import DVSGesture, list_samples, read_sample
-from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
+from neuromark.benchmarks.dvs_gesture.transforms import denoise, downsample, to_frame_time_bins
 from neuromark.errors import DataError
 
 

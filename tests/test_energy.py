@@ -9,9 +9,11 @@ from torch import nn
 
 from neuromark import Benchmark
 from neuromark.errors import ConfigError
-from neuromark.metrics import EnergyEstimate, NeuronOperations, SynapticOperations
-from neuromark.metrics.functional import energy_estimate
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.metrics.energy import EnergyEstimate
+from neuromark.metrics.functional.energy import energy_estimate
 from neuromark.metrics.functional.energy_profiles import EnergyProfile, get_profile, load_profile
+from neuromark.metrics.neuron_ops import NeuronOperations
 from neuromark.registry import energy_profiles, metrics
 
 PJ = 1e-12
@@ -75,7 +77,7 @@ def test_profile_schema_errors_name_file_and_line(tmp_path, text, line, message)
 
 def test_metric_on_hand_counted_network():
     snn = pytest.importorskip("snntorch")
-    from neuromark.models import SNNTorchModel
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     lin = nn.Linear(2, 2, bias=False)
     with torch.no_grad():

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import EnergyEstimate
+from neuromark.metrics.energy import EnergyEstimate
 from neuromark.metrics.functional.energy import mac_price
 from neuromark.metrics.functional.energy_profiles import EnergyProfile, get_profile
 from neuromark.models.torch_model import TorchModel

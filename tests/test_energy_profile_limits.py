@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.metrics.energy import EnergyEstimate
 from neuromark.metrics.functional.energy_profiles import MAX_J, MIN_J, load_profile
@@ -59,7 +60,7 @@ def test_profile_listed_twice_is_refused_at_config_load(tmp_path):
     text = ESN + "estimate:\n  profiles: [horowitz45-fp32, horowitz45-int8, horowitz45-fp32]\n"
     with pytest.raises(ConfigError, match=r"d\.yaml:12: estimate\.profiles\[2\]: profile "
                                           r"'horowitz45-fp32' is already estimate\.profiles\[0\]"):
-        TASK.validate(parse_yaml(text, tmp_path / "d.yaml"))
+        TASK.plan(parse_yaml(text, tmp_path / "d.yaml"), RunContext.build())
 
 
 def test_two_files_of_one_profile_name_are_refused_at_config_load(tmp_path):
@@ -70,7 +71,7 @@ def test_two_files_of_one_profile_name_are_refused_at_config_load(tmp_path):
     (tmp_path / "copy.yaml").write_text(PROFILE.format(name="chip", mac="3.0e-12"))
     text = ESN + "estimate:\n  profiles: [chip.yaml, copy.yaml]\n"
     with pytest.raises(ConfigError, match=r"estimate\.profiles\[1\]: profile 'chip' is already"):
-        TASK.validate(parse_yaml(text, tmp_path / "d.yaml"))
+        TASK.plan(parse_yaml(text, tmp_path / "d.yaml"), RunContext.build())
 
 
 def test_metric_options_with_a_repeated_profile_are_a_config_error():

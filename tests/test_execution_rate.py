@@ -138,8 +138,8 @@ def test_closed_loop_rate_is_the_environment_s_control_step():
 
 
 def test_keyword_and_spike_bins_declare_their_steps():
+    from neuromark.benchmarks.keywords.features import KeywordFeatures
     from neuromark.benchmarks.keywords.fscil import FeatureSettings
-    from neuromark.processors.keywords import KeywordFeatures
 
     # GSC delta_mel: hop 80 at 16 kHz = 5 ms -> 200 Hz; MSWC (FSCIL): hop 240 at 48 kHz -> 200 Hz
     assert 1 / KeywordFeatures("delta_mel", 16000, None, 512, 80).time_step_s()[0] == pytest.approx(200)

@@ -25,6 +25,7 @@ from neuromark.executors import (
 from neuromark.registry import executors, tasks
 from neuromark.results import Results, Score
 from neuromark.suite import placement, run_configs
+from neuromark.tasks.base import BenchmarkTask, out_dir_of, plan_and_run
 
 
 class Pickled:
@@ -102,16 +103,14 @@ class ToySettings(StrictModel):
     value: float = 1.0
 
 
-class ToyTask:
+class ToyTask(BenchmarkTask):
     """Writes an artefact and returns one score (a whole suite entry as one unit)."""
 
     name = "t-executor-toy"
+    settings_model = ToySettings
 
-    def validate(self, config):
-        return validate(ToySettings, config.data, config)
-
-    def run(self, config, out_dir, *, quiet=False):
-        cfg = self.validate(config)
+    def execute(self, plan, ctx):
+        cfg, config, out_dir = plan.settings, plan.config, out_dir_of(ctx)
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "sub").mkdir(exist_ok=True)
         (out_dir / "sub" / "artefact.txt").write_text(f"value {cfg.value}")
@@ -163,7 +162,7 @@ def test_qubo_meter_is_refused_off_the_local_executor(tmp_path):
 
     path = tmp_path / "q.yaml"
     path.write_text(QUBO_YAML + "meter: {name: 'null'}\n")
-    TASK.validate(load_config(path))  # the local executor measures power
+    TASK.plan(load_config(path), RunContext.build())  # the local executor measures power
     with pytest.raises(ConfigError, match=r"q.yaml:\d+: meter: power is "
                                           r"measured for one process at a time"):
         TASK.plan(load_config(path), RunContext.build(executor=Pickled()))
@@ -179,14 +178,14 @@ def test_qubo_resumes_across_executors_and_records_where(tmp_path):
     path.write_text(QUBO_YAML.replace("dwave-tabu}]", "dwave-tabu}, {name: neuromark-tabu}]"))
     out = tmp_path / "out"
     ex = Pickled()
-    TASK.run(load_config(path), RunContext.build(executor=ex, quiet=True, out_dir=out))
+    plan_and_run(TASK, load_config(path), ctx=RunContext.build(executor=ex, quiet=True, out_dir=out))
     assert len(ex.ran) == 4
     lines = (out / "entries.jsonl").read_text().splitlines()
     first = [json.loads(line) for line in lines]
     assert {(e["executor"], e["node"], e["num_cpus"]) for e in first} == {("pickled", "node-b", 1)}
     assert {e["info"]["workers"] for e in first if e["solver"] == "neuromark-tabu"} == {1}
     (out / "entries.jsonl").write_text("\n".join(lines[:2]) + "\n")  # two entries lost
-    results = TASK.run(load_config(path), out, quiet=True)  # local now
+    results = plan_and_run(TASK, load_config(path), out, quiet=True)  # local now
     entries = [e for r in results for e in r.details["entries"]]
     assert sorted(e["executor"] for e in entries) == ["local", "local", "pickled", "pickled"]
     assert all(e["gap"] == 0 for e in entries)  # 10 nodes: solved at any timeout here
@@ -200,10 +199,10 @@ def test_mackey_glass_instances_are_units(tmp_path):
     path.write_text("task: mackey_glass\ndata: {taus: [17], instances: 2, length: 4}\n"
                     "models: [{name: esn, params: {reservoir_size: 20, warmup: 20}}]\n"
                     "metrics: [footprint]\n")
-    local = TASK.run(load_config(path), tmp_path / "l", quiet=True)[0]
+    local = plan_and_run(TASK, load_config(path), tmp_path / "l", quiet=True)[0]
     ex = Pickled()
-    remote = TASK.run(load_config(path), RunContext.build(executor=ex, quiet=True,
-                                                          out_dir=tmp_path / "r"))[0]
+    remote = plan_and_run(TASK, load_config(path), ctx=RunContext.build(executor=ex, quiet=True,
+                                                                        out_dir=tmp_path / "r"))[0]
     assert ex.ran == ["esn tau=17 instance 0", "esn tau=17 instance 1"]
     assert dict(local) == dict(remote)
     assert remote.details["nodes"] == ["node-b", "node-b"] and "nodes" not in local.details

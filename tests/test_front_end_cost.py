@@ -9,26 +9,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.dvs_gesture.encoder_cost import dvs_frames_cost
+from neuromark.benchmarks.event_detection.encoder_cost import event_tensor_cost
+from neuromark.benchmarks.keywords.encoder_cost import keyword_features_cost
+from neuromark.benchmarks.keywords.features import KeywordFeatures
+from neuromark.benchmarks.shd.encoder_cost import binned_spikes_cost
 from neuromark.metrics.functional.energy_profiles import HOROWITZ45_FP32
-from neuromark.processors.cochlea import Cochlea, CochleaParams
-from neuromark.processors.cochlea.params import BasilarMembraneParams
+from neuromark.processors.cochlea.model import Cochlea
+from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
 from neuromark.processors.encoder_cost import (
     EncoderCost,
     Stage,
-    binned_spikes_cost,
     cochlea_cost,
-    dvs_frames_cost,
-    event_tensor_cost,
     fft_ops,
-    keyword_features_cost,
     mel_energies_cost,
     ops,
     resample_cost,
     summary_line,
 )
 from neuromark.processors.event_frames import EventTensor
-from neuromark.processors.keywords import KeywordFeatures
 from neuromark.processors.mel import MelFilterbankEnergies, mel_filterbank
+from neuromark.tasks.base import plan_and_run
 
 
 def stage(cost: EncoderCost, name: str) -> dict[str, float]:
@@ -369,7 +370,8 @@ eval: {complexity: [footprint, synaptic_operations]}
 
 
 def test_window_counts_hand_count():
-    from neuromark.processors.encoder_cost import mean_block, window_counts_cost
+    from neuromark.benchmarks.primate_reaching.encoder_cost import window_counts_cost
+    from neuromark.processors.encoder_cost import mean_block
 
     cost = window_counts_cost(96, 1, 2.5)
     assert cost.ops_per_sample == ops(add=2 * 96 + 2.5, div=2.5, cmp=5.0)  # per step, 2.5 spikes
@@ -398,8 +400,8 @@ def test_primate_reaching_run_carries_the_binning_block(tmp_path, parallel):
             "model": {"name": "ridge_decoder"},
             "checkpoint_dir": str(tmp_path / "ckpt")}
     (tmp_path / "pr.yaml").write_text(json.dumps(data))
-    (res,) = tasks.get("primate_reaching").run(ConfigFile(data=data, path=tmp_path / "pr.yaml"),
-                                               tmp_path / "out", quiet=True)
+    (res,) = plan_and_run(tasks.get("primate_reaching"), ConfigFile(data=data, path=tmp_path / "pr.yaml"),
+                          tmp_path / "out", quiet=True)
     per = res.details["per_session"]
     blocks = [per[s]["front_end"] for s in sessions]
     for s, block in zip(sessions, blocks):
@@ -414,7 +416,10 @@ def test_primate_reaching_run_carries_the_binning_block(tmp_path, parallel):
 
 
 def test_kinematic_features_and_controller_inputs_hand_count():
-    from neuromark.processors.encoder_cost import controller_inputs_cost, kinematic_features_cost
+    from neuromark.benchmarks.primate_reaching.encoder_cost import (
+        controller_inputs_cost,
+        kinematic_features_cost,
+    )
 
     kin = kinematic_features_cost((0, 10, 20, 30, 40))
     # velocity 2 add + 2 div, speed 1 mul + 1 MAC + 1 sqrt, position 2 div, 5 leads: 5 add + 5 cmp
@@ -426,9 +431,9 @@ def test_kinematic_features_and_controller_inputs_hand_count():
 
 def test_psth_run_carries_the_candidates_encoders(tmp_path):
     """tests/test_psth_predictivity.py's small surrogate (shorter)."""
+    from neuromark.benchmarks.primate_reaching.encoder_cost import kinematic_features_cost
     from neuromark.benchmarks.primate_reaching.encoders import LEADS
     from neuromark.config import ConfigFile
-    from neuromark.processors.encoder_cost import kinematic_features_cost
     from neuromark.registry import tasks
 
     data = {"task": "psth_predictivity", "benchmark": {"id": "psth-test"},
@@ -436,7 +441,7 @@ def test_psth_run_carries_the_candidates_encoders(tmp_path):
                      "sessions": ["loco_20170215_02"]},
             "ceiling": {"n_bootstrap": 20, "min_reliability": 0.0},
             "controller": {"iterations": 2}}
-    (res,) = tasks.get("psth_predictivity").run(ConfigFile(data=data), tmp_path / "out", quiet=True)
+    (res,) = plan_and_run(tasks.get("psth_predictivity"), ConfigFile(data=data), tmp_path / "out", quiet=True)
     block = res.details["front_end"]
     assert block["encoder"] == "controller_inputs" and block["ops_per_sample"]["div"] == 4
     linear = block["candidates"]["lagged_linear"]
@@ -446,7 +451,7 @@ def test_psth_run_carries_the_candidates_encoders(tmp_path):
 def test_band_pass_resample_hand_count():
     """Lee2019 at 1000 Hz: 2.5-s window = 2500 samples x 62 channels; Butterworth order 4:
     4 sections of 4 MAC + 1 mul, twice; resample 1000 -> 100 Hz: 201 taps, 250 outputs."""
-    from neuromark.processors.encoder_cost import band_pass_resample_cost
+    from neuromark.benchmarks.eeg_mi.encoder_cost import band_pass_resample_cost
 
     cost = band_pass_resample_cost(1000.0, band_hz=(8.0, 30.0), filter="butter", order=4, fs_out=100.0,
                                    window_s=(1.0, 3.5), channels_in=62, channels_out=20)

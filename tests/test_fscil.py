@@ -14,6 +14,7 @@ from neuromark.benchmarks.keywords.fscil_sessions import SessionSampler, prototy
 from neuromark.benchmarks.keywords.models import LIFNet
 from neuromark.benchmarks.keywords.mswc import KEYWORD_LANGUAGE, KEYWORDS
 from neuromark.cli import main
+from neuromark.context import RunContext
 
 
 def test_prototype_layer_is_the_nearest_prototype_rule():
@@ -158,4 +159,4 @@ def test_fscil_config_errors(change, message):
     data.update(change)
     config = parse_yaml(yaml.safe_dump(data), Path("c.yaml"))
     with pytest.raises(NeuromarkError, match=message):
-        TASK.validate(config)
+        TASK.plan(config, RunContext.build())

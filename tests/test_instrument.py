@@ -18,8 +18,9 @@ from neuromark.instrument.kernels import (
     neuron_counts,
 )
 from neuromark.instrument.wrapping import ForwardWrapper
-from neuromark.metrics import ActivationSparsity, MembraneUpdates, SynapticOperations
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 
 def torch_linear_reference(x: torch.Tensor, col_nnz: torch.Tensor) -> tuple[float, bool]:

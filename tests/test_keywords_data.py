@@ -7,9 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from neuromark.benchmarks.keywords.mswc import KEYWORDS, NUM_BASE_CLASSES, read_list
-from neuromark.benchmarks.keywords.speech_commands import LABELS
-from neuromark.data import MSWC, SpeechCommands
+from neuromark.benchmarks.keywords.mswc import KEYWORDS, MSWC, NUM_BASE_CLASSES, read_list
+from neuromark.benchmarks.keywords.speech_commands import LABELS, SpeechCommands
 from neuromark.data.clips import array_digest, decoded_files
 from neuromark.errors import ChecksumError, DataError
 

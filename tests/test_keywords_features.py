@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from neuromark.benchmarks.keywords.features import delta_modulate, delta_spikes, mel_power, mfcc, resample
 from neuromark.benchmarks.keywords.models import M5, dense_per_sample, gsc_m5, gsc_snn
 from neuromark.metrics.names import build_metrics
-from neuromark.processors.keywords import delta_modulate, delta_spikes, mel_power, mfcc, resample
 from neuromark.runner import Benchmark
 
 

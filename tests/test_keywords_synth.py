@@ -18,7 +18,7 @@ from neuromark.benchmarks.keywords.generator import (
     verify,
 )
 from neuromark.benchmarks.keywords.mswc import KEYWORDS, NUM_BASE_CLASSES
-from neuromark.data import SpeechCommands
+from neuromark.benchmarks.keywords.speech_commands import SpeechCommands
 from neuromark.errors import ChecksumError
 
 pytest.importorskip("soundfile")

@@ -1,5 +1,6 @@
 """The lazy package exports (``neuromark._lazy``): every listed name resolves to the object
-its submodule defines, and a name listed under two submodules is refused."""
+its submodule defines, and a name listed under two submodules is refused; the kernel's other
+packages re-export nothing (release 0.2.0)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,31 @@ import pytest
 from neuromark._lazy import by_module, lazy_attributes
 
 
-@pytest.mark.parametrize("package", ["neuromark.metrics", "neuromark.metrics.functional"])
+@pytest.mark.parametrize("package", ["neuromark", "neuromark.testing"])
 def test_every_exported_name_is_its_submodules_object(package):
     pkg = importlib.import_module(package)
-    assert pkg.__all__, package
-    for name in pkg.__all__:
-        module = importlib.import_module(pkg._LAZY[name])
+    assert pkg._LAZY and set(pkg._LAZY) <= set(pkg.__all__), package
+    for name, target in pkg._LAZY.items():
+        module = importlib.import_module(target)
         assert getattr(pkg, name) is getattr(module, name), f"{package}.{name}"
+
+
+#: The kernel packages that re-export nothing since 0.2.0: each name is imported from the
+#: module that defines it.
+SILENT_PACKAGES = ("neuromark.data", "neuromark.models", "neuromark.metrics",
+                   "neuromark.metrics.functional", "neuromark.processors",
+                   "neuromark.processors.cochlea", "neuromark.training")
+
+
+@pytest.mark.parametrize("package", SILENT_PACKAGES)
+def test_kernel_packages_re_export_nothing(package):
+    pkg = importlib.import_module(package)
+    assert not hasattr(pkg, "_LAZY") and not hasattr(pkg, "__all__"), package
+    assert not hasattr(pkg, "__getattr__"), package
+    borrowed = sorted(name for name, value in vars(pkg).items() if not name.startswith("_")
+                      and str(getattr(value, "__module__", "")).startswith("neuromark.")
+                      and getattr(value, "__module__", "") != package)
+    assert borrowed == [], f"{package} re-exports {borrowed}"
 
 
 def test_by_module_maps_names_to_submodules_and_refuses_a_name_listed_twice():

@@ -60,7 +60,7 @@ def test_quiet_on_a_terminal_gets_no_bar():
 
 
 def test_mackey_glass_instances_log_one_line_each(tmp_path, capsys):
-    from neuromark.benchmarks.mackey_glass.task import DataSettings, ModelSettings, run_instances
+    from neuromark.benchmarks.mackey_glass.instances import DataSettings, ModelSettings, run_instances
 
     out = run_instances(ModelSettings(name="esn", seed=0), _esn_params(), 17,
                         DataSettings(taus=[17], instances=2), None, quiet=False, desc="mg-test",

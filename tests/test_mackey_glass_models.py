@@ -115,7 +115,8 @@ def test_lstm_training_reduces_the_loss():
 
 
 def _forecast_results(module, n=20):
-    from neuromark.metrics import ConnectionSparsity, SynapticOperations
+    from neuromark.metrics.complexity import SynapticOperations
+    from neuromark.metrics.static import ConnectionSparsity
     from neuromark.runner import Benchmark
 
     x = _series(n)

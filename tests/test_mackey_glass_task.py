@@ -14,8 +14,10 @@ from neuromark.benchmarks.mackey_glass import task as task_module
 from neuromark.benchmarks.mackey_glass.task import TASK
 from neuromark.cli import main
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.results import Results
+from neuromark.tasks.base import plan_and_run
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "mackey_glass"
 
@@ -42,7 +44,7 @@ def _se(values):
 
 
 def test_smape_by_hand():
-    from neuromark.metrics.functional import smape
+    from neuromark.metrics.functional.correctness import smape
 
     y = torch.tensor([[1.0], [2.0], [0.0], [1.0], [1.0]], dtype=torch.float64)
     p = torch.tensor([[1.0], [1.0], [0.0], [float("nan")], [1e308]], dtype=torch.float64)
@@ -52,7 +54,7 @@ def test_smape_by_hand():
 
 
 def test_short_protocol_esn_and_lstm(tmp_path):
-    esn, lstm = TASK.run(_config(SHORT, tmp_path), tmp_path / "out", quiet=True)
+    esn, lstm = plan_and_run(TASK, _config(SHORT, tmp_path), tmp_path / "out", quiet=True)
     # one benchmark, two models: the model block tells them apart
     assert esn.benchmark.id == lstm.benchmark.id == "mackey-glass-tau17"
     assert (esn.model.name, esn.model.label, lstm.model.label) == ("esn", "esn", "lstm")
@@ -74,8 +76,8 @@ def test_short_protocol_esn_and_lstm(tmp_path):
 def test_same_config_and_seed_give_the_same_scores(tmp_path):
     text = SHORT.replace("instances: 3", "instances: 2").replace(
         "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
-    first = TASK.run(_config(text, tmp_path), tmp_path / "a", quiet=True)[0]
-    second = TASK.run(_config(text, tmp_path), tmp_path / "b", quiet=True)[0]
+    first = plan_and_run(TASK, _config(text, tmp_path), tmp_path / "a", quiet=True)[0]
+    second = plan_and_run(TASK, _config(text, tmp_path), tmp_path / "b", quiet=True)[0]
     assert first.details["per_instance_sMAPE"] == second.details["per_instance_sMAPE"]
 
 
@@ -102,7 +104,7 @@ def test_nan_forecast_counts_200_and_is_flagged(tmp_path, monkeypatch):
     monkeypatch.setattr(instances_module, "build_model", lambda model, params, seed: _Diverging())
     text = SHORT.replace("instances: 3", "instances: 2").replace(
         "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
-    res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
+    res = plan_and_run(TASK, _config(text, tmp_path), tmp_path / "out", quiet=True)[0]
     from neuromark.benchmarks.mackey_glass.series import MackeyGlass
 
     for k, value in enumerate(res.details["per_instance_sMAPE"]):
@@ -147,7 +149,7 @@ def test_exploding_esn_is_scored_200_per_nonfinite_step_and_flagged(tmp_path, mo
     monkeypatch.setattr(instances_module, "build_model", build)
     text = SHORT.replace("instances: 3", "instances: 2").replace(
         "  - {name: lstm, seed: 0, params: {epochs: 3, hidden_size: 16}}\n", "")
-    res = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)[0]
+    res = plan_and_run(TASK, _config(text, tmp_path), tmp_path / "out", quiet=True)[0]
     (bad,) = res.details["diverged"]
     assert bad["instance"] == 0 and bad["complexity_measured"] is False
     # y = 1.05 f from ~1 passes 1e6 after ln(1e6) / ln(1.05) ~ 283 steps, then NaN
@@ -168,7 +170,7 @@ data: {taus: [17, 18], instances: 2}
 models: [{name: esn}]
 """
     out = tmp_path / "sweep"
-    (res,) = TASK.run(_config(text, tmp_path), out, quiet=True)
+    (res,) = plan_and_run(TASK, _config(text, tmp_path), out, quiet=True)
     assert res.benchmark.id == "mackey-glass-tau-sweep"
     assert set(res.scores) == {"sMAPE[esn,tau=17]", "sMAPE[esn,tau=18]"}
     plot = out / "smape_vs_tau.png"
@@ -182,7 +184,7 @@ models: [{name: esn}]
 
     monkeypatch.setattr(task_module, "run_entries", boom)
     monkeypatch.setattr(instances_module, "run_instance", boom)  # the executor's unit
-    (again,) = TASK.run(_config(text, tmp_path), out, quiet=True)
+    (again,) = plan_and_run(TASK, _config(text, tmp_path), out, quiet=True)
     assert dict(again) == dict(res)
 
 
@@ -199,31 +201,31 @@ models: [{name: esn}]
 def test_bad_data_settings_are_config_errors(tmp_path, data, message):
     text = f"task: mackey_glass\ndata: {data}\nmodels: [{{name: esn}}]\n"
     with pytest.raises(ConfigError, match=message):
-        TASK.validate(_config(text, tmp_path))
+        TASK.plan(_config(text, tmp_path), RunContext.build())
 
 
 def test_bad_model_settings_name_the_key(tmp_path):
     text = "task: mackey_glass\nmodels:\n  - {name: esn, params: {spectral_radus: 1.0}}\n"
     with pytest.raises(ConfigError, match=r"mg\.yaml:3: models\.0\.params\.spectral_radus: "
                                           r"unknown key; did you mean spectral_radius"):
-        TASK.validate(_config(text, tmp_path))
+        TASK.plan(_config(text, tmp_path), RunContext.build())
     text = "task: mackey_glass\nmodels:\n  - {name: gru}\n"
     with pytest.raises(ConfigError, match=r"models\.0\.name"):
-        TASK.validate(_config(text, tmp_path))
+        TASK.plan(_config(text, tmp_path), RunContext.build())
     text = "task: mackey_glass\nmodels:\n  - {name: lstm, params: {epochs: 0}}\n"
     with pytest.raises(ConfigError, match=r"models\.0\.params\.epochs: Input should be greater than 0"):
-        TASK.validate(_config(text, tmp_path))
+        TASK.plan(_config(text, tmp_path), RunContext.build())
 
 
 def test_shipped_configs_validate():
     from neuromark.config import load_config
 
     for name in ("esn", "lstm", "lstm_suite", "tau_sweep"):
-        cfg = TASK.validate(load_config(CONFIGS / f"{name}.yaml"))
+        cfg = TASK.plan(load_config(CONFIGS / f"{name}.yaml"), RunContext.build())
         assert cfg.data.taus[0] == 17
-    full = TASK.validate(load_config(CONFIGS / "lstm.yaml"))
+    full = TASK.plan(load_config(CONFIGS / "lstm.yaml"), RunContext.build())
     assert full.data.instances == 30 and full.models[0].params.get("epochs", 200) == 200
-    sweep = TASK.validate(load_config(CONFIGS / "tau_sweep.yaml"))
+    sweep = TASK.plan(load_config(CONFIGS / "tau_sweep.yaml"), RunContext.build())
     assert sweep.data.taus == list(range(17, 31))
     assert [m.name for m in sweep.models] == ["esn", "lstm"]
 
@@ -253,9 +255,9 @@ def test_corrupt_series_in_a_data_root_names_the_file(tmp_path):
     text = f"task: mackey_glass\ndata: {{instances: 2, root: {root}}}\nmodels: [{{name: esn}}]\n"
     config = _config(text, tmp_path)
     with pytest.raises(ChecksumError, match=r"data/mackey_glass_tau17\.npy: sha256 mismatch"):
-        TASK.validate(config)  # checked before anything runs
+        TASK.plan(config, RunContext.build())  # checked before anything runs
     with pytest.raises(ChecksumError, match=r"data/mackey_glass_tau17\.npy: sha256 mismatch"):
-        TASK.run(config, tmp_path / "out", quiet=True)
+        plan_and_run(TASK, config, tmp_path / "out", quiet=True)
 
 
 ESN_ONLY = "task: mackey_glass\ndata: {taus: [17], instances: 2}\nmodels: [{name: esn}]\n"
@@ -265,15 +267,15 @@ def test_unknown_metric_name_is_a_config_error_with_the_line(tmp_path):
     text = ESN_ONLY + "metrics: [footprint, synaptic_operatons]\n"
     with pytest.raises(ConfigError, match=r"mg\.yaml:4: metrics\[1\]: unknown metric "
                                           r"'synaptic_operatons'; did you mean 'synaptic_operations'"):
-        TASK.validate(_config(text, tmp_path))
+        TASK.plan(_config(text, tmp_path), RunContext.build())
     with pytest.raises(ConfigError, match=r"metrics: Value error, sMAPE is always scored"):
-        TASK.validate(_config(ESN_ONLY + "metrics: [sMAPE]\n", tmp_path))
+        TASK.plan(_config(ESN_ONLY + "metrics: [sMAPE]\n", tmp_path), RunContext.build())
 
 
 def test_configured_metrics_and_benchmark_identity(tmp_path):
     text = ESN_ONLY + ("metrics: [parameter_count, MSE]\n"
                        "benchmark: {id: my-esn, version: '2.0', citation: mine}\n")
-    (res,) = TASK.run(_config(text, tmp_path), tmp_path / "out", quiet=True)
+    (res,) = plan_and_run(TASK, _config(text, tmp_path), tmp_path / "out", quiet=True)
     assert list(res.scores) == ["sMAPE", "parameter_count", "MSE", "model_execution_rate"]
     assert res.scores["MSE"].higher_is_better is False and res.scores["MSE"].error is None
     assert res.details["per_instance_complexity"][0]["parameter_count"] == res["parameter_count"]
@@ -282,7 +284,7 @@ def test_configured_metrics_and_benchmark_identity(tmp_path):
 
 
 def test_default_identity_and_score_metadata(tmp_path):
-    (res,) = TASK.run(_config(ESN_ONLY, tmp_path), tmp_path / "out", quiet=True)
+    (res,) = plan_and_run(TASK, _config(ESN_ONLY, tmp_path), tmp_path / "out", quiet=True)
     assert res.benchmark.id == "mackey-glass-tau17"
     assert res.benchmark.parent == "neurobench-mackey_glass"
     assert res.benchmark.citation == task_module.CITATION and res.benchmark.version == "1.0"
@@ -292,9 +294,3 @@ def test_default_identity_and_score_metadata(tmp_path):
                     "activation_sparsity": ("", True),
                     "synaptic_operations": ("ops/sample", False),
                     "model_execution_rate": ("Hz", None)}  # 1 / the tau=17 series' dt
-
-
-def test_legacy_top_level_id_names_the_new_key(tmp_path):
-    with pytest.raises(ConfigError, match=r"mg\.yaml:4: 'id' is no longer a top-level key; "
-                                          r"use benchmark: \{id: \.\.\.\} instead"):
-        TASK.validate(_config(ESN_ONLY + "id: old\n", tmp_path))

@@ -116,21 +116,52 @@ def test_build_metrics_takes_names_mappings_and_specs():
                       parse_yaml("metrics:\n  - footprint\n  - {name: footprint, opts: {}}\n"))
 
 
-@pytest.mark.parametrize("module, model, field", [
-    ("classification", "EvalSettings", "metrics"),
-    ("detection", "EvalSettings", "metrics"),
-    ("fscil", "EvalSettings", "complexity"),
-    ("mackey_glass", "MackeyGlassConfig", "metrics"),
-    ("primate_reaching", "PrimateReachingConfig", "metrics"),
-])
-def test_every_task_metric_field_accepts_the_mapping_form(module, model, field):
-    """Each task's pydantic metric-list field takes ``{name, options}`` beside names."""
-    import importlib
+def _metric_fields() -> list[tuple[str, str, object]]:
+    """(task, dotted field, annotation) of every metric-list field (``list[MetricEntry]``)
+    in every registered task's settings model (nested models walked), found, not listed;
+    the kernel's classification task validates its eval section with its EvalSettings."""
+    import typing
 
+    from pydantic import BaseModel
+
+    from neuromark.registry import tasks
+    from neuromark.tasks.classification import EvalSettings
+
+    found = []
+
+    def walk(task: str, model: type[BaseModel], path: tuple[str, ...], seen: set[type]) -> None:
+        for key, info in model.model_fields.items():
+            annotation = info.annotation
+            for part in (annotation, *typing.get_args(annotation)):
+                if isinstance(part, type) and issubclass(part, BaseModel) and part not in seen:
+                    seen.add(part)
+                    walk(task, part, (*path, key), seen)
+            if "MetricSpec" in repr(annotation):
+                found.append((task, ".".join((*path, key)), annotation))
+
+    for name in tasks.names():
+        task = tasks.get(name)
+        settings = EvalSettings if name == "classification" else getattr(task, "settings_model", None)
+        if settings is not None:
+            walk(name, settings, (), {settings})
+    return found
+
+
+METRIC_FIELDS = _metric_fields()
+
+
+def test_metric_lists_are_found():
+    tasks_with_metrics = {task for task, _, _ in METRIC_FIELDS}
+    assert "classification" in tasks_with_metrics and len(tasks_with_metrics) > 1  # the walk finds them
+
+
+@pytest.mark.parametrize("task, field, annotation", METRIC_FIELDS,
+                         ids=[f"{task}:{field}" for task, field, _ in METRIC_FIELDS])
+def test_every_task_metric_field_accepts_the_mapping_form(task, field, annotation):
+    """Each task's pydantic metric-list field takes ``{name, options}`` beside names."""
     from pydantic import TypeAdapter
 
-    cls = getattr(importlib.import_module(f"neuromark.tasks.{module}"), model)
-    adapter = TypeAdapter(cls.model_fields[field].annotation)
+    adapter = TypeAdapter(annotation)
     got = adapter.validate_python(["footprint", {"name": "synaptic_operations",
                                                  "options": {"mac_rule": "per_call"}}])
     assert got[0] == "footprint"

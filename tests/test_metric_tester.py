@@ -25,27 +25,19 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
+from neuromark.benchmarks.event_detection.coco_map import CocoMap
 from neuromark.data.prophesee import make_boxes
 from neuromark.errors import MetricError
-from neuromark.metrics import (
-    MSE,
-    R2,
-    SMAPE,
-    ActivationSparsity,
-    ClassificationAccuracy,
-    ConnectionSparsity,
-    EnergyEstimate,
-    Footprint,
-    MembraneUpdates,
-    NeuronOperations,
-    ParameterCount,
-    SynapticOperations,
-)
 from neuromark.metrics.base import Step, WorkloadMetric
-from neuromark.metrics.detection import CocoMap
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.metrics.correctness import MSE, R2, SMAPE, ClassificationAccuracy
+from neuromark.metrics.energy import EnergyEstimate
 from neuromark.metrics.functional.energy_profiles import get_profile
+from neuromark.metrics.neuron_ops import NeuronOperations
 from neuromark.metrics.speakers import SpeakerAccuracy
-from neuromark.models import SNNTorchModel, as_adapter
+from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
+from neuromark.models import as_adapter
+from neuromark.models.snntorch_model import SNNTorchModel
 from neuromark.registry import metrics as metric_registry
 
 snn = pytest.importorskip("snntorch")

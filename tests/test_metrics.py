@@ -11,19 +11,11 @@ from conftest import CountingLIF
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import (
-    MSE,
-    R2,
-    SMAPE,
-    ActivationSparsity,
-    ClassificationAccuracy,
-    ConnectionSparsity,
-    Footprint,
-    MembraneUpdates,
-    ParameterCount,
-)
 from neuromark.metrics.base import Step
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates
+from neuromark.metrics.correctness import MSE, R2, SMAPE, ClassificationAccuracy
 from neuromark.metrics.functional.correctness import smape_terms
+from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
 from neuromark.models import as_adapter
 
 
@@ -157,7 +149,7 @@ def test_membrane_updates_count_changed_neurons(neuron):
 
 def test_footprint_does_not_depend_on_batch_size():
     snn = pytest.importorskip("snntorch")
-    from neuromark.models import SNNTorchModel
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     def footprint(batch: int) -> int:
         torch.manual_seed(0)
@@ -187,7 +179,8 @@ def _leaky_net(snn):
 
 def test_footprint_never_multiplies_by_the_batch_outside_the_runner():
     snn = pytest.importorskip("snntorch")
-    from neuromark.models import SNNTorchModel, TorchModel
+    from neuromark.models.snntorch_model import SNNTorchModel
+    from neuromark.models.torch_model import TorchModel
 
     net = _leaky_net(snn)
     fixed = 15 * 4 + (3 * 4 + 8)  # parameters, Leaky's scalar buffers
@@ -207,7 +200,7 @@ def test_footprint_never_multiplies_by_the_batch_outside_the_runner():
 
 def test_footprint_of_unbatched_input_counts_the_whole_state():
     snn = pytest.importorskip("snntorch")
-    from neuromark.models import TorchModel
+    from neuromark.models.torch_model import TorchModel
 
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(20, 20), snn.Leaky(beta=0.9, init_hidden=True))
@@ -231,8 +224,8 @@ class LSTMStep(nn.Module):
 
 
 def test_torch_model_passes_any_batch_structure_through_and_counting_finds_the_tensors():
-    from neuromark.metrics import SynapticOperations
-    from neuromark.models import TorchModel
+    from neuromark.metrics.complexity import SynapticOperations
+    from neuromark.models.torch_model import TorchModel
 
     model = TorchModel(LSTMStep())
     data = [torch.ones(4, 3), (torch.zeros(4, 2), torch.zeros(4, 2))]

@@ -27,15 +27,11 @@ from neurobench.models import SNNTorchModel as NBSNNTorchModel  # noqa: E402
 from neurobench.models import TorchModel as NBTorchModel  # noqa: E402
 
 from neuromark import Benchmark  # noqa: E402
-from neuromark.metrics import (  # noqa: E402
-    ActivationSparsity,
-    ClassificationAccuracy,
-    ConnectionSparsity,
-    MembraneUpdates,
-    ParameterCount,
-    SynapticOperations,
-)
-from neuromark.models import SNNTorchModel, TorchModel  # noqa: E402
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations  # noqa: E402
+from neuromark.metrics.correctness import ClassificationAccuracy  # noqa: E402
+from neuromark.metrics.static import ConnectionSparsity, ParameterCount  # noqa: E402
+from neuromark.models.snntorch_model import SNNTorchModel  # noqa: E402
+from neuromark.models.torch_model import TorchModel  # noqa: E402
 
 
 def neurobench_results(model, loader, post, workload):
@@ -113,7 +109,7 @@ def test_relu_mlp_and_cnn_agree():
 
 @pytest.mark.parametrize("reset", ["subtract", "zero"])
 def test_neuron_operations_agree(reset):
-    from neuromark.metrics import NeuronOperations
+    from neuromark.metrics.neuron_ops import NeuronOperations
 
     torch.manual_seed(2)
     common = {"init_hidden": True, "reset_mechanism": reset}
@@ -147,7 +143,7 @@ def test_neuron_operations_beyond_neurobench_table(capsys):
     """neurobench 2.3.0 has costs for Leaky, Synaptic, Lapicque and Alpha only: on an
     RLeaky it prints its KeyError and reports 0.0 neuron ops; ours counts it (5 per update,
     the recurrent Linear as synaptic ops), on neurobench's own membrane updates."""
-    from neuromark.metrics import NeuronOperations
+    from neuromark.metrics.neuron_ops import NeuronOperations
 
     torch.manual_seed(3)
     net = nn.Sequential(nn.Linear(6, 4),

@@ -13,19 +13,12 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import (
-    MSE,
-    R2,
-    SMAPE,
-    ActivationSparsity,
-    ClassificationAccuracy,
-    ConnectionSparsity,
-    Footprint,
-    ParameterCount,
-    SynapticOperations,
-)
 from neuromark.metrics.base import Step
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.complexity import ActivationSparsity, SynapticOperations
+from neuromark.metrics.correctness import MSE, R2, SMAPE, ClassificationAccuracy
+from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 snn = pytest.importorskip("snntorch")
 surrogate = pytest.importorskip("snntorch.surrogate")
@@ -265,7 +258,7 @@ def snn_net() -> nn.Sequential:
 
 def test_membrane_updates_net_snn():
     # batch 5, 10 steps, all-ones input: 5 neurons x 10 steps = 50 updates per sample
-    from neuromark.metrics import MembraneUpdates
+    from neuromark.metrics.complexity import MembraneUpdates
 
     res = run(SNNTorchModel(snn_net()), torch.ones(5, 10, 20), torch.zeros(5),
               [MembraneUpdates()])

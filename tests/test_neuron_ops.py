@@ -7,16 +7,17 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import MembraneUpdates, NeuronOperations
+from neuromark.metrics.complexity import MembraneUpdates
 from neuromark.metrics.functional.neuron_ops import (
     SNNTORCH_COSTS,
     NeuronCostError,
     neuron_cost,
     neuron_operations,
 )
-from neuromark.models import SNNTorchModel
+from neuromark.metrics.neuron_ops import NeuronOperations
 from neuromark.models.adapter import ModelAdapter
 from neuromark.models.base import NeuronLayer, membrane_attribute
+from neuromark.models.snntorch_model import SNNTorchModel
 from neuromark.registry import metrics as metric_registry
 
 snn = pytest.importorskip("snntorch")

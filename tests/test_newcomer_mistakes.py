@@ -17,10 +17,13 @@ from torch import nn
 from neuromark import Benchmark
 from neuromark.cli import main
 from neuromark.errors import UnsupportedLayerError
-from neuromark.metrics import ClassificationAccuracy, SynapticOperations
-from neuromark.models import SNNTorchModel, TorchModel, as_adapter
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.metrics.correctness import ClassificationAccuracy
+from neuromark.models import as_adapter
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 from neuromark.models.untrained import UNTRAINED_FLAG, as_built
-from neuromark.processors.post import ChooseMaxCount
+from neuromark.processors.decoding import ChooseMaxCount
 from neuromark.registry import datasets
 from neuromark.results import CustomBenchmarkWarning
 

@@ -14,13 +14,9 @@ from torch import nn
 from neuromark import Benchmark
 from neuromark.components import ComponentSpec, build_component
 from neuromark.errors import DataError, UnsupportedLayerError
-from neuromark.metrics import (
-    ActivationSparsity,
-    MembraneUpdates,
-    NeuronOperations,
-    SynapticOperations,
-)
-from neuromark.models import SNNTorchModel
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.metrics.neuron_ops import NeuronOperations
+from neuromark.models.snntorch_model import SNNTorchModel
 from neuromark.registry import models
 
 nir = pytest.importorskip("nir", reason="NIR tests need the 'nir' extra (nir, nirtorch)")

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 from neuromark.cli import main
-from neuromark.config import BenchmarkSettings, validate
+from neuromark.config import BenchmarkSettings
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import tasks
 from neuromark.results import Results, Score, id_problem, path_in
 from neuromark.suite import LOCK_NAME, MANIFEST_NAME, differing_keys
+from neuromark.tasks.base import BenchmarkTask
 
 
 class OutputsSettings(BenchmarkSettings.__base__):  # a StrictModel
@@ -31,18 +32,17 @@ class OutputsSettings(BenchmarkSettings.__base__):  # a StrictModel
     extra_ids: list[str] = []
 
 
-class OutputsTask:
+class OutputsTask(BenchmarkTask):
     """Writes one result per id (``benchmark.id`` and ``extra_ids``, unvalidated, as a
     careless plugin would) with score ``value``; counts its runs."""
 
     name = "t-outputs"
     runs = 0
 
-    def validate(self, config):
-        return validate(OutputsSettings, config.data, config)
+    settings_model = OutputsSettings
 
-    def run(self, config, out_dir, *, quiet=False):
-        cfg = self.validate(config)
+    def execute(self, plan, ctx):
+        cfg, config = plan.settings, plan.config
         type(self).runs += 1
         ids = [cfg.benchmark.id, *cfg.extra_ids]
         return [Results({"score": Score(cfg.value)}, cfg.benchmark.info(id=i), config=config.data)

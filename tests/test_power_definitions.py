@@ -91,8 +91,8 @@ def test_over_deadline_is_zero_for_a_solver_on_time():
 
 
 def test_checker_recomputes_over_deadline(tmp_path):
+    from neuromark.benchmarks.qubo.checker_rules import check_over_deadline
     from neuromark.system.checker import _Audit
-    from neuromark.system.checker_power import check_over_deadline
 
     entries = [{"scenario": "fixed_timeout", "timeout_s": 0.1, "wall_s": w} for w in (0.05, 0.2)]
     audit = _Audit(tmp_path)

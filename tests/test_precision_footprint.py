@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from neuromark.metrics import Footprint
 from neuromark.metrics.functional.precision import operand_bits, packed_bytes
+from neuromark.metrics.static import Footprint
 from neuromark.models.torch_model import TorchModel
 
 

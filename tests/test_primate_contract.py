@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from test_primate_reaching_data import T0, K, tiny, write_mat73
 
-from neuromark.benchmarks.primate_reaching.models import RidgeOptions, TrainData, fit_ridge
+from neuromark.baselines.ridge_decoder import RidgeOptions, TrainData, fit_ridge
 from neuromark.benchmarks.primate_reaching.reader import PrimateReaching, read_session
 from neuromark.config import ConfigFile
 from neuromark.errors import DataError
 from neuromark.registry import tasks
+from neuromark.tasks.base import plan_and_run
 
 SESSION = "indy_20160622_01"
 
@@ -97,8 +98,8 @@ def test_spikes_none_in_train_split_refused_before_fitting(tmp_path):
     cfg.write_text(json.dumps(data))
     with pytest.raises(DataError, match=rf"session '{SESSION}': the train split holds no spike in "
                                         r"any of its 2 channels"):
-        tasks.get("primate_reaching").run(ConfigFile(data=data, path=cfg), tmp_path / "out",
-                                          quiet=True)
+        plan_and_run(tasks.get("primate_reaching"), ConfigFile(data=data, path=cfg), tmp_path / "out",
+                     quiet=True)
     assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())
 
 

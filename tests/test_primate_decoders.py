@@ -15,7 +15,9 @@ from neuromark.cli import main
 from neuromark.config import ConfigFile
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import models, tasks
-from neuromark.training import ModelFamily, family_for, recipe_hash
+from neuromark.tasks.base import plan_and_run
+from neuromark.training.checkpoints import recipe_hash
+from neuromark.training.family import ModelFamily, family_for
 
 SESSIONS = ["indy_20160622_01", "loco_20170210_03"]
 
@@ -33,7 +35,7 @@ def config(tmp_path, model=None, **data):
 def old_name(tmp_path, session: str) -> tuple[str, dict]:
     """The old cache's file name and recipe for ridge_decoder's default options, by hand:
     sha256 of the recipe's canonical JSON, the training file in it as its sha256."""
-    from neuromark.benchmarks.primate_reaching.models import RidgeOptions
+    from neuromark.baselines.ridge_decoder import RidgeOptions
 
     data = (tmp_path / "data" / f"{session}.mat").read_bytes()
     recipe = {"family": "ridge", "options": RidgeOptions().model_dump(),
@@ -45,7 +47,7 @@ def old_name(tmp_path, session: str) -> tuple[str, dict]:
 
 def test_shared_header_same_hash_and_reuse(tmp_path):
     task = tasks.get("primate_reaching")
-    (first,) = task.run(config(tmp_path), tmp_path / "out", quiet=True)
+    (first,) = plan_and_run(task, config(tmp_path), tmp_path / "out", quiet=True)
     for session in SESSIONS:
         entry = first.details["per_session"][session]
         name, recipe = old_name(tmp_path, session)
@@ -56,16 +58,17 @@ def test_shared_header_same_hash_and_reuse(tmp_path):
         assert payload["meta"]["recipe"] == recipe
         assert payload["meta"]["recipe_hash"] == recipe_hash(recipe, [])
         assert name.endswith(payload["meta"]["recipe_hash"][:16] + ".pt")
-    (again,) = task.run(config(tmp_path), tmp_path / "out2", quiet=True)
+    (again,) = plan_and_run(task, config(tmp_path), tmp_path / "out2", quiet=True)
     assert not any(e["trained_now"] for e in again.details["per_session"].values())
     assert again["r2"] == first["r2"]
 
 
-def test_old_decoder_files_are_reused(tmp_path):
-    """Files of the old header ("neuromark-primate-decoder-1", written here as the old code
-    did) are read as a legacy header and reused; `neuromark train` rewrites them."""
+def test_old_decoder_files_are_retrained(tmp_path, capsys):
+    """Files of the header before 0.2.0 ("neuromark-primate-decoder-1", written here as the
+    old code did) are no longer read: a run retrains them, saying why, to the same figures
+    (seeded), and writes the current header."""
     task = tasks.get("primate_reaching")
-    (fresh,) = task.run(config(tmp_path), tmp_path / "out", quiet=True)
+    (fresh,) = plan_and_run(task, config(tmp_path), tmp_path / "out", quiet=True)
     for session in SESSIONS:
         path = tmp_path / "ckpt" / old_name(tmp_path, session)[0]
         payload = torch.load(path, weights_only=True)
@@ -73,24 +76,24 @@ def test_old_decoder_files_are_reused(tmp_path):
                     "recipe": json.dumps(old_name(tmp_path, session)[1]),  # unsorted, as before
                     "state_dict": payload["state_dict"], "train_seconds": 1.5,
                     "device": "cpu", "torch_version": str(torch.__version__)}, path)
-    (old,) = task.run(config(tmp_path), tmp_path / "out2", quiet=True)
-    assert [e["trained_now"] for e in old.details["per_session"].values()] == [False, False]
-    assert old.details["per_session"][SESSIONS[0]]["train_seconds"] == 1.5
+    capsys.readouterr()
+    (old,) = plan_and_run(task, config(tmp_path), tmp_path / "out2", quiet=True)
+    assert [e["trained_now"] for e in old.details["per_session"].values()] == [True, True]
+    assert capsys.readouterr().err.count("before 0.2.0 (header 'neuromark-primate-decoder-1')") == 2
     assert old["r2"] == fresh["r2"]
-    plan = task.plan(config(tmp_path), _ctx())
-    prepared = task.train(plan, _ctx())
-    assert [p.trained for p in prepared] == [True, True]
-    assert all(torch.load(p.path, weights_only=True)["format"] == 1 for p in prepared)
+    for session in SESSIONS:
+        path = tmp_path / "ckpt" / old_name(tmp_path, session)[0]
+        assert torch.load(path, weights_only=True)["format"] == 1
 
 
 def test_a_foreign_file_is_refused_and_kept(tmp_path):
     task = tasks.get("primate_reaching")
-    task.run(config(tmp_path, sessions=SESSIONS[:1]), tmp_path / "o", quiet=True)  # writes the data
+    plan_and_run(task, config(tmp_path, sessions=SESSIONS[:1]), tmp_path / "o", quiet=True)  # writes the data
     path = tmp_path / "ckpt" / old_name(tmp_path, SESSIONS[0])[0]
     torch.save({"weights": torch.zeros(2)}, path)  # the user's own file, at the decoder's path
     before = path.read_bytes()
     with pytest.raises(DataError, match="not a neuromark checkpoint"):
-        task.run(config(tmp_path, sessions=SESSIONS[:1]), tmp_path / "o2", quiet=True)
+        plan_and_run(task, config(tmp_path, sessions=SESSIONS[:1]), tmp_path / "o2", quiet=True)
     with pytest.raises(DataError, match="never overwrites"):
         task.train(task.plan(config(tmp_path, sessions=SESSIONS[:1]), _ctx()), _ctx())
     assert path.read_bytes() == before

@@ -14,8 +14,10 @@ from test_primate_reaching_data import T0, write_mat73
 
 from neuromark.benchmarks.primate_reaching.task import DataSettings
 from neuromark.config import ConfigFile
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import tasks
+from neuromark.tasks.base import plan_and_run
 
 SESSION = "indy_20160622_01"
 
@@ -57,7 +59,7 @@ def reaching_config(tmp_path: Path, root: Path, **data: object) -> ConfigFile:
 def test_on_invalid_setting_validated_at_load(tmp_path):
     cfg = reaching_config(tmp_path, tmp_path, on_invalid="skip")
     with pytest.raises(ConfigError, match=r"data\.on_invalid"):
-        tasks.get("primate_reaching").validate(cfg)
+        tasks.get("primate_reaching").plan(cfg, RunContext.build())
 
 
 def test_on_invalid_error_keeps_the_recipe_hash_drop_changes_it():
@@ -71,9 +73,9 @@ def test_on_invalid_drop_counts_per_split_and_flags(tmp_path):
     root = tmp_path / "hostile"
     reaching_session(root, cursor_nan_at=300, spike_nan=True)  # sample 300: the first reaches (train)
     with pytest.raises(DataError, match=r"finite spike times|cursor_pos is not finite"):
-        task.run(reaching_config(tmp_path, root), tmp_path / "out0", quiet=True)
-    (res,) = task.run(reaching_config(tmp_path, root, on_invalid="drop"), tmp_path / "out1",
-                      quiet=True)
+        plan_and_run(task, reaching_config(tmp_path, root), tmp_path / "out0", quiet=True)
+    (res,) = plan_and_run(task, reaching_config(tmp_path, root, on_invalid="drop"), tmp_path / "out1",
+                          quiet=True)
     entry = res.details["per_session"][SESSION]
     assert entry["invalid_records"] == {
         "train": {"finite spike times": 1, "finite cursor": 1, "finite velocity": 2},
@@ -82,12 +84,13 @@ def test_on_invalid_drop_counts_per_split_and_flags(tmp_path):
     # a clean file: nothing dropped, no flag, and the error-mode decoder is a different checkpoint
     clean = tmp_path / "clean"
     reaching_session(clean)
-    (ok,) = task.run(reaching_config(tmp_path, clean, on_invalid="drop"), tmp_path / "out2", quiet=True)
+    (ok,) = plan_and_run(task, reaching_config(tmp_path, clean, on_invalid="drop"), tmp_path / "out2",
+                         quiet=True)
     assert ok.details["per_session"][SESSION]["invalid_records"] == {"train": {}, "test": {}}
     assert not ok.flags
-    (plain,) = task.run(reaching_config(tmp_path, clean), tmp_path / "out3", quiet=True)
-    (explicit,) = task.run(reaching_config(tmp_path, clean, on_invalid="error"), tmp_path / "out4",
-                           quiet=True)
+    (plain,) = plan_and_run(task, reaching_config(tmp_path, clean), tmp_path / "out3", quiet=True)
+    (explicit,) = plan_and_run(task, reaching_config(tmp_path, clean, on_invalid="error"), tmp_path / "out4",
+                               quiet=True)
     assert "invalid_records" not in plain.details["per_session"][SESSION]
     assert not explicit.details["per_session"][SESSION]["trained_now"]
     assert (explicit.details["per_session"][SESSION]["checkpoint"]
@@ -111,12 +114,12 @@ def test_psth_on_invalid_drop_counts_spike_times_refuses_samples(tmp_path):
     root = tmp_path / "spikes"
     reaching_session(root, spike_nan=True)
     with pytest.raises(DataError, match="finite spike times"):
-        task.run(psth_config(tmp_path, root, "error"), tmp_path / "out0", quiet=True)
-    (res,) = task.run(psth_config(tmp_path, root, "drop"), tmp_path / "out1", quiet=True)
+        plan_and_run(task, psth_config(tmp_path, root, "error"), tmp_path / "out0", quiet=True)
+    (res,) = plan_and_run(task, psth_config(tmp_path, root, "drop"), tmp_path / "out1", quiet=True)
     assert res.details["per_session"][SESSION]["invalid_records"] == {"finite spike times": 1}
     assert any("on_invalid: drop" in f for f in res.flags)
     cursor = tmp_path / "cursor"
     reaching_session(cursor, cursor_nan_at=300)
     with pytest.raises(DataError, match=r"sample 299 \(finite velocity\) would be dropped, but "
                                         r"psth_predictivity runs its controller"):
-        task.run(psth_config(tmp_path, cursor, "drop"), tmp_path / "out2", quiet=True)
+        plan_and_run(task, psth_config(tmp_path, cursor, "drop"), tmp_path / "out2", quiet=True)

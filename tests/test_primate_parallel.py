@@ -10,11 +10,14 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.benchmarks.primate_reaching.models import ANN2D, SNN2, RidgeDecoder
+from neuromark.baselines.ridge_decoder import RidgeDecoder
+from neuromark.benchmarks.primate_reaching.models import ANN2D, SNN2
+from neuromark.benchmarks.primate_reaching.parallel_streams import chunk_schedule, parallel_stream
 from neuromark.config import ConfigFile
-from neuromark.data.parallel_streams import chunk_schedule, parallel_stream
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import tasks
+from neuromark.tasks.base import plan_and_run
 
 INDY = ["indy_20160622_01", "indy_20160630_01"]
 
@@ -94,8 +97,8 @@ def test_parallel_run_equals_sequential_per_session_runs(tmp_path, surrogate):
     histories are checked above; the task code is the same for every decoder)."""
     model = {"name": "snn2", "options": {"hidden": 16, "iterations": 3}}
     task = tasks.get("primate_reaching")
-    (seq,) = task.run(config(tmp_path, surrogate, False, **model), tmp_path / "o1", quiet=True)
-    (par,) = task.run(config(tmp_path, surrogate, True, **model), tmp_path / "o2", quiet=True)
+    (seq,) = plan_and_run(task, config(tmp_path, surrogate, False, **model), tmp_path / "o1", quiet=True)
+    (par,) = plan_and_run(task, config(tmp_path, surrogate, True, **model), tmp_path / "o2", quiet=True)
     assert seq.details["shared_decoder"]["trained_now"]
     assert not par.details["shared_decoder"]["trained_now"]  # the same checkpoint
     per_seq, per_par = seq.details["per_session"], par.details["per_session"]
@@ -126,8 +129,8 @@ def test_parallel_needs_a_shared_decoder_of_one_array(tmp_path, surrogate):
     cfg = config(tmp_path, surrogate, True, name="ridge_decoder")
     cfg.data["data"]["shared_decoder"] = False
     with pytest.raises(ConfigError, match="shared_decoder: true"):
-        task.validate(cfg)
+        task.plan(cfg, RunContext.build())
     mixed = config(tmp_path, surrogate, True, sessions=[INDY[0], "loco_20170210_03"],
                    name="ridge_decoder")
     with pytest.raises(ConfigError, match="equal channel counts"):
-        task.run(mixed, tmp_path / "o", quiet=True)
+        plan_and_run(task, mixed, tmp_path / "o", quiet=True)

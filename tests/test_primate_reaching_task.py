@@ -15,8 +15,10 @@ from sklearn.metrics import r2_score
 from neuromark.benchmarks.primate_reaching.reader import PrimateReaching
 from neuromark.benchmarks.primate_reaching.task import per_monkey, r2_per_dimension
 from neuromark.config import ConfigFile
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import models, tasks
+from neuromark.tasks.base import plan_and_run
 
 SESSIONS = ["indy_20160622_01", "loco_20170210_03"]
 
@@ -52,7 +54,7 @@ def test_per_monkey_groups_sessions_by_file_name():
 def test_task_scores_sessions_and_reuses_checkpoints(tmp_path):
     task = tasks.get("primate_reaching")
     cfg = config(tmp_path)
-    (res,) = task.run(cfg, tmp_path / "out", quiet=True)
+    (res,) = plan_and_run(task, cfg, tmp_path / "out", quiet=True)
     per = res.details["per_session"]
     r2s = [per[s]["r2"] for s in SESSIONS]
     assert res["r2"] == pytest.approx(np.mean(r2s))
@@ -82,7 +84,7 @@ def test_task_scores_sessions_and_reuses_checkpoints(tmp_path):
                 model.reset_state()
                 chopped.append(model(x)[0])
         assert not np.allclose(torch.cat(chopped).numpy(), pred)
-    (again,) = task.run(cfg, tmp_path / "out2", quiet=True)
+    (again,) = plan_and_run(task, cfg, tmp_path / "out2", quiet=True)
     assert not any(e["trained_now"] for e in again.details["per_session"].values())
     assert again["r2"] == res["r2"]
 
@@ -90,10 +92,10 @@ def test_task_scores_sessions_and_reuses_checkpoints(tmp_path):
 def test_config_errors(tmp_path):
     task = tasks.get("primate_reaching")
     with pytest.raises(ConfigError, match="streaming decoder"):
-        task.validate(config(tmp_path, name="svm"))
+        task.plan(config(tmp_path, name="svm"), RunContext.build())
     with pytest.raises(ConfigError, match="lags"):
-        task.validate(config(tmp_path, name="ridge_decoder", options={"lags": 0}))
+        task.plan(config(tmp_path, name="ridge_decoder", options={"lags": 0}), RunContext.build())
     cfg = config(tmp_path)
     cfg.data["data"]["surrogate"] = None
     with pytest.raises(ConfigError, match="no such file"):
-        task.validate(cfg)
+        task.plan(cfg, RunContext.build())

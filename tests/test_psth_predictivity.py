@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.primate_reaching.psth import align, sector_of, select_reaches
 from neuromark.benchmarks.primate_reaching.psth_task import cv_predictivity, generating_reliability
 from neuromark.ceilings import internal_consistency, pearson_columns
-from neuromark.processors.psth import align, sector_of, select_reaches
+from neuromark.tasks.base import plan_and_run
 
 
 def test_sectors_are_centred_on_multiples_of_45_degrees():
@@ -112,7 +113,7 @@ def test_task_end_to_end_on_a_small_surrogate(tmp_path):
                      "sessions": ["loco_20170215_02"]},
             "ceiling": {"n_bootstrap": 50, "min_reliability": 0.0},
             "controller": {"iterations": 5}}
-    (res,) = tasks.get("psth_predictivity").run(ConfigFile(data=data), tmp_path / "out", quiet=True)
+    (res,) = plan_and_run(tasks.get("psth_predictivity"), ConfigFile(data=data), tmp_path / "out", quiet=True)
     session = res.details["per_session"]["loco_20170215_02"]
     assert session["repetitions"] == min(session["reaches_per_sector"]) >= 2
     ceiling, generating = res.scores["ceiling"], res.scores["ceiling_generating"]

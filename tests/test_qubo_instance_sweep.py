@@ -12,6 +12,7 @@ import pytest
 from neuromark.benchmarks.qubo.task import TASK
 from neuromark.config import load_config
 from neuromark.errors import ConfigError, DataError
+from neuromark.tasks.base import plan_and_run
 
 REAL = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis"
 
@@ -35,7 +36,7 @@ def test_sweep_over_instance_files_and_a_folder(tmp_path):
         shutil.copy(REAL / name, folder / name)
     (folder / "notes.txt").write_text("not an instance")
     cfg = _config(tmp_path, f"{{files: [{REAL / 'C125-9.qs.xz'}], folder: mis}}")
-    res = TASK.run(load_config(cfg), tmp_path / "out", quiet=True)[0]
+    res = plan_and_run(TASK, load_config(cfg), tmp_path / "out", quiet=True)[0]
     entries = [json.loads(x) for x in (tmp_path / "out" / "entries.jsonl").read_text().splitlines()]
     assert {e["instance"] for e in entries} == {"C125-9.qs", "karate.gph"}
     assert {e["bks"] for e in entries} == {-34.0, -20.0}  # the optima, from the .opt.sol files
@@ -44,28 +45,29 @@ def test_sweep_over_instance_files_and_a_folder(tmp_path):
     assert "bks_gap[C125-9.qs]@0.02s" in res.scores and "bks_gap@0.02s" in res.scores
     assert res["tts_gap0_reached"] >= 0.5
     assert "over_deadline_fraction@fixed_timeout" in res.scores
-    again = TASK.run(load_config(cfg), tmp_path / "out", quiet=True)[0]  # resumes: nothing new
+    again = plan_and_run(TASK, load_config(cfg), tmp_path / "out", quiet=True)[0]  # resumes: nothing new
     assert again.scores["bks_gap@0.02s"].value == res.scores["bks_gap@0.02s"].value
 
 
 def test_instance_configs_fail_before_solving(tmp_path):
     with pytest.raises(ConfigError, match="instances.files\\[0\\]: no such file"):
-        TASK.run(load_config(_config(tmp_path, "{files: [missing.gph]}")), tmp_path / "o", quiet=True)
+        plan_and_run(TASK, load_config(_config(tmp_path, "{files: [missing.gph]}")), tmp_path / "o",
+                     quiet=True)
     lone = tmp_path / "cfg" / "lone.gph"
     lone.parent.mkdir(parents=True, exist_ok=True)
     lone.write_text("p edge 3 1\ne 1 2\n")
     with pytest.raises(ConfigError, match="no optimum for .*lone.gph: put lone.opt.sol beside it"):
-        TASK.run(load_config(_config(tmp_path, "{files: [lone.gph]}")), tmp_path / "o", quiet=True)
+        plan_and_run(TASK, load_config(_config(tmp_path, "{files: [lone.gph]}")), tmp_path / "o", quiet=True)
     (tmp_path / "cfg" / "bad.gph").write_text("p edge 3 1\ne 1 7\n")
     with pytest.raises(DataError, match="bad.gph:2: index 7 out of range"):
-        TASK.run(load_config(_config(tmp_path, "{files: [bad.gph]}")), tmp_path / "o", quiet=True)
+        plan_and_run(TASK, load_config(_config(tmp_path, "{files: [bad.gph]}")), tmp_path / "o", quiet=True)
     (tmp_path / "cfg" / "empty").mkdir()
     with pytest.raises(ConfigError, match="has no instance file"):
-        TASK.run(load_config(_config(tmp_path, "{folder: empty}")), tmp_path / "o", quiet=True)
+        plan_and_run(TASK, load_config(_config(tmp_path, "{folder: empty}")), tmp_path / "o", quiet=True)
     both = _config(tmp_path, "{folder: empty}")
     both.write_text(both.read_text() + "workloads: {sizes: [10], densities: [0.1]}\n")
     with pytest.raises(ConfigError, match="either 'workloads'"):
-        TASK.run(load_config(both), tmp_path / "o", quiet=True)
+        plan_and_run(TASK, load_config(both), tmp_path / "o", quiet=True)
 
 
 class OnTime:
@@ -101,7 +103,7 @@ def test_default_config_scores_zero_over_deadline_for_an_on_time_solver(tmp_path
     assert "test-on-time" in text
     solvers.register("test-on-time", OnTime)
     try:
-        res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
+        res = plan_and_run(TASK, parse_yaml(text), tmp_path, quiet=True)[0]
     finally:
         solvers._entries.pop("test-on-time", None)
     assert res["over_deadline_fraction@fixed_timeout"] == 0.0

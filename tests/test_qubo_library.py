@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from neuromark.benchmarks.qubo.energy import energy, is_independent_set
 from neuromark.benchmarks.qubo.library import (
     instance_name,
     known_optimum,
@@ -24,6 +23,7 @@ from neuromark.benchmarks.qubo.library import (
     write_qs,
     write_solution,
 )
+from neuromark.benchmarks.qubo.objective import energy, is_independent_set
 from neuromark.errors import DataError
 
 REAL = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis"

@@ -21,9 +21,11 @@ from neuromark.benchmarks.qubo.solvers import SolveResult
 from neuromark.benchmarks.qubo.solvers.base import allowed_overrun
 from neuromark.benchmarks.qubo.task import TASK
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError, ModelOutputError
 from neuromark.registry import meters, solvers
 from neuromark.system.power.csv_trace import CsvTraceMeter
+from neuromark.tasks.base import plan_and_run
 
 pytest.importorskip("numba")
 
@@ -197,8 +199,8 @@ def bks(tmp_path):
 def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
     meters.register("two-watt", TwoWattMeter)
     try:
-        res = TASK.run(parse_yaml(CONFIG.format(bks=bks) + "meter: {name: two-watt}\n"),
-                       tmp_path / "a", quiet=True)[0]
+        res = plan_and_run(TASK, parse_yaml(CONFIG.format(bks=bks) + "meter: {name: two-watt}\n"),
+                           tmp_path / "a", quiet=True)[0]
     finally:
         meters._entries.pop("two-watt", None)
     assert res["avg_power_w@0.005s"] == pytest.approx(2.0)
@@ -206,8 +208,8 @@ def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
         2.0 * res["tts_gap0.01_median_s"], rel=1e-6)
     assert res["max_size@d=0.01"] == 30 and res["max_size@d=1"] == 30
     assert not any("power" in f for f in res.flags)
-    res = TASK.run(parse_yaml(CONFIG.format(bks=bks) + "jobs: 2\n"), tmp_path / "b",
-                   quiet=True)[0]
+    res = plan_and_run(TASK, parse_yaml(CONFIG.format(bks=bks) + "jobs: 2\n"), tmp_path / "b",
+                       quiet=True)[0]
     assert res["bks_gap@0.005s"] == pytest.approx(0.0, abs=0.2)
     assert any("2 parallel processes" in f for f in res.flags)
 
@@ -221,12 +223,12 @@ def test_bad_max_size_config(bks, old, new, match):
     text = CONFIG.format(bks=bks)
     assert text.count(old) == 1  # only in the max_size line
     with pytest.raises(ConfigError, match=match):
-        TASK.validate(parse_yaml(text.replace(old, new)))
+        TASK.plan(parse_yaml(text.replace(old, new)), RunContext.build())
 
 
 def test_meter_with_jobs_is_rejected(bks):
     with pytest.raises(ConfigError, match="jobs: power is measured for one process"):
-        TASK.validate(parse_yaml(CONFIG.format(bks=bks) + "meter: {name: x}\njobs: 2\n"))
+        TASK.plan(parse_yaml(CONFIG.format(bks=bks) + "meter: {name: x}\njobs: 2\n"), RunContext.build())
 
 
 def test_time_to_solution_energy_from_the_meter():
@@ -266,8 +268,8 @@ def test_sweep_power_for_every_entry_from_a_trace_written_during_the_run(bks, tm
     trace.write_text(f"t_s,power_w\n{t - 2.0!r},2.0\n{t - 1.0!r},2.0\n")
     meters.register("growing-csv", GrowingTrace)
     try:
-        res = TASK.run(parse_yaml(GROWING.format(bks=bks, trace=trace)), tmp_path / "out",
-                       quiet=True)[0]
+        res = plan_and_run(TASK, parse_yaml(GROWING.format(bks=bks, trace=trace)), tmp_path / "out",
+                           quiet=True)[0]
     finally:
         meters._entries.pop("growing-csv", None)
     entries = res.details["entries"]

@@ -16,8 +16,10 @@ from neuromark.benchmarks.qubo.store import EntryStore
 from neuromark.benchmarks.qubo.task import TASK
 from neuromark.cli import main
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.registry import solvers
+from neuromark.tasks.base import plan_and_run
 
 pytest.importorskip("numba")
 
@@ -81,7 +83,7 @@ def config(bks_file, solver_names=("neuromark-sa", "test-greedy")):
 
 
 def test_sweep_results_and_files(bks_file, tmp_path):
-    results = TASK.run(config(bks_file), tmp_path, quiet=True)
+    results = plan_and_run(TASK, config(bks_file), tmp_path, quiet=True)
     assert [r.benchmark.id for r in results] == ["t", "t"]  # one benchmark; solvers are models
     assert [(r.model.name, r.model.label) for r in results] == [
         ("neuromark-sa", "neuromark-sa"), ("test-greedy", "test-greedy")]
@@ -107,7 +109,7 @@ def test_sweep_results_and_files(bks_file, tmp_path):
 
 
 def test_unreached_threshold_is_never_a_number(bks_file, tmp_path):
-    res = TASK.run(config(bks_file, ("test-empty",)), tmp_path, quiet=True)[0]
+    res = plan_and_run(TASK, config(bks_file, ("test-empty",)), tmp_path, quiet=True)[0]
     assert res["tts_gap0.1_median_s"] == "not reached within the cap"
     assert res["tts_gap0.1_reached"] == 0.0
     assert res["bks_gap@0.01s"] == 1.0  # cost 0 vs negative BKS
@@ -117,14 +119,14 @@ def test_interrupted_sweep_resumes_without_losing_or_repeating(bks_file, tmp_pat
     cfg = config(bks_file, ("test-greedy",))
     Greedy.fail_after = 5
     with pytest.raises(RuntimeError, match="simulated crash"):
-        TASK.run(cfg, tmp_path, quiet=True)
+        plan_and_run(TASK, cfg, tmp_path, quiet=True)
     assert len(EntryStore(tmp_path / "entries.jsonl")) == 5
     Greedy.fail_after = None
-    TASK.run(cfg, tmp_path, quiet=True)
+    plan_and_run(TASK, cfg, tmp_path, quiet=True)
     assert Greedy.calls == 12  # 5 before the crash + the 7 missing, none repeated
     lines = (tmp_path / "entries.jsonl").read_text().splitlines()
     assert len(lines) == 12 and len({json.loads(x)["key"] for x in lines}) == 12
-    TASK.run(cfg, tmp_path, quiet=True)  # complete: nothing runs again
+    plan_and_run(TASK, cfg, tmp_path, quiet=True)  # complete: nothing runs again
     assert Greedy.calls == 12
 
 
@@ -148,15 +150,14 @@ def test_torn_last_line_is_dropped(tmp_path):
     ("  - name: test-greedy", "  - name: nosuch", r"solvers.1.name: unknown solver 'nosuch'"),
     ("seeds: [0, 1]", "seeds: [0, 3]", r"no best-known solution for n=10, density=0.1, seed=3"),
     ("bks:", "timeout: 1\nbks:", "timeout: unknown key"),
-    ("benchmark: {id: t}", "id: t", r"<config>:2: 'id' is no longer a top-level key; use "
-                                    r"benchmark: \{id: ...\}"),
-    ("benchmark: {id: t}", "benchmark: {id: t}\nversion: '2'", r"'version' is no longer"),
+    ("benchmark: {id: t}", "id: t", r"<config>:2: id: unknown key \(allowed: task, "),
+    ("benchmark: {id: t}", "benchmark: {id: t}\nversion: '2'", r"version: unknown key"),
     ("benchmark: {id: t}", "benchmark: {name: t}", r"benchmark.id: Field required"),
 ])
 def test_bad_configs_name_the_key(bks_file, old, new, match):
     yaml_text = _yaml(bks_file).replace(old, new)
     with pytest.raises(ConfigError, match=match):
-        TASK.validate(parse_yaml(yaml_text))
+        TASK.plan(parse_yaml(yaml_text), RunContext.build())
 
 
 def _yaml(bks_file):
@@ -186,7 +187,7 @@ def test_bks_file_contradicting_workload_fails_the_run(tmp_path):
     from neuromark.errors import DataError
 
     with pytest.raises(DataError, match="below the exact optimum -7"):
-        TASK.run(parse_yaml(text), tmp_path / "out", quiet=True)
+        plan_and_run(TASK, parse_yaml(text), tmp_path / "out", quiet=True)
 
 
 def test_cli_qubo_run_and_compare(bks_file, tmp_path, capsys):
@@ -238,7 +239,7 @@ def test_qubo_run_refuses_a_folder_of_the_old_layout(bks_file, tmp_path, capsys)
     # rewritten: refused with a clear message, files untouched, until --overwrite
     cfg = tmp_path / "c.yaml"
     cfg.write_text(_yaml(bks_file).replace("  - name: neuromark-sa\n", ""))
-    TASK.run(parse_yaml(cfg.read_text()), tmp_path / "o", quiet=True)  # entries in o/
+    plan_and_run(TASK, parse_yaml(cfg.read_text()), tmp_path / "o", quiet=True)  # entries in o/
     assert Greedy.calls == 12
     before = (tmp_path / "o" / "entries.jsonl").read_bytes()
     assert main(["qubo", "run", str(cfg), "--out", str(tmp_path / "o"), "--quiet"]) == 1
@@ -252,13 +253,13 @@ def test_qubo_run_refuses_a_folder_of_the_old_layout(bks_file, tmp_path, capsys)
 def test_identity_from_the_benchmark_section(bks_file, tmp_path):
     text = _yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
         "benchmark: {id: t}", "benchmark: {id: u, version: '2.1', citation: '@misc{x}'}")
-    res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
+    res = plan_and_run(TASK, parse_yaml(text), tmp_path, quiet=True)[0]
     assert res.benchmark.id == "u" and res.benchmark.version == "2.1"
     assert res.benchmark.parent == "neurobench-qubo-mis" and res.benchmark.citation == "@misc{x}"
     text = text.replace("version: '2.1'", "parent: p")
-    res = TASK.run(parse_yaml(text), tmp_path, quiet=True)[0]
+    res = plan_and_run(TASK, parse_yaml(text), tmp_path, quiet=True)[0]
     assert res.benchmark.parent == "p" and res.benchmark.version == "1.0"
-    res = TASK.run(parse_yaml(_yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
+    res = plan_and_run(TASK, parse_yaml(_yaml(bks_file).replace("  - name: neuromark-sa\n", "").replace(
         "benchmark: {id: t}\n", "")), tmp_path / "d", quiet=True)[0]
     assert res.benchmark.id == "qubo-mis"  # the default id
     assert "yik2025neurobench" in res.benchmark.citation
@@ -271,7 +272,7 @@ def test_solver_and_meter_options_are_checked_at_validate_time(bks_file, tmp_pat
         path = tmp_path / "bad.yaml"
         path.write_text(_yaml(bks_file).replace(old, new))
         with pytest.raises(ConfigError, match=match):
-            TASK.validate(load_config(path))
+            TASK.plan(load_config(path), RunContext.build())
 
     check("  - name: neuromark-sa\n", "  - name: neuromark-sa\n    options: {sweeps: 3}\n",
           r"bad.yaml:10: solvers.0.options.sweeps: unknown key; did you mean first_sweeps\?")
@@ -293,7 +294,7 @@ def test_default_config_validates_against_shipped_table():
     from neuromark.config import load_config
     from neuromark.suite import project_root
 
-    cfg = TASK.validate(load_config(project_root() / "configs/qubo/mis_default.yaml"))
+    cfg = TASK.plan(load_config(project_root() / "configs/qubo/mis_default.yaml"), RunContext.build())
     assert cfg.workloads.sizes == [100, 250] and [s.name for s in cfg.solvers] == [
         "neuromark-sa", "dwave-tabu"]
 
@@ -310,10 +311,10 @@ def test_resume_recomputes_entries_when_the_bks_improves(tmp_path):
         return parse_yaml(text)
 
     out = tmp_path / "out"
-    old = TASK.run(cfg("old"), out, quiet=True)[0]
+    old = plan_and_run(TASK, cfg("old"), out, quiet=True)[0]
     assert Greedy.calls == 3
-    new = TASK.run(cfg("new"), out, quiet=True)[0]
+    new = plan_and_run(TASK, cfg("new"), out, quiet=True)[0]
     assert Greedy.calls == 6  # every entry rerun against the better target
     assert new["bks_gap@0.01s"] > old["bks_gap@0.01s"]
-    TASK.run(cfg("new"), out, quiet=True)
+    plan_and_run(TASK, cfg("new"), out, quiet=True)
     assert Greedy.calls == 6

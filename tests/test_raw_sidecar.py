@@ -16,11 +16,12 @@ import pytest
 
 import neuromark.results as results_module
 from neuromark.cli import main
-from neuromark.config import BenchmarkSettings, validate
+from neuromark.config import BenchmarkSettings
 from neuromark.errors import DataError
 from neuromark.registry import tasks
 from neuromark.results import BenchmarkInfo, Results, Score
 from neuromark.suite import LOCK_NAME
+from neuromark.tasks.base import BenchmarkTask
 
 
 class SidecarSettings(BenchmarkSettings.__base__):  # a StrictModel
@@ -28,18 +29,17 @@ class SidecarSettings(BenchmarkSettings.__base__):  # a StrictModel
     benchmark: BenchmarkSettings
 
 
-class SidecarTask:
+class SidecarTask(BenchmarkTask):
     """One result ``score``; its raw value is ``offset + arange(100)`` when ``big``."""
 
     name = "t-sidecar"
     big = True
     offset = 0.0
 
-    def validate(self, config):
-        return validate(SidecarSettings, config.data, config)
+    settings_model = SidecarSettings
 
-    def run(self, config, out_dir, *, quiet=False):
-        cfg = self.validate(config)
+    def execute(self, plan, ctx):
+        cfg, config = plan.settings, plan.config
         raw = np.arange(100.0) + self.offset if self.big else None
         return [Results({"score": Score(1.0, raw=raw)}, cfg.benchmark.info(), config=config.data)]
 

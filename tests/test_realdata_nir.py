@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from neuromark import Benchmark
-from neuromark.metrics import ActivationSparsity, NeuronOperations, SynapticOperations
+from neuromark.metrics.complexity import ActivationSparsity, SynapticOperations
+from neuromark.metrics.neuron_ops import NeuronOperations
 from tests.realdata import real_file
 
 nir = pytest.importorskip("nir", reason="NIR tests need the 'nir' extra")

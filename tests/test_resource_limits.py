@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from neuromark.config import cpu_limit, parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Unit
 from neuromark.executors.ray_executor import RayExecutor, check_reachable
@@ -37,7 +38,7 @@ def test_jobs_above_the_cpus_is_refused_at_load_naming_key_value_and_limit():
     from neuromark.benchmarks.qubo.task import TASK
 
     with pytest.raises(ConfigError) as err:
-        TASK.validate(parse_yaml(_qubo_yaml(f"jobs: {TOO_MANY}")))
+        TASK.plan(parse_yaml(_qubo_yaml(f"jobs: {TOO_MANY}")), RunContext.build())
     text = str(err.value)
     assert "<config>:6" in text and "jobs" in text and str(TOO_MANY) in text
     assert f"{cpu_limit()} CPUs" in text
@@ -50,8 +51,8 @@ def test_solver_workers_above_the_cpus_is_refused_at_load():
     over = cpu_limit() + 1  # under the solvers' own bound (1024): the CPUs decide
     with pytest.raises(ConfigError, match=rf"<config>:4: solvers.0.options.workers: .*{over} "
                                           rf"worker processes exceed this machine's {cpu_limit()} CPUs"):
-        TASK.validate(parse_yaml(_qubo_yaml(
-            solver=f"{{name: neuromark-sa, options: {{workers: {over}}}}}")))
+        TASK.plan(parse_yaml(_qubo_yaml(
+            solver=f"{{name: neuromark-sa, options: {{workers: {over}}}}}")), RunContext.build())
 
 
 def test_jobs_within_the_cpus_is_accepted():

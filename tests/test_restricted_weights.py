@@ -10,7 +10,7 @@ from torch import nn
 from neuromark import Benchmark
 from neuromark.instrument.probes import Instrument
 from neuromark.instrument.weight_values import combine, value_kind
-from neuromark.metrics import SynapticOperations
+from neuromark.metrics.complexity import SynapticOperations
 
 
 def tiny_net() -> nn.Module:

@@ -73,3 +73,32 @@ def test_a_results_file_is_read_as_utf8_whatever_the_locale(tmp_path, monkeypatc
     path.write_bytes(text.encode("utf-8").replace("\u00e9".encode(), b"\xe9"))
     with pytest.raises(DataError, match=r"r\.json: not a UTF-8 JSON file \(byte offset \d+\)"):
         Results.load(path)
+
+
+def test_old_schemas_are_read_until_the_sunset_then_refused_saying_so():
+    """Our own files of schema 1.0 to 1.2 (neuromark before 0.2.0) are read until
+    OLD_SCHEMAS_READ_UNTIL (2027-12-06, one year after 0.2.0) included, refused after it."""
+    import datetime
+
+    from neuromark.results_versions import (
+        CURRENT_SCHEMA,
+        OLD_SCHEMAS,
+        OLD_SCHEMAS_READ_UNTIL,
+        readable_schemas,
+        unsupported_schema,
+    )
+
+    assert OLD_SCHEMAS_READ_UNTIL == datetime.date(2027, 12, 6)
+    last = OLD_SCHEMAS_READ_UNTIL
+    after = last + datetime.timedelta(days=1)
+    assert readable_schemas(last) == ("1.0", "1.1", "1.2", "1.3")
+    assert readable_schemas(after) == (CURRENT_SCHEMA,) == ("1.3",)
+    for version in OLD_SCHEMAS:
+        assert unsupported_schema({"schema_version": version}, last) is None
+        why = unsupported_schema({"schema_version": version}, after)
+        assert why == (f"results schema_version {version!r} is no longer read: files of schema 1.0 "
+                       "to 1.2 (neuromark before 0.2.0) were read until 2027-12-06; re-run the "
+                       "benchmark to write schema 1.3")
+    assert unsupported_schema({"schema_version": "1.3"}, after) is None
+    assert str(unsupported_schema({"schema_version": "9.0"}, after)).startswith(
+        "results schema_version '9.0' is not supported: this neuromark reads 1.3 (a newer")

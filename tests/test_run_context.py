@@ -2,9 +2,11 @@
 ``--cache-dir`` and ``--executor`` reach every task, with a test per task; no
 ``os.environ[...] =`` in ``src/neuromark``").
 
-Each registered task runs a tiny config through the real CLI with every flag. A test checks
-that (a) every results file records the flags under ``provenance.run``; (b) the flags were
-used inside the task, not only recorded: the contexts the task handed to
+Each registered task runs a tiny config through the real CLI with every flag: the case its
+family's ``cases.TASK_CASES`` declares (the kernel's tasks: ``tests/family_cases.py``), whose
+``flags`` say what the run must show. A test checks that (a) every results file records the
+flags under ``provenance.run``; (b) the flags were used inside the task, not only recorded:
+the contexts the task handed to
 ``RunContext.device_for`` and to ``evaluate`` carry them, the metrics that check coverage got
 ``warn``, the device resolved and the model evaluated on is the CPU although the configs
 ask for ``device: cuda`` (without CUDA, a flag that did not arrive fails the run), and the
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
+from family_cases import run_task_case, task_cases
 
 import neuromark
 import neuromark.suite as suite
@@ -43,8 +45,6 @@ from neuromark.results import Results
 from neuromark.tasks import evaluation
 from neuromark.testing.results import raise_problems, task_results_problems, written_results_problems
 
-TASKS = ("classification", "closed_loop", "detection", "fscil", "mackey_glass",
-         "primate_reaching", "psth_predictivity", "qubo", "system")
 SRC = Path(neuromark.__file__).resolve().parent
 
 
@@ -176,188 +176,42 @@ def run_cli(tmp_path, monkeypatch):
 
 def _modules_binding(function: Any) -> list[Any]:
     """Every loaded neuromark module whose ``evaluate`` is ``function`` (task modules import
-    it by name), the task modules imported first."""
+    it by name), the task modules (the kernel's and every registered task's) imported first."""
     for info in pkgutil.iter_modules(neuromark.tasks.__path__, "neuromark.tasks."):
         importlib.import_module(info.name)
+    for name in tasks.names():
+        tasks.get(name)
     return [m for name, m in list(sys.modules.items())
             if name.startswith("neuromark") and getattr(m, "evaluate", None) is function]
 
 
-def test_every_built_in_task_has_a_test_here():
-    built_in = {name for name in tasks.names()
-                if type(tasks.get(name)).__module__.startswith("neuromark.")}
-    assert built_in == set(TASKS)
-    assert all(f"test_{name}_gets_the_flags" in globals() for name in TASKS)
+# --- one case per task ----------------------------------------------------------------------
 
-
-# --- one test per task ----------------------------------------------------------------------
-
-def test_classification_gets_the_flags(tmp_path, run_cli):
-    from test_devices import toy_config
-
-    config = toy_config(tmp_path, "cuda")  # --device cpu overrides it
-    config.write_text(config.read_text().replace("checkpoint: snn.pt",
-                                                 "checkpoint: cache:checkpoints/toy-snn.pt"))
-    run = run_cli(config)
-    run.check_contexts()
-    assert any(coverages for _, _, coverages in run.evaluate)  # synaptic_operations got warn
-    run.check_device_requested()
-    run.check_caches("checkpoints/toy-snn.pt")
-    assert not (tmp_path / "snn.pt").exists()
-
-
-def test_closed_loop_gets_the_flags(tmp_path, run_cli):
-    config = tmp_path / "cl.yaml"
-    config.write_text("task: closed_loop\nbenchmark: {id: cl-test}\nenv: {name: ops}\n"
-                      "agent: {model: {name: loop_wiener, options: {dagger_rounds: 1}}}\n"
-                      "episodes: {count: 2, max_steps: 60, seeds: [0], per_unit: 1}\n"
-                      "train: {seeds: [9], episodes: 2}\ndevice: cuda\n")
-    run = run_cli(config)
-    run.check_contexts()
-    assert any(coverages for _, _, coverages in run.evaluate)
-    assert len(run.units) == 2 and len(run.evaluate) == 2  # one episode per unit
-    run.check_device_requested()
-    run.check_caches("checkpoints/closed_loop")
-
-
-def test_detection_gets_the_flags(tmp_path, run_cli):
-    config = tmp_path / "det.yaml"
-    from test_detection_task import DET_TINY
-
-    config.write_text(DET_TINY.replace("cache:det_tiny.pt", "cache:checkpoints/det_tiny.pt")
-                      + "device: cuda\n")
-    run = run_cli(config)
-    run.check_contexts()
-    assert any(coverages for _, _, coverages in run.evaluate)
-    run.check_device_requested()
-    run.check_caches("det_tiny/test", "checkpoints/det_tiny.pt")
-
-
-def test_fscil_gets_the_flags(tmp_path, run_cli):
-    from test_fscil import _tiny_corpus
-
-    _tiny_corpus(tmp_path / "given-cache" / "keywords" / "tiny")
-    config = tmp_path / "c.yaml"
-    config.write_text("""task: fscil
-benchmark: {id: fscil-tiny, version: "1.0"}
-data: {root: "cache:keywords/tiny", languages: [fa]}
-model: {name: keyword_m5, options: {n_input: 20, n_output: 200, stride: 2, n_channel: 8,
-        input_kernel: 4, pool_kernel: 2}, checkpoint: "cache:checkpoints/m5.pt"}
-train: {epochs: 1, batch_size: 4, lr: 0.01}
-fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 2, seed: 1}
-eval: {complexity: [synaptic_operations]}
-device: cuda
-""")
-    run = run_cli(config)
-    run.check_contexts()
-    assert any(coverages for _, _, coverages in run.evaluate)
-    assert len(run.units) == 2  # one session order per repeat, on the run's executor
-    run.check_device_requested()
-    run.check_caches("checkpoints/m5.pt", "decoded")
-
-
-def test_mackey_glass_gets_the_flags(tmp_path, run_cli):
-    config = tmp_path / "mg.yaml"
-    config.write_text("task: mackey_glass\ndata: {taus: [17], instances: 2}\n"
-                      "models:\n  - {name: esn, seed: 0}\ndevice: cuda\n")
-    run = run_cli(config)
-    run.check_contexts()
-    assert any(coverages for _, _, coverages in run.evaluate)
-    assert len(run.units) == 2  # one instance per unit, on the run's executor
-    assert len(run.evaluate) == 2  # each unit evaluated under the run's context
-    run.check_device_requested()
-    run.check_caches()
-
-
-def test_primate_reaching_gets_the_flags(tmp_path, run_cli):
-    data = {"task": "primate_reaching", "benchmark": {"id": "pr-test"},
-            "data": {"root": "cache:primate/tiny", "surrogate": {"duration_s": 16, "seed": 1},
-                     "sessions": ["indy_20160622_01", "loco_20170210_03"], "chunk": 100},
-            "model": {"name": "ridge_decoder"}, "checkpoint_dir": "cache:checkpoints/primate",
-            "device": "cuda"}
-    config = tmp_path / "pr.yaml"
-    config.write_text(json.dumps(data))
-    run = run_cli(config)
-    run.check_contexts()
-    run.check_device_requested()
-    run.check_caches("primate/tiny", "checkpoints/primate")
-    assert any((run.cache / "checkpoints/primate").iterdir())
-
-
-def test_psth_predictivity_gets_the_flags(tmp_path, run_cli):
-    # no evaluate (no runner): the device and the cache folder are what reach it
-    data = {"task": "psth_predictivity", "benchmark": {"id": "psth-test"},
-            "data": {"root": "cache:psth/tiny", "surrogate": {"duration_s": 45, "seed": 2},
-                     "sessions": ["loco_20170215_02"]},
-            "ceiling": {"n_bootstrap": 10, "min_reliability": 0.0},
-            "controller": {"iterations": 1, "hidden": 8}, "device": "cuda"}
-    config = tmp_path / "psth.yaml"
-    config.write_text(json.dumps(data))
-    run = run_cli(config)
-    run.check_contexts(evaluated=False)
-    run.check_device_requested()
-    run.check_caches("psth/tiny")
-    assert run.results[0]["details"]["data_root"] == str(run.cache / "psth/tiny")
-
-
-class _Greedy:
-    """Test solver: vertices greedily in index order (valid for MIS QUBOs)."""
-
-    name = "ctx-greedy"
-
-    def solve(self, Q, timeout_s, seed, *, target=None):
-        from neuromark.benchmarks.qubo.solvers import SolveResult
-
-        q = Q.toarray()
-        x = np.zeros(q.shape[0], dtype=np.int8)
-        for i in range(len(x)):
-            x[i] = 1
-            if q[i] @ x * 2 - q[i, i] > 0:
-                x[i] = 0
-        cost = float(x @ q @ x)
-        return SolveResult(x=x, cost=cost, trace=[(1e-4, cost)])
-
-
-def test_qubo_gets_the_flags(tmp_path, run_cli):
-    # no device and no evaluate: the cache folder (its BKS table) and the executor reach it
-    from neuromark.benchmarks.qubo import energy, mis_workload
-    from neuromark.benchmarks.qubo.bks import BKSRow, BKSTable, encode_solution
-    from neuromark.benchmarks.qubo.exact import exact_mis
-    from neuromark.registry import solvers
-
-    w = mis_workload(12, 0.3, 7)  # a workload the shipped table lacks: only the cache has it
-    x = exact_mis(12, w.edges)
-    table = tmp_path / "given-cache" / "qubo" / "bks.csv"
-    table.parent.mkdir(parents=True)
-    BKSTable([BKSRow(12, 0.3, 7, energy(w.Q, x), "exact", "test", "", "", "", "2026-01-01",
-                     encode_solution(x))]).save(table)
-    config = tmp_path / "q.yaml"
-    config.write_text("task: qubo\nbenchmark: {id: q}\nworkloads: {sizes: [12], densities: [0.3], "
-                      "seeds: [7]}\nsolvers:\n  - name: ctx-greedy\nfixed_timeout: "
-                      "{timeouts: [0.002, 0.01]}\nplots: false\n")
-    solvers.register("ctx-greedy", _Greedy)
-    try:
-        run = run_cli(config)
-    finally:
-        solvers._entries.pop("ctx-greedy", None)
-    run.check_contexts(device=False, evaluated=False)
-    assert len(run.units) == 2  # the sweep's entries, on the run's executor
-    run.check_caches("qubo/bks.csv")
-
-
-def test_system_gets_the_flags(tmp_path, run_cli):
-    # the system track takes its devices from the SUT's options; its energy estimate
-    # counts operations through evaluate under the run's context
-    pytest.importorskip("mlperf_loadgen")
-    config = tmp_path / "s.yaml"
-    config.write_text("task: system\nbenchmark: {id: esn-ss}\nsut:\n  name: esn\n"
-                      "  options: {samples: 16, threads: 1}\ntiming:\n  warmup: 2\nloadgen:\n"
-                      "  min_query_count: 64\n  min_duration_s: 0\n"  # 64: early stopping's p90
-                      "estimate: {}\n")
-    run = run_cli(config)
-    run.check_contexts(device=False)
-    assert run.results[0]["scores"]["energy_estimate"]["value"]
-    run.check_caches()
+@pytest.mark.parametrize("name", sorted(task_cases()))
+def test_every_task_gets_the_flags(name, tmp_path, run_cli, monkeypatch):
+    cache = tmp_path / "given-cache"
+    case = run_task_case(name, tmp_path, cache, monkeypatch)
+    flags = case["flags"]
+    config = case["config"]
+    if isinstance(config, Path):  # a YAML file: the copy asking for CUDA lies beside it
+        path = config.with_name(f"flags-{config.name}")
+        path.write_text(config.read_text() + ("device: cuda\n" if flags.get("device", True) else ""))
+    else:
+        path = tmp_path / f"{name}-flags.yaml"
+        path.write_text(json.dumps({**config, **({"device": "cuda"} if flags.get("device", True) else {})}))
+    run = run_cli(path)  # --device cpu overrides the config's cuda
+    run.check_contexts(device=flags.get("device", True), evaluated=flags.get("evaluated", True))
+    if flags.get("coverage"):  # a metric that checks coverage got --coverage warn
+        assert any(coverages for _, _, coverages in run.evaluate)
+    if flags.get("units") is not None:  # on the run's executor
+        assert len(run.units) == flags["units"]
+    if flags.get("evaluations") is not None:  # each under the run's context
+        assert len(run.evaluate) == flags["evaluations"]
+    if flags.get("device", True):
+        run.check_device_requested()
+    run.check_caches(*flags.get("caches", ()))
+    if flags.get("check") is not None:
+        flags["check"](run.results, run.cache)
 
 
 # --- no environment writes ------------------------------------------------------------------

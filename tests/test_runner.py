@@ -10,20 +10,12 @@ from torch.utils.data import DataLoader, TensorDataset
 from neuromark import Benchmark
 from neuromark.config import parse_yaml
 from neuromark.errors import ConfigError, MetricError, ModelOutputError
-from neuromark.metrics import (
-    MSE,
-    R2,
-    ActivationSparsity,
-    ClassificationAccuracy,
-    ConnectionSparsity,
-    Footprint,
-    MembraneUpdates,
-    ParameterCount,
-    SynapticOperations,
-)
 from neuromark.metrics.base import WorkloadMetric
+from neuromark.metrics.complexity import ActivationSparsity, MembraneUpdates, SynapticOperations
+from neuromark.metrics.correctness import MSE, R2, ClassificationAccuracy
 from neuromark.metrics.names import build_metrics
-from neuromark.processors import Argmax
+from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
+from neuromark.processors.decoding import Argmax
 
 
 def loader(data: torch.Tensor, targets: torch.Tensor, batch: int = 4, drop_last: bool = False):
@@ -89,7 +81,7 @@ def test_lstm_regressor_with_r2_and_mse():
 
 def test_snntorch_reset_state_with_init_hidden_false():
     snn = pytest.importorskip("snntorch")
-    from neuromark.models import SNNTorchModel
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     class Net(nn.Module):
         def __init__(self) -> None:
@@ -160,7 +152,7 @@ def test_nan_output_names_the_batch():
     batches = [(torch.ones(2, 1), torch.ones(2, 1)), (torch.full((2, 1), 2.0), torch.ones(2, 1))]
     with pytest.raises(ModelOutputError, match="batch 1: model output contains NaN"):
         Benchmark(NaNOnSecond(), batches, metrics=[MSE()], quiet=True).run()
-    from neuromark.metrics import SMAPE
+    from neuromark.metrics.correctness import SMAPE
 
     res = Benchmark(NaNOnSecond(), batches, metrics=[SMAPE()], quiet=True).run()
     assert res["sMAPE"] == 100.0  # batch 0 perfect, batch 1 NaN -> 200
@@ -198,8 +190,8 @@ def test_reference_network_matches_neurobench_figures():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from reference_net import REFERENCE_JSON, build_reference, reference_figures
 
-    from neuromark.models import SNNTorchModel
-    from neuromark.processors import ChooseMaxCount
+    from neuromark.models.snntorch_model import SNNTorchModel
+    from neuromark.processors.decoding import ChooseMaxCount
 
     if REFERENCE_JSON.is_file():  # the embedded figures are the shared file's
         ref = reference_figures()

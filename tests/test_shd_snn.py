@@ -20,13 +20,17 @@ from neuromark.baselines.lif import (
     spike_count_regularisers,
     spike_fn,
 )
-from neuromark.baselines.reference_classifiers import LSTMClassifier, LSTMConfig, fit_linear_svm
-from neuromark.baselines.spike_classifiers import load_checkpoint, save_checkpoint
+from neuromark.baselines.reference_classifiers import LSTMClassifier, LSTMConfig, fit_linear_svm_counts
+from neuromark.baselines.spike_classifiers import load_checkpoint
 from neuromark.cli import main
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.errors import ConfigError, DataError
-from neuromark.tasks.classification import TASK, max_over_time_argmax
+from neuromark.processors.decoding import Decoder
+from neuromark.tasks.base import plan_and_run
+from neuromark.tasks.classification import TASK
+from neuromark.training.checkpoints import save_checkpoint
 
 
 def test_decay_factors():
@@ -88,7 +92,7 @@ def test_spiking_classifier_shapes_state_and_errors():
     out = net(torch.rand(2, 7, 6))
     assert out.shape == (2, 7, 3) and net.last_hidden_spikes.shape == (2, 7, 5)
     assert net.lif1.mem.shape == (2, 5) and net.readout.mem.shape == (2, 3)
-    assert max_over_time(out).shape == (2, 3) and max_over_time_argmax(out).shape == (2,)
+    assert max_over_time(out).shape == (2, 3) and Decoder("max_over_time")(out).shape == (2,)
     assert net.lif1.recurrent is not None
     assert SpikingClassifier(SNNConfig(inputs=6, classes=3, recurrent=False)).lif1.recurrent is None
     with pytest.raises(ValueError, match=r"expected input \(batch, time, 6\), got \(2, 7, 5\)"):
@@ -101,10 +105,10 @@ def test_linear_svm_matches_sklearn_and_separates():
     labels = np.arange(60) % 3
     for c in range(3):
         frames[labels == c, :, c] += 2.0
-    model = fit_linear_svm(frames, labels, 3)
+    model = fit_linear_svm_counts(frames.sum(1), labels, 3)
     logits = model(torch.as_tensor(frames))
     assert logits.shape == (60, 1, 3)
-    assert (max_over_time_argmax(logits).numpy() == labels).all()
+    assert (Decoder("max_over_time")(logits).numpy() == labels).all()
     from sklearn.svm import LinearSVC
 
     counts = frames.sum(1)
@@ -180,41 +184,41 @@ def test_config_errors_name_the_key(tmp_path):
     text = config_text(tmp_path).replace("name: rsnn", "name: rsn")
     with pytest.raises(ConfigError, match=r"c\.yaml:\d+: model\.name: unknown model 'rsn'; "
                                           r"did you mean 'rsnn'"):
-        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+        TASK.plan(parse_yaml(text, tmp_path / "c.yaml"), RunContext.build())
     text = config_text(tmp_path).replace("hidden: 16", "hiden: 16")
     with pytest.raises(ConfigError, match=r"c\.yaml:\d+: model\.options\.hiden: unknown key; "
                                           "did you mean hidden"):
-        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+        TASK.plan(parse_yaml(text, tmp_path / "c.yaml"), RunContext.build())
     text = config_text(tmp_path).replace("pool: 10", "pool: 10, corpus: spoken_digits")
     with pytest.raises(ConfigError, match=r"c\.yaml:\d+: dataset\.options\.corpus: unknown key"):
-        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+        TASK.plan(parse_yaml(text, tmp_path / "c.yaml"), RunContext.build())
     text = config_text(tmp_path).replace("pool: 10", "pool: ten")
     with pytest.raises(ConfigError, match=r"c\.yaml:\d+: dataset\.options\.pool: Input should be a valid "
                                           "integer"):
-        TASK.validate(parse_yaml(text, tmp_path / "c.yaml"))
+        TASK.plan(parse_yaml(text, tmp_path / "c.yaml"), RunContext.build())
     text = config_text(tmp_path).replace("test.h5", "missing.h5")
     with pytest.raises(ConfigError, match=r"dataset 'spike_files' \(test\): "
                                           r".*missing\.h5: no such spike file"):
-        TASK.validate(parse_yaml(text))
+        TASK.plan(parse_yaml(text), RunContext.build())
     text = config_text(tmp_path).replace("dataset:\n  name: spike_files\n  options:", "data:")
-    with pytest.raises(ConfigError, match=r"'data' is no longer a key; use dataset: \{name, options\}"):
-        TASK.validate(parse_yaml(text))
+    with pytest.raises(ConfigError, match=r"data: unknown key; did you mean dataset\?"):
+        TASK.plan(parse_yaml(text), RunContext.build())
     text = config_text(tmp_path).replace("name: rsnn,", "kind: rsnn,")
-    with pytest.raises(ConfigError, match=r"'model.kind' is no longer a key; use model: \{name: ...\}"):
-        TASK.validate(parse_yaml(text))
+    with pytest.raises(ConfigError, match=r"model\.kind: unknown key \(allowed: name, options, "):
+        TASK.plan(parse_yaml(text), RunContext.build())
     text = config_text(tmp_path).replace(f", checkpoint: {tmp_path}/rsnn.pt", "")
     with pytest.raises(ConfigError, match=r"model\.checkpoint: model 'rsnn' is trained by its recipe"):
-        TASK.validate(parse_yaml(text))
+        TASK.plan(parse_yaml(text), RunContext.build())
     text = config_text(tmp_path).replace("eval: {batch_size: 8}", "eval: {metrics: [acuracy]}")
     with pytest.raises(ConfigError, match=r"eval\.metrics\[0\]: unknown metric 'acuracy'"):
-        TASK.validate(parse_yaml(text))
+        TASK.plan(parse_yaml(text), RunContext.build())
 
 
 @pytest.mark.parametrize("kind", ["rsnn", "snn", "lstm", "svm"])
 def test_classification_task_end_to_end(tmp_path, kind):
     make_corpus(tmp_path)
     config = parse_yaml(config_text(tmp_path, kind, epochs=12), tmp_path / "c.yaml")
-    [results] = TASK.run(config, tmp_path / "out", quiet=True)
+    [results] = plan_and_run(TASK, config, tmp_path / "out", quiet=True)
     assert results.benchmark.id == f"toy-{kind}"
     acc = results.scores["classification_accuracy"]
     assert acc.value >= 0.9, f"{kind}: accuracy {acc.value} on a separable toy problem"
@@ -230,7 +234,7 @@ def test_classification_task_end_to_end(tmp_path, kind):
     if kind == "rsnn":  # 70*16 + 16*16 + 16*2 weights, float32; state: (mem, syn) x (16 + 2)
         assert results.scores["footprint"].value == (70 * 16 + 16 * 16 + 16 * 2) * 4 + 2 * (16 + 2) * 4
         assert results.scores["membrane_updates"].value <= (16 + 2) * 10
-    [again] = TASK.run(config, tmp_path / "out", quiet=True)  # cached checkpoint
+    [again] = plan_and_run(TASK, config, tmp_path / "out", quiet=True)  # cached checkpoint
     assert again.details["trained_now"] is False
     assert again.scores["classification_accuracy"].value == acc.value
 
@@ -258,11 +262,11 @@ def test_run_reads_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
     monkeypatch.setattr(binned, "read_shd_file", counting_read)
     make_corpus(tmp_path)
     config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
-    [first] = TASK.run(config, tmp_path / "out", quiet=True)  # trains, saves, loads it back
+    [first] = plan_and_run(TASK, config, tmp_path / "out", quiet=True)  # trains, saves, loads it back
     assert first.details["trained_now"] is True
     # no file read whole: training and the test split stream (header + chunks)
     assert calls == {"read_shd_file": 0, "load_checkpoint": 1}
-    [again] = TASK.run(config, tmp_path / "out", quiet=True)  # cached: the recipe check's load
+    [again] = plan_and_run(TASK, config, tmp_path / "out", quiet=True)  # cached: the recipe check's load
     assert again.details["trained_now"] is False
     assert calls == {"read_shd_file": 0, "load_checkpoint": 2}
     assert again.scores["classification_accuracy"].value == first.scores["classification_accuracy"].value
@@ -272,7 +276,7 @@ def test_run_reads_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
 def test_recipe_hash_covers_the_recipe_and_the_training_bytes(tmp_path):
     import hashlib
 
-    from neuromark.baselines.spike_classifiers import recipe_hash
+    from neuromark.training.checkpoints import recipe_hash
 
     make_corpus(tmp_path)
     recipe = {"dataset": {"name": "spike_files"}, "model": {"name": "svm"}, "train": {"seed": 3}}
@@ -285,13 +289,13 @@ def test_recipe_hash_covers_the_recipe_and_the_training_bytes(tmp_path):
 def test_recipe_change_retrains_and_train_if_missing_false(tmp_path):
     make_corpus(tmp_path)
     config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
-    TASK.run(config, tmp_path / "out", quiet=True)
+    plan_and_run(TASK, config, tmp_path / "out", quiet=True)
     changed = parse_yaml(config_text(tmp_path, "svm").replace("seed: 3", "seed: 4"))
-    assert TASK.run(changed, tmp_path / "out", quiet=True)[0].details["trained_now"] is True
+    assert plan_and_run(TASK, changed, tmp_path / "out", quiet=True)[0].details["trained_now"] is True
     strict = parse_yaml(config_text(tmp_path, "svm").replace("seed: 3", "seed: 5")
                         + "train_if_missing: false\n")
     with pytest.raises(DataError, match=r"svm\.pt: checkpoint was made from a different recipe"):
-        TASK.run(strict, tmp_path / "out", quiet=True)
+        plan_and_run(TASK, strict, tmp_path / "out", quiet=True)
 
 
 def test_cli_train_then_run(tmp_path, capsys):
@@ -317,14 +321,14 @@ def test_shipped_configs_validate():
     root = Path(__file__).resolve().parents[1] / "configs" / "shd"
     kinds = {}
     for path in sorted(root.glob("spoken_digits_*.yaml")):
-        kinds[path.stem] = TASK.validate(load_config(path)).settings.model.name
+        kinds[path.stem] = TASK.plan(load_config(path), RunContext.build()).settings.model.name
     assert kinds == {"spoken_digits_lstm": "lstm", "spoken_digits_rsnn": "rsnn",
                      "spoken_digits_rsnn_suite": "rsnn", "spoken_digits_snn": "snn",
                      "spoken_digits_svm": "svm"}
     if not Path("data/shd/shd_train.h5").exists():  # the real SHD files are not shipped
         with pytest.raises(ConfigError, match=r"shd_rsnn\.yaml:\d+: dataset 'shd' "
                                               r"\(test\): .*shd_test\.h5: no such file"):
-            TASK.validate(load_config(root / "shd_rsnn.yaml"))
+            TASK.plan(load_config(root / "shd_rsnn.yaml"), RunContext.build())
 
 
 def test_training_is_deterministic_for_a_seed(tmp_path):
@@ -345,17 +349,17 @@ def test_training_is_deterministic_for_a_seed(tmp_path):
 
 def test_a_saved_checkpoint_alone_is_evaluated_as_saved(tmp_path):
     make_corpus(tmp_path)
-    [trained] = TASK.run(parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml"), tmp_path / "out",
-                         quiet=True)
+    [trained] = plan_and_run(TASK, parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml"),
+                             tmp_path / "out", quiet=True)
     text = """task: classification
 benchmark: {id: toy-saved, version: "1.0"}
 dataset: {name: spike_files, options: {test: test.h5, dt_us: 20000, t_max_us: 200000, pool: 10}}
 model: {checkpoint: svm.pt}
 eval: {metrics: [classification_accuracy, synaptic_operations]}
 """
-    [saved] = TASK.run(parse_yaml(text, tmp_path / "saved.yaml"), tmp_path / "out", quiet=True)
+    [saved] = plan_and_run(TASK, parse_yaml(text, tmp_path / "saved.yaml"), tmp_path / "out", quiet=True)
     assert saved.details["trained_now"] is False and saved.details["model"] == "svm"
     assert saved.details["checkpoint"] == str(tmp_path / "svm.pt")  # beside the config
     assert saved.scores["classification_accuracy"].value == trained.scores["classification_accuracy"].value
     with pytest.raises(ConfigError, match=r"train: model 'svm.pt' has no training recipe"):
-        TASK.validate(parse_yaml(text + "train: {epochs: 1}\n", tmp_path / "saved.yaml"))
+        TASK.plan(parse_yaml(text + "train: {epochs: 1}\n", tmp_path / "saved.yaml"), RunContext.build())

@@ -10,10 +10,12 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import MembraneUpdates, NeuronOperations, SynapticOperations
+from neuromark.metrics.complexity import MembraneUpdates, SynapticOperations
 from neuromark.metrics.functional.neuron_ops import SNNTORCH_COSTS, NeuronCostError, neuron_cost
 from neuromark.metrics.functional.snntorch_costs import SNNTORCH_OPS, Ops, snntorch_ops
-from neuromark.models import SNNTorchModel, TorchModel
+from neuromark.metrics.neuron_ops import NeuronOperations
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 
 snn = pytest.importorskip("snntorch")
 neurons = pytest.importorskip("snntorch._neurons")

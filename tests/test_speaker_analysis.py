@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from neuromark.baselines.lif import SNNConfig, SpikingClassifier, mean_over_time
-from neuromark.baselines.spike_classifiers import load_checkpoint, save_checkpoint
+from neuromark.baselines.spike_classifiers import load_checkpoint
 from neuromark.baselines.spike_training import SampleSplit, stretch_samples
 from neuromark.benchmarks.shd.spoken_digits import VALID_SPEAKERS, shipped_corpus, speaker_split
 from neuromark.config import parse_yaml
@@ -22,7 +22,9 @@ from neuromark.metrics.base import Step
 from neuromark.metrics.functional.speakers import binomial_error, speaker_accuracy
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.metrics.speakers import SpeakerAccuracy
+from neuromark.tasks.base import plan_and_run
 from neuromark.tasks.classification import TASK
+from neuromark.training.checkpoints import save_checkpoint
 
 
 def test_speaker_accuracy_hand_computed():
@@ -107,7 +109,7 @@ eval: {{batch_size: 8}}
 def test_classification_reports_held_out_and_seen_speakers(tmp_path):
     _toy_corpus(tmp_path)
     text = _config(tmp_path, f"{{name: svm, checkpoint: {tmp_path}/svm.pt}}", "{seed: 0}")
-    [results] = TASK.run(parse_yaml(text, tmp_path / "c.yaml"), tmp_path / "out", quiet=True)
+    [results] = plan_and_run(TASK, parse_yaml(text, tmp_path / "c.yaml"), tmp_path / "out", quiet=True)
     scores = results.scores
     per = scores["accuracy_per_speaker"].value
     assert set(per) == {"2", "3"}
@@ -123,8 +125,8 @@ def test_learned_time_constants_and_training_options_end_to_end(tmp_path):
              "learn_tau: true, dropout: 0.2, input_log: true}}")
     train = ("{epochs: 12, batch_size: 10, lr: 0.03, optimizer: adam, seed: 3, readout: mean, "
              "schedule: cosine, weight_decay: 0.0001, time_stretch: 0.1, jitter_sigma: 5}")
-    [results] = TASK.run(parse_yaml(_config(tmp_path, model, train), tmp_path / "c.yaml"),
-                         tmp_path / "out", quiet=True)
+    [results] = plan_and_run(TASK, parse_yaml(_config(tmp_path, model, train), tmp_path / "c.yaml"),
+                             tmp_path / "out", quiet=True)
     assert results.scores["classification_accuracy"].value >= 0.9
     assert "synaptic_operations" in results.scores  # coverage: the time constants are exempt
     net, _ = load_checkpoint(tmp_path / "rsnn.pt")

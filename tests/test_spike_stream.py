@@ -238,8 +238,8 @@ def test_runner_reuses_one_batch_buffer(tmp_path):
     buffer; the counts equal those of the same batches held in a list (fresh memory)."""
     snn = pytest.importorskip("snntorch")
     from neuromark import Benchmark
-    from neuromark.metrics import ActivationSparsity, SynapticOperations
-    from neuromark.models import SNNTorchModel
+    from neuromark.metrics.complexity import ActivationSparsity, SynapticOperations
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Linear(700, 8), snn.Leaky(beta=0.9, init_hidden=True,

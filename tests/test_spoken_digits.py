@@ -1,5 +1,6 @@
-"""The espeak-ng spoken-digit corpus: the generator's recipe and determinism
-(``neuromark.synth``), the shipped files and their reading (``neuromark.data``), tonic."""
+"""The espeak-ng spoken-digit corpus: the generator's recipe and determinism (the shd
+family's generator, speaking through ``neuromark.synth.speech``), the shipped files and their
+reading, tonic."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from neuromark.benchmarks.shd import generator as gen
 from neuromark.benchmarks.shd import spoken_digits as sd
 from neuromark.errors import ChecksumError, DataError, MissingExtraError
+from neuromark.synth import speech
 
 HAVE_ESPEAK = shutil.which("espeak-ng") is not None
 
@@ -71,7 +73,7 @@ def test_trim_silence_keeps_a_margin() -> None:
     audio = np.zeros(100)
     audio[40:50] = 1.0
     audio[30] = 0.005  # below 1 % of the peak: silence
-    out = gen.trim_silence(audio, rate)
+    out = speech.trim_silence(audio, rate)
     assert out.size == 10 + 10 + 10  # samples 30..59
     assert out[10] == 1.0 and out[0] == 0.005
 
@@ -83,10 +85,13 @@ def test_padded_length_has_a_fast_inverse_fft() -> None:
     assert n >= 34000 and n // 2 + 1 == next_fast_len(17001, real=True)
 
 
-def test_missing_espeak_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gen.shutil, "which", lambda name: None)
+def test_missing_espeak_says_how_to_install(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(speech.shutil, "which", lambda name: None)
     with pytest.raises(MissingExtraError, match="apt-get install -y espeak-ng"):
-        gen.espeak_binary()
+        speech.espeak_binary()
+    with pytest.raises(MissingExtraError, match=r"the spoken-digit corpus needs it.*shipped_corpus\(\)"):
+        gen.build_corpus(tmp_path / "corpus", speakers=[gen.SPEAKERS[0]], digits=[7], jobs=1)
+    assert not (tmp_path / "corpus").exists()  # refused before any file is written
 
 
 ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2

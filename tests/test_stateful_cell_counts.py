@@ -20,9 +20,9 @@ import torch
 from torch import nn
 
 from neuromark import Benchmark
-from neuromark.metrics import SynapticOperations
-from neuromark.models import SNNTorchModel
+from neuromark.metrics.complexity import SynapticOperations
 from neuromark.models.base import find_state_updates
+from neuromark.models.snntorch_model import SNNTorchModel
 
 snn = pytest.importorskip("snntorch")
 

@@ -10,8 +10,8 @@ from torch import nn
 
 from neuromark import Benchmark
 from neuromark.errors import MetricError, UnsupportedLayerError
-from neuromark.metrics import SynapticOperations
-from neuromark.models import TorchModel
+from neuromark.metrics.complexity import SynapticOperations
+from neuromark.models.torch_model import TorchModel
 
 
 def run_synops(module: nn.Module, data: torch.Tensor, targets: torch.Tensor | None = None) -> dict:
@@ -213,7 +213,7 @@ def test_recurrent_cells_both_ways(cell, gates, ours, neurobench):
 
 
 def test_connection_sparsity_recurrent_biases_option():
-    from neuromark.metrics import ConnectionSparsity
+    from neuromark.metrics.static import ConnectionSparsity
 
     cell = nn.RNNCell(2, 2)
     with torch.no_grad():

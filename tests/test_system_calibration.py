@@ -19,6 +19,7 @@ from neuromark.system.calibration import (
 )
 from neuromark.system.loadgen import LoadGenSettings
 from neuromark.system.sut import InMemoryLibrary
+from neuromark.tasks.base import plan_and_run
 
 
 def known(latency_s: float, queries: int = 100, samples_per_query: int = 1) -> Calibration:
@@ -141,7 +142,7 @@ def test_run_with_calibrated_settings_is_valid(tmp_path):
     text = ("task: system\nbenchmark: {id: sleep-auto}\nsut:\n  name: sleep\n"
             "  options: {sleep_s: 0.001, samples: 16}\ntiming: {warmup: 4}\n"
             "loadgen:\n  scenario: SingleStream\n  min_duration_s: 0.3\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "auto.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "auto.yaml"), tmp_path / "out")[0]
     perf = res.details["loadgen"]["PerformanceOnly"]
     assert perf["validity"] == "VALID", perf["invalid_reasons"]
     cal = res.details["loadgen"]["calibration"]

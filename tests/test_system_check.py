@@ -136,7 +136,8 @@ def test_profile_and_compliance_rules(runs, tmp_path, capsys):
 
 
 def test_qubo_rules(tmp_path):
-    from neuromark.system.checker import _Audit, _check_qubo
+    from neuromark.benchmarks.qubo.checker_rules import check_qubo_results
+    from neuromark.system.checker import _Audit
 
     data = {"config": {"task": "qubo", "workloads": {"sizes": [10, 7777], "densities": [0.05],
                                                      "seeds": [0, 1]},
@@ -145,17 +146,44 @@ def test_qubo_rules(tmp_path):
                                      "graph_seed": g, "seed": 0, "timeout_s": 0.01}
                                     for n in (10, 7777) for g in (0, 1)]}}
     audit = _Audit(tmp_path)
-    _check_qubo(audit, tmp_path / "q.json", data)
+    check_qubo_results(audit, tmp_path / "q.json", data)
     lines = [str(f) for f in audit.findings]
     assert lines[0] == "q.json: qubo/seeds: 2 graph seeds [0, 1]; a submission runs the 5 announced seeds"
     test_profile = _Audit(tmp_path)  # the test profile ("any seeds", the default suite's)
-    _check_qubo(test_profile, tmp_path / "q.json", data, official_seeds=False)
+    check_qubo_results(test_profile, tmp_path / "q.json", data, official_seeds=False)
     assert not [f for f in test_profile.findings if "qubo/seeds" in str(f)]
     assert [str(f) for f in test_profile.findings][0] == lines[1]
     assert lines[1] == ("q.json: qubo/timeouts: timeout 0.1 s of the sweep is missing for 4 workload(s), "
                         "e.g. n=10, density=0.05, graph seed 0, solver seed 0")
     assert lines[2].startswith("q.json: qubo/bks-provenance: no BKS row for n=7777, density=0.05, seed 0")
     assert len(lines) == 4  # and seed 1
+
+
+def test_checker_rules_are_looked_up_by_the_results_task(tmp_path):
+    """The kernel checker names no task: a result whose task has a ``checker_rules`` entry
+    is audited by it, with the profile's seeds rule (no submission.json: official seeds, and
+    no system-track findings); the QUBO family declares its rule in its MANIFEST."""
+    from neuromark.registry import checker_rules
+    from neuromark.system.checker import check_submission
+
+    assert checker_rules.family_of("qubo") == "qubo"
+    seen = []
+
+    def toy_rule(audit, file, data, official_seeds):
+        seen.append((Path(file).name, official_seeds))
+        audit.add(file, "toy/rule", f"ran {effective['task']}")
+
+    effective = {"task": "toy-task"}
+    checker_rules.register("toy-task", toy_rule)
+    try:
+        (tmp_path / "r.json").write_text(json.dumps({"config": effective, "details": {}}))
+        (tmp_path / "other.json").write_text(json.dumps({"config": {"task": "none"}, "details": {}}))
+        profile, findings = check_submission(tmp_path)
+    finally:
+        for table in (checker_rules._entries, checker_rules._origins, checker_rules._families):
+            table.pop("toy-task", None)
+    assert profile is None and [str(f) for f in findings] == ["r.json: toy/rule: ran toy-task"]
+    assert seen == [("r.json", True)]
 
 
 def test_report_reads_a_submission_folder(runs, tmp_path, capsys):

@@ -25,6 +25,7 @@ from neuromark.system.compliance import (
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.loadgen_log import parse_detail
 from neuromark.system.sut import InMemoryLibrary, StagedSUT
+from neuromark.tasks.base import plan_and_run
 
 
 def test_test04_caching_threshold_on_synthetic_latencies():
@@ -197,7 +198,7 @@ def test_esn_test01_needs_per_query_resets(tmp_path):
     text = ("task: system\nsut: {name: esn, options: {samples: 64, reservoir_size: 50, context: 20}}\n"
             "timing: {warmup: 2}\nloadgen: {min_query_count: 64, min_duration_s: 0, "
             "expected_latency_s: 0.0005}\ncompliance: [TEST01]\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "esn.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "esn.yaml"), tmp_path / "out")[0]
     t01 = res.details["compliance"]["TEST01"]["figures"]
     assert t01["responses_compared"] > 0 and t01["responses_mismatched"] == 0
     assert res.details["sut"]["state"] == "reset per query; each sample carries its 20-step warm-up window"

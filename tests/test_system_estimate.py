@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.system.timing import now_s
 from neuromark.system.track.submission import describe, write_submission
 from neuromark.system.track.task import TASK
+from neuromark.tasks.base import plan_and_run
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -33,7 +35,7 @@ def test_estimate_beside_measured_energy(tmp_path):
     (tmp_path / "trace.csv").write_text("t_s,power_w\n" + "\n".join(f"{v:.6f},3.0" for v in t))
     text = (ESN + ESTIMATE + "meter:\n  name: csv\n  options: {path: trace.csv, offset_s: 0}\n"
             "power:\n  floor_s: 0.2\n  active_s: 0.2\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
     estimate, details = res.scores["energy_estimate"], res.details["energy_estimate"]
     assert estimate.unit == "J/sample (estimate)"
     counts = details["counts"]
@@ -51,7 +53,7 @@ def test_estimate_beside_measured_energy(tmp_path):
 
 
 def test_estimate_beside_not_measured(tmp_path):
-    res = TASK.run(parse_yaml(ESN + "estimate: {}\n", tmp_path / "e.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(ESN + "estimate: {}\n", tmp_path / "e.yaml"), tmp_path / "out")[0]
     assert res["energy_per_inference"] == "not measured"  # the estimate never takes its place
     assert len(res["energy_estimate"]) == 4  # the four shipped profiles by default
     report = write_submission([res], describe([res]), tmp_path / "sub").read_text()
@@ -61,7 +63,7 @@ def test_estimate_beside_not_measured(tmp_path):
 def test_estimate_needs_a_countable_sut_and_known_profiles(tmp_path):
     sleep = "task: system\nsut:\n  name: sleep\nestimate: {}\n"
     with pytest.raises(ConfigError, match=r"s\.yaml:4: estimate: SUT 'sleep' .* no workload"):
-        TASK.run(parse_yaml(sleep, tmp_path / "s.yaml"), tmp_path / "out")
+        plan_and_run(TASK, parse_yaml(sleep, tmp_path / "s.yaml"), tmp_path / "out")
     unknown = ESN + "estimate:\n  profiles: [horowitz45-fp64]\n"
     with pytest.raises(ConfigError, match=r"u\.yaml:12: estimate\.profiles\[0\]: .*fp64"):
-        TASK.validate(parse_yaml(unknown, tmp_path / "u.yaml"))
+        TASK.plan(parse_yaml(unknown, tmp_path / "u.yaml"), RunContext.build())

@@ -15,6 +15,7 @@ from neuromark.system.power.csv_trace import CsvTraceMeter
 from neuromark.system.power.legacy import OLD_KEYS_FLAG
 from neuromark.system.power.windows import Window, analyse
 from neuromark.system.timing import now_s
+from neuromark.tasks.base import plan_and_run
 
 
 @pytest.fixture
@@ -133,7 +134,7 @@ def test_fake_rapl_floor_total_and_sleep_end_to_end(tmp_path, monkeypatch):
                 f"expected_latency_s: 0.001}}\nmeter: {{name: rapl, options: {{root: {root}, "
                 "interval_s: 0.005, domains: [package]}}\n"
                 "power: {floor_s: 0.2, active_s: 0.2, sleep_s: 0.2}\n")
-        res = TASK.run(parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
+        res = plan_and_run(TASK, parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
     finally:
         suts._entries.pop("fake_chip")
     assert res["floor_power"] == pytest.approx(2.0, rel=1e-3)
@@ -222,7 +223,7 @@ def test_real_time_rule_from_the_config(tmp_path):
             "loadgen: {min_query_count: 32, min_duration_s: 0, expected_latency_s: 0.001}\n"
             "meter: {name: csv, options: {path: trace.csv, offset_s: 0}}\n"
             "power: {floor_s: 0.1, active_s: 0.1, data_time_s: 0.5}\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "rt.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "rt.yaml"), tmp_path / "out")[0]
     assert res["stream_total_energy_per_inference"] == pytest.approx(3.0 * 0.5)
     assert res["stream_floor_energy_per_inference"] == pytest.approx(3.0 * 0.5)
     assert res.details["power"]["latency_rule"] == "data_time" and not res.details["power"]["amortised"]
@@ -230,4 +231,4 @@ def test_real_time_rule_from_the_config(tmp_path):
     no_time = parse_yaml(text.replace(", data_time_s: 0.5", ""), tmp_path / "nt.yaml")
     with pytest.raises(ConfigError, match=r"nt.yaml:3: power.latency: data_time needs "
                                           r"power.data_time_s \(SUT .sleep. does not state"):
-        TASK.run(no_time, tmp_path / "out2")
+        plan_and_run(TASK, no_time, tmp_path / "out2")

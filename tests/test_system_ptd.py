@@ -17,6 +17,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.system.power.mlperf import check_layout, mlperf_figures, two_pass
 from neuromark.system.power.ptd import PtdMeter, initial_ranges
 from neuromark.system.power.spl import SplTail, mlperf_power_metric, parse_time, read_spl
+from neuromark.tasks.base import plan_and_run
 
 FMT = "%m-%d-%Y %H:%M:%S.%f"
 
@@ -333,7 +334,7 @@ def test_system_task_two_pass_with_real_loadgen(fake_ptd, tmp_path):
             "expected_latency_s: 0.001}\n"
             f"meter: {{name: ptd, options: {{path: ptd_log.txt, address: '{fake_ptd.address}', "
             "interval_ms: 20, settle_s: 0, two_pass: true}}\npower: {floor_s: 0.3, active_s: 0.3}\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "p.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "p.yaml"), tmp_path / "out")[0]
     assert res["floor_power"] == pytest.approx(40.0) and res["stream_total_power"] == pytest.approx(40.0)
     assert res.details["power_meter"]["point"] == "wall"
     sub = tmp_path / "out/mlperf_power"

@@ -13,6 +13,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.system.timing import now_s
 from neuromark.system.track.submission import load_description, load_results
 from neuromark.system.track.task import TASK
+from neuromark.tasks.base import plan_and_run
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -28,7 +29,7 @@ def results_dir(tmp_path_factory):
             "loadgen:\n  min_query_count: 50\n  min_duration_s: 0\n  expected_latency_s: 0.0005\n"
             "meter: {name: csv, options: {path: trace.csv, offset_s: 0}}\n"
             "power: {floor_s: 0.1, active_s: 0.1}\n")
-    res = TASK.run(parse_yaml(text, tmp / "toy.yaml"), tmp / "toy")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp / "toy.yaml"), tmp / "toy")[0]
     res.save(tmp / f"{res.benchmark.id}.json")
     return tmp
 

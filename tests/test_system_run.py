@@ -10,9 +10,11 @@ import pytest
 
 from neuromark.cli import main
 from neuromark.config import parse_yaml
+from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.system.timing import now_s
 from neuromark.system.track.task import TASK
+from neuromark.tasks.base import plan_and_run
 
 pytest.importorskip("mlperf_loadgen")
 
@@ -98,7 +100,7 @@ def test_csv_meter_power_windows(tmp_path):
             "meter:\n  name: csv\n  options: {path: trace.csv, offset_s: 0}\n"
             "power:\n  floor_s: 0.2\n  active_s: 0.2\n")
     config = parse_yaml(text, tmp_path / "p.yaml")
-    res = TASK.run(config, tmp_path / "out")[0]
+    res = plan_and_run(TASK, config, tmp_path / "out")[0]
     inf = res.details["power"]["active"]["inference"]
     assert res["floor_power"] == pytest.approx(3.0) and res["inference_total_power"] == pytest.approx(3.0)
     assert res["inference_dynamic_power"] == pytest.approx(0.0, abs=1e-9)
@@ -139,34 +141,28 @@ def test_csv_meter_power_windows(tmp_path):
     ('sut:\n  name: "null"\nloadgen:\n  min_duration_s: -2\n', r"c.yaml:5: loadgen.min_duration_s"),
     ('sut:\n  name: "null"\npower:\n  floor_s: 0\n',
      r"c.yaml:5: power.floor_s: Input should be greater than 0"),
-    ('sut:\n  name: "null"\npower:\n  idle_s: 2\n',
-     r"c.yaml:5: power.idle_s is now power.floor_s: the configured-and-ready window is the "
-     r"NeuroBench floor window .*power.sleep_s"),
+    ('sut:\n  name: "null"\npower:\n  idle_s: 2\n', r"c.yaml:5: power.idle_s: unknown key"),
     ('sut:\n  name: "null"\npower:\n  amortised: true\n  latency: data_time\n',
      r"c.yaml:4: power: .*two rules; choose one"),
-    # configs written before ``benchmark:``, ``sut: {name, options}`` and ``meter:`` name the new spelling
-    ("name: old\nsut:\n  name: sleep\n",
-     r"c.yaml:2: 'name' is no longer a top-level key; use benchmark: \{id"),
-    ('version: "2"\nsut:\n  name: sleep\n',
-     r"'version' is no longer a top-level key; use benchmark: \{version"),
+    # configs written before ``benchmark:``, ``sut: {name, options}`` and ``meter:``: unknown keys
+    ("name: old\nsut:\n  name: sleep\n", r"c.yaml:2: name: unknown key \(allowed: task, benchmark, "),
+    ('version: "2"\nsut:\n  name: sleep\n', r"c.yaml:2: version: unknown key \(allowed: task, "),
     ("sut:\n  kind: sleep\n  sleep_s: 0.001\n",
-     r'c.yaml:3: sut.kind is no longer used; write sut: \{name: "sleep", options: \{sleep_s: 0.001\}\}'),
+     r"c.yaml:3: sut.kind: unknown key \(allowed: name, options\)"),
     ('sut:\n  name: sleep\npower:\n  meter: csv\n  csv: t.csv\n  floor_s: 1\n',
-     r'c.yaml:5: power.meter: the meter is no longer part of .power.; write meter: '
-     r'\{name: "csv", options: \{path: "t.csv"\}\} \(power: keeps floor_s'),
-    ('sut:\n  name: sleep\npower:\n  reason: none here\n',
-     r'power.reason: .*meter: \{name: "null", options: \{reason: "none here"\}\}'),
+     r"c.yaml:5: power.meter: unknown key \(allowed: floor_s, active_s, "),
+    ('sut:\n  name: sleep\npower:\n  reason: none here\n', r"c.yaml:5: power.reason: unknown key"),
 ])
 def test_bad_system_configs(tmp_path, body, message):
     config = parse_yaml("task: system\n" + body, tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match=message):
-        TASK.validate(config)
+        TASK.plan(config, RunContext.build())
 
 
 def test_accuracy_needs_a_sut_with_labels(tmp_path):
     config = parse_yaml('task: system\nsut:\n  name: "null"\naccuracy: true\n', tmp_path / "c.yaml")
     with pytest.raises(ConfigError, match=r"c.yaml:4: accuracy: SUT 'null' has no labels to score"):
-        TASK.run(config, tmp_path / "out")
+        plan_and_run(TASK, config, tmp_path / "out")
 
 
 def test_system_run_refuses_other_tasks(tmp_path, capsys):
@@ -199,7 +195,7 @@ def test_shipped_system_configs_validate():
                      if "suite" not in p.parts and "\ntask: system" in "\n" + p.read_text())
     assert len(configs) >= 8
     for path in configs:
-        cfg = TASK.validate(load_config(path))
+        cfg = TASK.plan(load_config(path), RunContext.build())
         assert cfg.task == "system", path
 
 
@@ -219,7 +215,7 @@ def test_rapl_meter_end_to_end_on_fake_sysfs(tmp_path, monkeypatch):
     text = ("task: system\nsut:\n  name: sleep\n  options: {sleep_s: 0.0002}\nloadgen:\n" + FAST +
             f"meter:\n  name: rapl\n  options: {{root: {root}, interval_s: 0.005}}\n"
             "power:\n  floor_s: 0.2\n  active_s: 0.2\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "r.yaml"), tmp_path / "out")[0]
     assert res.details["power_meter"]["components"] == ["package-0", "dram"]  # dram stays at 0 W
     assert res["floor_power"] == pytest.approx(5.0, rel=0.01)
     assert res["stream_total_power"] == pytest.approx(5.0, rel=0.01)
@@ -236,7 +232,7 @@ def test_esn_forecast_step_run(tmp_path):
     text = ("task: system\nsut:\n  name: esn\n  options: {samples: 50, threads: 1}\ntiming:\n  warmup: 5\n"
             "loadgen:\n" + FAST)
     try:
-        res = TASK.run(parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
+        res = plan_and_run(TASK, parse_yaml(text, tmp_path / "e.yaml"), tmp_path / "out")[0]
         assert torch.get_num_threads() == 2  # the SUT's 1 thread does not leak into later runs
     finally:
         torch.set_num_threads(before)
@@ -250,7 +246,7 @@ def test_loadgen_errors_become_flags(tmp_path):
     # min_duration 0.5 s but too few pre-generated queries: LoadGen logs "Ending early" as an error
     text = ("task: system\nsut:\n  name: \"null\"\nloadgen:\n  min_query_count: 10\n  min_duration_s: 0.5\n"
             "  expected_latency_s: 0.001\ntiming:\n  warmup: 0\n")
-    res = TASK.run(parse_yaml(text, tmp_path / "n.yaml"), tmp_path / "out")[0]
+    res = plan_and_run(TASK, parse_yaml(text, tmp_path / "n.yaml"), tmp_path / "out")[0]
     flags = res.flags
     assert any(f.startswith("LoadGen result INVALID: min duration not met (500 ms requested)") for f in flags)
     assert any(f.startswith("LoadGen error: error_runtime: Ending early") for f in flags)

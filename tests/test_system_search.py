@@ -11,6 +11,7 @@ import pytest
 
 from neuromark.config import parse_yaml
 from neuromark.system.search import Probe, search_rate, search_streams
+from neuromark.tasks.base import plan_and_run
 
 
 def below(limit):
@@ -61,7 +62,7 @@ def test_server_search_keeps_probes_and_reports_min_of_final_runs(tmp_path):
     loadgen = ("  scenario: Server\n  latency_bound_s: 0.02\n  target_latency_percentile: 0.9\n"
                "  min_duration_s: 0.2\n  search: {final_runs: 2, max_probes: 5, tolerance: 0.2}\n")
     config = parse_yaml(SLEEP.format(id="sleep-server", loadgen=loadgen), tmp_path / "s.yaml")
-    res = TASK.run(config, tmp_path / "out")[0]
+    res = plan_and_run(TASK, config, tmp_path / "out")[0]
     search = res.details["loadgen"]["search"]
     assert search["searched"] == "target_qps" and 2 <= len(search["probes"]) <= 5
     assert all((tmp_path / "out/loadgen/search").glob("probe_*/mlperf_log_detail.txt"))
@@ -84,7 +85,7 @@ def test_multistream_search_finds_streams_under_the_bound(tmp_path):
     loadgen = ("  scenario: MultiStream\n  latency_bound_s: 0.006\n  target_latency_percentile: 0.9\n"
                "  min_duration_s: 0.1\n  search: {max_probes: 6}\n")
     config = parse_yaml(SLEEP.format(id="sleep-ms", loadgen=loadgen), tmp_path / "m.yaml")
-    res = TASK.run(config, tmp_path / "out")[0]
+    res = plan_and_run(TASK, config, tmp_path / "out")[0]
     search = res.details["loadgen"]["search"]
     assert search["searched"] == "samples_per_query" and search["probes"][0]["value"] == 1
     for probe in search["probes"]:  # passing means VALID and the p90 estimate within 6 ms

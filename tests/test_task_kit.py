@@ -19,7 +19,14 @@ from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Outcome, Unit, UnitFailed
 from neuromark.registry import Registry, RegistryContractError, task_contract, tasks
 from neuromark.results import BenchmarkInfo, Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
+from neuromark.tasks.base import (
+    BenchmarkTask,
+    TaskPlan,
+    out_dir_of,
+    plan_and_run,
+    require_task,
+    task_results,
+)
 from neuromark.testing.results import task_results_problems
 
 # --- the default plan() ----------------------------------------------------------------------
@@ -35,7 +42,6 @@ class KitSettings(StrictModel):
 class KitTask(BenchmarkTask):
     name = "kit"
     settings_model = KitSettings
-    legacy_keys = ("name", "id", "version")
 
     def __init__(self) -> None:
         self.checked: list[Any] = []
@@ -65,10 +71,12 @@ def test_default_plan_validates_checks_and_keeps_the_parts(tmp_path):
     assert plan.config.path == tmp_path / "kit.yaml"
 
 
-def test_default_plan_refuses_a_legacy_key_before_validating(tmp_path):
+def test_default_plan_refuses_an_old_key_as_any_unknown_key(tmp_path):
+    """An old spelling (a top-level ``id:``, before ``benchmark: {id}``) is refused as any
+    unknown key is, naming file, line and the keys allowed there, before the task's check."""
     task = KitTask()
-    with pytest.raises(ConfigError, match=r"kit.yaml:3: 'id' is no longer a top-level key; "
-                                          r"use benchmark: \{id: \.\.\.\} instead"):
+    with pytest.raises(ConfigError, match=r"kit.yaml:3: id: unknown key \(allowed: task, benchmark, "
+                                          r"size, device\)"):
         task.plan(_config(tmp_path, "task: kit\nbenchmark: {id: a}\nid: old\n"), RunContext())
     assert task.checked == []
 
@@ -101,9 +109,10 @@ def test_a_task_without_settings_model_must_plan_itself(tmp_path):
         Bare().plan(_config(tmp_path, BODY), RunContext())
 
 
-@pytest.mark.parametrize("name", ["closed_loop", "detection", "primate_reaching",
-                                  "psth_predictivity", "mackey_glass", "fscil", "qubo", "system"])
-def test_built_in_tasks_plan_through_the_kit(name):
+@pytest.mark.parametrize("name", tasks.names())
+def test_every_task_plans_through_the_kit(name):
+    """Every registered task, the kernel's classification included, uses the default plan()
+    with a settings model."""
     task = tasks.get(name)
     assert type(task).plan is BenchmarkTask.plan and task.settings_model is not None
 
@@ -321,17 +330,49 @@ def test_a_lazy_entry_is_checked_when_first_resolved():
             reg.get("lazy")
 
 
-def test_the_first_protocol_and_the_current_one_pass():
-    class Legacy:
-        name = "legacy"
+class FirstProtocol:
+    """A task of the first protocol (``validate(config)``, ``run(config, out_dir)``), gone
+    in 0.2.0."""
 
-        def validate(self, config):
-            return config
+    name = "legacy"
 
-        def run(self, config, out_dir, *, quiet=False):
-            return []
+    def validate(self, config):
+        return config
 
-    assert task_contract(Legacy()) is None and task_contract(KitTask()) is None
+    def run(self, config, out_dir, *, quiet=False):
+        return []
+
+
+def test_a_task_of_the_first_protocol_is_refused_naming_what_it_lacks(tmp_path):
+    assert task_contract(KitTask()) is None
+    assert "callable 'plan' and 'run'" in str(task_contract(FirstProtocol()))
+    with pytest.raises(RegistryContractError, match=r"task 'legacy' \(test_task_kit.FirstProtocol\) "
+                                                    r"breaks the tasks contract: it needs callable "
+                                                    r"'plan' and 'run'"):
+        require_task(FirstProtocol())
+    assert require_task(KitTask()).name == "kit"
+    with pytest.raises(RegistryContractError, match="task 'legacy'"):
+        plan_and_run(FirstProtocol(), _config(tmp_path, BODY), tmp_path / "out")
+
+
+def test_suite_refuses_a_registered_task_of_the_first_protocol(tmp_path):
+    from neuromark.suite import task_of
+
+    reg_name = "kit-first-protocol"
+    tasks._entries[reg_name] = FirstProtocol()  # as an old plugin would have registered it
+    try:
+        with pytest.raises(RegistryContractError, match="it needs callable 'plan' and 'run'"):
+            task_of(_config(tmp_path, f"task: {reg_name}\nbenchmark: {{id: a}}\n"))
+    finally:
+        tasks._entries.pop(reg_name, None)
+
+
+def test_run_takes_a_plan_and_a_context_only(tmp_path):
+    task = KitTask()
+    config = _config(tmp_path, BODY)
+    with pytest.raises(TypeError, match=r"kit.run\(plan, ctx\): ctx must be a RunContext"):
+        task.run(config, tmp_path / "out")  # the first protocol's call
+    assert not hasattr(task, "validate")
 
 
 @pytest.mark.parametrize(("registry_name", "bad", "missing"), [
@@ -357,6 +398,9 @@ def _registries() -> list[tuple[str, Registry[Any]]]:
 
 
 def _built_in_entries() -> list[tuple[str, str]]:
+    """Every entry of neuromark's own (the kernel's and its families', loaded first)."""
+    for _, reg in _registries():
+        reg.names()
     return [(name, entry) for name, reg in _registries() for entry, origin in reg._origins.items()
             if origin.startswith("neuromark.")]
 

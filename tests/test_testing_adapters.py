@@ -9,7 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from neuromark.testing import ContractError, check_adapter
+from neuromark.testing import check_adapter
+from neuromark.testing.results import ContractError
 
 X = torch.bernoulli(torch.full((6, 4, 5), 0.4), generator=torch.Generator().manual_seed(2))
 
@@ -24,7 +25,7 @@ def test_a_torch_model_passes():
 
 def test_an_snntorch_model_passes():
     snn = pytest.importorskip("snntorch")
-    from neuromark.models import SNNTorchModel
+    from neuromark.models.snntorch_model import SNNTorchModel
 
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(5, 3, bias=False), snn.Leaky(beta=0.9, init_hidden=True))

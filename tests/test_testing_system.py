@@ -1,6 +1,7 @@
-"""Every built-in SUT and power meter passes the checks of :mod:`neuromark.testing` that
-plugin authors run on theirs (issue 46, item 3); those needing a chip's SDK skip, saying
-so, where it is absent. The checks can fail: a broken SUT or meter is refused, naming why."""
+"""Every registered SUT and power meter passes the checks of :mod:`neuromark.testing` that
+plugin authors run on theirs (issue 46, item 3), a family's SUT with the options of its
+``cases.SUT_CASES``; those needing a chip's SDK skip, saying so, where it is absent. The
+checks can fail: a broken SUT or meter is refused, naming why."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from family_cases import SUT_KEYS, gather, skip_without
 from test_system_ptd import fake_ptd  # noqa: F401 - the fake PTDaemon fixture
 
 from neuromark.errors import ConfigError
@@ -19,30 +21,35 @@ from neuromark.system.power.null import NullMeter
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary
 from neuromark.system.suts.null import NullSUT
 from neuromark.system.timing import now_s
-from neuromark.testing import ContractError, check_meter, check_sut
+from neuromark.testing import check_meter, check_sut
+from neuromark.testing.results import ContractError
 
-#: Options of each built-in SUT's smallest build (those of the system tests).
-SUT_OPTIONS: dict[str, dict[str, Any]] = {
+#: Options of each kernel SUT's smallest build (those of the system tests); a family's SUTs
+#: have theirs in its ``cases.SUT_CASES``.
+KERNEL_SUT_OPTIONS: dict[str, dict[str, Any]] = {
     "null": {"samples": 8},
     "sleep": {"samples": 4, "sleep_s": 0.0005},
-    "esn": {"samples": 16, "threads": 1},
-    "asc_cnn": {"samples": 4, "threads": 1},
     "akida": {"hidden": 16, "groups": 10, "time_bins": 2, "epochs": 15, "train_samples": 60,
               "samples": 12},  # test_chip_akida.TINY
     "xylo": {"hidden": 8, "classes": 4, "dt_us": 40_000, "epochs": 5, "train_samples": 80,
              "samples": 8},  # test_chip_xylo.TINY
     "remote": {},
 }
+SUT_CASES = gather("SUT_CASES", {name: {"options": opts} for name, opts in KERNEL_SUT_OPTIONS.items()})
 SDK = {"akida": "akida", "xylo": "xylo"}
 
 
-def test_every_built_in_sut_and_meter_has_a_case():
-    assert set(suts.names()) == set(SUT_OPTIONS)
+def test_every_sut_and_meter_has_a_case():
+    assert set(suts.names()) == set(SUT_CASES)
     assert set(meters.names()) == set(METER_CASES)
+    for name, found in SUT_CASES.items():
+        assert set(found.case) <= SUT_KEYS, f"SUT case {name!r} ({found.family}): keys {sorted(found.case)}"
 
 
-@pytest.mark.parametrize("name", sorted(SUT_OPTIONS))
-def test_built_in_sut_passes_the_check(name):
+@pytest.mark.parametrize("name", sorted(SUT_CASES))
+def test_every_sut_passes_the_check(name):
+    case = SUT_CASES[name].case
+    skip_without(case.get("needs", ()))
     if name in SDK:
         from neuromark.system.chips import require
 
@@ -56,7 +63,7 @@ def test_built_in_sut_passes_the_check(name):
         with server("null") as address:
             check = check_sut("remote", {"address": address, "samples": 8, "calibration": 2})
     else:
-        check = check_sut(name, SUT_OPTIONS[name])
+        check = check_sut(name, case["options"])
     assert check.responses and all(isinstance(r, np.ndarray) for r in check.responses)
 
 

@@ -90,7 +90,9 @@ LATIN1_SUMS = ("0" * 64 + "  train.h5\n" + "1" * 64 + "  caf\u00e9.h5\n").encode
 def test_utf8_checksum_file_latin1_names_file_and_line(tmp_path, reader):
     """SHA256SUMS files were read in the locale's encoding: a Latin-1 name crashed with
     UnicodeDecodeError (or was misread); now one line naming the file and line."""
-    from neuromark.data import entry, mackey_glass, spoken_digits
+    from neuromark.benchmarks.mackey_glass import series as mackey_glass
+    from neuromark.benchmarks.shd import spoken_digits
+    from neuromark.data import entry
 
     sums = tmp_path / "SHA256SUMS"
     sums.write_bytes(LATIN1_SUMS)

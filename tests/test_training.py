@@ -18,14 +18,10 @@ from neuromark.config import parse_yaml
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import models
-from neuromark.training import (
-    ModelFamily,
-    TrainedModule,
-    TrainRecipe,
-    prepare,
-    read_checkpoint,
-    recipe_hash,
-)
+from neuromark.tasks.base import plan_and_run
+from neuromark.training.checkpoints import prepare, read_checkpoint, recipe_hash
+from neuromark.training.family import ModelFamily, TrainedModule
+from neuromark.training.recipe import TrainRecipe
 
 
 def sha(path: Path) -> str:
@@ -156,7 +152,7 @@ def test_classification_checkpoint_keeps_the_old_hash(tmp_path):
 
     make_corpus(tmp_path)
     config = parse_yaml(config_text(tmp_path, "svm"), tmp_path / "c.yaml")
-    [first] = TASK.run(config, tmp_path / "out", quiet=True)
+    [first] = plan_and_run(TASK, config, tmp_path / "out", quiet=True)
     options = {"train": f"{tmp_path}/train.h5", "test": f"{tmp_path}/test.h5", "dt_us": 20000,
                "t_max_us": 200000, "pool": 10}
     train = TrainSettings(epochs=3, batch_size=10, lr=0.02, seed=3).model_dump(exclude={"deterministic"})
@@ -167,44 +163,34 @@ def test_classification_checkpoint_keeps_the_old_hash(tmp_path):
                          + (tmp_path / "train.h5").read_bytes()).hexdigest()
     payload = torch.load(tmp_path / "svm.pt", weights_only=True)
     assert payload["meta"]["recipe_hash"] == old and payload["format"] == 1
-    [again] = TASK.run(config, tmp_path / "out", quiet=True)
+    [again] = plan_and_run(TASK, config, tmp_path / "out", quiet=True)
     assert again.details["trained_now"] is False
 
 
-def test_old_fscil_backbone_is_still_reused(tmp_path):
-    """A backbone in the old FSCIL header (format 'neuromark-fscil-1', recipe_hash at the top)
-    with the old hash (computed here by hand) is reused, and gives the same figures."""
-    from test_fscil import FSCIL_TINY, _tiny_corpus
-
-    from neuromark.benchmarks.keywords.fscil import TASK, load_corpus
-    from neuromark.config import load_config
-
-    _tiny_corpus(tmp_path / "data")
-    (tmp_path / "c.yaml").write_text(FSCIL_TINY + """train: {epochs: 2, batch_size: 4, lr: 0.01}
-fscil: {shots: 2, support_pool: 2, query_pool: 2, query_shots: 2, repeats: 1, seed: 1}
-eval: {complexity: []}
-""")
-    config = load_config(tmp_path / "c.yaml")
-    [first] = TASK.run(config, tmp_path / "o1", quiet=True)
-    assert first.details["backbone"]["trained_now"] is True
-    new = torch.load(tmp_path / "m5.pt", weights_only=True)
-    s = TASK.plan(config, RunContext()).settings
-    data = load_corpus(s, config, True)
-    digest = hashlib.sha256(json.dumps({"model": {"name": "keyword_m5", "options": s.model.options},
-                                        "features": s.features.model_dump(),
-                                        "train": s.train.model_dump(exclude={"threads"})},
-                                       sort_keys=True).encode())
-    digest.update(data["train_x"].numpy().tobytes())
-    digest.update(data["train_y"].numpy().tobytes())
-    assert new["meta"]["recipe_hash"] == digest.hexdigest()
-    meta = {k: v for k, v in new["meta"].items() if k not in ("recipe", "recipe_hash")}
-    torch.save({"format": "neuromark-fscil-1", "recipe_hash": digest.hexdigest(),
-                "state_dict": new["state_dict"], "meta": meta}, tmp_path / "m5.pt")
-    before = sha(tmp_path / "m5.pt")
-    [again] = TASK.run(config, tmp_path / "o2", quiet=True)
-    assert again.details["backbone"]["trained_now"] is False and sha(tmp_path / "m5.pt") == before
-    for key in ("base_accuracy", "session_average"):
-        assert again.scores[key].value == first.scores[key].value
+@pytest.mark.parametrize("old", [
+    {"format": "neuromark-fscil-1", "recipe_hash": "0" * 64, "meta": {}},
+    {"format": "neuromark-primate-decoder-1", "recipe": "{}", "train_seconds": 1.5},
+])
+def test_a_checkpoint_of_a_retired_header_is_retrained_never_read(tmp_path, toy, capsys, old):
+    """neuromark's checkpoints of before 0.2.0 (RETIRED_FORMATS) are its own: a run replaces
+    them by training anew, saying why; with train_if_missing false, an error names the
+    command; read_checkpoint never loads one as something it is not."""
+    torch.save({**old, "state_dict": {"weight": torch.ones(1, 2), "bias": torch.zeros(1)}},
+               tmp_path / "toy.pt")
+    with pytest.raises(DataError, match=rf"toy\.pt: a checkpoint of neuromark before 0\.2\.0 "
+                                        rf"\(header '{old['format']}'\), no longer read; run "
+                                        r"`neuromark train CONFIG` to retrain it"):
+        read_checkpoint(tmp_path / "toy.pt", ("toy",), what="toy")
+    with pytest.raises(DataError, match=r"checkpoint does not load: .*before 0\.2\.0.*; run "
+                                        r"`neuromark train CONFIG`"):
+        _prepare(toy, tmp_path, train_if_missing=False)
+    assert toy.fits == 0
+    prepared = _prepare(toy, tmp_path)
+    assert prepared.trained and toy.fits == 1
+    err = capsys.readouterr().err
+    assert f"replacing neuromark checkpoint {tmp_path / 'toy.pt'}: it does not load" in err
+    assert torch.load(tmp_path / "toy.pt", weights_only=True)["format"] == 1
+    assert not _prepare(toy, tmp_path).trained  # the new one is reused
 
 
 # --- `neuromark train` through the task protocol ---------------------------------------------
@@ -261,7 +247,8 @@ def test_mackey_glass_model_names_come_from_the_registry(tmp_path):
         (tmp_path / "mg.yaml").write_text(f"task: mackey_glass\nmodels:\n  - {{name: {name}}}\n")
         with pytest.raises(ConfigError, match=rf"mg\.yaml:3: models\.0\.name: model '{name}' {problem}; "
                                               r"the Mackey-Glass forecasters: esn, lstm"):
-            TASK.validate(parse_yaml((tmp_path / "mg.yaml").read_text(), tmp_path / "mg.yaml"))
+            TASK.plan(parse_yaml((tmp_path / "mg.yaml").read_text(), tmp_path / "mg.yaml"),
+                      RunContext.build())
 
 
 def test_a_family_of_another_task_is_a_clear_error(tmp_path):
@@ -272,4 +259,4 @@ def test_a_family_of_another_task_is_a_clear_error(tmp_path):
     with pytest.raises(ConfigError, match=r"det\.yaml:\d+: model\.name: 'snn' is a model family of "
                                           r"classification; it does not train on detection data "
                                           r"\(the families of detection: event_detector"):
-        TASK.validate(cfg)
+        TASK.plan(cfg, RunContext.build())

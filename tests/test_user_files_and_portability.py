@@ -342,7 +342,7 @@ def test_flags_as_string_refused_on_read(tmp_path, capsys, field, value, said):
 
 def test_declared_width_above_the_dtype_refused(tmp_path):
     from neuromark.metrics.functional.precision import declared_bits
-    from neuromark.models import TorchModel
+    from neuromark.models.torch_model import TorchModel
 
     net = torch.nn.Sequential(torch.nn.Linear(3, 2))
     with pytest.raises(ValueError, match=r"weight_bits\['0.weight'\] = 33: wider than its dtype "

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neuromark.benchmarks.activity.wisdm import WISDM, read_npz
+from neuromark.benchmarks.activity.wisdm import WISDM, read_npz, window_split
 from neuromark.benchmarks.activity.wisdm_raw import NEUROBENCH_CLASSES, first_per_bin
-from neuromark.data.splits import subject_split, window_split
+from neuromark.data.splits import subject_split
 from neuromark.errors import DataError
 
 STEP = 50_000_000  # ns

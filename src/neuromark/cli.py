@@ -34,11 +34,16 @@ def build_parser() -> argparse.ArgumentParser:
                              "causes) after the message, for debugging")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"neuromark.commands.{info.name}")
-        module.register(subparsers)
-    for name in registry.commands.names():  # the families' verbs
-        registry.commands.get(name)(subparsers)
+    verbs = {info.name: importlib.import_module(f"neuromark.commands.{info.name}").register
+             for info in pkgutil.iter_modules(commands.__path__)}
+    for name in registry.commands.names():
+        if name in verbs:
+            raise registry.DuplicateEntryError(
+                f"commands entry {name!r} of family {registry.commands.family_of(name)!r} reuses "
+                f"the name of the kernel's verb neuromark {name}; rename the family's verb")
+        verbs[name] = registry.commands.get(name)
+    for name in sorted(verbs):  # the kernel's verbs and the families', in one sorted list
+        verbs[name](subparsers)
     return parser
 
 

@@ -127,8 +127,9 @@ class ConfigFile:
     #: the entry's name in a run (its artefact folder) when not the file's stem, e.g. the
     #: ``-seed<S>`` copies of :mod:`neuromark.suite_seeds`
     label: str | None = None
-    #: the run's cache folder (``cache:`` paths resolve in it), from the run context;
-    #: None: :func:`cache_dir` (the environment's default)
+    #: the run's cache folder (``cache:`` paths resolve in it, :func:`resolve_path`), from
+    #: the run context; None: the environment's default
+    #: (:func:`neuromark.context.default_cache_dir`)
     cache_root: Path | None = None
     #: key paths this copy's data got from elsewhere than its file (a suite entry's seed
     #: key), each with the ``file:line`` that set it: errors there name that place
@@ -341,16 +342,8 @@ def _fields_at(model: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     return [name for m in models for name in m.model_fields] if models else list(model.model_fields)
 
 
-#: A config path starting with this prefix lies in the cache folder (:func:`cache_dir`).
+#: A config path starting with this prefix lies in the run's cache folder (:func:`resolve_path`).
 CACHE_PREFIX = "cache:"
-
-
-def cache_dir() -> Path:
-    """neuromark's default cache folder (``$NEUROMARK_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/neuromark``, else ``~/.cache/neuromark``); a run uses its context's
-    ``cache_dir`` (``--cache-dir``), which configs carry as :attr:`ConfigFile.cache_root`."""
-
-    return default_cache_dir()
 
 
 def memory_budget() -> float:
@@ -372,16 +365,18 @@ def check_memory(what: str, need_bytes: float) -> None:
 
 
 def resolve_path(value: str | Path, config: ConfigFile | None) -> Path:
-    """Resolve a path in a config to an absolute path: a relative path lies in the config
-    file's folder (never the working directory; no fallback), ``cache:REL`` in the run's
-    cache folder (``config.cache_root``, else :func:`cache_dir`); a config without a file
-    resolves from the working directory."""
+    """Resolve a path in a config to an absolute path, the one resolver of config paths: a
+    relative path lies in the config file's folder (never the working directory; no
+    fallback), ``cache:REL`` in the run's cache folder (``config.cache_root``: the run
+    context's ``--cache-dir``; else the environment's default,
+    :func:`neuromark.context.default_cache_dir`); a config without a file resolves from the
+    working directory."""
     text = str(value)
     if text.startswith(CACHE_PREFIX):
         rel = Path(text[len(CACHE_PREFIX):])
         if rel.is_absolute() or ".." in rel.parts:
             raise ConfigError(f"{value}: a cache: path must stay inside the cache folder")
-        root = config.cache_root if config is not None and config.cache_root else cache_dir()
+        root = config.cache_root if config is not None and config.cache_root else default_cache_dir()
         return root / rel
     candidate = Path(text).expanduser()
     if candidate.is_absolute() or config is None or config.path is None:
@@ -413,19 +408,3 @@ class BenchmarkSettings(StrictModel):
         ``id`` overrides the configured one (a task writing several files derives theirs)."""
 
         return BenchmarkInfo(id or self.id, self.version, self.parent, self.citation or citation)
-
-
-#: Keys of older configs and the key that replaced each (see :func:`reject_legacy_keys`).
-LEGACY_KEYS: dict[str, str] = {
-    "name": "benchmark: {id: ...}",
-    "id": "benchmark: {id: ...}",
-    "version": "benchmark: {version: ...}",
-}
-
-
-def reject_legacy_keys(config: ConfigFile, keys: Sequence[str]) -> None:
-    """Raise :class:`ConfigError` naming the new key when ``config`` uses an old spelling."""
-    for key in keys:
-        if key in config.data:
-            raise ConfigError(f"{config.where((key,))}: '{key}' is no longer a top-level key; "
-                              f"use {LEGACY_KEYS[key]} instead")

@@ -4,7 +4,6 @@ image file, shared by every task and by the reports.
 - system track: latency histograms with p50/p90/p99, the power trace with its windows
   shaded, the submission workflow diagram;
 - QUBO: BKS-gap vs timeout, time to solution;
-- Mackey-Glass: sMAPE vs tau (like Fig. 5 of Yik et al. 2025);
 - training curves of a checkpoint's meta;
 - keyword FSCIL: accuracy vs session with its percentile band;
 - the leaderboard: score vs operations with the Pareto front.
@@ -167,33 +166,6 @@ def plot_qubo_sweep(entries: list[dict[str, Any]], out_dir: Path) -> list[str]:
     made = [plot_gap_vs_timeout(entries, out_dir / "qubo_gap_vs_timeout.png"),
             plot_tts(entries, out_dir / "qubo_time_to_solution.png")]
     return [str(p.resolve()) for p in made if p is not None]
-
-
-def plot_smape_vs_tau(entries: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Write a PNG of sMAPE (mean ± SE over instances) against tau; returns ``path``.
-
-    Args:
-        entries: dicts with ``model``, ``tau``, ``sMAPE`` and ``sMAPE_se`` (None allowed).
-        path: the PNG file to write (folders are created).
-    """
-    plt = pyplot()
-    models = list(dict.fromkeys(e["model"] for e in entries))
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-    for offset, model in enumerate(models):
-        rows = sorted((e for e in entries if e["model"] == model), key=lambda e: e["tau"])
-        taus = [e["tau"] + 0.08 * (offset - (len(models) - 1) / 2) for e in rows]
-        means = [e["sMAPE"] for e in rows]
-        errors = [e["sMAPE_se"] or 0.0 for e in rows]
-        ax.errorbar(taus, means, yerr=errors, marker="o", capsize=3, label=model.upper())
-    ax.set_xlabel("delay τ")
-    ax.set_ylabel("sMAPE (%)")
-    ax.set_title("Mackey-Glass forecast: sMAPE vs τ (mean ± SE over instances)")
-    all_taus = sorted({e["tau"] for e in entries})
-    ax.set_xticks(all_taus)
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    return save_figure(fig, path, dpi=120)
 
 
 def plot_training(meta: dict[str, Any], path: Path, title: str) -> Path:

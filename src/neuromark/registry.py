@@ -384,8 +384,14 @@ commands: Registry[Callable[..., Any]] = Registry("commands", contract=_callable
 #: ``neuromark data`` verbs: ``register(data_subparsers)`` adds ``neuromark data VERB``.
 data_commands: Registry[Callable[..., Any]] = Registry("data_commands", contract=_callable(
     "register(data_subparsers), adding a neuromark data verb"))
-#: Submission-checker rules, by the ``task`` of the results they check:
-#: ``check(audit, file, data, official_seeds)`` (``neuromark.system.checker``).
+#: Submission-checker rules, by the ``task`` of the results they check: ``neuromark check``
+#: (``neuromark.system.checker``) calls ``check(audit, file, data, official_seeds)`` once per
+#: results file of that task in the submission folder, after the system-track rules:
+#: ``audit.add(file, rule, message)`` records a finding (``rule``: ``"<task>/<what>"``),
+#: ``file`` is the results file's path, ``data`` its parsed JSON (``data["details"]`` a dict),
+#: ``official_seeds`` the submission profile's (True when it has none). A value of a type the
+#: rule did not expect (TypeError, KeyError, ...) ends that file's audit with one
+#: ``layout/schema`` finding.
 checker_rules: Registry[Callable[..., Any]] = Registry("checker_rules", contract=_callable(
     "check(audit, file, data, official_seeds)"))
 #: Encoder (front-end) cost formulas: functions returning a
@@ -412,7 +418,6 @@ metrics.register_many({
     "activation_sparsity": "neuromark.metrics.complexity:ActivationSparsity",
     "synaptic_operations": "neuromark.metrics.complexity:SynapticOperations",
     "membrane_updates": "neuromark.metrics.complexity:MembraneUpdates",
-    "coco_map": "neuromark.metrics.detection:CocoMap",
     "neuron_operations": "neuromark.metrics.neuron_ops:NeuronOperations",
     "energy_estimate": "neuromark.metrics.energy:EnergyEstimate",
 })

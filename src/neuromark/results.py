@@ -1,7 +1,8 @@
 """Scores, the results bundle, provenance, and atomic JSON writing.
 
-Results file schema (``schema_version`` "1.3"; files of "1.0" to "1.2" still load), one
-JSON object:
+Results file schema (``schema_version`` "1.3"; files of "1.0" to "1.2", neuromark's own of
+before 0.2.0, still load until 2027-12-06: :mod:`neuromark.results_versions`), one JSON
+object:
 
 - ``schema_version``: "1.3".
 - ``benchmark``: ``{"id": "<task/data/metric set>", "version", "parent", "citation"}``: the
@@ -90,10 +91,11 @@ from neuromark.provenance import (  # noqa: F401 - re-exported
     package_versions,
     stamp_provenance,
 )
+from neuromark.results_versions import CURRENT_SCHEMA, field_problems, unsupported_schema
 from neuromark.results_versions import READABLE_SCHEMAS as READABLE_SCHEMAS
-from neuromark.results_versions import field_problems, unsupported_schema
 
-SCHEMA_VERSION = "1.3"
+#: The schema version :meth:`Results.save` writes.
+SCHEMA_VERSION = CURRENT_SCHEMA
 
 #: How a score is normalised by its ceiling.
 CEILING_RULES = ("ratio", "explained_variance", "explained_variance_squared_ceiling")
@@ -377,7 +379,8 @@ class Results(Mapping[str, Any]):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Results:
-        """Read a results file written by :meth:`save` (schema 1.0 to 1.3), with its
+        """Read a results file written by :meth:`save` (schema 1.0 to 1.3; 1.0 to 1.2 until
+        :data:`~neuromark.results_versions.OLD_SCHEMAS_READ_UNTIL`), with its
         sidecar; files before 1.2 get their model block derived, files before 1.3 their
         flags, artefacts and config moved to the 1.3 fields (see the module)."""
         try:  # JSON is UTF-8 (RFC 8259), whatever the locale

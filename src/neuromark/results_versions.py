@@ -1,24 +1,57 @@
 """The results schema versions this neuromark reads, and the one wording of a file of any
-other version (:meth:`neuromark.results.Results.load`, the report, leaderboard and compare)."""
+other version (:meth:`neuromark.results.Results.load`, the report, leaderboard and compare).
+
+Our own results files of the earlier schemas (:data:`OLD_SCHEMAS`: 1.0 to 1.2, written by
+neuromark before 0.2.0) stay readable until the sunset, :data:`OLD_SCHEMAS_READ_UNTIL`
+(2027-12-06, one year after release 0.2.0); from the day after, they are refused as any
+unsupported version is, with a message saying so (re-run the benchmark to write the current
+schema).
+"""
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 from typing import Any
 
-#: Schema versions :meth:`~neuromark.results.Results.load` reads (1.0: no ceiling rule,
-#: errors or sidecar; 1.0 and 1.1: no model block, derived on load).
-READABLE_SCHEMAS = ("1.0", "1.1", "1.2", "1.3")
+#: The schema version this neuromark writes (:data:`neuromark.results.SCHEMA_VERSION`).
+CURRENT_SCHEMA = "1.3"
+#: Earlier schema versions still read until :data:`OLD_SCHEMAS_READ_UNTIL` (1.0: no ceiling
+#: rule, errors or sidecar; 1.0 and 1.1: no model block, derived on load; before 1.3: the
+#: flags and artefacts in ``details``).
+OLD_SCHEMAS = ("1.0", "1.1", "1.2")
+#: The last day files of :data:`OLD_SCHEMAS` are read (one year after release 0.2.0,
+#: 2026-12-06); after it they are refused.
+OLD_SCHEMAS_READ_UNTIL = datetime.date(2027, 12, 6)
 
 
-def unsupported_schema(data: dict[str, Any]) -> str | None:
-    """Why a results object's ``schema_version`` cannot be read (None when it can)."""
+def readable_schemas(today: datetime.date | None = None) -> tuple[str, ...]:
+    """The schema versions read on ``today`` (default: the local date): the old ones until
+    :data:`OLD_SCHEMAS_READ_UNTIL` included, then the current one only."""
+    day = today if today is not None else datetime.date.today()
+    return (*OLD_SCHEMAS, CURRENT_SCHEMA) if day <= OLD_SCHEMAS_READ_UNTIL else (CURRENT_SCHEMA,)
+
+
+#: Schema versions :meth:`~neuromark.results.Results.load` reads (:func:`readable_schemas`
+#: on the day this module was imported).
+READABLE_SCHEMAS = readable_schemas()
+
+
+def unsupported_schema(data: dict[str, Any], today: datetime.date | None = None) -> str | None:
+    """Why a results object's ``schema_version`` cannot be read on ``today`` (default: the
+    local date; None when it can)."""
     version = data.get("schema_version")
-    if version in READABLE_SCHEMAS:
+    readable = readable_schemas(today)
+    if version in readable:
         return None
-    return (f"results schema_version {version!r} is not supported: this neuromark reads "
-            f"{READABLE_SCHEMAS[0]} to {READABLE_SCHEMAS[-1]}"
+    if version in OLD_SCHEMAS:
+        return (f"results schema_version {version!r} is no longer read: files of schema "
+                f"{OLD_SCHEMAS[0]} to {OLD_SCHEMAS[-1]} (neuromark before 0.2.0) were read until "
+                f"{OLD_SCHEMAS_READ_UNTIL.isoformat()}; re-run the benchmark to write schema "
+                f"{CURRENT_SCHEMA}")
+    reads = readable[0] if len(readable) == 1 else f"{readable[0]} to {readable[-1]}"
+    return (f"results schema_version {version!r} is not supported: this neuromark reads {reads}"
             + (" (a newer neuromark wrote it? upgrade neuromark)" if isinstance(version, str) else ""))
 
 

@@ -139,7 +139,7 @@ class Benchmark:
     """Runs a model over a dataloader and computes metrics.
 
     Args:
-        model: a :class:`neuromark.models.ModelAdapter` or a bare ``nn.Module``.
+        model: a :class:`neuromark.models.adapter.ModelAdapter` or a bare ``nn.Module``.
         dataloader: iterable of ``(data, targets)`` batches; samples per batch = len(targets)
             after preprocessing.
         preprocessors: callables ``(data, targets) -> (data, targets)`` applied in order.

@@ -66,7 +66,7 @@ from neuromark.run_folder import (  # noqa: F401 - re-exported
     write_files,
 )
 from neuromark.suite_seeds import SeededEntry, seeded_copies
-from neuromark.tasks.base import Task, as_task
+from neuromark.tasks.base import Task, require_task
 
 #: ``(config, task, plan)`` of one suite entry, in run order.
 Planned = tuple[ConfigFile, Task, Any]
@@ -140,7 +140,8 @@ def expand(paths: Sequence[str | Path], _within: tuple[Path, ...] = (), *,
 
 
 def task_of(config: ConfigFile) -> Task:
-    """The registered task named by the config's ``task`` key."""
+    """The registered task named by the config's ``task`` key (one that breaks the task
+    protocol is refused, naming what it lacks: :func:`~neuromark.tasks.base.require_task`)."""
     name = config.data.get("task")
     if not isinstance(name, str):
         raise ConfigError(f"{config.where(('task',))}: missing or invalid 'task' key "
@@ -149,8 +150,7 @@ def task_of(config: ConfigFile) -> Task:
         task = tasks.get(name)
     except KeyError as exc:
         raise ConfigError(f"{config.where(('task',))}: {exc}") from None
-
-    return as_task(task)
+    return require_task(task)
 
 
 def plan_configs(paths: Sequence[str | Path], ctx: RunContext) -> list[Planned]:

@@ -51,21 +51,15 @@ class SpikeCountLinear(nn.Module):
                 "state_dict": self.state_dict()}
 
 
-def fit_linear_svm(frames: np.ndarray, labels: np.ndarray, classes: int, *, c: float = 1.0,
-                   seed: int = 0, max_iter: int = 20_000) -> SpikeCountLinear:
+def fit_linear_svm_counts(counts: np.ndarray, labels: np.ndarray, classes: int, *, c: float = 1.0,
+                          seed: int = 0, max_iter: int = 20_000) -> SpikeCountLinear:
     """Fit a one-vs-rest linear SVM (scikit-learn ``LinearSVC``) on standardised spike counts.
 
     Args:
-        frames: (N, T, C) binned spikes; the SVM sees the counts summed over T.
+        counts: (N, C) spike counts per channel (binned frames summed over time).
         labels: (N,) class indices in 0..classes-1.
     Returns the equivalent :class:`SpikeCountLinear` (standardisation folded into weights).
     """
-    return fit_linear_svm_counts(frames.sum(axis=1), labels, classes, c=c, seed=seed, max_iter=max_iter)
-
-
-def fit_linear_svm_counts(counts: np.ndarray, labels: np.ndarray, classes: int, *, c: float = 1.0,
-                          seed: int = 0, max_iter: int = 20_000) -> SpikeCountLinear:
-    """:func:`fit_linear_svm` on (N, C) spike counts per channel (frames summed over time)."""
     svm_mod = require("sklearn.svm", "audio")
     counts = np.asarray(counts).astype(np.float64)
     mean = counts.mean(axis=0)

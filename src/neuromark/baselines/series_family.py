@@ -1,10 +1,9 @@
-"""A model family for windowed time series (WISDM activity windows, EEG trials).
+"""A model family for windowed time series (e.g. sensor windows, EEG trials).
 
 A :class:`SeriesFamily` is a registry entry of ``neuromark.registry.models`` (a
-:class:`~neuromark.training.ModelFamily`) for the ``classification`` task on splits that
-yield ``(x (T, C) float32, label)`` and offer ``arrays()`` and ``sibling("valid")``
-(:class:`~neuromark.benchmarks.activity.wisdm.WisdmWindows`,
-:class:`~neuromark.benchmarks.eeg_mi.reader.EegTrials`).
+:class:`~neuromark.training.family.ModelFamily`) for the ``classification`` task on splits that
+yield ``(x (T, C) float32, label)`` and offer ``input_shape`` (T, C), ``arrays()`` and
+``sibling("valid")`` (the windowed-series families' data sets).
 
 - ``kind="step"``: a spiking network called once per time step on (B, C), hidden state
   inside (snnTorch ``init_hidden``), evaluated through the snnTorch adapter; trained with
@@ -33,15 +32,9 @@ import numpy as np
 from pydantic import Field
 
 from neuromark._threads import torch_threads
-from neuromark.training import (
-    BatchSize,
-    Epochs,
-    LearningRate,
-    TrainedModule,
-    TrainRecipe,
-    read_checkpoint,
-    restore_network,
-)
+from neuromark.training.checkpoints import read_checkpoint, restore_network
+from neuromark.training.family import TrainedModule
+from neuromark.training.recipe import BatchSize, Epochs, LearningRate, TrainRecipe
 
 
 class SeriesTrain(TrainRecipe):

@@ -3,8 +3,8 @@
 Registered models ``snn`` (feed-forward LIF), ``rsnn`` (recurrent LIF), ``lstm`` and ``svm``
 (linear SVM on spike counts) are :class:`SpikeClassifierFamily` entries: each validates its
 ``options``, builds an untrained model for a data set's input width and classes, and trains
-it with the recipe of :mod:`neuromark.baselines.spike_training` on a spike-file training split
-(:class:`~neuromark.benchmarks.shd.entries.BinnedSpikes`). Checkpoints, their recipe hash (data set,
+it with the recipe of :mod:`neuromark.baselines.spike_training` on a binned spike-file training
+split (a spike-data family's data set). Checkpoints, their recipe hash (data set,
 model, training settings, training file bytes) and the replacement rule are those of
 :mod:`neuromark.training.checkpoints`, shared by every trainable family.
 """
@@ -22,16 +22,9 @@ from pydantic import Field
 from neuromark._threads import torch_threads
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
-from neuromark.training import Epochs, LearningRate, Threads, TrainRecipe, prepare, read_checkpoint
-from neuromark.training.checkpoints import FORMAT as CHECKPOINT_FORMAT  # noqa: F401 - re-exported
 from neuromark.training.checkpoints import Prepared as PreparedCheckpoint
-from neuromark.training.checkpoints import (  # noqa: F401 - re-exported
-    checkpoint_owner,
-    is_neuromark_checkpoint,
-    recipe_hash,
-    save_checkpoint,
-)
-from neuromark.training.family import training_device  # noqa: F401 - re-exported
+from neuromark.training.checkpoints import prepare, read_checkpoint
+from neuromark.training.recipe import Epochs, LearningRate, Threads, TrainRecipe
 
 CITATION = """@article{cramer2020heidelberg,
   title={The Heidelberg Spiking Data Sets for the Systematic Evaluation of Spiking Neural Networks},
@@ -103,13 +96,6 @@ class SpikeClassifierFamily:
         """The registry name (its checkpoints' ``kind`` is ``snn`` for both LIF networks)."""
         return self.kind
 
-    @property
-    def forecaster_name(self) -> str | None:
-        """The Mackey-Glass forecaster this entry also stands for (``lstm``), or None: a
-        config's ``lstm`` is the LSTM baseline in either task; the Mackey-Glass family
-        resolves the name (:func:`neuromark.benchmarks.mackey_glass.instances.forecaster_for`)."""
-        return "lstm" if self.kind == "lstm" else None
-
     def load(self, path: Path) -> tuple[Any, dict[str, Any]]:
         """(model in eval mode, meta with ``kind``) from a checkpoint (:func:`load_checkpoint`)."""
         return load_checkpoint(path)
@@ -141,9 +127,9 @@ class SpikeClassifierFamily:
 
     def fit(self, options: SpikeModelOptions, train: TrainSettings, data: Any, classes: int, *,
             quiet: bool = True, label: str = "", device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
-        """Train on ``data`` (a :class:`~neuromark.benchmarks.shd.entries.BinnedSpikes` training split)
-        on ``device`` (torch models; the SVM fits on the CPU); returns (model in eval mode,
-        on the CPU, and training info)."""
+        """Train on ``data`` (a binned spike-file training split, or a
+        :class:`~neuromark.baselines.spike_training.SampleSplit`) on ``device`` (torch models;
+        the SVM fits on the CPU); returns (model in eval mode, on the CPU, and training info)."""
         start = time.perf_counter()
         rng = np.random.default_rng(train.seed)
         with torch_threads(train.threads):
@@ -242,7 +228,7 @@ def prepare_checkpoint(family: Any, options: SpikeModelOptions, train: TrainSett
                        train_if_missing: bool = True, retrain: bool = False, quiet: bool = True,
                        label: str = "", device: Any = "cpu") -> PreparedCheckpoint:
     """A classification family's checkpoint through the shared cache
-    (:func:`neuromark.training.prepare`): the test split is checked first, the training
+    (:func:`neuromark.training.checkpoints.prepare`): the test split is checked first, the training
     labels before any training, a cached checkpoint's classes against the test labels.
 
     Args:

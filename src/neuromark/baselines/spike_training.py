@@ -12,7 +12,7 @@ seed for the weight initialisation and dropout, a ``torch.Generator`` for the ba
 and a numpy ``Generator`` for the augmentation.
 
 Batches stream (:func:`epoch_batches`): the training split's spikes are held as flat arrays
-(:meth:`~neuromark.benchmarks.shd.entries.BinnedSpikes.held_spikes`: 4 bytes per SHD spike), and each
+(the split's ``held_spikes()``, e.g. :meth:`SampleSplit.held_spikes`: 4 bytes per SHD spike), and each
 batch is gathered, augmented and binned on its own by the streaming loader's compiled kernel
 (:func:`~neuromark.data.spike_stream.bin_batch`), so the dense frames in memory are
 O(batch), never (N, T, C). The augmentation draws are those of binning the whole split
@@ -50,8 +50,8 @@ READOUTS = {"max": max_over_time, "mean": mean_over_time}
 @dataclass
 class SampleSplit:
     """Some samples of a binned spike file (e.g. its training speakers), with the file's
-    binning: usable wherever a training split (:class:`~neuromark.benchmarks.shd.entries.BinnedSpikes`)
-    is, for :func:`fit_torch_model` and the SVM. ``frames()`` is (N, T, C // pool) float32."""
+    binning: usable wherever a binned spike-file training split is, for
+    :func:`fit_torch_model` and the SVM. ``frames()`` is (N, T, C // pool) float32."""
 
     samples: SpikeSamples
     dt_us: int
@@ -226,8 +226,8 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
         new_model: builds the untrained model (called after seeding torch with ``cfg.seed``,
             so the initial weights are reproducible).
         cfg: the ``train:`` section (:class:`~neuromark.baselines.spike_classifiers.TrainSettings`).
-        data: the training split (:class:`~neuromark.benchmarks.shd.entries.BinnedSpikes` or
-            :class:`SampleSplit`), streamed batch by batch (:func:`epoch_batches`).
+        data: the training split (a binned spike-file split or a :class:`SampleSplit`),
+            streamed batch by batch (:func:`epoch_batches`).
         rng: the augmentation's generator (time stretch, channel jitter).
     """
     with deterministic_algorithms(getattr(cfg, "deterministic", False)):

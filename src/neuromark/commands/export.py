@@ -2,7 +2,13 @@
 and checked with onnxruntime on the config's first test batch
 (:func:`neuromark.models.onnx_export.export_onnx`); ``neuromark export nir CONFIG OUT.nir``:
 an snnTorch model through snnTorch's NIR exporter (:func:`neuromark.models.nir_model.to_nir`),
-read back with neuromark's NIR import and its outputs on the first test batch compared."""
+read back with neuromark's NIR import and its outputs on the first test batch compared.
+
+A task whose checkpoint step returns several models (one per session) chooses the one to
+export and the input to check it on through its optional hook
+``example_input(plan, prepared, choice, where) -> (prepared one, input batch, details)``
+(:mod:`neuromark.tasks.base`): ``choice`` is ``--session`` (None: the task's default), the
+details are added to the printed report."""
 
 from __future__ import annotations
 
@@ -24,8 +30,9 @@ within float tolerance. The model is the task's checkpoint (trained first when m
 model that keeps state from one call to the next (a streaming SNN, a decoder with input
 history) is exported one time step at a time, its state as explicit inputs and outputs,
 and checked step by step over the whole first test sample with its state fed back.
-Primate reaching (one decoder per session): the first session's decoder, or --session's,
-checked on the first chunk of that session's test stream. Needs the extra onnx
+A task that trains several models (one per session) picks the one to export and the input
+to check it on (its example_input: by default the first session's model, or --session's,
+on the first chunk of that session's test stream). Needs the extra onnx
 (pip install 'neuromark[onnx]'). Format nir: snnTorch networks only (snnTorch's exporter),
 written with nir.write, read back and compared on the first test batch (the report says
 whether the outputs agree: NIR's LIF resets to v_reset, so a subtract reset comes back as a
@@ -43,8 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace an existing OUT (never the config, its checkpoint or "
                         "model file)")
-    parser.add_argument("--session", default=None, help="primate reaching: whose decoder "
-                        "(default: the config's first session)")
+    parser.add_argument("--session", default=None, help="a task with one model per session: "
+                        "whose model (default: the config's first session)")
     add_cache_flag(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=_export)
@@ -113,8 +120,12 @@ def _export(args: argparse.Namespace) -> int:
                               f"neuromark never writes over its own inputs (not even with "
                               f"--overwrite): choose another path")
     which: dict[str, Any] = {}
-    if isinstance(prepared, list):
-        prepared, batch, which = session_decoder(task.name, plan, prepared, args.session, where)
+    example_input = getattr(task, "example_input", None)
+    if callable(example_input):
+        prepared, batch, which = example_input(plan, prepared, args.session, where)
+    elif isinstance(prepared, list):
+        raise ConfigError(f"{where}: task {task.name!r} has {len(prepared)} models; export one "
+                          f"config per model")
     else:
         batch = first_batch(plan, where).cpu()
     module = getattr(prepared.model, "module", prepared.model)
@@ -139,33 +150,6 @@ def time_steps(model: Any, module: Any, batch: Any) -> tuple[list[Any] | None, A
     if model is not module and isinstance(time_dim, int):
         return list(batch.unbind(time_dim)), None, time_dim
     return [batch.narrow(1, n, 1) for n in range(batch.shape[1])], batch, 1
-
-
-def session_decoder(task: str, plan: Any, prepared: list[Any], session: str | None, where: str
-                    ) -> tuple[Any, Any, dict[str, Any]]:
-    """Primate reaching's decoder of ``session`` (default the first; the shared one when
-    the config shares it) and the first chunk of that session's test stream (1, L, C)."""
-    from neuromark.benchmarks.primate_reaching.reader import PrimateReaching
-    from neuromark.config import resolve_path
-
-    data = getattr(plan.settings, "data", None)
-    if task != "primate_reaching" or data is None:
-        raise ConfigError(f"{where}: task {task!r} has {len(prepared)} models; export one "
-                          f"config per model")
-    sessions = list(data.sessions)
-    name = session or sessions[0]
-    if name not in sessions:
-        raise ConfigError(f"--session {name!r} is not one of the config's sessions "
-                          f"({', '.join(sessions)})")
-    chosen = prepared[0 if data.shared_decoder else sessions.index(name)]
-    test = PrimateReaching(resolve_path(data.root, plan.config), name, "test",
-                           **data.reader_kwargs())
-    batch = next(iter(test.stream(data.chunk)))[0]
-    return chosen, batch, {
-        "session": name, "decoder": "shared by " + ", ".join(sessions) if data.shared_decoder
-        else f"{name}'s own (one of {len(sessions)}; --session picks another)",
-        "checkpoint": str(chosen.path),
-        "sample": f"the first chunk of {name}'s test stream ({batch.shape[1]} steps)"}
 
 
 def export_nir(module: Any, batch: Any, out: Path, where: str) -> dict[str, Any]:

@@ -55,6 +55,7 @@ def _compliance(args: argparse.Namespace) -> int:
     from neuromark.suite import expand
     from neuromark.system.compliance import FAIL, TESTS, format_verdicts
     from neuromark.system.track.task import TASK
+    from neuromark.tasks.base import plan_and_run
 
     tests = [t.strip().upper() for t in args.tests.split(",") if t.strip()]
     unknown = [t for t in tests if t not in TESTS]
@@ -69,7 +70,7 @@ def _compliance(args: argparse.Namespace) -> int:
                               f"got {config.data.get('task')!r}")
         config.data["compliance"] = tests
         stem = Path(config.path).stem if config.path else "config"
-        res = TASK.run(config, out / stem)[0]
+        res = plan_and_run(TASK, config, out / stem)[0]
 
         res.save(out / results_name(res.benchmark.id, res.model))
         print(f"{res.benchmark.id}:")

@@ -1,6 +1,6 @@
 """``neuromark train CONFIG``: train the checkpoint(s) a config's task caches, through the
 task protocol (``task.train(plan, ctx, checkpoint=..., retrain=True)``: one
-:class:`~neuromark.training.Prepared`, or a list of them for a task with several, e.g.
+:class:`~neuromark.training.checkpoints.Prepared`, or a list of them for a task with several, e.g.
 primate_reaching's per-session decoders)."""
 
 from __future__ import annotations

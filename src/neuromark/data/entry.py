@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from neuromark.data.clips import read_utf8
-from neuromark.data.download import fetch, file_digest
+from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError
 from neuromark.io_atomic import current_umask
 from neuromark.results import write_text_atomic
@@ -253,15 +253,6 @@ class Entry:
 
     def download(self, root: str | os.PathLike[str]) -> Path:
         raise DataError(f"{self.name}: no published download; put the files in {root} by hand")
-
-    def _fetch_all(self, root: Path, unpack: Callable[[Path], object]) -> Path:
-        """Fetch every URL with its manifest checksum, unpack it, record and verify."""
-        for url in self.urls:
-            filename = url.rstrip("/").rsplit("/", 1)[-1]
-            algorithm, _, digest = self.manifest[filename].rpartition(":")
-            archive = fetch(url, root, filename=filename, **{algorithm or "sha256": digest})
-            unpack(archive)
-        return self.record(root)
 
     def record(self, root: str | os.PathLike[str]) -> Path:
         """Write ``root/SHA256SUMS`` over the layout's files (after a checked download),

@@ -3,8 +3,8 @@
 :class:`SpikeBatches` reads the file in chunks of samples (one pass per epoch,
 :func:`~neuromark.data.hdf5_spikes.iter_spike_chunks`) and bins each batch with a compiled
 kernel straight from the flat arrays into ``(B, T, channels // pool)`` float32 counts: no
-per-sample Python objects, no whole-split array. The counts equal
-:meth:`~neuromark.benchmarks.shd.datasets.SpikeFileDataset.dense` (binning convention of
+per-sample Python objects, no whole-split array. The counts equal those of binning the
+whole file at once (a spike-file data set's ``dense()``; binning convention of
 :mod:`neuromark.data.binning`: ``T = ceil(t_max_us / dt_us)``, a spike at exactly
 ``t_max_us`` in the last bin, times floored to microseconds).
 

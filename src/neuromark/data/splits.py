@@ -1,20 +1,14 @@
-"""Splits of WISDM windows: NeuroBench's window-level 60/20/20, and the subject-wise split.
+"""Subject-wise splits of windowed recordings or trials: no subject in two splits.
 
-- ``window`` (NeuroBench): scikit-learn's ``train_test_split(test_size=0.4,
-  random_state=seed)`` then ``(test_size=0.5, random_state=seed)`` on the rest, as the
-  NeuroBench generator does (seed 42), re-implemented: a ``RandomState(seed)`` permutation,
-  the first ``ceil(0.4 n)`` windows held out, ``floor(0.6 n)`` kept for training (then the
-  same on the held-out part: ``ceil(0.5 m)`` test, ``floor(0.5 m)`` validation).
-- ``subject`` (recommended): no subject in two splits. A window-level split puts the
-  neighbouring 2-s windows of every test window (the same person, the same 3-minute
-  recording, seconds apart) into training, so its accuracy measures recognising a seen
-  recording, not a new wearer; a subject-wise split measures the latter. Subjects are
-  given as lists, or split 60/20/20 by a seeded permutation of the subjects present.
+A split that draws windows (or trials) at random puts the neighbouring windows of every
+test window (the same person, the same recording, seconds apart) into training, so its
+accuracy measures recognising a seen recording, not a new wearer; a subject-wise split
+measures the latter. Subjects are given as lists, or split 60/20/20 by a seeded
+permutation of the subjects present.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -22,21 +16,6 @@ import numpy as np
 from neuromark.errors import DataError
 
 SPLITS = ("train", "valid", "test")
-
-
-def _shuffle_split(n: int, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(train, test) indices as scikit-learn's ShuffleSplit draws its first split."""
-    n_test = math.ceil(test_size * n)
-    n_train = math.floor((1.0 - test_size) * n)
-    perm = np.random.RandomState(seed).permutation(n)
-    return perm[n_test:n_test + n_train], perm[:n_test]
-
-
-def window_split(n: int, seed: int = 42) -> dict[str, np.ndarray]:
-    """NeuroBench's 60/20/20 window-level split of ``n`` windows (indices per split)."""
-    train, rest = _shuffle_split(n, 0.4, seed)
-    valid, test = _shuffle_split(len(rest), 0.5, seed)
-    return {"train": train, "valid": rest[valid], "test": rest[test]}
 
 
 def subject_split(subjects: np.ndarray, seed: int = 0,

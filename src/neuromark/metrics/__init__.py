@@ -1,19 +1,4 @@
-"""Metrics: pure functions in ``functional/`` plus thin static and workload classes."""
-
-from __future__ import annotations
-
-from neuromark._lazy import by_module, lazy_attributes
-
-_LAZY = by_module(__name__, {
-    "static": ("Footprint", "ParameterCount", "ConnectionSparsity"),
-    "correctness": ("ClassificationAccuracy", "MSE", "SMAPE", "R2"),
-    "complexity": ("ActivationSparsity", "SynapticOperations", "MembraneUpdates"),
-    "neuron_ops": ("NeuronOperations",),
-    "energy": ("EnergyEstimate",),
-    "base": ("StaticMetric", "WorkloadMetric", "Step"),
-})
-
-__all__ = sorted(_LAZY)
-
-
-__getattr__ = lazy_attributes(__name__, _LAZY)
+"""Metrics: pure functions in :mod:`.functional` plus thin static (:mod:`.static`) and
+workload classes (:mod:`.correctness`, :mod:`.complexity`, :mod:`.neuron_ops`,
+:mod:`.energy`) on the bases of :mod:`.base`. Import each name from the module that defines
+it (e.g. ``from neuromark.metrics.static import Footprint``)."""

@@ -68,7 +68,7 @@ def check_adapter(adapter: Any, metric: str) -> Any:
 class StaticMetric(Metric):
     """A metric of the model alone: ``compute(adapter) -> Score``.
 
-    ``adapter`` is a model adapter (:class:`neuromark.models.ModelAdapter` or anything with
+    ``adapter`` is a model adapter (:class:`neuromark.models.adapter.ModelAdapter` or anything with
     ``.module``, ``.state()``, ``.connection_layers()`` and ``.last_batch_size``); the runner
     passes its own. Wrap a bare ``nn.Module`` with :func:`neuromark.models.as_adapter` to
     call a static metric directly; implementations check with :func:`check_adapter`.

@@ -1,23 +1,12 @@
-"""Model adapters: the harness talks to every framework through a ModelAdapter."""
+"""Model adapters: the harness talks to every framework through a
+:class:`~neuromark.models.adapter.ModelAdapter` (:mod:`.adapter`); one module per framework
+(:mod:`.torch_model`, :mod:`.snntorch_model`, :mod:`.norse_model`, ... ; NIR in
+:mod:`.nir_model`). Import each name from the module that defines it; :func:`as_adapter`
+wraps a bare module in the adapter it needs."""
 
 from __future__ import annotations
 
 from typing import Any
-
-from neuromark._lazy import lazy_attributes
-
-__all__ = ["ModelAdapter", "SNNTorchModel", "TorchModel", "as_adapter", "from_nir", "to_nir"]
-
-_LAZY = {
-    "ModelAdapter": "neuromark.models.adapter",
-    "TorchModel": "neuromark.models.torch_model",
-    "SNNTorchModel": "neuromark.models.snntorch_model",
-    "from_nir": "neuromark.models.nir_model",
-    "to_nir": "neuromark.models.nir_model",
-}
-
-
-__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def as_adapter(model: Any) -> Any:

@@ -18,7 +18,7 @@ Recurrent cells (``LIFRecurrentCell``, ``LSNNRecurrentCell`` and the other
 step) are counted as synaptic operations by interception, whatever the reset value
 (``v_reset``, Izhikevich's ``c``); ``LIFMCRecurrentCell``'s ``g_coupling`` acts on the
 membrane voltages (MACs, effective where ``v`` is non-zero). No neuron cost is declared for
-them (:class:`~neuromark.metrics.NeuronOperations` leaves them out).
+them (:class:`~neuromark.metrics.neuron_ops.NeuronOperations` leaves them out).
 
 Multi-step Norse modules (``LIF``, ``LIFBox``, ``LIFRecurrent``, ...) take the whole
 sequence in one call and hide the steps from the probes: use their ``*Cell`` versions.

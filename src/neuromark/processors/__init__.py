@@ -2,19 +2,6 @@
 
 Preprocessors are called as ``(data, targets) -> (data, targets)`` on a tuple;
 postprocessors as ``output -> predictions``. Any callable with that signature works,
-lambdas included.
+lambdas included. The decoders of classifier outputs (``ChooseMaxCount``, ``Argmax``, the
+classification task's rules) live in :mod:`.decoding`; the cochlea in :mod:`.cochlea`.
 """
-
-from __future__ import annotations
-
-from neuromark._lazy import lazy_attributes
-
-_LAZY = {
-    "ChooseMaxCount": "neuromark.processors.post",
-    "Argmax": "neuromark.processors.post",
-}
-
-__all__ = sorted(_LAZY)
-
-
-__getattr__ = lazy_attributes(__name__, _LAZY)

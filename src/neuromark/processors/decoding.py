@@ -1,4 +1,6 @@
-"""Decoding a classifier's output into classes, with the rule and its ties recorded.
+"""Decoding a classifier's output into classes, with the rule and its ties recorded: the
+one argmax decoder of neuromark (the classification task's, and the API's postprocessors
+:class:`ChooseMaxCount` and :class:`Argmax`).
 
 Rules (``eval.postprocessor`` of a classification config):
 
@@ -12,6 +14,9 @@ A sample is *tied* when two or more classes share its top score: ``argmax`` then
 lowest index, which says nothing about the model. :class:`Decoder` counts such samples;
 when more than :data:`TIE_FLAG_FRACTION` of them tie, the result carries a flag. Binary
 spikes decoded by ``max_over_time`` tie on every class that ever spiked.
+
+For the API (:class:`neuromark.runner.Benchmark`'s ``postprocessors``), NeuroBench's names:
+:class:`ChooseMaxCount` is ``Decoder("spike_count")``, :class:`Argmax` ``Decoder("argmax")``.
 
 Example:
     >>> import torch
@@ -107,3 +112,19 @@ class AutoDecoder(Decoder):
             self.rule = default_rule(tuple(output.shape), None)
             self.chosen = True
         return super().__call__(output)
+
+
+class ChooseMaxCount(Decoder):
+    """NeuroBench's postprocessor for spiking outputs: spikes (B, T, K) -> the class with the
+    most spikes (B,), the ``spike_count`` rule (ties counted, :meth:`Decoder.details`)."""
+
+    def __init__(self) -> None:
+        super().__init__("spike_count")
+
+
+class Argmax(Decoder):
+    """Postprocessor for logits: (B, K) -> the class with the largest logit (B,), the
+    ``argmax`` rule (ties counted, :meth:`Decoder.details`)."""
+
+    def __init__(self) -> None:
+        super().__init__("argmax")

@@ -208,11 +208,13 @@ def _nonzero(matrix: Any) -> int:
 # Spectral front ends: STFT -> power -> mel (-> log / MFCC / delta modulation)
 
 
-def _stft_mel_stages(samples: int, sample_rate: int, n_fft: int, hop: int, n_mels: int, fmin: float,
-                     fmax: float | None, htk: bool, norm: str | None
-                     ) -> tuple[list[Stage], dict[str, int], dict[str, int], int]:
+def stft_mel_stages(samples: int, sample_rate: int, n_fft: int, hop: int, n_mels: int, fmin: float,
+                    fmax: float | None, htk: bool, norm: str | None
+                    ) -> tuple[list[Stage], dict[str, int], dict[str, int], int]:
     """Stages of ``torch.stft`` (periodic Hann, centred, real input, onesided) -> power ->
-    mel filterbank, for a clip of ``samples``; (stages, parameters, state, frames)."""
+    mel filterbank (:func:`neuromark.processors.mel.mel_filterbank`), for a clip of
+    ``samples``; (stages, parameters bytes, state bytes, frames). The mel front ends' common
+    part (:func:`mel_energies_cost`, a family's MFCC or delta-modulation features)."""
     from neuromark.processors.mel import mel_filterbank
 
     if min(samples, n_fft, hop, n_mels) <= 0:
@@ -241,8 +243,8 @@ def mel_energies_cost(mfe: Any, samples: int | None = None) -> EncoderCost:
     """:class:`~neuromark.processors.mel.MelFilterbankEnergies` (Slaney mels, area-normalised)
     on a clip of ``samples`` (default: one second)."""
     samples = int(samples or mfe.sample_rate)
-    stages, params, state, frames = _stft_mel_stages(samples, mfe.sample_rate, mfe.n_fft, mfe.hop_length,
-                                                     mfe.n_mels, mfe.fmin, mfe.fmax, False, "slaney")
+    stages, params, state, frames = stft_mel_stages(samples, mfe.sample_rate, mfe.n_fft, mfe.hop_length,
+                                                    mfe.n_mels, mfe.fmin, mfe.fmax, False, "slaney")
     if mfe.log:
         stages.append(Stage("log", ops(add=frames * mfe.n_mels, transcendental=frames * mfe.n_mels),
                             "ln(energy + eps) per mel value: 1 add + 1 log"))
@@ -274,205 +276,8 @@ def resample_cost(rate: int, new_rate: int, samples: int) -> EncoderCost:
                         {"delay line (float64)": 8 * per_out})
 
 
-def keyword_features_cost(features: Any, samples: int | None = None) -> EncoderCost:
-    """:class:`~neuromark.processors.keywords.KeywordFeatures` on a clip of ``samples`` at its
-    ``sample_rate`` (default: one second)."""
-    samples = int(samples or features.sample_rate)
-    kind = features.kind
-    if kind == "waveform":
-        if not features.target_rate or features.target_rate == features.sample_rate:
-            cost = EncoderCost("waveform", {"sample_rate": features.sample_rate, "clip_samples": samples},
-                                "audio sample", float(samples), [],
-                                notes=["the raw waveform: no encoder"])
-            return cost
-        cost = resample_cost(features.sample_rate, features.target_rate, samples)
-        return EncoderCost("waveform", {**cost.options, "kind": kind}, cost.per, cost.units_per_sample,
-                            cost.stages, cost.parameters_bytes, cost.state_bytes,
-                            ["the waveform resampled to the model's rate; nothing else"])
-    if kind not in ("mfcc", "delta_mel"):
-        raise ValueError(f"unknown keyword feature kind {kind!r} (waveform, mfcc, delta_mel)")
-    n_fft, hop, n_mels = features.n_fft, features.hop_length, features.n_mels
-    stages, params, state, frames = _stft_mel_stages(samples, features.sample_rate, n_fft, hop, n_mels,
-                                                     features.fmin, features.fmax, True, None)
-    cells = frames * n_mels
-    options = {"kind": kind, "sample_rate": features.sample_rate, "n_fft": n_fft, "hop_length": hop,
-               "n_mels": n_mels, "fmin": features.fmin, "fmax": features.fmax, "clip_samples": samples,
-               "frames": frames}
-    notes: list[str] = []
-    if kind == "mfcc":
-        n_mfcc = features.n_mfcc
-        stages += [
-            Stage("dB", ops(cmp=cells, transcendental=cells, mul=cells),
-                  "10 log10(max(mel, 1e-10)): 1 cmp + 1 log10 + 1 mul per mel value"),
-            Stage("top_db floor", ops(cmp=2 * cells, add=1),
-                  "peak over the clip (1 cmp per value), peak - top_db (1 add), max (1 cmp per value)"),
-            Stage("DCT-II", ops(mac=frames * n_mfcc * n_mels),
-                  f"dense ({n_mfcc}, {n_mels}) matrix per frame: n_mfcc * n_mels MACs"),
-        ]
-        params["DCT matrix (float32)"] = 4 * n_mfcc * n_mels
-        options["n_mfcc"] = n_mfcc
-        notes.append("top_db needs the clip's peak: the floor is applied after the whole clip")
-    else:
-        steps = frames - 1
-        stages += [
-            Stage("log", ops(add=cells, transcendental=cells), "ln(mel + 1e-6): 1 add + 1 log per value"),
-            Stage("delta modulator", ops(add=2 * steps * n_mels, cmp=2 * steps * n_mels,
-                                         mac=steps * n_mels),
-                  f"per channel and step (T = frames - 1 = {steps}): diff = x - ref (1 add), "
-                  "diff >= th and diff <= -th (2 cmp), event = up - down (1 add), "
-                  "ref += th * event (1 MAC)"),
-        ]
-        state["delta references (float32)"] = 4 * n_mels
-        options["threshold"] = features.threshold
-    return EncoderCost(kind, options, "audio sample", float(samples), stages, params, state, notes)
-
-
 # ---------------------------------------------------------------------------------------
 # Event encoders
-
-
-def event_tensor_cost(tensor: Any, events_per_window: float | None = None) -> EncoderCost:
-    """:class:`~neuromark.processors.event_frames.EventTensor`: per event (the kernels of
-    :mod:`~neuromark.processors.event_frames`) and per window (clearing the tensor; for
-    ``histo`` the normalisation of every cell). ``events_per_window``: the mean measured
-    over the data (None: per-sample totals not given)."""
-    cells = tensor.num_tbins * tensor.channels * tensor.height * tensor.width
-    # _cell: rel = t - start (1 add), b = rel // dt (1 div), x >> ds and y >> ds (2 shifts,
-    # counted as add: a shifter costs no more than an adder), 6 bound tests (cmp)
-    locate = ops(add=3, div=1, cmp=6)
-    if tensor.kind == "histo":
-        per_event = [Stage("locate", locate, "rel = t - start, bin = rel // dt, x >> ds, y >> ds "
-                           "(2 add), 6 bound tests"),
-                     Stage("count", ops(add=1), "+1 in its (bin, polarity, pixel) cell")]
-        fixed = [Stage("normalise", ops(div=cells, cmp=cells),
-                       "count / (max_incr 4^ds) and min(., 1) per cell")]
-        state = {"tensor (float32)": 4 * cells, "counts (int32)": 4 * cells}
-    else:
-        per_event = [Stage("locate", locate, "rel = t - start, bin = rel // dt, x >> ds, y >> ds "
-                           "(2 add), 6 bound tests"),
-                     Stage("time surface", ops(mac=2, mul=1, div=1, add=1, cmp=2),
-                           "within = (rel - b dt) * 3 / dt (1 MAC, 1 mul, 1 div), "
-                           "micro-bin = min(int(within), 2) (1 cmp), value = within - ub (1 add), "
-                           "channel 2 ub + p (1 MAC), keep the latest (1 cmp)")]
-        fixed = []
-        state = {"tensor (float32)": 4 * cells}
-    fixed.insert(0, Stage("clear", ops(), f"{cells} cells zeroed per window (memory, no arithmetic)"))
-    options = {"kind": tensor.kind, "delta_t_us": tensor.delta_t_us, "num_tbins": tensor.num_tbins,
-               "height": tensor.height, "width": tensor.width, "downsample": tensor.downsample,
-               "max_incr": tensor.max_incr, "cells": cells}
-    notes = [] if events_per_window is not None else ["events per window not measured"]
-    return EncoderCost(tensor.kind, options, "event", events_per_window, fixed, {}, state, notes,
-                        per_event)
-
-
-def binned_spikes_cost(channels: int, dt_us: int, t_max_us: int, pool: int,
-                       events_per_sample: float | None) -> EncoderCost:
-    """Binning spikes to (T, channels // pool) counts (:class:`~neuromark.processors.events.
-    BinSpikes`, then :class:`~neuromark.processors.events.PoolChannels` on the units)."""
-    from neuromark.data.binning import n_bins
-
-    steps = n_bins(dt_us, t_max_us)
-    per_event = [Stage("bin", ops(div=1, cmp=2, add=1), "bin = t // dt (1 div), 2 bound tests, "
-                       "+1 in its cell")]
-    if pool > 1:
-        per_event.append(Stage("pool", ops(div=1), "unit // pool (1 div)"))
-    width = channels // pool
-    return EncoderCost("bin_spikes", {"channels": channels, "dt_us": dt_us, "t_max_us": t_max_us,
-                                       "pool": pool, "steps": steps},
-                        "event", events_per_sample, [], {}, {"frame (float32)": 4 * steps * width},
-                        [] if events_per_sample is not None else ["events per sample not measured"],
-                        per_event)
-
-
-def window_counts_cost(channels: int, sub_bins: int, spikes_per_step: float | None) -> EncoderCost:
-    """Primate reaching's input (:func:`~neuromark.benchmarks.primate_reaching.reader.
-    bin_session`): each spike marks its 4-ms bin (``floor((t - origin) / 4 ms)``: 1 add,
-    1 div; 2 bound tests), then per channel and step a running count (1 add) and the
-    window's difference (1 add) over ``sub_bins`` bins. ``spikes_per_step``: measured over
-    the recording (None: not measured)."""
-    per_spike = [Stage("mark bin", ops(add=1, div=1, cmp=2), "j = floor((t - origin) / 4 ms) "
-                       "(1 add, 1 div), 0 <= j <= n - 2 (2 cmp)")]
-    fixed = [Stage("window count", ops(add=2 * channels), f"cumulative count and window difference "
-                   f"over {sub_bins} bins: 2 add per channel, {channels} channels")]
-    return EncoderCost("spike_window_counts", {"channels": channels, "window_bins": sub_bins,
-                                                "bin_s": 0.004},
-                        "spike", spikes_per_step, fixed, {},
-                        {"running counts (int32)": 4 * channels * (sub_bins + 1)},
-                        [] if spikes_per_step is not None else ["spikes per step not measured"], per_spike)
-
-
-def kinematic_features_cost(leads: tuple[int, ...]) -> EncoderCost:
-    """The lagged-linear candidate's features per 4-ms step
-    (:func:`~neuromark.benchmarks.primate_reaching.encoders.kinematic_features`): velocity
-    by central differences, speed, position / 100, gathered at each lead."""
-    n = len(leads)
-    stages = [Stage("velocity", ops(add=2, div=2), "np.gradient: (p[k+1] - p[k-1]) / 2 for x and y"),
-              Stage("speed", ops(mul=1, mac=1, transcendental=1), "sqrt(vx^2 + vy^2)"),
-              Stage("position", ops(div=2), "x / 100, y / 100"),
-              Stage("leads", ops(add=n, cmp=n), f"index k + lead clipped at the end, {n} leads")]
-    depth = max(leads) + 1
-    return EncoderCost("kinematic_features", {"leads": list(leads), "features": 5 * n}, "step", 1.0,
-                        stages, {}, {"lead buffer (float64)": 8 * 5 * depth},
-                        [f"the leads look {max(leads)} steps ahead: a chip would delay the neural "
-                         "data instead (the same buffer)"])
-
-
-def controller_inputs_cost() -> EncoderCost:
-    """The controller candidate's inputs per 4-ms step
-    (:func:`~neuromark.benchmarks.primate_reaching.encoders.controller_inputs`): target and
-    cursor positions / 100."""
-    return EncoderCost("controller_inputs", {"inputs": 4}, "step", 1.0,
-                        [Stage("scale", ops(div=4), "target x, y and cursor x, y divided by 100")],
-                        {}, {"inputs (float32)": 16})
-
-
-def band_pass_resample_cost(fs: float, *, band_hz: tuple[float, float], filter: str, order: int,
-                            fs_out: float, window_s: tuple[float, float], channels_in: int,
-                            channels_out: int) -> EncoderCost:
-    """ThorEEGMI's preprocessing (:func:`~neuromark.benchmarks.eeg_mi.lee2019.epochs`) for one
-    trial: zero-phase band-pass of every channel (``butter``: ``order`` second-order
-    sections, ``sosfiltfilt``; ``fir``: ``order + 1`` taps, ``filtfilt``; both run forward
-    and backward), ``resample_poly`` to ``fs_out``, the unit scale. Counted on the input
-    samples of the trial's window (``window_s`` at ``fs``), its share of the continuous
-    recording that is filtered."""
-    from fractions import Fraction
-
-    n_in = (window_s[1] - window_s[0]) * fs
-    steps = int(round((window_s[1] - window_s[0]) * fs_out))
-    cells = n_in * channels_in
-    if filter == "butter":
-        # one section, transposed direct form II (scipy's sosfilt): y = b0 x + z0 (1 MAC);
-        # z0 = b1 x - a1 y + z1 (2 MAC); z1 = b2 x - a2 y (1 mul, 1 MAC)
-        band = Stage("band-pass", ops(mac=2 * 4 * order * cells, mul=2 * order * cells),
-                     f"{order} second-order sections (4 MAC + 1 mul each) per sample, forward and "
-                     f"backward, {channels_in} channels")
-        params = {"SOS coefficients (float64)": 8 * 6 * order}
-        state = {"section states (float64)": 8 * 2 * order * channels_in}
-    elif filter == "fir":
-        taps = order + 1
-        band = Stage("band-pass", ops(mac=2 * taps * cells), f"{taps}-tap FIR per sample, forward and "
-                     f"backward, {channels_in} channels")
-        params = {"FIR taps (float64)": 8 * taps}
-        state = {"delay lines (float64)": 8 * taps * channels_in}
-    else:
-        raise ValueError(f"filter must be 'butter' or 'fir', got {filter!r}")
-    ratio = Fraction(fs_out / fs).limit_denominator(1000)
-    up, down = ratio.numerator, ratio.denominator
-    taps_rs = 2 * 10 * max(up, down) + 1
-    per_out = -(-taps_rs // up)
-    stages = [band,
-              Stage("resample", ops(mac=steps * channels_in * per_out),
-                    f"resample_poly up={up}, down={down}: {taps_rs}-tap FIR, {per_out} MACs per output, "
-                    f"{steps} outputs per channel"),
-              Stage("unit", ops(mul=steps * channels_out), "x * scale per output value")]
-    params["resampling FIR (float64)"] = 8 * taps_rs
-    state["trial (float32)"] = 4 * steps * channels_out
-    return EncoderCost("band_pass_resample", {"fs": fs, "band_hz": list(band_hz), "filter": filter,
-                                               "order": order, "fs_out": fs_out, "window_s": list(window_s),
-                                               "channels_in": channels_in, "channels_out": channels_out},
-                        "input sample", cells, stages, params, state,
-                        ["the recording between trials is filtered too: only the trial window's "
-                         "share is counted", "filtfilt's edge padding not counted"])
 
 
 def mean_block(blocks: list[dict[str, Any]], weights: list[float] | None = None, *,
@@ -506,37 +311,6 @@ def mean_block(blocks: list[dict[str, Any]], weights: list[float] | None = None,
     return out
 
 
-def dvs_frames_cost(frame_size: tuple[int, int, int], n_time_bins: int, denoise_us: float,
-                    spatial_factor: float, events_per_sample: float | None,
-                    kept_fraction: float | None) -> EncoderCost:
-    """DVS Gesture's frames (:mod:`neuromark.data.event_transforms`): ``Denoise`` per event,
-    then ``Downsample`` and ``ToFrame`` per event kept (``kept_fraction`` of them, measured),
-    and the time bins' edges per sample. ``frame_size`` = (W, H, P) of the frames."""
-    w, h, pol = frame_size
-    kept = 1.0 if kept_fraction is None else float(kept_fraction)
-    per_event = [
-        Stage("denoise", ops(add=1, cmp=8), "memory[x, y] = t + filter_time (1 add); 4 neighbours, "
-              "each a bound test and a time test (8 cmp)"),
-        Stage("downsample", ops(mul=2 * kept), f"x, y times {spatial_factor} (2 mul) per kept event "
-              f"({kept:.4g} of the events)"),
-        Stage("to frame", ops(mac=3 * kept, add=kept), "flat index ((bin P + p) H + y) W + x (3 MAC) and "
-              "+1 in its cell, per kept event"),
-    ]
-    n_kept = (events_per_sample or 0.0) * kept
-    lg = math.ceil(math.log2(n_kept)) if n_kept > 1 else 0
-    fixed = [Stage("time bins", ops(add=1, div=1, mac=n_time_bins, cmp=2 * n_time_bins * lg),
-                   f"bin length (1 add, 1 div), {n_time_bins} starts (1 MAC each), two binary searches per "
-                   f"bin (ceil(log2 kept events) = {lg} cmp each)")]
-    sensor = (int(round(w / spatial_factor)), int(round(h / spatial_factor)))
-    notes = [] if events_per_sample is not None else ["events per sample not measured"]
-    return EncoderCost("dvs_frames", {"frame_size": list(frame_size), "n_time_bins": n_time_bins,
-                                       "denoise_us": denoise_us, "spatial_factor": spatial_factor,
-                                       "kept_fraction": kept_fraction},
-                        "event", events_per_sample, fixed, {},
-                        {"denoise memory (float64)": 8 * sensor[0] * sensor[1],
-                         "frames (int16)": 2 * n_time_bins * w * h * pol}, notes, per_event)
-
-
 def spike_count_frames_cost(channels: int, dt_us: int, t_max_us: int, groups: int, clip: int,
                             events_per_sample: float | None) -> EncoderCost:
     """The chips' integer inputs (:func:`~neuromark.system.chips.features.spike_counts`): per
@@ -560,7 +334,7 @@ def spike_count_frames_cost(channels: int, dt_us: int, t_max_us: int, groups: in
 
 
 def cochlea_cost(cochlea: Any, samples: int, sample_rate: int) -> EncoderCost:
-    """:class:`~neuromark.processors.cochlea.Cochlea` on a clip of ``samples`` at
+    """:class:`~neuromark.processors.cochlea.model.Cochlea` on a clip of ``samples`` at
     ``sample_rate`` (after its own resampling, which is not counted when the clip is at the
     cochlea's rate): conditioning, basilar membrane (FFT, transfer multiply, inverse real
     FFT per channel, as :func:`~neuromark.processors.cochlea.basilar_membrane.

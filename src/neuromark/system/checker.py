@@ -14,8 +14,10 @@ DIR/<stem>/compliance/TEST0x/       audit runs (configs with compliance: true)
 DIR/submission/submission.md        the report (+ workflow.png and plots)
 ```
 
-QUBO results in the folder (``neuromark qubo run``) are checked by the QUBO rules. Every
-finding names the file and the rule; :func:`check_submission` returns them all.
+Results of a task that declares rules of its own (an entry of
+:data:`neuromark.registry.checker_rules` under the task's name, added by its family's
+``MANIFEST``) are checked by them too, with :func:`check_submission`'s profile. Every finding
+names the file and the rule; :func:`check_submission` returns them all.
 """
 
 from __future__ import annotations
@@ -26,19 +28,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from neuromark.benchmarks.qubo.bks import load_bks
 from neuromark.errors import DataError
+from neuromark.registry import checker_rules
 from neuromark.results import READABLE_SCHEMAS, effective_config
 from neuromark.system.checker_input import (
     confined,
     load_json,
     log_figures,
     manifest_entries,
-    numbers,
     result_figures,
     schema,
 )
-from neuromark.system.checker_power import check_over_deadline, check_power
+from neuromark.system.checker_power import check_power
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.quality import judge
@@ -51,8 +52,6 @@ SECTIONS = {"System architecture": (), "Algorithm": (), "Workflow": ("![",),
             "Timing measurement": (),
             "Power measurement": ("devices:", "components included:", "sample rate:"),
             "Results": ()}
-#: QUBO: the number of announced evaluation seeds (graph seeds) a submission runs.
-QUBO_SEEDS = 5
 
 
 @dataclass(frozen=True)
@@ -98,15 +97,21 @@ def check_submission(root: str | Path) -> tuple[Profile | None, list[Finding]]:
         elif data is not None and schema(audit, file, "details", data.get("details"), dict):
             results[file.name] = data
     system = {k: v for k, v in results.items() if "loadgen" in v["details"]}
-    qubo = {k: v for k, v in results.items() if effective_config(v).get("task") == "qubo"}
+    ruled = {k: v for k, v in results.items() if _task(v) in checker_rules}
     profile = None
-    if system or (root / MANIFEST).exists() or not qubo:
+    if system or (root / MANIFEST).exists() or not ruled:
         profile = _check_system(audit, root, system)
-    for name, data in qubo.items():  # the submission's profile decides the seeds rule too
+    for name, data in ruled.items():  # the submission's profile decides the seeds rule too
         with _malformed(audit, root / name):
-            _check_qubo(audit, root / name, data,
-                        official_seeds=profile.official_seeds if profile is not None else True)
+            checker_rules.get(_task(data))(audit, root / name, data, profile.official_seeds
+                                           if profile is not None else True)
     return profile, audit.findings
+
+
+def _task(data: dict) -> str | None:
+    """The task a results file ran (its config's ``task:``), or None when it names none."""
+    task = effective_config(data).get("task")
+    return task if isinstance(task, str) else None
 
 
 @contextmanager
@@ -390,64 +395,3 @@ def _check_report(audit: _Audit, report: Path, results: list[dict]) -> None:
         if not meter.get("measured") and f"{bench}: power not measured" not in power:
             audit.add(report, "report/power-not-measured", f"{bench}: power was not measured but "
                       "the report does not say so")
-
-
-def _check_qubo(audit: _Audit, file: Path, data: dict, official_seeds: bool = True) -> None:
-    """QUBO sweep rules; ``official_seeds`` (the profile's): the announced graph seeds."""
-    config = effective_config(data)
-    # A sweep over library instances (``instances:``) has no generated graphs: no graph
-    # seeds, and its targets are the instances' optima, not BKS table rows.
-    library = config.get("instances") is not None
-    seeds = (config.get("workloads") or {}).get("seeds", [])
-    if official_seeds and not library and len(set(seeds)) != QUBO_SEEDS:
-        audit.add(file, "qubo/seeds", f"{len(set(seeds))} graph seeds {seeds}; a submission runs "
-                  f"the {QUBO_SEEDS} announced seeds")
-    entries = data["details"].get("entries", [])
-    check_over_deadline(audit, file, data)
-    timeouts = (config.get("fixed_timeout") or {}).get("timeouts", [])
-    w = config.get("workloads") or {}
-    if not all([numbers(audit, file, "fixed_timeout.timeouts", timeouts),
-                *(numbers(audit, file, f"workloads.{k}", w.get(k, [])) for k in ("sizes", "densities"))]):
-        return
-    done = {(e.get("n"), e.get("density"), e.get("graph_seed"), e.get("seed"), e.get("timeout_s"))
-            for e in entries if e.get("scenario") == "fixed_timeout"}
-    names = sorted({e["instance"] for e in entries if isinstance(e.get("instance"), str)})
-    have = {(e.get("instance"), e.get("seed"), e.get("timeout_s")) for e in entries
-            if e.get("scenario") == "fixed_timeout"}
-    for t in timeouts if library else []:
-        lost = [(i, s) for i in names for s in config.get("seeds", [0]) if (i, s, t) not in have]
-        if lost:
-            audit.add(file, "qubo/timeouts", f"timeout {t:g} s of the sweep is missing for "
-                      f"{len(lost)} instance run(s), e.g. instance {lost[0][0]}, solver seed "
-                      f"{lost[0][1]}")
-    for t in timeouts:
-        missing = [(n, d, g, s) for n in w.get("sizes", []) for d in w.get("densities", [])
-                   for g in seeds for s in config.get("seeds", [0]) if (n, d, g, s, t) not in done]
-        if missing:
-            n, d, g, s = missing[0]
-            audit.add(file, "qubo/timeouts", f"timeout {t:g} s of the sweep is missing for "
-                      f"{len(missing)} workload(s), e.g. n={n}, density={d:g}, graph seed {g}, "
-                      f"solver seed {s}")
-    bks_path = None
-    if config.get("bks") is not None:  # a table travels with the submission: relative, inside
-        if not schema(audit, file, "config.bks", config["bks"], str):
-            return
-        bks_path = confined(audit, file.parent, config["bks"], "layout/outside", "bks table")
-        if bks_path is None:
-            return
-    try:
-        table = load_bks(bks_path)
-    except DataError as exc:
-        audit.add(file, "qubo/bks-provenance", str(exc))
-        return
-    for n in w.get("sizes", []):
-        for d in w.get("densities", []):
-            for g in seeds:
-                key = (int(n), float(d), int(g))
-                row = table.rows.get(key)
-                if row is None:
-                    audit.add(file, "qubo/bks-provenance", f"no BKS row for n={n}, density={d:g}, "
-                              f"seed {g} in {table.path}")
-                elif not (row.method and row.solver and row.date):
-                    audit.add(file, "qubo/bks-provenance", f"BKS row n={n}, density={d:g}, seed {g} "
-                              f"has no provenance (method, solver, date) in {table.path}")

@@ -16,8 +16,9 @@
 - ``power/mlperf-layout``, ``power/mlperf-metric``: a run with MLPerf's two passes holds
   power-dev's layout, and its ``mlperf_power`` figure is what MLPerf's submission checker
   computes from the ``run_1`` logs (:func:`~neuromark.system.power.mlperf.mlperf_figures`).
-- ``qubo/over-deadline``: QUBO results state each scenario's share of solves over their
-  deadline, and it matches their entries.
+
+A task's own rules on its figures (e.g. the share of solves over their deadline) are its
+family's ``checker_rules`` entry (:data:`neuromark.registry.checker_rules`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from neuromark.benchmarks.qubo.deadline import over_deadline
 from neuromark.errors import DataError
 from neuromark.system.power.mlperf import check_layout, mlperf_figures
 from neuromark.system.power.spec import POINTS
@@ -116,19 +116,3 @@ def check_mlperf(audit: Any, file: Path, figures: dict, meter: dict, base: Path)
         audit.add(file, "power/mlperf-metric", f"mlperf_power {claimed} {figures.get('unit')} "
                   f"but the run_1 logs give {again['metric']:.6g} {again['unit']} (MLPerf's "
                   "submission checker formula)")
-
-
-def check_over_deadline(audit: Any, file: Path, data: dict) -> None:
-    """``details.over_deadline`` is there and matches the entries."""
-    entries = data["details"].get("entries", [])
-    want = over_deadline(entries)
-    have = data["details"].get("over_deadline")
-    if want and not isinstance(have, dict):
-        audit.add(file, "qubo/over-deadline", "no share of solves over their deadline "
-                  "(details.over_deadline); rerun with this neuromark")
-        return
-    for scenario, d in want.items():
-        got = (have or {}).get(scenario, {}).get("fraction")
-        if got is None or not math.isclose(got, d["fraction"], abs_tol=1e-12):
-            audit.add(file, "qubo/over-deadline", f"{scenario}: over_deadline fraction {got} but "
-                      f"the entries give {d['over']}/{d['solves']} = {d['fraction']:g}")

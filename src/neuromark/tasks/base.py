@@ -13,21 +13,24 @@ A task is a registry entry (``tasks``) with:
   validated twice;
 - ``run(plan, ctx) -> list[Results]``: run it, writing artefacts under ``ctx.out_dir``;
 - optional ``train(plan, ctx, *, checkpoint=None, retrain=True)``: train the checkpoint the
-  task caches (:mod:`neuromark.training`) and return its :class:`~neuromark.training.Prepared`
-  (``neuromark train CONFIG``); a task without one says why in ``train_note``.
+  task caches (:mod:`neuromark.training`) and return its
+  :class:`~neuromark.training.checkpoints.Prepared` (``neuromark train CONFIG``); a task
+  without one says why in ``train_note``.
 
-:class:`BenchmarkTask` is the base the built-in tasks share: subclasses implement
-:meth:`BenchmarkTask.plan` and :meth:`BenchmarkTask.execute`. It also keeps the calls of
-the first protocol working (``task.validate(config)``, ``task.run(config, out_dir,
-quiet=...)``), which build a context from the environment defaults.
+:class:`BenchmarkTask` is the base the built-in tasks share: subclasses set
+:attr:`BenchmarkTask.settings_model` and implement :meth:`BenchmarkTask.check` and
+:meth:`BenchmarkTask.execute`. :func:`require_task` is where a registered object meets the
+protocol: one without ``plan`` or ``run`` is refused, naming the task and what it lacks
+(the one check, :func:`neuromark.registry.task_contract`). :func:`plan_and_run` plans and
+runs one config outside the suite (scripts, tests).
 
 The task kit (issue 46), so that a task writes only what is its own:
 
-- **default plan.** Set :attr:`BenchmarkTask.settings_model` (the config's pydantic model)
-  and, where old top-level keys are refused, :attr:`BenchmarkTask.legacy_keys`; override
-  :meth:`BenchmarkTask.check` for the task's own checks. ``plan()`` refuses the legacy keys,
-  validates (``file:line`` errors), checks the settings' ``device`` and returns
-  ``TaskPlan(config, settings, parts=check(...))``;
+- **default plan.** Set :attr:`BenchmarkTask.settings_model` (the config's pydantic model;
+  an unknown key, an old spelling included, is a ``file:line`` error naming the allowed
+  keys) and override :meth:`BenchmarkTask.check` for the task's own checks. ``plan()``
+  validates, checks the settings' ``device`` and returns ``TaskPlan(config, settings,
+  parts=check(...))``, whose ``plan.NAME`` reads a part, else a setting;
 - **units.** ``ctx.run_units(units, aggregate=None, desc=None, unit="unit")``
   (:meth:`RunContext.run_units`) runs independent :class:`~neuromark.executors.Unit` s on the
   run's executor and returns their values in unit order, or ``aggregate(values)``;
@@ -60,11 +63,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from neuromark.config import ConfigFile, reject_legacy_keys
+from neuromark.config import ConfigFile
 from neuromark.config import validate as validate_settings
 from neuromark.context import NO_OUT_DIR, RunContext
 from neuromark.metrics.execution_rate import attach
-from neuromark.registry import TASK_PLACEMENTS
+from neuromark.registry import TASK_PLACEMENTS, RegistryContractError, task_contract
 from neuromark.results import BenchmarkInfo, ModelIdentity, Results, Score
 
 #: Where a task runs under a distributed executor (see the module docstring).
@@ -85,17 +88,36 @@ class Task(Protocol):
         """Run a plan, writing any artefacts (plots, logs) under ``ctx.out_dir``."""
 
 
+def require_task(task: Any) -> Task:
+    """``task`` when it keeps the task protocol (a ``name``, a ``placement``, callable
+    ``plan`` and ``run``: :func:`neuromark.registry.task_contract`, the one check of it),
+    else :class:`~neuromark.registry.RegistryContractError` naming the task and what it
+    lacks (a task of the first protocol, ``validate`` without ``plan``, among them)."""
+    problem = task_contract(task)
+    if problem is not None:
+        name = getattr(task, "name", None) or type(task).__name__
+        raise RegistryContractError(f"task {name!r} ({type(task).__module__}."
+                                    f"{type(task).__qualname__}) breaks the tasks contract: it "
+                                    f"needs {problem}")
+    return task
+
+
 @dataclass
 class TaskPlan:
-    """A validated config: the file, its typed settings and what validation built."""
+    """A validated config: the file, its typed settings and what validation built.
+
+    ``plan.NAME`` reads ``parts[NAME]`` (what :meth:`BenchmarkTask.check` built, e.g. the
+    resolved torch device), else the settings' ``NAME`` (``plan.benchmark``)."""
 
     config: ConfigFile
     settings: Any
     parts: dict[str, Any] = field(default_factory=dict)
 
-    def __getattr__(self, name: str) -> Any:  # plan.benchmark reads the settings' benchmark
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("config", "settings", "parts"):
             raise AttributeError(name)
+        if name in self.parts:
+            return self.parts[name]
         return getattr(self.settings, name)
 
 
@@ -109,8 +131,8 @@ def plan_config(plan: Any) -> ConfigFile:
 
 
 class BenchmarkTask:
-    """Base of the built-in tasks: ``plan`` + ``execute``; ``run`` and ``validate`` accept
-    the first protocol's calls too."""
+    """Base of the built-in tasks: the default :meth:`plan` (``settings_model`` +
+    :meth:`check`) and :meth:`run` (:meth:`execute`, then the execution rate)."""
 
     name: ClassVar[str] = ""
     placement: ClassVar[str] = "unit"
@@ -123,16 +145,13 @@ class BenchmarkTask:
     #: The pydantic model (a :class:`~neuromark.components.StrictModel`) of the task's
     #: config; the default :meth:`plan` validates the whole config against it.
     settings_model: ClassVar[type[Any] | None] = None
-    #: Old top-level keys the default :meth:`plan` refuses first, naming the new spelling
-    #: (:func:`neuromark.config.reject_legacy_keys`), e.g. ``("name", "id", "version")``.
-    legacy_keys: ClassVar[tuple[str, ...]] = ()
 
     def plan(self, config: ConfigFile, ctx: RunContext) -> Any:
-        """The default opening every task shares, once: refuse :attr:`legacy_keys`,
-        validate ``config`` against :attr:`settings_model` (errors name file and line),
-        check the settings' ``device`` (:meth:`check_device`), then the task's own
-        :meth:`check`; returns ``TaskPlan(config, settings, parts)`` with the parts
-        :meth:`check` returned. A task without :attr:`settings_model` overrides ``plan``."""
+        """The default opening every task shares, once: validate ``config`` against
+        :attr:`settings_model` (errors name file and line), check the settings' ``device``
+        (:meth:`check_device`), then the task's own :meth:`check`; returns
+        ``TaskPlan(config, settings, parts)`` with the parts :meth:`check` returned. A task
+        without :attr:`settings_model` overrides ``plan``."""
         if self.settings_model is None:
             raise NotImplementedError(f"task {self.name!r}: set settings_model (the pydantic "
                                       "model of its config) or override plan()")
@@ -142,10 +161,9 @@ class BenchmarkTask:
         return TaskPlan(config, settings, dict(parts) if parts else {})
 
     def settings_of(self, config: ConfigFile) -> Any:
-        """``config`` validated against :attr:`settings_model`, after refusing
-        :attr:`legacy_keys`; :class:`~neuromark.errors.ConfigError` names file and line."""
-        if self.legacy_keys:
-            reject_legacy_keys(config, self.legacy_keys)
+        """``config`` validated against :attr:`settings_model`;
+        :class:`~neuromark.errors.ConfigError` names file and line (an unknown key: the
+        keys allowed there)."""
         assert self.settings_model is not None
         return validate_settings(self.settings_model, config.data, config)
 
@@ -167,26 +185,26 @@ class BenchmarkTask:
     def execute(self, plan: Any, ctx: RunContext) -> list[Results]:
         raise NotImplementedError
 
-    def run(self, plan: Any, ctx: RunContext | str | Path | None = None, *,
-            quiet: bool | None = None) -> list[Results]:
-        """Run ``plan`` under ``ctx``. The first protocol's ``run(config, out_dir,
-        quiet=...)`` is accepted: the config is planned under a context built from the
-        environment defaults, with ``out_dir`` as its output folder."""
-        if isinstance(plan, ConfigFile):
-            if not isinstance(ctx, RunContext):
-                ctx = RunContext.build(quiet=bool(quiet),
-                                       out_dir=Path(ctx) if ctx is not None else None)
-            plan = self.plan(plan, ctx)
-        elif not isinstance(ctx, RunContext):
-            raise TypeError(f"{self.name}.run(plan, ctx): ctx must be a RunContext")
-        if quiet is not None and quiet != ctx.quiet:
-            ctx = ctx.replace(quiet=quiet)
+    def run(self, plan: Any, ctx: RunContext) -> list[Results]:
+        """Run ``plan`` (from :meth:`plan`) under ``ctx``: :meth:`execute`, then, on the
+        algorithm track, every result's model execution rate."""
+        if not isinstance(ctx, RunContext):
+            raise TypeError(f"{self.name}.run(plan, ctx): ctx must be a RunContext, got "
+                            f"{type(ctx).__name__} (plan_and_run(task, config, out_dir) plans "
+                            "and runs a config)")
         results = self.execute(plan, ctx)
         return with_execution_rate(results, plan) if self.track == "algorithm" else results
 
-    def validate(self, config: ConfigFile, ctx: RunContext | None = None) -> Any:
-        """The plan of ``config`` (the first protocol's name for :meth:`plan`)."""
-        return self.plan(config, ctx if ctx is not None else RunContext.build())
+
+def plan_and_run(task: Task, config: ConfigFile, out_dir: str | Path | None = None, *,
+                 quiet: bool = False, ctx: RunContext | None = None) -> list[Results]:
+    """Plan ``config`` and run it outside the suite (no results file is written): under
+    ``ctx``, default a context built from the environment defaults
+    (:meth:`RunContext.build`) with ``quiet`` and ``out_dir`` (the folder the task writes
+    its artefacts in) — for scripts and tests; ``neuromark run`` goes through the suite."""
+    if ctx is None:
+        ctx = RunContext.build(quiet=quiet, out_dir=Path(out_dir) if out_dir is not None else None)
+    return require_task(task).run(task.plan(config, ctx), ctx)
 
 
 def task_results(scores: dict[str, Score], *, benchmark: BenchmarkInfo,
@@ -232,31 +250,8 @@ def out_dir_of(ctx: RunContext) -> Path:
     return ctx.out_dir
 
 
-class LegacyTask:
-    """A plugin task of the first protocol (``validate(config)``, ``run(config, out_dir, *,
-    quiet)``) seen through the current one."""
-
-    def __init__(self, task: Any) -> None:
-        self.task = task
-        self.name = getattr(task, "name", type(task).__name__)
-        self.placement = getattr(task, "placement", "unit")
-
-    def plan(self, config: ConfigFile, ctx: RunContext) -> TaskPlan:
-        return TaskPlan(config, self.task.validate(config))
-
-    def run(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
-        results = list(self.task.run(plan.config, out_dir_of(ctx), quiet=ctx.quiet))
-        return (with_execution_rate(results, plan)
-                if getattr(self.task, "track", "algorithm") == "algorithm" else results)
-
-
 def with_execution_rate(results: list[Results], plan: Any) -> list[Results]:
     """Every result with its model execution rate (the one place every algorithm-track
     task's results pass; :func:`neuromark.metrics.execution_rate.attach`)."""
     settings = plan.settings if isinstance(plan, TaskPlan) else getattr(plan, "settings", None)
     return [attach(r, settings) for r in results]
-
-
-def as_task(task: Any) -> Any:
-    """``task`` when it has ``plan`` (the current protocol), else a :class:`LegacyTask`."""
-    return task if callable(getattr(task, "plan", None)) else LegacyTask(task)

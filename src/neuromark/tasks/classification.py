@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,13 +70,17 @@ from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
-from neuromark.tasks.base import BenchmarkTask, out_dir_of
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
 from neuromark.tasks.evaluation import evaluate
-from neuromark.training import family_for, training_device
 from neuromark.training.checkpoints import Prepared
+from neuromark.training.family import family_for, training_device
 
-#: Options of data set entries that hold paths, resolved from the config's folder.
+#: Options of data set entries that hold paths, resolved from the config's folder
+#: (:func:`neuromark.config.resolve_path`).
 PATH_OPTIONS = ("path", "root", "train", "test", "valid")
+#: Where a data set entry with a ``cache_dir`` option keeps what it decodes: in the run's
+#: cache folder (``--cache-dir``; a ``cache:`` path, :func:`neuromark.config.resolve_path`).
+DECODED_CACHE = "cache:decoded"
 
 #: Default metrics: spiking models get all five; the others have no neuron modules, so
 #: activation sparsity and membrane updates do not apply to them.
@@ -86,17 +89,6 @@ DEFAULT_METRICS = {
                 "membrane_updates"],
     "other": ["classification_accuracy", "footprint", "synaptic_operations"],
 }
-
-#: Old spellings and their replacements.
-_LEGACY = {("data",): "dataset: {name, options} (e.g. dataset: {name: spoken_digits, options: "
-                      "{dt_us: 10000, t_max_us: 1000000, pool: 10}})",
-           ("checkpoint",): "model: {checkpoint: ...}", ("model", "kind"): "model: {name: ...}"}
-
-
-def max_over_time_argmax(output: Any) -> Any:
-    """Postprocessor: readout (B, T, K) -> class (B,) by maximum over time, then argmax."""
-    return output.max(dim=1).values.argmax(dim=-1)
-
 
 def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
     """Preprocessor: the targets must be integer class indices; a float target that is not
@@ -161,21 +153,15 @@ class ClassificationConfig(StrictModel):
     device: DeviceName = "cpu"
 
 
-@dataclass
-class Plan:
-    """A validated classification config, resolved against the registries."""
-
-    config: ConfigFile
-    settings: ClassificationConfig
-    dataset_options: dict[str, Any]
-    family: Any = None  # a model family with a training recipe, or None
-    model_options: Any = None
-    train: Any = None
-    metric_names: list[MetricEntry] = field(default_factory=list)
-    test: Any = None  # the test split, built (not read) at validation
-    train_split: Any = None  # the train split, built once when first needed
-    device: Any = None  # the torch.device it trains and runs on
-    given: Any = None  # a GivenModel from Python (Benchmark.from_config) replacing model:
+#: What the classification task's check builds, kept in the plan's ``parts`` (read as
+#: ``plan.NAME``, :class:`~neuromark.tasks.base.TaskPlan`): the data set options (paths
+#: resolved), the torch device it trains and runs on, the test split (built, not read), the
+#: model family with a training recipe (or None), its validated ``model.options`` and
+#: ``train:``, the resolved ``model.checkpoint`` (or None), the metric entries; the train
+#: split (built once when first needed) and a model given in Python
+#: (``Benchmark.from_config``) replacing ``model:`` (:meth:`ClassificationTask.with_model`).
+PLAN_PARTS = ("dataset_options", "device", "test", "family", "model_options", "train",
+              "checkpoint", "metric_names", "train_split", "given")
 
 
 class ClassificationTask(BenchmarkTask):
@@ -184,19 +170,19 @@ class ClassificationTask(BenchmarkTask):
     name = "classification"
     placement = "unit"
 
-    def plan(self, config: ConfigFile, ctx: RunContext) -> Plan:
-        for loc, new in _LEGACY.items():
-            node: Any = config.data
-            for key in loc:
-                node = node.get(key) if isinstance(node, dict) and key in node else None
-            if node is not None:
-                raise ConfigError(f"{config.where(loc)}: '{'.'.join(loc)}' is no longer a key; use {new}")
-        settings = validate(ClassificationConfig, config.data, config)
+    settings_model = ClassificationConfig
+
+    def check(self, settings: ClassificationConfig, config: ConfigFile,
+              ctx: RunContext) -> dict[str, Any]:
+        """The plan's parts (:data:`PLAN_PARTS`): data set options with their paths resolved,
+        the device, the test split, the model (a family's options and recipe, or a factory's
+        options checked), ``model.checkpoint`` resolved once and checked, the metrics."""
         options = {k: str(resolve_path(v, config)) if k in PATH_OPTIONS and isinstance(v, str) else v
                    for k, v in settings.dataset.options.items()}
-        plan = Plan(config, settings, options)
-        plan.device = ctx.device_for(settings.device, config.where(("device",)))
-        plan.test = self._dataset(plan, config, "test")
+        parts: dict[str, Any] = dict.fromkeys(PLAN_PARTS)
+        parts["dataset_options"] = options
+        parts["device"] = ctx.device_for(settings.device, config.where(("device",)))
+        parts["test"] = self._dataset(TaskPlan(config, settings, parts), config, "test")
         spec = settings.model
         if spec.name is not None:
             family = family_for(models, spec.name, self.name, config.where(("model", "name")))
@@ -204,10 +190,10 @@ class ClassificationTask(BenchmarkTask):
                 check_options(models, ComponentSpec(name=spec.name, options=spec.options),
                               config, ("model",))
             else:
-                plan.family = family
-                plan.model_options = validate(family.options_model, spec.options, config,
-                                              ("model", "options"))
-                plan.train = validate(family.train_model, settings.train or {}, config, ("train",))
+                parts["family"] = family
+                parts["model_options"] = validate(family.options_model, spec.options, config,
+                                                  ("model", "options"))
+                parts["train"] = validate(family.train_model, settings.train or {}, config, ("train",))
                 if spec.checkpoint is None:
                     raise ConfigError(f"{config.where(('model',))}: model.checkpoint: model "
                                       f"{spec.name!r} is trained by its recipe; give the file "
@@ -221,24 +207,25 @@ class ClassificationTask(BenchmarkTask):
             if where.exists() and not where.is_file():
                 raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
                                   f"{where} is not a file (a folder?)")
-            if plan.family is None and not where.exists():  # only a recipe's cache may be absent
+            if parts["family"] is None and not where.exists():  # only a recipe's cache may be absent
                 raise ConfigError(f"{config.where(('model', 'checkpoint'))}: model.checkpoint: "
                                   f"{where}: no such file (relative paths lie in the config's folder)")
-        if plan.family is None and settings.train is not None:
+            parts["checkpoint"] = where
+        if parts["family"] is None and settings.train is not None:
             raise ConfigError(f"{config.where(('train',))}: train: model "
                               f"{spec.name or spec.checkpoint!r} has no training recipe")
-        spiking = plan.family.spiking if plan.family is not None else True
-        plan.metric_names = (list(settings.eval.metrics) if settings.eval.metrics is not None
-                             else DEFAULT_METRICS["spiking" if spiking else "other"])
-        build_metrics(plan.metric_names, config, ("eval", "metrics"))
-        return plan
+        spiking = parts["family"].spiking if parts["family"] is not None else True
+        parts["metric_names"] = (list(settings.eval.metrics) if settings.eval.metrics is not None
+                                 else DEFAULT_METRICS["spiking" if spiking else "other"])
+        build_metrics(parts["metric_names"], config, ("eval", "metrics"))
+        return parts
 
     @staticmethod
-    def _dataset(plan: Plan, config: ConfigFile, split: str) -> Any:
+    def _dataset(plan: TaskPlan, config: ConfigFile, split: str) -> Any:
         options = dict(plan.dataset_options)
         if config.cache_root is not None and "cache_dir" not in options and \
                 "cache_dir" in entry_parameters(datasets, plan.settings.dataset.name):
-            options["cache_dir"] = str(config.cache_root / "decoded")  # the run's --cache-dir
+            options["cache_dir"] = str(resolve_path(DECODED_CACHE, config))  # the run's --cache-dir
         spec = plan.settings.dataset.model_copy(update={"options": options})
         try:
             return build_component(datasets, spec, config, ("dataset",), split=split)
@@ -248,13 +235,13 @@ class ClassificationTask(BenchmarkTask):
             raise ConfigError(f"{config.where(('dataset',))}: dataset {spec.name!r} ({split}): "
                               f"{exc}") from None
 
-    def _train_split(self, plan: Plan) -> Any:
+    def _train_split(self, plan: TaskPlan) -> Any:
         """The train split, built once per plan (training and the speaker analysis share it)."""
         if plan.train_split is None:
-            plan.train_split = self._dataset(plan, plan.config, "train")
+            plan.parts["train_split"] = self._dataset(plan, plan.config, "train")
         return plan.train_split
 
-    def execute(self, plan: Plan, ctx: RunContext) -> list[Results]:
+    def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
         import torch
 
         config, settings, test = plan.config, plan.settings, plan.test
@@ -280,70 +267,68 @@ class ClassificationTask(BenchmarkTask):
         unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
         recipe = plan.train if plan.given is None else None
         with torch_threads(recipe.threads if recipe else 1):
-            results = evaluate(ctx, model, loader, metrics, preprocessors=[class_targets],
-                               postprocessors=[decoder], info=info, device=plan.device,
-                               device_requested=ctx.device_requested(settings.device),
-                               coverage=settings.eval.coverage, config=_effective(plan),
-                               seeds={"train": recipe.seed} if recipe else {},
-                               trained=True if unloaded else trained)
+            run = evaluate(ctx, model, loader, metrics, preprocessors=[class_targets],
+                           postprocessors=[decoder], info=info, device=plan.device,
+                           device_requested=ctx.device_requested(settings.device),
+                           coverage=settings.eval.coverage,
+                           trained=True if unloaded else trained)
         if unloaded:
-            results.flag(UNTRAINED_FLAG)
+            run.flag(UNTRAINED_FLAG)
             print(f"{info.id}: {UNTRAINED_FLAG} (no model.checkpoint: {config.where(('model',))}; "
                   "declare model.trained: false for an untrained model on purpose)",
                   file=sys.stderr)
-        results.details.update(details)
-        attach_front_end(results, test)  # the encoder's cost, beside the model's (issue 47.4)
+        run.details.update(details)
+        attach_front_end(run, test)  # the encoder's cost, beside the model's (issue 47.4)
         spec = settings.model
         options = spec.options if plan.model_options is None else plan.model_options.model_dump()
-        results.model = (plan.given.identity if plan.given is not None else
-                         identity_for(model, model_identity(  # with the notes of how it was read
-                             spec.name or details.get("model") or "checkpoint", options,
-                             details.get("checkpoint"), spec.label)))
-        results.details["decoding"] = decoder.details()  # and the rate: one step per bin if over time
-        results.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
+        identity = (plan.given.identity if plan.given is not None else
+                    identity_for(model, model_identity(  # with the notes of how it was read
+                        spec.name or details.get("model") or "checkpoint", options,
+                        details.get("checkpoint"), spec.label)))
+        run.details["decoding"] = decoder.details()  # and the rate: one step per bin if over time
+        run.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
         if decoder.flag():
-            results.flag(decoder.flag())
+            run.flag(decoder.flag())
             print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
-        results.provenance.update(provenance)
-        results.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
+        run.provenance.update(provenance)
+        run.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
         dropped = getattr(loader, "dropped", 0)  # spikes after t_max_us (dataset option late: drop)
         if dropped:
-            results.details["dropped_late_spikes"] = int(dropped)
+            run.details["dropped_late_spikes"] = int(dropped)
             print(f"{info.id}: {dropped} spike(s) after t_max_us dropped (dataset option late: drop)",
                   file=sys.stderr)
         if getattr(test, "path", None) is not None:
-            results.details["test_file"] = str(test.path)
+            run.details["test_file"] = str(test.path)
         if getattr(test, "on_invalid", "error") == "drop":  # records dropped per file and rule
-            results.details["invalid_records_dropped"] = test.invalid_records
+            run.details["invalid_records_dropped"] = test.invalid_records
         if callable(getattr(test, "data_report", None)):  # what a reader dropped, per rule
-            results.details["data_report"] = test.data_report()
+            run.details["data_report"] = test.data_report()
         if meta.get("loss"):
             from neuromark.plotting import plot_training
 
             plot = plot_training(meta, ctx.artefact(f"{info.id}_training.png"), info.id)
-            results.artefacts.append(f"{out_dir_of(ctx).name}/{plot.name}")
-        return [results]
+            run.artefacts.append(f"{out_dir_of(ctx).name}/{plot.name}")
+        return [task_results(run.scores, benchmark=info, model=identity, effective=_effective(plan),
+                             device=ctx.device_record(plan.device, settings.device),
+                             seeds={"train": recipe.seed} if recipe else {}, details=run.details,
+                             provenance=run.provenance, flags=run.flags, artefacts=run.artefacts)]
 
     @staticmethod
-    def _given(plan: Plan) -> tuple[Any, dict[str, Any]]:
+    def _given(plan: TaskPlan) -> tuple[Any, dict[str, Any]]:
         """(model, details) of a model given in Python in place of the config's."""
         return plan.given.model, {"model": plan.given.identity.name, "checkpoint": None,
                                   "model_given_in_python": True}
 
-    def with_model(self, plan: Plan, given: Any) -> Plan:
+    def with_model(self, plan: TaskPlan, given: Any) -> TaskPlan:
         """A copy of ``plan`` that runs ``given`` (a
         :class:`~neuromark.runner.GivenModel`) instead of the config's model: the same
         benchmark identity, data, metrics and decoding rule (the config's
         ``eval.postprocessor``, else by output shape: a family's trained readout belongs to
         the family's model, not to yours)."""
-        import copy
-
-        plan = copy.copy(plan)
-        plan.given = given
-        return plan
+        return TaskPlan(plan.config, plan.settings, {**plan.parts, "given": given})
 
     @staticmethod
-    def _decoder(plan: Plan) -> Decoder:
+    def _decoder(plan: TaskPlan) -> Decoder:
         """``eval.postprocessor``, else the family's trained readout, else by output shape."""
         rule = plan.settings.eval.postprocessor
         if plan.given is not None and plan.given.postprocessor is not None:
@@ -352,7 +337,7 @@ class ClassificationTask(BenchmarkTask):
             rule = default_rule(None, plan.train.readout)
         return Decoder(rule) if rule is not None else AutoDecoder()
 
-    def _speaker_metrics(self, plan: Plan, config: ConfigFile, test: Any) -> list[Any]:
+    def _speaker_metrics(self, plan: TaskPlan, config: ConfigFile, test: Any) -> list[Any]:
         """[SpeakerAccuracy] when the test file has speaker ids (seen speakers: those of the
         train split, when the data set has one), else []."""
         speakers = getattr(getattr(test, "header", None), "speakers", None)
@@ -366,11 +351,11 @@ class ClassificationTask(BenchmarkTask):
             seen = None  # no train split: per-speaker accuracy only
         return [SpeakerAccuracy(speakers, seen)]
 
-    def train(self, plan: Plan, ctx: RunContext, *, checkpoint: Path | None = None,
+    def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
               retrain: bool = True) -> Any:
         """Train the model family's checkpoint (``retrain``: even when one of the same recipe
         is cached; ``checkpoint``: another file than ``model.checkpoint``); returns its
-        :class:`~neuromark.training.Prepared` (``neuromark train``)."""
+        :class:`~neuromark.training.checkpoints.Prepared` (``neuromark train``)."""
         if plan.family is None:
             spec = plan.settings.model
             raise ConfigError(f"{plan.config.where(('model',))}: model {spec.name or spec.checkpoint!r} "
@@ -378,43 +363,43 @@ class ClassificationTask(BenchmarkTask):
                               "of classification")
         return self.prepare(plan, ctx, checkpoint=checkpoint, retrain=retrain)
 
-    def export_model(self, plan: Plan, ctx: RunContext) -> Any:
+    def export_model(self, plan: TaskPlan, ctx: RunContext) -> Any:
         """The model ``neuromark run`` evaluates, for ``neuromark export``: a model family's
         checkpoint (trained first when missing, as a run would), else the model the config
         builds (a registered or ``python`` model, its checkpoint loaded); a
-        :class:`~neuromark.training.Prepared` (``path`` None without a checkpoint)."""
+        :class:`~neuromark.training.checkpoints.Prepared` (``path`` None without a checkpoint)."""
         if plan.family is not None:
             return self.prepare(plan, ctx)
         model, details = self._model(plan, ctx, plan.test)
         path = details.get("checkpoint")
         return Prepared(Path(path) if path else None, False, model, details.get("_meta") or {})
 
-    def prepare(self, plan: Plan, ctx: RunContext, *, test: Any = None,
+    def prepare(self, plan: TaskPlan, ctx: RunContext, *, test: Any = None,
                 checkpoint: Path | None = None, retrain: bool = False) -> Any:
         """Train a model family's checkpoint unless one of the same recipe is cached
-        (:mod:`neuromark.training.checkpoints`); returns its :class:`~neuromark.training.Prepared`."""
+        (:mod:`neuromark.training.checkpoints`); returns its
+        :class:`~neuromark.training.checkpoints.Prepared`."""
         from neuromark.baselines.spike_classifiers import prepare_checkpoint
 
-        config, settings, spec = plan.config, plan.settings, plan.settings.model
+        settings, spec = plan.settings, plan.settings.model
         data = {"train": self._train_split(plan), "test": plan.test if test is None else test}
         recipe = {"dataset": {"name": settings.dataset.name, "options": settings.dataset.options},
                   "model": {"name": spec.name, "options": plan.model_options.model_dump()},
                   "train": plan.train.recipe(),
                   **recipe_device(training_device(plan.family, plan.device))}
-        target = checkpoint or resolve_path(str(spec.checkpoint), config)
+        target = checkpoint or plan.checkpoint
         return prepare_checkpoint(plan.family, plan.model_options, plan.train, data, recipe, target,
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
                                   quiet=ctx.quiet, label=settings.benchmark.id, device=plan.device)
 
-    def _model(self, plan: Plan, ctx: RunContext, test: Any) -> tuple[Any, dict[str, Any]]:
+    def _model(self, plan: TaskPlan, ctx: RunContext, test: Any) -> tuple[Any, dict[str, Any]]:
         """(model or adapter, result details) as the config asks."""
         config, spec = plan.config, plan.settings.model
         if plan.family is not None:
             prepared = self.prepare(plan, ctx, test=test)
             return prepared.model, _checkpoint_details(prepared.path, prepared.trained, spec.name,
                                                        prepared.meta)
-        # relative to the config's folder (or cache:NAME in the cache folder), as in prepare
-        checkpoint = resolve_path(spec.checkpoint, config) if spec.checkpoint else None
+        checkpoint = plan.checkpoint  # resolved once, by check()
         if spec.name is None:
             from neuromark.baselines.spike_classifiers import load_checkpoint
 
@@ -428,14 +413,14 @@ class ClassificationTask(BenchmarkTask):
                        "_provenance": provenance}
 
 
-def _declared_trained(plan: Plan) -> bool | None:
+def _declared_trained(plan: TaskPlan) -> bool | None:
     """True for a recipe's model, else ``model.trained`` (None: not declared; the runner
     then tests the weights, a checkpoint's included, as it does for a model given in
     Python, and a factory's model with no checkpoint is flagged in any case)."""
     return True if plan.family is not None else plan.settings.model.trained
 
 
-def _effective(plan: Plan) -> dict[str, Any]:
+def _effective(plan: TaskPlan) -> dict[str, Any]:
     """The settings the run used: defaults filled in, data set paths resolved (a model given
     in Python replaces the config's model block, and no training ran)."""
     effective = plan.settings.model_dump(mode="json")

@@ -18,8 +18,10 @@ contributor the same tests the built-ins pass, one module per kind of component:
   :class:`~neuromark.data.entry.DatasetEntry`: declared contract, verify, damage named,
   reads without download, synthesize deterministic).
 
-Every check raises :class:`ContractError` (an ``AssertionError``) listing what is wrong;
-none needs pytest, and importing this package imports none of them until used.
+Every check raises :class:`~neuromark.testing.results.ContractError` (an
+``AssertionError``) listing what is wrong; none needs pytest. The check functions are
+named from this package too (docs/extending.md: ``from neuromark.testing import
+check_benchmark``), loaded on first use: importing the package imports none of them.
 
 Example (a plugin's test file)::
 
@@ -33,16 +35,15 @@ from __future__ import annotations
 
 from neuromark._lazy import lazy_attributes
 
-_TARGETS = {
-    "ContractError": "neuromark.testing.results",
+#: The kit's check functions (its documented API) and the module that defines each.
+_LAZY = {
     "check_task_results": "neuromark.testing.results",
     "check_written_results": "neuromark.testing.results",
     "check_benchmark": "neuromark.testing.benchmark",
-    "BenchmarkCheck": "neuromark.testing.benchmark",
     "check_adapter": "neuromark.testing.adapter",
     "check_sut": "neuromark.testing.sut",
     "check_meter": "neuromark.testing.meter",
     "check_dataset_entry": "neuromark.testing.dataset",
 }
-__all__ = sorted(_TARGETS)
-__getattr__ = lazy_attributes(__name__, _TARGETS)
+__all__ = sorted(_LAZY)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -33,7 +33,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from neuromark.metrics import ActivationSparsity, Footprint, SynapticOperations
+from neuromark.metrics.complexity import ActivationSparsity, SynapticOperations
+from neuromark.metrics.static import Footprint
 from neuromark.models import as_adapter
 from neuromark.models.adapter import ModelAdapter, find_tensor
 from neuromark.runner import Benchmark
@@ -46,7 +47,7 @@ def figures_at(model: Any, data: Any, batch: int, *, spiking: bool, mac_rule: st
                counting_path: str | None = None) -> dict[str, Any]:
     """Footprint, synaptic operations (and activation sparsity when ``spiking``) of
     ``model`` on ``data`` (samples along dim 0) evaluated in batches of ``batch``;
-    ``mac_rule`` and ``counting_path`` as :class:`~neuromark.metrics.SynapticOperations`
+    ``mac_rule`` and ``counting_path`` as :class:`~neuromark.metrics.complexity.SynapticOperations`
     and :class:`~neuromark.runner.Benchmark` take them."""
     import torch
 

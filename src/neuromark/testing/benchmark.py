@@ -4,7 +4,8 @@
 (a YAML file, or a mapping written to one) and checks, in order:
 
 1. the protocol: a non-empty ``name`` (the config's ``task:``), a ``placement`` of
-   :data:`neuromark.tasks.base.PLACEMENTS`, ``plan`` and ``run``;
+   :data:`neuromark.tasks.base.PLACEMENTS`, ``plan`` and ``run`` (the tasks registry's
+   own check, :func:`neuromark.registry.task_contract`);
 2. ``plan(config, ctx)``: returns a plan that keeps ``config``; runs nothing (no file is
    written in the cache, the output folder or the config's folder); a copy of the config
    with an unknown top-level key is refused with :class:`~neuromark.errors.ConfigError`
@@ -48,10 +49,10 @@ from typing import Any
 from neuromark.config import ConfigFile, load_config, parse_yaml
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
-from neuromark.registry import tasks
+from neuromark.registry import task_contract, tasks
 from neuromark.results import Results
 from neuromark.suite import run_configs
-from neuromark.tasks.base import PLACEMENTS, as_task, plan_config
+from neuromark.tasks.base import plan_config
 from neuromark.testing.results import (
     ContractError,
     raise_problems,
@@ -80,9 +81,7 @@ class BenchmarkCheck:
 
 
 def _task_of(task: Any) -> Any:
-    if isinstance(task, str):
-        return as_task(tasks.get(task))
-    return as_task(task)
+    return tasks.get(task) if isinstance(task, str) else task
 
 
 def _config_file(config: str | os.PathLike[str] | Mapping[str, Any], tmp: Path) -> ConfigFile:
@@ -109,18 +108,10 @@ def _files_under(*folders: Path) -> dict[Path, int]:
 
 
 def protocol_problems(task: Any) -> list[str]:
-    """What is wrong with ``task``'s protocol (name, placement, plan and run)."""
-    problems = []
-    name = getattr(task, "name", None)
-    if not isinstance(name, str) or not name:
-        problems.append(f"task name is {name!r}, not a non-empty string (the config's task:)")
-    placement = getattr(task, "placement", "unit")
-    if placement not in PLACEMENTS:
-        problems.append(f"placement {placement!r} is not one of {', '.join(PLACEMENTS)}")
-    for method in ("plan", "run"):
-        if not callable(getattr(task, method, None)):
-            problems.append(f"task has no {method}() method")
-    return problems
+    """What is wrong with ``task``'s protocol (name, placement, plan and run): the tasks
+    registry's one check, :func:`neuromark.registry.task_contract`."""
+    problem = task_contract(task)
+    return [f"it needs {problem}"] if problem is not None else []
 
 
 def check_plan(task: Any, config: ConfigFile, ctx: RunContext) -> Any:
@@ -211,7 +202,7 @@ def check_benchmark(task: Any, config: str | os.PathLike[str] | Mapping[str, Any
     plan = check_plan(task, loaded, base.replace(out_dir=out_dir / "entry"))
     if unknown_key:
         check_unknown_key(task, loaded, base)
-    track = getattr(getattr(task, "task", task), "track", "algorithm")
+    track = getattr(task, "track", "algorithm")
     written = run_once(task, loaded, plan, base, out_dir)
     if not written:
         raise ContractError(f"{task.name}: the run returned no results")

@@ -6,10 +6,13 @@ with ``torch.load(weights_only=True)``::
     {"format": 1, "kind": <family name>, "config": {...}, "state_dict": {...},
      "meta": {"recipe_hash": <sha256>, "recipe": {...}, <training info>, "device", ...}}
 
-The FSCIL backbones of neuromark before it (``"format": "neuromark-fscil-1"``, top-level
-``recipe_hash``, no ``kind``/``config``) and its primate-reaching decoders
-(``"neuromark-primate-decoder-1"``: the recipe as a JSON string, ``train_seconds``) are
-read as this header (:func:`read_checkpoint`: ``kind`` None, ``config`` {}).
+Checkpoints of neuromark before 0.2.0 in the older headers (:data:`RETIRED_FORMATS`: the
+FSCIL backbones' ``"neuromark-fscil-1"``, the primate-reaching decoders'
+``"neuromark-primate-decoder-1"``) are no longer read: they are still neuromark's own, so
+:func:`prepare` replaces them by training anew (one printed line says why; with
+``train_if_missing: false`` an error names the command that trains), and
+:func:`read_checkpoint` refuses them naming the format and that command. None is loaded as
+something it is not.
 
 **Recipe hash** (:func:`recipe_hash`): sha256 of the recipe as canonical JSON
 (``json.dumps(recipe, sort_keys=True)``) followed by the training data: each file's bytes,
@@ -44,8 +47,9 @@ from neuromark.training.family import training_device
 FORMAT = 1
 #: Keys of a checkpoint dict (``meta`` optional).
 KEYS = ("format", "kind", "config", "state_dict", "meta")
-#: Headers of older neuromark checkpoints still read (:func:`read_checkpoint`).
-LEGACY_FORMATS = ("neuromark-fscil-1", "neuromark-primate-decoder-1")
+#: Headers of neuromark's checkpoints before 0.2.0: neuromark's own (replaced by training,
+#: never read), see the module notes.
+RETIRED_FORMATS = ("neuromark-fscil-1", "neuromark-primate-decoder-1")
 #: The command a missing or stale checkpoint asks for.
 TRAIN_COMMAND = "run `neuromark train CONFIG`"
 
@@ -71,9 +75,11 @@ def recipe_hash(recipe: dict[str, Any], data: Path | bytes | Iterable[Path | byt
 
 
 def is_neuromark_checkpoint(payload: Any) -> bool:
-    """True when a loaded payload carries neuromark's checkpoint header (``format``)."""
+    """True when a loaded payload carries neuromark's checkpoint header (``format``), the
+    current one or a retired one (:data:`RETIRED_FORMATS`: a file neuromark wrote, which it
+    may replace)."""
     return isinstance(payload, dict) and (payload.get("format") == FORMAT
-                                          or payload.get("format") in LEGACY_FORMATS)
+                                          or payload.get("format") in RETIRED_FORMATS)
 
 
 def checkpoint_owner(path: Path) -> str | None:
@@ -89,10 +95,10 @@ def checkpoint_owner(path: Path) -> str | None:
 
 
 def read_checkpoint(path: Path, kinds: Iterable[str] | None = None, *, what: str = "") -> dict[str, Any]:
-    """The checkpoint dict at ``path`` in the current header (a legacy FSCIL header is
-    converted: ``kind`` None, ``config`` {}), or :class:`DataError` with the real reason:
-    missing, not loadable, not a neuromark checkpoint, a malformed dict, or a ``kind``
-    outside ``kinds``. ``what`` names the checkpoints expected (in messages)."""
+    """The checkpoint dict at ``path`` in the current header, or :class:`DataError` with the
+    real reason: missing, not loadable, not a neuromark checkpoint, one of a retired header
+    (:data:`RETIRED_FORMATS`: retrain it), a malformed dict, or a ``kind`` outside
+    ``kinds``. ``what`` names the checkpoints expected (in messages)."""
     path = Path(path)
     try:
         payload = read_weights(path, missing_hint=f"; {TRAIN_COMMAND} first")
@@ -104,12 +110,10 @@ def read_checkpoint(path: Path, kinds: Iterable[str] | None = None, *, what: str
         got = sorted(map(str, payload))[:6] if isinstance(payload, dict) else type(payload).__name__
         raise DataError(f"{path}: not a neuromark {what + ' ' if what else ''}checkpoint (no "
                         f"'format': {FORMAT} header; got {got})")
-    if payload["format"] in LEGACY_FORMATS:
-        meta = {**(payload.get("meta") or {}), "recipe_hash": payload.get("recipe_hash")}
-        if payload["format"] == "neuromark-primate-decoder-1":  # its hash: the recipe's JSON
-            meta = _legacy_decoder_meta(path, payload)
-        payload = {"format": FORMAT, "kind": None, "config": {},
-                   "state_dict": payload.get("state_dict"), "meta": meta}
+    if payload["format"] in RETIRED_FORMATS:
+        raise DataError(f"{path}: a checkpoint of neuromark before 0.2.0 (header "
+                        f"{payload['format']!r}), no longer read; {TRAIN_COMMAND} to retrain it "
+                        "(a run with train_if_missing: true replaces it too)")
     unknown = sorted(str(k) for k in payload if k not in KEYS)
     missing = [k for k in KEYS[:4] if k not in payload]
     if unknown or missing:
@@ -117,7 +121,7 @@ def read_checkpoint(path: Path, kinds: Iterable[str] | None = None, *, what: str
                         + "; ".join(([f"missing key(s) {missing}"] if missing else [])
                                     + ([f"unknown key(s) {unknown}"] if unknown else [])))
     kinds = tuple(kinds) if kinds is not None else None
-    if kinds is not None and payload["kind"] is not None and payload["kind"] not in kinds:
+    if kinds is not None and payload["kind"] not in kinds:
         raise DataError(f"{path}: malformed checkpoint: unknown kind {payload['kind']!r} "
                         f"(one of {', '.join(kinds)})")
     for key in ("config", "state_dict", "meta"):
@@ -137,18 +141,6 @@ def restore_network(path: Path, payload: dict[str, Any], build: Callable[[dict[s
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise DataError(f"{path}: malformed {what} checkpoint: {exc}") from None
     return net.eval()
-
-
-def _legacy_decoder_meta(path: Path, payload: dict[str, Any]) -> dict[str, Any]:
-    """The meta of an old primate decoder: its recipe (a JSON string there), that recipe's
-    hash (:func:`recipe_hash` of the recipe alone: its training files are in it as sha256),
-    training time and device."""
-    try:
-        recipe = json.loads(payload["recipe"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"{path}: malformed checkpoint: recipe: {exc}") from None
-    return {"recipe_hash": recipe_hash(recipe, []), "recipe": recipe,
-            **{k: payload[k] for k in ("train_seconds", "device", "torch_version") if k in payload}}
 
 
 def save_checkpoint(path: Path, model: Any, meta: dict[str, Any]) -> Path:
@@ -201,7 +193,7 @@ def prepare(family: Any, target: Path, recipe: dict[str, Any], data: Any,
     ``family.load`` so that evaluation sees the weights exactly as saved.
 
     Args:
-        family: a :class:`~neuromark.training.ModelFamily` (``load``; ``trains_on``).
+        family: a :class:`~neuromark.training.family.ModelFamily` (``load``; ``trains_on``).
         recipe: the JSON-able identity of the trained weights (dataset, model options,
             ``train.recipe()``, the device when not the CPU).
         fit: trains a fresh model: ``(model with checkpoint(), info for the meta)``.

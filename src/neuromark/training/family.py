@@ -16,7 +16,7 @@ class ModelFamily(Protocol):
     Attributes:
         name: its registry name, and the ``kind`` its checkpoints record.
         options_model: the pydantic model of ``model.options``.
-        train_model: its :class:`~neuromark.training.TrainRecipe` subclass (``train:``).
+        train_model: its :class:`~neuromark.training.recipe.TrainRecipe` subclass (``train:``).
         spiking: True when it has neuron layers (activation sparsity, membrane updates).
         tasks: the tasks whose data it trains on (``classification``, ``detection``, ...).
 

@@ -28,7 +28,7 @@ from neuromark.baselines.lif import ReadoutStack
 from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
 from neuromark.benchmarks.activity.wisdm import CITATION
 from neuromark.config import StrictModel
-from neuromark.training import BatchSize, Epochs
+from neuromark.training.recipe import BatchSize, Epochs
 
 
 class SCNN(nn.Module):

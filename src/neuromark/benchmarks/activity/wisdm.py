@@ -15,8 +15,9 @@ Sources (``source`` option):
   ``arr_0..arr_5`` = x_train, x_val, x_test, y_train, y_val, y_test, ``y`` one-hot or
   integer; the file's own split (results on neurobench's exact data).
 
-Splits of the raw source (``split_by``, :mod:`neuromark.data.splits`): ``subject``
-(recommended: no subject in two splits) or ``window`` (NeuroBench's seeded 60/20/20).
+Splits of the raw source (``split_by``): ``subject`` (recommended: no subject in two
+splits, :mod:`neuromark.data.splits`) or ``window`` (NeuroBench's seeded 60/20/20,
+:func:`window_split`).
 
 Nothing is read before first use; windows of one folder and recipe are read once per
 process (both splits share them). The whole set is ~35 MB in memory for the real release.
@@ -26,6 +27,7 @@ takes the sha256 you trust and records the unpacked files' digests in ``SHA256SU
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,8 +37,8 @@ import numpy as np
 
 from neuromark.benchmarks.activity import wisdm_raw as raw
 from neuromark.data.download import fetch, unpack
-from neuromark.data.entry import MARK, SUMS, Entry, synthesize_into
-from neuromark.data.splits import SPLITS, subject_split, window_split
+from neuromark.data.entry import SUMS, Entry, synthesize_into
+from neuromark.data.splits import SPLITS, subject_split
 from neuromark.errors import DataError
 from neuromark.registry import generators
 
@@ -50,6 +52,26 @@ SIDDHA_URL = "https://huggingface.co/datasets/neuromorphic-polito/siddha/resolve
 #: The released arrays and their published shapes (train / val / test windows).
 ARRAYS = {"watch_subset2_40.npz": (21720, 7240, 7241), "subset_watch_2s_gho.npz": (18907, 6302, 6303)}
 _CACHE: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _shuffle_split(n: int, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) indices as scikit-learn's ShuffleSplit draws its first split."""
+    n_test = math.ceil(test_size * n)
+    n_train = math.floor((1.0 - test_size) * n)
+    perm = np.random.RandomState(seed).permutation(n)
+    return perm[n_test:n_test + n_train], perm[:n_test]
+
+
+def window_split(n: int, seed: int = 42) -> dict[str, np.ndarray]:
+    """NeuroBench's 60/20/20 window-level split of ``n`` windows (indices per split):
+    scikit-learn's ``train_test_split(test_size=0.4, random_state=seed)`` then
+    ``(test_size=0.5, random_state=seed)`` on the rest, as NeuroBench's WISDM generator does
+    (seed 42), re-implemented: a ``RandomState(seed)`` permutation, the first
+    ``ceil(0.4 n)`` windows held out, ``floor(0.6 n)`` kept for training (then the same on
+    the held-out part: ``ceil(0.5 m)`` test, ``floor(0.5 m)`` validation)."""
+    train, rest = _shuffle_split(n, 0.4, seed)
+    valid, test = _shuffle_split(len(rest), 0.5, seed)
+    return {"train": train, "valid": rest[valid], "test": rest[test]}
 
 
 class WisdmWindows:
@@ -285,9 +307,6 @@ class WisdmEntry(Entry):
             if inner.suffix == ".zip":
                 unpack(inner, folder)
         return self.record(folder)
-
-    def published(self, root: Path) -> Mapping[str, str]:
-        return {} if (root / MARK).is_file() else self.manifest
 
     def synthesize(self, root: str | os.PathLike[str], **options: Any) -> Path:
         """Write the offline surrogate (:mod:`neuromark.benchmarks.activity.generator`, options of its

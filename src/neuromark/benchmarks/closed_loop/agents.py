@@ -2,17 +2,18 @@
 
 Every agent takes one step ``(B, L, obs)`` per call (L = 1 in the loop) and returns
 ``(B, L, A)``; state carries across calls until ``reset_state()``. Each is trained by
-DAgger on the training seeds' episodes (:mod:`.closed_loop_train`).
+DAgger on the training seeds' episodes (:mod:`.train`).
 
 - ``loop_ann``: NeuroBench's OPS tutorial ANN, ``obs -> 16 -> ReLU -> 32 -> Dropout(0.5)
   -> ReLU -> A`` (96 -> 16 -> 32 -> 2 for OPS), memoryless; Adam on MSE (a Discrete
   action space: cross-entropy).
 - ``loop_snn``: ``obs -> hidden`` current-based LIF neurons (fast-sigmoid surrogate
-  gradient, :mod:`.shd_snn`) ``-> A`` leaky integrators; BPTT on ``chunk``-step windows
-  of the episodes. ``input_range`` (minima, maxima) scales observations to [-1, 1] first
-  (default: none).
-- ``loop_wiener``: the Wiener filter of :mod:`.primate_reaching` (ridge regression on
-  ``lags`` causal windows of ``width`` steps), closed form: the classical reference.
+  gradient, :mod:`neuromark.baselines.lif`) ``-> A`` leaky integrators; BPTT on
+  ``chunk``-step windows of the episodes. ``input_range`` (minima, maxima) scales
+  observations to [-1, 1] first (default: none).
+- ``loop_wiener``: the Wiener filter of :mod:`neuromark.baselines.ridge_decoder` (ridge
+  regression on ``lags`` causal windows of ``width`` steps; primate reaching's
+  ``ridge_decoder`` too), closed form: the classical reference.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from pydantic import Field
 from torch import Tensor, nn
 
 from neuromark.baselines.lif import LeakyReadout, LIFNeuron
+from neuromark.baselines.ridge_decoder import RidgeDecoder, RidgeOptions, TrainData, fit_ridge
 from neuromark.benchmarks.closed_loop.env import TrainingEpisodes
 from neuromark.benchmarks.closed_loop.train import Rollouts, dagger
-from neuromark.benchmarks.primate_reaching.models import RidgeDecoder, RidgeOptions, TrainData, fit_ridge
 from neuromark.config import Seed, StrictModel
 
 

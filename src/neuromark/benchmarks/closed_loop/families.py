@@ -1,7 +1,7 @@
-"""The closed-loop agents as model families (:class:`~neuromark.training.ModelFamily` of
+"""The closed-loop agents as model families (:class:`~neuromark.training.family.ModelFamily` of
 ``closed_loop``): options, builder, DAgger training on the environment's training
 episodes, checkpoints of the shared cache (header ``kind`` = registry name, ``config`` =
-``{"inputs", "outputs", "discrete", "options"}``). See :mod:`.closed_loop_agents`."""
+``{"inputs", "outputs", "discrete", "options"}``). See :mod:`.agents`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from neuromark.baselines.ridge_decoder import RidgeDecoder
 from neuromark.benchmarks.closed_loop.agents import (
     LoopANN,
     LoopANNOptions,
@@ -24,8 +25,8 @@ from neuromark.benchmarks.closed_loop.agents import (
     fit_wiener,
 )
 from neuromark.benchmarks.closed_loop.env import TrainingEpisodes
-from neuromark.benchmarks.primate_reaching.models import RidgeDecoder
-from neuromark.training import TrainedModule, read_checkpoint, restore_network
+from neuromark.training.checkpoints import read_checkpoint, restore_network
+from neuromark.training.family import TrainedModule
 
 #: Bumped whenever the agents' code changes what training produces: it enters every
 #: checkpoint's recipe, so a cached agent of older code is retrained, never reused.

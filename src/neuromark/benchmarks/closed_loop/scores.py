@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neuromark.metrics.functional import standard_error
+from neuromark.metrics.functional.stats import standard_error
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,8 @@ from neuromark.models.configured import build_configured
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
-from neuromark.training import family_for, prepare, recipe_hash
+from neuromark.training.checkpoints import prepare, recipe_hash
+from neuromark.training.family import family_for
 
 PARENT = {"ops": "neurobench-closed_loop_ops", "gymnasium": "neurobench-closed_loop_control"}
 CITATION = ("NeuroBench closed-loop track, branch 2025_GC (github.com/NeuroBench/neurobench "

@@ -6,6 +6,8 @@ CVPR 2017; tonic 1.7.0's preprocessed layout; NeuroBench's example network.
 - :mod:`.reader`: the published (tonic) layout and the frames NeuroBench's example feeds;
   :mod:`.generator` writes that layout offline from our event-camera simulator
   (:mod:`neuromark.synth.events`).
+- :mod:`.transforms`: tonic's ``Denoise``, ``Downsample`` and ``ToFrame`` kernels, compiled;
+  :mod:`.encoder_cost`: the frames' front-end cost (``dvs_frames``).
 - :mod:`.model`: the convolutional SNN baseline and its training recipe.
 """
 
@@ -14,4 +16,5 @@ MANIFEST = {
     "datasets": {"dvs_gesture": ".reader:DVS_GESTURE"},
     "generators": {"gestures": ".generator"},
     "models": {"dvs_gesture_snn": ".model:DVS_GESTURE_SNN"},
+    "encoder_costs": {"dvs_frames": ".encoder_cost:dvs_frames_cost"},
 }

@@ -33,7 +33,7 @@ from neuromark.benchmarks.dvs_gesture.reader import CITATION
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
 from neuromark.models.snntorch_model import SNNTorchModel
-from neuromark.training import read_checkpoint, restore_network
+from neuromark.training.checkpoints import read_checkpoint, restore_network
 
 #: The ``kind`` of this family's checkpoints.
 KIND = "dvs_gesture_snn"

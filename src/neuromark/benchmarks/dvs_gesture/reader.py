@@ -10,7 +10,7 @@ file order within a folder is ``os.walk``'s. Events come as
 
 :class:`DVSGesture` yields ``(frames, label)``: ``Denoise(10 ms)``, ``Downsample(0.25)``,
 ``ToFrame((32, 32, 2), n_time_bins)`` as float32 ``(n_time_bins, 2, 32, 32)`` (kernels in
-:mod:`neuromark.data.event_transforms`). Nothing downloads in ``__init__``: call
+:mod:`neuromark.benchmarks.dvs_gesture.transforms`). Nothing downloads in ``__init__``: call
 :meth:`DVSGesture.download` (figshare archives, md5-checked as tonic 1.7.0 pins them;
 no sha256 is published, so :data:`ARCHIVES` holds None there). figshare's firewall may refuse
 scripted downloads of ``figshare.com/ndownloader``; ``api.figshare.com/v2/file/download/<id>``
@@ -29,14 +29,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from neuromark.benchmarks.dvs_gesture.encoder_cost import dvs_frames_cost
+from neuromark.benchmarks.dvs_gesture.transforms import denoise, downsample, to_frame_time_bins
 from neuromark.config import Seed, StrictModel
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.event_contract import check_events
-from neuromark.data.event_transforms import denoise, downsample, to_frame_time_bins
 from neuromark.data.events import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
-from neuromark.processors.encoder_cost import dvs_frames_cost
 from neuromark.registry import generators
 
 CLASSES = ("hand clap", "right hand wave", "left hand wave", "right arm cw", "right arm ccw", "left arm cw",
@@ -188,9 +188,10 @@ class DVSGesture:
         return torch.from_numpy(frames.astype(np.float32)), self.samples[index][1]
 
     def front_end_cost(self) -> Any:
-        """The frames' cost (issue 47.4; :func:`~neuromark.processors.encoder_cost.dvs_frames_cost`)
-        with the mean events per sample and the denoise filter's kept fraction over the
-        samples read so far (unmeasured before any)."""
+        """The frames' cost (issue 47.4;
+        :func:`~neuromark.benchmarks.dvs_gesture.encoder_cost.dvs_frames_cost`) with the mean
+        events per sample and the denoise filter's kept fraction over the samples read so far
+        (unmeasured before any)."""
         events, kept, samples = self.seen
         return dvs_frames_cost(self.frame_size, self.n_time_bins, self.denoise_us, self.spatial_factor,
                                events / samples if samples else None,

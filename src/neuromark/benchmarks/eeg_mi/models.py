@@ -29,7 +29,7 @@ from neuromark.baselines.lif import ReadoutStack
 from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
 from neuromark.benchmarks.eeg_mi.reader import CITATION
 from neuromark.config import StrictModel
-from neuromark.training import BatchSize, Epochs, LearningRate
+from neuromark.training.recipe import BatchSize, Epochs, LearningRate
 
 
 class EEGSNN(ReadoutStack):

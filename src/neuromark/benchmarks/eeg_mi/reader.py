@@ -41,11 +41,11 @@ from typing import Any, Literal
 import numpy as np
 
 from neuromark.benchmarks.eeg_mi import lee2019
+from neuromark.benchmarks.eeg_mi.encoder_cost import band_pass_resample_cost
 from neuromark.data.download import fetch
-from neuromark.data.entry import MARK, SUMS, Entry, synthesize_into
+from neuromark.data.entry import SUMS, Entry, synthesize_into
 from neuromark.data.splits import SPLITS, subject_split
 from neuromark.errors import DataError
-from neuromark.processors.encoder_cost import band_pass_resample_cost
 from neuromark.registry import generators
 
 CITATION = ("Lee, M.-H. et al. (2019). EEG dataset and OpenBMI toolbox for three BCI paradigms: an "
@@ -169,9 +169,9 @@ class EegTrials:
 
     def front_end_cost(self) -> Any:
         """The Lee2019 preprocessing's cost per trial (issue 47.4;
-        :func:`~neuromark.processors.encoder_cost.band_pass_resample_cost`) at the files' rate;
-        None for the challenge arrays (preprocessed before they were published, recipe
-        unverified: no encoder runs in this benchmark)."""
+        :func:`.encoder_cost.band_pass_resample_cost`) at the files' rate; None for the
+        challenge arrays (preprocessed before they were published, recipe unverified: no
+        encoder runs in this benchmark)."""
         if self.source != "mat":
             return None
         rates = self._data()["fs"]
@@ -293,9 +293,6 @@ class EegMIEntry(Entry):
                 raise DataError(f"{path}: not a readable .npy file: {exc}") from None
             return
         lee2019.read_run(path, "train")
-
-    def published(self, root: Path) -> Mapping[str, str]:
-        return {} if (root / MARK).is_file() else self.manifest
 
     def download(self, root: str | os.PathLike[str], *, sha256: Mapping[str, str] | None = None,
                  arrays: bool = True, subjects: Sequence[int] = range(1, 55)) -> Path:

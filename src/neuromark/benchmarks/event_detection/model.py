@@ -2,7 +2,7 @@
 anchor-free centre-point head (CenterNet, Zhou et al. 2019, arXiv 1904.07850).
 
 Input ``(x (B, T, C, H, W), keep (B,))`` from
-:class:`~neuromark.processors.detection_stream.SequentialStream`; the recurrent state of
+:class:`~neuromark.benchmarks.event_detection.stream.SequentialStream`; the recurrent state of
 slot ``b`` is zeroed where ``keep[b] == 0`` (a new file), else carried across calls.
 Output ``(B, T, K + 4, H/4, W/4)``: K class heat-map logits, log box size (w, h) in cells,
 sub-cell centre offset (x, y). :func:`decode` turns it into scored boxes.

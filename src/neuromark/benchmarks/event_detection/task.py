@@ -26,7 +26,7 @@ as the peer counts them. With ``data.synthesize``, the ``gen4`` data set entry w
 missing data first (:mod:`neuromark.synth.events`, seeded, into ``root``).
 
 ``model.name`` is a registered model: a model family of ``detection``
-(:class:`~neuromark.training.ModelFamily`, e.g. ``event_detector``) is trained on the
+(:class:`~neuromark.training.family.ModelFamily`, e.g. ``event_detector``) is trained on the
 train/ files and cached at ``model.checkpoint`` (:mod:`neuromark.training.checkpoints`;
 ``neuromark train CONFIG`` retrains it); any other registered factory is built with
 ``options`` (its ``state_dict`` loaded from ``model.checkpoint`` when given).
@@ -54,7 +54,8 @@ from neuromark.registry import models
 from neuromark.results import Results, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan
 from neuromark.tasks.evaluation import evaluate
-from neuromark.training import family_for, training_device
+from neuromark.training.checkpoints import prepare
+from neuromark.training.family import family_for, training_device
 
 
 class SynthesizeSettings(StrictModel):
@@ -166,9 +167,9 @@ class DetectionTask(BenchmarkTask):
         return parts
 
     def _streams(self, plan: TaskPlan) -> tuple[Any, Any, dict[str, Any]]:
+        from neuromark.benchmarks.event_detection.boxes import BoxFilter, LabelPipeline
+        from neuromark.benchmarks.event_detection.stream import SequentialStream, invalid_records, list_files
         from neuromark.data.prophesee import read_dat_header
-        from neuromark.processors.boxes import BoxFilter, LabelPipeline
-        from neuromark.processors.detection_stream import SequentialStream, invalid_records, list_files
         from neuromark.processors.event_frames import EventTensor
 
         s, config = plan.settings, plan.config
@@ -205,9 +206,7 @@ class DetectionTask(BenchmarkTask):
               retrain: bool = True, stream: Any = None) -> Any:
         """Train the model family's checkpoint (``retrain``: even when one of the same recipe
         is cached) through the shared cache; returns its
-        :class:`~neuromark.training.Prepared`. ``stream``: the training stream, when built."""
-        from neuromark.training import prepare
-
+        :class:`~neuromark.training.checkpoints.Prepared`. ``stream``: the training stream, when built."""
         s, config, family = plan.settings, plan.config, plan.parts.get("family")
         if family is None:
             raise ConfigError(f"{config.where(('model', 'name'))}: model {s.model.name!r} has no "
@@ -243,9 +242,9 @@ class DetectionTask(BenchmarkTask):
         return model, {"checkpoint": s.model.checkpoint, "_provenance": provenance}
 
     def execute(self, plan: TaskPlan, ctx: RunContext) -> list[Results]:
+        from neuromark.benchmarks.event_detection.boxes import DETECTION_CLASSES
+        from neuromark.benchmarks.event_detection.coco_map import CocoMap
         from neuromark.benchmarks.event_detection.model import decode
-        from neuromark.metrics.detection import CocoMap
-        from neuromark.processors.boxes import DETECTION_CLASSES
 
         s, config = plan.settings, plan.config
         device = ctx.device_for(s.device, config.where(("device",)), label=s.benchmark.id,

@@ -5,7 +5,7 @@ window of ``num_tbins`` bins per slot; the recurrent state is carried (detached)
 batches and zeroed at file starts. Adam, CenterNet loss on bins with ground truth.
 
 Registry entry ``event_detector`` is :data:`EVENT_DETECTOR`, a
-:class:`~neuromark.training.ModelFamily` of the ``detection`` task: its checkpoints live in
+:class:`~neuromark.training.family.ModelFamily` of the ``detection`` task: its checkpoints live in
 the shared cache (:mod:`neuromark.training.checkpoints`), reused while their recipe hash
 (settings + the training files' bytes, in order) matches; the hash is the one the
 detector's checkpoints had before the cache was shared, so they are still reused.
@@ -30,18 +30,11 @@ from neuromark.benchmarks.event_detection.model import (
     detection_loss,
     encode_targets,
 )
+from neuromark.benchmarks.event_detection.stream import SequentialStream
 from neuromark.config import StrictModel
 from neuromark.devices import move_to
-from neuromark.processors.detection_stream import SequentialStream
-from neuromark.training import (
-    BatchSize,
-    Epochs,
-    LearningRate,
-    Threads,
-    TrainRecipe,
-    read_checkpoint,
-    restore_network,
-)
+from neuromark.training.checkpoints import read_checkpoint, restore_network
+from neuromark.training.recipe import BatchSize, Epochs, LearningRate, Threads, TrainRecipe
 
 #: The ``kind`` of the detector's checkpoints (and its registry name).
 KIND = "event_detector"

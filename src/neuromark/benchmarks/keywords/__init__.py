@@ -6,8 +6,10 @@ Spoken Words Corpus", NeurIPS 2021 Datasets; the FSCIL protocol and M5 backbone 
 NeuroBench (Yik et al., Nature Communications 2025, Methods and Algorithm 1).
 
 - :mod:`.speech_commands`, :mod:`.mswc`: readers of the published layouts;
-  :mod:`.generator` writes both offline (espeak-ng keywords).
+  :mod:`.generator` writes both offline (espeak-ng keywords, :mod:`neuromark.synth.speech`).
 - :mod:`.entry`: the ``speech_commands`` data set entry.
+- :mod:`.features`: the input features (waveform, MFCC, delta-modulated log-mel spikes);
+  :mod:`.encoder_cost`: their cost.
 - :mod:`.models`, :mod:`.gsc_family`, :mod:`.train`: M5 and the LIF keyword nets, their
   families and training recipe.
 - :mod:`.fscil`: the FSCIL task (protocol, run, results); :mod:`.fscil_config`: its
@@ -26,4 +28,5 @@ MANIFEST = {
         "gsc_m5": ".gsc_family:GSC_M5",
         "gsc_snn": ".gsc_family:GSC_SNN",
     },
+    "encoder_costs": {"keyword_features": ".encoder_cost:keyword_features_cost"},
 }

@@ -72,7 +72,7 @@ from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
 from neuromark.tasks.evaluation import evaluate
-from neuromark.training import family_for
+from neuromark.training.family import family_for
 
 CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
@@ -119,7 +119,7 @@ class FSCILTask(BenchmarkTask):
     def train(self, plan: TaskPlan, ctx: RunContext, *, checkpoint: Path | None = None,
               retrain: bool = True) -> Any:
         """Pre-train the backbone on the base classes and cache it (``retrain``: even when
-        one of the same recipe is cached); returns its :class:`~neuromark.training.Prepared`."""
+        one of the same recipe is cached); returns its :class:`~neuromark.training.checkpoints.Prepared`."""
         s, config = plan.settings, plan.config
         device = ctx.device_for(s.device, config.where(("device",)))
         with torch_threads(s.train.threads):

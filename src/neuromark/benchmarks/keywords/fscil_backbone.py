@@ -19,18 +19,18 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.benchmarks.keywords.encoder_cost import keyword_features_cost
+from neuromark.benchmarks.keywords.features import KeywordFeatures
 from neuromark.benchmarks.keywords.fscil_config import FSCILConfig, TrainSettings
 from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES, MSWC, SAMPLE_RATE
 from neuromark.components import ComponentSpec, build_component
 from neuromark.config import ConfigFile, resolve_path
-from neuromark.context import default_cache_dir
 from neuromark.data.entry import MARK
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
-from neuromark.processors.encoder_cost import keyword_features_cost
-from neuromark.processors.keywords import KeywordFeatures
 from neuromark.registry import models
-from neuromark.training import Prepared, TrainedModule, prepare, read_checkpoint
+from neuromark.training.checkpoints import Prepared, prepare, read_checkpoint
+from neuromark.training.family import TrainedModule
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def backbone(s: Any, config: ConfigFile, data: dict[str, Any], quiet: bool, devi
 
 def prepare_backbone(s: Any, config: ConfigFile, data: dict[str, Any], quiet: bool, device: Any = "cpu",
                      *, checkpoint: Path | None = None, retrain: bool = False) -> Prepared:
-    """The backbone's checkpoint through the shared cache (:func:`neuromark.training.prepare`)."""
+    """The backbone's checkpoint through the shared cache (:func:`neuromark.training.checkpoints.prepare`)."""
     family = backbone_family(s, config)
     spec = ComponentSpec(name=s.model.name, options=s.model.options)
     recipe = {"model": spec.model_dump(), "features": s.features.model_dump(),
@@ -145,7 +145,7 @@ def load_corpus(s: FSCILConfig, config: ConfigFile, quiet: bool) -> dict[str, An
             print(f"{s.benchmark.id}: synthesised the MSWC-layout corpus in {root} (reused by "
                   "later runs)")
         corpus.update(size.model_dump())
-    cache = (config.cache_root or default_cache_dir()) / "decoded"  # never the data folder
+    cache = resolve_path("cache:decoded", config)  # the run's cache folder, never the data folder
     f = s.features
     feats = KeywordFeatures(f.kind, SAMPLE_RATE, None, f.n_fft, f.hop_length, f.n_mels, f.n_mfcc,
                             f.fmin, f.fmax, f.threshold)

@@ -28,7 +28,7 @@ from neuromark.config import BenchmarkSettings, Seed, StrictModel
 from neuromark.devices import DeviceName
 from neuromark.metrics.names import MetricEntry
 from neuromark.model_label import ModelLabel
-from neuromark.training import BatchSize, Epochs, LearningRate, Threads, TrainRecipe
+from neuromark.training.recipe import BatchSize, Epochs, LearningRate, Threads, TrainRecipe
 
 COMPLEXITY = ["footprint", "connection_sparsity", "activation_sparsity", "synaptic_operations"]
 

@@ -1,5 +1,6 @@
 """Offline keyword corpora synthesised with espeak-ng, written in the real layouts so that
-:class:`neuromark.data.MSWC` and :class:`neuromark.data.SpeechCommands` read them unchanged.
+:class:`~neuromark.benchmarks.keywords.mswc.MSWC` and
+:class:`~neuromark.benchmarks.keywords.speech_commands.SpeechCommands` read them unchanged.
 
 - :func:`build_mswc`: the MSWC FSCIL layout (``MSWC/base_{train,val,test}.csv``,
   ``MSWC/<lang>/evaluation.csv``, ``MSWC/<lang>/clips/<word>/<file>.opus``, 48 kHz Ogg/Opus,
@@ -28,8 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import tempfile
 import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,10 +41,10 @@ from scipy.signal import resample_poly
 
 from neuromark.benchmarks.keywords.mswc import BASE_LANGUAGES, KEYWORD_LANGUAGE, KEYWORDS, NUM_BASE_CLASSES
 from neuromark.benchmarks.keywords.speech_commands import LABELS
-from neuromark.benchmarks.shd.generator import espeak_binary, espeak_version, trim_silence
 from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError, require
 from neuromark.results import write_text_atomic
+from neuromark.synth.speech import espeak_version, speak, trim_silence
 
 #: Version of the corpus recipe; bump it whenever the written clips would change.
 CORPUS_VERSION = "1"
@@ -91,19 +90,9 @@ def _seed(*parts: object) -> int:
 
 
 def synthesise(text: str, voice: Voice) -> tuple[np.ndarray, int]:
-    """espeak-ng audio of ``text``: (float64 samples, rate in Hz)."""
-    sf = require("soundfile", "audio")
-    with tempfile.TemporaryDirectory() as tmp:
-        wav = Path(tmp) / "w.wav"
-        cmd = [espeak_binary(), "-v", f"{voice.voice}+{voice.variant}", "-p", str(voice.pitch),
-               "-s", str(voice.speed), "-w", str(wav), text]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0 or not wav.is_file():
-            raise DataError(f"espeak-ng failed for voice {voice}, text {text!r}: {result.stderr.strip()}")
-        audio, rate = sf.read(str(wav), dtype="float64")
-    if audio.ndim != 1 or not np.any(audio):
-        raise DataError(f"espeak-ng produced no audio for voice {voice}, text {text!r}")
-    return audio, int(rate)
+    """espeak-ng audio of ``text`` (:func:`neuromark.synth.speech.speak`): (float64 samples,
+    rate in Hz)."""
+    return speak(text, f"{voice.voice}+{voice.variant}", pitch=voice.pitch, speed=voice.speed)
 
 
 def render(spec: ClipSpec, audio: np.ndarray, espeak_rate: int, samples: int) -> np.ndarray:

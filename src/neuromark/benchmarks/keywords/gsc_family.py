@@ -33,7 +33,8 @@ from neuromark.benchmarks.keywords.models import fit_classifier, gsc_m5, gsc_snn
 from neuromark.benchmarks.keywords.speech_commands import CITATION, LABELS
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
-from neuromark.training import BatchSize, Epochs, LearningRate, TrainRecipe, read_checkpoint, restore_network
+from neuromark.training.checkpoints import read_checkpoint, restore_network
+from neuromark.training.recipe import BatchSize, Epochs, LearningRate, TrainRecipe
 
 
 class M5Options(StrictModel):

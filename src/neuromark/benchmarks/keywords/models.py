@@ -33,6 +33,8 @@ import torch
 from torch import Tensor, nn
 
 from neuromark.baselines.lif import spike_fn
+from neuromark.benchmarks.keywords.encoder_cost import keyword_features_cost
+from neuromark.benchmarks.keywords.features import KeywordFeatures
 from neuromark.benchmarks.keywords.speech_commands import (
     CITATION,
     LABELS,
@@ -50,8 +52,6 @@ from neuromark.benchmarks.keywords.train import (  # noqa: F401 - re-exported
 from neuromark.context import default_cache_dir
 from neuromark.data.clips import decoded_files
 from neuromark.errors import ConfigError
-from neuromark.processors.encoder_cost import keyword_features_cost
-from neuromark.processors.keywords import KeywordFeatures
 
 
 class M5(nn.Module):

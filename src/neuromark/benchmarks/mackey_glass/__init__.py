@@ -6,7 +6,8 @@ shipped series (``files/mackey_glass``) and their Lyapunov times, with provenanc
 
 - :mod:`.series`: the shipped series and the data set entry.
 - :mod:`.forecasters`: echo-state network and LSTM forecasters.
-- :mod:`.task`, :mod:`.instances`: the task and its per-instance training and forecast.
+- :mod:`.task`, :mod:`.instances`: the task and its per-instance training and forecast;
+  :mod:`.plot`: the sweep's sMAPE-vs-tau figure.
 - :mod:`.sut`: the ESN as a system under test for the system track.
 """
 

@@ -307,7 +307,7 @@ class ForecasterFamily:
         return self.module(params, seed=seed)
 
 
-#: Registry entry ``esn``; ``lstm`` (the LSTM baseline of every task) carries
-#: :data:`LSTM_FORECASTER` as its ``forecaster``.
+#: Registry entry ``esn``; the kernel's ``lstm`` (the LSTM baseline of every task) stands
+#: for :data:`LSTM_FORECASTER` in this family (:func:`.instances.forecaster_for`).
 ESN = ForecasterFamily("esn", ESNParams, EchoStateNetwork)
 LSTM_FORECASTER = ForecasterFamily("lstm", LSTMParams, LSTMForecaster)

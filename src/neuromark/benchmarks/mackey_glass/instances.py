@@ -12,17 +12,21 @@ from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
+from neuromark.benchmarks.mackey_glass.forecasters import LSTM_FORECASTER, Forecaster
 from neuromark.config import ConfigFile, Seed, StrictModel
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, MetricError, ModelOutputError
 from neuromark.executors import Unit, is_local
-from neuromark.metrics.functional import smape, standard_error
+from neuromark.metrics.functional.correctness import smape
+from neuromark.metrics.functional.stats import standard_error
 from neuromark.metrics.names import build_metrics, metric_names
 from neuromark.registry import models
 from neuromark.results import Results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.family import registered
 
+#: The metrics measured on the forecast when the config names none (NeuroBench's complexity
+#: metrics); sMAPE is not among them: the task scores it from the forecast itself.
 DEFAULT_METRICS = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
                    "synaptic_operations")
 
@@ -50,17 +54,16 @@ class ModelSettings(StrictModel):
 def forecaster_for(name: str, where: str = "<config>") -> Any:
     """The registered model ``name`` as a Mackey-Glass
     :class:`~neuromark.benchmarks.mackey_glass.forecasters.Forecaster` (the entry itself, or the one it
-    carries as ``forecaster``, or the family's own one it names as ``forecaster_name``, as the
-    classification task's ``lstm`` does); :class:`ConfigError` at ``where`` naming the
-    forecasters registered when the name is unknown or the entry is no forecaster."""
-    from neuromark.benchmarks.mackey_glass.forecasters import ESN, LSTM_FORECASTER, Forecaster
-
-    own = {"esn": ESN, "lstm": LSTM_FORECASTER}
+    carries as ``forecaster``, or, for the kernel's spike classifier ``lstm``, this family's
+    LSTM forecaster: a config's ``lstm`` is the LSTM baseline in either task);
+    :class:`ConfigError` at ``where`` naming the forecasters registered when the name is
+    unknown or the entry is no forecaster."""
+    from neuromark.baselines.spike_classifiers import SpikeClassifierFamily
 
     def role(entry: Any) -> Any:
         found = entry if isinstance(entry, Forecaster) else getattr(entry, "forecaster", None)
-        if found is None:
-            found = own.get(getattr(entry, "forecaster_name", None) or "")
+        if found is None and isinstance(entry, SpikeClassifierFamily) and entry.kind == "lstm":
+            found = LSTM_FORECASTER
         return found if isinstance(found, Forecaster) else None
 
     found = role(models.get(name)) if name in models else None
@@ -90,7 +93,7 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
                       ctx: RunContext | None = None) -> tuple[Results | None, Any]:
     """Forecast the test half as one batch with the runner on ``device``, measuring
     ``metrics`` (registered names); returns (results, predictions on the CPU). Score the predictions with
-    :func:`neuromark.metrics.functional.smape`.
+    :func:`neuromark.metrics.functional.correctness.smape`.
 
     A forecast that turns non-finite feeds NaN/inf into the model's own layers, which the
     runner's probes refuse to count (or into a metric that does not define NaN). Then the

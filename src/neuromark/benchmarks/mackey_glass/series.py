@@ -212,7 +212,6 @@ class MackeyGlass(_Base):  # type: ignore[misc]
     Items are ``(input, target)`` float64 tensors of shape (1,); ``len`` is ``length * 75``.
     """
 
-    url = None  # shipped with the package; regenerate with scripts/generate_mackey_glass.py
     citation = CITATION
 
     def __init__(self, tau: int = 17, instance: int = 0, *, length: float = 20.0,
@@ -241,11 +240,6 @@ class MackeyGlass(_Base):  # type: ignore[misc]
                 f"use fewer instances, a smaller shift or a shorter length")
         self.series = load_series(tau, self.root)
         self.window = self.series[self.start:stop]
-
-    def verify(self) -> None:
-        """Re-check the series and table against ``SHA256SUMS`` (raises :class:`ChecksumError`)."""
-        verify_file(self.root / entry(self.tau, self.root).file, self.root)
-        verify_file(self.root / TABLE_FILE, self.root)
 
     def __len__(self) -> int:
         return self.n_samples

@@ -7,7 +7,7 @@ forecasts the second half autoregressively. The forecast is ONE batch of T sampl
 timestep, run through :class:`neuromark.runner.Benchmark`, which measures the configured
 metrics (default: the complexity metrics of :data:`DEFAULT_METRICS`, per model execution =
 per timestep); sMAPE is computed from the captured forecast by
-:func:`neuromark.metrics.functional.smape`. Scores: sMAPE = mean over instances with its
+:func:`neuromark.metrics.functional.correctness.smape`. Scores: sMAPE = mean over instances with its
 standard error; every other metric = mean over instances (equal sample counts, so this
 equals the pooled figure). A forecast with NaN/inf counts 200 per such step and the
 instance is flagged as diverged; if the non-finite values reach the model's own layers the
@@ -45,19 +45,13 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from neuromark.benchmarks.mackey_glass.instances import (  # noqa: F401 - re-exported
+from neuromark.benchmarks.mackey_glass.instances import (
     DEFAULT_METRICS,
     DataSettings,
     ModelSettings,
-    aggregate,
-    build_model,
-    evaluate_instance,
     forecast_metrics,
     forecaster_for,
-    instance_units,
     run_entries,
-    run_instance,
-    run_instances,
 )
 from neuromark.config import (
     BenchmarkSettings,
@@ -89,8 +83,8 @@ CITATION = """@article{yik2025neurobench,
   title={The neurobench framework for benchmarking neuromorphic computing algorithms and systems},
   author={Yik, Jason and others}, journal={Nature Communications}, volume={16}, pages={1545},
   year={2025}}"""
-#: The metrics measured on the forecast when the config names none (NeuroBench's complexity
-#: metrics); sMAPE is not among them: the task scores it from the forecast itself.
+
+
 class MackeyGlassConfig(StrictModel):
     task: Literal["mackey_glass"]
     description: str = ""
@@ -297,7 +291,6 @@ class MackeyGlassTask(BenchmarkTask):
     placement = "units"
 
     settings_model = MackeyGlassConfig
-    legacy_keys = ("name", "id", "version")
 
     def check(self, cfg: MackeyGlassConfig, config: ConfigFile, ctx: RunContext) -> None:
         for i, model in enumerate(cfg.models):  # derived results ids are file names too
@@ -366,7 +359,7 @@ class MackeyGlassTask(BenchmarkTask):
     @staticmethod
     def _sweep_results(entries: list[dict[str, Any]], cfg: MackeyGlassConfig,
                        resolved: dict[str, Any], out_dir: Path) -> Results:
-        from neuromark.plotting import plot_smape_vs_tau
+        from neuromark.benchmarks.mackey_glass.plot import plot_smape_vs_tau  # numpy, matplotlib
 
         scores = {f"sMAPE[{e['model']},tau={e['tau']}]": Score(e["sMAPE"], e["sMAPE_se"], "%", False)
                   for e in entries}

@@ -9,8 +9,13 @@ predictivity.
   contract and data set entry; :mod:`.generator` writes it offline from cosine-tuned
   Poisson units.
 - :mod:`.models`, :mod:`.encoders`, :mod:`.decoders`, :mod:`.dropped`: decoder families
-  (ridge, ANN2D, SNN2), input encoders, the trained checkpoints, dropped-bin handling.
-- :mod:`.task`: the ``primate_reaching`` task; :mod:`.psth_task`: ``psth_predictivity``.
+  (ridge, ANN2D, SNN2; the ridge decoder is :mod:`neuromark.baselines.ridge_decoder`'s),
+  input encoders, the trained checkpoints, dropped-bin handling; :mod:`.encoder_cost`: the
+  inputs' front-end cost.
+- :mod:`.task`: the ``primate_reaching`` task, its sessions fed side by side by
+  :mod:`.parallel_streams`; :mod:`.psth_task`: ``psth_predictivity``, its reaches aligned
+  by :mod:`.psth`.
+- :mod:`.data_command`: ``neuromark data primate-surrogate``.
 """
 
 #: What this family adds to the registries (lazy; relative to this package).
@@ -22,5 +27,11 @@ MANIFEST = {
         "ridge_decoder": ".models:RIDGE",
         "ann2d": ".models:ANN2D_FAMILY",
         "snn2": ".models:SNN2_FAMILY",
+    },
+    "data_commands": {"primate-surrogate": ".data_command:register"},
+    "encoder_costs": {
+        "spike_window_counts": ".encoder_cost:window_counts_cost",
+        "kinematic_features": ".encoder_cost:kinematic_features_cost",
+        "controller_inputs": ".encoder_cost:controller_inputs_cost",
     },
 }

@@ -24,7 +24,8 @@ from neuromark.data.download import file_digest
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
 from neuromark.results import to_jsonable
-from neuromark.training import Prepared, prepare, recipe_hash, training_device
+from neuromark.training.checkpoints import Prepared, prepare, recipe_hash
+from neuromark.training.family import training_device
 
 #: Zero steps between sessions in the pooled training recording of a shared decoder
 #: (longer than any decoder's input window, so no window spans two sessions).
@@ -69,12 +70,12 @@ def model_and_details(prepared: Prepared) -> tuple[Any, dict[str, Any]]:
 
 
 def pooled_training(trains: list[Any]) -> Any:
-    """One :class:`~neuromark.benchmarks.primate_reaching.models.TrainData` of the training splits
-    of ``trains`` (one session: its recording as is; several: the recordings joined with
+    """One :class:`~neuromark.baselines.ridge_decoder.TrainData` of the training splits of
+    ``trains`` (one session: its recording as is; several: the recordings joined with
     :data:`POOL_GAP` zero steps between them, reaches shifted accordingly)."""
     import numpy as np
 
-    from neuromark.benchmarks.primate_reaching.models import TrainData
+    from neuromark.baselines.ridge_decoder import TrainData
 
     for train in trains:  # a decoder fit on no spike at all is singular (ridge) or blind
         x, _, segs = train._load()

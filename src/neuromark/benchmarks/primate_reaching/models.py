@@ -9,7 +9,8 @@ With S parallel streams (rows of the batch) the state is per row, and
 shrinks to those rows, in that order).
 
 - ``ridge``: Wiener filter, i.e. ridge regression on ``lags`` causal windows of ``width``
-  steps each (default 5 x 8 steps = 160 ms), solved in closed form.
+  steps each (default 5 x 8 steps = 160 ms), solved in closed form
+  (:mod:`neuromark.baselines.ridge_decoder`, shared with closed-loop's ``loop_wiener``).
 - ``ann2d``: NeuroBench's ANN2D layout: the input summed over the last ``window`` steps
   (50 = 200 ms) -> 32 -> 48 -> 2 with ReLU, trained with Adam on MSE. Warm-up rule: the
   peer outputs zeros until its window has filled (the first 50 test steps, scored); ours
@@ -18,7 +19,7 @@ shrinks to those rows, in that order).
   integrators, :mod:`neuromark.baselines.lif`'s neurons) trained by BPTT with the
   fast-sigmoid surrogate on ``chunk``-step windows, loss after a ``burn_in``.
 
-Each is a :class:`DecoderFamily` (a :class:`~neuromark.training.ModelFamily` of
+Each is a :class:`DecoderFamily` (a :class:`~neuromark.training.family.ModelFamily` of
 ``primate_reaching``): its checkpoints are the shared cache's (header ``kind`` = registry
 name, ``config`` = ``{"channels", "options"}``), trained and reused by
 :mod:`neuromark.benchmarks.primate_reaching.decoders`.
@@ -38,23 +39,21 @@ from pydantic import Field
 from torch import Tensor, nn
 
 from neuromark.baselines.lif import LeakyReadout, LIFNeuron
-from neuromark.config import Seed, StrictModel
+from neuromark.baselines.ridge_decoder import (
+    DecoderOptions,
+    RidgeDecoder,
+    RidgeOptions,
+    StreamHistory,
+    TrainData,
+    fit_ridge,
+    window_features,
+    window_sums,
+)
 from neuromark.errors import DataError
-from neuromark.training import TrainedModule, read_checkpoint
+from neuromark.training.checkpoints import read_checkpoint
+from neuromark.training.family import TrainedModule
 
 STEP_MS = 4.0
-
-
-class DecoderOptions(StrictModel):
-    """``model.options`` (unused keys of another decoder are refused by each family)."""
-
-    seed: Seed = 0
-
-
-class RidgeOptions(DecoderOptions):
-    lags: int = Field(5, ge=1, le=50)
-    width: int = Field(8, ge=1, le=250, description="steps per lag window")
-    alpha: float = Field(1.0, ge=0, description="ridge penalty, relative to the mean feature variance x N")
 
 
 class ANN2DOptions(DecoderOptions):
@@ -77,71 +76,13 @@ class SNN2Options(DecoderOptions):
     lr: float = Field(5e-3, gt=0)
 
 
-def window_sums(x: Tensor, history: Tensor, width: int, lags: int) -> tuple[Tensor, Tensor]:
-    """Causal window sums: (S, L, C) input with (S, lags*width - 1, C) history ->
-    ((S, L, lags*C) features, new history). Feature block j sums steps
-    ``[n - (j+1)*width + 1, n - j*width]``."""
-    full = torch.cat([history, x], dim=1)
-    zero = torch.zeros_like(full[:, :1])
-    csum = torch.cat([zero, torch.cumsum(full, dim=1)], dim=1)
-    span = lags * width - 1
-    n = x.shape[1]
-    end = torch.arange(n, device=x.device) + span + 1  # index after step n in csum
-    blocks = [csum[:, end - j * width] - csum[:, end - (j + 1) * width] for j in range(lags)]
-    return torch.cat(blocks, dim=-1), full[:, full.shape[1] - span:] if span else full[:, :0]
-
-
-class _History(nn.Module):
-    """Input history of one stream (S, span, C): the decoder's state between chunks."""
-
-    def __init__(self, span: int) -> None:
-        super().__init__()
-        self.span = span
-        self.register_buffer("history", torch.zeros(1, span, 0), persistent=False)
-
-    def reset_state(self) -> None:
-        self.history = torch.zeros(1, self.span, 0)
-
-    def keep_streams(self, rows: Tensor) -> None:
-        """Keep the history of the streams in ``rows`` (indices into the current batch)."""
-        if self.history.shape[0] > 0 and self.history.shape[2] > 0:
-            self.history = self.history[rows]
-
-    def get(self, x: Tensor) -> Tensor:
-        h = self.history
-        if h.shape[0] != x.shape[0] or h.shape[2] != x.shape[2]:
-            h = torch.zeros(x.shape[0], self.span, x.shape[2], dtype=x.dtype, device=x.device)
-        return h
-
-
-class RidgeDecoder(nn.Module):
-    """Wiener/ridge filter over lagged window sums: (S, L, C) -> (S, L, 2)."""
-
-    def __init__(self, channels: int, lags: int = 5, width: int = 8) -> None:
-        super().__init__()
-        self.lags, self.width = lags, width
-        self.state = _History(lags * width - 1)
-        self.readout = nn.Linear(lags * channels, 2)
-
-    def reset_state(self) -> None:
-        self.state.reset_state()
-
-    def keep_streams(self, rows: Tensor) -> None:
-        """Keep only the state of the parallel streams in ``rows`` (see the module)."""
-        self.state.keep_streams(rows)
-
-    def forward(self, x: Tensor) -> Tensor:
-        feats, self.state.history = window_sums(x, self.state.get(x), self.width, self.lags)
-        return self.readout(feats)
-
-
 class ANN2D(nn.Module):
     """Summed window -> two ReLU layers -> velocity: (S, L, C) -> (S, L, 2)."""
 
     def __init__(self, channels: int, window: int = 50, hidden: tuple[int, int] = (32, 48)) -> None:
         super().__init__()
         self.window = window
-        self.state = _History(window - 1)
+        self.state = StreamHistory(window - 1)
         self.net = nn.Sequential(nn.Linear(channels, hidden[0]), nn.ReLU(),
                                  nn.Linear(hidden[0], hidden[1]), nn.ReLU(), nn.Linear(hidden[1], 2))
 
@@ -182,59 +123,12 @@ class SNN2(nn.Module):
         return torch.stack(outputs, dim=1)
 
 
-@dataclass(frozen=True)
-class TrainData:
-    """A session for training: inputs (K, C) of the whole recording, labels (K, 2), and the
-    training split's reaches as ``[start, stop)`` ranges."""
-
-    x: np.ndarray
-    y: np.ndarray
-    segments: list[tuple[int, int]]
-
-    @property
-    def indices(self) -> np.ndarray:
-        return np.concatenate([np.arange(a, b) for a, b in self.segments])
-
-
-def _features(model: nn.Module, data: TrainData) -> Tensor:
-    """The model's window features for every training index (history from the recording)."""
-    x = torch.from_numpy(data.x.astype(np.float32))[None]
-    lags, width = (model.lags, model.width) if isinstance(model, RidgeDecoder) else (1, model.window)
-    pad = torch.zeros(1, lags * width - 1, x.shape[2])
-    feats, _ = window_sums(x, pad, width, lags)
-    return feats[0, torch.from_numpy(data.indices)]
-
-
-def fit_ridge(options: RidgeOptions, data: TrainData) -> RidgeDecoder:
-    """Closed-form ridge (centred, with intercept) on the training split."""
-    model = RidgeDecoder(data.x.shape[1], options.lags, options.width)
-    f = _features(model, data).double()
-    y = torch.from_numpy(data.y[data.indices]).double()
-    mu_f, mu_y = f.mean(0), y.mean(0)
-    fc, yc = f - mu_f, y - mu_y
-    gram = fc.T @ fc
-    variance = float(torch.diagonal(gram).mean())
-    if not variance > 0:
-        raise DataError("ridge fit: the training split's input features do not vary (no spike, "
-                        "or the same count in every window); the normal equations are singular")
-    penalty = options.alpha * variance
-    try:
-        w = torch.linalg.solve(gram + penalty * torch.eye(gram.shape[0], dtype=gram.dtype), fc.T @ yc)
-    except torch.linalg.LinAlgError:  # alpha = 0 and a feature that never varies
-        raise DataError(f"ridge fit: the normal equations are singular (alpha={options.alpha:g} and "
-                        "a channel without spikes in the training split); set alpha > 0") from None
-    with torch.no_grad():
-        model.readout.weight.copy_(w.T.float())
-        model.readout.bias.copy_((mu_y - mu_f @ w).float())
-    return model
-
-
 def fit_ann2d(options: ANN2DOptions, data: TrainData, device: Any = "cpu") -> ANN2D:
     """Adam on MSE over shuffled training samples (features: summed windows / window), on
     ``device`` (the model is built on the CPU after seeding, then moved)."""
     torch.manual_seed(options.seed)
     model = ANN2D(data.x.shape[1], options.window, options.hidden).to(device)
-    f = _features(model, data).to(device)
+    f = window_features(data, model.window, 1).to(device)
     y = torch.from_numpy(data.y[data.indices]).to(device)
     gen = torch.Generator().manual_seed(options.seed)
     opt = torch.optim.Adam(model.parameters(), lr=options.lr)
@@ -278,7 +172,7 @@ def fit_snn2(options: SNN2Options, data: TrainData, device: Any = "cpu") -> SNN2
 
 @dataclass(frozen=True)
 class DecoderFamily:
-    """A registered decoder: a :class:`~neuromark.training.ModelFamily` of
+    """A registered decoder: a :class:`~neuromark.training.family.ModelFamily` of
     ``primate_reaching`` (options schema, builder, training recipe, checkpoints). Its
     training settings are ``model.options`` (``train_model`` None: no ``train:`` section)."""
 

@@ -2,7 +2,7 @@
 sessions (research notes §6; CLARIFICATIONS 12).
 
 Per session: reaches in 8 direction sectors, 0-600 ms after target onset in 20-ms bins
-(:mod:`neuromark.processors.psth`), the smallest count per sector with a seeded subset;
+(:mod:`.psth`), the smallest count per sector with a seeded subset;
 responses = per-channel threshold-crossing occupancy (hash unit included). Ceiling =
 :func:`neuromark.ceilings.internal_consistency` over reaches (split halves within each
 sector); channels with split-half r_SB < ``min_reliability`` are left out (counted).
@@ -47,7 +47,9 @@ from pydantic import Field, model_validator
 from neuromark._progress import progress
 from neuromark.benchmarks.primate_reaching.contract import SAMPLE_RULES
 from neuromark.benchmarks.primate_reaching.dropped import dropped_flag
+from neuromark.benchmarks.primate_reaching.encoder_cost import controller_inputs_cost, kinematic_features_cost
 from neuromark.benchmarks.primate_reaching.entry import PRIMATE_REACHING
+from neuromark.benchmarks.primate_reaching.psth import SECTORS, align, select_reaches
 from neuromark.benchmarks.primate_reaching.reader import (
     bin_session,
     reach_segments,
@@ -66,8 +68,6 @@ from neuromark.config import BenchmarkSettings, Seed, StrictModel, resolve_path
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import DataError
-from neuromark.processors.encoder_cost import controller_inputs_cost, kinematic_features_cost
-from neuromark.processors.psth import SECTORS, align, select_reaches
 from neuromark.results import Results, Score, model_identity
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
 

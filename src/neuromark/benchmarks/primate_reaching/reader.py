@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from neuromark.benchmarks.primate_reaching.contract import carried, cut_segments, split_counts
+from neuromark.benchmarks.primate_reaching.encoder_cost import window_counts_cost
 from neuromark.data.download import fetch, verify_file
 from neuromark.errors import ConfigError, DataError
-from neuromark.processors.encoder_cost import window_counts_cost
 
 #: Session name -> md5 published with NeuroBench's loader (Zenodo record 583331, version 1).
 FILES = {
@@ -317,7 +317,7 @@ class PrimateReaching:
 
     def front_end_cost(self) -> Any:
         """The input binning's cost per step (issue 47.4;
-        :func:`~neuromark.processors.encoder_cost.window_counts_cost`), with the recording's
+        :func:`~.encoder_cost.window_counts_cost`), with the recording's
         spikes per step."""
         self._load()
         return window_counts_cost(self.channels, sub_bins(self.bin_width), self._spikes_per_step)

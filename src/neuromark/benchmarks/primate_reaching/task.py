@@ -17,10 +17,10 @@ sessions (equal channel counts; sessions joined with
 :data:`~neuromark.benchmarks.primate_reaching.decoders.POOL_GAP` zero steps so no window spans two)
 instead of one per session. ``data.parallel_sessions`` (needs it) feeds
 the sessions' test streams side by side, batches ``(S, L, C)`` with per-stream state
-(:mod:`neuromark.data.parallel_streams`: unequal lengths end in a shorter chunk and the
-batch shrinks, so no padded step is ever computed or scored); R² stays per session, the
-complexity metrics are then pooled over all sessions' steps (per 4-ms step, footprint for
-one stream), i.e. the step-weighted mean of the sequential run's per-session values.
+(:mod:`.parallel_streams`: unequal lengths end in a shorter chunk and the batch shrinks,
+so no padded step is ever computed or scored); R² stays per session, the complexity metrics
+are then pooled over all sessions' steps (per 4-ms step, footprint for one stream), i.e. the
+step-weighted mean of the sequential run's per-session values.
 
 Config::
 
@@ -55,14 +55,14 @@ from neuromark._threads import torch_threads
 from neuromark.benchmarks.primate_reaching.decoders import decoder_checkpoint, model_and_details
 from neuromark.benchmarks.primate_reaching.dropped import dropped_flag, invalid_entry
 from neuromark.benchmarks.primate_reaching.entry import PRIMATE_REACHING
+from neuromark.benchmarks.primate_reaching.parallel_streams import parallel_stream
 from neuromark.benchmarks.primate_reaching.reader import CITATION, PrimateReaching, sub_bins
 from neuromark.components import resolve_entry
 from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
-from neuromark.data.parallel_streams import parallel_stream
 from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, DataError
-from neuromark.metrics.functional import standard_error
+from neuromark.metrics.functional.stats import standard_error
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.processors.encoder_cost import mean_block
@@ -70,7 +70,7 @@ from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity, to_jsonable
 from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
 from neuromark.tasks.evaluation import evaluate
-from neuromark.training import ModelFamily
+from neuromark.training.family import ModelFamily
 
 PARENT = "neurobench-primate_reaching"
 ALL_SESSIONS = ("indy_20160622_01", "indy_20160630_01", "indy_20170131_02",
@@ -359,7 +359,7 @@ class PrimateReachingTask(BenchmarkTask):
         """Train every decoder of the config (one per session, or the shared one) through the
         shared cache (:mod:`~neuromark.benchmarks.primate_reaching.decoders`), ``retrain``: even when one of
         the same recipe is cached; ``checkpoint``: the folder (default ``checkpoint_dir``).
-        Returns their :class:`~neuromark.training.Prepared`."""
+        Returns their :class:`~neuromark.training.checkpoints.Prepared`."""
         cfg = plan.settings
         device = ctx.device_for(cfg.device, plan.config.where(("device",)))
         root = resolve_path(cfg.data.root, plan.config)
@@ -381,6 +381,29 @@ class PrimateReachingTask(BenchmarkTask):
         return decoder_checkpoint(plan.parts["family"], plan.parts["options"], root, sessions, kw,
                                   folder or resolve_path(cfg.checkpoint_dir, config), config,
                                   device, retrain=retrain)
+
+    @staticmethod
+    def example_input(plan: TaskPlan, prepared: list[Any], session: str | None, where: str
+                      ) -> tuple[Any, Any, dict[str, Any]]:
+        """The export hook (``neuromark export``): of the decoders :meth:`train` returned,
+        the one of ``session`` (None: the config's first session; the shared one when the
+        config shares it), the first chunk of that session's test stream (1, L, C) as the
+        input to check it on, and what the export report records of the choice."""
+        data = plan.settings.data
+        sessions = list(data.sessions)
+        name = session or sessions[0]
+        if name not in sessions:
+            raise ConfigError(f"--session {name!r} is not one of the config's sessions "
+                              f"({', '.join(sessions)})")
+        chosen = prepared[0 if data.shared_decoder else sessions.index(name)]
+        test = PrimateReaching(resolve_path(data.root, plan.config), name, "test",
+                               **data.reader_kwargs())
+        batch = next(iter(test.stream(data.chunk)))[0]
+        return chosen, batch, {
+            "session": name, "decoder": "shared by " + ", ".join(sessions) if data.shared_decoder
+            else f"{name}'s own (one of {len(sessions)}; --session picks another)",
+            "checkpoint": str(chosen.path),
+            "sample": f"the first chunk of {name}'s test stream ({batch.shape[1]} steps)"}
 
 
 def _mean(values: list[Any]) -> Any:

@@ -182,7 +182,7 @@ def check_row(row: BKSRow, workload: object | None = None, where: str = "BKS") -
     must have the row's cost; below :data:`EXACT_BELOW` nodes the cost must equal the exact
     optimum (a lower cost is impossible, a higher one is not the best known).
     """
-    from neuromark.benchmarks.qubo.energy import energy
+    from neuromark.benchmarks.qubo.objective import energy
     from neuromark.benchmarks.qubo.workloads import mis_workload
 
     n = row.num_vertices

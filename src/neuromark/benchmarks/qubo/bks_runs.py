@@ -12,8 +12,8 @@ from importlib import metadata
 from pathlib import Path
 
 from neuromark.benchmarks.qubo.bks import BKSRow, BKSTable, encode_solution
-from neuromark.benchmarks.qubo.energy import energy
 from neuromark.benchmarks.qubo.exact import exact_mis
+from neuromark.benchmarks.qubo.objective import energy
 from neuromark.benchmarks.qubo.solvers.anneal import Annealer
 from neuromark.benchmarks.qubo.workloads import mis_workload
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.benchmarks.qubo.energy import is_independent_set
 from neuromark.benchmarks.qubo.library import Instance
+from neuromark.benchmarks.qubo.objective import is_independent_set
 from neuromark.benchmarks.qubo.scenarios import load_into, timed_solve
 from neuromark.benchmarks.qubo.solvers.base import allowed_overrun
 from neuromark.benchmarks.qubo.tts import tts_summary

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from neuromark.benchmarks.qubo.energy import as_solution, energy, is_independent_set
 from neuromark.benchmarks.qubo.gap import bks_gap, cost_at_gap
+from neuromark.benchmarks.qubo.objective import as_solution, energy, is_independent_set
 from neuromark.benchmarks.qubo.solvers.base import SolveResult, allowed_overrun, check_timeout
 from neuromark.benchmarks.qubo.workloads import Workload, mis_workload
 from neuromark.errors import DataError, MetricError, ModelOutputError

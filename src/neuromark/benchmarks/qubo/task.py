@@ -215,7 +215,6 @@ class QuboTask(BenchmarkTask):
     placement = "units"
 
     settings_model = QuboConfig
-    legacy_keys = ("name", "id", "version")
 
     def check(self, cfg: QuboConfig, config: ConfigFile, ctx: RunContext) -> dict[str, Any]:
         """The plan's parts: its BKS ``table``, the workloads ``missing`` from it (only with

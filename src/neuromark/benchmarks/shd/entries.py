@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neuromark.benchmarks.shd.datasets import CITATION, SHD, SSC, SpikeFileDataset
+from neuromark.benchmarks.shd.encoder_cost import binned_spikes_cost
 from neuromark.benchmarks.shd.spoken_digits import SHIPPED_DIR, shipped_corpus
 from neuromark.config import jobs_within
 from neuromark.data.binning import bin_samples, check_binning, drop_late, n_bins, pool_samples
@@ -29,7 +30,7 @@ from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_header
 from neuromark.errors import ConfigError, DataError
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea
 from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
-from neuromark.processors.encoder_cost import binned_spikes_cost, chain, cochlea_cost
+from neuromark.processors.encoder_cost import chain, cochlea_cost
 from neuromark.registry import generators
 
 
@@ -70,7 +71,7 @@ class BinnedSpikes(SpikeFileDataset):
         (where known; a clip of ``t_max_us``), then binning and pooling per spike, with the
         mean spikes per sample binned by this split's last loader (else of the whole file
         when it was read already; else not measured: the file is not read for it)
-        (:mod:`neuromark.processors.encoder_cost`)."""
+        (:func:`neuromark.processors.encoder_cost.cochlea_cost`, :mod:`.encoder_cost`)."""
         stream = self._last_stream
         if stream is not None and stream.samples_read:
             per_sample: float | None = stream.spikes_read / stream.samples_read

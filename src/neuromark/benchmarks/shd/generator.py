@@ -10,7 +10,8 @@ same espeak-ng and numpy/scipy versions)::
     neuromark data spoken-digits src/neuromark/benchmarks/shd/files/spoken_digits
 
 Generation needs the ``espeak-ng`` program (Debian/Ubuntu: ``sudo apt-get install -y
-espeak-ng``); it runs the cochlea on all cores with one process per core.
+espeak-ng``), run through :mod:`neuromark.synth.speech`; it runs the cochlea on all cores with
+one process per core.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -31,16 +29,15 @@ import numpy as np
 from neuromark.benchmarks.shd.spoken_digits import KEYS, SPLITS, WORDS, verify
 from neuromark.data.download import file_digest
 from neuromark.data.hdf5_spikes import write_shd_file
-from neuromark.errors import DataError, MissingExtraError, require
+from neuromark.errors import DataError
 from neuromark.processors.cochlea.convert import Clip, clips_to_spikes
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 from neuromark.processors.cochlea.params import check_constants
 from neuromark.results import write_text_atomic
+from neuromark.synth.speech import espeak_binary, espeak_version, speak, trim_silence
 
 #: Version of the corpus recipe; bump it whenever the generated spikes would change.
 CORPUS_VERSION = "1"
-_SILENCE = 0.01  # trim leading/trailing samples below this fraction of the peak amplitude
-_MARGIN_S = 0.01  # keep this much audio around the trimmed utterance
 
 
 @dataclass(frozen=True)
@@ -77,45 +74,10 @@ def _make_speakers() -> tuple[Speaker, ...]:
 SPEAKERS: tuple[Speaker, ...] = _make_speakers()
 
 
-def espeak_binary() -> str:
-    """Path of ``espeak-ng``; raises MissingExtraError saying how to install it."""
-    path = shutil.which("espeak-ng")
-    if path is None:
-        raise MissingExtraError(
-            "espeak-ng is not installed; the spoken-digit corpus needs it. Install it with: "
-            "sudo apt-get install -y espeak-ng (Debian/Ubuntu), or use the shipped files "
-            "(neuromark.benchmarks.shd.spoken_digits.shipped_corpus())"
-        )
-    return path
-
-
-def espeak_version() -> str:
-    out = subprocess.run([espeak_binary(), "--version"], capture_output=True, text=True, check=True)
-    return out.stdout.strip()
-
-
 def synthesise(text: str, language: str, speaker: Speaker) -> tuple[np.ndarray, int]:
-    """Speak ``text`` with espeak-ng: (float64 mono samples, rate in Hz, 22050 for espeak-ng)."""
-    soundfile = require("soundfile", "audio")
-    voice = f"{language}+{speaker.variant}"
-    with tempfile.TemporaryDirectory() as tmp:
-        wav = Path(tmp) / "utterance.wav"
-        cmd = [espeak_binary(), "-v", voice, "-p", str(speaker.pitch), "-s", str(speaker.speed),
-               "-w", str(wav), text]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0 or not wav.is_file():
-            raise DataError(f"espeak-ng failed for voice {voice!r}, text {text!r}: {result.stderr.strip()}")
-        audio, rate = soundfile.read(str(wav), dtype="float64")
-    if audio.ndim != 1 or audio.size == 0 or not np.any(audio):
-        raise DataError(f"espeak-ng produced no audio for voice {voice!r}, text {text!r}")
-    return audio, int(rate)
-
-
-def trim_silence(audio: np.ndarray, rate: int) -> np.ndarray:
-    """Cut leading/trailing samples below 1% of the peak, keeping a 10-ms margin."""
-    loud = np.flatnonzero(np.abs(audio) > _SILENCE * np.max(np.abs(audio)))
-    margin = int(_MARGIN_S * rate)
-    return audio[max(loud[0] - margin, 0) : loud[-1] + 1 + margin]
+    """Speak ``text`` with espeak-ng as ``speaker`` (voice ``language+variant``, its pitch
+    and speed): (float64 mono samples, rate in Hz, 22050 for espeak-ng)."""
+    return speak(text, f"{language}+{speaker.variant}", pitch=speaker.pitch, speed=speaker.speed)
 
 
 @dataclass(frozen=True)
@@ -190,6 +152,8 @@ def build_corpus(
                         f"they are not replaced (not even with --force): choose an empty or new "
                         f"folder, or move them away (nothing was changed)")
 
+    espeak_binary("the spoken-digit corpus",
+                  otherwise="use the shipped files (neuromark.benchmarks.shd.spoken_digits.shipped_corpus())")
     items = utterances(speakers, digits)
     workers = jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(workers) as threads:  # espeak-ng runs as a subprocess

@@ -1,7 +1,8 @@
 """Neuromorphic chips' own SDKs as systems under test (issue 44).
 
-- :mod:`~neuromark.system.chips.features`: the spoken-digit corpus as the small integer
-  inputs these chips take (spike counts per time bin and channel group).
+- :mod:`~neuromark.system.chips.features`: the spoken-digit corpus (the registry's data set
+  ``spoken_digits``, looked up by name) as the small integer inputs these chips take (spike
+  counts per time bin and channel group).
 - :mod:`~neuromark.system.chips.akida_sut`: BrainChip Akida (``akida``): an MLP trained by
   neuromark, quantised to Akida's integer layers, run on the SDK's software engine, mapped
   onto a virtual (or real) Akida device.

@@ -1,11 +1,12 @@
 """The spoken-digit corpus as the small integer inputs neuromorphic chips take.
 
-Each utterance of the shipped corpus (:func:`neuromark.benchmarks.shd.spoken_digits.shipped_corpus`,
-700 cochlea channels, SHD layout) becomes spike counts ``(T, G)``: ``T = t_max_us / dt_us``
-time bins and ``G`` groups of neighbouring channels (channel ``u`` joins group
-``u * G // 700``, so groups differ by at most one channel), clipped at ``clip`` spikes (the
-largest count the chip's input takes). Spikes after ``t_max_us`` are dropped (the corpus
-ends at 0.834 s; the default window is 0.85 s).
+The corpus is the registry's data set :data:`CORPUS` (``spoken_digits``: the shipped,
+checksummed espeak-ng corpus, 700 cochlea channels, SHD layout), looked up by name: each
+split it returns is a spike file (its ``path``), read whole. Each utterance becomes spike
+counts ``(T, G)``: ``T = t_max_us / dt_us`` time bins and ``G`` groups of neighbouring
+channels (channel ``u`` joins group ``u * G // 700``, so groups differ by at most one
+channel), clipped at ``clip`` spikes (the largest count the chip's input takes). Spikes after
+``t_max_us`` are dropped (the corpus ends at 0.834 s; the default window is 0.85 s).
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neuromark.benchmarks.shd.spoken_digits import shipped_corpus
 from neuromark.data.hdf5_spikes import SHD_CHANNELS, SpikeSamples, read_shd_file
 from neuromark.errors import ConfigError
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE, Cochlea
 from neuromark.processors.cochlea.params import BasilarMembraneParams, CochleaParams
 from neuromark.processors.encoder_cost import chain, cochlea_cost, spike_count_frames_cost
+from neuromark.registry import datasets
+
+#: The registry's data set the chips are trained and tested on: a spike-file data set in the
+#: SHD layout, called with ``split=`` ("train", "test"), its split's file at ``.path``.
+CORPUS = "spoken_digits"
 
 
 @dataclass(frozen=True)
@@ -59,13 +64,13 @@ def spike_counts(samples: SpikeSamples, *, dt_us: int, t_max_us: int, groups: in
 def spoken_digit_counts(*, dt_us: int, t_max_us: int, groups: int, clip: int,
                         train_samples: int | None = None, test_samples: int | None = None
                         ) -> tuple[CountSplit, CountSplit, list[str]]:
-    """(train, test, class names) of the shipped spoken-digit corpus as counts; ``*_samples``
-    keep the first samples of a split (None: all)."""
-    files = shipped_corpus()
+    """(train, test, class names) of the shipped spoken-digit corpus (:data:`CORPUS`) as
+    counts; ``*_samples`` keep the first samples of a split (None: all)."""
+    corpus = datasets.get(CORPUS)
     out = []
     keys: list[str] = []
     for split, limit in (("train", train_samples), ("test", test_samples)):
-        samples = read_shd_file(files[split], channels=SHD_CHANNELS)
+        samples = read_shd_file(corpus(split=split).path, channels=SHD_CHANNELS)
         if limit is not None and limit < len(samples):
             samples = samples.subset(np.arange(limit))
         keys = keys or list(samples.keys)

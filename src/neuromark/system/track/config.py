@@ -1,4 +1,4 @@
-"""The ``system`` task's config: the YAML schema, its checks, and the older spellings refused.
+"""The ``system`` task's config: the YAML schema and its checks.
 
 Config (``configs/acoustic_scenes/asc_cpu_singlestream.yaml``)::
 
@@ -13,9 +13,9 @@ Config (``configs/acoustic_scenes/asc_cpu_singlestream.yaml``)::
 
 :class:`SystemConfig` is the whole config (``power:`` the measurement windows, in seconds;
 ``accuracy:`` the quality target, :mod:`neuromark.system.quality`; ``estimate:`` the energy
-estimate, :mod:`neuromark.system.track.estimate`); :func:`reject_old_spelling` turns configs
-written before ``benchmark:``, ``sut: {name, options}`` and ``meter: {name, options}`` into
-errors that name the new spelling. The run itself is :mod:`neuromark.system.track.task`.
+estimate, :mod:`neuromark.system.track.estimate`). A key it does not know, an older spelling
+included, is an error naming the file, line and the keys allowed there. The run itself is
+:mod:`neuromark.system.track.task`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark.components import ComponentSpec
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, reject_legacy_keys
-from neuromark.errors import ConfigError
+from neuromark.config import BenchmarkSettings, Seed, StrictModel
 from neuromark.system.loadgen import LoadGenSettings
 from neuromark.system.power.spec import MeterSpec
 from neuromark.system.quality import AccuracyRule
@@ -41,12 +40,6 @@ CITATION = """@article{Yik2025neurobench,
 
 #: The results' parent id when ``benchmark.parent`` is not set.
 PARENT = "neurobench-system-track"
-
-#: Flat meter keys of older ``power:`` sections and the meter option each became.
-OLD_POWER_KEYS = {"meter": "", "reason": "reason", "rapl_root": "root", "gpu_index": "index",
-                  "csv": "path", "offset_s": "offset_s", "wall_clock": "wall_clock",
-                  "interval_s": "interval_s"}
-
 
 class TimingConfig(StrictModel):
     warmup: int = Field(10, ge=0, description="untimed samples run before the test")
@@ -128,38 +121,3 @@ class SystemConfig(StrictModel):
         return settings.info(CITATION)
 
 
-def _quote(value: Any) -> str:
-    """``value`` as YAML: strings double-quoted, so "null" stays a string."""
-    import json
-
-    return json.dumps(value)
-
-
-def _flow(mapping: dict[str, Any]) -> str:
-    """``mapping`` in YAML flow style."""
-    return "{" + ", ".join(f"{k}: {_quote(v)}" for k, v in mapping.items()) + "}"
-
-
-def reject_old_spelling(config: ConfigFile) -> None:
-    """Clear errors for configs written before ``benchmark:``, ``sut: {name, options}`` and
-    ``meter: {name, options}``, each naming the new spelling."""
-
-    reject_legacy_keys(config, ("name", "id", "version"))
-    sut = config.data.get("sut")
-    if isinstance(sut, dict) and "kind" in sut:
-        options = {k: v for k, v in sut.items() if k != "kind"}
-        raise ConfigError(f"{config.where(('sut', 'kind'))}: sut.kind is no longer used; write "
-                          f"sut: {{name: {_quote(sut['kind'])}, options: {_flow(options)}}}")
-    power = config.data.get("power")
-    if isinstance(power, dict) and set(power) & set(OLD_POWER_KEYS):
-        old = [k for k in power if k in OLD_POWER_KEYS]
-        options = {OLD_POWER_KEYS[k]: power[k] for k in old if k != "meter"}
-        name = _quote(power.get("meter", "null"))
-        raise ConfigError(f"{config.where(('power', old[0]))}: power.{old[0]}: the meter is no longer "
-                          f"part of 'power'; write meter: {{name: {name}, options: {_flow(options)}}} "
-                          "(power: keeps floor_s, active_s, amortised)")
-    if isinstance(power, dict) and "idle_s" in power:
-        raise ConfigError(f"{config.where(('power', 'idle_s'))}: power.idle_s is now power.floor_s: "
-                          "the configured-and-ready window is the NeuroBench floor window (not "
-                          "idle: the device must not sleep); a true idle (sleep) window is "
-                          "power.sleep_s")

@@ -7,8 +7,8 @@ estimate (:mod:`.estimate`), the compliance tests; each part's scores come from
 :mod:`.scores`. The config's schema is :mod:`.config` (:class:`SystemConfig`).
 
 ``sut`` names an entry of :data:`neuromark.registry.suts` (:mod:`neuromark.system.suts`),
-``meter`` one of :data:`neuromark.registry.meters`; both options are checked at
-``validate`` time against the entry's signature. Writes under ``out_dir``:
+``meter`` one of :data:`neuromark.registry.meters`; both options are checked when the
+config is planned, against the entry's signature. Writes under ``ctx.out_dir``:
 ``loadgen/performanceonly/`` and ``loadgen/accuracyonly/`` (LoadGen's raw logs of the two
 runs a submission holds, kept on failure too), ``compliance/<TEST>/`` (with
 ``compliance:``) and ``latency.png`` / ``power.png``; returns one
@@ -36,14 +36,7 @@ from neuromark.system.sut import BuiltSUT, check_first_response, warm_up
 from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.system.track.accuracy import accuracy_mode_run, accuracy_pass, check_metric, check_rule
-from neuromark.system.track.config import (  # noqa: F401 - SystemConfig & co. are also named from here
-    CITATION,
-    PARENT,
-    PowerWindows,
-    SystemConfig,
-    TimingConfig,
-    reject_old_spelling,
-)
+from neuromark.system.track.config import SystemConfig
 from neuromark.system.track.estimate import estimate_energy
 from neuromark.system.track.perf import final_runs, prepare, scenario_metric
 from neuromark.system.track.scores import loadgen_scores, mlperf_power, power_scores
@@ -194,7 +187,6 @@ class SystemTask(BenchmarkTask):
         """The config with the SUT's options checked and their defaults filled in; the
         meter's options are checked against its signature too."""
 
-        reject_old_spelling(config)
         cfg = validate(SystemConfig, config.data, config)
         options = check_options(suts, cfg.sut, config, ("sut",), run_arguments=RUN_ARGUMENTS)
         count, samples = cfg.loadgen.performance_sample_count, options.get("samples")

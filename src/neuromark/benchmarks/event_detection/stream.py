@@ -8,8 +8,9 @@ next file when its file ends. One batch is ``num_tbins`` bins of ``delta_t_us`` 
   ``b`` starts a new file (or is padding), so the model resets that slot's recurrent state
   (the peer computes this mask but never applies it);
 - targets: a list of ``B`` entries ``(stream, boxes)``: the file's stem and its ground truth
-  of these bins (:func:`~neuromark.processors.boxes.bin_labels`, stamped at each bin's end),
-  ``(None, empty)`` for padding slots once the files run out (``padding=True`` as the peer);
+  of these bins (:func:`~neuromark.benchmarks.event_detection.boxes.bin_labels`, stamped at
+  each bin's end), ``(None, empty)`` for padding slots once the files run out
+  (``padding=True`` as the peer);
 - :attr:`SequentialStream.stamps` ``(B, T)``: the stamp (µs) of each bin of the last batch, for
   decoders that stamp detections.
 
@@ -25,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from neuromark.benchmarks.event_detection.boxes import LabelPipeline, bin_labels
+from neuromark.benchmarks.event_detection.encoder_cost import event_tensor_cost
 from neuromark.data.event_contract import check_boxes, check_dat
 from neuromark.data.prophesee import BOX_DTYPE, dat_records, load_boxes, read_boxes, read_dat, read_dat_header
-from neuromark.processors.boxes import LabelPipeline, bin_labels
-from neuromark.processors.encoder_cost import event_tensor_cost
 from neuromark.processors.event_frames import EventTensor
 
 

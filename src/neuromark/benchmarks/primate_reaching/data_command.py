@@ -1,6 +1,7 @@
 """``neuromark data primate-surrogate OUT_DIR``: the offline primate-reaching sessions.
 
-Registered by ``neuromark.commands.data`` through :func:`register_data`.
+The family's ``data_commands`` entry: ``neuromark data`` calls :func:`register` with its
+subparsers.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ MATLAB v7.3 layout) from a seeded model: minimum-jerk reaches at 250 Hz, cosine-
 up-to-date OUT_DIR is left as it is unless --force."""
 
 
-def register_data(data_subparsers: argparse._SubParsersAction) -> None:
+def register(data_subparsers: argparse._SubParsersAction) -> None:
+    """Add ``primate-surrogate`` to the ``neuromark data`` group."""
     parser = add_command(data_subparsers, "primate-surrogate",
                          "write the six primate-reaching surrogate sessions (v7.3 .mat)", DESCRIPTION)
     parser.add_argument("out_dir", type=Path, metavar="OUT_DIR")
@@ -37,7 +39,3 @@ def _surrogate(args: argparse.Namespace) -> int:
                           force=args.force)
     print(f"wrote the primate-reaching surrogate to {out}")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """No top-level command: ``primate-surrogate`` lives under ``neuromark data``."""

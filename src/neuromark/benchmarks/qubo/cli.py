@@ -12,7 +12,7 @@
   and a config's ``bks: auto`` computes its missing rows there before the sweep;
 - ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's);
 - ``neuromark qubo solve FILE``: repeated runs on one library instance (DIMACS, QOBLIB
-  ``.qs``, MQLib), with success probability and TTS99 (:mod:`neuromark.commands.qubo_solve`).
+  ``.qs``, MQLib), with success probability and TTS99 (:mod:`neuromark.benchmarks.qubo.cli_solve`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neuromark.commands.qubo_solve import add_solve_parser
+from neuromark.benchmarks.qubo.cli_solve import add_solve_parser
 from neuromark.commands.run import (
     add_cache_flag,
     add_executor_flags,
@@ -28,7 +28,7 @@ from neuromark.commands.run import (
     context_from_args,
     run_and_report,
 )
-from neuromark.config import cache_dir
+from neuromark.context import default_cache_dir
 from neuromark.errors import ConfigError
 from neuromark.suite import project_root
 
@@ -39,6 +39,7 @@ run` and `qubo run` read when a config sets no bks: (pass the same --cache-dir).
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``neuromark qubo`` and its actions (run, bks, compare, solve) to ``subparsers``."""
     parser = subparsers.add_parser("qubo", help="QUBO maximum-independent-set benchmark",
                                    description=__doc__.split("\n\n", 1)[1],
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -133,7 +134,7 @@ def user_bks_path(cache: Path | None = None) -> Path:
     the run's cache folder, default the environment's)."""
     from neuromark.benchmarks.qubo.bks_auto import user_table_path
 
-    return user_table_path(cache if cache is not None else cache_dir())
+    return user_table_path(cache if cache is not None else default_cache_dir())
 
 
 def _compare(args: argparse.Namespace) -> int:

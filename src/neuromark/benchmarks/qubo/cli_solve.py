@@ -19,6 +19,7 @@ from neuromark.errors import ConfigError
 
 
 def add_solve_parser(sub: argparse._SubParsersAction) -> None:
+    """Add ``solve`` to the ``neuromark qubo`` actions ``sub``."""
     solve = sub.add_parser("solve", help="solve one library instance repeatedly (TTS99)",
                            description=__doc__.split("\n\n", 1)[1],
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -143,7 +144,3 @@ def run_solve(args: argparse.Namespace) -> int:
         if args.submission is not None:
             print(f"QOBLIB submission CSV: {args.submission}")
     return 0
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """No top-level verb: ``solve`` lives under ``neuromark qubo`` (see :func:`add_solve_parser`)."""
