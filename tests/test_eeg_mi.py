@@ -10,31 +10,15 @@ import numpy as np
 import pytest
 
 from neuromark.benchmarks.eeg_mi import lee2019
+from neuromark.benchmarks.eeg_mi.cases import mat_struct, write_mat
 from neuromark.benchmarks.eeg_mi.reader import EEG_MI, read_arrays, within_subject_split
 from neuromark.errors import DataError
 
 sio = pytest.importorskip("scipy.io")
-CHANNELS = [f"E{i}" for i in range(60)] + ["C3", "C4"]
 
 
-def mat_struct(rng, trials=8, fs=200.0, drop=(), **change):
-    """One EEG_MI_train/test struct: 1 s lead-in, trials 7 s apart, labels 1/2 alternating."""
-    onsets = (fs * (1 + 7 * np.arange(trials))).astype(float)
-    n = int(onsets[-1] + 6 * fs)
-    chan = np.empty((1, 62), dtype=object)
-    chan[0, :] = CHANNELS
-    struct = {"x": (10 * rng.normal(size=(n, 62))).astype(np.float32), "fs": fs, "chan": chan,
-              "t": onsets[None], "y_dec": (1 + np.arange(trials) % 2)[None].astype(float)}
-    struct.update(change)
-    return {k: v for k, v in struct.items() if k not in drop}
 
 
-def write_mat(root: Path, subject=1, session=1, rng=None, **kw) -> Path:
-    rng = rng or np.random.default_rng(subject * 10 + session)
-    path = root / f"session{session}" / f"s{subject}" / lee2019.mat_name(session, subject)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sio.savemat(path, {"EEG_MI_train": mat_struct(rng, **kw), "EEG_MI_test": mat_struct(rng)})
-    return path
 
 
 def test_reads_and_preprocesses_to_250_steps(tmp_path):

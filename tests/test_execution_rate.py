@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, validate
 from neuromark.metrics.execution_rate import NAME, attach, execution_rate
 from neuromark.results import Results, Score
-from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.base import BenchmarkTask, TaskPlan, plan_and_run
 
 
 class StepData(StrictModel):
@@ -41,7 +41,7 @@ class ToyTask(BenchmarkTask):
 
 
 def run(data):
-    (res,) = ToyTask().run(ConfigFile(data={"task": "toy", **data}), None, quiet=True)
+    (res,) = plan_and_run(ToyTask(), ConfigFile(data={"task": "toy", **data}), quiet=True)
     return res
 
 
@@ -70,8 +70,8 @@ def test_a_task_s_own_score_is_kept_and_system_tasks_get_none():
     class SystemToy(ToyTask):
         track = "system"
 
-    (res,) = SystemToy().run(ConfigFile(data={"task": "toy", "benchmark": {"id": "toy"},
-                                              "data": {"step_ms": 4.0}}), None, quiet=True)
+    (res,) = plan_and_run(SystemToy(), ConfigFile(data={"task": "toy", "benchmark": {"id": "toy"},
+                                                        "data": {"step_ms": 4.0}}), quiet=True)
     assert NAME not in res.scores and NAME not in res.details
 
 

@@ -22,6 +22,7 @@ from neuromark.errors import ConfigError, DataError, ModelOutputError
 from neuromark.metrics.correctness import ClassificationAccuracy
 from neuromark.results import BenchmarkInfo
 from neuromark.runner import Benchmark
+from neuromark.tasks.base import BenchmarkTask
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -96,16 +97,16 @@ def test_a_good_run_is_unchanged_by_the_wrapping():
 
 # --- the command line ------------------------------------------------------------------------
 
-class _Task:
+class _Task(BenchmarkTask):
     name = "ctx_test"
 
     def __init__(self, error):
         self.error = error
 
-    def validate(self, config):
+    def plan(self, config, ctx):
         raise self.error
 
-    def run(self, config, out_dir, *, quiet=False):  # pragma: no cover
+    def execute(self, plan, ctx):  # pragma: no cover
         return []
 
 
@@ -155,19 +156,20 @@ SLOW_RUN = textwrap.dedent("""\
     from neuromark.registry import tasks
     from neuromark.results import BenchmarkInfo, Results, Score
     from neuromark.cli import main
+    from neuromark.tasks.base import BenchmarkTask, TaskPlan
 
-    class Fast:
+    class Fast(BenchmarkTask):
         name = "fast"
-        def validate(self, config):
-            return None
-        def run(self, config, out_dir, *, quiet=False):
+        def plan(self, config, ctx):
+            return TaskPlan(config, None)
+        def execute(self, plan, ctx):
             return [Results(scores={"x": Score(1.5)}, benchmark=BenchmarkInfo("fast-one"))]
 
-    class Slow:
+    class Slow(BenchmarkTask):
         name = "slow"
-        def validate(self, config):
-            return None
-        def run(self, config, out_dir, *, quiet=False):
+        def plan(self, config, ctx):
+            return TaskPlan(config, None)
+        def execute(self, plan, ctx):
             print("started", flush=True)
             time.sleep(60)
             return []

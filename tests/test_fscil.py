@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
+from neuromark.benchmarks.keywords.cases import tiny_corpus
 from neuromark.benchmarks.keywords.fscil_sessions import SessionSampler, prototype_layer
 from neuromark.benchmarks.keywords.models import LIFNet
-from neuromark.benchmarks.keywords.mswc import KEYWORD_LANGUAGE, KEYWORDS
+from neuromark.benchmarks.keywords.mswc import KEYWORD_LANGUAGE
 from neuromark.cli import main
 from neuromark.context import RunContext
 
@@ -85,28 +86,10 @@ def test_sessions_are_seeded_and_the_query_set_cumulative():
 
 
 def _tiny_corpus(root) -> None:
-    """2 base words (English) and the 10 Persian words, tones per class, in the MSWC layout."""
-    sf = pytest.importorskip("soundfile")
-    rng = np.random.default_rng(0)
-    lists: dict[str, list[str]] = {"base_train": [], "base_val": [], "base_test": [], "fa/evaluation": []}
-    words = [(0, "base_train", 6), (1, "base_train", 6), (0, "base_test", 2), (1, "base_test", 2)]
-    words += [(c, "fa/evaluation", 4) for c in range(100, 110)]
-    for label, split, n in words:
-        word, lang = KEYWORDS[label], KEYWORD_LANGUAGE[label]
-        for j in range(n):
-            rel = f"{word}/{split.replace('/', '_')}_{j}.wav"
-            path = root / "MSWC" / lang / "clips" / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            t = np.arange(48_000) / 48_000
-            f0 = 150 + 35 * (label % 100)
-            clip = 0.3 * np.sin(2 * np.pi * f0 * t * rng.uniform(0.98, 1.02))
-            clip += 0.01 * rng.standard_normal(48_000)
-            sf.write(path, clip.astype(np.float32), 48_000)
-            lists[split].append(f"{rel},{word},{lang}")
-    for split, rows in lists.items():
-        (root / "MSWC" / f"{split}.csv").parent.mkdir(parents=True, exist_ok=True)
-        (root / "MSWC" / f"{split}.csv").write_text("LINK,WORD,LANGUAGE\n" + "".join(r + "\n" for r in rows),
-                                                    encoding="utf-8")
+    """The keywords family's tiny MSWC layout (:func:`~neuromark.benchmarks.keywords.cases.tiny_corpus`)
+    under ``root``; skips without soundfile."""
+    pytest.importorskip("soundfile")
+    tiny_corpus(root)
 
 
 #: The tiny FSCIL config's fixed part (data, model); tests add train/fscil/eval lines.

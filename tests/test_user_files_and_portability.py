@@ -23,6 +23,7 @@ from neuromark.registry import datasets
 from neuromark.report.compare import compare
 from neuromark.report.runs import read_runs, run_flags
 from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+from neuromark.tasks.base import TaskPlan
 
 MY_NET = '''\
 import sys
@@ -440,13 +441,14 @@ class _DoublesTask:
     """A plugin task whose run changes torch's default dtype (as careless plugin code may)."""
 
     name = "t-doubles"
+    placement = "unit"
 
-    def validate(self, config):
-        return config.data
+    def plan(self, config, ctx):
+        return TaskPlan(config, config.data)
 
-    def run(self, config, out_dir, *, quiet=False):
+    def run(self, plan, ctx):
         torch.set_default_dtype(torch.float64)
-        return [Results({"MSE": Score(0.5)}, BenchmarkInfo("doubles"), config=config.data)]
+        return [Results({"MSE": Score(0.5)}, BenchmarkInfo("doubles"), config=plan.config.data)]
 
 
 def test_a_plugin_entrys_dtype_change_is_blamed_on_that_entry(rows, tmp_path, capsys,

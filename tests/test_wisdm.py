@@ -3,11 +3,10 @@ are written here in the real layouts."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from neuromark.benchmarks.activity.cases import write_raw
 from neuromark.benchmarks.activity.wisdm import WISDM, read_npz, window_split
 from neuromark.benchmarks.activity.wisdm_raw import NEUROBENCH_CLASSES, first_per_bin
 from neuromark.data.splits import subject_split
@@ -16,22 +15,6 @@ from neuromark.errors import DataError
 STEP = 50_000_000  # ns
 
 
-def write_raw(root: Path, subjects=(1600, 1601, 1602), codes="POFQRGS", n=100, extra=None) -> Path:
-    """Watch accel+gyro files, ``n`` samples per activity at exactly 20 Hz (gyro 1 ms later)."""
-    raw = root / "wisdm-dataset" / "raw" / "watch"
-    for sid in subjects:
-        for sensor, offset in (("accel", 0), ("gyro", 1_000_000)):
-            lines = []
-            for k, code in enumerate(codes):
-                for i in range(n):
-                    t = 10**12 + k * 10**11 + i * STEP + offset
-                    lines.append(f"{sid},{code},{t},{k + 0.5 * np.sin(i)},{i % 3},{-1.0 * k};")
-            if extra and (sid, sensor) in extra:
-                lines += extra[(sid, sensor)]
-            path = raw / sensor / f"data_{sid}_{sensor}_watch.txt"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("\n".join(lines) + "\n")
-    return root
 
 
 def test_windows_labels_and_shape(tmp_path):

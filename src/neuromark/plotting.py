@@ -1,17 +1,14 @@
 """Figures as PNG files (matplotlib Agg): pure functions from arrays or result dicts to an
-image file, shared by every task and by the reports.
+image file, shared by the tasks and the reports (a family keeps its own figures).
 
 - system track: latency histograms with p50/p90/p99, the power trace with its windows
   shaded, the submission workflow diagram;
-- QUBO: BKS-gap vs timeout, time to solution;
 - training curves of a checkpoint's meta;
-- keyword FSCIL: accuracy vs session with its percentile band;
 - the leaderboard: score vs operations with the Pareto front.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,67 +103,6 @@ def workflow_diagram(path: str | Path, notes: Mapping[str, str] | None = None,
                         arrowprops={"arrowstyle": "->", "color": "#335577"})
     return save_figure(fig, path)
 
-def plot_gap_vs_timeout(entries: list[dict[str, Any]], path: Path) -> Path | None:
-    """Mean BKS-gap vs timeout, log-x, one line per (solver, size, density)."""
-    fixed = [e for e in entries if e["scenario"] == "fixed_timeout"]
-    if not fixed:
-        return None
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for solver, n, d in sorted({(e["solver"], e["n"], e["density"]) for e in fixed}):
-        rows = [e for e in fixed if (e["solver"], e["n"], e["density"]) == (solver, n, d)]
-        ts = sorted({e["timeout_s"] for e in rows})
-        means = [np.mean([e["gap"] for e in rows if e["timeout_s"] == t]) for t in ts]
-        ax.plot(ts, means, marker="o", label=f"{solver}, n={n}, d={d:g}")
-    ax.set_xscale("log")
-    ax.set_xlabel("timeout (s)")
-    ax.set_ylabel("mean BKS-gap")
-    ax.axhline(0.0, color="grey", lw=0.5)
-    ax.legend(fontsize=7)
-    ax.set_title("QUBO MIS: BKS-gap vs timeout")
-    return save_figure(fig, path, dpi=100)
-
-
-def plot_tts(entries: list[dict[str, Any]], path: Path) -> Path | None:
-    """Median time to reach each gap threshold, bars per solver; unreached bars are hatched
-    at the cap and labelled."""
-    tts = [e for e in entries if e["scenario"] == "time_to_solution"]
-    if not tts:
-        return None
-    plt = pyplot()
-    solvers = sorted({e["solver"] for e in tts})
-    gaps = list(tts[0]["latency_s"])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    width = 0.8 / len(solvers)
-    for i, solver in enumerate(solvers):
-        rows = [e for e in tts if e["solver"] == solver]
-        cap = max(e["cap_s"] for e in rows)
-        for j, g in enumerate(gaps):
-            vals = [math.inf if isinstance(e["latency_s"][g], str) else e["latency_s"][g]
-                    for e in rows]
-            med = float(np.median(vals))
-            x = j + i * width
-            if math.isinf(med):
-                ax.bar(x, cap, width, color=f"C{i}", alpha=0.3, hatch="//")
-                ax.text(x, cap, "not reached", rotation=90, fontsize=6, ha="center", va="top")
-            else:
-                ax.bar(x, med, width, color=f"C{i}", label=solver if j == 0 else None)
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(gaps))], [f"gap <= {g}" for g in gaps])
-    ax.set_yscale("log")
-    ax.set_ylabel("median time to solution (s)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7)
-    ax.set_title("QUBO MIS: time to solution")
-    return save_figure(fig, path, dpi=100)
-
-
-def plot_qubo_sweep(entries: list[dict[str, Any]], out_dir: Path) -> list[str]:
-    """Write every applicable plot under ``out_dir``; returns their absolute paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    made = [plot_gap_vs_timeout(entries, out_dir / "qubo_gap_vs_timeout.png"),
-            plot_tts(entries, out_dir / "qubo_time_to_solution.png")]
-    return [str(p.resolve()) for p in made if p is not None]
-
 
 def plot_training(meta: dict[str, Any], path: Path, title: str) -> Path:
     """Training loss (and accuracy) per epoch from a checkpoint's meta, as a PNG."""
@@ -182,28 +118,6 @@ def plot_training(meta: dict[str, Any], path: Path, title: str) -> Path:
         acc_ax.set_ylabel("training accuracy")
         acc_ax.set_ylim(0, 1)
     ax.set_title(f"{title}: training ({meta.get('train_seconds', 0):.0f} s)")
-    return save_figure(fig, path)
-
-
-def plot_fscil(mean: Sequence[float], p5: Sequence[float], p95: Sequence[float],
-               new_mean: Sequence[float], frozen: Sequence[float], path: Path, title: str) -> Path:
-    """Few-shot class-incremental accuracy vs session: the mean over repeats with its
-    5th-95th percentile band, new-class accuracy, and the frozen reference."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=110)
-    sessions = np.arange(len(mean))
-    ax.fill_between(sessions, 100 * np.asarray(p5), 100 * np.asarray(p95), color="C0", alpha=0.25,
-                    label="all classes, 5th-95th percentile")
-    ax.plot(sessions, 100 * np.asarray(mean), "o-", color="C0", label="all classes (mean)")
-    ax.plot(sessions, 100 * np.asarray(new_mean, dtype=float), "s--", color="C1",
-            label="new classes only (mean)")
-    ax.plot(sessions, 100 * np.asarray(frozen), ":", color="C7", label="frozen reference")
-    ax.set_xlabel("session")
-    ax.set_ylabel("accuracy (%)")
-    ax.set_xticks(sessions)
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=8, loc="lower left")
-    ax.set_title(title)
     return save_figure(fig, path)
 
 

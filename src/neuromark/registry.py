@@ -55,8 +55,9 @@ def _callable_attrs(obj: Any, names: tuple[str, ...]) -> list[str]:
 
 def task_contract(obj: Any) -> str | None:
     """A task has a ``name`` (a non-empty str), a ``placement`` (one of
-    :data:`TASK_PLACEMENTS`; absent: ``unit``) and callable ``plan`` and ``run`` (or the
-    first protocol's ``validate`` and ``run``)."""
+    :data:`TASK_PLACEMENTS`; absent: ``unit``) and callable ``plan`` and ``run``: the one
+    check of the task protocol (this registry's contract; ``neuromark.tasks.base.require_task``
+    and ``neuromark.testing.benchmark`` call it)."""
     problems = []
     name = getattr(obj, "name", None)
     if not isinstance(name, str) or not name:
@@ -64,9 +65,9 @@ def task_contract(obj: Any) -> str | None:
     placement = getattr(obj, "placement", "unit")
     if placement not in TASK_PLACEMENTS:
         problems.append(f"a 'placement' in {', '.join(TASK_PLACEMENTS)} (got {placement!r})")
-    if not callable(getattr(obj, "run", None)) or not (
-            callable(getattr(obj, "plan", None)) or callable(getattr(obj, "validate", None))):
-        problems.append("callable 'plan' and 'run' (or the first protocol's 'validate' and 'run')")
+    missing = _callable_attrs(obj, ("plan", "run"))
+    if missing:
+        problems.append(f"callable 'plan' and 'run' (it lacks {' and '.join(missing)})")
     return "; ".join(problems) or None
 
 

@@ -90,6 +90,7 @@ DEFAULT_METRICS = {
     "other": ["classification_accuracy", "footprint", "synaptic_operations"],
 }
 
+
 def class_targets(batch: tuple[Any, Any]) -> tuple[Any, Any]:
     """Preprocessor: the targets must be integer class indices; a float target that is not
     a whole number (it would never equal a predicted class, scoring 0) is a

@@ -60,13 +60,13 @@ from neuromark.benchmarks.keywords.fscil_sessions import (
     session_head,
 )
 from neuromark.benchmarks.keywords.mswc import INCREMENTAL_LANGUAGES
+from neuromark.benchmarks.keywords.plots import plot_fscil
 from neuromark.config import ConfigFile
 from neuromark.context import RunContext
 from neuromark.devices import module_device
 from neuromark.errors import ConfigError
 from neuromark.executors import share
 from neuromark.metrics.names import build_metrics, metric_names
-from neuromark.plotting import plot_fscil
 from neuromark.registry import metrics as metric_registry
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity

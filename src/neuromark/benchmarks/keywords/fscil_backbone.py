@@ -6,8 +6,8 @@ the shared checkpoint cache (:mod:`neuromark.training`).
 asks) and turns them into the configured features; :func:`backbone` returns the cached
 backbone or trains it. The recipe hash is the one FSCIL backbones had before the cache was
 shared (model name and options, features, ``train:`` but ``threads``, the device when not
-the CPU, then the training features' and labels' bytes), and their old header
-(``neuromark-fscil-1``) is still read: a cached backbone is reused.
+the CPU, then the training features' and labels' bytes); a backbone in the header of
+neuromark before 0.2.0 (``neuromark-fscil-1``) is no longer read: it is retrained in place.
 """
 
 from __future__ import annotations

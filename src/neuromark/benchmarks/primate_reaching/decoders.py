@@ -9,9 +9,9 @@ recipe: ``family`` (kind), ``options`` (``model.options``, the training settings
 included), ``data`` (``bin_width``, ``train_ratio``), ``file_sha256`` (the session file's
 sha256; a shared decoder: every file's, with ``sessions`` and ``pool_gap``), and the
 training device when not the CPU; the training files enter the hash through their sha256
-in the recipe, as in neuromark's first decoder cache, so the old
-``neuromark-primate-decoder-1`` files keep their names and hashes and are reused (read as a
-legacy header). ``neuromark train CONFIG`` retrains every decoder of a config.
+in the recipe, as in neuromark's first decoder cache (files of its header of before 0.2.0,
+``neuromark-primate-decoder-1``, are no longer read: they are retrained in place).
+``neuromark train CONFIG`` retrains every decoder of a config.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from neuromark.benchmarks.qubo.bks_auto import fill_missing, sweep_table
 from neuromark.benchmarks.qubo.config import DEFAULT_BKS_BUDGET_S, PARENT, QuboConfig, SolverSpec
 from neuromark.benchmarks.qubo.deadline import over_deadline
 from neuromark.benchmarks.qubo.instance_sets import LibraryTarget, library_targets, library_workload
+from neuromark.benchmarks.qubo.plots import plot_qubo_sweep
 from neuromark.benchmarks.qubo.scenarios import NOT_MEASURED, NOT_REACHED, add_power
 from neuromark.benchmarks.qubo.store import EntryStore, check_entry
 from neuromark.benchmarks.qubo.workloads import mis_workload
@@ -50,7 +51,6 @@ from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Unit, is_local
 from neuromark.metrics.functional.stats import standard_error
-from neuromark.plotting import plot_qubo_sweep
 from neuromark.registry import solvers as solver_registry
 from neuromark.results import Results, Score, config_digest, id_problem, model_identity
 from neuromark.system.power.spec import make_meter

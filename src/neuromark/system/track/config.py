@@ -41,6 +41,7 @@ CITATION = """@article{Yik2025neurobench,
 #: The results' parent id when ``benchmark.parent`` is not set.
 PARENT = "neurobench-system-track"
 
+
 class TimingConfig(StrictModel):
     warmup: int = Field(10, ge=0, description="untimed samples run before the test")
 
