@@ -5,9 +5,9 @@ example the default suite, ``neuromark run --out A`` before a change and ``--out
 and prints, per file, each score whose value or error differs, each flag present on one
 side only, and the input-encoder cost block (``details.front_end``) when it differs. Scores
 that measure the clock are left out and counted: latencies, throughput, wall time, power and
-energy, the model execution rate, and QUBO figures reached within a wall-clock timeout
-(``...@<timeout>s``). Exit status 0 when every other score and every flag is equal, 1
-otherwise.
+energy, the model execution rate, QUBO figures reached within a wall-clock timeout
+(``...@<timeout>s``), times to solution and timeout overruns (scores and flags). Exit
+status 0 when every other score and every flag is equal, 1 otherwise.
 
 Usage::
 
@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any
 
 #: Score names that are functions of the clock, not of the model and the data.
-CLOCK = re.compile(r"latency|throughput|wall_s|power|energy|execution_rate|@[0-9.]+s$")
+CLOCK = re.compile(r"latency|throughput|wall_s|power|energy|execution_rate|@[0-9.]+s$|overrun|"
+                   r"deadline|within_time_limit|^tts_")
+#: Flags that report the clock (a solver overrunning its wall-clock timeout).
+CLOCK_FLAG = re.compile(r"overran timeout")
 
 
 def results_files(folder: Path) -> dict[str, dict[str, Any]]:
@@ -56,7 +59,7 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[str], int]:
         elif (sa.get("value"), sa.get("error")) != (sb.get("value"), sb.get("error")):
             out.append(f"score {name}: A {sa.get('value')!r} ± {sa.get('error')!r}, "
                        f"B {sb.get('value')!r} ± {sb.get('error')!r}")
-    flags_a, flags_b = set(a.get("flags", [])), set(b.get("flags", []))
+    flags_a, flags_b = ({f for f in r.get("flags", []) if not CLOCK_FLAG.search(f)} for r in (a, b))
     out += [f"flag only in A: {f}" for f in sorted(flags_a - flags_b)]
     out += [f"flag only in B: {f}" for f in sorted(flags_b - flags_a)]
     fa = (a.get("details") or {}).get("front_end") if isinstance(a.get("details"), dict) else None

@@ -145,8 +145,8 @@ def test_the_commands_leave_the_submission_to_the_system_track():
     step calls the system track, which writes it."""
     import ast
 
-    src = Path(__file__).resolve().parents[1] / "src/neuromark/commands"
-    for name in ("run.py", "system.py", "qubo.py"):
+    src = Path(__file__).resolve().parents[1] / "src/neuromark"
+    for name in ("commands/run.py", "commands/system.py", "benchmarks/qubo/cli.py"):
         tree = ast.parse((src / name).read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert "neuromark.system.track.submission" not in imported, name
