@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neuromark.data.events import make_camera_events
+from neuromark.data.event_dtypes import make_camera_events
 from neuromark.data.prophesee import read_dat, write_dat
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from neuromark.data.hdf5_spikes import read_shd_file, write_shd_file
 from neuromark.errors import require
-from neuromark.processors.events import BinSpikes
+from neuromark.processors.spike_transforms import BinSpikes
 from neuromark.results import machine_info, package_versions
 
 

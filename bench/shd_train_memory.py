@@ -17,10 +17,10 @@ import time
 import numpy as np
 import torch
 
-from neuromark.baselines.spike_classifiers import TrainSettings
-from neuromark.baselines.spike_training import epoch_batches, stretch_samples
 from neuromark.benchmarks.shd.entries import BinnedSpikes
 from neuromark.data.binning import jitter_samples
+from neuromark.networks.spike_classifiers import TrainSettings
+from neuromark.networks.spike_training import epoch_batches, stretch_samples
 
 path, how = sys.argv[1], sys.argv[2]
 cfg = TrainSettings(batch_size=32, seed=0, jitter_sigma=20, time_stretch=0.1)

@@ -34,12 +34,12 @@ import numpy as np
 import yaml
 
 from neuromark._threads import torch_threads
-from neuromark.baselines.spike_training import READOUTS, SampleSplit
 from neuromark.benchmarks.shd.spoken_digits import VALID_SPEAKERS, speaker_split
 from neuromark.config import load_config
 from neuromark.context import RunContext
 from neuromark.metrics.functional.speakers import speaker_accuracy
 from neuromark.metrics.functional.stats import standard_error
+from neuromark.networks.spike_training import READOUTS, SampleSplit
 from neuromark.tasks.classification import TASK
 
 

@@ -23,7 +23,7 @@ from neuromark.registry import KERNEL, Family, families
 #: The tables every family's cases module defines, and what each names.
 TABLES = {"TASK_CASES": "tasks", "DATASET_CASES": "datasets", "SUT_CASES": "suts"}
 #: Keys of what a task case returns: the config (a mapping, or a YAML file for the kernel's
-#: classification case), whether check_benchmark repeats it, optional modules it needs,
+#: classification case), whether check_task repeats it, optional modules it needs,
 #: ``prepare()`` (writes what the config reads, called once the needs are there) and what
 #: ``neuromark run`` with every flag must show (:data:`FLAG_KEYS`).
 TASK_KEYS = {"config", "repeat", "needs", "prepare", "flags"}

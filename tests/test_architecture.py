@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("neuromark.plotting", "neuromark.metrics", "neuromark.ceilings"),
     ("neuromark.models", "neuromark.data"),
     ("neuromark.processors",),
-    ("neuromark.synth", "neuromark.baselines", "neuromark.instrument", "neuromark.runner",
+    ("neuromark.synth", "neuromark.networks", "neuromark.instrument", "neuromark.runner",
      "neuromark.training"),
     ("neuromark.tasks",),
     ("neuromark.system",),

@@ -13,12 +13,12 @@ import pytest
 import torch
 from test_shd_snn import make_corpus
 
-from neuromark.baselines.spike_classifiers import load_checkpoint
 from neuromark.benchmarks.qubo.bks import BKS_PATH, BKSTable
 from neuromark.cli import main
 from neuromark.config import ConfigFile, parse_yaml, resolve_path
 from neuromark.context import default_cache_dir
 from neuromark.errors import ConfigError, DataError
+from neuromark.networks.spike_classifiers import load_checkpoint
 
 
 def sha(path: Path) -> str:

@@ -11,7 +11,7 @@ from pydantic import field_validator
 from neuromark.config import StrictModel, parse_yaml, validate
 from neuromark.errors import ConfigError, UnknownNameError
 from neuromark.registry import Registry, metrics
-from neuromark.results import BenchmarkInfo, Results, Score, write_json_atomic
+from neuromark.results import BenchmarkIdentity, Results, Score, write_json_atomic
 
 
 def test_results_roundtrip_and_mapping(tmp_path):
@@ -20,7 +20,7 @@ def test_results_roundtrip_and_mapping(tmp_path):
                 "classification_accuracy": Score(0.75, error=0.05, higher_is_better=True),
                 "synaptic_operations": Score({"Effective_MACs": 0.0, "Effective_ACs": 10.5,
                                               "Dense": 20.0})},
-        benchmark=BenchmarkInfo("toy-classification", "1.2", None, "@misc{x}"),
+        benchmark=BenchmarkIdentity("toy-classification", "1.2", None, "@misc{x}"),
         seeds={"torch": 0})
     assert dict(res) == {"footprint": 1024, "classification_accuracy": 0.75,
                          "synaptic_operations": {"Effective_MACs": 0.0, "Effective_ACs": 10.5,
@@ -116,7 +116,7 @@ def test_summary_lists_every_flag_after_the_table():
     from neuromark.report.markdown import format_summary
 
     res = Results(scores={"sMAPE": Score(9.9, error=0.5, unit="%")},
-                  benchmark=BenchmarkInfo("mg"),
+                  benchmark=BenchmarkIdentity("mg"),
                   details={"flags": ["esn tau=17: instance 3 diverged"]})
     lines = format_summary([res]).splitlines()
     assert lines[-1] == "flag [mg]: esn tau=17: instance 3 diverged"

@@ -12,7 +12,7 @@ import torch
 from neuromark.benchmarks.event_detection.boxes import BoxFilter, LabelPipeline
 from neuromark.benchmarks.event_detection.model import DetectorConfig, EventDetector
 from neuromark.benchmarks.event_detection.stream import SequentialStream, list_files
-from neuromark.data.events import make_camera_events
+from neuromark.data.event_dtypes import make_camera_events
 from neuromark.data.prophesee import make_boxes, write_boxes, write_dat
 from neuromark.processors.event_frames import EventTensor
 

@@ -13,7 +13,6 @@ import pytest
 import torch
 from test_shd_snn import make_corpus
 
-from neuromark.baselines.spike_classifiers import TrainSettings, load_checkpoint
 from neuromark.cli import main
 from neuromark.config import load_config
 from neuromark.context import RunContext
@@ -27,6 +26,7 @@ from neuromark.devices import (
     resolve_device,
 )
 from neuromark.errors import ConfigError
+from neuromark.networks.spike_classifiers import TrainSettings, load_checkpoint
 from neuromark.results import machine_info
 from neuromark.runner import Benchmark
 from neuromark.tasks.classification import TASK

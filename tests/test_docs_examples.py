@@ -55,15 +55,15 @@ def test_every_extension_point_has_an_example():
 
 def test_every_task_example_passes_the_benchmark_check():
     """A docs example that registers a task runs it through neuromark.testing's
-    check_benchmark (issue 46: the extending example passes the checks the built-ins pass),
+    check_task (issue 46: the extending example passes the checks the built-ins pass),
     which test_docs_example_runs then executes."""
     registering = [name for name, code in examples() if _registers_a_task(code)]
     assert any(name.endswith("#Adding a benchmark") for name in registering)
     assert any(name.endswith("#Adding a benchmark family") for name in registering)
     for name, code in examples():
         if _registers_a_task(code):
-            assert re.search(r"^\s*check = check_benchmark\(|^check_benchmark\(", code, re.M), \
-                f"{name}: registers a task but does not run neuromark.testing.check_benchmark on it"
+            assert re.search(r"^\s*check = check_task\(|^check_task\(", code, re.M), \
+                f"{name}: registers a task but does not run neuromark.testing.check_task on it"
 
 
 def _registers_a_task(code: str) -> bool:

@@ -153,7 +153,7 @@ def test_surrogate_never_overwrites_other_files(tmp_path):
 
 def test_sample_round_trip_exact(tmp_path):
     from neuromark.benchmarks.dvs_gesture.reader import write_sample
-    from neuromark.data.events import make_camera_events
+    from neuromark.data.event_dtypes import make_camera_events
 
     ev = make_camera_events([0, 1000, 1000, 57_000], [0, 127, 5, 64], [3, 0, 127, 64], [1, 0, 1, 0])
     path = write_sample(tmp_path / "ibmGestureTest" / "user24_led" / "7.npy", ev)

@@ -190,8 +190,8 @@ def test_eeg_snn_readouts_sizes_reset_and_training_logits():
     pytest.importorskip("snntorch")
     import torch
 
-    from neuromark.baselines.series_family import logits_of, run_steps
     from neuromark.benchmarks.eeg_mi.models import EEGSNN
+    from neuromark.networks.series_family import logits_of, run_steps
 
     torch.manual_seed(0)
     nets = {r: EEGSNN(readout=r) for r in ("spikes", "membrane")}

@@ -12,7 +12,7 @@ import pytest
 from neuromark.benchmarks.dvs_gesture.reader import DVSGesture, read_sample
 from neuromark.benchmarks.event_detection.stream import event_file, list_files
 from neuromark.data import event_contract
-from neuromark.data.events import make_camera_events
+from neuromark.data.event_dtypes import make_camera_events
 from neuromark.data.prophesee import DAT_RECORD, make_boxes, read_boxes, read_dat, write_boxes, write_dat
 from neuromark.errors import DataError
 

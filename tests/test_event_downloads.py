@@ -13,7 +13,7 @@ import pytest
 
 from neuromark.benchmarks.dvs_gesture import reader as dvs_gesture
 from neuromark.benchmarks.event_detection import gen4
-from neuromark.data.events import make_camera_events
+from neuromark.data.event_dtypes import make_camera_events
 from neuromark.data.prophesee import make_boxes, write_boxes, write_dat
 from neuromark.errors import ChecksumError, DataError
 

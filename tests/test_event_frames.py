@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuromark.data.events import make_camera_events
+from neuromark.data.event_dtypes import make_camera_events
 from neuromark.processors.event_frames import EventTensor
 
 

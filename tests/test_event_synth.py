@@ -7,7 +7,7 @@ import numpy as np
 from neuromark.benchmarks.dvs_gesture.generator import render_gesture, write_gesture_corpus
 from neuromark.benchmarks.dvs_gesture.reader import read_sample
 from neuromark.data.prophesee import read_boxes, read_dat
-from neuromark.synth.events import SensorModel, simulate, write_detection_files
+from neuromark.synth.camera_events import SensorModel, simulate, write_detection_files
 
 
 def test_threshold_crossings_count_and_sign():

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import neuromark.data.binning as ev_mod
-from neuromark.data.events import make_events
+from neuromark.data.event_dtypes import make_spike_events
 from neuromark.data.hdf5_spikes import SpikeSamples, read_shd_file, write_shd_file
 from neuromark.errors import DataError
-from neuromark.processors.events import (
+from neuromark.processors.spike_transforms import (
     BinSpikes,
     ChannelJitter,
     PoolChannels,
@@ -92,7 +92,7 @@ def test_bin_flat_chunked_equals_single_pass(monkeypatch):
 
 def test_bin_spikes_on_events_and_on_a_file(tmp_path):
     b = BinSpikes(dt_us=250_000, t_max_us=1_000_000, channels=700)
-    frame = b(make_events([0.1, 0.3, 1.0], [5, 5, 699]))
+    frame = b(make_spike_events([0.1, 0.3, 1.0], [5, 5, 699]))
     assert frame.shape == (4, 700) and frame.dtype == np.float32
     assert frame[0, 5] == 1 and frame[1, 5] == 1 and frame[3, 699] == 1 and frame.sum() == 3
     path = write_shd_file(tmp_path / "x.h5", [[0.1, 0.3], [1.25]], [[5, 6], [7]], [0, 1])
@@ -105,7 +105,7 @@ def test_bin_spikes_on_events_and_on_a_file(tmp_path):
 
 def test_pooling_events_dense_and_samples():
     p = PoolChannels(10)
-    pooled = p(make_events([0.1, 0.2, 0.3], [0, 9, 699]))
+    pooled = p(make_spike_events([0.1, 0.2, 0.3], [0, 9, 699]))
     assert pooled["unit"].tolist() == [0, 0, 69]
     frames = np.arange(2 * 20, dtype=np.float32).reshape(1, 2, 20)
     out = pool_dense(frames, 10)
@@ -142,7 +142,7 @@ def test_jitter_is_seeded_and_shifts_whole_samples():
 
 def test_jitter_drops_spikes_shifted_out_of_range():
     j = ChannelJitter(rng=np.random.default_rng(0), sigma=1000.0, channels=700, per="spike")
-    events = make_events(np.linspace(0, 1, 200), np.full(200, 350))
+    events = make_spike_events(np.linspace(0, 1, 200), np.full(200, 350))
     out = j(events)
     assert 0 < out.shape[0] < 200
     assert out["unit"].max() < 700 and out["unit"].min() >= 0

@@ -1,5 +1,5 @@
 """Model execution rate (NeuroBench static metric) attached to every algorithm-track result
-in BenchmarkTask.run: from a task's own score, the config, the data's time step, or
+in TaskBase.run: from a task's own score, the config, the data's time step, or
 reported undefined with the reason."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import Literal
 import pytest
 from pydantic import ValidationError
 
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, validate
+from neuromark.config import ConfigFile, IdentitySettings, StrictModel, validate
 from neuromark.metrics.execution_rate import NAME, attach, execution_rate
 from neuromark.results import Results, Score
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, plan_and_run
+from neuromark.tasks.base import TaskBase, TaskPlan, plan_and_run
 
 
 class StepData(StrictModel):
@@ -24,11 +24,11 @@ class StepData(StrictModel):
 
 class ToyConfig(StrictModel):
     task: Literal["toy"]
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     data: StepData | None = None
 
 
-class ToyTask(BenchmarkTask):
+class ToyTask(TaskBase):
     """A task with no execution-rate code of its own."""
 
     name = "toy"
@@ -54,7 +54,7 @@ def test_a_new_task_reports_the_rate_without_code_of_its_own():
     res = run({"benchmark": {"id": "toy", "execution_rate_hz": 1000}, "data": {"step_ms": 4.0}})
     assert res[NAME] == 1000.0 and res.details[NAME]["source"] == "config"
     # kept out of settings dumps: config digests and effective configs are as before
-    assert "execution_rate_hz" not in BenchmarkSettings(id="x", execution_rate_hz=5.0).model_dump()
+    assert "execution_rate_hz" not in IdentitySettings(id="x", execution_rate_hz=5.0).model_dump()
     # neither: no score, and the result says why
     res = run({"benchmark": {"id": "toy"}})
     assert NAME not in res.scores
@@ -88,7 +88,7 @@ def test_built_in_data_declare_their_steps():
 @pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan")])
 def test_a_stated_rate_must_be_positive_and_finite(bad):
     with pytest.raises(ValidationError):
-        BenchmarkSettings(id="x", execution_rate_hz=bad)
+        IdentitySettings(id="x", execution_rate_hz=bad)
 
 
 # ---- the streaming tasks (#31.3 leftovers) -------------------------------------------------
@@ -165,7 +165,7 @@ def test_classification_rate_per_bin_only_when_the_model_steps_per_bin():
     once = per_step_rate(bins, "argmax")  # (B, K): one output per clip
     assert once["value"] is None and "once per clip" in once["derivation"]
     assert per_step_rate(object(), "spike_count")["value"] is None
-    assert per_step_rate(bins, "argmax", BenchmarkSettings(id="x", execution_rate_hz=7))["value"] == 7
+    assert per_step_rate(bins, "argmax", IdentitySettings(id="x", execution_rate_hz=7))["value"] == 7
 
 
 def test_classification_run_reports_the_rate_of_its_bins(tmp_path):

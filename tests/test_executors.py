@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from neuromark.config import BenchmarkSettings, StrictModel, validate
+from neuromark.config import IdentitySettings, StrictModel, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import (
@@ -25,7 +25,7 @@ from neuromark.executors import (
 from neuromark.registry import executors, tasks
 from neuromark.results import Results, Score
 from neuromark.suite import placement, run_configs
-from neuromark.tasks.base import BenchmarkTask, out_dir_of, plan_and_run
+from neuromark.tasks.base import TaskBase, out_dir_of, plan_and_run
 
 
 class Pickled:
@@ -99,11 +99,11 @@ def test_placement():
 
 class ToySettings(StrictModel):
     task: str
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     value: float = 1.0
 
 
-class ToyTask(BenchmarkTask):
+class ToyTask(TaskBase):
     """Writes an artefact and returns one score (a whole suite entry as one unit)."""
 
     name = "t-executor-toy"

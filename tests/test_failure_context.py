@@ -20,16 +20,16 @@ from torch import nn
 from neuromark.cli import main
 from neuromark.errors import ConfigError, DataError, ModelOutputError
 from neuromark.metrics.correctness import ClassificationAccuracy
-from neuromark.results import BenchmarkInfo
+from neuromark.results import BenchmarkIdentity
 from neuromark.runner import Benchmark
-from neuromark.tasks.base import BenchmarkTask
+from neuromark.tasks.base import TaskBase
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _bench(model, loader, bench_id="ctx-bench"):
     return Benchmark(model, loader, [], [lambda out: out.argmax(-1)], [ClassificationAccuracy()],
-                     quiet=True, info=BenchmarkInfo(bench_id))
+                     quiet=True, info=BenchmarkIdentity(bench_id))
 
 
 def _batches(n=3, width=4):
@@ -97,7 +97,7 @@ def test_a_good_run_is_unchanged_by_the_wrapping():
 
 # --- the command line ------------------------------------------------------------------------
 
-class _Task(BenchmarkTask):
+class _Task(TaskBase):
     name = "ctx_test"
 
     def __init__(self, error):
@@ -154,18 +154,18 @@ SLOW_RUN = textwrap.dedent("""\
     # its children SIGINT ignored, and Python then keeps ignoring it (no KeyboardInterrupt)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     from neuromark.registry import tasks
-    from neuromark.results import BenchmarkInfo, Results, Score
+    from neuromark.results import BenchmarkIdentity, Results, Score
     from neuromark.cli import main
-    from neuromark.tasks.base import BenchmarkTask, TaskPlan
+    from neuromark.tasks.base import TaskBase, TaskPlan
 
-    class Fast(BenchmarkTask):
+    class Fast(TaskBase):
         name = "fast"
         def plan(self, config, ctx):
             return TaskPlan(config, None)
         def execute(self, plan, ctx):
-            return [Results(scores={"x": Score(1.5)}, benchmark=BenchmarkInfo("fast-one"))]
+            return [Results(scores={"x": Score(1.5)}, benchmark=BenchmarkIdentity("fast-one"))]
 
-    class Slow(BenchmarkTask):
+    class Slow(TaskBase):
         name = "slow"
         def plan(self, config, ctx):
             return TaskPlan(config, None)

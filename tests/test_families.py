@@ -27,7 +27,7 @@ from family_cases import TABLES, cases_module, gather, run_task_case, task_cases
 from neuromark import registry
 from neuromark.cli import main
 from neuromark.registry import DuplicateEntryError, ManifestError, families, tasks
-from neuromark.testing import check_benchmark
+from neuromark.testing import check_task
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILIES = families()
@@ -90,19 +90,19 @@ def numbers(split="test", limit=10):
 '''
 
 TASK = '''
-from neuromark.config import BenchmarkSettings, StrictModel
+from neuromark.config import IdentitySettings, StrictModel
 from neuromark.registry import datasets
 from neuromark.results import Score
-from neuromark.tasks.base import BenchmarkTask, task_results
+from neuromark.tasks.base import TaskBase, task_results
 
 
 class SumSettings(StrictModel):
     task: str
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     limit: int = 10
 
 
-class SumTask(BenchmarkTask):
+class SumTask(TaskBase):
     """The sum of the family's first ``limit`` numbers."""
 
     name = "{name}_sum"
@@ -197,7 +197,7 @@ def test_a_third_party_family_is_loaded(plugin_folder, tmp_path, capsys):
     assert task_cases()["toyfam_sum"].family == "toyfam"  # its cases join the central tests'
     (tmp_path / "check").mkdir()
     case = run_task_case("toyfam_sum", tmp_path / "check", tmp_path / "check" / "cache", None)
-    check = check_benchmark("toyfam_sum", case["config"], tmp_path / "check", repeat=case["repeat"])
+    check = check_task("toyfam_sum", case["config"], tmp_path / "check", repeat=case["repeat"])
     assert check.results[0].scores["total"].value == 0 + 1 + 2 + 3
 
 

@@ -15,7 +15,7 @@ from neuromark.errors import DataError
 from neuromark.report.compare import compare
 from neuromark.report.leaderboard import build_leaderboard
 from neuromark.report.runs import flatten_scores, read_runs, run_flags
-from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
 
 RUNS = {  # folder -> (accuracy, its standard error, MACs, ACs, footprint)
     "run-small": (0.70, 0.03, 100.0, 900.0, 1_000),
@@ -36,7 +36,7 @@ def write_runs(root):
                                                      unit="ops/sample"),
                         "footprint": Score(foot, unit="bytes"),
                         "energy_per_inference": Score("not measured")},
-                benchmark=BenchmarkInfo("toy-bench"), config={"task": "toy"},
+                benchmark=BenchmarkIdentity("toy-bench"), config={"task": "toy"},
                 details={"flags": flags}).save(folder / "toy-bench.json")
         (folder / "manifest.json").write_text('{"not": "results"}')
         folders.append(folder)
@@ -97,7 +97,7 @@ def test_columns_primary_score_first_then_complexity_per_speaker_last(tmp_path):
                                                   "Dense": 40.0}, unit="ops/sample"),
                     "accuracy_per_speaker": Score({"3": 0.7, "5": 0.9}, {"3": 0.1, "5": 0.1}),
                     "speaker_accuracy_spread": Score(0.1)},
-            benchmark=BenchmarkInfo("shd"), config={"task": "classification"},
+            benchmark=BenchmarkIdentity("shd"), config={"task": "classification"},
             model=model_identity("rsnn", {}, None, "my-rsnn")).save(folder / "shd--my-rsnn.json")
     page = build_leaderboard(read_runs([folder]), tmp_path / "site").read_text()
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", page)

@@ -12,7 +12,7 @@ from neuromark.cli import main
 from neuromark.report.compare import compare, format_comparison
 from neuromark.report.leaderboard import build_leaderboard
 from neuromark.report.runs import read_runs, run_flags
-from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
 
 
 def write_run(root, name, acc=0.8, se=0.01, macs=100.0, label=None, **extra):
@@ -22,7 +22,7 @@ def write_run(root, name, acc=0.8, se=0.01, macs=100.0, label=None, **extra):
                     "synaptic_operations": Score({"Effective_MACs": macs, "Effective_ACs": 50.0},
                                                  unit="ops/sample"),
                     **{k: Score(v) for k, v in extra.items()}},
-            benchmark=BenchmarkInfo("toy-bench"), config={"task": "toy"},
+            benchmark=BenchmarkIdentity("toy-bench"), config={"task": "toy"},
             model=model_identity("rsnn", {}, None, label or name)).save(folder / "toy.json")
     return folder
 

@@ -83,9 +83,9 @@ def test_training_logs_one_line_per_epoch(capsys):
     import torch
     from torch import nn
 
-    from neuromark.baselines.spike_classifiers import TrainSettings
-    from neuromark.baselines.spike_training import SampleSplit, fit_torch_model
     from neuromark.data.hdf5_spikes import SpikeSamples
+    from neuromark.networks.spike_classifiers import TrainSettings
+    from neuromark.networks.spike_training import SampleSplit, fit_torch_model
 
     # 4 samples of 2 spikes over 2 channels, binned to 3 bins of 0.1 s
     spikes = SpikeSamples(times=np.tile([0.05, 0.25], 4), units=np.tile(np.uint16([0, 1]), 4),

@@ -18,7 +18,7 @@ from neuromark.errors import ConfigError, DataError
 from neuromark.identity import ModelIdentity, derive_model_identity, model_identity, results_name
 from neuromark.report.compare import pair_runs
 from neuromark.report.runs import read_runs
-from neuromark.results import BenchmarkInfo, Results, Score
+from neuromark.results import BenchmarkIdentity, Results, Score
 from neuromark.runner import Benchmark
 
 #: sha256 of the two bytes "{}" and of "abc" (FIPS 180-2, appendix B.1).
@@ -75,7 +75,7 @@ def test_old_results_files_load_with_a_derived_model(tmp_path):
     runs = read_runs([tmp_path / "b.json"])
     assert runs[0].model_label == "spoken-digits-rsnn" and runs[0].model_name == "—"
     # a 1.2 file keeps its block exactly
-    new = Results({"x": Score(1.0)}, BenchmarkInfo("b"), model=model_identity("m", {"k": 1}))
+    new = Results({"x": Score(1.0)}, BenchmarkIdentity("b"), model=model_identity("m", {"k": 1}))
     again = Results.load(new.save(tmp_path / "c.json"))
     assert again.model == new.model
     assert json.loads((tmp_path / "c.json").read_text())["schema_version"] == "1.3"
@@ -87,7 +87,7 @@ def test_python_api_results_carry_a_model_block():
     assert plain.benchmark.id == "custom"
     assert plain.model == ModelIdentity("Linear", None, None, "Linear")
     given = model_identity("mine", {"width": 3})
-    named = Benchmark(nn.Linear(3, 2), loader, info=BenchmarkInfo("toy", "2.0"), identity=given,
+    named = Benchmark(nn.Linear(3, 2), loader, info=BenchmarkIdentity("toy", "2.0"), identity=given,
                       model_label="mine-v2").run()
     assert named.benchmark.id == "toy" and named.model.label == "mine-v2"
     assert named.model.options_digest == given.options_digest
@@ -169,9 +169,9 @@ def test_user_model_and_baseline_share_one_table_and_one_compare(tmp_path, monke
 
 
 def test_two_benchmarks_and_two_versions_say_so(tmp_path, capsys):
-    for folder, bench in (("a", BenchmarkInfo("spoken-digits", "2.0")),
-                          ("b", BenchmarkInfo("spoken-digits", "2.1")),
-                          ("c", BenchmarkInfo("shd", "1.0"))):
+    for folder, bench in (("a", BenchmarkIdentity("spoken-digits", "2.0")),
+                          ("b", BenchmarkIdentity("spoken-digits", "2.1")),
+                          ("c", BenchmarkIdentity("shd", "1.0"))):
         (tmp_path / folder).mkdir()
         Results({"x": Score(1.0)}, bench, model=model_identity("rsnn")).save(
             tmp_path / folder / "r.json")
@@ -187,7 +187,7 @@ def test_pairing_in_folders_by_label(tmp_path):
     for folder, labels in (("a", ["rsnn", "lstm"]), ("b", ["lstm", "rsnn", "svm"])):
         (tmp_path / folder).mkdir()
         for label in labels:
-            Results({"x": Score(1.0)}, BenchmarkInfo("spoken-digits"),
+            Results({"x": Score(1.0)}, BenchmarkIdentity("spoken-digits"),
                     model=model_identity(label)).save(tmp_path / folder / f"s--{label}.json")
     pairs, left_a, left_b = pair_runs(read_runs([tmp_path / "a"]), read_runs([tmp_path / "b"]))
     assert sorted((a.model_label, b.model_label) for a, b in pairs) == [("lstm", "lstm"),

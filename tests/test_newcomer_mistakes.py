@@ -218,13 +218,13 @@ def test_from_config_with_a_task_that_takes_no_given_model_is_refused():
 def test_leaderboard_marks_the_shipped_baseline_not_a_namesake(tmp_path):
     from neuromark.report.leaderboard import build_leaderboard
     from neuromark.report.runs import read_runs
-    from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+    from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
 
     folder = tmp_path / "results"
     folder.mkdir()
     for name in ("svm", "python"):  # the shipped svm, and a user's model labelled svm too
         Results(scores={"classification_accuracy": Score(0.2, error=0.03)},
-                benchmark=BenchmarkInfo("spoken-digits", "2.0"),
+                benchmark=BenchmarkIdentity("spoken-digits", "2.0"),
                 model=model_identity(name, {}, None, "svm")).save(
                     folder / f"spoken-digits--svm-{name}.json")
     page = build_leaderboard(read_runs([folder]), tmp_path / "site").read_text()

@@ -13,11 +13,11 @@ from torch import nn
 
 ort = pytest.importorskip("onnxruntime")
 
-from neuromark.baselines.ridge_decoder import RidgeDecoder  # noqa: E402
 from neuromark.benchmarks.primate_reaching.models import SNN2  # noqa: E402
 from neuromark.commands.export import time_steps  # noqa: E402
 from neuromark.errors import ConfigError  # noqa: E402
 from neuromark.models.onnx_export import export_onnx  # noqa: E402
+from neuromark.networks.ridge_decoder import RidgeDecoder  # noqa: E402
 
 
 class Streaming(nn.Module):

@@ -17,22 +17,22 @@ from pathlib import Path
 import pytest
 
 from neuromark.cli import main
-from neuromark.config import BenchmarkSettings
+from neuromark.config import IdentitySettings
 from neuromark.errors import ConfigError, DataError
 from neuromark.registry import tasks
 from neuromark.results import Results, Score, id_problem, path_in
 from neuromark.suite import LOCK_NAME, MANIFEST_NAME, differing_keys
-from neuromark.tasks.base import BenchmarkTask
+from neuromark.tasks.base import TaskBase
 
 
-class OutputsSettings(BenchmarkSettings.__base__):  # a StrictModel
+class OutputsSettings(IdentitySettings.__base__):  # a StrictModel
     task: str
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     value: float = 1.0
     extra_ids: list[str] = []
 
 
-class OutputsTask(BenchmarkTask):
+class OutputsTask(TaskBase):
     """Writes one result per id (``benchmark.id`` and ``extra_ids``, unvalidated, as a
     careless plugin would) with score ``value``; counts its runs."""
 
@@ -97,7 +97,7 @@ def test_bad_id_refused_at_load_with_file_and_line(tmp_path, capsys, bad):
 @pytest.mark.parametrize("good", ["b1", "qubo-mis.v2_final", "A.B-C_1"])
 def test_good_ids_pass(good):
     assert id_problem(good) is None
-    assert BenchmarkSettings(id=good).id == good
+    assert IdentitySettings(id=good).id == good
 
 
 def test_a_derived_id_that_escapes_is_refused_and_nothing_written_outside(tmp_path, capsys):

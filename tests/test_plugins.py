@@ -157,7 +157,7 @@ def test_plugin_reusing_a_built_in_name_is_an_error_naming_both(tmp_path, clean_
             registry.models.get("mean_sign")
         message = str(info.value)
         assert "models entry 'snn'" in message
-        assert "neuromark.baselines.spike_classifiers:SNN" in message  # the built-in
+        assert "neuromark.networks.spike_classifiers:SNN" in message  # the built-in
         assert "models.snn = 'toy_plugin:mean_sign_model'" in message  # the entry point
         assert "distribution toy-plugin 0.1" in message
     assert registry.models._entries["snn"] != "toy_plugin:mean_sign_model"  # built-in kept
@@ -165,7 +165,7 @@ def test_plugin_reusing_a_built_in_name_is_an_error_naming_both(tmp_path, clean_
     config.write_text(CONFIG)
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 1
     err = capsys.readouterr().err
-    assert "neuromark.baselines.spike_classifiers:SNN" in err and "toy-plugin 0.1" in err
+    assert "neuromark.networks.spike_classifiers:SNN" in err and "toy-plugin 0.1" in err
 
 
 def test_two_plugins_declaring_one_name_is_an_error_naming_both(tmp_path, clean_registries):

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from test_primate_reaching_data import T0, K, tiny, write_mat73
 
-from neuromark.baselines.ridge_decoder import RidgeOptions, TrainData, fit_ridge
 from neuromark.benchmarks.primate_reaching.reader import PrimateReaching, read_session
 from neuromark.config import ConfigFile
 from neuromark.errors import DataError
+from neuromark.networks.ridge_decoder import RidgeOptions, TrainData, fit_ridge
 from neuromark.registry import tasks
 from neuromark.tasks.base import plan_and_run
 

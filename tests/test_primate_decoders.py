@@ -35,7 +35,7 @@ def config(tmp_path, model=None, **data):
 def old_name(tmp_path, session: str) -> tuple[str, dict]:
     """The old cache's file name and recipe for ridge_decoder's default options, by hand:
     sha256 of the recipe's canonical JSON, the training file in it as its sha256."""
-    from neuromark.baselines.ridge_decoder import RidgeOptions
+    from neuromark.networks.ridge_decoder import RidgeOptions
 
     data = (tmp_path / "data" / f"{session}.mat").read_bytes()
     recipe = {"family": "ridge", "options": RidgeOptions().model_dump(),

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.ridge_decoder import RidgeDecoder
 from neuromark.benchmarks.primate_reaching.models import ANN2D, SNN2
 from neuromark.benchmarks.primate_reaching.parallel_streams import chunk_schedule, parallel_stream
 from neuromark.config import ConfigFile
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
+from neuromark.networks.ridge_decoder import RidgeDecoder
 from neuromark.registry import tasks
 from neuromark.tasks.base import plan_and_run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neuromark.data.events import CAMERA_EVENT_DTYPE, make_camera_events
+from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE, make_camera_events
 from neuromark.data.prophesee import (
     BOX_DTYPE,
     iter_dat,

@@ -16,20 +16,20 @@ import pytest
 
 import neuromark.results as results_module
 from neuromark.cli import main
-from neuromark.config import BenchmarkSettings
+from neuromark.config import IdentitySettings
 from neuromark.errors import DataError
 from neuromark.registry import tasks
-from neuromark.results import BenchmarkInfo, Results, Score
+from neuromark.results import BenchmarkIdentity, Results, Score
 from neuromark.suite import LOCK_NAME
-from neuromark.tasks.base import BenchmarkTask
+from neuromark.tasks.base import TaskBase
 
 
-class SidecarSettings(BenchmarkSettings.__base__):  # a StrictModel
+class SidecarSettings(IdentitySettings.__base__):  # a StrictModel
     task: str
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
 
 
-class SidecarTask(BenchmarkTask):
+class SidecarTask(TaskBase):
     """One result ``score``; its raw value is ``offset + arange(100)`` when ``big``."""
 
     name = "t-sidecar"
@@ -160,8 +160,8 @@ def test_leaderboard_copies_only_the_sidecar_a_run_names(tmp_path):
     from neuromark.report.runs import read_runs
 
     runs = tmp_path / "runs"
-    Results({"score": Score(1.0, raw=np.arange(100.0))}, BenchmarkInfo("b1")).save(runs / "b1.json")
-    Results({"score": Score(2.0)}, BenchmarkInfo("b2")).save(runs / "b2.json")
+    Results({"score": Score(1.0, raw=np.arange(100.0))}, BenchmarkIdentity("b1")).save(runs / "b1.json")
+    Results({"score": Score(2.0)}, BenchmarkIdentity("b2")).save(runs / "b2.json")
     (runs / "b2.raw.npz").write_bytes(b"not b2's")  # a stray file b2.json does not name
     build_leaderboard(read_runs([runs / "b1.json", runs / "b2.json"]), tmp_path / "board")
     copied = sorted(p.name for p in (tmp_path / "board").rglob("*.raw.npz"))

@@ -11,7 +11,7 @@ import pytest
 from conftest import no_new_entries
 
 from neuromark.cli import main
-from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
 
 BAD = {  # command -> a config that fails validation
     "run": "task: classification\nbenchmark: {id: bad}\nmodle: {name: snn}\n",
@@ -42,7 +42,7 @@ def test_the_conftest_check_catches_a_folder_made_in_results(tmp_path):
 def run_folder(folder, label, accuracy):
     folder.mkdir(parents=True)
     res = Results(scores={"classification_accuracy": Score(accuracy, 0.01)},
-                  benchmark=BenchmarkInfo("digits"), config={"task": "toy"},
+                  benchmark=BenchmarkIdentity("digits"), config={"task": "toy"},
                   model=model_identity("snn", {}, None, label))
     res.save(folder / f"digits--{label}.json")
 

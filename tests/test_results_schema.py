@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from neuromark.results import BenchmarkInfo, Results, Score, effective_config, stamp_provenance
+from neuromark.results import BenchmarkIdentity, Results, Score, effective_config, stamp_provenance
 
 
 def _results() -> Results:
-    res = Results(scores={"acc": Score(0.5)}, benchmark=BenchmarkInfo("toy"),
+    res = Results(scores={"acc": Score(0.5)}, benchmark=BenchmarkIdentity("toy"),
                   config={"task": "toy", "eval": {"batch_size": 128}},
                   details={"samples": 4, "flags": ["tie"], "plots": ["toy/a.png"]})
     res.requested = {"task": "toy"}

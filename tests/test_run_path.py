@@ -13,7 +13,7 @@ import pytest
 
 from neuromark.cli import main
 from neuromark.commands.run import run_and_report
-from neuromark.config import BenchmarkSettings, StrictModel, validate
+from neuromark.config import IdentitySettings, StrictModel, validate
 from neuromark.errors import ConfigError
 from neuromark.registry import tasks
 from neuromark.results import Results, Score
@@ -23,7 +23,7 @@ NAME = "t-run-path"
 
 class PathSettings(StrictModel):
     task: str
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     value: float = 1.0
 
 

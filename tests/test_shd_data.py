@@ -14,7 +14,7 @@ import pytest
 from neuromark.benchmarks.shd.datasets import SHD, SSC, SpikeFileDataset
 from neuromark.cli import main
 from neuromark.data.download import fetch, file_digest, unpack, verify_file
-from neuromark.data.events import EVENT_DTYPE, make_events, seconds_to_us
+from neuromark.data.event_dtypes import SPIKE_EVENT_DTYPE, make_spike_events, seconds_to_us
 from neuromark.data.hdf5_spikes import read_shd_file, write_shd_file
 from neuromark.errors import ChecksumError, ConfigError, DataError
 
@@ -42,13 +42,13 @@ def write_raw(path: Path, times: list, units: list, labels: list, *, tdtype=np.f
 
 
 def test_events_dtype_and_us_conversion():
-    assert EVENT_DTYPE.names == ("t", "unit")
+    assert SPIKE_EVENT_DTYPE.names == ("t", "unit")
     # float16(0.001) = 0.0010004043579101562 s -> floor to 1000 us
     assert seconds_to_us(np.float16(0.001)).item() == 1000
-    ev = make_events(np.array([0.25, 1.5]), np.array([7, 8]))
+    ev = make_spike_events(np.array([0.25, 1.5]), np.array([7, 8]))
     assert ev["t"].tolist() == [250_000, 1_500_000] and ev["unit"].tolist() == [7, 8]
     with pytest.raises(ValueError, match="equal length"):
-        make_events([0.1, 0.2], [1])
+        make_spike_events([0.1, 0.2], [1])
 
 
 def test_write_read_roundtrip_exact_layout(tmp_path):
@@ -164,7 +164,7 @@ def test_spike_file_dataset_items_and_dense(tmp_path):
     ds = SpikeFileDataset(path, target_transform=lambda y: y + 100)
     assert len(ds) == 3 and ds.classes == ["zero", "one"]
     events, label = ds[2]
-    assert label == 101 and events.dtype == EVENT_DTYPE
+    assert label == 101 and events.dtype == SPIKE_EVENT_DTYPE
     assert events["t"].tolist() == [750_000, 1_000_000] and events["unit"].tolist() == [20, 10]
     assert ds[-1][0].tolist() == events.tolist()
     with pytest.raises(IndexError, match="sample 3 out of range"):
@@ -261,7 +261,7 @@ def test_cli_data_info_bad_file(tmp_path, capsys):
 
 
 def test_dataset_transform_bins_one_sample_and_data_without_subcommand(tmp_path, capsys):
-    from neuromark.processors.events import BinSpikes
+    from neuromark.processors.spike_transforms import BinSpikes
 
     ds = SpikeFileDataset(write_small(tmp_path / "x.h5"),
                           transform=BinSpikes(dt_us=500_000, t_max_us=1_000_000, channels=700))

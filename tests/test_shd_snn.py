@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.lif import (
+from neuromark.cli import main
+from neuromark.config import parse_yaml
+from neuromark.context import RunContext
+from neuromark.data.hdf5_spikes import write_shd_file
+from neuromark.errors import ConfigError, DataError
+from neuromark.networks.lif import (
     LeakyReadout,
     LIFNeuron,
     SNNConfig,
@@ -20,13 +25,8 @@ from neuromark.baselines.lif import (
     spike_count_regularisers,
     spike_fn,
 )
-from neuromark.baselines.reference_classifiers import LSTMClassifier, LSTMConfig, fit_linear_svm_counts
-from neuromark.baselines.spike_classifiers import load_checkpoint
-from neuromark.cli import main
-from neuromark.config import parse_yaml
-from neuromark.context import RunContext
-from neuromark.data.hdf5_spikes import write_shd_file
-from neuromark.errors import ConfigError, DataError
+from neuromark.networks.reference_classifiers import LSTMClassifier, LSTMConfig, fit_linear_svm_counts
+from neuromark.networks.spike_classifiers import load_checkpoint
 from neuromark.processors.decoding import Decoder
 from neuromark.tasks.base import plan_and_run
 from neuromark.tasks.classification import TASK
@@ -240,8 +240,8 @@ def test_classification_task_end_to_end(tmp_path, kind):
 
 
 def test_run_reads_data_and_loads_the_checkpoint_once(tmp_path, monkeypatch):
-    import neuromark.baselines.spike_classifiers as recipe
     import neuromark.benchmarks.shd.datasets as binned
+    import neuromark.networks.spike_classifiers as recipe
 
     calls = {"read_shd_file": 0, "load_checkpoint": 0}
 
@@ -332,8 +332,8 @@ def test_shipped_configs_validate():
 
 
 def test_training_is_deterministic_for_a_seed(tmp_path):
-    from neuromark.baselines.spike_classifiers import RSNN, SpikeModelOptions, TrainSettings
     from neuromark.benchmarks.shd.entries import BinnedSpikes
+    from neuromark.networks.spike_classifiers import RSNN, SpikeModelOptions, TrainSettings
 
     make_corpus(tmp_path)
     train = BinnedSpikes(tmp_path / "train.h5", dt_us=20_000, t_max_us=200_000, pool=10)

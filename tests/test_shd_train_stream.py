@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines import spike_training as shd_train
-from neuromark.baselines.spike_classifiers import RSNN, SVM, SpikeModelOptions, TrainSettings
-from neuromark.baselines.spike_training import SampleSplit, epoch_batches, stretch_samples
 from neuromark.benchmarks.shd.datasets import SpikeFileDataset
 from neuromark.benchmarks.shd.entries import BinnedSpikes
 from neuromark.data.binning import jitter_samples
 from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.data.spike_stream import HeldSpikes
 from neuromark.errors import DataError
+from neuromark.networks import spike_training as shd_train
+from neuromark.networks.spike_classifiers import RSNN, SVM, SpikeModelOptions, TrainSettings
+from neuromark.networks.spike_training import SampleSplit, epoch_batches, stretch_samples
 
 DT, T_MAX = 20_000, 400_000
 

@@ -11,9 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-from neuromark.baselines.lif import SNNConfig, SpikingClassifier, mean_over_time
-from neuromark.baselines.spike_classifiers import load_checkpoint
-from neuromark.baselines.spike_training import SampleSplit, stretch_samples
 from neuromark.benchmarks.shd.spoken_digits import VALID_SPEAKERS, shipped_corpus, speaker_split
 from neuromark.config import parse_yaml
 from neuromark.data.hdf5_spikes import SpikeSamples, read_shd_file, write_shd_file
@@ -22,6 +19,9 @@ from neuromark.metrics.base import Step
 from neuromark.metrics.functional.speakers import binomial_error, speaker_accuracy
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.metrics.speakers import SpeakerAccuracy
+from neuromark.networks.lif import SNNConfig, SpikingClassifier, mean_over_time
+from neuromark.networks.spike_classifiers import load_checkpoint
+from neuromark.networks.spike_training import SampleSplit, stretch_samples
 from neuromark.tasks.base import plan_and_run
 from neuromark.tasks.classification import TASK
 from neuromark.training.checkpoints import save_checkpoint

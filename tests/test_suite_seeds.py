@@ -11,7 +11,7 @@ from neuromark.commands.run import run_and_report
 from neuromark.config import load_config
 from neuromark.errors import ConfigError
 from neuromark.report.seeds import seed_groups, seed_lines, summarise
-from neuromark.results import BenchmarkInfo, Results, Score
+from neuromark.results import BenchmarkIdentity, Results, Score
 from neuromark.suite import entry_stem, expand
 from neuromark.suite_seeds import suffixed
 
@@ -91,7 +91,7 @@ def test_a_seeded_run_writes_one_result_per_seed(tmp_path):
 
 
 def _res(id_: str, **scores) -> Results:
-    return Results(scores={k: Score(v) for k, v in scores.items()}, benchmark=BenchmarkInfo(id_))
+    return Results(scores={k: Score(v) for k, v in scores.items()}, benchmark=BenchmarkIdentity(id_))
 
 
 def test_scores_across_seeds_by_hand():

@@ -150,7 +150,7 @@ def test_fake_rapl_floor_total_and_sleep_end_to_end(tmp_path, monkeypatch):
 
 def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
     from neuromark.cli import main
-    from neuromark.results import BenchmarkInfo, Results, Score
+    from neuromark.results import BenchmarkIdentity, Results, Score
     from neuromark.system.track.submission import load_results
 
     def watts(v, unit="W"):
@@ -160,7 +160,7 @@ def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
     Results(scores={"idle_power": watts(2.0), "inference_power": watts(7.0),
                     "inference_dynamic_power": watts(5.0),
                     "inference_energy_per_inference": watts(0.07, "J")},
-            benchmark=BenchmarkInfo("old-run"),
+            benchmark=BenchmarkIdentity("old-run"),
             details={"loadgen": {"PerformanceOnly": {"scenario": "SingleStream", "validity": "VALID"}},
                      "flags": [], "power_meter": {"name": "csv", "measured": True},
                      "power": {"idle": {"t0_s": 0, "t1_s": 3, "duration_s": 3, "energy_j": 6.0,

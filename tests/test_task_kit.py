@@ -12,15 +12,15 @@ from typing import Any, Literal
 import pytest
 
 import neuromark.registry as registry
-from neuromark.config import BenchmarkSettings, StrictModel, parse_yaml
+from neuromark.config import IdentitySettings, StrictModel, parse_yaml
 from neuromark.context import RunContext
 from neuromark.devices import device_provenance
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Outcome, Unit, UnitFailed
 from neuromark.registry import Registry, RegistryContractError, task_contract, tasks
-from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
 from neuromark.tasks.base import (
-    BenchmarkTask,
+    TaskBase,
     TaskPlan,
     out_dir_of,
     plan_and_run,
@@ -34,12 +34,12 @@ from neuromark.testing.results import task_results_problems
 
 class KitSettings(StrictModel):
     task: Literal["kit"]
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     size: int = 3
     device: str = "cpu"
 
 
-class KitTask(BenchmarkTask):
+class KitTask(TaskBase):
     name = "kit"
     settings_model = KitSettings
 
@@ -102,7 +102,7 @@ def test_default_plan_checks_the_device_with_file_and_line(tmp_path):
 
 
 def test_a_task_without_settings_model_must_plan_itself(tmp_path):
-    class Bare(BenchmarkTask):
+    class Bare(TaskBase):
         name = "bare"
 
     with pytest.raises(NotImplementedError, match="settings_model"):
@@ -114,7 +114,7 @@ def test_every_task_plans_through_the_kit(name):
     """Every registered task, the kernel's classification included, uses the default plan()
     with a settings model."""
     task = tasks.get(name)
-    assert type(task).plan is BenchmarkTask.plan and task.settings_model is not None
+    assert type(task).plan is TaskBase.plan and task.settings_model is not None
 
 
 # --- ctx.run_units ---------------------------------------------------------------------------
@@ -257,7 +257,7 @@ def test_task_results_records_model_device_and_effective_config(tmp_path):
     device = ctx.device_record("cpu", "cuda")
     assert device == {**device_provenance("cpu"), "requested": "--device cpu"}
     settings = KitSettings.model_validate({"task": "kit", "benchmark": {"id": "kit-test"}})
-    res = task_results({"acc": Score(0.5, None, "", True)}, benchmark=BenchmarkInfo("kit-test"),
+    res = task_results({"acc": Score(0.5, None, "", True)}, benchmark=BenchmarkIdentity("kit-test"),
                        model=model_identity("snn", {"hidden": 8}), effective=settings,
                        device=device, seeds={"train": 0}, provenance={"extra": 1},
                        flags=["tie"], artefacts=["entry/plot.png"])
@@ -278,7 +278,7 @@ def test_task_results_records_model_device_and_effective_config(tmp_path):
 def test_task_results_keeps_a_mapping_and_a_none_device():
     effective: dict[str, Any] = {"task": "kit", "size": 3}
     details: dict[str, Any] = {"n": 1}
-    res = task_results({}, benchmark=BenchmarkInfo("kit-test"), model=None, effective=effective,
+    res = task_results({}, benchmark=BenchmarkIdentity("kit-test"), model=None, effective=effective,
                        device=None, details=details)
     assert res.config is effective and res.details is details  # kept, not copied
     assert res.provenance == {} and res.model is None
@@ -286,9 +286,9 @@ def test_task_results_keeps_a_mapping_and_a_none_device():
 
 def test_task_results_cannot_leave_out_the_contract():
     with pytest.raises(TypeError, match="model"):
-        task_results({}, benchmark=BenchmarkInfo("k"), effective={}, device=None)  # type: ignore[call-arg]
+        task_results({}, benchmark=BenchmarkIdentity("k"), effective={}, device=None)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="effective must be the effective config"):
-        task_results({}, benchmark=BenchmarkInfo("k"), model=None, effective=[1], device=None)
+        task_results({}, benchmark=BenchmarkIdentity("k"), model=None, effective=[1], device=None)
 
 
 # --- registry contracts ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Every benchmark task passes :func:`neuromark.testing.benchmark.check_benchmark`, the check
+"""Every benchmark task passes :func:`neuromark.testing.task_check.check_task`, the check
 plugin authors run on theirs (issue 46, item 3), each on its smallest config, in seconds: the
 case its family's ``cases.TASK_CASES`` declares (the kernel's tasks: ``tests/family_cases.py``;
 ``tests/test_families.py`` checks that every task has one). A second run must give the same
@@ -16,17 +16,17 @@ import numpy as np
 import pytest
 from family_cases import run_task_case, task_cases
 
-from neuromark.config import BenchmarkSettings, StrictModel, validate
+from neuromark.config import IdentitySettings, StrictModel, validate
 from neuromark.results import Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan
-from neuromark.testing import check_benchmark
+from neuromark.tasks.base import TaskBase, TaskPlan
+from neuromark.testing import check_task
 from neuromark.testing.results import ContractError, task_results_problems
 
 
 @pytest.mark.parametrize("name", sorted(task_cases()))
 def test_every_task_passes_the_check(name, tmp_path, monkeypatch):
     case = run_task_case(name, tmp_path, tmp_path / "cache", monkeypatch)
-    check = check_benchmark(name, case["config"], tmp_path, repeat=case.get("repeat", False))
+    check = check_task(name, case["config"], tmp_path, repeat=case.get("repeat", False))
     assert check.results and all(p.is_file() for p in check.files)
     assert all(p.parent == check.out_dir for p in check.files)
 
@@ -35,12 +35,12 @@ def test_every_task_passes_the_check(name, tmp_path, monkeypatch):
 
 class CoinSettings(StrictModel):
     task: str
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     flips: int = 20
     seed: int = 0
 
 
-class Coin(BenchmarkTask):
+class Coin(TaskBase):
     """A toy task whose results break one rule of the contract at a time (``breaks``)."""
 
     name = "coin"
@@ -78,7 +78,7 @@ COIN = {"task": "coin", "benchmark": {"id": "coin-heads", "version": "1.0"}}
 
 
 def test_a_task_keeping_the_contract_passes(tmp_path):
-    check = check_benchmark(Coin(), COIN, tmp_path, repeat=True)
+    check = check_task(Coin(), COIN, tmp_path, repeat=True)
     saved = json.loads(check.files[0].read_text())
     assert saved["config"]["effective"] == {**COIN, "flips": 20, "seed": 0,
                                             "benchmark": {"id": "coin-heads", "version": "1.0",
@@ -95,12 +95,12 @@ def test_a_task_keeping_the_contract_passes(tmp_path):
 ])
 def test_a_task_breaking_a_rule_is_refused_naming_it(tmp_path, breaks, said):
     with pytest.raises(ContractError) as caught:
-        check_benchmark(Coin(breaks), COIN, tmp_path, repeat=True)
+        check_task(Coin(breaks), COIN, tmp_path, repeat=True)
     assert said in str(caught.value)
 
 
 def test_a_model_score_needs_the_device_too():
-    res = Results(scores={"footprint": Score(64)}, benchmark=BenchmarkSettings(id="b").info(),
+    res = Results(scores={"footprint": Score(64)}, benchmark=IdentitySettings(id="b").info(),
                   model=model_identity("m"), config={"x": 1})
     problems = task_results_problems(res)
     assert any("no provenance.device" in p for p in problems), problems
@@ -115,9 +115,9 @@ def test_the_checks_import_without_pytest():
     import sys
 
     code = ("import sys\nimport neuromark.testing as t\n"
-            "for name in ('benchmark', 'results', 'adapter', 'sut', 'meter', 'dataset'):\n"
+            "for name in ('task_check', 'results', 'adapter', 'sut', 'meter', 'dataset'):\n"
             "    __import__('neuromark.testing.' + name)\n"
             "assert 'pytest' not in sys.modules, 'pytest imported'\nprint(sorted(t.__all__))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "check_benchmark" in out.stdout and "check_meter" in out.stdout
+    assert "check_task" in out.stdout and "check_meter" in out.stdout

@@ -147,7 +147,7 @@ def test_every_trainable_family_is_a_model_family():
 def test_classification_checkpoint_keeps_the_old_hash(tmp_path):
     """The old definition, by hand: sha256(json.dumps(recipe, sort_keys=True) + the training
     file's bytes), recipe = dataset, model (options validated), train.recipe()."""
-    from neuromark.baselines.spike_classifiers import SpikeModelOptions, TrainSettings
+    from neuromark.networks.spike_classifiers import SpikeModelOptions, TrainSettings
     from neuromark.tasks.classification import TASK
 
     make_corpus(tmp_path)

@@ -22,7 +22,7 @@ from neuromark.errors import DataError
 from neuromark.registry import datasets
 from neuromark.report.compare import compare
 from neuromark.report.runs import read_runs, run_flags
-from neuromark.results import BenchmarkInfo, Results, Score, model_identity
+from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
 from neuromark.tasks.base import TaskPlan
 
 MY_NET = '''\
@@ -198,7 +198,7 @@ def _run(root, name, acc, label="m"):
     folder = root / name
     folder.mkdir(parents=True)
     Results(scores={"classification_accuracy": Score(acc, 0.01), "MSE": Score(0.5)},
-            benchmark=BenchmarkInfo("toy-bench"), config={"task": "toy"},
+            benchmark=BenchmarkIdentity("toy-bench"), config={"task": "toy"},
             model=model_identity("rsnn", {}, None, label)).save(folder / "toy.json")
     return folder
 
@@ -259,7 +259,7 @@ def _with_plot(folder, name="toy.json", artefact=None):
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "entry").mkdir(exist_ok=True)
     (folder / "entry" / "plot.png").write_bytes(folder.name.encode())
-    res = Results(scores={"MSE": Score(0.5)}, benchmark=BenchmarkInfo("toy-bench"),
+    res = Results(scores={"MSE": Score(0.5)}, benchmark=BenchmarkIdentity("toy-bench"),
                   model=model_identity("rsnn", {}, None, folder.name))
     res.artefacts.append(str(artefact or (folder / "entry" / "plot.png").absolute()))
     return res.save(folder / name)
@@ -448,7 +448,7 @@ class _DoublesTask:
 
     def run(self, plan, ctx):
         torch.set_default_dtype(torch.float64)
-        return [Results({"MSE": Score(0.5)}, BenchmarkInfo("doubles"), config=plan.config.data)]
+        return [Results({"MSE": Score(0.5)}, BenchmarkIdentity("doubles"), config=plan.config.data)]
 
 
 def test_a_plugin_entrys_dtype_change_is_blamed_on_that_entry(rows, tmp_path, capsys,

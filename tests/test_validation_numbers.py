@@ -261,7 +261,7 @@ class _Split:
 
 
 def test_test_label_outside_the_training_classes_names_file_and_sample():
-    from neuromark.baselines.spike_classifiers import check_labels
+    from neuromark.networks.spike_classifiers import check_labels
 
     train = _Split("train.h5", [0, 1, 2, 3])
     test = _Split("test.h5", [0, 3, 65535, 1])
@@ -272,7 +272,7 @@ def test_test_label_outside_the_training_classes_names_file_and_sample():
 
 
 def test_classes_come_from_the_training_data_not_the_test_file(tmp_path):
-    from neuromark.baselines.spike_classifiers import prepare_checkpoint
+    from neuromark.networks.spike_classifiers import prepare_checkpoint
 
     class Family:
         def fit(self, *args, **kwargs):  # pragma: no cover - must not be reached
@@ -286,7 +286,7 @@ def test_classes_come_from_the_training_data_not_the_test_file(tmp_path):
 
 
 def test_empty_test_file_is_refused_before_training(tmp_path):
-    from neuromark.baselines.spike_classifiers import prepare_checkpoint
+    from neuromark.networks.spike_classifiers import prepare_checkpoint
 
     class Family:
         def fit(self, *args, **kwargs):  # pragma: no cover - must not be reached
@@ -330,7 +330,7 @@ def test_whole_float_labels_are_read_as_classes(tmp_path):
 
 
 def _bench(outputs, targets, metrics, preprocessors=()):
-    from neuromark.results import BenchmarkInfo
+    from neuromark.results import BenchmarkIdentity
     from neuromark.runner import Benchmark
 
     class Replay(nn.Module):
@@ -344,7 +344,7 @@ def _bench(outputs, targets, metrics, preprocessors=()):
 
     loader = [(torch.zeros(len(t), 1), t) for t in targets]
     return Benchmark(Replay(), loader, list(preprocessors), [], metrics, quiet=True,
-                     info=BenchmarkInfo("bench-x"))
+                     info=BenchmarkIdentity("bench-x"))
 
 
 def test_nan_regression_targets_name_the_batch():

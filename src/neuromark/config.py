@@ -22,7 +22,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from neuromark.context import default_cache_dir
 from neuromark.errors import BenchmarkVersionWarning, ConfigError
 from neuromark.executors import cpu_limit
-from neuromark.results import BenchmarkInfo, id_problem
+from neuromark.results import BenchmarkIdentity, id_problem
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -384,9 +384,9 @@ def resolve_path(value: str | Path, config: ConfigFile | None) -> Path:
     return (config.path.parent / candidate).absolute()
 
 
-class BenchmarkSettings(StrictModel):
+class IdentitySettings(StrictModel):
     """``benchmark: {id, version, parent, citation}``: one identity for every task config,
-    mapped to :class:`neuromark.results.BenchmarkInfo` by :meth:`info`."""
+    mapped to :class:`neuromark.results.BenchmarkIdentity` by :meth:`info`."""
 
     id: str
     version: str = "1.0"
@@ -407,4 +407,4 @@ class BenchmarkSettings(StrictModel):
         """The results identity; ``citation`` is the task's default when none is configured,
         ``id`` overrides the configured one (a task writing several files derives theirs)."""
 
-        return BenchmarkInfo(id or self.id, self.version, self.parent, self.citation or citation)
+        return BenchmarkIdentity(id or self.id, self.version, self.parent, self.citation or citation)

@@ -1,6 +1,6 @@
 """Benchmark identity and model identity, kept apart (as Brain-Score does).
 
-- :class:`BenchmarkInfo` names the task, the data and the metric set: the same id for every
+- :class:`BenchmarkIdentity` names the task, the data and the metric set: the same id for every
   model run on it (``spoken-digits``, ``mackey-glass-tau17``).
 - :class:`ModelIdentity` names what was run on it: the registry (or class) name, the sha256
   of its options as canonical JSON, the sha256 of its checkpoint file, and a user label.
@@ -58,7 +58,7 @@ def config_digest(data: Any) -> str:
 
 
 @dataclass
-class BenchmarkInfo:
+class BenchmarkIdentity:
     """Stable identity of a benchmark (task, data, metric set; never the model): id,
     version, parent, bibtex."""
 

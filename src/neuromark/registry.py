@@ -57,7 +57,7 @@ def task_contract(obj: Any) -> str | None:
     """A task has a ``name`` (a non-empty str), a ``placement`` (one of
     :data:`TASK_PLACEMENTS`; absent: ``unit``) and callable ``plan`` and ``run``: the one
     check of the task protocol (this registry's contract; ``neuromark.tasks.base.require_task``
-    and ``neuromark.testing.benchmark`` call it)."""
+    and ``neuromark.testing.task_check`` call it)."""
     problems = []
     name = getattr(obj, "name", None)
     if not isinstance(name, str) or not name:
@@ -77,6 +77,11 @@ def _callable(what: str) -> Callable[[Any], str | None]:
 
     contract.__doc__ = f"Callable: {what}."
     return contract
+
+
+def _callables(kind: str, what: str) -> Registry[Any]:
+    """A registry of ``kind`` whose entries must be callable (``what`` they are)."""
+    return Registry(kind, contract=_callable(what))
 
 
 def _class_with(what: str, methods: tuple[str, ...], *, classes_only: bool = False
@@ -352,8 +357,7 @@ adapters: Registry[Any] = Registry("adapters", contract=_callable("an adapter cl
 #: Data set entries (``neuromark.data.entry.DatasetEntry``): ``download(root)``,
 #: ``verify(root)`` and ``synthesize(root, **options)`` where an offline generator writes
 #: the layout; called with ``split=`` and options, they build that split.
-datasets: Registry[type] = Registry("datasets", contract=_callable(
-    "a data set entry, called with split= and options"))
+datasets: Registry[type] = _callables("datasets", "a data set entry, called with split= and options")
 solvers: Registry[Any] = Registry("solvers", contract=_class_with(
     "a solver, constructed with the config's options", ("solve",)))
 meters: Registry[Any] = Registry("meters", contract=_class_with(
@@ -361,8 +365,7 @@ meters: Registry[Any] = Registry("meters", contract=_class_with(
     ("start", "stop", "mark", "energy", "metadata")))
 #: Systems under test (``neuromark.system.suts``): factories called with the config's
 #: ``sut.options``, returning a built SUT with its sample library.
-suts: Registry[Callable[..., Any]] = Registry("suts", contract=_callable(
-    "a SUT factory, called with sut.options"))
+suts: Registry[Callable[..., Any]] = _callables("suts", "a SUT factory, called with sut.options")
 #: Energy profiles (``neuromark.metrics.functional.energy_profiles.EnergyProfile``): joules
 #: per operation for ``energy_estimate``; users add their own (or give a YAML file).
 energy_profiles: Registry[Any] = Registry("energy_profiles")
@@ -374,17 +377,16 @@ generators: Registry[Any] = Registry("generators")
 executors: Registry[Callable[..., Any]] = Registry("executors", contract=_class_with(
     "an executor class", ("run", "cpus", "info", "close")))
 #: Closed-loop environments: factories called with ``env.options``.
-environments: Registry[Callable[..., Any]] = Registry("environments", contract=_callable(
-    "an environment factory, called with env.options"))
+environments: Registry[Callable[..., Any]] = _callables(
+    "environments", "an environment factory, called with env.options")
 #: On-line learning rules of closed-loop agents.
-learning_rules: Registry[Callable[..., Any]] = Registry("learning_rules", contract=_callable(
-    "a learning rule"))
+learning_rules: Registry[Callable[..., Any]] = _callables("learning_rules", "a learning rule")
 #: CLI verbs: ``register(subparsers)`` adds a top-level ``neuromark VERB``.
-commands: Registry[Callable[..., Any]] = Registry("commands", contract=_callable(
-    "register(subparsers), adding a neuromark verb"))
+commands: Registry[Callable[..., Any]] = _callables(
+    "commands", "register(subparsers), adding a neuromark verb")
 #: ``neuromark data`` verbs: ``register(data_subparsers)`` adds ``neuromark data VERB``.
-data_commands: Registry[Callable[..., Any]] = Registry("data_commands", contract=_callable(
-    "register(data_subparsers), adding a neuromark data verb"))
+data_commands: Registry[Callable[..., Any]] = _callables(
+    "data_commands", "register(data_subparsers), adding a neuromark data verb")
 #: Submission-checker rules, by the ``task`` of the results they check: ``neuromark check``
 #: (``neuromark.system.checker``) calls ``check(audit, file, data, official_seeds)`` once per
 #: results file of that task in the submission folder, after the system-track rules:
@@ -393,12 +395,12 @@ data_commands: Registry[Callable[..., Any]] = Registry("data_commands", contract
 #: ``official_seeds`` the submission profile's (True when it has none). A value of a type the
 #: rule did not expect (TypeError, KeyError, ...) ends that file's audit with one
 #: ``layout/schema`` finding.
-checker_rules: Registry[Callable[..., Any]] = Registry("checker_rules", contract=_callable(
-    "check(audit, file, data, official_seeds)"))
+checker_rules: Registry[Callable[..., Any]] = _callables(
+    "checker_rules", "check(audit, file, data, official_seeds)")
 #: Encoder (front-end) cost formulas: functions returning a
 #: ``neuromark.processors.encoder_cost.EncoderCost`` for a family's input encoding.
-encoder_costs: Registry[Callable[..., Any]] = Registry("encoder_costs", contract=_callable(
-    "a cost formula returning an EncoderCost"))
+encoder_costs: Registry[Callable[..., Any]] = _callables(
+    "encoder_costs", "a cost formula returning an EncoderCost")
 
 #: Every registry by its kind (the keys a family's MANIFEST may use).
 REGISTRIES: dict[str, Registry[Any]] = {reg.kind: reg for reg in (
@@ -464,10 +466,10 @@ tasks.register_many({
 })
 models.register_many({
     # spike classifiers shared by every spike-data family (the SHD paper's baselines)
-    "snn": "neuromark.baselines.spike_classifiers:SNN",
-    "rsnn": "neuromark.baselines.spike_classifiers:RSNN",
-    "lstm": "neuromark.baselines.spike_classifiers:LSTM",
-    "svm": "neuromark.baselines.spike_classifiers:SVM",
+    "snn": "neuromark.networks.spike_classifiers:SNN",
+    "rsnn": "neuromark.networks.spike_classifiers:RSNN",
+    "lstm": "neuromark.networks.spike_classifiers:LSTM",
+    "svm": "neuromark.networks.spike_classifiers:SVM",
     "nir": "neuromark.models.nir_model:nir_model",
     "python": "neuromark.models.python_model:PYTHON_MODEL",  # your own file: runs your code
 })
@@ -478,4 +480,4 @@ suts.register_many({
     "sleep": "neuromark.system.suts.sleep:sleep",
     "xylo": "neuromark.system.chips.xylo_sut:xylo",
 })
-generators.register("events", "neuromark.synth.events")
+generators.register("camera_events", "neuromark.synth.camera_events")

@@ -6,7 +6,7 @@ object:
 
 - ``schema_version``: "1.3".
 - ``benchmark``: ``{"id": "<task/data/metric set>", "version", "parent", "citation"}``: the
-  same for every model run on it (:class:`~neuromark.identity.BenchmarkInfo`).
+  same for every model run on it (:class:`~neuromark.identity.BenchmarkIdentity`).
 - ``model`` (new in 1.2): ``{"name", "options_digest", "checkpoint_sha256", "label"}``
   and, where the model was read in a way that departs from the plain path, ``notes``
   (:class:`~neuromark.identity.ModelIdentity`), or null where a run names no model. Files
@@ -65,7 +65,7 @@ from typing import Any
 from neuromark.errors import DataError
 from neuromark.identity import (  # noqa: F401 - re-exported
     ID_PATTERN,
-    BenchmarkInfo,
+    BenchmarkIdentity,
     ModelIdentity,
     config_digest,
     derive_model_identity,
@@ -269,7 +269,7 @@ class Results(Mapping[str, Any]):
     """
 
     scores: dict[str, Score]
-    benchmark: BenchmarkInfo = field(default_factory=lambda: BenchmarkInfo("custom"))
+    benchmark: BenchmarkIdentity = field(default_factory=lambda: BenchmarkIdentity("custom"))
     config: dict[str, Any] = field(default_factory=dict)
     seeds: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
@@ -349,7 +349,7 @@ class Results(Mapping[str, Any]):
                 f"saving {Path(path).name}: results of benchmark {CUSTOM_BENCHMARK!r} (no "
                 "benchmark identity) join no shipped baseline's leaderboard table; run the "
                 "model with Benchmark.from_config(CONFIG, model=net, label=...) to take a "
-                "config's benchmark, or give Benchmark(..., info=BenchmarkInfo(id, version))",
+                "config's benchmark, or give Benchmark(..., info=BenchmarkIdentity(id, version))",
                 CustomBenchmarkWarning, stacklevel=2)
         sidecar: dict[str, Any] = {}
         data = self.to_json(sidecar)
@@ -419,7 +419,7 @@ class Results(Mapping[str, Any]):
             and "effective" in config
         results = cls(
             scores={k: Score.from_json(v, arrays) for k, v in data["scores"].items()},
-            benchmark=BenchmarkInfo(bench["id"], bench.get("version", "1.0"),
+            benchmark=BenchmarkIdentity(bench["id"], bench.get("version", "1.0"),
                                     bench.get("parent"), bench.get("citation", "")),
             config=config.get("effective", {}) if split else config,
             requested=config.get("requested", {}) if split else config,

@@ -37,7 +37,7 @@ from neuromark.models.untrained import untrained_flag
 from neuromark.registry import tasks
 from neuromark.results import (
     CUSTOM_BENCHMARK,
-    BenchmarkInfo,
+    BenchmarkIdentity,
     ModelIdentity,
     Results,
     Score,
@@ -125,7 +125,7 @@ class ConfiguredBenchmark:
         self.task, self.plan, self.ctx = task, plan, ctx
 
     @property
-    def info(self) -> BenchmarkInfo:
+    def info(self) -> BenchmarkIdentity:
         """The benchmark's identity (the config's ``benchmark`` block)."""
         return self.plan.settings.benchmark.info()
 
@@ -147,7 +147,7 @@ class Benchmark:
         metrics: static and workload metric instances.
         quiet: no progress bar (a bar is shown only on a terminal anyway).
         info: the benchmark's identity for the results file (task, data, metric set; the
-            same for every model run on it). None: ``BenchmarkInfo("custom")``.
+            same for every model run on it). None: ``BenchmarkIdentity("custom")``.
         identity: the model's identity for the results file
             (:func:`neuromark.results.model_identity` builds one from a name, options and
             checkpoint). None: named by the model's class name, options and checkpoint
@@ -174,7 +174,7 @@ class Benchmark:
                  preprocessors: Sequence[Preprocessor] = (),
                  postprocessors: Sequence[Postprocessor] = (),
                  metrics: Sequence[StaticMetric | WorkloadMetric] = (), *,
-                 quiet: bool = False, info: BenchmarkInfo | None = None,
+                 quiet: bool = False, info: BenchmarkIdentity | None = None,
                  identity: ModelIdentity | None = None, model_label: str | None = None,
                  reset: ResetRule = "batch", device: Any = None,
                  device_requested: str | None = None, counting_path: str | None = None,
@@ -192,7 +192,7 @@ class Benchmark:
                 raise TypeError(f"{metric!r} is not a neuromark metric instance "
                                 "(StaticMetric or WorkloadMetric)")
         self.quiet = quiet
-        self.info = info or BenchmarkInfo(CUSTOM_BENCHMARK)
+        self.info = info or BenchmarkIdentity(CUSTOM_BENCHMARK)
         self.identity = identity_for(self.adapter, identity, model_label)
         self.device = None if device is None else torch.device(device)
         self.device_requested = device_requested

@@ -2,7 +2,7 @@
 
 Pure functions on flat arrays (all samples at once, vectorised with ``np.bincount``) and on
 :class:`~neuromark.data.hdf5_spikes.SpikeSamples`. They live in ``data`` because readers
-need them; :mod:`neuromark.processors.events` wraps them in frozen dataclasses, as tonic's
+need them; :mod:`neuromark.processors.spike_transforms` wraps them in frozen dataclasses, as tonic's
 transforms do.
 
 Binning convention (explicit, no spike dropped): with window ``dt_us`` and maximum time
@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neuromark.data.events import seconds_to_us
+from neuromark.data.event_dtypes import seconds_to_us
 from neuromark.data.hdf5_spikes import SpikeSamples, sample_index
 from neuromark.errors import ConfigError, DataError
 
@@ -65,7 +65,7 @@ def bin_flat(t_us: np.ndarray, units: np.ndarray, offsets: np.ndarray, *, dt_us:
     Args:
         t_us: (S,) int64 spike times in microseconds, all samples concatenated (or float
             seconds when ``seconds`` is True; converted chunk by chunk with
-            :func:`~neuromark.data.events.seconds_to_us`, which saves memory).
+            :func:`~neuromark.data.event_dtypes.seconds_to_us`, which saves memory).
         units: (S,) channel indices.
         offsets: (N+1,) sample boundaries into ``t_us``/``units``.
         dt_us, t_max_us: bin width and maximum time in microseconds (see module docstring).

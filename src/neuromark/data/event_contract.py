@@ -25,7 +25,6 @@ every run of events but the longest one that no gap above the limit interrupts.
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 import numpy as np
 
@@ -36,7 +35,6 @@ MAX_TIME_US = 2 ** 53
 #: The largest gap between consecutive events accepted (µs): one Gen4 recording's length.
 MAX_GAP_US = 60_000_000
 ON_INVALID = ("error", "drop")
-OnInvalid = Literal["error", "drop"]
 _CHUNK = 1 << 22
 
 

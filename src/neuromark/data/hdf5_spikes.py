@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from neuromark.data.events import make_events
+from neuromark.data.event_dtypes import make_spike_events
 from neuromark.data.hdf5_write import SHD_CHANNELS, write_shd_file
 from neuromark.errors import DataError
 
@@ -82,8 +82,8 @@ class SpikeSamples:
         return self.times[start:stop], self.units[start:stop]
 
     def events(self, index: int) -> np.ndarray:
-        """Sample ``index`` as an :data:`~neuromark.data.events.EVENT_DTYPE` array (t in µs)."""
-        return make_events(*self.spikes(index))
+        """Sample ``index`` as an :data:`~neuromark.data.event_dtypes.SPIKE_EVENT_DTYPE` array (t in µs)."""
+        return make_spike_events(*self.spikes(index))
 
     def counts(self) -> np.ndarray:
         """(N,) number of spikes per sample."""

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from neuromark.data.event_contract import check_boxes, check_dat, check_events
-from neuromark.data.events import CAMERA_EVENT_DTYPE
+from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
 from neuromark.data.prophesee_raw import RawHeader, raw_sensor_size, read_raw_header
 from neuromark.errors import DataError
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from neuromark._numba import numba
 from neuromark.data.binning import check_binning, jitter_units, n_bins
-from neuromark.data.events import seconds_to_us
+from neuromark.data.event_dtypes import seconds_to_us
 from neuromark.data.hdf5_spikes import CHUNK_SAMPLES, SpikeHeader, iter_spike_chunks, sample_index
 from neuromark.errors import ConfigError, DataError
 
@@ -49,7 +49,7 @@ _OK, _BAD_TIME, _BAD_UNIT, _LATE = 0, 1, 2, 3
 @lru_cache(maxsize=1)
 def float16_us_table() -> np.ndarray:
     """(65536,) int64: microseconds of every float16 bit pattern, floored as
-    :func:`~neuromark.data.events.seconds_to_us` does (non-finite patterns: int64 min)."""
+    :func:`~neuromark.data.event_dtypes.seconds_to_us` does (non-finite patterns: int64 min)."""
     values = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
     finite = np.isfinite(values)
     table = np.full(values.shape, _NOT_FINITE, dtype=np.int64)

@@ -4,7 +4,7 @@ data's time), a static metric NeuroBench requires of every algorithm-track submi
 250 Hz for 4-ms primate-reaching bins, 20 Hz for 50-ms event-camera frames).
 
 It is attached to every result of every algorithm-track task in one place
-(:meth:`neuromark.tasks.base.BenchmarkTask.run` calls :func:`attach`), so a task reports it
+(:meth:`neuromark.tasks.base.TaskBase.run` calls :func:`attach`), so a task reports it
 without code of its own. The rate comes, first found:
 
 1. from the task itself: a score ``model_execution_rate`` it already set (Mackey-Glass's

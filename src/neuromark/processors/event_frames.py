@@ -23,7 +23,7 @@ from typing import Literal
 import numba
 import numpy as np
 
-from neuromark.data.events import CAMERA_EVENT_DTYPE
+from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
 
 #: Channels of each preprocessing.
 CHANNELS = {"histo": 2, "multi_channel_timesurface": 6}
@@ -70,7 +70,7 @@ class EventTensor:
     """Events -> ``(num_tbins, C, height, width)``; see the module docstring.
 
     Example:
-        >>> from neuromark.data.events import make_camera_events
+        >>> from neuromark.data.event_dtypes import make_camera_events
         >>> ev = make_camera_events([0, 10_000, 30_000], [0, 2, 2], [0, 0, 0], [1, 1, 0])
         >>> tensor = EventTensor("multi_channel_timesurface", delta_t_us=50_000, num_tbins=1,
         ...                      height=1, width=2, downsample=1)

@@ -1,7 +1,7 @@
 """Offline simulators that several benchmark families' generators share (run by
 maintainers and by a data set's ``synthesize`` option, never inside a benchmark's timing):
 
-- :mod:`neuromark.synth.events`: an event camera from per-pixel log-intensity thresholds
+- :mod:`neuromark.synth.camera_events`: an event camera from per-pixel log-intensity thresholds
   (DVS Gesture and Gen4 detection write their layouts with it).
 - :mod:`neuromark.synth.speech`: speech from espeak-ng, its silence trimmed (the spoken-digit
   corpus and the keyword corpora are spoken with it).

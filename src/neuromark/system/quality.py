@@ -37,8 +37,6 @@ from neuromark.config import StrictModel
 
 #: MLPerf Inference's quality target (fraction of the reference model's figure).
 MLPERF_TARGET = 0.99
-#: MLPerf's high-accuracy tier ("99.9% of FP32").
-HIGH_ACCURACY_TARGET = 0.999
 #: ``reference: float_model``: the SUT's float reference model (``BuiltSUT.reference``) is
 #: run on the same samples, untimed, and scored with the same metric.
 FLOAT_MODEL = "float_model"

@@ -17,18 +17,18 @@ A task is a registry entry (``tasks``) with:
   :class:`~neuromark.training.checkpoints.Prepared` (``neuromark train CONFIG``); a task
   without one says why in ``train_note``.
 
-:class:`BenchmarkTask` is the base the built-in tasks share: subclasses set
-:attr:`BenchmarkTask.settings_model` and implement :meth:`BenchmarkTask.check` and
-:meth:`BenchmarkTask.execute`. :func:`require_task` is where a registered object meets the
+:class:`TaskBase` is the base the built-in tasks share: subclasses set
+:attr:`TaskBase.settings_model` and implement :meth:`TaskBase.check` and
+:meth:`TaskBase.execute`. :func:`require_task` is where a registered object meets the
 protocol: one without ``plan`` or ``run`` is refused, naming the task and what it lacks
 (the one check, :func:`neuromark.registry.task_contract`). :func:`plan_and_run` plans and
 runs one config outside the suite (scripts, tests).
 
 The task kit (issue 46), so that a task writes only what is its own:
 
-- **default plan.** Set :attr:`BenchmarkTask.settings_model` (the config's pydantic model;
+- **default plan.** Set :attr:`TaskBase.settings_model` (the config's pydantic model;
   an unknown key, an old spelling included, is a ``file:line`` error naming the allowed
-  keys) and override :meth:`BenchmarkTask.check` for the task's own checks. ``plan()``
+  keys) and override :meth:`TaskBase.check` for the task's own checks. ``plan()``
   validates, checks the settings' ``device`` and returns ``TaskPlan(config, settings,
   parts=check(...))``, whose ``plan.NAME`` reads a part, else a setting;
 - **units.** ``ctx.run_units(units, aggregate=None, desc=None, unit="unit")``
@@ -42,7 +42,7 @@ The task kit (issue 46), so that a task writes only what is its own:
 
 A minimal task::
 
-    class Doubling(BenchmarkTask):
+    class Doubling(TaskBase):
         name = "doubling"
         settings_model = DoublingConfig          # a StrictModel with task, benchmark, device
 
@@ -68,7 +68,7 @@ from neuromark.config import validate as validate_settings
 from neuromark.context import NO_OUT_DIR, RunContext
 from neuromark.metrics.execution_rate import attach
 from neuromark.registry import TASK_PLACEMENTS, RegistryContractError, task_contract
-from neuromark.results import BenchmarkInfo, ModelIdentity, Results, Score
+from neuromark.results import BenchmarkIdentity, ModelIdentity, Results, Score
 
 #: Where a task runs under a distributed executor (see the module docstring).
 PLACEMENTS = TASK_PLACEMENTS
@@ -106,7 +106,7 @@ def require_task(task: Any) -> Task:
 class TaskPlan:
     """A validated config: the file, its typed settings and what validation built.
 
-    ``plan.NAME`` reads ``parts[NAME]`` (what :meth:`BenchmarkTask.check` built, e.g. the
+    ``plan.NAME`` reads ``parts[NAME]`` (what :meth:`TaskBase.check` built, e.g. the
     resolved torch device), else the settings' ``NAME`` (``plan.benchmark``)."""
 
     config: ConfigFile
@@ -130,7 +130,7 @@ def plan_config(plan: Any) -> ConfigFile:
     return config
 
 
-class BenchmarkTask:
+class TaskBase:
     """Base of the built-in tasks: the default :meth:`plan` (``settings_model`` +
     :meth:`check`) and :meth:`run` (:meth:`execute`, then the execution rate)."""
 
@@ -207,7 +207,7 @@ def plan_and_run(task: Task, config: ConfigFile, out_dir: str | Path | None = No
     return require_task(task).run(task.plan(config, ctx), ctx)
 
 
-def task_results(scores: dict[str, Score], *, benchmark: BenchmarkInfo,
+def task_results(scores: dict[str, Score], *, benchmark: BenchmarkIdentity,
                  model: ModelIdentity | None, effective: Any, device: Mapping[str, Any] | None,
                  seeds: dict[str, Any] | None = None, details: dict[str, Any] | None = None,
                  provenance: Mapping[str, Any] | None = None, flags: Sequence[str] = (),

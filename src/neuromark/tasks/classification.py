@@ -55,7 +55,7 @@ from pydantic import Field, model_validator
 
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, build_component, check_options, entry_parameters
-from neuromark.config import BenchmarkSettings, ConfigFile, StrictModel, resolve_path, validate
+from neuromark.config import ConfigFile, IdentitySettings, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
@@ -70,7 +70,7 @@ from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
 from neuromark.results import Results, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
+from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.checkpoints import Prepared
 from neuromark.training.family import family_for, training_device
@@ -145,7 +145,7 @@ class EvalSettings(StrictModel):
 class ClassificationConfig(StrictModel):
     task: Literal["classification"]
     description: str = ""
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     dataset: ComponentSpec
     model: ModelSpec
     train: Any = None  # validated by the model family's recipe
@@ -165,7 +165,7 @@ PLAN_PARTS = ("dataset_options", "device", "test", "family", "model_options", "t
               "checkpoint", "metric_names", "train_split", "given")
 
 
-class ClassificationTask(BenchmarkTask):
+class ClassificationTask(TaskBase):
     """Classification of any registered data set by any registered or checkpointed model."""
 
     name = "classification"
@@ -380,7 +380,7 @@ class ClassificationTask(BenchmarkTask):
         """Train a model family's checkpoint unless one of the same recipe is cached
         (:mod:`neuromark.training.checkpoints`); returns its
         :class:`~neuromark.training.checkpoints.Prepared`."""
-        from neuromark.baselines.spike_classifiers import prepare_checkpoint
+        from neuromark.networks.spike_classifiers import prepare_checkpoint
 
         settings, spec = plan.settings, plan.settings.model
         data = {"train": self._train_split(plan), "test": plan.test if test is None else test}
@@ -402,7 +402,7 @@ class ClassificationTask(BenchmarkTask):
                                                        prepared.meta)
         checkpoint = plan.checkpoint  # resolved once, by check()
         if spec.name is None:
-            from neuromark.baselines.spike_classifiers import load_checkpoint
+            from neuromark.networks.spike_classifiers import load_checkpoint
 
             assert checkpoint is not None
             model, meta = load_checkpoint(checkpoint)

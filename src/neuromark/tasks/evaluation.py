@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuromark.context import RunContext
-from neuromark.results import BenchmarkInfo, Results
+from neuromark.results import BenchmarkIdentity, Results
 
 
 def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence[Any], *,
              preprocessors: Sequence[Any] = (), postprocessors: Sequence[Any] = (),
-             info: BenchmarkInfo | None = None, device: Any = None,
+             info: BenchmarkIdentity | None = None, device: Any = None,
              device_requested: str | None = None, coverage: str | None = None,
              reset: str = "batch", quiet: bool | None = None,
              config: dict[str, Any] | None = None, seeds: dict[str, Any] | None = None,

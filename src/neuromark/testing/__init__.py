@@ -3,7 +3,7 @@
 Like tonic's ``DatasetTestCase`` and torchmetrics' ``MetricTester``, these give a
 contributor the same tests the built-ins pass, one module per kind of component:
 
-- :mod:`neuromark.testing.benchmark`: :func:`check_benchmark` (a task on a small config:
+- :mod:`neuromark.testing.task_check`: :func:`check_task` (a task on a small config:
   protocol, plan, run, the results contract, the round trip through the results file,
   artefacts, determinism);
 - :mod:`neuromark.testing.results`: the results contract itself
@@ -21,14 +21,14 @@ contributor the same tests the built-ins pass, one module per kind of component:
 Every check raises :class:`~neuromark.testing.results.ContractError` (an
 ``AssertionError``) listing what is wrong; none needs pytest. The check functions are
 named from this package too (docs/extending.md: ``from neuromark.testing import
-check_benchmark``), loaded on first use: importing the package imports none of them.
+check_task``), loaded on first use: importing the package imports none of them.
 
 Example (a plugin's test file)::
 
-    from neuromark.testing import check_benchmark
+    from neuromark.testing import check_task
 
     def test_my_task(tmp_path):
-        check_benchmark("my_task", "tests/configs/my_task_tiny.yaml", tmp_path)
+        check_task("my_task", "tests/configs/my_task_tiny.yaml", tmp_path)
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from neuromark._lazy import lazy_attributes
 _LAZY = {
     "check_task_results": "neuromark.testing.results",
     "check_written_results": "neuromark.testing.results",
-    "check_benchmark": "neuromark.testing.benchmark",
+    "check_task": "neuromark.testing.task_check",
     "check_adapter": "neuromark.testing.adapter",
     "check_sut": "neuromark.testing.sut",
     "check_meter": "neuromark.testing.meter",

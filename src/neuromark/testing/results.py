@@ -23,7 +23,7 @@ How a plugin author uses it in their own test (pytest, or any runner)::
         res = my_task.run(plan, ctx)[0]
         check_task_results(res, config=plan.config, settings=plan.settings)
 
-Usually :func:`neuromark.testing.benchmark.check_benchmark` calls these for you.
+Usually :func:`neuromark.testing.task_check.check_task` calls these for you.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def task_results_problems(results: Any, *, config: Any = None, settings: Any = N
         problems.append(f"benchmark.id: {why}")
     elif bench.id == CUSTOM_BENCHMARK:
         problems.append("benchmark.id is 'custom' (no benchmark identity): take it from the "
-                        "config's benchmark: block, BenchmarkSettings.info()")
+                        "config's benchmark: block, IdentitySettings.info()")
     if not isinstance(getattr(bench, "version", None), str) or not bench.version:
         problems.append(f"benchmark.version is {getattr(bench, 'version', None)!r}, not a "
                         f"non-empty string")

@@ -12,10 +12,6 @@ References: Weiss, "WISDM Smartphone and Smartwatch Activity and Biometrics Data
 MANIFEST = {
     "datasets": {"wisdm": ".wisdm:WISDM"},
     "generators": {"wisdm": ".generator"},
-    "models": {
-        "nehar_scnn": ".models:NEHAR_SCNN",
-        "nehar_ffsnn": ".models:NEHAR_FFSNN",
-        "nehar_ann": ".models:NEHAR_ANN",
-        "window_stats": ".models:WINDOW_STATS",
-    },
+    "models": {"nehar_scnn": ".models:NEHAR_SCNN", "nehar_ffsnn": ".models:NEHAR_FFSNN",
+               "nehar_ann": ".models:NEHAR_ANN", "window_stats": ".models:WINDOW_STATS"},
 }

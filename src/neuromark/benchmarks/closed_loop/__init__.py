@@ -14,11 +14,8 @@ The task that runs them is :mod:`neuromark.benchmarks.closed_loop.task`.
 #: What this family adds to the registries (lazy; relative to this package).
 MANIFEST = {
     "tasks": {"closed_loop": ".task:TASK"},
-    "models": {
-        "loop_ann": ".families:LOOP_ANN",
-        "loop_snn": ".families:LOOP_SNN",
-        "loop_wiener": ".families:LOOP_WIENER",
-    },
+    "models": {"loop_ann": ".families:LOOP_ANN", "loop_snn": ".families:LOOP_SNN",
+               "loop_wiener": ".families:LOOP_WIENER"},
     "environments": {"ops": ".ops:ops", "gymnasium": ".gym_env:gymnasium_env"},
     "learning_rules": {"delta": ".plasticity:delta"},
 }

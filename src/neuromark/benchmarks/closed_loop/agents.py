@@ -8,10 +8,10 @@ DAgger on the training seeds' episodes (:mod:`.train`).
   -> ReLU -> A`` (96 -> 16 -> 32 -> 2 for OPS), memoryless; Adam on MSE (a Discrete
   action space: cross-entropy).
 - ``loop_snn``: ``obs -> hidden`` current-based LIF neurons (fast-sigmoid surrogate
-  gradient, :mod:`neuromark.baselines.lif`) ``-> A`` leaky integrators; BPTT on
+  gradient, :mod:`neuromark.networks.lif`) ``-> A`` leaky integrators; BPTT on
   ``chunk``-step windows of the episodes. ``input_range`` (minima, maxima) scales
   observations to [-1, 1] first (default: none).
-- ``loop_wiener``: the Wiener filter of :mod:`neuromark.baselines.ridge_decoder` (ridge
+- ``loop_wiener``: the Wiener filter of :mod:`neuromark.networks.ridge_decoder` (ridge
   regression on ``lags`` causal windows of ``width`` steps; primate reaching's
   ``ridge_decoder`` too), closed form: the classical reference.
 """
@@ -25,11 +25,11 @@ import torch
 from pydantic import Field
 from torch import Tensor, nn
 
-from neuromark.baselines.lif import LeakyReadout, LIFNeuron
-from neuromark.baselines.ridge_decoder import RidgeDecoder, RidgeOptions, TrainData, fit_ridge
 from neuromark.benchmarks.closed_loop.env import TrainingEpisodes
 from neuromark.benchmarks.closed_loop.train import Rollouts, dagger
 from neuromark.config import Seed, StrictModel
+from neuromark.networks.lif import LeakyReadout, LIFNeuron
+from neuromark.networks.ridge_decoder import RidgeDecoder, RidgeOptions, TrainData, fit_ridge
 
 
 class DaggerOptions(StrictModel):

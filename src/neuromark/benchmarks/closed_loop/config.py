@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr, model_validator
 
 from neuromark.components import resolve_entry
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
+from neuromark.config import ConfigFile, IdentitySettings, Seed, StrictModel, resolve_path, validate
 from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, MissingExtraError
 from neuromark.metrics.names import MetricEntry
@@ -81,7 +81,7 @@ class LearningSpec(StrictModel):
 class ClosedLoopConfig(StrictModel):
     task: Literal["closed_loop"]
     description: str = ""
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     env: EnvSpec
     agent: AgentSpec
     episodes: EpisodeSettings = EpisodeSettings()

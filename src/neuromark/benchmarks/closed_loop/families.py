@@ -13,7 +13,6 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from neuromark.baselines.ridge_decoder import RidgeDecoder
 from neuromark.benchmarks.closed_loop.agents import (
     LoopANN,
     LoopANNOptions,
@@ -25,6 +24,7 @@ from neuromark.benchmarks.closed_loop.agents import (
     fit_wiener,
 )
 from neuromark.benchmarks.closed_loop.env import TrainingEpisodes
+from neuromark.networks.ridge_decoder import RidgeDecoder
 from neuromark.training.checkpoints import read_checkpoint, restore_network
 from neuromark.training.family import TrainedModule
 

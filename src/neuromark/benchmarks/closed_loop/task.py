@@ -47,7 +47,7 @@ from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
+from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 from neuromark.training.checkpoints import prepare, recipe_hash
 from neuromark.training.family import family_for
 
@@ -62,7 +62,7 @@ METRICS = {"spiking": ["footprint", "connection_sparsity", "activation_sparsity"
 PER_EPISODE = ("synaptic_operations", "membrane_updates", "neuron_operations")
 
 
-class ClosedLoopTask(BenchmarkTask):
+class ClosedLoopTask(TaskBase):
     """The ``closed_loop`` task (see the module docstring)."""
 
     name = "closed_loop"
@@ -72,7 +72,7 @@ class ClosedLoopTask(BenchmarkTask):
 
     def check(self, cfg: ClosedLoopConfig, config: ConfigFile, ctx: RunContext) -> dict[str, Any]:
         env, env_options = build_env(cfg, config)
-        cfg._control_step_s = float(env.dt)  # the execution rate (BenchmarkTask.run): 1 / dt
+        cfg._control_step_s = float(env.dt)  # the execution rate (TaskBase.run): 1 / dt
         check_settings(cfg, env, config)
         check_work(cfg, env, config, ctx.allow_long)
         parts: dict[str, Any] = {"env_options": env_options, "dt": env.dt,

@@ -5,7 +5,7 @@ CVPR 2017; tonic 1.7.0's preprocessed layout; NeuroBench's example network.
 
 - :mod:`.reader`: the published (tonic) layout and the frames NeuroBench's example feeds;
   :mod:`.generator` writes that layout offline from our event-camera simulator
-  (:mod:`neuromark.synth.events`).
+  (:mod:`neuromark.synth.camera_events`).
 - :mod:`.transforms`: tonic's ``Denoise``, ``Downsample`` and ``ToFrame`` kernels, compiled;
   :mod:`.encoder_cost`: the frames' front-end cost (``dvs_frames``).
 - :mod:`.model`: the convolutional SNN baseline and its training recipe.

@@ -15,7 +15,7 @@ def write_gestures(root: Path) -> None:
     import numpy as np
 
     from neuromark.benchmarks.dvs_gesture.reader import write_sample
-    from neuromark.data.events import make_camera_events
+    from neuromark.data.event_dtypes import make_camera_events
 
     rng = np.random.default_rng(5)
     for folder, labels in (("ibmGestureTrain/user01_natural", (0, 1)),

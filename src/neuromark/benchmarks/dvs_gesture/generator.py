@@ -1,6 +1,6 @@
 """An offline 11-class DVS-Gesture surrogate: hands (bright discs on arms) tracing the
 gestures' trajectories in front of a static body, rendered at 128x128 through the event
-simulator of :mod:`neuromark.synth.events` and written in tonic's preprocessed layout
+simulator of :mod:`neuromark.synth.camera_events` and written in tonic's preprocessed layout
 (``ibmGesture{Train,Test}/user<NN>_<lighting>/<label>.npy``, (N, 4) x, y, p, t[ms]).
 
 Classes (DVS Gesture's order): 0 clap (hands meet and part), 1/2 right/left hand wave,
@@ -27,7 +27,7 @@ from neuromark.benchmarks.dvs_gesture.reader import (
     GestureSurrogate,
     write_sample,
 )
-from neuromark.synth.events import SensorModel, simulate
+from neuromark.synth.camera_events import SensorModel, simulate
 
 SIZE = 128
 LIGHTING = ("natural", "led", "fluorescent")

@@ -28,11 +28,11 @@ from pydantic import Field
 from torch import nn
 
 from neuromark._threads import torch_threads
-from neuromark.baselines.spike_classifiers import TrainSettings
 from neuromark.benchmarks.dvs_gesture.reader import CITATION
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
 from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.networks.spike_classifiers import TrainSettings
 from neuromark.training.checkpoints import read_checkpoint, restore_network
 
 #: The ``kind`` of this family's checkpoints.

@@ -6,7 +6,7 @@ user<NN>_<lighting>/<label>.npy``; each file an unstructured ``(N, 4)`` array of
 ``x, y, p, t`` with ``t`` in **milliseconds** (tonic multiplies by 1000 on load). The label is
 the file stem (0-10). Samples are in sorted order (folder, then label), unlike tonic, whose
 file order within a folder is ``os.walk``'s. Events come as
-:data:`~neuromark.data.events.CAMERA_EVENT_DTYPE` (t µs).
+:data:`~neuromark.data.event_dtypes.CAMERA_EVENT_DTYPE` (t µs).
 
 :class:`DVSGesture` yields ``(frames, label)``: ``Denoise(10 ms)``, ``Downsample(0.25)``,
 ``ToFrame((32, 32, 2), n_time_bins)`` as float32 ``(n_time_bins, 2, 32, 32)`` (kernels in
@@ -35,7 +35,7 @@ from neuromark.config import Seed, StrictModel
 from neuromark.data.download import fetch
 from neuromark.data.entry import Entry, synthesize_into
 from neuromark.data.event_contract import check_events
-from neuromark.data.events import CAMERA_EVENT_DTYPE
+from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
 from neuromark.errors import DataError
 from neuromark.registry import generators
 

@@ -25,10 +25,10 @@ import numpy as np
 from pydantic import Field
 from torch import nn
 
-from neuromark.baselines.lif import ReadoutStack
-from neuromark.baselines.series_family import SeriesFamily, SeriesTrain
 from neuromark.benchmarks.eeg_mi.reader import CITATION
 from neuromark.config import StrictModel
+from neuromark.networks.lif import ReadoutStack
+from neuromark.networks.series_family import SeriesFamily, SeriesTrain
 from neuromark.training.recipe import BatchSize, Epochs, LearningRate
 
 

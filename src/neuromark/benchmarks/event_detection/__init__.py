@@ -5,7 +5,7 @@ References: Perot et al., "Learning to detect objects with a 1 megapixel event c
 NeurIPS 2020; Prophesee's file formats (shared readers in :mod:`neuromark.data.prophesee`).
 
 - :mod:`.gen4`: the Gen4 layout (``.dat`` events with ``_bbox.npy`` labels), its entry and
-  offline generator (:mod:`neuromark.synth.events`).
+  offline generator (:mod:`neuromark.synth.camera_events`).
 - :mod:`.boxes`: the label pipeline (clip, 3 classes, box filter, 0.5-s skip, per-bin ground
   truth); :mod:`.stream`: sequential streaming of event files into event tensors.
 - :mod:`.encoder_cost`: the event tensor's front-end cost (``event_tensor``).

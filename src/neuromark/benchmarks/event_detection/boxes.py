@@ -22,8 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: The 7 classes of the Gen4 (1 Mpx) labels.
-GEN4_CLASSES = ("pedestrian", "two wheeler", "car", "truck", "bus", "traffic sign", "traffic light")
 #: The 3 classes NeuroBench evaluates, and the raw ids that map to them (others removed).
 DETECTION_CLASSES = ("pedestrian", "two wheeler", "car")
 GEN4_TO_DETECTION = {0: 0, 1: 1, 2: 2}

@@ -30,7 +30,7 @@ def write_gen4(root: Path) -> None:
     labelled box at 50 ms."""
     import numpy as np
 
-    from neuromark.data.events import make_camera_events
+    from neuromark.data.event_dtypes import make_camera_events
     from neuromark.data.prophesee import make_boxes, write_boxes, write_dat
 
     rng = np.random.default_rng(7)

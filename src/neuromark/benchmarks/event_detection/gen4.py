@@ -141,7 +141,7 @@ _SCENE_FILE = re.compile(r"(train|val|test)/scene_\d+_[a-z]+_\d+_(td\.dat|bbox\.
 class Gen4Entry(Entry):
     """Entry of the detection data: Gen4's layout (``<split>/<stem>_td.dat`` and
     ``<stem>_bbox.npy``) at ``root``, any sensor size the ``.dat`` headers declare; with
-    ``synthesize``, the offline driving scenes of :mod:`neuromark.synth.events`."""
+    ``synthesize``, the offline driving scenes of :mod:`neuromark.synth.camera_events`."""
 
     name = "gen4"
     citation = CITATION
@@ -177,7 +177,7 @@ class Gen4Entry(Entry):
                   "seed": seed}
 
         def write(tmp: Path) -> None:
-            write_detection_files = generators.get("events").write_detection_files
+            write_detection_files = generators.get("camera_events").write_detection_files
 
             write_detection_files(tmp, files=counts, duration_s=duration_s, height=height,
                                   width=width, seed=seed)

@@ -207,8 +207,3 @@ def detection_loss(output: torch.Tensor, heat: torch.Tensor, reg: torch.Tensor, 
     return (focal + l1) / n
 
 
-def build_detector(in_channels: int = 6, classes: int = 3, width: int = 16,
-                   memory: Literal["gru", "lif"] = "gru", beta: float = 0.8,
-                   threshold: float = 1.0) -> EventDetector:
-    """Registry entry ``event_detector``: an untrained :class:`EventDetector`."""
-    return EventDetector(DetectorConfig(in_channels, classes, width, memory, beta, threshold))

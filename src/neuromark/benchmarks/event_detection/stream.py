@@ -159,6 +159,3 @@ def invalid_records(files: Sequence[EventFile]) -> dict[str, dict[str, int]]:
     return {f"{f.dat.parent.name}/{f.dat.name}": dict(f.invalid) for f in files if f.invalid}
 
 
-def stream_boxes(stream: SequentialStream) -> np.ndarray:
-    """All ground-truth boxes a pass would score (for tests and summaries)."""
-    return np.concatenate([b for _, targets in stream for _, b in targets] or [np.zeros(0, BOX_DTYPE)])

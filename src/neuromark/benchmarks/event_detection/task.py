@@ -23,7 +23,7 @@ batch, execution rate 20 Hz); per-slot recurrent state reset at file starts (the
 ``coco_map(time_tol_us=eval.time_tol_us)``; the first ``skip_us`` of each file unscored.
 Complexity metrics are per 12-bin sample (the runner divides by the slots of each batch),
 as the peer counts them. With ``data.synthesize``, the ``gen4`` data set entry writes
-missing data first (:mod:`neuromark.synth.events`, seeded, into ``root``).
+missing data first (:mod:`neuromark.synth.camera_events`, seeded, into ``root``).
 
 ``model.name`` is a registered model: a model family of ``detection``
 (:class:`~neuromark.training.family.ModelFamily`, e.g. ``event_detector``) is trained on the
@@ -42,7 +42,7 @@ from pydantic import Field
 
 from neuromark._threads import torch_threads
 from neuromark.components import ComponentSpec, check_options
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
+from neuromark.config import ConfigFile, IdentitySettings, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
@@ -52,7 +52,7 @@ from neuromark.models.configured import build_configured
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import models
 from neuromark.results import Results, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan
+from neuromark.tasks.base import TaskBase, TaskPlan
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.checkpoints import prepare
 from neuromark.training.family import family_for, training_device
@@ -109,7 +109,7 @@ class EvalSettings(StrictModel):
 class DetectionConfig(StrictModel):
     task: Literal["detection"]
     description: str = ""
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     data: DataSettings
     model: ModelSettings = ModelSettings()
     train: dict[str, Any] | None = None
@@ -130,7 +130,7 @@ def ensure_data(root: Path, synth: SynthesizeSettings | None) -> None:
         raise DataError(f"{root}: no such data folder (and no data.synthesize to write one)")
 
 
-class DetectionTask(BenchmarkTask):
+class DetectionTask(TaskBase):
     """See the module docstring."""
 
     name = "detection"

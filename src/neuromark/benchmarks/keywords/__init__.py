@@ -22,11 +22,7 @@ MANIFEST = {
     "tasks": {"fscil": ".fscil:TASK"},
     "datasets": {"speech_commands": ".entry:SPEECH_COMMANDS"},
     "generators": {"keywords": ".generator"},
-    "models": {
-        "keyword_m5": ".models:M5",
-        "keyword_lif": ".models:LIFNet",
-        "gsc_m5": ".gsc_family:GSC_M5",
-        "gsc_snn": ".gsc_family:GSC_SNN",
-    },
+    "models": {"keyword_m5": ".models:M5", "keyword_lif": ".models:LIFNet",
+               "gsc_m5": ".gsc_family:GSC_M5", "gsc_snn": ".gsc_family:GSC_SNN"},
     "encoder_costs": {"keyword_features": ".encoder_cost:keyword_features_cost"},
 }

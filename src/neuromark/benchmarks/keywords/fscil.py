@@ -70,7 +70,7 @@ from neuromark.metrics.names import build_metrics, metric_names
 from neuromark.registry import metrics as metric_registry
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.family import family_for
 
@@ -80,7 +80,7 @@ CITATION = """@article{yik2025neurobench,
   year={2025}}"""
 
 
-class FSCILTask(BenchmarkTask):
+class FSCILTask(TaskBase):
     """Keyword FSCIL with prototypes (see the module notes)."""
 
     name = "fscil"

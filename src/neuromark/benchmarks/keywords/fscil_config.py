@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from neuromark.benchmarks.keywords.mswc import SAMPLE_RATE
-from neuromark.config import BenchmarkSettings, Seed, StrictModel
+from neuromark.config import IdentitySettings, Seed, StrictModel
 from neuromark.devices import DeviceName
 from neuromark.metrics.names import MetricEntry
 from neuromark.model_label import ModelLabel
@@ -111,7 +111,7 @@ class TrainSettings(TrainRecipe):
 class FSCILConfig(StrictModel):
     task: Literal["fscil"]
     description: str = ""
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     data: DataSettings
     model: ModelSettings
     features: FeatureSettings = FeatureSettings()

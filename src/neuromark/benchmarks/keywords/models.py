@@ -18,7 +18,7 @@ plain training recipe and the feature/embedding split the FSCIL prototypes need.
 Each model has ``features(x) -> (B, F)`` (M5: the pooled vector; LIFNet: spike counts of
 the last hidden layer summed over time) and ``output`` (the Linear the prototypes replace).
 Training: :func:`fit_classifier` (Adam, StepLR, cross entropy on ``logits(x)``; SNNs by
-the fast-sigmoid surrogate gradient of :mod:`neuromark.baselines.lif`).
+the fast-sigmoid surrogate gradient of :mod:`neuromark.networks.lif`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from neuromark.baselines.lif import spike_fn
 from neuromark.benchmarks.keywords.encoder_cost import keyword_features_cost
 from neuromark.benchmarks.keywords.features import KeywordFeatures
 from neuromark.benchmarks.keywords.speech_commands import (
@@ -52,6 +51,7 @@ from neuromark.benchmarks.keywords.train import (  # noqa: F401 - re-exported
 from neuromark.context import default_cache_dir
 from neuromark.data.clips import decoded_files
 from neuromark.errors import ConfigError
+from neuromark.networks.lif import spike_fn
 
 
 class M5(nn.Module):
@@ -273,10 +273,6 @@ def dense_per_sample(model: nn.Module, example: Tensor) -> int:
         for h in hooks:
             h.remove()
     return int(total)
-
-
-def as_numpy(t: Tensor) -> np.ndarray:
-    return t.detach().cpu().numpy()
 
 
 # ---- the speech_commands dataset entry -------------------------------------------------------

@@ -58,7 +58,7 @@ def forecaster_for(name: str, where: str = "<config>") -> Any:
     LSTM forecaster: a config's ``lstm`` is the LSTM baseline in either task);
     :class:`ConfigError` at ``where`` naming the forecasters registered when the name is
     unknown or the entry is no forecaster."""
-    from neuromark.baselines.spike_classifiers import SpikeClassifierFamily
+    from neuromark.networks.spike_classifiers import SpikeClassifierFamily
 
     def role(entry: Any) -> Any:
         found = entry if isinstance(entry, Forecaster) else getattr(entry, "forecaster", None)

@@ -25,7 +25,7 @@ Config (YAML)::
     execution_rate_hz: null    # as given, when set; else 1 / the series' dt (as seconds)
     device: cpu                # cpu (default), cuda, cuda:N or auto; --device overrides
 
-``benchmark`` is the shared :class:`neuromark.config.BenchmarkSettings` (``id``, ``version``,
+``benchmark`` is the shared :class:`neuromark.config.IdentitySettings` (``id``, ``version``,
 ``parent``, ``citation``); without it the ids are derived (:func:`benchmark_id`), the parent
 is ``neurobench-mackey_glass`` and the citation NeuroBench's.
 
@@ -54,8 +54,8 @@ from neuromark.benchmarks.mackey_glass.instances import (
     run_entries,
 )
 from neuromark.config import (
-    BenchmarkSettings,
     ConfigFile,
+    IdentitySettings,
     StrictModel,
     resolve_path,
     validate,
@@ -67,7 +67,7 @@ from neuromark.metrics.execution_rate import NAME as RATE
 from neuromark.metrics.execution_rate import from_step
 from neuromark.metrics.names import MetricEntry, metric_names
 from neuromark.results import (
-    BenchmarkInfo,
+    BenchmarkIdentity,
     ModelIdentity,
     Results,
     Score,
@@ -76,7 +76,7 @@ from neuromark.results import (
     to_jsonable,
     write_json_atomic,
 )
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of
+from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of
 
 PARENT = "neurobench-mackey_glass"
 CITATION = """@article{yik2025neurobench,
@@ -88,7 +88,7 @@ CITATION = """@article{yik2025neurobench,
 class MackeyGlassConfig(StrictModel):
     task: Literal["mackey_glass"]
     description: str = ""
-    benchmark: BenchmarkSettings | None = Field(
+    benchmark: IdentitySettings | None = Field(
         None, description="the results identity; without it the ids are derived")
     data: DataSettings = Field(default_factory=DataSettings)
     models: list[ModelSettings] = Field(min_length=1)
@@ -137,9 +137,9 @@ def model_block(model: ModelSettings, resolved: dict[str, Any]) -> ModelIdentity
                           None, model.key)
 
 
-def benchmark_info(cfg: MackeyGlassConfig, bench_id: str) -> BenchmarkInfo:
+def benchmark_info(cfg: MackeyGlassConfig, bench_id: str) -> BenchmarkIdentity:
     """The configured identity with ``bench_id``; the parent defaults to NeuroBench's task."""
-    info = (cfg.benchmark or BenchmarkSettings(id=bench_id)).info(CITATION, id=bench_id)
+    info = (cfg.benchmark or IdentitySettings(id=bench_id)).info(CITATION, id=bench_id)
     return info if info.parent else dataclasses.replace(info, parent=PARENT)
 
 
@@ -281,7 +281,7 @@ def _saved_entry(cache: Path) -> dict[str, Any] | None:
     return saved
 
 
-class MackeyGlassTask(BenchmarkTask):
+class MackeyGlassTask(TaskBase):
     """The ``mackey_glass`` task (see the module docstring)."""
 
     name = "mackey_glass"

@@ -9,7 +9,7 @@ predictivity.
   contract and data set entry; :mod:`.generator` writes it offline from cosine-tuned
   Poisson units.
 - :mod:`.models`, :mod:`.encoders`, :mod:`.decoders`, :mod:`.dropped`: decoder families
-  (ridge, ANN2D, SNN2; the ridge decoder is :mod:`neuromark.baselines.ridge_decoder`'s),
+  (ridge, ANN2D, SNN2; the ridge decoder is :mod:`neuromark.networks.ridge_decoder`'s),
   input encoders, the trained checkpoints, dropped-bin handling; :mod:`.encoder_cost`: the
   inputs' front-end cost.
 - :mod:`.task`: the ``primate_reaching`` task, its sessions fed side by side by
@@ -23,15 +23,10 @@ MANIFEST = {
     "tasks": {"primate_reaching": ".task:TASK", "psth_predictivity": ".psth_task:TASK"},
     "datasets": {"primate_reaching": ".entry:PRIMATE_REACHING"},
     "generators": {"primate": ".generator"},
-    "models": {
-        "ridge_decoder": ".models:RIDGE",
-        "ann2d": ".models:ANN2D_FAMILY",
-        "snn2": ".models:SNN2_FAMILY",
-    },
+    "models": {"ridge_decoder": ".models:RIDGE", "ann2d": ".models:ANN2D_FAMILY",
+               "snn2": ".models:SNN2_FAMILY"},
     "data_commands": {"primate-surrogate": ".data_command:register"},
-    "encoder_costs": {
-        "spike_window_counts": ".encoder_cost:window_counts_cost",
-        "kinematic_features": ".encoder_cost:kinematic_features_cost",
-        "controller_inputs": ".encoder_cost:controller_inputs_cost",
-    },
+    "encoder_costs": {"spike_window_counts": ".encoder_cost:window_counts_cost",
+                      "kinematic_features": ".encoder_cost:kinematic_features_cost",
+                      "controller_inputs": ".encoder_cost:controller_inputs_cost"},
 }

@@ -70,12 +70,12 @@ def model_and_details(prepared: Prepared) -> tuple[Any, dict[str, Any]]:
 
 
 def pooled_training(trains: list[Any]) -> Any:
-    """One :class:`~neuromark.baselines.ridge_decoder.TrainData` of the training splits of
+    """One :class:`~neuromark.networks.ridge_decoder.TrainData` of the training splits of
     ``trains`` (one session: its recording as is; several: the recordings joined with
     :data:`POOL_GAP` zero steps between them, reaches shifted accordingly)."""
     import numpy as np
 
-    from neuromark.baselines.ridge_decoder import TrainData
+    from neuromark.networks.ridge_decoder import TrainData
 
     for train in trains:  # a decoder fit on no spike at all is singular (ridge) or blind
         x, _, segs = train._load()

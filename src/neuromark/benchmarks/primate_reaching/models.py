@@ -10,13 +10,13 @@ shrinks to those rows, in that order).
 
 - ``ridge``: Wiener filter, i.e. ridge regression on ``lags`` causal windows of ``width``
   steps each (default 5 x 8 steps = 160 ms), solved in closed form
-  (:mod:`neuromark.baselines.ridge_decoder`, shared with closed-loop's ``loop_wiener``).
+  (:mod:`neuromark.networks.ridge_decoder`, shared with closed-loop's ``loop_wiener``).
 - ``ann2d``: NeuroBench's ANN2D layout: the input summed over the last ``window`` steps
   (50 = 200 ms) -> 32 -> 48 -> 2 with ReLU, trained with Adam on MSE. Warm-up rule: the
   peer outputs zeros until its window has filled (the first 50 test steps, scored); ours
   sums the steps the stream has so far and predicts from step 0 (every step scored).
 - ``snn2``: two-layer LIF network (C -> ``hidden`` current-based LIF -> 2 leaky
-  integrators, :mod:`neuromark.baselines.lif`'s neurons) trained by BPTT with the
+  integrators, :mod:`neuromark.networks.lif`'s neurons) trained by BPTT with the
   fast-sigmoid surrogate on ``chunk``-step windows, loss after a ``burn_in``.
 
 Each is a :class:`DecoderFamily` (a :class:`~neuromark.training.family.ModelFamily` of
@@ -38,8 +38,9 @@ import torch
 from pydantic import Field
 from torch import Tensor, nn
 
-from neuromark.baselines.lif import LeakyReadout, LIFNeuron
-from neuromark.baselines.ridge_decoder import (
+from neuromark.errors import DataError
+from neuromark.networks.lif import LeakyReadout, LIFNeuron
+from neuromark.networks.ridge_decoder import (
     DecoderOptions,
     RidgeDecoder,
     RidgeOptions,
@@ -49,7 +50,6 @@ from neuromark.baselines.ridge_decoder import (
     window_features,
     window_sums,
 )
-from neuromark.errors import DataError
 from neuromark.training.checkpoints import read_checkpoint
 from neuromark.training.family import TrainedModule
 

@@ -64,12 +64,12 @@ from neuromark.ceilings import (
     pearson_columns,
     spearman_brown,
 )
-from neuromark.config import BenchmarkSettings, Seed, StrictModel, resolve_path
+from neuromark.config import IdentitySettings, Seed, StrictModel, resolve_path
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import DataError
 from neuromark.results import Results, Score, model_identity
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
+from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 
 CANDIDATES = ("controller", "lagged_linear", "sector_averaged", "shuffled_floor",
               "generating_rates")
@@ -117,7 +117,7 @@ class ControllerSettings(StrictModel):
 class PSTHConfig(StrictModel):
     task: Literal["psth_predictivity"]
     description: str = ""
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     data: DataSettings = DataSettings()
     psth: PSTHSettings = PSTHSettings()
     ceiling: CeilingSettings = CeilingSettings()
@@ -209,7 +209,7 @@ def generating_reliability(p_aligned: np.ndarray, var_aligned: np.ndarray) -> np
     return spearman_brown(r_half)
 
 
-class PSTHPredictivityTask(BenchmarkTask):
+class PSTHPredictivityTask(TaskBase):
     """The ``psth_predictivity`` task (see the module docstring)."""
 
     name = "psth_predictivity"

@@ -58,7 +58,7 @@ from neuromark.benchmarks.primate_reaching.entry import PRIMATE_REACHING
 from neuromark.benchmarks.primate_reaching.parallel_streams import parallel_stream
 from neuromark.benchmarks.primate_reaching.reader import CITATION, PrimateReaching, sub_bins
 from neuromark.components import resolve_entry
-from neuromark.config import BenchmarkSettings, ConfigFile, Seed, StrictModel, resolve_path, validate
+from neuromark.config import ConfigFile, IdentitySettings, Seed, StrictModel, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, DataError
@@ -68,7 +68,7 @@ from neuromark.model_label import ModelLabel
 from neuromark.processors.encoder_cost import mean_block
 from neuromark.registry import models
 from neuromark.results import Results, Score, model_identity, to_jsonable
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, task_results
+from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.family import ModelFamily
 
@@ -128,7 +128,7 @@ class DecoderSpec(StrictModel):
 class PrimateReachingConfig(StrictModel):
     task: Literal["primate_reaching"]
     description: str = ""
-    benchmark: BenchmarkSettings
+    benchmark: IdentitySettings
     data: DataSettings = DataSettings()
     model: DecoderSpec
     checkpoint_dir: str = "cache:checkpoints/primate_reaching"
@@ -170,7 +170,7 @@ def r2_per_dimension(predictions: Any, targets: Any) -> list[float]:
     return (1.0 - ((y - p) ** 2).sum(0) / ss_tot).tolist()
 
 
-class PrimateReachingTask(BenchmarkTask):
+class PrimateReachingTask(TaskBase):
     """The ``primate_reaching`` task (see the module docstring)."""
 
     name = "primate_reaching"

@@ -37,12 +37,9 @@ __getattr__ = lazy_attributes(__name__, by_module(__name__, {
 #: What this family adds to the registries (lazy; relative to this package).
 MANIFEST = {
     "tasks": {"qubo": ".task:TASK"},
-    "solvers": {
-        "neuromark-sa": ".solvers.anneal:Annealer",
-        "neuromark-tabu": ".solvers.tabu:TabuSearch",
-        "dwave-tabu": ".solvers.dwave:DWaveTabu",
-        "dwave-sa": ".solvers.dwave:DWaveSA",
-    },
+    "solvers": {"neuromark-sa": ".solvers.anneal:Annealer",
+                "neuromark-tabu": ".solvers.tabu:TabuSearch",
+                "dwave-tabu": ".solvers.dwave:DWaveTabu", "dwave-sa": ".solvers.dwave:DWaveSA"},
     "commands": {"qubo": ".cli:register"},
     "checker_rules": {"qubo": ".checker_rules:check_qubo_results"},
 }

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pydantic import Field, field_validator, model_validator
 
 from neuromark.components import ComponentSpec
-from neuromark.config import BenchmarkSettings, Jobs, Seed, StrictModel
+from neuromark.config import IdentitySettings, Jobs, Seed, StrictModel
 from neuromark.system.power.spec import MeterSpec
 
 #: The parent benchmark of every QUBO result when ``benchmark.parent`` is not set.
@@ -143,7 +143,7 @@ class MaxSize(StrictModel):
 
 class QuboConfig(StrictModel):
     task: str
-    benchmark: BenchmarkSettings = BenchmarkSettings(id="qubo-mis")
+    benchmark: IdentitySettings = IdentitySettings(id="qubo-mis")
     description: str = ""
     workloads: WorkloadSet | None = None
     instances: InstanceSet | None = None

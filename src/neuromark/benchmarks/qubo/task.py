@@ -54,7 +54,7 @@ from neuromark.metrics.functional.stats import standard_error
 from neuromark.registry import solvers as solver_registry
 from neuromark.results import Results, Score, config_digest, id_problem, model_identity
 from neuromark.system.power.spec import make_meter
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
+from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 
 CITATION = ("@article{yik2025neurobench, title={The neurobench framework for benchmarking "
             "neuromorphic computing algorithms and systems}, author={Yik, Jason and others}, "
@@ -206,7 +206,7 @@ def sweep_executor(cfg: QuboConfig, ctx: RunContext) -> Any:
     return executor
 
 
-class QuboTask(BenchmarkTask):
+class QuboTask(TaskBase):
     """The ``qubo`` task (see module docstring)."""
 
     name = "qubo"

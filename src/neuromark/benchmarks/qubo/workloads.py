@@ -25,8 +25,6 @@ import scipy.sparse as sp
 
 from neuromark.errors import ConfigError, DataError, require
 
-DENSITIES = (0.01, 0.05, 0.1, 0.25)
-SIZES = (10, 25, 50, 100, 250, 500, 1000, 2500, 5000)
 EDGE_PENALTY = 4.0
 
 

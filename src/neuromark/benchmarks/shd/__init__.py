@@ -16,18 +16,14 @@ doi:10.1109/TNNLS.2020.3044364 (layout, baselines, Table III figures).
 
 The paper's models (LIF networks, LSTM, linear SVM on spike counts) are the
 classification task's spike classifiers, shared with the other spike-data sets:
-:mod:`neuromark.baselines.lif`, :mod:`neuromark.baselines.spike_classifiers`,
-:mod:`neuromark.baselines.spike_training`, :mod:`neuromark.baselines.reference_classifiers`.
+:mod:`neuromark.networks.lif`, :mod:`neuromark.networks.spike_classifiers`,
+:mod:`neuromark.networks.spike_training`, :mod:`neuromark.networks.reference_classifiers`.
 """
 
 #: What this family adds to the registries (lazy; relative to this package).
 MANIFEST = {
-    "datasets": {
-        "spoken_digits": ".entries:SPOKEN_DIGITS",
-        "shd": ".entries:SHD_ENTRY",
-        "ssc": ".entries:SSC_ENTRY",
-        "spike_files": ".entries:SPIKE_FILES",
-    },
+    "datasets": {"spoken_digits": ".entries:SPOKEN_DIGITS", "shd": ".entries:SHD_ENTRY",
+                 "ssc": ".entries:SSC_ENTRY", "spike_files": ".entries:SPIKE_FILES"},
     "generators": {"spoken_digits": ".generator"},
     "data_commands": {"spoken-digits": ".data_command:register"},
     "encoder_costs": {"binned_spikes": ".encoder_cost:binned_spikes_cost"},

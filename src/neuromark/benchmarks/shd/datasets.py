@@ -44,7 +44,7 @@ class SpikeFileDataset(Dataset):
     """Any spike file in the SHD layout, as a ``torch.utils.data.Dataset``.
 
     ``dataset[i]`` is ``(events, label)``: events of
-    :data:`~neuromark.data.events.EVENT_DTYPE` (``t`` in microseconds, ``unit``) after
+    :data:`~neuromark.data.event_dtypes.SPIKE_EVENT_DTYPE` (``t`` in microseconds, ``unit``) after
     ``transform``, and the int label after ``target_transform`` (as ``tonic`` returns them).
     Indexing reads the whole file once, on first use, and checks it (see
     :func:`read_shd_file`); ``len``, ``targets`` and ``classes`` read only its header.

@@ -12,8 +12,8 @@ from neuromark.processors.encoder_cost import EncoderCost, Stage, ops
 
 def binned_spikes_cost(channels: int, dt_us: int, t_max_us: int, pool: int,
                        events_per_sample: float | None) -> EncoderCost:
-    """Binning spikes to (T, channels // pool) counts (:class:`~neuromark.processors.events.
-    BinSpikes`, then :class:`~neuromark.processors.events.PoolChannels` on the units), as
+    """Binning spikes to (T, channels // pool) counts (:class:`~neuromark.processors.spike_transforms.
+    BinSpikes`, then :class:`~neuromark.processors.spike_transforms.PoolChannels` on the units), as
     :class:`~.entries.BinnedSpikes` does: per event (``events_per_sample`` of them, None: not
     measured), with the frame as state."""
     steps = n_bins(dt_us, t_max_us)

@@ -53,8 +53,6 @@ class Ops:
         return Ops(self.mul + more.mul, self.add + more.add, self.other + more.other)
 
 
-#: One reset of one state: ``R * x`` and the subtract.
-RESET = Ops(mul=1, add=1)
 
 #: snnTorch neurons that take a whole sequence (T, B, ...) in one call: their membrane is
 #: not seen step by step, and every neuron is updated at every step (see NeuronOperations).

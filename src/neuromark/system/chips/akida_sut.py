@@ -38,7 +38,6 @@ from neuromark.system.chips.training import accuracy, float_accuracy_score, mlp_
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 #: Virtual devices of akida 2.19.3 that take the Akida 2.0 (v2 IP) layers this SUT builds.
-VIRTUAL_DEVICES = ("TwoNodesIPv2", "FourNodesIPv2", "SixNodesIPv2", "TwelveNodesIPv2")
 VirtualDevice = Literal["TwoNodesIPv2", "FourNodesIPv2", "SixNodesIPv2", "TwelveNodesIPv2"]
 
 

@@ -119,9 +119,12 @@ def _sdk_info() -> dict[str, Any]:
             "simulator": f"xylosim {_version('xylosim')}"}
 
 
-def _staged(target: str, test: CountSplit, module: Any, reduce: Any) -> tuple[InMemoryLibrary, StagedSUT]:
-    """The library of test rasters and the SUT: each query resets ``module`` and runs it;
-    the response is ``reduce(output (T, outputs))`` as float32."""
+def _built(target: str, test: CountSplit, module: Any, reduce: Any, info: dict[str, Any],
+           float_acc: float, float_scores: np.ndarray, dt_us: int, steps: int) -> BuiltSUT:
+    """The built SUT: a library of the test rasters, and a SUT whose each query resets
+    ``module`` and runs it, the response ``reduce(output (T, outputs))`` as float32; the float
+    model's accuracy and per-sample scores (the reference of the accuracy pass); the
+    chip's input front end (``steps`` bins of ``dt_us`` µs)."""
 
     def preprocess(raster: np.ndarray) -> np.ndarray:
         return raster.astype(np.int64)
@@ -132,7 +135,13 @@ def _staged(target: str, test: CountSplit, module: Any, reduce: Any) -> tuple[In
         return reduce(np.asarray(out, dtype=np.float64)).astype(np.float32)
 
     library = InMemoryLibrary("spoken-digits-test-rasters", test.x.__getitem__, len(test.x))
-    return library, StagedSUT(f"xylo-{target}-lif", library, preprocess, infer, response_dtype="<f4")
+    sut = StagedSUT(f"xylo-{target}-lif", library, preprocess, infer, response_dtype="<f4")
+    return BuiltSUT(sut, library, test.y.copy(), info,
+                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
+                    metric="classification_accuracy",
+                    reference=lambda indices: [float_scores[i] for i in indices],
+                    front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
+                                             clip=MAX_INPUT_EVENTS))
 
 
 def nir_float_spikes(net: Any, x: np.ndarray) -> np.ndarray:
@@ -200,13 +209,8 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
         "float_accuracy": float_acc,
         "data_time_s": steps * dt_us * 1e-6,
     }
-    library, sut = _staged(target, test, module, lambda out: out.sum(0))
-    return BuiltSUT(sut, library, test.y.copy(), info,
-                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
-                    metric="classification_accuracy",
-                    reference=lambda indices: [float_scores[i] for i in indices],
-                    front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
-                                             clip=MAX_INPUT_EVENTS))
+    return _built(target, test, module, lambda out: out.sum(0), info, float_acc, float_scores,
+                  dt_us, steps)
 
 
 def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
@@ -292,14 +296,8 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
         "data_time_s": steps * dt_s,
     }
 
-    library, sut = _staged(target, test, module, lambda out: out.mean(0))
-    float_scores = float_scores.astype(np.float32)
-    return BuiltSUT(sut, library, test.y.copy(), info,
-                    scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
-                    metric="classification_accuracy",
-                    reference=lambda indices: [float_scores[i] for i in indices],
-                    front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
-                                             clip=MAX_INPUT_EVENTS))
+    return _built(target, test, module, lambda out: out.mean(0), info, float_acc,
+                  float_scores.astype(np.float32), dt_us, steps)
 
 
 def _version(package: str) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from neuromark.components import ComponentSpec
-from neuromark.config import BenchmarkSettings, Seed, StrictModel
+from neuromark.config import IdentitySettings, Seed, StrictModel
 from neuromark.system.loadgen import LoadGenSettings
 from neuromark.system.power.spec import MeterSpec
 from neuromark.system.quality import AccuracyRule
@@ -72,7 +72,7 @@ class PowerWindows(StrictModel):
 
 class SystemConfig(StrictModel):
     task: Literal["system"]
-    benchmark: BenchmarkSettings | None = Field(
+    benchmark: IdentitySettings | None = Field(
         None, description="identity; default id <sut name>-<scenario>")
     description: str = ""
     sut: ComponentSpec
@@ -114,8 +114,8 @@ class SystemConfig(StrictModel):
         return self.accuracy if isinstance(self.accuracy, AccuracyRule) else AccuracyRule()
 
     def info(self) -> Any:
-        """The results' :class:`~neuromark.results.BenchmarkInfo`."""
-        settings = self.benchmark or BenchmarkSettings(
+        """The results' :class:`~neuromark.results.BenchmarkIdentity`."""
+        settings = self.benchmark or IdentitySettings(
             id=f"{self.sut.name}-{self.loadgen.scenario.lower()}")
         if settings.parent is None:
             settings = settings.model_copy(update={"parent": PARENT})

@@ -40,7 +40,7 @@ from neuromark.system.track.config import SystemConfig
 from neuromark.system.track.estimate import estimate_energy
 from neuromark.system.track.perf import final_runs, prepare, scenario_metric
 from neuromark.system.track.scores import loadgen_scores, mlperf_power, power_scores
-from neuromark.tasks.base import BenchmarkTask, TaskPlan, out_dir_of, task_results
+from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 
 #: The scenario's MLPerf figure of merit and where it sits in the LoadGen summary.
 PRIMARY = {"SingleStream": "p90 latency", "MultiStream": "p99 per-query latency",
@@ -169,7 +169,7 @@ def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | Non
     return float(value)
 
 
-class SystemTask(BenchmarkTask):
+class SystemTask(TaskBase):
     """Task ``system``: see the module docstring for the YAML schema."""
 
     name = "system"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from neuromark.data.events import CAMERA_EVENT_DTYPE
+from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
 from neuromark.data.prophesee import BOX_DTYPE, write_boxes, write_dat
 
 Render = Callable[[float], np.ndarray]  # time (s) -> intensity (H, W) in (0, 1]

@@ -4,7 +4,7 @@ One structured dtype, as in tonic: ``t`` is the spike time in **microseconds** (
 the floor of ``seconds * 1e6``), ``unit`` the channel index (uint16, 0..channels-1).
 
 Example:
-    >>> ev = make_events([0.0015, 0.25], [3, 699])
+    >>> ev = make_spike_events([0.0015, 0.25], [3, 699])
     >>> ev["t"].tolist(), ev["unit"].tolist()
     ([1500, 250000], [3, 699])
 """
@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 #: Structured dtype of one spike event: time in microseconds, channel index.
-EVENT_DTYPE = np.dtype([("t", "<i8"), ("unit", "<u2")])
+SPIKE_EVENT_DTYPE = np.dtype([("t", "<i8"), ("unit", "<u2")])
 
 #: Time unit of the ``t`` field, as a factor from seconds.
 US_PER_S = 1_000_000
@@ -33,14 +33,14 @@ def seconds_to_us(times_s: ArrayLike) -> np.ndarray:
     return scaled.astype(np.int64)
 
 
-def make_events(times_s: ArrayLike, units: ArrayLike) -> np.ndarray:
-    """Structured array of :data:`EVENT_DTYPE` from times in seconds and channel indices."""
+def make_spike_events(times_s: ArrayLike, units: ArrayLike) -> np.ndarray:
+    """Structured array of :data:`SPIKE_EVENT_DTYPE` from times in seconds and channel indices."""
     times = np.asarray(times_s)
     unit_arr = np.asarray(units)
     if times.shape != unit_arr.shape or times.ndim != 1:
         raise ValueError(f"times and units must be 1-D of equal length, got shapes "
                          f"{times.shape} and {unit_arr.shape}")
-    events = np.empty(times.shape[0], dtype=EVENT_DTYPE)
+    events = np.empty(times.shape[0], dtype=SPIKE_EVENT_DTYPE)
     events["t"] = seconds_to_us(times)
     events["unit"] = unit_arr
     return events

@@ -36,8 +36,8 @@ class BinSpikes:
 
     Example:
         >>> import numpy as np
-        >>> from neuromark.data.events import make_events
-        >>> BinSpikes(dt_us=1000, t_max_us=3000, channels=4)(make_events([0.0, 0.003], [1, 2]))
+        >>> from neuromark.data.event_dtypes import make_spike_events
+        >>> BinSpikes(dt_us=1000, t_max_us=3000, channels=4)(make_spike_events([0.0, 0.003], [1, 2]))
         array([[0., 1., 0., 0.],
                [0., 0., 0., 0.],
                [0., 0., 1., 0.]], dtype=float32)
@@ -53,7 +53,7 @@ class BinSpikes:
         return n_bins(self.dt_us, self.t_max_us)
 
     def __call__(self, events: np.ndarray) -> np.ndarray:
-        """One sample's events (EVENT_DTYPE) -> (T, channels)."""
+        """One sample's events (SPIKE_EVENT_DTYPE) -> (T, channels)."""
         offsets = np.array([0, events.shape[0]], dtype=np.int64)
         return bin_flat(events["t"], events["unit"], offsets, dt_us=self.dt_us, t_max_us=self.t_max_us,
                         channels=self.channels, dtype=self.dtype)[0]
@@ -68,7 +68,7 @@ class BinSpikes:
 class PoolChannels:
     """Sum ``factor`` neighbouring channels (700 -> 70 with factor 10).
 
-    Called on events (EVENT_DTYPE), it maps ``unit -> unit // factor``; called on dense
+    Called on events (SPIKE_EVENT_DTYPE), it maps ``unit -> unit // factor``; called on dense
     (..., C) frames, it sums channel groups; as a preprocessor ``(data, targets)`` it pools
     ``data`` and passes ``targets`` through.
     """

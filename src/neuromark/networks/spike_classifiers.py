@@ -3,7 +3,7 @@
 Registered models ``snn`` (feed-forward LIF), ``rsnn`` (recurrent LIF), ``lstm`` and ``svm``
 (linear SVM on spike counts) are :class:`SpikeClassifierFamily` entries: each validates its
 ``options``, builds an untrained model for a data set's input width and classes, and trains
-it with the recipe of :mod:`neuromark.baselines.spike_training` on a binned spike-file training
+it with the recipe of :mod:`neuromark.networks.spike_training` on a binned spike-file training
 split (a spike-data family's data set). Checkpoints, their recipe hash (data set,
 model, training settings, training file bytes) and the replacement rule are those of
 :mod:`neuromark.training.checkpoints`, shared by every trainable family.
@@ -128,20 +128,20 @@ class SpikeClassifierFamily:
     def fit(self, options: SpikeModelOptions, train: TrainSettings, data: Any, classes: int, *,
             quiet: bool = True, label: str = "", device: Any = "cpu") -> tuple[Any, dict[str, Any]]:
         """Train on ``data`` (a binned spike-file training split, or a
-        :class:`~neuromark.baselines.spike_training.SampleSplit`) on ``device`` (torch models;
+        :class:`~neuromark.networks.spike_training.SampleSplit`) on ``device`` (torch models;
         the SVM fits on the CPU); returns (model in eval mode, on the CPU, and training info)."""
         start = time.perf_counter()
         rng = np.random.default_rng(train.seed)
         with torch_threads(train.threads):
             if self.kind == "svm":
-                from neuromark.baselines.reference_classifiers import fit_linear_svm_counts
-                from neuromark.baselines.spike_training import spike_counts
+                from neuromark.networks.reference_classifiers import fit_linear_svm_counts
+                from neuromark.networks.spike_training import spike_counts
 
                 model = fit_linear_svm_counts(spike_counts(data), data.targets, classes,
                                               c=options.svm_c, seed=train.seed)
                 info: dict[str, Any] = {"epochs": 0, "loss": []}
             else:
-                from neuromark.baselines.spike_training import fit_torch_model
+                from neuromark.networks.spike_training import fit_torch_model
 
                 dt_ms = data.dt_us / 1000
 
@@ -158,15 +158,15 @@ class SpikeClassifierFamily:
 def build_model(kind: str, config: dict[str, Any]) -> Any:
     """A fresh model of a checkpoint ``kind`` ("snn", "lstm", "svm") from its config dict."""
     if kind == "snn":
-        from neuromark.baselines.lif import SNNConfig, SpikingClassifier
+        from neuromark.networks.lif import SNNConfig, SpikingClassifier
 
         return SpikingClassifier(SNNConfig(**config))
     if kind == "lstm":
-        from neuromark.baselines.reference_classifiers import LSTMClassifier, LSTMConfig
+        from neuromark.networks.reference_classifiers import LSTMClassifier, LSTMConfig
 
         return LSTMClassifier(LSTMConfig(**config))
     if kind == "svm":
-        from neuromark.baselines.reference_classifiers import SpikeCountLinear
+        from neuromark.networks.reference_classifiers import SpikeCountLinear
 
         return SpikeCountLinear(**config)
     raise ValueError(f"unknown model kind {kind!r} (snn, lstm, svm)")

@@ -32,16 +32,16 @@ import torch
 from torch import nn
 
 from neuromark._progress import progress
-from neuromark.baselines.lif import (
+from neuromark.data.binning import bin_samples, n_bins, pool_samples
+from neuromark.data.hdf5_spikes import SpikeSamples
+from neuromark.data.spike_stream import HeldSpikes, bin_batch
+from neuromark.devices import deterministic_algorithms
+from neuromark.networks.lif import (
     SpikingClassifier,
     max_over_time,
     mean_over_time,
     spike_count_regularisers,
 )
-from neuromark.data.binning import bin_samples, n_bins, pool_samples
-from neuromark.data.hdf5_spikes import SpikeSamples
-from neuromark.data.spike_stream import HeldSpikes, bin_batch
-from neuromark.devices import deterministic_algorithms
 
 #: Readout reductions over time by ``train.readout``.
 READOUTS = {"max": max_over_time, "mean": mean_over_time}
@@ -225,7 +225,7 @@ def fit_torch_model(new_model: Callable[[], nn.Module], cfg: Any, data: Any, rng
     Args:
         new_model: builds the untrained model (called after seeding torch with ``cfg.seed``,
             so the initial weights are reproducible).
-        cfg: the ``train:`` section (:class:`~neuromark.baselines.spike_classifiers.TrainSettings`).
+        cfg: the ``train:`` section (:class:`~neuromark.networks.spike_classifiers.TrainSettings`).
         data: the training split (a binned spike-file split or a :class:`SampleSplit`),
             streamed batch by batch (:func:`epoch_batches`).
         rng: the augmentation's generator (time stretch, channel jitter).

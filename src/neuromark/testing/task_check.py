@@ -1,6 +1,6 @@
 """The benchmark (task) check: the contract every built-in benchmark passes, for a plugin's.
 
-:func:`check_benchmark` takes a task (its registry name or the object) and a small config
+:func:`check_task` takes a task (its registry name or the object) and a small config
 (a YAML file, or a mapping written to one) and checks, in order:
 
 1. the protocol: a non-empty ``name`` (the config's ``task:``), a ``placement`` of
@@ -25,13 +25,13 @@ naming every problem. pytest is not needed; any test runner works.
 
 How a plugin author uses it in their own test::
 
-    from neuromark.testing.benchmark import check_benchmark
+    from neuromark.testing.task_check import check_task
     from my_plugin import CoinTask
 
     def test_coin_keeps_the_benchmark_contract(tmp_path):
         config = {"task": "coin", "benchmark": {"id": "coin-heads", "version": "1.0"},
                   "flips": 50}
-        check = check_benchmark(CoinTask(), config, tmp_path, repeat=True)
+        check = check_task(CoinTask(), config, tmp_path, repeat=True)
         assert check.results[0].scores["heads"].value > 0
 
 The built-in benchmarks pass it in ``tests/test_testing_benchmarks.py``, one tiny config
@@ -67,8 +67,8 @@ UNKNOWN_KEY = "neuromark_testing_unknown_key"
 
 
 @dataclass
-class BenchmarkCheck:
-    """What :func:`check_benchmark` ran: the task, the plan, the run folder, the results
+class TaskCheck:
+    """What :func:`check_task` ran: the task, the plan, the run folder, the results
     (as written) and their files, and the second run's results (``repeat``)."""
 
     task: Any
@@ -170,10 +170,10 @@ def run_once(task: Any, config: ConfigFile, plan: Any, ctx: RunContext, out_dir:
                        planned=[(config, task, plan)])
 
 
-def check_benchmark(task: Any, config: str | os.PathLike[str] | Mapping[str, Any],
+def check_task(task: Any, config: str | os.PathLike[str] | Mapping[str, Any],
                     tmp: str | os.PathLike[str], *, ctx: RunContext | None = None,
                     repeat: bool = False, vary: Collection[str] = (),
-                    model: bool | None = None, unknown_key: bool = True) -> BenchmarkCheck:
+                    model: bool | None = None, unknown_key: bool = True) -> TaskCheck:
     """Check ``task`` on ``config`` (see the module docstring); returns what ran.
 
     Args:
@@ -214,7 +214,7 @@ def check_benchmark(task: Any, config: str | os.PathLike[str] | Mapping[str, Any
         problems += written_results_problems(path, config=loaded, run=base.provenance())
         problems += round_trip_problems(res, path)
     raise_problems(f"{task.name} on {loaded.path}", problems)
-    check = BenchmarkCheck(task, loaded, plan, out_dir, [r for _, r in written],
+    check = TaskCheck(task, loaded, plan, out_dir, [r for _, r in written],
                            [p for p, _ in written])
     if repeat:
         again = run_once(task, loaded, task.plan(loaded, base), base, tmp / "run-again")
