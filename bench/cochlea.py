@@ -103,7 +103,7 @@ def main() -> None:
         print(json.dumps(fn(str(AUDIO), args.seed)))
         return
 
-    from neuromark.results import machine_info
+    from neuromark.provenance import machine_info
 
     print(f"machine: {json.dumps(machine_info())}")
     print(f"audio: {AUDIO.name}")

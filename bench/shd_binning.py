@@ -21,7 +21,7 @@ import numpy as np
 from neuromark.data.hdf5_spikes import read_shd_file, write_shd_file
 from neuromark.errors import require
 from neuromark.processors.spike_transforms import BinSpikes
-from neuromark.results import machine_info, package_versions
+from neuromark.provenance import machine_info, package_versions
 
 
 def make_dataset(folder: Path, n: int, seed: int = 0) -> Path:

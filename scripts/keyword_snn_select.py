@@ -32,15 +32,9 @@ import yaml
 from neuromark._threads import torch_threads
 from neuromark.benchmarks.keywords.features import KeywordFeatures
 from neuromark.benchmarks.keywords.generator import MSWCSize, build_mswc
-from neuromark.benchmarks.keywords.models import (
-    LIFNet,
-    fit_classifier,
-    gsc_snn,
-    init_seeded,
-    predict,
-    speech_commands,
-)
+from neuromark.benchmarks.keywords.models import LIFNet, gsc_snn, speech_commands
 from neuromark.benchmarks.keywords.mswc import MSWC, SAMPLE_RATE
+from neuromark.benchmarks.keywords.train import fit_classifier, init_seeded, predict
 from neuromark.config import resolve_path
 
 MODEL_KEYS = {"beta", "slope", "init_gain", "logit_scale", "hidden"}

@@ -28,7 +28,8 @@ import argparse
 
 from neuromark._threads import torch_threads
 from neuromark.benchmarks.keywords.gsc_family import CHOSEN_OPTIONS, FAMILIES, split_tensors
-from neuromark.benchmarks.keywords.models import predict, speech_commands
+from neuromark.benchmarks.keywords.models import speech_commands
+from neuromark.benchmarks.keywords.train import predict
 from neuromark.config import resolve_path
 from neuromark.training.checkpoints import save_checkpoint
 

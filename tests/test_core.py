@@ -10,8 +10,10 @@ from pydantic import field_validator
 
 from neuromark.config import StrictModel, parse_yaml, validate
 from neuromark.errors import ConfigError, UnknownNameError
+from neuromark.identity import BenchmarkIdentity
+from neuromark.io_atomic import write_json_atomic
 from neuromark.registry import Registry, metrics
-from neuromark.results import BenchmarkIdentity, Results, Score, write_json_atomic
+from neuromark.results import Results, Score
 
 
 def test_results_roundtrip_and_mapping(tmp_path):

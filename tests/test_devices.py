@@ -27,7 +27,7 @@ from neuromark.devices import (
 )
 from neuromark.errors import ConfigError
 from neuromark.networks.spike_classifiers import TrainSettings, load_checkpoint
-from neuromark.results import machine_info
+from neuromark.provenance import machine_info
 from neuromark.runner import Benchmark
 from neuromark.tasks.classification import TASK
 from neuromark.training.checkpoints import recipe_hash

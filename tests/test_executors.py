@@ -218,7 +218,7 @@ def test_unit_failed_is_a_neuromark_error():
 
 def test_shipped_artefacts_stay_in_their_folder(tmp_path):
     from neuromark.errors import DataError
-    from neuromark.suite import write_files
+    from neuromark.run_folder import write_files
 
     write_files(tmp_path / "e", {"a/b.txt": b"ok"})
     assert (tmp_path / "e/a/b.txt").read_bytes() == b"ok"

@@ -19,8 +19,8 @@ from torch import nn
 
 from neuromark.cli import main
 from neuromark.errors import ConfigError, DataError, ModelOutputError
+from neuromark.identity import BenchmarkIdentity
 from neuromark.metrics.correctness import ClassificationAccuracy
-from neuromark.results import BenchmarkIdentity
 from neuromark.runner import Benchmark
 from neuromark.tasks.base import TaskBase
 

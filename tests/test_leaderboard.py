@@ -12,10 +12,11 @@ import pytest
 
 from neuromark.cli import main
 from neuromark.errors import DataError
+from neuromark.identity import BenchmarkIdentity, model_identity
 from neuromark.report.compare import compare
 from neuromark.report.leaderboard import build_leaderboard
 from neuromark.report.runs import flatten_scores, read_runs, run_flags
-from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
+from neuromark.results import Results, Score
 
 RUNS = {  # folder -> (accuracy, its standard error, MACs, ACs, footprint)
     "run-small": (0.70, 0.03, 100.0, 900.0, 1_000),

@@ -9,10 +9,11 @@ import json
 import re
 
 from neuromark.cli import main
+from neuromark.identity import BenchmarkIdentity, model_identity
 from neuromark.report.compare import compare, format_comparison
 from neuromark.report.leaderboard import build_leaderboard
 from neuromark.report.runs import read_runs, run_flags
-from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
+from neuromark.results import Results, Score
 
 
 def write_run(root, name, acc=0.8, se=0.01, macs=100.0, label=None, **extra):

@@ -15,10 +15,16 @@ from torch import nn
 
 from neuromark.cli import main
 from neuromark.errors import ConfigError, DataError
-from neuromark.identity import ModelIdentity, derive_model_identity, model_identity, results_name
+from neuromark.identity import (
+    BenchmarkIdentity,
+    ModelIdentity,
+    derive_model_identity,
+    model_identity,
+    results_name,
+)
 from neuromark.report.compare import pair_runs
 from neuromark.report.runs import read_runs
-from neuromark.results import BenchmarkIdentity, Results, Score
+from neuromark.results import Results, Score
 from neuromark.runner import Benchmark
 
 #: sha256 of the two bytes "{}" and of "abc" (FIPS 180-2, appendix B.1).

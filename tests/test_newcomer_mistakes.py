@@ -216,9 +216,10 @@ def test_from_config_with_a_task_that_takes_no_given_model_is_refused():
 
 
 def test_leaderboard_marks_the_shipped_baseline_not_a_namesake(tmp_path):
+    from neuromark.identity import BenchmarkIdentity, model_identity
     from neuromark.report.leaderboard import build_leaderboard
     from neuromark.report.runs import read_runs
-    from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
+    from neuromark.results import Results, Score
 
     folder = tmp_path / "results"
     folder.mkdir()

@@ -19,9 +19,10 @@ import pytest
 from neuromark.cli import main
 from neuromark.config import IdentitySettings
 from neuromark.errors import ConfigError, DataError
+from neuromark.identity import id_problem, path_in
 from neuromark.registry import tasks
-from neuromark.results import Results, Score, id_problem, path_in
-from neuromark.suite import LOCK_NAME, MANIFEST_NAME, differing_keys
+from neuromark.results import Results, Score
+from neuromark.run_folder import LOCK_NAME, MANIFEST_NAME, differing_keys
 from neuromark.tasks.base import TaskBase
 
 
@@ -331,7 +332,7 @@ def test_config_errors_never_touch_an_existing_folder(tmp_path, capsys):
 
 
 def test_claim_folder_raises_config_error_for_a_file(tmp_path):
-    from neuromark.suite import claim_folder
+    from neuromark.run_folder import claim_folder
 
     (tmp_path / "f").write_text("x")
     with pytest.raises(ConfigError, match="not a folder"), claim_folder(tmp_path / "f", []):

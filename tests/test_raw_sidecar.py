@@ -18,9 +18,10 @@ import neuromark.results as results_module
 from neuromark.cli import main
 from neuromark.config import IdentitySettings
 from neuromark.errors import DataError
+from neuromark.identity import BenchmarkIdentity
 from neuromark.registry import tasks
-from neuromark.results import BenchmarkIdentity, Results, Score
-from neuromark.suite import LOCK_NAME
+from neuromark.results import Results, Score
+from neuromark.run_folder import LOCK_NAME
 from neuromark.tasks.base import TaskBase
 
 

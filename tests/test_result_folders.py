@@ -11,7 +11,8 @@ import pytest
 from conftest import no_new_entries
 
 from neuromark.cli import main
-from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
+from neuromark.identity import BenchmarkIdentity, model_identity
+from neuromark.results import Results, Score
 
 BAD = {  # command -> a config that fails validation
     "run": "task: classification\nbenchmark: {id: bad}\nmodle: {name: snn}\n",

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from neuromark.results import BenchmarkIdentity, Results, Score, effective_config, stamp_provenance
+from neuromark.identity import BenchmarkIdentity
+from neuromark.provenance import stamp_provenance
+from neuromark.results import Results, Score, effective_config
 
 
 def _results() -> Results:

@@ -10,9 +10,11 @@ import pytest
 from neuromark.commands.run import run_and_report
 from neuromark.config import load_config
 from neuromark.errors import ConfigError
+from neuromark.identity import BenchmarkIdentity
 from neuromark.report.seeds import seed_groups, seed_lines, summarise
-from neuromark.results import BenchmarkIdentity, Results, Score
-from neuromark.suite import entry_stem, expand
+from neuromark.results import Results, Score
+from neuromark.run_folder import entry_stem
+from neuromark.suite import expand
 from neuromark.suite_seeds import suffixed
 
 CLASSIFIER = """task: classification
@@ -117,7 +119,7 @@ def test_a_score_missing_or_not_finite_in_one_seed_is_not_summarised():
 
 
 def test_seeds_in_the_model_label_group_on_one_benchmark():
-    from neuromark.results import model_identity
+    from neuromark.identity import model_identity
 
     runs = []
     for seed, acc in ((1, 0.6), (0, 0.8)):

@@ -150,7 +150,8 @@ def test_fake_rapl_floor_total_and_sleep_end_to_end(tmp_path, monkeypatch):
 
 def test_old_results_file_loads_with_the_new_names(tmp_path, capsys):
     from neuromark.cli import main
-    from neuromark.results import BenchmarkIdentity, Results, Score
+    from neuromark.identity import BenchmarkIdentity
+    from neuromark.results import Results, Score
     from neuromark.system.track.submission import load_results
 
     def watts(v, unit="W"):

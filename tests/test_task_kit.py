@@ -17,8 +17,9 @@ from neuromark.context import RunContext
 from neuromark.devices import device_provenance
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Outcome, Unit, UnitFailed
+from neuromark.identity import BenchmarkIdentity, model_identity
 from neuromark.registry import Registry, RegistryContractError, task_contract, tasks
-from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
+from neuromark.results import Results, Score
 from neuromark.tasks.base import (
     TaskBase,
     TaskPlan,

@@ -17,7 +17,8 @@ import pytest
 from family_cases import run_task_case, task_cases
 
 from neuromark.config import IdentitySettings, StrictModel, validate
-from neuromark.results import Results, Score, model_identity
+from neuromark.identity import model_identity
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan
 from neuromark.testing import check_task
 from neuromark.testing.results import ContractError, task_results_problems

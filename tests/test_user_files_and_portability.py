@@ -19,10 +19,11 @@ import torch
 from neuromark.cli import main
 from neuromark.data.entry import synthesize_into
 from neuromark.errors import DataError
+from neuromark.identity import BenchmarkIdentity, model_identity
 from neuromark.registry import datasets
 from neuromark.report.compare import compare
 from neuromark.report.runs import read_runs, run_flags
-from neuromark.results import BenchmarkIdentity, Results, Score, model_identity
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskPlan
 
 MY_NET = '''\

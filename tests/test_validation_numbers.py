@@ -330,7 +330,7 @@ def test_whole_float_labels_are_read_as_classes(tmp_path):
 
 
 def _bench(outputs, targets, metrics, preprocessors=()):
-    from neuromark.results import BenchmarkIdentity
+    from neuromark.identity import BenchmarkIdentity
     from neuromark.runner import Benchmark
 
     class Replay(nn.Module):

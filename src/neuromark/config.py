@@ -22,7 +22,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from neuromark.context import default_cache_dir
 from neuromark.errors import BenchmarkVersionWarning, ConfigError
 from neuromark.executors import cpu_limit
-from neuromark.results import BenchmarkIdentity, id_problem
+from neuromark.identity import BenchmarkIdentity, id_problem
 
 M = TypeVar("M", bound=BaseModel)
 

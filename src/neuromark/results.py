@@ -63,36 +63,21 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import DataError
-from neuromark.identity import (  # noqa: F401 - re-exported
-    ID_PATTERN,
+from neuromark.identity import (
     BenchmarkIdentity,
     ModelIdentity,
-    config_digest,
     derive_model_identity,
-    id_problem,
-    identity_for,
-    model_identity,
-    path_in,
-    results_name,
 )
-from neuromark.io_atomic import (  # noqa: F401 - re-exported
+from neuromark.io_atomic import (
     atomic_path,
-    current_umask,
     sha256_file,
     to_jsonable,
     write_json_atomic,
-    write_text_atomic,
 )
-from neuromark.provenance import (  # noqa: F401 - re-exported
-    TRACKED_PACKAGES,
+from neuromark.provenance import (
     collect_provenance,
-    git_commit,
-    machine_info,
-    package_versions,
-    stamp_provenance,
 )
 from neuromark.results_versions import CURRENT_SCHEMA, field_problems, unsupported_schema
-from neuromark.results_versions import READABLE_SCHEMAS as READABLE_SCHEMAS
 
 #: The schema version :meth:`Results.save` writes.
 SCHEMA_VERSION = CURRENT_SCHEMA

@@ -27,16 +27,9 @@ from typing import Any
 
 from neuromark.config import ConfigFile
 from neuromark.errors import ConfigError, DataError
-from neuromark.io_atomic import same_file
-from neuromark.results import (
-    Results,
-    atomic_path,
-    config_digest,
-    path_in,
-    results_name,
-    to_jsonable,
-    write_json_atomic,
-)
+from neuromark.identity import config_digest, path_in, results_name
+from neuromark.io_atomic import atomic_path, same_file, to_jsonable, write_json_atomic
+from neuromark.results import Results
 
 #: The folder's lock and manifest (hidden: they are not results).
 LOCK_NAME = ".neuromark.lock"

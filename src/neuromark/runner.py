@@ -30,20 +30,14 @@ import torch
 from neuromark.context import RunContext
 from neuromark.devices import device_provenance, module_device, move_to
 from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError, NeuromarkError
+from neuromark.identity import BenchmarkIdentity, ModelIdentity, identity_for
 from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
 from neuromark.models.untrained import untrained_flag
+from neuromark.provenance import stamp_provenance
 from neuromark.registry import tasks
-from neuromark.results import (
-    CUSTOM_BENCHMARK,
-    BenchmarkIdentity,
-    ModelIdentity,
-    Results,
-    Score,
-    identity_for,
-    stamp_provenance,
-)
+from neuromark.results import CUSTOM_BENCHMARK, Results, Score
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]

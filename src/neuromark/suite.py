@@ -49,21 +49,15 @@ from neuromark.config import ConfigFile, StrictModel, find_config, load_config, 
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import Unit, is_local, make_executor
+from neuromark.io_atomic import to_jsonable
+from neuromark.provenance import stamp_provenance
 from neuromark.registry import tasks
-from neuromark.results import Results, stamp_provenance, to_jsonable
-from neuromark.run_folder import (  # noqa: F401 - re-exported
-    LOCK_NAME,
-    MANIFEST_FORMAT,
-    MANIFEST_NAME,
+from neuromark.results import Results
+from neuromark.run_folder import (
     RunFolder,
-    check_folder,
-    claim_folder,
     claim_run,
-    differing_keys,
     entry_stem,
-    resolved_configs,
     timestamped_dir,
-    write_files,
 )
 from neuromark.suite_seeds import SeededEntry, seeded_copies
 from neuromark.tasks.base import Task, require_task

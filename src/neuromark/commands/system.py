@@ -21,7 +21,7 @@ from neuromark.commands.run import (
     run_and_report,
 )
 from neuromark.errors import ConfigError
-from neuromark.results import results_name
+from neuromark.identity import results_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from neuromark.errors import ChecksumError, DataError, require
-from neuromark.results import atomic_path, write_text_atomic
+from neuromark.io_atomic import atomic_path, write_text_atomic
 
 #: What to do with a clip longer than the fixed length: raise, or keep its beginning.
 LongClips = Literal["error", "truncate"]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.errors import ChecksumError, DataError
-from neuromark.results import atomic_path
+from neuromark.io_atomic import atomic_path
 
 _BLOCK = 1 << 20
 

@@ -34,8 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 from neuromark.data.clips import read_utf8
 from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError
-from neuromark.io_atomic import current_umask
-from neuromark.results import write_text_atomic
+from neuromark.io_atomic import current_umask, write_text_atomic
 
 #: The checksum record of a data folder (``sha256sum -c`` format, ``#`` comments allowed).
 SUMS = "SHA256SUMS"

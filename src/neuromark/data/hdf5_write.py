@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from neuromark.errors import DataError
-from neuromark.results import atomic_path
+from neuromark.io_atomic import atomic_path
 
 #: Number of cochlea channels in SHD/SSC.
 SHD_CHANNELS = 700

@@ -7,15 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neuromark.errors import DataError
+from neuromark.io_atomic import to_jsonable, write_text_atomic
 from neuromark.processors.encoder_cost import markdown_table, summary_line
 from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
-from neuromark.results import (
-    Results,
-    format_value,
-    to_jsonable,
-    write_text_atomic,
-)
+from neuromark.results import Results, format_value
 
 
 def format_summary(results: Sequence[Results], *, full_table: bool = False) -> str:

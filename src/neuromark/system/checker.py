@@ -30,7 +30,8 @@ from pathlib import Path
 
 from neuromark.errors import DataError
 from neuromark.registry import checker_rules
-from neuromark.results import READABLE_SCHEMAS, effective_config
+from neuromark.results import effective_config
+from neuromark.results_versions import READABLE_SCHEMAS
 from neuromark.system.checker_input import (
     confined,
     load_json,

@@ -66,9 +66,10 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from neuromark.config import ConfigFile
 from neuromark.config import validate as validate_settings
 from neuromark.context import NO_OUT_DIR, RunContext
+from neuromark.identity import BenchmarkIdentity, ModelIdentity
 from neuromark.metrics.execution_rate import attach
 from neuromark.registry import TASK_PLACEMENTS, RegistryContractError, task_contract
-from neuromark.results import BenchmarkIdentity, ModelIdentity, Results, Score
+from neuromark.results import Results, Score
 
 #: Where a task runs under a distributed executor (see the module docstring).
 PLACEMENTS = TASK_PLACEMENTS

@@ -59,7 +59,7 @@ from neuromark.config import ConfigFile, IdentitySettings, StrictModel, resolve_
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
-from neuromark.identity import identity_for
+from neuromark.identity import identity_for, model_identity
 from neuromark.metrics.execution_rate import per_step_rate
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
@@ -69,7 +69,7 @@ from neuromark.models.untrained import UNTRAINED_FLAG
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
-from neuromark.results import Results, model_identity
+from neuromark.results import Results
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.checkpoints import Prepared

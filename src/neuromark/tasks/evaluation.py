@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from neuromark.context import RunContext
-from neuromark.results import BenchmarkIdentity, Results
+from neuromark.identity import BenchmarkIdentity
+from neuromark.results import Results
 
 
 def evaluate(ctx: RunContext, model: Any, data: Iterable[Any], metrics: Sequence[Any], *,

@@ -40,13 +40,14 @@ from neuromark.config import ConfigFile, resolve_path, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, MetricError
 from neuromark.executors import Unit, share
+from neuromark.identity import model_identity
 from neuromark.metrics.base import StaticMetric
 from neuromark.metrics.names import build_metrics
 from neuromark.metrics.static import Footprint
 from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.registry import models
-from neuromark.results import Results, Score, model_identity
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 from neuromark.training.checkpoints import prepare, recipe_hash
 from neuromark.training.family import family_for

@@ -46,12 +46,13 @@ from neuromark.config import ConfigFile, IdentitySettings, Seed, StrictModel, re
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName, recipe_device
 from neuromark.errors import ConfigError, DataError
+from neuromark.identity import model_identity
 from neuromark.metrics.names import MetricEntry, build_metrics, metric_names
 from neuromark.model_label import ModelLabel
 from neuromark.models.configured import build_configured
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import models
-from neuromark.results import Results, model_identity
+from neuromark.results import Results
 from neuromark.tasks.base import TaskBase, TaskPlan
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.checkpoints import prepare

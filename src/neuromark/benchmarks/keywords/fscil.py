@@ -66,10 +66,11 @@ from neuromark.context import RunContext
 from neuromark.devices import module_device
 from neuromark.errors import ConfigError
 from neuromark.executors import share
+from neuromark.identity import model_identity
 from neuromark.metrics.names import build_metrics, metric_names
 from neuromark.registry import metrics as metric_registry
 from neuromark.registry import models
-from neuromark.results import Results, Score, model_identity
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.family import family_for
@@ -248,14 +249,14 @@ class FSCILTask(TaskBase):
 
 def _embed(model: Any, x: Any, batch_size: int) -> Any:
     """Embeddings (N, F) on the CPU, computed on the model's device."""
-    from neuromark.benchmarks.keywords.models import embed
+    from neuromark.benchmarks.keywords.train import embed
 
     return embed(model, x.to(module_device(model)), batch_size).cpu()
 
 
 def _predict(model: Any, x: Any, batch_size: int) -> Any:
     """Logits (N, K) on the CPU, computed on the model's device."""
-    from neuromark.benchmarks.keywords.models import predict
+    from neuromark.benchmarks.keywords.train import predict
 
     return predict(model, x.to(module_device(model)), batch_size).cpu()
 

@@ -52,14 +52,14 @@ class BackboneFamily:
         return device
 
     def build(self) -> Any:
-        from neuromark.benchmarks.keywords.models import init_seeded
+        from neuromark.benchmarks.keywords.train import init_seeded
 
         return init_seeded(self.new, self.seed)
 
     def fit(self, options: Any, train: TrainSettings, data: Any, classes: int, *, quiet: bool = True,
             label: str = "", device: Any = "cpu") -> tuple[TrainedModule, dict[str, Any]]:
         """Pre-train on ``data`` = (features, labels) of base train, on ``device``."""
-        from neuromark.benchmarks.keywords.models import fit_classifier, time_shift
+        from neuromark.benchmarks.keywords.train import fit_classifier, time_shift
 
         x, y = data
         model = self.build().to(device)

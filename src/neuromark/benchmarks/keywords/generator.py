@@ -43,7 +43,7 @@ from neuromark.benchmarks.keywords.mswc import BASE_LANGUAGES, KEYWORD_LANGUAGE,
 from neuromark.benchmarks.keywords.speech_commands import LABELS
 from neuromark.data.download import file_digest
 from neuromark.errors import ChecksumError, DataError, require
-from neuromark.results import write_text_atomic
+from neuromark.io_atomic import write_text_atomic
 from neuromark.synth.speech import espeak_version, speak, trim_silence
 
 #: Version of the corpus recipe; bump it whenever the written clips would change.

@@ -29,8 +29,9 @@ from pydantic import Field
 from torch import nn
 
 from neuromark._threads import torch_threads
-from neuromark.benchmarks.keywords.models import fit_classifier, gsc_m5, gsc_snn, init_seeded
+from neuromark.benchmarks.keywords.models import gsc_m5, gsc_snn
 from neuromark.benchmarks.keywords.speech_commands import CITATION, LABELS
+from neuromark.benchmarks.keywords.train import fit_classifier, init_seeded
 from neuromark.config import StrictModel
 from neuromark.errors import DataError
 from neuromark.training.checkpoints import read_checkpoint, restore_network

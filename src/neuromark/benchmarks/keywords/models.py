@@ -41,13 +41,6 @@ from neuromark.benchmarks.keywords.speech_commands import (
     SpeechCommands,
     SpeechCommandsEntry,
 )
-from neuromark.benchmarks.keywords.train import (  # noqa: F401 - re-exported
-    embed,
-    fit_classifier,
-    init_seeded,
-    predict,
-    time_shift,
-)
 from neuromark.context import default_cache_dir
 from neuromark.data.clips import decoded_files
 from neuromark.errors import ConfigError

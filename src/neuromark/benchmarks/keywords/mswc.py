@@ -52,8 +52,8 @@ from neuromark.data.clips import (
 from neuromark.data.download import file_digest
 from neuromark.data.entry import Entry, sums_owned, synthesize_into
 from neuromark.errors import DataError
+from neuromark.io_atomic import atomic_path
 from neuromark.registry import generators
-from neuromark.results import atomic_path
 
 URL = "https://huggingface.co/datasets/NeuroBench/mswc_fscil_subset/resolve/main/mswc_fscil.tar.gz"
 #: No checksum is published for the subset archive (NeuroBench gives none); see the module notes.

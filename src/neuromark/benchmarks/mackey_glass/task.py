@@ -63,19 +63,12 @@ from neuromark.config import (
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, DataError
+from neuromark.identity import BenchmarkIdentity, ModelIdentity, id_problem, model_identity
+from neuromark.io_atomic import to_jsonable, write_json_atomic
 from neuromark.metrics.execution_rate import NAME as RATE
 from neuromark.metrics.execution_rate import from_step
 from neuromark.metrics.names import MetricEntry, metric_names
-from neuromark.results import (
-    BenchmarkIdentity,
-    ModelIdentity,
-    Results,
-    Score,
-    id_problem,
-    model_identity,
-    to_jsonable,
-    write_json_atomic,
-)
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of
 
 PARENT = "neurobench-mackey_glass"

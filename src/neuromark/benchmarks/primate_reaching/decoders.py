@@ -23,7 +23,7 @@ from neuromark.config import ConfigFile
 from neuromark.data.download import file_digest
 from neuromark.devices import recipe_device
 from neuromark.errors import ConfigError, DataError
-from neuromark.results import to_jsonable
+from neuromark.io_atomic import to_jsonable
 from neuromark.training.checkpoints import Prepared, prepare, recipe_hash
 from neuromark.training.family import training_device
 

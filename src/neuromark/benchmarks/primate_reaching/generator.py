@@ -40,7 +40,7 @@ import numpy as np
 
 from neuromark.benchmarks.primate_reaching.reader import SESSIONS, STEP_S
 from neuromark.errors import DataError
-from neuromark.results import atomic_path, write_json_atomic
+from neuromark.io_atomic import atomic_path, write_json_atomic
 
 #: Version of the surrogate recipe; bump it whenever the generated files would change.
 SURROGATE_VERSION = "1"

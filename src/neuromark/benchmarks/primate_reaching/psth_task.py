@@ -68,7 +68,8 @@ from neuromark.config import IdentitySettings, Seed, StrictModel, resolve_path
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import DataError
-from neuromark.results import Results, Score, model_identity
+from neuromark.identity import model_identity
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 
 CANDIDATES = ("controller", "lagged_linear", "sector_averaged", "shuffled_floor",

@@ -62,12 +62,14 @@ from neuromark.config import ConfigFile, IdentitySettings, Seed, StrictModel, re
 from neuromark.context import RunContext
 from neuromark.devices import DeviceName
 from neuromark.errors import ConfigError, DataError
+from neuromark.identity import model_identity
+from neuromark.io_atomic import to_jsonable
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.processors.encoder_cost import mean_block
 from neuromark.registry import models
-from neuromark.results import Results, Score, model_identity, to_jsonable
+from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.family import ModelFamily

@@ -27,7 +27,7 @@ import numpy as np
 
 from neuromark.benchmarks.qubo.exact import exact_mis
 from neuromark.errors import DataError
-from neuromark.results import write_text_atomic
+from neuromark.io_atomic import write_text_atomic
 
 BKS_PATH = Path(__file__).with_name("bks.csv")
 EXACT_BELOW = 50  # rows of workloads smaller than this are checked against the exact optimum

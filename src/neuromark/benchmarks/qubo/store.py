@@ -21,7 +21,7 @@ from typing import Any
 
 from neuromark.benchmarks.qubo.gap import bks_gap
 from neuromark.errors import DataError, MetricError
-from neuromark.results import to_jsonable, write_text_atomic
+from neuromark.io_atomic import to_jsonable, write_text_atomic
 
 #: Version of the header line.
 STORE_FORMAT = 1

@@ -50,9 +50,10 @@ from neuromark.config import ConfigFile
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
 from neuromark.executors import LocalExecutor, Unit, is_local
+from neuromark.identity import config_digest, id_problem, model_identity
 from neuromark.metrics.functional.stats import standard_error
 from neuromark.registry import solvers as solver_registry
-from neuromark.results import Results, Score, config_digest, id_problem, model_identity
+from neuromark.results import Results, Score
 from neuromark.system.power.spec import make_meter
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 

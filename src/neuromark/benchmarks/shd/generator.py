@@ -30,10 +30,10 @@ from neuromark.benchmarks.shd.spoken_digits import KEYS, SPLITS, WORDS, verify
 from neuromark.data.download import file_digest
 from neuromark.data.hdf5_spikes import write_shd_file
 from neuromark.errors import DataError
+from neuromark.io_atomic import write_text_atomic
 from neuromark.processors.cochlea.convert import Clip, clips_to_spikes
 from neuromark.processors.cochlea.model import SHD_SAMPLE_RATE
 from neuromark.processors.cochlea.params import check_constants
-from neuromark.results import write_text_atomic
 from neuromark.synth.speech import espeak_binary, espeak_version, speak, trim_silence
 
 #: Version of the corpus recipe; bump it whenever the generated spikes would change.

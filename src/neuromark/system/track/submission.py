@@ -29,9 +29,11 @@ from pydantic import Field
 from neuromark import __version__
 from neuromark.config import ConfigFile, StrictModel, load_config, validate
 from neuromark.errors import DataError
+from neuromark.identity import results_name
+from neuromark.io_atomic import write_json_atomic
 from neuromark.plotting import WORKFLOW, latency_histogram, power_trace, workflow_diagram
 from neuromark.processors.encoder_cost import markdown_table
-from neuromark.results import Results, format_value, results_name, write_json_atomic
+from neuromark.results import Results, format_value
 from neuromark.results_versions import meant_as_results
 from neuromark.system.power.legacy import OLD_KEYS_FLAG, migrate_power
 from neuromark.system.quality import describe as describe_accuracy

@@ -26,8 +26,9 @@ from neuromark.components import accepted, build_component, check_options
 from neuromark.config import ConfigFile, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
+from neuromark.identity import model_identity
 from neuromark.registry import meters, suts
-from neuromark.results import Results, Score, model_identity
+from neuromark.results import Results, Score
 from neuromark.system.compliance import TESTS, run_compliance
 from neuromark.system.loadgen import run_test
 from neuromark.system.power.measure import measure_windows
