@@ -231,3 +231,16 @@ def test_two_families_declaring_one_task_name_both(plugin_folder):
     message = str(info.value)
     assert "tasks entry 'onefam_sum' is declared twice" in message
     assert "family 'onefam' (onefam_pkg)" in message and "family 'twofam' (twofam_pkg)" in message
+
+
+def test_a_family_whose_package_fails_to_import_is_named(plugin_folder):
+    """A broken plugin package (its ``__init__`` raises) is refused naming the family, its
+    package and the cause, on any registry's first use; never a bare ImportError."""
+    write_family(plugin_folder, "brokenfam",
+                 manifest='{}\nimport no_such_module_of_brokenfam  # noqa: F401')
+    said = (r"family 'brokenfam': its package brokenfam_pkg cannot be imported: "
+            r"ModuleNotFoundError: No module named 'no_such_module_of_brokenfam'")
+    with pytest.raises(ManifestError, match=said):
+        families()
+    with pytest.raises(ManifestError, match=said):
+        registry.models.names()

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -144,12 +146,22 @@ class Family:
     entries: Mapping[str, Mapping[str, str]]
 
 
+def _import_family(name: str, package: str, origin: str = "") -> Any:
+    """``package`` imported; a failure raises :class:`ManifestError` naming the family, the
+    package and the cause (the original exception chained)."""
+    try:
+        return importlib.import_module(package)
+    except Exception as exc:  # a broken plugin must not surface as a bare ImportError
+        raise ManifestError(f"family {name!r}: its package {package}{origin} cannot be imported: "
+                            f"{type(exc).__name__}: {exc}") from exc
+
+
 def read_manifest(name: str, package: str) -> Family:
     """The family of ``package`` (imported; its ``__init__`` must stay light) from its
     ``MANIFEST``: a mapping of registry kinds (the keys of :data:`REGISTRIES`) to mappings of
     entry names to lazy ``"module:attr"`` strings; a target starting with a dot is relative
     to the package (``".task:TASK"``). Raises :class:`ManifestError` naming what is wrong."""
-    module = importlib.import_module(package)
+    module = _import_family(name, package)
     manifest = getattr(module, "MANIFEST", None)
     where = f"family {name!r} ({package}.MANIFEST)"
     if not isinstance(manifest, Mapping):
@@ -182,11 +194,11 @@ def _families_of(ep: Any) -> list[Family]:
     group, _, name = ep.name.partition(".")
     if group == "family":
         return [read_manifest(name, ep.value)]
-    package = importlib.import_module(ep.value)
+    package = _import_family(name, ep.value, f" (of {_entry_point_origin(ep)})")
     found = []
     for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=lambda m: m.name):
         if info.ispkg:
-            sub = importlib.import_module(f"{ep.value}.{info.name}")
+            sub = _import_family(info.name, f"{ep.value}.{info.name}")
             if hasattr(sub, "MANIFEST"):
                 found.append(read_manifest(info.name, sub.__name__))
     return found
@@ -196,10 +208,12 @@ def families() -> list[Family]:
     """Every installed family, declared through ``neuromark.plugins`` entry points named
     ``family.NAME`` or ``families.NAME``, sorted by name; two families of one name raise
     :class:`DuplicateEntryError` naming both packages."""
-    from importlib.metadata import entry_points
-
+    key = _path_state()
+    cached = _FAMILIES.get(key)
+    if cached is not None:
+        return list(cached)
     found: dict[str, Family] = {}
-    for ep in sorted(entry_points(group="neuromark.plugins"), key=lambda e: e.name):
+    for ep in sorted(plugin_entry_points(), key=lambda e: e.name):
         if ep.name.partition(".")[0] not in ("family", "families"):
             continue
         for family in _families_of(ep):
@@ -209,7 +223,41 @@ def families() -> list[Family]:
                                           f"and {family.package} ({_entry_point_origin(ep)}); "
                                           "rename one of them")
             found[family.name] = family
-    return [found[k] for k in sorted(found)]
+    _FAMILIES.clear()  # one state of the paths at a time
+    _FAMILIES[key] = tuple(found[k] for k in sorted(found))
+    return list(_FAMILIES[key])
+
+
+#: ``plugin_entry_points()`` and ``families()`` by the state of ``sys.path`` they were read in.
+_ENTRY_POINTS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_FAMILIES: dict[tuple[Any, ...], tuple[Family, ...]] = {}
+
+
+def _path_state() -> tuple[Any, ...]:
+    """``sys.path`` with each folder's modification time: a distribution installed, or a
+    ``.dist-info`` folder added to a folder on the path, changes it."""
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, None))
+    return tuple(state)
+
+
+def plugin_entry_points() -> tuple[Any, ...]:
+    """The ``neuromark.plugins`` entry points of the installed distributions, read once per
+    state of the paths (scanning every distribution's metadata costs milliseconds, and each
+    registry reads them on its first use)."""
+    key = _path_state()
+    cached = _ENTRY_POINTS.get(key)
+    if cached is None:
+        from importlib.metadata import entry_points
+
+        cached = tuple(entry_points(group="neuromark.plugins"))
+        _ENTRY_POINTS.clear()
+        _ENTRY_POINTS[key] = cached
+    return cached
 
 
 class Registry(Generic[T]):
@@ -266,8 +314,6 @@ class Registry(Generic[T]):
         declared twice, raises naming both."""
         if self._plugins_loaded:
             return
-        from importlib.metadata import entry_points
-
         added: dict[str, tuple[str, str, str]] = {}  # name -> (target, family, where declared)
         for family in families():
             for entry_name, target in family.entries.get(self.kind, {}).items():
@@ -277,7 +323,7 @@ class Registry(Generic[T]):
                         f"{self.kind} entry {entry_name!r} is declared twice: by {added_here[2]} and "
                         f"by family {family.name!r} ({family.package}); rename one of them")
                 added[entry_name] = (target, family.name, f"family {family.name!r} ({family.package})")
-        for ep in entry_points(group="neuromark.plugins"):
+        for ep in plugin_entry_points():
             registry_name, _, entry_name = ep.name.partition(".")
             if registry_name != self.kind or not entry_name:
                 continue
