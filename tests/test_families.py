@@ -244,3 +244,16 @@ def test_a_family_whose_package_fails_to_import_is_named(plugin_folder):
         families()
     with pytest.raises(ManifestError, match=said):
         registry.models.names()
+
+
+def test_an_uninstalled_source_tree_says_so_instead_of_losing_the_families(monkeypatch):
+    """Without neuromark's own entry point (a source tree on PYTHONPATH, never installed) the
+    families cannot be found: the first registry use says why and what to do, instead of
+    reporting the built-in tasks as unknown names."""
+    from neuromark.errors import NeuromarkError
+
+    monkeypatch.setattr(registry, "plugin_entry_points", lambda: ())
+    monkeypatch.setattr(tasks, "_plugins_loaded", False)
+    with pytest.raises(NeuromarkError, match=r"entry point 'families.neuromark' of its installed "
+                                              r"metadata, and none was found.*pip install -e \."):
+        tasks.get("qubo")

@@ -128,6 +128,8 @@ def _entry_point_origin(ep: Any) -> str:
 
 #: The family name of the kernel's own entries (registered in this module).
 KERNEL = "neuromark"
+#: The entry point (of neuromark's own ``pyproject.toml``) that declares its built-in families.
+BUILT_IN_FAMILIES = "families.neuromark"
 
 
 class ManifestError(NeuromarkError, TypeError):
@@ -208,12 +210,19 @@ def families() -> list[Family]:
     """Every installed family, declared through ``neuromark.plugins`` entry points named
     ``family.NAME`` or ``families.NAME``, sorted by name; two families of one name raise
     :class:`DuplicateEntryError` naming both packages."""
+    points = plugin_entry_points()
+    if not any(ep.name == BUILT_IN_FAMILIES for ep in points):
+        raise NeuromarkError(
+            f"neuromark's own benchmark families are declared by the entry point "
+            f"{BUILT_IN_FAMILIES!r} of its installed metadata, and none was found: neuromark is "
+            "imported from a source tree that is not installed; install it (pip install -e . in "
+            "the checkout, or bash scripts/bootstrap.sh) instead of putting src/ on PYTHONPATH")
     key = _path_state()
     cached = _FAMILIES.get(key)
     if cached is not None:
         return list(cached)
     found: dict[str, Family] = {}
-    for ep in sorted(plugin_entry_points(), key=lambda e: e.name):
+    for ep in sorted(points, key=lambda e: e.name):
         if ep.name.partition(".")[0] not in ("family", "families"):
             continue
         for family in _families_of(ep):
