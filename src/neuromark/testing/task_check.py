@@ -34,7 +34,7 @@ How a plugin author uses it in their own test::
         check = check_task(CoinTask(), config, tmp_path, repeat=True)
         assert check.results[0].scores["heads"].value > 0
 
-The built-in benchmarks pass it in ``tests/test_testing_benchmarks.py``, one tiny config
+The built-in benchmarks pass it in ``tests/test_task_check.py``, one tiny config
 each; ``docs/extending.md``'s task examples pass it in ``tests/test_docs_examples.py``.
 """
 
