@@ -1,1 +1,1 @@
-"""System track: MLPerf LoadGen scenarios, timing, power meters, the ASC benchmark."""
+"""System track: MLPerf LoadGen scenarios, timing, power meters, SUTs, the submission checker."""
