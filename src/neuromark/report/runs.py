@@ -130,11 +130,10 @@ def flatten_scores(results: Results) -> dict[str, Cell]:
     return out
 
 
-#: Correctness scores in order of preference: a result's primary score is the first of these
-#: it holds, unless its task declares one (``details["primary_metric"]``: the system
-#: scenario's, the QUBO sweep's first ``bks_gap``).
-CORRECTNESS = ("classification_accuracy", "session_average", "sMAPE", "r2", "MSE", "coco_map",
-               "base_accuracy")
+#: The kernel's correctness scores in order of preference: a result's primary score is the
+#: one its task declares (``details["primary_metric"]``: a system scenario's, a family's own
+#: headline such as the QUBO sweep's first ``bks_gap``), else the first of these it holds.
+CORRECTNESS = ("classification_accuracy", "sMAPE", "r2", "MSE")
 #: Complexity scores (NeuroBench's), in the order the leaderboard shows them.
 COMPLEXITY = ("footprint", "parameter_count", "connection_sparsity", "activation_sparsity",
               "synaptic_operations", "membrane_updates", "neuron_operations", "energy_estimate")

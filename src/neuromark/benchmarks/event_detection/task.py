@@ -278,6 +278,7 @@ class DetectionTask(TaskBase):
         attach_front_end(results, test)  # the event tensor's cost, beside the model's (issue 47.4)
         results.details["padded_samples"] = test.padded_samples
         results.details["sample"] = f"{s.data.num_tbins} bins x {s.data.delta_t_us} us per slot"
+        results.details["primary_metric"] = "coco_map"  # the headline reports and leaderboards show
         return [results]
 
 

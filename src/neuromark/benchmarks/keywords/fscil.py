@@ -238,6 +238,7 @@ class FSCILTask(TaskBase):
             "language_order_repeat0": order0, "complexity_per_session": complexity,
             "corpus": data["corpus"], "backbone": {k: v for k, v in meta.items() if k != "recipe"},
             "plots": [f"{out_dir.name}/{plot.name}"],
+            "primary_metric": "session_average",  # the headline reports and leaderboards show
         }
         if data.get("front_end") is not None:
             details["front_end"] = data["front_end"]
