@@ -17,15 +17,16 @@ from pathlib import Path
 
 from neuromark.commands import add_command
 
-DESCRIPTION = """Check a folder written by 'neuromark system run' (and QUBO results in it) against
-the rules of the profile its submission.json declares; or an MLPerf Inference power results folder
+DESCRIPTION = """Check a folder written by 'neuromark system run' against the rules of the profile
+its submission.json declares, and the results of other tasks in it against the rules their
+benchmark family declares (e.g. a QUBO sweep's); or an MLPerf Inference power results folder
 (run_1/, ranging/, power/): MLPerf's power figure with the rules of the LoadGen version that wrote
 its logs, and what is missing."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = add_command(subparsers, "check", "audit a system-track submission folder (layout, "
-                         "LoadGen rules, power, report, compliance, QUBO sweep)", DESCRIPTION)
+                         "LoadGen rules, power, report, compliance, the families' rules)", DESCRIPTION)
     parser.add_argument("submission", type=Path, metavar="FOLDER")
     parser.add_argument("--json", action="store_true",
                         help="print an MLPerf results folder's audit as JSON")
