@@ -45,9 +45,9 @@ def results_files(folder: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
-def differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[str], int]:
-    """The differing scores, flags and encoder-cost blocks of one file, and how many clock
-    scores were skipped."""
+def differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[str], int, int]:
+    """The differing scores, flags and encoder-cost blocks of one file, how many clock
+    scores were skipped, and how many flags (not the clock's) were compared."""
     out, skipped = [], 0
     for name in sorted(set(a["scores"]) | set(b["scores"])):
         if CLOCK.search(name):
@@ -66,7 +66,7 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[str], int]:
     fb = (b.get("details") or {}).get("front_end") if isinstance(b.get("details"), dict) else None
     if fa != fb:
         out.append("details.front_end differs")
-    return out, skipped
+    return out, skipped, len(flags_a | flags_b)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
         bad += 1
     scores = flags = skipped = 0
     for name in sorted(set(files_a) & set(files_b)):
-        diff, clock = differences(files_a[name], files_b[name])
+        diff, clock, compared = differences(files_a[name], files_b[name])
         scores += len(files_a[name]["scores"]) - clock
-        flags += len(files_a[name].get("flags", []))
+        flags += compared
         skipped += clock
         for line in diff:
             print(f"{name}: {line}")

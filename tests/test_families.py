@@ -252,8 +252,24 @@ def test_an_uninstalled_source_tree_says_so_instead_of_losing_the_families(monke
     reporting the built-in tasks as unknown names."""
     from neuromark.errors import NeuromarkError
 
-    monkeypatch.setattr(registry, "plugin_entry_points", lambda: ())
+    monkeypatch.setattr(registry, "plugin_entry_points", lambda key=None: ())
     monkeypatch.setattr(tasks, "_plugins_loaded", False)
     with pytest.raises(NeuromarkError, match=r"entry point 'families.neuromark' of its installed "
                                               r"metadata, and none was found.*pip install -e \."):
         tasks.get("qubo")
+
+
+def test_a_package_of_families_without_a_manifest_in_one_fails_naming_it(plugin_folder):
+    """In a package of families (``families.NAME``, as neuromark's own), a sub-package without
+    a ``MANIFEST`` is refused naming it, never left out of the registries in silence."""
+    root = plugin_folder / "shelf_pkg"
+    (root / "forgotten").mkdir(parents=True)
+    (root / "__init__.py").write_text('"""Families."""\n')
+    (root / "forgotten" / "__init__.py").write_text('"""A family without its manifest."""\n')
+    info = plugin_folder / "shelf-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shelf\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[neuromark.plugins]\nfamilies.shelf = shelf_pkg\n")
+    with pytest.raises(ManifestError, match=r"family 'forgotten' \(shelf_pkg.forgotten.MANIFEST\): "
+                                            r"a family's __init__ defines MANIFEST"):
+        families()

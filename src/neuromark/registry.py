@@ -118,6 +118,13 @@ def _describe(obj: object) -> str:
     return f"{module}:{name}"
 
 
+def _family_of_origin(origin: str) -> str:
+    """The family of an entry registered through the API, from its ``module:object``:
+    :data:`KERNEL` for neuromark's own modules, else the top-level package it comes from."""
+    module = origin.partition(":")[0]
+    return KERNEL if module == KERNEL or module.startswith(KERNEL + ".") else module.split(".")[0]
+
+
 def _entry_point_origin(ep: Any) -> str:
     """``entry point 'neuromark.plugins' NAME = VALUE of distribution D VERSION``."""
     dist = getattr(ep, "dist", None)
@@ -139,7 +146,7 @@ class ManifestError(NeuromarkError, TypeError):
 @dataclass(frozen=True)
 class Family:
     """One benchmark family: ``name`` (its package's last name, or the entry point's),
-    ``package`` (the import path), ``summary`` (its docstring's first line) and ``entries``
+    ``package`` (the import path), ``summary`` (its docstring's first sentence) and ``entries``
     (registry kind -> entry name -> absolute lazy ``"module:attr"``)."""
 
     name: str
@@ -186,38 +193,41 @@ def read_manifest(name: str, package: str) -> Family:
                                     f"'module:attr' string; got {target!r}")
         entries[kind] = {entry_name: f"{package}{target}" if target.startswith(".") else target
                          for entry_name, target in named.items()}
-    doc = (module.__doc__ or "").strip()
-    return Family(name, package, doc.splitlines()[0] if doc else "", entries)
+    return Family(name, package, _first_sentence(module.__doc__ or ""), entries)
+
+
+def _first_sentence(doc: str) -> str:
+    """The first sentence of ``doc``'s first paragraph, its lines joined."""
+    paragraph = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[:end + 1]
 
 
 def _families_of(ep: Any) -> list[Family]:
     """The families an entry point declares: ``family.NAME`` one, ``families.NAME`` every
-    sub-package (with a ``MANIFEST``) of a package."""
+    sub-package of a package (each must hold a ``MANIFEST``: a sub-package without one is a
+    :class:`ManifestError`, never a family silently left out)."""
     group, _, name = ep.name.partition(".")
     if group == "family":
         return [read_manifest(name, ep.value)]
     package = _import_family(name, ep.value, f" (of {_entry_point_origin(ep)})")
-    found = []
-    for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=lambda m: m.name):
-        if info.ispkg:
-            sub = _import_family(info.name, f"{ep.value}.{info.name}")
-            if hasattr(sub, "MANIFEST"):
-                found.append(read_manifest(info.name, sub.__name__))
-    return found
+    return [read_manifest(info.name, f"{ep.value}.{info.name}")  # a package without one fails
+            for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])),
+                               key=lambda m: m.name) if info.ispkg]
 
 
 def families() -> list[Family]:
     """Every installed family, declared through ``neuromark.plugins`` entry points named
     ``family.NAME`` or ``families.NAME``, sorted by name; two families of one name raise
     :class:`DuplicateEntryError` naming both packages."""
-    points = plugin_entry_points()
+    key = _path_state()
+    points = plugin_entry_points(key)
     if not any(ep.name == BUILT_IN_FAMILIES for ep in points):
         raise NeuromarkError(
             f"neuromark's own benchmark families are declared by the entry point "
             f"{BUILT_IN_FAMILIES!r} of its installed metadata, and none was found: neuromark is "
             "imported from a source tree that is not installed; install it (pip install -e . in "
             "the checkout, or bash scripts/bootstrap.sh) instead of putting src/ on PYTHONPATH")
-    key = _path_state()
     cached = _FAMILIES.get(key)
     if cached is not None:
         return list(cached)
@@ -254,11 +264,12 @@ def _path_state() -> tuple[Any, ...]:
     return tuple(state)
 
 
-def plugin_entry_points() -> tuple[Any, ...]:
+def plugin_entry_points(key: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
     """The ``neuromark.plugins`` entry points of the installed distributions, read once per
-    state of the paths (scanning every distribution's metadata costs milliseconds, and each
-    registry reads them on its first use)."""
-    key = _path_state()
+    state of the paths (``key``, default :func:`_path_state` now: scanning every
+    distribution's metadata costs milliseconds, and each registry reads them on its first
+    use)."""
+    key = _path_state() if key is None else key
     cached = _ENTRY_POINTS.get(key)
     if cached is None:
         from importlib.metadata import entry_points
@@ -292,14 +303,14 @@ class Registry(Generic[T]):
                 self.check(name, obj)
             self._entries[name] = obj
             self._origins[name] = _describe(obj)
-            self._families.setdefault(name, KERNEL)
+            self._families[name] = _family_of_origin(self._origins[name])
             return obj
 
         def decorator(target: T) -> T:
             self.check(name, target)
             self._entries[name] = target
             self._origins[name] = _describe(target)
-            self._families.setdefault(name, KERNEL)
+            self._families[name] = _family_of_origin(self._origins[name])
             return target
 
         return decorator

@@ -15,7 +15,11 @@ A task is a registry entry (``tasks``) with:
 - optional ``train(plan, ctx, *, checkpoint=None, retrain=True)``: train the checkpoint the
   task caches (:mod:`neuromark.training`) and return its
   :class:`~neuromark.training.checkpoints.Prepared` (``neuromark train CONFIG``); a task
-  without one says why in ``train_note``.
+  without one says why in ``train_note``;
+- optional ``example_input(plan, prepared, choice, where)``: for ``neuromark export``, when
+  ``train`` returns several models (e.g. one per session), the one to export, the input
+  batch to check it on and a dict the export report adds; ``choice`` is ``--session``
+  (None: the task's default).
 
 :class:`TaskBase` is the base the built-in tasks share: subclasses set
 :attr:`TaskBase.settings_model` and implement :meth:`TaskBase.check` and
