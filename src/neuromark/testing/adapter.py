@@ -38,7 +38,8 @@ from neuromark.metrics.static import Footprint
 from neuromark.models import as_adapter
 from neuromark.models.adapter import ModelAdapter, find_tensor
 from neuromark.runner import Benchmark
-from neuromark.testing.results import ContractError, raise_problems
+from neuromark.testing.guard import Problems, contract_check
+from neuromark.testing.results import ContractError
 
 SYNOPS_KEYS = ("Effective_MACs", "Effective_ACs", "Dense")
 
@@ -63,30 +64,37 @@ def figures_at(model: Any, data: Any, batch: int, *, spiking: bool, mac_rule: st
     return out
 
 
+@contract_check
 def check_adapter(model: Any, data: Any, *, batch_sizes: Sequence[int] = (1, 2),
                   spiking: bool | None = None, mac_rule: str = "per_sample",
                   counting_path: str | None = None) -> dict[str, Any]:
     """Check ``model`` on ``data`` (a tensor, samples along dim 0; see the module
     docstring); ``spiking``: whether activation sparsity applies (None: when the adapter
     finds neuron layers); ``mac_rule``, ``counting_path``: see :func:`figures_at`.
-    Returns the figures (at the first batch size)."""
+    Returns the figures (at the first batch size). Whatever the model raises is reported
+    as a :class:`ContractError` naming the call, after every problem already found."""
     import torch
 
-    adapter = as_adapter(model)
+    problems = Problems(type(model).__name__)
+    with problems.calling("as_adapter(model)"):
+        adapter = as_adapter(model)
     if not isinstance(adapter, ModelAdapter):
         raise ContractError(f"{type(model).__name__}: as_adapter gave a {type(adapter).__name__}, "
                             f"not a neuromark.models.adapter.ModelAdapter")
     name = type(adapter).__name__
+    problems.what = name
     batch = data[:max(2, min(len(data), max(batch_sizes)))]
-    problems: list[str] = []
     adapter.train(False)
     with torch.no_grad():
-        adapter.reset_state()
-        first = find_tensor(adapter(batch))
-        adapter.reset_state()
-        second = find_tensor(adapter(batch))
+        with problems.calling(f"reset_state() and a forward pass of a batch of {len(batch)}"):
+            adapter.reset_state()
+            first = find_tensor(adapter(batch))
+        with problems.calling("reset_state() and the same batch again"):
+            adapter.reset_state()
+            second = find_tensor(adapter(batch))
     if first is None:
-        raise ContractError(f"{name}: the output of a batch holds no tensor")
+        problems.append("the output of a batch holds no tensor")
+        problems.raise_if_any()
     if not torch.isfinite(first).all():
         problems.append(f"{name}: the output of a batch is not finite")
     dim = adapter.batch_dim
@@ -99,10 +107,13 @@ def check_adapter(model: Any, data: Any, *, batch_sizes: Sequence[int] = (1, 2),
     if second is None or second.shape != first.shape or not torch.equal(first, second):
         problems.append(f"{name}: the same batch after reset_state() gave another output "
                         f"(state left behind between batches)")
-    raise_problems(name, problems)
+    problems.raise_if_any()
     spiking = bool(adapter.neuron_layers()) if spiking is None else spiking
-    measured = [(b, figures_at(model, data, b, spiking=spiking, mac_rule=mac_rule,
-                               counting_path=counting_path)) for b in batch_sizes]
+    measured = []
+    for b in batch_sizes:
+        with problems.calling(f"measuring footprint and synaptic operations in batches of {b}"):
+            measured.append((b, figures_at(model, data, b, spiking=spiking, mac_rule=mac_rule,
+                                           counting_path=counting_path)))
     base = measured[0][1]
     footprint, synops = base["footprint"], base["synaptic_operations"]
     if not isinstance(footprint, (int, float)) or not footprint > 0:
@@ -120,5 +131,5 @@ def check_adapter(model: Any, data: Any, *, batch_sizes: Sequence[int] = (1, 2),
                 problems.append(f"{name}: {key} is {other[key]} at batch size {b}, "
                                 f"{base[key]} at batch size {measured[0][0]}: a per-sample "
                                 f"figure must not depend on the batch")
-    raise_problems(name, problems)
+    problems.raise_if_any()
     return base

@@ -45,6 +45,7 @@ import numpy as np
 
 from neuromark.data.entry import SUMS, DatasetEntry, SynthesizingEntry, layout_files, read_sums, write_sums
 from neuromark.errors import DataError
+from neuromark.testing.guard import contract_check
 from neuromark.testing.results import ContractError, raise_problems
 
 #: A sample reader: ``(entry, root, split, options) -> (input, label)``.
@@ -67,6 +68,7 @@ def fixture_root(write: Callable[[Path], Any], root: Path) -> Path:
     return root
 
 
+@contract_check
 def check_declares_contract(entry: Any) -> None:
     """``entry`` declares the contract (see the module docstring)."""
     problems = []
@@ -90,6 +92,7 @@ def check_declares_contract(entry: Any) -> None:
     raise_problems(f"data set {getattr(entry, 'name', entry)!r}", problems)
 
 
+@contract_check
 def check_verify(entry: Any, root: Path) -> None:
     """``verify(root)`` passes on an intact fixture."""
     try:
@@ -115,6 +118,7 @@ def damage_file(path: Path, how: str) -> None:
         raise ValueError(f"damage {how!r}: one of {', '.join(DAMAGES)}")
 
 
+@contract_check
 def check_verify_names_damage(entry: Any, root: Path, damage: str, how: str) -> str:
     """Damage ``root/damage`` (:func:`damage_file`), then ``verify`` must raise
     :class:`DataError` naming the file (and, for a corrupted one, what was expected);
@@ -157,6 +161,7 @@ def no_network(entry: Any = None) -> Iterator[None]:
                 setattr(owner, attr, original)
 
 
+@contract_check
 def check_reads_without_download(entry: Any, root: Path, split: str = "test",
                                  options: Mapping[str, Any] | None = None,
                                  sample: SampleReader = first_sample) -> tuple[Any, Any]:
@@ -170,6 +175,7 @@ def check_reads_without_download(entry: Any, root: Path, split: str = "test",
         return sample(entry, root, split, options)
 
 
+@contract_check
 def check_sample(entry: Any, root: Path, split: str = "test",
                  options: Mapping[str, Any] | None = None, *, shape: tuple[int, ...] | None = None,
                  dtype: str = "float32", num_classes: int | None = None,
@@ -189,6 +195,7 @@ def check_sample(entry: Any, root: Path, split: str = "test",
     return x, y
 
 
+@contract_check
 def check_synthesize(entry: Any, tmp: Path, synth: Mapping[str, Any], split: str = "test",
                      options: Mapping[str, Any] | None = None,
                      sample: SampleReader = first_sample) -> Path:
@@ -234,6 +241,7 @@ def check_synthesize(entry: Any, tmp: Path, synth: Mapping[str, Any], split: str
     return a
 
 
+@contract_check
 def check_dataset_entry(entry: Any, write: Callable[[Path], Any], tmp: str | Path, *,
                         damage: str, split: str = "test", options: Mapping[str, Any] | None = None,
                         shape: tuple[int, ...] | None = None, dtype: str = "float32",

@@ -36,6 +36,9 @@ from typing import Any
 from neuromark.identity import ModelIdentity, id_problem
 from neuromark.io_atomic import to_jsonable
 from neuromark.results import CUSTOM_BENCHMARK, Results, Score
+from neuromark.testing.guard import ContractError, contract_check, raise_problems
+
+__all__ = ["ContractError", "raise_problems"]
 
 #: Scores that measure a model (its size or its work): a result holding one names the model.
 MODEL_SCORES = ("footprint", "synaptic_operations", "activation_sparsity", "connection_sparsity",
@@ -46,18 +49,6 @@ MODEL_KEYS = ("model", "models", "agent", "sut")
 NOT_MEASURED = "not measured"
 #: Keys :func:`~neuromark.results.collect_provenance` writes into every results file.
 PROVENANCE_KEYS = ("created", "python", "packages", "machine", "git_commit")
-
-
-class ContractError(AssertionError):
-    """A contract check failed; the message lists every problem found (an
-    ``AssertionError``, so a test runner reports it as a failed assertion)."""
-
-
-def raise_problems(what: str, problems: list[str]) -> None:
-    """Raise :class:`ContractError` listing ``problems`` under ``what``; nothing when empty."""
-    if problems:
-        raise ContractError(f"{what}: {len(problems)} contract problem(s):\n  - "
-                            + "\n  - ".join(problems))
 
 
 def _data_of(config: Any) -> Mapping[str, Any] | None:
@@ -260,11 +251,13 @@ def _short(value: Any, n: int = 120) -> str:
     return text if len(text) <= n else text[:n] + "..."
 
 
+@contract_check
 def check_task_results(results: Any, **kwargs: Any) -> None:
     """:func:`task_results_problems`, raising :class:`ContractError` when there are any."""
     raise_problems("results", task_results_problems(results, **kwargs))
 
 
+@contract_check
 def check_written_results(path: str | Path, **kwargs: Any) -> None:
     """:func:`written_results_problems`, raising :class:`ContractError` when there are any."""
     raise_problems(str(path), written_results_problems(path, **kwargs))

@@ -42,7 +42,8 @@ import numpy as np
 from neuromark.io_atomic import to_jsonable
 from neuromark.registry import suts
 from neuromark.system.sut import BuiltSUT, check_first_response, check_labels
-from neuromark.testing.results import ContractError, raise_problems
+from neuromark.testing.guard import Problems, contract_check
+from neuromark.testing.results import ContractError
 
 
 @dataclass
@@ -58,7 +59,9 @@ def _built(sut: Any, options: Mapping[str, Any]) -> BuiltSUT:
     if isinstance(sut, BuiltSUT):
         return sut
     factory: Callable[..., Any] = suts.get(sut) if isinstance(sut, str) else sut
-    built = factory(**dict(options))
+    label = getattr(factory, "__name__", repr(factory))
+    with Problems(f"SUT factory {label!r}").calling(f"{label}(**options)"):
+        built = factory(**dict(options))
     if not isinstance(built, BuiltSUT):
         raise ContractError(f"SUT factory {getattr(factory, '__name__', factory)!r} returned a "
                             f"{type(built).__name__}, not a neuromark.system.sut.BuiltSUT")
@@ -101,43 +104,55 @@ def parts_problems(built: BuiltSUT) -> list[str]:
     return problems
 
 
+@contract_check
 def check_sut(sut: Any, options: Mapping[str, Any] | None = None, *,
               queries: int = 8) -> SUTCheck:
     """Check a SUT (see the module docstring) on its first ``queries`` samples; returns
     the responses."""
     built = _built(sut, options or {})
     name = str(getattr(built.sut, "name", sut))
+    problems = Problems(f"SUT {name!r}")
     try:
-        raise_problems(f"SUT {name!r}", parts_problems(built))
+        problems.extend(parts_problems(built))
+        problems.raise_if_any()
         library = built.library
         classes = built.labels is None or built.labels.dtype.kind in "iu"
-        check_labels(built.labels, name, library.total_count, classes)
-        check_first_response(built, name, scored=built.labels is not None, classes=classes)
-        return SUTCheck(name, _harness(built, name, min(queries, library.total_count)))
+        with problems.calling("the labels check"):
+            check_labels(built.labels, name, library.total_count, classes)
+        with problems.calling("the first responses (check_first_response)"):
+            check_first_response(built, name, scored=built.labels is not None, classes=classes)
+        return SUTCheck(name, _harness(built, name, min(queries, library.total_count), problems))
     finally:
         if built.close is not None:
-            built.close()
+            with problems.calling("close()"):
+                built.close()
 
 
-def _harness(built: BuiltSUT, name: str, n: int) -> list[np.ndarray]:
+def _harness(built: BuiltSUT, name: str, n: int, problems: Problems) -> list[np.ndarray]:
     """Issue samples ``0..n-1`` one per query, then in one query, then (for a stateless
-    SUT) in reverse order; check the responses (see the module docstring)."""
+    SUT) in reverse order; check the responses (see the module docstring); ``problems``:
+    those found so far, reported with any new one."""
     sut, library = built.sut, built.library
     dtype = np.dtype(sut.response_dtype)
     indices = list(range(n))
-    problems: list[str] = []
-    library.load(indices)
+    with problems.calling(f"library.load({indices})"):
+        library.load(indices)
     try:
         single = []
         for i in indices:
-            outs = list(sut.issue([i]))
+            with problems.calling(f"issue([{i}])"):
+                outs = list(sut.issue([i]))
             if len(outs) != 1:
-                raise ContractError(f"SUT {name!r}: issue([{i}]) gave {len(outs)} responses")
+                problems.append(f"issue([{i}]) gave {len(outs)} responses")
+                problems.raise_if_any()
             single.append(outs[0])
-        batch = list(sut.issue(indices))
-        backward = list(sut.issue(indices[::-1]))[::-1]
+        with problems.calling(f"issue({indices}) (one query)"):
+            batch = list(sut.issue(indices))
+        with problems.calling("issue() of the samples in reverse order"):
+            backward = list(sut.issue(indices[::-1]))[::-1]
     finally:
-        library.unload(indices)
+        with problems.calling(f"library.unload({indices})"):
+            library.unload(indices)
     if len(batch) != n or len(backward) != n:
         problems.append(f"issue() of {n} samples in one query gave {len(batch)} responses")
     for k, out in enumerate(single + batch):
@@ -161,5 +176,5 @@ def _harness(built: BuiltSUT, name: str, n: int) -> list[np.ndarray]:
     else:
         problems.append("library.get(0) still answers after unload(): the library must drop "
                         "what LoadGen unloads")
-    raise_problems(f"SUT {name!r}", problems)
+    problems.raise_if_any()
     return single

@@ -53,6 +53,7 @@ from neuromark.registry import task_contract, tasks
 from neuromark.results import Results
 from neuromark.suite import run_configs
 from neuromark.tasks.base import plan_config
+from neuromark.testing.guard import contract_check
 from neuromark.testing.results import (
     ContractError,
     raise_problems,
@@ -114,6 +115,7 @@ def protocol_problems(task: Any) -> list[str]:
     return [f"it needs {problem}"] if problem is not None else []
 
 
+@contract_check
 def check_plan(task: Any, config: ConfigFile, ctx: RunContext) -> Any:
     """Plan ``config`` and check the plan's contract (see the module); returns the plan."""
     watched = [ctx.cache_dir, config.path.parent if config.path else None, ctx.out_dir]
@@ -136,6 +138,7 @@ def check_plan(task: Any, config: ConfigFile, ctx: RunContext) -> Any:
     return plan
 
 
+@contract_check
 def check_unknown_key(task: Any, config: ConfigFile, ctx: RunContext) -> str:
     """``config`` with :data:`UNKNOWN_KEY` appended, parsed in memory as if it were a file
     beside the config (so relative paths hold; nothing is written), must be refused by
@@ -170,6 +173,7 @@ def run_once(task: Any, config: ConfigFile, plan: Any, ctx: RunContext, out_dir:
                        planned=[(config, task, plan)])
 
 
+@contract_check
 def check_task(task: Any, config: str | os.PathLike[str] | Mapping[str, Any],
                     tmp: str | os.PathLike[str], *, ctx: RunContext | None = None,
                     repeat: bool = False, vary: Collection[str] = (),
