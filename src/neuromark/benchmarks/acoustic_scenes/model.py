@@ -131,16 +131,24 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC, validation_split
+    from neuromark.errors import ConfigError
+    from neuromark.io_atomic import claim_output_file
     from neuromark.processors.mel import MelFilterbankEnergies
 
     parser = argparse.ArgumentParser(description="Train the ASC reference CNN on TAU 2020 Mobile.")
     parser.add_argument("--root", required=True, help="folder with audio/ and evaluation_setup/")
-    parser.add_argument("--out", required=True, help="weights file to write (.pt)")
+    parser.add_argument("--out", required=True, help="weights file to write (.pt); an existing "
+                        "file is not replaced without --overwrite")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     parser.add_argument("--epochs", type=int, default=TrainRecipe.epochs)
     parser.add_argument("--val", type=float, default=0.1, help="validation fraction of train")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-mels", type=int, default=40)
     args = parser.parse_args(argv)
+    try:  # before any work: the weights file never replaces a file it did not write
+        claim_output_file(args.out, overwrite=args.overwrite, flag="--out")
+    except ConfigError as exc:
+        parser.error(str(exc))
     torch.manual_seed(args.seed)
     mfe = MelFilterbankEnergies(n_mels=args.n_mels)
     x, y = features_of(DcaseASC(args.root, "train"), mfe)
