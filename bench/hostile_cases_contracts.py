@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from hostile_common import CliError, case
 
-T = "tests/test_testing_guard.py::"
+T = "test_testing_guard.py::"
 
 
 def _contract(check: Any) -> Any:
@@ -112,7 +112,7 @@ def _(tmp: Path) -> Any:
 
 
 @case("asc-training-out-over-a-users-file", "never replace a file it did not write",
-      "tests/test_output_claims.py::test_asc_training_refuses_a_users_file_before_any_work",
+      "test_output_claims.py::test_asc_training_refuses_a_users_file_before_any_work",
       needs=("weights.pt", "the file exists", "--overwrite"))
 def _(tmp: Path) -> Any:
     from neuromark.benchmarks.acoustic_scenes.model import main
