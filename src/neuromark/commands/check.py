@@ -18,6 +18,7 @@ import argparse
 from pathlib import Path
 
 from neuromark.commands import add_command
+from neuromark.system.rules import verdict
 
 DESCRIPTION = """Check a folder written by 'neuromark system run' against the rules of the profile
 its submission.json declares, and the results of other tasks in it against the rules their
@@ -54,8 +55,6 @@ def _check(args: argparse.Namespace) -> int:
 
     if not (args.submission / MANIFEST).exists() and is_mlperf_results_folder(args.submission):
         return _check_mlperf(args)
-
-    from neuromark.system.rules import verdict
 
     profile, findings = check_submission(args.submission)
     if profile is not None:
