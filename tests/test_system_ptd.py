@@ -267,3 +267,23 @@ def test_system_task_two_pass_with_real_loadgen(fake_ptd, tmp_path):
     res.details["mlperf_power"]["metric"] *= 1.01  # a figure the logs do not give
     check_power(audit, tmp_path / "r.json", res.details, "test", tmp_path / "out")
     assert [f.rule for f in audit.findings] == ["power/mlperf-metric"]
+
+
+def test_two_pass_is_one_ptd_session_of_its_own(fake_ptd, tmp_path):
+    """An earlier, still open PTDaemon connection (idle) is closed first: server.json's
+    ptd_messages hold only the two passes' session, from its own Hello."""
+    meter = PtdMeter(fake_ptd.log, address=fake_ptd.address, interval_ms=20, settle_s=0)
+    meter.connect()  # an earlier session, left open and idle
+
+    def run_pass(folder: Path) -> None:
+        begin = time.time()
+        time.sleep(0.2)
+        loadgen_logs(folder, "SingleStream", 100, stamp(begin), stamp(time.time()))
+
+    two_pass(meter, run_pass, tmp_path / "sub")
+    server = json.loads((tmp_path / "sub/power/server.json").read_text())
+    cmds = [m["cmd"] for m in server["ptd_messages"]]
+    assert [m["cmd"] for m in meter.messages].count("Hello") == 2
+    assert cmds.count("Hello") == 1 and cmds[:3] == ["Hello", "Identify", "RR"]
+    stops = [m["reply"] for m in server["ptd_messages"] if m["cmd"] == "Stop"]
+    assert stops == ["Stopping untimed measurement"] * 2 + ["Error: no measurement to stop"]

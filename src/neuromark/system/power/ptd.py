@@ -242,7 +242,7 @@ class PtdMeter(PowerSamples):
         initial ranges again and close the connection (the session ends)."""
         if self.client is None:
             return
-        self.client.cmd("Stop")
+        self.client.cmd("Stop", accept=NOTHING_TO_STOP)  # an idle session has nothing to stop
         if confirm:
             self.client.cmd("Stop", accept=NOTHING_TO_STOP)
         if restore:
