@@ -104,3 +104,17 @@ def _(tmp: Path) -> Any:
 def _(tmp: Path) -> Any:
     folder = copy_folder(tmp / "perf")
     return _checked(set_json(folder, "power/client.json", "results", {"../../../etc/hostname": "0" * 40}))
+
+
+@case("mlperf-spl-power-factor-2", "power factor within -1..1",
+      "test_system_ptd.py::test_bad_spl_lines_name_file_and_line",
+      needs=("run_1/spl.txt:3", "power factor 2 within -1..1"))
+def _(tmp: Path) -> Any:
+    folder = copy_folder(tmp / "perf")
+    spl = folder / "run_1" / "spl.txt"
+    lines = spl.read_text().splitlines(keepends=True)
+    parts = lines[2].split(",")
+    parts[9] = "2.000000"
+    lines[2] = ",".join(parts)
+    spl.write_text("".join(lines))
+    return _checked(folder)

@@ -64,6 +64,8 @@ def test_spl_lines_parse_as_ptdaemon_writes_them(tmp_path):
     ("Time,12-23-2020 10:21:51.496,Watts,1,Volts,1", r"spl.txt:2: expected Time,<t>,Watts"),
     ("Time,12-23-2020 10:21:51.496,Watts,nan,Volts,1,Amps,1,PF,1,Mark,m", r"spl.txt:2: non-finite"),
     ("Time,12-23-2020 09:00:00.000,Watts,1,Volts,1,Amps,1,PF,1,Mark,m", r"spl.txt:2: time goes backwards"),
+    ("Time,12-23-2020 10:21:51.496,Watts,1,Volts,-230,Amps,1,PF,1,Mark,m", r"spl.txt:2: volts -230 and amps"),
+    ("Time,12-23-2020 10:21:51.496,Watts,1,Volts,230,Amps,1,PF,1.5,Mark,m", r"power factor 1.5 within -1..1"),
 ])
 def test_bad_spl_lines_name_file_and_line(tmp_path, line, message):
     file = tmp_path / "spl.txt"
