@@ -55,7 +55,14 @@ def check(folder, capsys):
     code = main(["check", str(folder)])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("profile: ")
-    findings = [line for line in lines[1:] if ": " in line and not line.endswith("does not pass")]
+    # one verdict, last: passed or not, the profile, and what to run for a valid submission
+    assert lines[-1].startswith("verdict: ") and sum(ln.startswith("verdict: ") for ln in lines) == 1
+    assert ("'test' profile" in lines[-1]) == lines[0].startswith("profile: test")
+    assert ("passes" in lines[-1]) == (code == 0)
+    if lines[0].startswith("profile: test"):
+        assert "NOT an MLPerf-valid" in lines[0] and "profile: submission" in lines[-1]
+        assert "submission passes every check" not in "\n".join(lines)
+    findings = [line for line in lines[1:] if ": " in line and not line.startswith("verdict: ")]
     return code, lines[0], findings
 
 
@@ -131,8 +138,9 @@ def test_profile_and_compliance_rules(runs, tmp_path, capsys):
     assert ("settings/min-duration: effective minimum duration 0 s < 600 s (SingleStream, "
             "submission profile)") in text
     assert "settings/seeds: qsl_rng_seed 0 is not the official seed 2085463073848966840" in text
-    for test in ("TEST01", "TEST04", "TEST05"):
+    for test in ("TEST01", "TEST04"):
         assert f"good--esn.json: compliance/{test}: required by compliance: true, but not run" in text
+    assert "TEST05" not in text  # retired by MLPerf (Nov 2024): not required by compliance: true
 
 
 def test_qubo_rules(tmp_path):
@@ -251,3 +259,17 @@ def test_split_rule_follows_the_stages_a_sut_declares(tmp_path):
     result.write_text(json.dumps(data))
     _, findings = check_submission(tmp_path / "sleep_1ms")
     assert any("latency/split" in str(f) and "no preprocess latency" in str(f) for f in findings)
+
+
+def test_verdict_names_the_profile_and_the_next_step():
+    from neuromark.system.rules import PROFILES, verdict
+
+    test, submission = PROFILES["test"], PROFILES["submission"]
+    assert verdict(test, 0).startswith("verdict: passes every check of the 'test' profile, which "
+                                       "is NOT an MLPerf-valid submission")
+    assert "set `profile: submission`" in verdict(test, 0)
+    assert verdict(test, 2).startswith("verdict: FAILS: 2 finding(s) above under the 'test'")
+    assert "profile: submission" in verdict(test, 2)
+    assert verdict(submission, 0).startswith("verdict: passes every check of the 'submission'")
+    assert "NOT" not in verdict(submission, 0)
+    assert verdict(None, 1).startswith("verdict: FAILS: 1 finding(s) above, and no readable profile")

@@ -17,6 +17,7 @@ from neuromark.system.compliance import (
     PASS,
     TEST05_SEEDS,
     figure_of_merit,
+    format_verdicts,
     run_compliance,
     verdict_test01,
     verdict_test04,
@@ -151,6 +152,10 @@ def test_test01_and_test05_reach_loadgen(tmp_path):
     seeds = parse_detail(tmp_path / "audit/TEST05/mlperf_log_detail.txt").values
     assert seeds["effective_qsl_rng_seed"] == TEST05_SEEDS["test05_qsl_rng_seed"]
     assert verdicts["TEST05"]["figures"]["validity"] == "VALID"
+    # TEST05 runs when named, and says that MLPerf retired it
+    assert "retired by MLPerf in November 2024" in verdicts["TEST05"]["retired"]
+    assert format_verdicts({"TEST05": verdicts["TEST05"]})[0].startswith("TEST05 (retired) ")
+    assert "retired" not in verdicts["TEST01"]
     sut.stateful = "keeps state between queries"
     assert run_compliance(sut, library, SETTINGS, reference, accuracy, tmp_path / "again",
                           ("TEST01",))["TEST01"] == {"verdict": NOT_APPLICABLE, "figures": {},
@@ -180,6 +185,22 @@ def test_compliance_cli_on_a_registered_sut(tmp_path, capsys):
         assert "--tests: unknown test 'TEST09'; known: TEST01, TEST04, TEST05" in capsys.readouterr().err
     finally:
         suts._entries.pop("memoiser")
+
+
+def test_mlperf_requires_test01_and_test04_today():
+    """``compliance: true`` and ``neuromark system compliance`` run what MLPerf Inference
+    requires today: TEST01 and TEST04; TEST05 (retired November 2024) only when named."""
+    import argparse
+
+    from neuromark.commands import system as system_command
+    from neuromark.system.compliance import KNOWN_TESTS, RETIRED, TESTS
+
+    assert TESTS == ("TEST01", "TEST04") and set(RETIRED) == {"TEST05"}
+    assert KNOWN_TESTS == ("TEST01", "TEST04", "TEST05")
+    parser = argparse.ArgumentParser()
+    system_command.register(parser.add_subparsers())
+    args = parser.parse_args(["system", "compliance", "c.yaml"])
+    assert args.tests == "TEST01,TEST04"
 
 
 def test_esn_test01_needs_per_query_resets(tmp_path):

@@ -18,19 +18,9 @@ from neuromark.system.power.mlperf import check_layout, mlperf_figures, two_pass
 from neuromark.system.power.ptd import PtdMeter, initial_ranges
 from neuromark.system.power.spl import SplTail, mlperf_power_metric, parse_time, read_spl
 from neuromark.tasks.base import plan_and_run
+from tests.fake_ptd import FakePtd, spl, stamp
 
 FMT = "%m-%d-%Y %H:%M:%S.%f"
-
-
-def stamp(unix_s: float) -> str:
-    """PTDaemon's time spelling, written here independently of neuromark."""
-    d = datetime.fromtimestamp(unix_s, tz=timezone.utc)
-    return d.strftime("%m-%d-%Y %H:%M:%S.") + f"{d.microsecond // 1000:03d}"
-
-
-def spl(unix_s: float, watts: float, mark: str, volts: float = 230.0, amps: float = 0.2) -> str:
-    return (f"Time,{stamp(unix_s)},Watts,{watts:.6f},Volts,{volts:.6f},Amps,{amps:.6f},"
-            f"PF,0.550000,Mark,{mark}\n")
 
 
 def mllog(key: str, value) -> str:
@@ -74,6 +64,8 @@ def test_spl_lines_parse_as_ptdaemon_writes_them(tmp_path):
     ("Time,12-23-2020 10:21:51.496,Watts,1,Volts,1", r"spl.txt:2: expected Time,<t>,Watts"),
     ("Time,12-23-2020 10:21:51.496,Watts,nan,Volts,1,Amps,1,PF,1,Mark,m", r"spl.txt:2: non-finite"),
     ("Time,12-23-2020 09:00:00.000,Watts,1,Volts,1,Amps,1,PF,1,Mark,m", r"spl.txt:2: time goes backwards"),
+    ("Time,12-23-2020 10:21:51.496,Watts,1,Volts,-230,Amps,1,PF,1,Mark,m", r"spl.txt:2: volts -230 and amps"),
+    ("Time,12-23-2020 10:21:51.496,Watts,1,Volts,230,Amps,1,PF,1.5,Mark,m", r"power factor 1.5 within -1..1"),
 ])
 def test_bad_spl_lines_name_file_and_line(tmp_path, line, message):
     file = tmp_path / "spl.txt"
@@ -129,86 +121,13 @@ def test_mlperf_metric_is_the_checkers_formula_by_hand(tmp_path):
     assert {rel for rel, _ in check_layout(tmp_path)} >= {"power/server.json", "power/ptd_logs.txt"}
 
 
-# --- a fake PTDaemon: its text protocol over TCP, samples appended to its log file ---------
-
-class FakePtd:
-    """Answers Hello, Identify, RR, SR,V,<r>, SR,A,<r>, Go,<ms>,0,<mark> and Stop as
-    PTDaemon does (replies from power-dev's compliance checker); while a Go runs it appends
-    a sample every <ms> to ``log`` (volts cycle 229.0/229.5/230.0 so ranging has a max)."""
-
-    def __init__(self, log: Path, watts: float = 40.0) -> None:
-        self.log, self.watts = log, watts
-        self.received: list[str] = []
-        self._stop = threading.Event()
-        self._sampler: threading.Thread | None = None
-        fake = self
-
-        class Handler(socketserver.StreamRequestHandler):
-            def handle(self) -> None:
-                buf = b""
-                while True:
-                    chunk = self.request.recv(1024)
-                    if not chunk:
-                        return
-                    buf += chunk
-                    while b"\r\n" in buf:
-                        line, buf = buf.split(b"\r\n", 1)
-                        self.request.sendall(fake.reply(line.decode()).encode() + b"\r\n")
-
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.address = f"127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def message(self, text: str) -> None:
-        with self.log.open("a") as f:
-            f.write(f"{stamp(time.time())}: {text}\n")
-
-    def reply(self, cmd: str) -> str:
-        self.received.append(cmd)
-        parts = cmd.split(",")
-        if cmd == "Hello":
-            return "Hello, PTDaemon here!"
-        if cmd == "Identify":
-            return "YokogawaWT310,version=1.10.0-fake"
-        if cmd == "RR":
-            return "Ranges,0,2.5,0,300"
-        if parts[0] == "SR" and len(parts) == 3:
-            return f"Range {parts[1]} changed"
-        if parts[0] == "Go" and len(parts) == 4:
-            ms, mark = int(parts[1]), parts[3]
-            self.message(f"Go with mark {mark!r}")
-            self._stop.clear()
-            self._sampler = threading.Thread(target=self.sample, args=(ms, mark), daemon=True)
-            self._sampler.start()
-            return f"Starting untimed measurement, maximum 500000 samples at {ms}ms with 0 rampup samples"
-        if cmd == "Stop":
-            if self._sampler is None:
-                return "Error: no measurement to stop"
-            self._stop.set()
-            self._sampler.join()
-            self._sampler = None
-            self.message("Completed test")
-            return "Stopping untimed measurement"
-        return "Error: unknown command"
-
-    def sample(self, ms: int, mark: str) -> None:
-        i = 0
-        while not self._stop.wait(ms / 1000):
-            with self.log.open("a") as f:
-                f.write(spl(time.time(), self.watts, mark, volts=229.0 + 0.5 * (i % 3), amps=0.17))
-            i += 1
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
+# --- a fake PTDaemon (tests/fake_ptd.py) ---------------------------------------------
 
 @pytest.fixture
 def fake_ptd(tmp_path):
     log = tmp_path / "ptd_log.txt"
-    log.write_text(spl(T0, 5.0, "an older session"))  # the log keeps earlier sessions
     ptd = FakePtd(log)
+    ptd.write(spl(T0, 5.0, "an older session"))  # the log keeps earlier sessions
     yield ptd
     ptd.close()
 
@@ -287,9 +206,12 @@ def test_two_pass_ranges_then_tests_and_lays_out_power_dev_folders(fake_ptd, tmp
     sent = fake_ptd.received
     go = [c for c in sent if c.startswith("Go")]
     assert go[0].endswith("_ranging") and go[1].endswith("_testing") and len(go) == 2
-    assert sent[sent.index(go[0]) - 2:sent.index(go[0])] == ["SR,V,Auto", "SR,A,Auto"]
+    # one fresh PTD session; ranging sends SR,A twice, as power-dev's server does
+    assert sent[:sent.index(go[0])] == ["Hello", "Identify", "RR", "SR,V,Auto", "SR,A,Auto",
+                                         "SR,A,Auto"]
     assert sent[sent.index(go[1]) - 2:sent.index(go[1])] == ["SR,V,230.000000", "SR,A,0.170000"]
-    assert sent[-3:] == ["Stop", "SR,V,300", "SR,A,2.5"]  # the initial ranges restored
+    # a second Stop that finds nothing to stop, then the initial ranges restored
+    assert sent[-4:] == ["Stop", "Stop", "SR,V,300", "SR,A,2.5"]
     sub = tmp_path / "sub"
     assert check_layout(sub) == []
     assert figures["metric"] == pytest.approx(hand_metric(sub / "run_1"), rel=1e-12)
@@ -347,3 +269,23 @@ def test_system_task_two_pass_with_real_loadgen(fake_ptd, tmp_path):
     res.details["mlperf_power"]["metric"] *= 1.01  # a figure the logs do not give
     check_power(audit, tmp_path / "r.json", res.details, "test", tmp_path / "out")
     assert [f.rule for f in audit.findings] == ["power/mlperf-metric"]
+
+
+def test_two_pass_is_one_ptd_session_of_its_own(fake_ptd, tmp_path):
+    """An earlier, still open PTDaemon connection (idle) is closed first: server.json's
+    ptd_messages hold only the two passes' session, from its own Hello."""
+    meter = PtdMeter(fake_ptd.log, address=fake_ptd.address, interval_ms=20, settle_s=0)
+    meter.connect()  # an earlier session, left open and idle
+
+    def run_pass(folder: Path) -> None:
+        begin = time.time()
+        time.sleep(0.2)
+        loadgen_logs(folder, "SingleStream", 100, stamp(begin), stamp(time.time()))
+
+    two_pass(meter, run_pass, tmp_path / "sub")
+    server = json.loads((tmp_path / "sub/power/server.json").read_text())
+    cmds = [m["cmd"] for m in server["ptd_messages"]]
+    assert [m["cmd"] for m in meter.messages].count("Hello") == 2
+    assert cmds.count("Hello") == 1 and cmds[:3] == ["Hello", "Identify", "RR"]
+    stops = [m["reply"] for m in server["ptd_messages"] if m["cmd"] == "Stop"]
+    assert stops == ["Stopping untimed measurement"] * 2 + ["Error: no measurement to stop"]

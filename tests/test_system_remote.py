@@ -223,7 +223,7 @@ def test_the_system_track_page_leads_with_a_quick_start_that_runs(tmp_path):
         proc.kill()
         proc.wait(timeout=30)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "submission passes every check" in done.stdout
+    assert "verdict: passes every check of the 'test' profile" in done.stdout
     (result,) = [p for p in (tmp_path / "results").glob("*.json") if p.name != "submission.json"]
     scores = json.loads(result.read_text())["scores"]
     assert scores["classification_accuracy"]["value"] == 1.0 and "transport_latency" in scores

@@ -1,7 +1,9 @@
 """``neuromark check FOLDER``: audit a system-track submission or an MLPerf power results folder.
 
 For a neuromark submission: prints the profile whose rules were applied, then one line per
-finding (``file: rule: message``); exit 0 when the submission is clean, 1 otherwise. The
+finding (``file: rule: message``), then one verdict line (:func:`~neuromark.system.rules.verdict`:
+passed or not, under which profile, and what to run for an MLPerf-valid submission); exit 0
+when the submission is clean, 1 otherwise. The
 checks live in :mod:`neuromark.system.checker`, the profiles in :mod:`neuromark.system.rules`.
 
 For an MLPerf Inference power results folder (``run_1/``, ``ranging/``, ``power/``, as
@@ -16,6 +18,7 @@ import argparse
 from pathlib import Path
 
 from neuromark.commands import add_command
+from neuromark.system.rules import verdict
 
 DESCRIPTION = """Check a folder written by 'neuromark system run' against the rules of the profile
 its submission.json declares, and the results of other tasks in it against the rules their
@@ -58,8 +61,5 @@ def _check(args: argparse.Namespace) -> int:
         print(f"profile: {profile.name} ({profile.note})")
     for finding in findings:
         print(finding)
-    if findings:
-        print(f"{len(findings)} finding(s): the submission does not pass")
-        return 1
-    print("submission passes every check")
-    return 0
+    print(verdict(profile, len(findings)))
+    return 1 if findings else 0

@@ -41,13 +41,13 @@ from neuromark.system.checker_input import (
     schema,
 )
 from neuromark.system.checker_power import check_power
+from neuromark.system.compliance import TESTS as COMPLIANCE_TESTS
 from neuromark.system.loadgen_log import ACCURACY, DETAIL, SUMMARY, parse_detail, summarize
 from neuromark.system.power.legacy import migrate_power
 from neuromark.system.quality import judge
 from neuromark.system.rules import OFFICIAL_SEEDS, PERCENTILE, PROFILES, Profile
 
 MANIFEST = "submission.json"
-COMPLIANCE_TESTS = ("TEST01", "TEST04", "TEST05")
 #: The report sections the NeuroBench system track requires, and what each must hold.
 SECTIONS = {"System architecture": (), "Algorithm": (), "Workflow": ("![",),
             "Timing measurement": (),

@@ -1,8 +1,14 @@
 """MLPerf Inference compliance (audit) tests on any SUT, through LoadGen's own audit hooks.
 
-Re-implemented from the MLPerf compliance READMEs (mlcommons/inference ``compliance/nvidia``
-TEST01, TEST04, TEST05) and LoadGen 6.0.17's ``TestSettings``; figures come from our parsed
-LoadGen summaries (:func:`neuromark.system.loadgen_log.summarize`).
+Re-implemented from the MLPerf compliance READMEs (mlcommons/inference ``compliance/TEST01``,
+``compliance/TEST04``; the retired ``TEST05`` from the README it had) and LoadGen 6.0.17's
+``TestSettings``; figures come from our parsed LoadGen summaries
+(:func:`neuromark.system.loadgen_log.summarize`).
+
+MLPerf Inference requires TEST01 and TEST04 (:data:`TESTS`, what ``compliance: true``
+runs). TEST05 was retired in November 2024 (mlcommons/inference commit "Removed TEST05
+compliance requirement"): it runs only when asked for by name, and its verdict says it is
+retired (:data:`RETIRED`).
 
 - **TEST01, accuracy verification in performance mode.** A performance-mode run logs a
   random subset of its responses (``accuracy_log_sampling_target``, seed
@@ -13,8 +19,9 @@ LoadGen summaries (:func:`neuromark.system.loadgen_log.summarize`).
 - **TEST04, caching detection.** The same sample (index ``performance_issue_same_index``)
   is issued for every query; the run must not be faster than the submission's by more than
   10 % (a SUT that memoises answers is).
-- **TEST05, alternate seeds.** LoadGen's ``test05`` seeds replace the official ones; the
-  performance may be at most 5 % worse than the submission's.
+- **TEST05, alternate seeds (retired by MLPerf, November 2024; on request only).**
+  LoadGen's ``test05`` seeds replace the official ones; the performance may be at most 5 %
+  worse than the submission's.
 
 As the compliance scripts (``verify_performance.py`` of each test) do, the figure compared
 is LoadGen's early-stopping latency estimate (p90 SingleStream, p99 MultiStream) or the
@@ -25,7 +32,7 @@ which a caching SUT always is; we apply the TEST04 README's criterion ("at most 
 faster") to every scenario.
 
 The verdict functions (:func:`verdict_test01`, :func:`verdict_test04`, :func:`verdict_test05`)
-are pure functions of figures; :func:`run_compliance` runs the three tests.
+are pure functions of figures; :func:`run_compliance` runs the tests asked for.
 """
 
 from __future__ import annotations
@@ -39,7 +46,13 @@ from neuromark.errors import DataError
 from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
 from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
 
-TESTS = ("TEST01", "TEST04", "TEST05")
+#: The compliance tests MLPerf Inference requires today (``compliance: true``).
+TESTS = ("TEST01", "TEST04")
+#: Tests MLPerf no longer requires, with why: run only when named.
+RETIRED = {"TEST05": "retired by MLPerf in November 2024 (mlcommons/inference commit "
+                     "\"Removed TEST05 compliance requirement\"); run on request only"}
+#: Every test neuromark can run.
+KNOWN_TESTS = TESTS + tuple(RETIRED)
 PASS, FAIL, NOT_APPLICABLE = "PASS", "FAIL", "NOT APPLICABLE"
 
 #: TEST01's audit.config values (MLPerf compliance/TEST01/*/audit.config).
@@ -198,8 +211,10 @@ def run_compliance(sut: Any, library: Any, settings: LoadGenSettings, reference:
             run = run_test(sut, library, perf, out / test, overrides={"test05": True, **TEST05_SEEDS})
             verdict = verdict_test05(ref, figure_of_merit(run.summary)[0], kind, scenario)
         else:
-            raise DataError(f"unknown compliance test {test!r}; known: {', '.join(TESTS)}")
+            raise DataError(f"unknown compliance test {test!r}; known: {', '.join(KNOWN_TESTS)}")
         verdict["figures"]["figure_of_merit"] = name
+        if test in RETIRED:
+            verdict["retired"] = RETIRED[test]
         verdicts[test] = _validity(run, verdict)
     return verdicts
 
@@ -210,6 +225,7 @@ def format_verdicts(verdicts: dict[str, dict[str, Any]]) -> list[str]:
     for test, v in verdicts.items():
         figs = ", ".join(f"{k} {x:.4g}" if isinstance(x, float) else f"{k} {x}"
                          for k, x in v.get("figures", {}).items())
-        lines.append(f"{test} {v['verdict']}" + (f": {v['reason']}" if v.get("reason") else "")
+        name = f"{test} (retired)" if v.get("retired") else test
+        lines.append(f"{name} {v['verdict']}" + (f": {v['reason']}" if v.get("reason") else "")
                      + (f" ({figs})" if figs else ""))
     return lines

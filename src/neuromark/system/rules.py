@@ -59,3 +59,29 @@ PROFILES = {
         note="short minimums for tests and the default suite: 32 queries, no minimum "
              "duration, any seeds; NOT an MLPerf-valid submission"),
 }
+
+
+#: What to run for an MLPerf-valid submission (the ``submission`` profile's rules).
+VALID_RUN = ("set `profile: submission` in each config (MLPerf's minimums: 600 s per scenario, "
+             "official seeds; with `compliance: true`), run `neuromark system run CONFIG --out DIR` "
+             "and `neuromark check DIR`")
+
+
+def verdict(profile: Profile | None, findings: int) -> str:
+    """The one line ``neuromark check`` ends with: whether the folder passed, under which
+    profile, and what to run next (never "passes" beside "not valid" without saying how
+    the two fit)."""
+    if profile is None:
+        return (f"verdict: FAILS: {findings} finding(s) above, and no readable profile; fix them, "
+                "then run `neuromark check` again")
+    if findings:
+        tail = (f"; for an MLPerf-valid submission, {VALID_RUN}" if profile.name != "submission"
+                else "; fix them and run the benchmarks again")
+        return (f"verdict: FAILS: {findings} finding(s) above under the {profile.name!r} profile"
+                + tail)
+    if profile.name == "submission":
+        return ("verdict: passes every check of the 'submission' profile (MLPerf's minimums, "
+                "official seeds); `neuromark system run --submission-tree DIR` lays it out for "
+                "MLPerf's own submission checker")
+    return (f"verdict: passes every check of the {profile.name!r} profile, which is NOT an "
+            f"MLPerf-valid submission (short minimums, any seeds); for one, {VALID_RUN}")

@@ -16,9 +16,15 @@ power-dev's ``compliance/check.py`` and MLPerf's submission checker expect::
 ``server.json`` / ``client.json`` carry the fields ``check.py`` requires (``version``,
 ``timezone``, ``modules``, ``sources``, ``messages``, ``uuid``, ``session_name``,
 ``results`` = SHA-1 of each result file, ``phases``; the server's also ``ptd_messages``,
-``ptd_config``, ``debug``). They are written by neuromark, not by power-dev's client and
-server, so ``check.py``'s source-checksum and client/server-version checks cannot pass on
-them; everything the power figure is computed from can be read by both checkers.
+``ptd_config``, ``debug``) in power-dev's structure: ``messages`` are the client-server
+exchanges of power-dev's protocol v3 (neuromark plays both sides), ``ptd_messages`` only
+this session's PTDaemon exchanges (a fresh connection from ``Hello``, a second ``Stop``
+answered ``Error: no measurement to stop``, the initial ranges restored), ``ptd_config`` a
+list of analyzers with PTDaemon's numeric ``device_type`` (49: WT310), and ``ptd_logs.txt``
+the daemon's start-up lines (with its ``Uncertainty checking ... is activated`` line)
+followed by every line this session appended. They are written by neuromark, not by
+power-dev's client and server, so ``check.py``'s two source-checksum checks fail by design;
+its other nine checks pass (``tests/test_power_dev_check.py``).
 """
 
 from __future__ import annotations
@@ -43,8 +49,40 @@ SERVER_FIELDS = ("version", "timezone", "modules", "sources", "messages", "uuid"
                  "session_name", "results", "phases")
 
 
+#: Seconds between a phase stamp and LoadGen's start / after LoadGen's end. LoadGen logs
+#: ``power_begin`` / ``power_end`` truncated to the millisecond, so a stamp taken right
+#: before LoadGen starts can lie after the truncated ``power_begin`` (power-dev's checker
+#: wants phase 1 < power_begin < power_end < phase 2, strictly).
+PHASE_MARGIN_S = 0.01
+#: power-dev's client-server protocol version whose message sequence ``messages`` follows
+#: (``ptd_client_server/lib/common.py``: ``mlcommons/power client v3``).
+PROTOCOL_VERSION = "3"
+#: Lines that end PTDaemon's start-up block in its log: the first client or measurement.
+_SESSION_LINE_MARKERS = ("Accepted connection", "Go with mark", "Response to client sent")
+#: At most this many bytes of a PTDaemon log's head are read for its start-up lines.
+STARTUP_MAX_BYTES = 1 << 20
+
+
 def _stamp() -> list[float]:
     return [time.time(), time.monotonic()]
+
+
+def startup_lines(path: Path) -> list[str]:
+    """PTDaemon's start-up lines: the head of its log up to its first client or sample
+    (banner, analyzer identity, ``Uncertainty checking for <model> is activated``), as
+    power-dev's server keeps them (it starts PTDaemon for each session). Reads at most
+    :data:`STARTUP_MAX_BYTES`."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(STARTUP_MAX_BYTES)
+    except OSError as exc:
+        raise DataError(f"PTDaemon log {path}: cannot be read ({exc})") from None
+    lines: list[str] = []
+    for raw in head.decode(errors="replace").splitlines():
+        if raw.startswith("Time,") or any(m in raw for m in _SESSION_LINE_MARKERS):
+            break
+        lines.append(raw)
+    return lines
 
 
 def _mark_lines(lines: list[str], mark: str) -> list[str]:
@@ -73,19 +111,53 @@ def sha1_files(root: Path, skip: tuple[str, ...] = ("power/server.json", "power/
     for file in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = file.relative_to(root).as_posix()
         if rel not in skip:
-            out[rel] = hashlib.sha1(file.read_bytes()).hexdigest()
+            h = hashlib.sha1()
+            with file.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            out[rel] = h.hexdigest()
     return out
+
+
+def _exchange(cmd: str, reply: str, t0: float, t1: float | None = None) -> dict[str, Any]:
+    return {"cmd": cmd, "cmd_time": t0, "reply": reply, "reply_time": t0 if t1 is None else t1}
+
+
+def session_messages(session: str, ids: dict[str, str], label: str,
+                     phases: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
+    """The client-server exchanges of one session in power-dev's protocol
+    (``messages`` of client.json and server.json): the version handshake, ``new``, then
+    ``session,<name>,start|stop|upload,<mode>`` per pass and ``done``. neuromark plays
+    both sides in one process, so the times are the phase stamps."""
+    first = phases["ranging"][0][0]
+    out = [_exchange(f"mlcommons/power client v{PROTOCOL_VERSION}",
+                     f"mlcommons/power server v{PROTOCOL_VERSION}", first),
+           _exchange("time", repr(first), first),
+           _exchange(f"new,{label},{ids['client']}", f"OK {session},{ids['server']}", first)]
+    for mode, _ in PASSES:
+        ph = phases[mode]
+        out += [_exchange("time", repr(ph[0][0]), ph[0][0]),
+                _exchange(f"session,{session},start,{mode}", "OK", ph[0][0], ph[1][0]),
+                _exchange(f"session,{session},stop,{mode}", "OK", ph[2][0], ph[3][0]),
+                _exchange(f"session,{session},upload,{mode}", "OK", ph[3][0])]
+    last = phases["testing"][-1][0]
+    return out + [_exchange(f"session,{session},done", "OK", last)]
 
 
 def two_pass(meter: Any, run_pass: Callable[[Path], Any], out_dir: str | Path,
              label: str = "neuromark") -> dict[str, Any]:
     """Run the ranging and the testing pass through ``meter`` (a driven
-    :class:`~neuromark.system.power.ptd.PtdMeter`); ``run_pass(folder)`` runs LoadGen once
-    with its logs in ``folder``. Writes the layout (module docstring) under ``out_dir`` and
-    returns MLPerf's power figure of each pass (:func:`mlperf_figures`) with the ranges used."""
+    :class:`~neuromark.system.power.ptd.PtdMeter`) in one PTD session of their own (a
+    fresh connection: ``Hello``, ``Identify``, ``RR`` ... ``Stop``, ``Stop``, initial
+    ranges); ``run_pass(folder)`` runs LoadGen once with its logs in ``folder``. Writes the
+    layout (module docstring) under ``out_dir`` and returns MLPerf's power figure of each
+    pass (:func:`mlperf_figures`) with the ranges used."""
     out = Path(out_dir)
     (out / "power").mkdir(parents=True, exist_ok=True)
     session = f"{datetime.now(timezone.utc):%Y-%m-%d_%H-%M-%S}_{label}"
+    if meter.client is not None:  # one PTD session per measurement: close an earlier one
+        meter.halt()
+    startup = startup_lines(meter.path) if meter.path.is_file() else []
     tail = SplTail(meter.path, meter.timezone_s, from_end=True)
     phases: dict[str, list[list[float]]] = {"ranging": [], "testing": []}
     log: list[str] = []
@@ -95,14 +167,16 @@ def two_pass(meter: Any, run_pass: Callable[[Path], Any], out_dir: str | Path,
             mark, folder, ph = f"{session}_{mode}", out / folder_name, phases[mode]
             volts, amps = ranges[mode]
             ph.append(_stamp())
-            meter.go(mark, volts, amps)
+            meter.go(mark, volts, amps, amps_twice=mode == "ranging")
             ph.append(_stamp())
             log.append(f"{time.time():.3f} {mode}: Go with mark {mark} (V {volts}, A {amps})")
+            time.sleep(PHASE_MARGIN_S)
             run_pass(folder)
+            time.sleep(PHASE_MARGIN_S)
             ph.append(_stamp())
             if mode == "testing":
                 time.sleep(meter.settle_s)
-            meter.halt(restore=mode == "testing")
+            meter.halt(restore=mode == "testing", confirm=mode == "testing")
             ph.append(_stamp())
             log.append(f"{time.time():.3f} {mode}: Stop")
             tail.poll()
@@ -113,21 +187,24 @@ def two_pass(meter: Any, run_pass: Callable[[Path], Any], out_dir: str | Path,
     finally:
         if meter.client is not None:
             meter.halt()
+    tail.poll()
     power = out / "power"
-    (power / "ptd_logs.txt").write_text("".join(ln + "\n" for ln in tail.lines))
-    messages = "".join(f"{m['cmd']!r} -> {m['reply']!r}\n" for m in meter.messages)
-    (power / "server.log").write_text(messages)
+    (power / "ptd_logs.txt").write_text("".join(ln + "\n" for ln in startup + tail.lines))
+    ptd_messages = meter.session_messages()
+    (power / "server.log").write_text("".join(f"{m['cmd']!r} -> {m['reply']!r}\n"
+                                              for m in ptd_messages))
     (power / "client.log").write_text("\n".join(log) + "\n")
     ids = {"client": str(uuid.uuid4()), "server": str(uuid.uuid4())}
-    common = {"version": "neuromark-ptd-1", "timezone": meter.timezone_s,
+    common = {"version": "neuromark-ptd-2", "timezone": meter.timezone_s,
               "modules": {"neuromark.system.power": "ptd + mlperf"},
               "sources": {"writer": "neuromark (not power-dev's client/server)"},
-              "messages": [], "uuid": ids, "session_name": session,
-              "results": sha1_files(out), "phases": phases}
+              "messages": session_messages(session, ids, label, phases), "uuid": ids,
+              "session_name": session, "results": sha1_files(out), "phases": phases}
     (power / "client.json").write_text(json.dumps(common, indent=2))
-    server = {**common, "ptd_messages": meter.messages, "debug": False,
-              "ptd_config": {"address": meter.address, "identify": meter.identify,
-                             "device_type": None, "channel": None, "command": []}}
+    analyzer = {"command": [], "device_type": meter.analyzer_type(), "interface_flag": "",
+                "device_port": "", "channel": None, "address": meter.address,
+                "identify": meter.identify}
+    server = {**common, "ptd_messages": ptd_messages, "debug": False, "ptd_config": [analyzer]}
     (power / "server.json").write_text(json.dumps(server, indent=2))
     figures = mlperf_figures(out, meter.timezone_s)
     figures["ranges"] = {mode: {"volts": v, "amps": a} for mode, (v, a) in ranges.items()}

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -46,7 +47,7 @@ from typing import Any
 
 from neuromark.errors import DataError
 from neuromark.system.loadgen_log import DETAIL, SUMMARY, parse_detail, summarize
-from neuromark.system.power.spl import read_spl, window_watts
+from neuromark.system.power.spl import parse_time, read_spl, window_watts
 
 #: The files of each part of the folder (power-dev's layout; MLPerf's REQUIRED_POWER_FILES).
 LAYOUT = {"power": ("client.json", "client.log", "ptd_logs.txt", "server.json", "server.log"),
@@ -90,42 +91,78 @@ def loadgen_rules(values: dict[str, Any], round_override: str | None = None) -> 
     return LoadgenRules("current", False, f"LoadGen committed {day}")
 
 
+#: The widest timezone offsets on Earth: UTC-12 to UTC+14, in seconds west of UTC.
+TIMEZONE_RANGE_S = (-14 * 3600.0, 12 * 3600.0)
+#: Result files larger than this are not hashed (power-dev's result files are logs of a
+#: few MB); the finding says so instead of reading gigabytes.
+MAX_HASHED_BYTES = 1 << 30
+
+
+class _Unusable(Exception):
+    """A value the audit cannot use; its finding is already recorded."""
+
+
 def _timezone(root: Path, name: str, findings: list[dict[str, str]]) -> float | None:
+    """``timezone`` of ``power/<name>`` in seconds west of UTC; None when the file is
+    missing or holds none (a finding says so); :class:`_Unusable` when it holds one that is
+    not a finite number of seconds within UTC-12..UTC+14."""
     file = root / "power" / name
     if not file.is_file():
         return None
     try:
         value = json.loads(file.read_text())["timezone"]
-        return float(value)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError, RecursionError) as exc:
         findings.append({"file": f"power/{name}", "rule": "mlperf/timezone",
                          "message": f"no readable 'timezone' ({type(exc).__name__}: {exc})"})
         return None
+    low, high = TIMEZONE_RANGE_S
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not low <= value <= high):
+        findings.append({"file": f"power/{name}", "rule": "mlperf/timezone", "message":
+                         f"'timezone' {value!r} is not a number of seconds west of UTC within "
+                         f"{low:g}..{high:g} (UTC+14..UTC-12): the power times cannot be placed; "
+                         "no figure computed"})
+        raise _Unusable(name)
+    return float(value)
+
+
+def _count(values: dict[str, Any], key: str, where: str, *, integer: bool = True,
+           default: Any = None) -> float:
+    """``values[key]`` as a positive finite count (an int when ``integer``), or a
+    :class:`DataError` naming the log and the field."""
+    value = values.get(key, default)
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float))
+          and math.isfinite(value) and value > 0 and (not integer or float(value).is_integer()))
+    if not ok:
+        kind = "a whole number >= 1" if integer else "a finite number > 0"
+        raise DataError(f"{where}: field {key!r} is {value!r}, expected {kind}; no energy per "
+                        "query or sample can be computed from it")
+    return int(value) if integer else float(value)
 
 
 def _energy(values: dict[str, Any], scenario: str, avg_w: float,
-            duration_s: float) -> dict[str, Any]:
+            duration_s: float, where: str) -> dict[str, Any]:
     """Energy per query (or per sample, from the keys v1.0 logs) and the key its count
-    came from: the count is read from what the log holds, whatever the clock rules."""
+    came from: the count is read from what the log holds, whatever the clock rules; every
+    number is checked (finite, positive, whole where a count) naming ``where`` and the field."""
     if scenario in ("Offline", "Server"):
         return {}
     if "result_query_count" in values:
-        count = int(values["result_query_count"])
-        if count < 1:
-            raise DataError(f"{scenario}: result_query_count must be >= 1, got {count}")
+        count = _count(values, "result_query_count", where)
         return {"energy": avg_w * duration_s * 1000.0 / count, "energy_unit": "mJ/query",
                 "query_count": count, "query_count_from": "result_query_count"}
     if scenario == "SingleStream" and "result_qps_with_loadgen_overhead" in values:
-        samples = float(values["result_qps_with_loadgen_overhead"]) * duration_s
+        samples = _count(values, "result_qps_with_loadgen_overhead", where, integer=False) * duration_s
         return {"energy": avg_w * duration_s / samples, "energy_unit": "J/sample",
                 "query_count": samples,
                 "query_count_from": "result_qps_with_loadgen_overhead x window (v1.0 rule)"}
     if scenario == "MultiStream" and "generated_query_count" in values:
-        samples = int(values["generated_query_count"]) * int(values.get("generated_samples_per_query", 1))
+        samples = (_count(values, "generated_query_count", where)
+                   * _count(values, "generated_samples_per_query", where, default=1))
         return {"energy": avg_w * duration_s / samples, "energy_unit": "J/sample",
                 "query_count": samples,
                 "query_count_from": "generated_query_count x generated_samples_per_query (v1.0 rule)"}
-    raise DataError(f"{scenario}: the detail log has no key to count queries by "
+    raise DataError(f"{where}: {scenario}: the detail log has no key to count queries by "
                     "(result_query_count, or result_qps_with_loadgen_overhead / "
                     "generated_query_count for v1.0 logs)")
 
@@ -138,6 +175,14 @@ def pass_figure(folder: Path, server_tz: float, client_tz: float
     begin, end = summary.get("power_begin"), summary.get("power_end")
     if not begin or not end:
         raise DataError(f"{folder / DETAIL}: no power_begin / power_end records")
+    try:
+        window_s = parse_time(str(end)) - parse_time(str(begin))
+    except ValueError:
+        raise DataError(f"{folder / DETAIL}: field 'power_begin' {begin!r} or 'power_end' "
+                        f"{end!r} is not LoadGen's MM-DD-YYYY HH:MM:SS.mmm") from None
+    if not window_s > 0:
+        raise DataError(f"{folder / DETAIL}: field 'power_end' {end} is not after 'power_begin' "
+                        f"{begin}: the power window is empty or negative")
     trace = read_spl(folder / "spl.txt", timezone_s=server_tz)
     watts, duration = window_watts(trace, str(begin), str(end), client_tz)
     avg = sum(watts) / len(watts)
@@ -147,7 +192,7 @@ def pass_figure(folder: Path, server_tz: float, client_tz: float
     out: dict[str, Any] = {"scenario": scenario, "validity": summary.get("validity"),
                            "avg_power_w": avg, "samples": len(watts), "duration_s": duration,
                            "power_begin": begin, "power_end": end}
-    out.update(_energy(values, scenario, avg, duration))
+    out.update(_energy(values, scenario, avg, duration, str(folder / DETAIL)))
     if scenario in ("Offline", "Server"):
         out.update(metric=avg, unit="W")
     else:
@@ -155,19 +200,44 @@ def pass_figure(folder: Path, server_tz: float, client_tz: float
     return out
 
 
+def _sha1(file: Path) -> str:
+    """SHA-1 of ``file``, read in 1-MiB blocks (never the whole file at once)."""
+    digest = hashlib.sha1()
+    with file.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _recorded_hashes(root: Path, findings: list[dict[str, str]]) -> None:
-    """Present files whose SHA-1 differs from the one power-dev recorded."""
+    """Present files whose SHA-1 differs from the one power-dev recorded. A recorded path
+    outside the folder, or a file over :data:`MAX_HASHED_BYTES`, is a finding, not read."""
+    inside = root.resolve()
     for name in ("server.json", "client.json"):
         file = root / "power" / name
         if not file.is_file():
             continue
         try:
             recorded = json.loads(file.read_text()).get("results", {})
-        except (json.JSONDecodeError, AttributeError):
+        except (json.JSONDecodeError, AttributeError, UnicodeDecodeError, RecursionError):
             continue
         for rel, digest in (recorded.items() if isinstance(recorded, dict) else ()):
             present = root / rel
-            if present.is_file() and hashlib.sha1(present.read_bytes()).hexdigest() != digest:
+            where = f"power/{name}: results[{rel!r}]"
+            if not present.resolve().is_relative_to(inside):
+                findings.append({"file": f"power/{name}", "rule": "mlperf/sha1", "message":
+                                 f"{where} names a file outside the folder; not read"})
+                continue
+            if not present.is_file():
+                continue
+            size = present.stat().st_size
+            if size > MAX_HASHED_BYTES:
+                findings.append({"file": rel, "rule": "mlperf/sha1", "message":
+                                 f"{size:,} bytes, more than the {MAX_HASHED_BYTES:,} this check "
+                                 f"hashes (power-dev's result files are logs of a few MB); "
+                                 f"not hashed, so not checked against {where}"})
+                continue
+            if _sha1(present) != digest:
                 findings.append({"file": rel, "rule": "mlperf/sha1", "message":
                                  f"SHA-1 differs from the one power/{name} recorded"})
 
@@ -209,7 +279,12 @@ def audit_mlperf_results(root: str | Path, round_override: str | None = None) ->
     out["rules"] = {"name": rules.name, "local_times": rules.local_times, "why": rules.why}
     server_tz = client_tz = 0.0
     if rules.local_times:
-        found = {n: _timezone(root, n, findings) for n in ("server.json", "client.json")}
+        try:
+            found = {n: _timezone(root, n, findings) for n in ("server.json", "client.json")}
+        except _Unusable:
+            out["timezones_s"] = None
+            _recorded_hashes(root, findings)
+            return out
         for name, value in found.items():
             if value is None:
                 findings.append({"file": f"power/{name}", "rule": "mlperf/timezone", "message":
@@ -236,9 +311,14 @@ def format_audit(audit: dict[str, Any]) -> str:
     lines = [f"MLPerf power results folder: {audit['folder']}"]
     rules = audit.get("rules")
     if rules:
-        zones = audit.get("timezones_s", {})
-        clock = (f"local times, server timezone {zones.get('server', 0):g} s, client "
-                 f"{zones.get('client', 0):g} s" if rules["local_times"] else "UTC")
+        zones = audit.get("timezones_s")
+        if not rules["local_times"]:
+            clock = "UTC"
+        elif zones is None:
+            clock = "local times, with a timezone that cannot be used (below)"
+        else:
+            clock = (f"local times, server timezone {zones.get('server', 0):g} s, client "
+                     f"{zones.get('client', 0):g} s")
         lines.append(f"rules: LoadGen {rules['name']} ({rules['why']}); clocks: {clock}")
     for mode in ("testing", "ranging"):
         fig = audit.get(mode)

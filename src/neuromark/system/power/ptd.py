@@ -37,6 +37,14 @@ from neuromark.system.timing import now_s
 
 #: PTDaemon's greeting, which power-dev checks before anything else.
 HELLO = "Hello, PTDaemon here!"
+#: PTDaemon's reply to a ``Stop`` when nothing is measured (power-dev's server sends a
+#: second ``Stop`` at the end of every session and expects it).
+NOTHING_TO_STOP = "Error: no measurement to stop"
+#: PTDaemon's device-type numbers (its ``-y``/``-g`` device argument; SPEC PTDaemon's
+#: device list) of the Yokogawa analyzers MLPerf Power accepts, by the model name that
+#: starts PTDaemon's ``Identify`` reply. ``ptd_config.device_type`` in server.json.
+DEVICE_TYPES = {"YokogawaWT210": 8, "YokogawaWT500": 35, "YokogawaWT310": 49,
+                "YokogawaWT310E": 49, "YokogawaWT330": 52, "YokogawaWT330E": 52}
 
 
 class PtdClient:
@@ -105,8 +113,10 @@ class PtdClient:
         raise DataError(f"ptd meter: PTDaemon at {self.address} answered {command!r} with a line "
                         f"longer than {self.max_line_bytes} bytes (max_line_bytes); not PTDaemon?")
 
-    def cmd(self, command: str) -> str:
-        """Send ``command``; its reply (a reply starting with ``Error`` raises)."""
+    def cmd(self, command: str, accept: str | None = None) -> str:
+        """Send ``command``; its reply (a reply starting with ``Error`` raises, unless it is
+        exactly ``accept``: e.g. the second ``Stop`` of a session, which PTDaemon answers
+        ``Error: no measurement to stop``)."""
         try:
             self.sock.settimeout(self.timeout_s)
             self.sock.sendall(command.encode() + b"\r\n")
@@ -115,7 +125,7 @@ class PtdClient:
             raise DataError(f"ptd meter: {command!r} to {self.address} failed: {exc}") from None
         reply = line.decode(errors="replace")
         self.messages.append({"cmd": command, "reply": reply})
-        if reply.startswith("Error"):
+        if reply.startswith("Error") and reply != accept:
             raise DataError(f"ptd meter: PTDaemon at {self.address} answered {command!r} "
                             f"with {reply!r}")
         return reply
@@ -156,6 +166,8 @@ class PtdMeter(PowerSamples):
         max_line_bytes: longest PTDaemon reply line accepted.
         two_pass: also run MLPerf's ranging and testing passes
             (:mod:`neuromark.system.power.mlperf`).
+        device_type: PTDaemon's device number of the analyzer (``ptd_config`` in
+            server.json); None: read from the model ``Identify`` names (:data:`DEVICE_TYPES`).
     """
 
     name = "ptd"
@@ -166,7 +178,8 @@ class PtdMeter(PowerSamples):
                  timezone_s: float = 0.0, follow: bool = False, interval_ms: int = 1000,
                  volts_range: str = "Auto", amps_range: str = "Auto", settle_s: float = 10.0,
                  two_pass: bool = False, timeout_s: float = 10.0,
-                 components: list[str] | None = None, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+                 components: list[str] | None = None, max_line_bytes: int = MAX_LINE_BYTES,
+                 device_type: int | None = None) -> None:
         if interval_ms < 1 or settle_s < 0 or timeout_s <= 0 or max_line_bytes < 64:
             raise DataError(f"ptd meter: interval_ms >= 1, settle_s >= 0, timeout_s > 0 and "
                             f"max_line_bytes >= 64 expected, got {interval_ms}, {settle_s}, "
@@ -185,6 +198,8 @@ class PtdMeter(PowerSamples):
         self.components = components or ["everything on the analyzer's wall socket"]
         self.client: PtdClient | None = None
         self.messages: list[dict[str, str]] = []  # every PTDaemon exchange, in order
+        self.session_start = 0  # index in messages of the current connection's Hello
+        self.device_type = device_type
         self.identify = ""
         self.initial: tuple[str, str] | None = None
         self.host_marks: dict[str, float] = {}
@@ -197,6 +212,7 @@ class PtdMeter(PowerSamples):
         if self.client is None:
             if self.address is None:
                 raise DataError("ptd meter: driving PTDaemon needs 'address' (host:port)")
+            self.session_start = len(self.messages)
             client = PtdClient(self.address, self.timeout_s, self.messages, self.max_line_bytes)
             try:
                 self.identify = client.cmd("Identify")
@@ -207,19 +223,28 @@ class PtdMeter(PowerSamples):
             self.client = client
         return self.client
 
-    def go(self, mark: str, volts: str, amps: str) -> None:
-        """Set the ranges, let the analyzer settle, start sampling under ``mark``."""
+    def go(self, mark: str, volts: str, amps: str, amps_twice: bool = False) -> None:
+        """Set the ranges, let the analyzer settle, start sampling under ``mark``. With
+        ``amps_twice`` the amps range is sent twice, as power-dev's server does in its
+        ranging pass (its ranging-mode branch, then a reset to ``Auto`` that always runs;
+        power-dev's checker looks for the initial amps range in the 3rd or 4th ``SR,A``)."""
         client = self.connect()
         client.cmd(f"SR,V,{volts}")
         client.cmd(f"SR,A,{amps}")
+        if amps_twice:
+            client.cmd(f"SR,A,{amps}")
         time.sleep(self.settle_s)
         client.cmd(f"Go,{self.interval_ms},0,{mark}")
 
-    def halt(self, restore: bool = True) -> None:
-        """``Stop`` sampling; with ``restore`` set the initial ranges again and close."""
+    def halt(self, restore: bool = True, confirm: bool = False) -> None:
+        """``Stop`` sampling; with ``confirm`` send a second ``Stop`` that must find nothing
+        to stop (power-dev's server does so at a session's end); with ``restore`` set the
+        initial ranges again and close the connection (the session ends)."""
         if self.client is None:
             return
-        self.client.cmd("Stop")
+        self.client.cmd("Stop", accept=NOTHING_TO_STOP)  # an idle session has nothing to stop
+        if confirm:
+            self.client.cmd("Stop", accept=NOTHING_TO_STOP)
         if restore:
             volts, amps = self.initial or ("Auto", "Auto")
             self.client.cmd(f"SR,V,{volts}")
@@ -277,6 +302,17 @@ class PtdMeter(PowerSamples):
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         tr = self.trace()
         return np.asarray(tr.t, dtype=np.float64) + self.offset_s, np.asarray(tr.watts)
+
+    def session_messages(self) -> list[dict[str, str]]:
+        """The exchanges of the last connection (one PTD session), from its ``Hello``."""
+        return list(self.messages[self.session_start:])
+
+    def analyzer_type(self) -> int | None:
+        """PTDaemon's device number of the analyzer: ``device_type`` when given, else the
+        one of the model ``Identify`` named (None when unknown)."""
+        if self.device_type is not None:
+            return self.device_type
+        return DEVICE_TYPES.get(self.identify.split(",")[0].strip())
 
     def _source(self) -> str:
         return f"{self.path} (mark {self.mark_label})"

@@ -80,6 +80,9 @@ def parse_line(line: str, where: str, timezone_s: float = 0.0
     if values[0] <= 0:  # MLPerf's checker does not count such samples either
         raise DataError(f"{where}: power sample of {values[0]:g} W; a sample must be > 0 W (an "
                         f"analyzer fault, ranging or wiring error), in {text[:120]!r}")
+    if values[1] < 0 or values[2] < 0 or abs(values[3]) > 1:  # RMS volts, amps; |PF| <= 1
+        raise DataError(f"{where}: volts {values[1]:g} and amps {values[2]:g} must be >= 0 and "
+                        f"the power factor {values[3]:g} within -1..1, in {text[:120]!r}")
     return t, values, ",".join(parts[11:])  # type: ignore[return-value]
 
 
