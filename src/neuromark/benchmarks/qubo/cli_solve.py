@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from neuromark.benchmarks.qubo.cli_solve_report import print_result, write_outputs
 from neuromark.errors import ConfigError, DataError
 
 #: The most runs one command takes (the bootstrap and the per-run results are held in memory).
@@ -130,7 +131,6 @@ def _plan_line(args: argparse.Namespace, timeout: float) -> str:
 def run_solve(args: argparse.Namespace) -> int:
     import sys
 
-    from neuromark.benchmarks.qubo.cli_solve_report import print_result, write_outputs
     from neuromark.benchmarks.qubo.config import SolverSpec
     from neuromark.benchmarks.qubo.library import load_instance
     from neuromark.benchmarks.qubo.qoblib_submission import (

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.benchmarks.qubo.fingerprint import Fingerprint, instance_fingerprint
+from neuromark.benchmarks.qubo.library import load_instance
 from neuromark.errors import DataError
 
 #: The table shipped with neuromark.
@@ -121,8 +122,6 @@ def qoblib_rows(folder: Path) -> list[dict[str, str]]:
     """Rows of the table for QOBLIB's MIS class in ``folder`` (``instances/*.gph`` and
     ``solutions/README.md``, the library's results table: "Our Solution", ``*`` = proven):
     one per instance present in both, its fingerprint computed from the file."""
-    from neuromark.benchmarks.qubo.library import load_instance
-
     readme = (folder / "solutions" / "README.md").read_text(encoding="utf-8")
     table = re.findall(r"^\|\s*([\w.-]+)\s*\|\s*(\d+)(\\\*)?\s*\|\s*(\d+)\s*\|", readme, re.M)
     rows = []
