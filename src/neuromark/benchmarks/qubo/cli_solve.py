@@ -54,7 +54,9 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
                             "seeds the bootstrap")
     solve.add_argument("--optimum", type=Path, default=None, metavar="SOL",
                        help="an optimal solution (QOBLIB node list, e.g. C125-9.opt.sol); "
-                            "default: the known-optimum table, else the runs' own best")
+                            "default: the known-value table matched by content, else the "
+                            "runs' own best; a target a run beats is named and the best seen "
+                            "is used")
     solve.add_argument("--json", action="store_true",
                        help="print the full result as JSON instead of the table")
     solve.add_argument("--submission", type=Path, default=None, metavar="DIR",
