@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import lzma
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,8 @@ REAL = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis"
 
 
 def _hash_of_dimacs_text(path: Path) -> tuple[int, int, str]:
-    """(n, m, sha256) from the file's text alone: 'e U V' lines, each as 'min max', sorted."""
+    """(n, m, sha256) from the file's text alone: 'e U V' lines, each as (min, max), sorted,
+    packed as two little-endian int64."""
     n = m = 0
     pairs = []
     for line in path.read_text().splitlines():
@@ -31,8 +33,8 @@ def _hash_of_dimacs_text(path: Path) -> tuple[int, int, str]:
         elif f and f[0] == "e":
             u, v = int(f[1]), int(f[2])
             pairs.append((min(u, v), max(u, v)))
-    text = "".join(f"{u} {v}\n" for u, v in sorted(pairs))
-    return n, m, hashlib.sha256(text.encode()).hexdigest()
+    packed = b"".join(struct.pack("<qq", u, v) for u, v in sorted(pairs))
+    return n, m, hashlib.sha256(packed).hexdigest()
 
 
 @pytest.mark.parametrize("name", ["karate", "C125-9", "brock200-1"])
@@ -59,9 +61,10 @@ def test_qubo_fingerprint_of_a_non_mis_qubo(tmp_path):
     W = sp.csr_matrix(np.array([[1.5, -2.0], [-2.0, 3.0]]))
     write_mqlib(tmp_path / "a.mqlib", W)
     fp = instance_fingerprint(load_instance(tmp_path / "a.mqlib"))
-    # minimised Q = -W, upper triangle, 1-based, repr of each float, then the offset
-    text = "1 1 -1.5\n1 2 2.0\n2 2 -3.0\noffset 0.0\n"
-    assert (fp.kind, fp.n, fp.m, fp.sha256) == ("qubo", 2, 3, hashlib.sha256(text.encode()).hexdigest())
+    # minimised Q = -W, upper triangle, 1-based (i, j, v) as <q q d, sorted, then the offset
+    packed = b"".join(struct.pack("<qqd", *e) for e in ((1, 1, -1.5), (1, 2, 2.0), (2, 2, -3.0)))
+    digest = hashlib.sha256(packed + struct.pack("<d", 0.0)).hexdigest()
+    assert (fp.kind, fp.n, fp.m, fp.sha256) == ("qubo", 2, 3, digest)
 
 
 def test_table_covers_qoblib_with_sources_and_matches_the_shipped_files():
