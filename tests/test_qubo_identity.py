@@ -119,3 +119,21 @@ def test_qs_xz_reads_to_the_same_identity_as_its_text(tmp_path):
     plain.write_bytes(lzma.decompress((REAL / "C125-9.qs.xz").read_bytes()))
     assert instance_fingerprint(load_instance(plain)) == \
         instance_fingerprint(load_instance(REAL / "C125-9.qs.xz"))
+
+
+def test_bks_rows_carry_their_graphs_fingerprint_and_source():
+    import dataclasses
+
+    from neuromark.benchmarks.qubo.bks import check_row, load_bks
+    from neuromark.benchmarks.qubo.workloads import mis_workload
+
+    table = load_bks()
+    for row in table.rows.values():  # every row: a fingerprint, a source that says its method
+        assert row.fingerprint.startswith(f"graph:n={row.num_vertices}:")
+        assert row.source == ("exact:neuromark.exact_mis" if row.method == "exact" else
+                              f"best-seen:{row.solver}")
+    row = table.get(25, 0.1, 3)
+    check_row(row, mis_workload(25, 0.1, 3))  # the generated graph is the row's
+    other = dataclasses.replace(row, fingerprint=table.get(25, 0.1, 4).fingerprint)
+    with pytest.raises(DataError, match="computed on another graph than this workload"):
+        check_row(other, mis_workload(25, 0.1, 3))
