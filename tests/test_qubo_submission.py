@@ -96,3 +96,13 @@ def test_a_second_run_needs_overwrite_and_keeps_other_files(tmp_path, capsys):
     sols = sorted(p.name for p in (sub / "karate" / "solutions").iterdir())
     assert sols == ["karate_solution_000.mst", "karate_solution_001.mst"]  # stale 002 removed
     assert notes.read_text() == "mine"
+
+
+def test_folders_under_a_file_are_refused_before_solving(tmp_path, capsys):
+    graph = tmp_path / "karate.gph"
+    shutil.copy(REAL / "karate.gph", graph)
+    for option in ("--submission", "--out"):
+        assert _solve(graph, option, str(graph / "sub")) != 0
+        err = capsys.readouterr().err
+        assert f"{option} {graph / 'sub'}: {graph} is a file" in err and "Traceback" not in err
+    assert graph.read_bytes() == (REAL / "karate.gph").read_bytes()

@@ -106,8 +106,11 @@ def _target(args: argparse.Namespace, instance: Any
 def _check_out(out: Path, inputs: list[Path], overwrite: bool) -> None:
     """``--out``: a folder (made), none of whose files this command writes exists unless
     ``--overwrite``, and never the input."""
+    from neuromark.benchmarks.qubo.qoblib_submission import check_folder_path
+
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is a file, not a folder; left as it is")
+    check_folder_path(out, "--out")
     resolved = {p.resolve() for p in inputs}
     for name in OUT_FILES:
         path = out / name

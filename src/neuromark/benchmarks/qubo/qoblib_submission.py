@@ -158,6 +158,7 @@ def check_submission_dir(root: str | Path, name: str, inputs: list[Path],
     if root.exists() and not root.is_dir():
         raise ConfigError(f"{option} {root}: exists and is a file; a QOBLIB submission is a "
                           f"folder (DIR/<instance>/...), and this file is left as it is")
+    check_folder_path(root, option)
     if root.suffix.lower() == ".csv":
         raise ConfigError(f"{option} {root}: names a folder (QOBLIB's layout: DIR/<instance>/"
                           f"<instance>_summary.csv, solutions/, README.md), not a CSV file")
@@ -174,6 +175,16 @@ def check_submission_dir(root: str | Path, name: str, inputs: list[Path],
                           f"--overwrite to replace this command's files in it (other files "
                           f"are never touched)")
     return target
+
+
+def check_folder_path(folder: Path, option: str) -> None:
+    """A folder that can be made: its nearest existing ancestor is a folder (not a file)."""
+    for parent in [folder, *folder.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"{option} {folder}: {parent} is a file, so no folder can be "
+                                  f"made under it; it is left as it is")
+            return
 
 
 def _readme(name: str, row: dict[str, str]) -> str:
