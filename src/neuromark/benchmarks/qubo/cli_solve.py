@@ -176,7 +176,8 @@ def run_solve(args: argparse.Namespace) -> int:
     try:
         result = solve_runs(solver, instance, timeout, args.runs, args.seed, optimum=energy,
                             optimum_source=source, optimum_size=size, optimum_proven=proven,
-                            progress=keep, done=done)
+                            progress=keep, done=done,
+                            keep_solutions=args.submission is not None)
     except KeyboardInterrupt as exc:
         where = (f"they are saved in {args.out / 'runs.jsonl'}" if args.out is not None else
                  "nothing was saved (no --out)")
@@ -194,7 +195,7 @@ def run_solve(args: argparse.Namespace) -> int:
             args.submission, instance, result, solver=args.solver, submitter=args.submitter,
             eps=args.success_threshold, reference=command, overwrite=args.overwrite))
     result.pop("best_x")
-    result.pop("run_x")
+    result.pop("run_x", None)
     if args.out is not None:
         written += write_outputs(args.out, result)
     if args.json:

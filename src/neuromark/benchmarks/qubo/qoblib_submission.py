@@ -214,8 +214,12 @@ def write_submission_dir(root: str | Path, instance: Instance, result: dict[str,
                          reference: str = "", overwrite: bool = False,
                          when: date | None = None) -> Path:
     """Write ``root/<instance>/`` in QOBLIB's submission layout (see the comment above) for a
-    :func:`~.repeat.solve_runs` result (its ``run_x``: one solution per run); returns the
-    instance's folder. Checks as :func:`check_submission_dir` (call that before solving)."""
+    :func:`~.repeat.solve_runs` result made with ``keep_solutions=True`` (its ``run_x``: one
+    solution per run); returns the instance's folder. Checks as :func:`check_submission_dir`
+    (call that before solving)."""
+    if "run_x" not in result:
+        raise ValueError("write_submission_dir: the result holds no run_x; call solve_runs with "
+                         "keep_solutions=True")
     target = check_submission_dir(root, instance.name, [instance.path], overwrite)
     row = submission_row(result, instance, solver=solver, submitter=submitter, eps=eps,
                          reference=reference, when=when)

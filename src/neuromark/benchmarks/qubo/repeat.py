@@ -167,11 +167,12 @@ def summarise_runs(instance: Instance, runs: list[dict[str, Any]], optimum: floa
 def solve_runs(solver: Any, instance: Instance, timeout_s: float, runs: int, seed: int,
                optimum: float | None = None, optimum_source: str = "",
                optimum_size: int | None = None, progress: Any = None,
-               optimum_proven: bool = False, done: list[dict[str, Any]] | None = None
-               ) -> dict[str, Any]:
+               optimum_proven: bool = False, done: list[dict[str, Any]] | None = None,
+               keep_solutions: bool = False) -> dict[str, Any]:
     """``runs`` runs (seeds ``seed .. seed + runs - 1``) and their summary:
     ``{"instance", "runs": [...], "summary": {...}}``; the best solution is in
-    ``"best_x"`` and every run's in ``"run_x"`` (int8, length n; not JSON). ``progress(run)``
+    ``"best_x"`` (int8, length n; not JSON), and with ``keep_solutions`` every run's in
+    ``"run_x"`` (a list of them, also not JSON: what a submission folder needs). ``progress(run)``
     is called after each run; ``done`` (a list) receives the runs as they finish, so that a
     caller interrupted keeps the completed ones."""
     done = [] if done is None else done
@@ -186,9 +187,12 @@ def solve_runs(solver: Any, instance: Instance, timeout_s: float, runs: int, see
     summary = summarise_runs(instance, done, optimum, optimum_source, bootstrap_seed=seed,
                              optimum_size=optimum_size, timeout_s=timeout_s,
                              optimum_proven=optimum_proven)
-    return {"instance": {"name": instance.name, "path": str(instance.path),
+    result = {"instance": {"name": instance.name, "path": str(instance.path),
                          "format": instance.fmt, "n": instance.n,
                          "edges": None if instance.edges is None else int(len(instance.edges)),
                          "energy": instance.energy},
             "timeout_s": timeout_s, "seed": seed, "runs": done, "summary": summary,
-            "best_x": best_x, "run_x": run_x}
+            "best_x": best_x}
+    if keep_solutions:
+        result["run_x"] = run_x
+    return result
