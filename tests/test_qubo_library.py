@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from neuromark.benchmarks.qubo.known import known_value
 from neuromark.benchmarks.qubo.library import (
     instance_name,
-    known_optimum,
     load_instance,
     read_dimacs,
     read_mqlib,
@@ -39,7 +39,8 @@ def test_real_instances_and_their_optimal_solutions(name):
     x = read_solution(REAL / f"{name}.opt.sol", n)
     assert int(x.sum()) == size and is_independent_set(inst.edges, x)
     assert inst.cost(x) == -size  # NeuroBench's energy at a feasible set is -|S|
-    assert known_optimum(name)[0] == size
+    known = known_value(inst)  # matched by content
+    assert (known.value, known.proven, known.source) == (size, True, "qoblib")
 
 
 def test_qs_xz_is_the_same_graph_with_qoblib_energy():

@@ -80,7 +80,8 @@ def test_solve_reaches_the_qoblib_optima(capsys, file, size):
     summary = out["summary"]
     assert summary["target_size"] == size and summary["best_size"] == size
     assert summary["gap_best"] == 0.0 and summary["successes"] >= 1
-    assert summary["tts99_s"] is not None and summary["tts99_s"] >= summary["tau_s"]
+    assert summary["tts99_s"] is not None and summary["tts99_s"] >= summary["tau_opt_s"]
+    assert summary["tts99_at_timeout_s"] >= summary["tau_at_timeout_s"]
     assert all(r["feasible"] for r in out["runs"])
     run = out["runs"][0]
     assert [p[0] for p in run["history"]] == sorted(p[0] for p in run["history"])
@@ -88,14 +89,15 @@ def test_solve_reaches_the_qoblib_optima(capsys, file, size):
 
 
 def test_solve_table_submission_and_known_optimum(capsys, tmp_path):
-    sub = tmp_path / "karate.csv"
+    sub = tmp_path / "submission"
     assert main(["qubo", "solve", str(REAL / "karate.gph"), "--timeout", "0.05", "--runs", "3",
                  "--submission", str(sub), "--submitter", "Tester"]) == 0
     out = capsys.readouterr().out
     assert "known_optima.csv" in out and "TTS99" in out and "gap to target" in out
-    text = sub.read_text().splitlines()
+    csv_path = sub / "karate" / "karate_summary.csv"
+    text = csv_path.read_text().splitlines()
     assert text[0] == TEMPLATE and tuple(TEMPLATE.split(",")) == COLUMNS
-    row = next(csv.DictReader(sub.open()))
+    row = next(csv.DictReader(csv_path.open()))
     assert (row["Problem"], row["Submitter"], row["Best Objective Value"]) == ("karate", "Tester", "20")
     assert (row["# Runs"], row["# Feasible Runs"], row["# Decision Variables"]) == ("3", "3", "34")
     assert row["# Successful Runs"] == "3" and row["Coefficients Range"] == "{-1; 4}"
@@ -107,9 +109,16 @@ def test_solve_rejects_bad_input_before_solving(capsys, tmp_path):
     assert main(["qubo", "solve", str(bad), "--runs", "1", "--timeout", "0.01"]) != 0
     assert "bad.gph:2: index 9 out of range 1..3" in capsys.readouterr().err
     assert main(["qubo", "solve", str(REAL / "karate.gph"), "--runs", "0"]) != 0
-    assert "--runs must be >= 1" in capsys.readouterr().err
+    assert "--runs must be in 1..100,000, got 0" in capsys.readouterr().err
     sol = tmp_path / "wrong.opt.sol"
     sol.write_text("1\n2\n")  # nodes 1 and 2 of karate are adjacent
     assert main(["qubo", "solve", str(REAL / "karate.gph"), "--optimum", str(sol), "--runs", "1",
                  "--timeout", "0.01"]) != 0
     assert "wrong.opt.sol: the solution is not an independent set" in capsys.readouterr().err
+    # a stated optimum of another graph: its indices are out of range for this one
+    other = tmp_path / "other.opt.sol"
+    other.write_text("1\n40\n")
+    assert main(["qubo", "solve", str(REAL / "karate.gph"), "--optimum", str(other), "--runs",
+                 "1", "--timeout", "0.01"]) != 0
+    err = capsys.readouterr().err
+    assert "other.opt.sol" in err and "out of range 1..34" in err and "another graph" in err

@@ -2,12 +2,17 @@
 
 The shipped table ``bks.csv`` (beside this module) has one row per MIS workload:
 
-``num_vertices,density,random_seed,cost,method,solver,version,solver_seed,budget_s,date,solution_hex``
+``num_vertices,density,random_seed,cost,method,solver,version,solver_seed,budget_s,date,solution_hex,fingerprint,source``
 
 - ``method``: ``exact`` (proved optimal by :func:`~neuromark.benchmarks.qubo.exact.exact_mis`)
   or ``heuristic`` (best found by a long solver run of ``budget_s`` seconds);
 - ``solution_hex``: the solution vector, ``numpy.packbits`` as hex, so that every row can be
-  re-checked: its energy must equal ``cost``.
+  re-checked: its energy must equal ``cost``;
+- ``fingerprint``: the workload graph's content (:mod:`.fingerprint`): a row is used only for
+  the graph it was computed on (:func:`check_row` compares it with the generated graph's, so a
+  changed generator cannot silently reuse old values);
+- ``source``: ``exact:<solver>`` (proven optimal) or ``best-seen:<solver>`` (the named solver's
+  best, not proven), as in the known-value table (:mod:`.known`).
 
 A row is only ever replaced by a better cost (:meth:`BKSTable.offer`). Files in the NeuroBench
 format (``num_vertices,density,random_seed,c_optimal``) load too (no provenance, no solution).
@@ -19,6 +24,7 @@ import csv
 import io
 import math
 import os
+import re
 import string
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -31,6 +37,8 @@ from neuromark.io_atomic import write_text_atomic
 
 BKS_PATH = Path(__file__).with_name("bks.csv")
 EXACT_BELOW = 50  # rows of workloads smaller than this are checked against the exact optimum
+#: A graph fingerprint (:mod:`.fingerprint`; kept here so that reading a table loads no scipy).
+FINGERPRINT = re.compile(r"^graph:n=\d+:m=\d+:sha256=[0-9a-f]{64}$")
 
 Key = tuple[int, float, int]
 
@@ -50,6 +58,8 @@ class BKSRow:
     budget_s: str = ""
     date: str = ""
     solution_hex: str = ""
+    fingerprint: str = ""
+    source: str = ""
 
     @property
     def key(self) -> Key:
@@ -170,7 +180,11 @@ def _check_types(row: BKSRow, where: str) -> None:
         ("random_seed", 0 <= row.random_seed < 2 ** 32, "a graph seed in [0, 2^32)"),
         ("cost", math.isfinite(row.cost), "a finite number"),
         ("solution_hex", all(c in string.hexdigits for c in row.solution_hex) and
-         len(row.solution_hex) % 2 == 0, "hex digits, two per byte")) if not ok), None)
+         len(row.solution_hex) % 2 == 0, "hex digits, two per byte"),
+        ("fingerprint", not row.fingerprint or FINGERPRINT.match(row.fingerprint) is not None,
+         "graph:n=N:m=M:sha256=HEX (or empty)"),
+        ("source", not row.source or re.match(r"^(exact|best-seen):\S+$", row.source) is not None,
+         "exact:<solver> or best-seen:<solver> (or empty)")) if not ok), None)
     if bad is not None:
         raise DataError(f"{where}: BKS column {bad[0]} = {getattr(row, bad[0])!r}: expected {bad[1]}")
 
@@ -178,10 +192,12 @@ def _check_types(row: BKSRow, where: str) -> None:
 def check_row(row: BKSRow, workload: object | None = None, where: str = "BKS") -> None:
     """Check a row against its workload; :class:`DataError` when they contradict.
 
+    A row with a fingerprint must be the workload graph's (identity by content).
     A cost must lie in [-n, 0] (the empty set costs 0, no set beats -n); a stored solution
     must have the row's cost; below :data:`EXACT_BELOW` nodes the cost must equal the exact
     optimum (a lower cost is impossible, a higher one is not the best known).
     """
+    from neuromark.benchmarks.qubo.fingerprint import graph_fingerprint
     from neuromark.benchmarks.qubo.objective import energy
     from neuromark.benchmarks.qubo.workloads import mis_workload
 
@@ -191,6 +207,11 @@ def check_row(row: BKSRow, workload: object | None = None, where: str = "BKS") -
         raise DataError(f"{tag}: cost {row.cost:g} is outside [-{n}, 0], impossible for an "
                         f"MIS workload of {n} nodes")
     w = workload or mis_workload(n, row.density, row.random_seed)
+    if row.fingerprint and row.fingerprint != str(fp := graph_fingerprint(w.n, w.edges)):
+        raise DataError(f"{tag}: the row was computed on another graph than this workload "
+                        f"({row.fingerprint.split(':sha256=')[0]} vs the generated {fp.describe()}, "
+                        f"fingerprints differ): its cost is not used; recompute it with `neuromark "
+                        f"qubo bks`")
     x = row.solution()
     if x is not None and energy(w.Q, x) != row.cost:
         raise DataError(f"{tag}: stored solution has cost {energy(w.Q, x):g}, row says "

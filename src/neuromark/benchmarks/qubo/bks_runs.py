@@ -13,6 +13,7 @@ from pathlib import Path
 
 from neuromark.benchmarks.qubo.bks import BKSRow, BKSTable, encode_solution
 from neuromark.benchmarks.qubo.exact import exact_mis
+from neuromark.benchmarks.qubo.fingerprint import graph_fingerprint
 from neuromark.benchmarks.qubo.objective import energy
 from neuromark.benchmarks.qubo.solvers.anneal import Annealer
 from neuromark.benchmarks.qubo.workloads import mis_workload
@@ -35,14 +36,16 @@ def best_known(n: int, density: float, seed: int, *, budget_s: float, exact_max:
     if n <= exact_max:
         x = exact_mis(n, w.edges, max_n=exact_max)
         return BKSRow(n, w.density, seed, energy(w.Q, x), "exact", "neuromark.exact_mis",
-                      _version("neuromark"), "", "", today, encode_solution(x))
+                      _version("neuromark"), "", "", today, encode_solution(x),
+                      str(graph_fingerprint(w.n, w.edges)), "exact:neuromark.exact_mis")
 
     solver = Annealer()
     solver.prepare(w.Q)
     res = solver.solve(w.Q, budget_s, solver_seed)
     return BKSRow(n, w.density, seed, energy(w.Q, res.x), "heuristic", solver.name,
                   f"neuromark {_version('neuromark')}, numba {_version('numba')}",
-                  str(solver_seed), f"{budget_s:g}", today, encode_solution(res.x))
+                  str(solver_seed), f"{budget_s:g}", today, encode_solution(res.x),
+                  str(graph_fingerprint(w.n, w.edges)), f"best-seen:{solver.name}")
 
 
 def recompute(table: BKSTable, workloads: Iterable[tuple[int, float, int]], *, budget_s: float,

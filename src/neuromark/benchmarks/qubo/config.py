@@ -18,8 +18,9 @@ instance file of a folder, relative to the config's folder::
 
     instances: {files: [../../tests/fixtures/realdata/qubo_mis/karate.gph], folder: mis/}
 
-Each instance's target is its optimum: ``<name>.opt.sol`` beside it, else the known-optimum
-table (``known_optima.csv``); one without either is an error before any solving.
+Each instance's target is its optimum: ``<name>.opt.sol`` beside it, else the known-value
+table (``known_optima.csv``, matched by the instance's content: :mod:`~neuromark.benchmarks.qubo.known`);
+one without either is an error before any solving.
 
 Each solver's results id is ``<benchmark.id>-<solver label or name>``.
 """

@@ -1,6 +1,7 @@
 """The library instances a QUBO config names (``instances: {files, folder}``), each with its
 target: the energy of its optimum, from ``<name>.opt.sol`` beside the file, else the
-known-optimum table (:data:`~neuromark.benchmarks.qubo.library.KNOWN_OPTIMA`)."""
+known-value table matched by the instance's content (:func:`~neuromark.benchmarks.qubo.known.known_value`;
+a file named like a row whose content differs gets no value, and the error says so)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from neuromark.benchmarks.qubo.known import known_value, name_mismatch
 from neuromark.benchmarks.qubo.library import (
     FORMATS,
     instance_format,
     instance_name,
-    known_optimum,
     load_instance,
     read_solution,
 )
@@ -82,16 +83,18 @@ def library_targets(files: list[str], folder: str | None, base: Path,
                               f"{targets[name].path} and {path}")
         inst = load_instance(path)
         sol = path.with_name(f"{stem}.opt.sol")
-        known = known_optimum(stem) if inst.is_mis else None
+        known = known_value(inst)
         if sol.is_file():
             x = read_solution(sol, inst.n)
             energy, source = check_optimum(inst, x, str(sol)) - inst.offset, str(sol)
-        elif known is not None:
-            energy = float(inst.Q[0, 0]) * known[0]
-            source = known[1]
+        elif known is not None:  # a proven optimum, or the best known (its source says which)
+            energy = known.energy(inst) - inst.offset
+            source = f"known_optima.csv row {known.instance}: {known.describe()}"
         else:
+            why = name_mismatch(inst)
             raise ConfigError(f"{where(('instances',))}: instances: no optimum for {path}: put "
-                              f"{sol.name} beside it (a QOBLIB node list)")
+                              f"{sol.name} beside it (a QOBLIB node list)"
+                              + (f"; {why}" if why else ""))
         density = inst.workload().density
         targets[name] = LibraryTarget(name, path, inst.n, round(density, 6), energy, source)
     return list(targets.values())

@@ -52,6 +52,13 @@ from neuromark.io_atomic import atomic_path, write_text_atomic
 #: File formats by suffix (after dropping a final ``.xz``).
 FORMATS = {".gph": "dimacs", ".dimacs": "dimacs", ".clq": "dimacs", ".col": "dimacs",
            ".qs": "qs", ".mqlib": "mqlib", ".mq": "mqlib"}
+#: The most variables (vertices) an instance may have: a solver holds several arrays of this
+#: length per worker, and a first pass over 10^7 variables takes longer than usual timeouts.
+MAX_VARIABLES = 10_000_000
+#: The largest energy bound accepted: ``sum |Q_ij| + |offset|`` (every energy and every
+#: one-flip change lies within twice it), far below float64's 1.8e308 so that no energy or
+#: energy change can overflow.
+MAX_ENERGY_BOUND = 1e300
 #: The energy of a graph instance (NeuroBench's MIS QUBO).
 NEUROBENCH_ENERGY = f"-|S| + {2 * EDGE_PENALTY:g} e(S) (NeuroBench MIS QUBO, x^T Q x)"
 
@@ -171,6 +178,10 @@ def _header(fields: list[str], where: str, count_what: str) -> tuple[int, int]:
     m = _int(fields[1], where, f"the number of {count_what}")
     if n < 1:
         raise DataError(f"{where}: the number of variables must be >= 1, got {n}")
+    if n > MAX_VARIABLES:
+        raise DataError(f"{where}: {n} variables is more than this reader accepts "
+                        f"({MAX_VARIABLES:,}: the solvers' per-worker arrays and a first pass "
+                        f"over them must fit memory and the timeout)")
     if m < 0:
         raise DataError(f"{where}: the number of {count_what} must be >= 0, got {m}")
     return n, m
@@ -311,6 +322,21 @@ def _times(c: float) -> str:
     return "-" if c == -1 else "" if c == 1 else f"{c:g}"
 
 
+def check_energy_range(path: Path, Q: sp.spmatrix, offset: float) -> float:
+    """The bound ``sum |Q_ij| + |offset|`` on every energy ``|x^T Q x + offset|``; a
+    :class:`DataError` naming the file when it is not finite or above
+    :data:`MAX_ENERGY_BOUND` (energies would overflow float64 or lose all precision)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = float(np.sum(np.abs(sp.csr_matrix(Q).data))) + abs(float(offset))
+    if not math.isfinite(bound) or bound > MAX_ENERGY_BOUND:
+        top = float(np.max(np.abs(sp.csr_matrix(Q).data))) if Q.nnz else 0.0
+        raise DataError(f"{path}: the coefficients' magnitudes sum to {bound:.4g} (largest "
+                        f"|coefficient| {top:.4g}, |offset| {abs(offset):.4g}); energies of "
+                        f"this instance could overflow float64: the bound must be finite and "
+                        f"<= {MAX_ENERGY_BOUND:g} (rescale the coefficients)")
+    return bound
+
+
 def load_instance(path: str | Path, fmt: str | None = None) -> Instance:
     """Read any supported instance file (see the module docstring) into an :class:`Instance`;
     ``fmt`` (``dimacs``, ``qs`` or ``mqlib``) overrides the format the suffix gives."""
@@ -326,12 +352,14 @@ def load_instance(path: str | Path, fmt: str | None = None) -> Instance:
                         maximise=True)
     if fmt == "qs":
         Q, offset = read_qs(path)
+        check_energy_range(path, Q, offset)
         edges = mis_edges(Q)
         energy = ("x^T Q x + offset (QOBLIB .qs, minimised)" if edges is None else
                   f"{_times(float(Q[0, 0]))}|S| + {2 * float(Q.data.max()):g} e(S) (QOBLIB .qs "
                   f"MIS QUBO)")
         return Instance(name, path, fmt, Q, offset, edges, energy, maximise=edges is not None)
     W = read_mqlib(path)
+    check_energy_range(path, W, 0.0)
     Q = (-W).tocsr()
     edges = mis_edges(Q)
     return Instance(name, path, fmt, Q, 0.0, edges,
@@ -411,18 +439,3 @@ def write_solution(path: str | Path, x: np.ndarray, comment: str = "") -> Path:
     lines = [f"# {c}" for c in comment.splitlines()] + [f"# Objective value = {len(nodes)}"]
     lines += [str(i) for i in nodes.tolist()]
     return write_text_atomic(path, "\n".join(lines) + "\n")
-
-
-#: The known-optimum table shipped with neuromark: MIS sizes of library instances.
-KNOWN_OPTIMA = Path(__file__).with_name("known_optima.csv")
-
-
-def known_optimum(name: str, table: Path = KNOWN_OPTIMA) -> tuple[int, str] | None:
-    """``(|S*|, source)`` of an MIS instance in the known-optimum table, or None."""
-    import csv
-
-    with open(table, newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            if row["instance"] == name:
-                return int(row["size"]), f"{table.name}: {row['source']}"
-    return None

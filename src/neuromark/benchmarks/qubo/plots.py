@@ -71,3 +71,36 @@ def plot_qubo_sweep(entries: list[dict[str, Any]], out_dir: Path) -> list[str]:
     made = [plot_gap_vs_timeout(entries, out_dir / "qubo_gap_vs_timeout.png"),
             plot_tts(entries, out_dir / "qubo_time_to_solution.png")]
     return [str(p.resolve()) for p in made if p is not None]
+
+
+def plot_time_to_target(summary: dict[str, Any], timeout_s: float, title: str, path: Path
+                        ) -> Path:
+    """The time-to-target curve of ``qubo solve`` (Aiex, Resende and Ribeiro's TTT plot): the
+    fraction of runs at the target by time t (a step at each hit time, solver clock, log-x),
+    and TTS99(tau) on a second axis with its minimum marked."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    points = summary["time_to_target"]
+    runs = summary["runs"]
+    if points:
+        ts = [p["t_s"] for p in points]
+        first = max(ts[0] / 2, 1e-9)
+        ax.step([first, *ts, max(timeout_s, ts[-1])], [0.0, *(p["p_s"] for p in points),
+                points[-1]["p_s"]], where="post", color="C0",
+                label=f"fraction of {runs} runs at target by t")
+        tts_ax = ax.twinx()
+        tts_ax.plot(ts, [p["tts99_s"] for p in points], "o", color="C1", ms=3, label="TTS99(tau)")
+        tts_ax.plot([summary["tau_opt_s"]], [summary["tts99_s"]], "*", color="C3", ms=10,
+                    label=f"min {summary['tts99_s']:.3g} s at tau {summary['tau_opt_s']:.3g} s")
+        tts_ax.set_yscale("log")
+        tts_ax.set_ylabel("TTS99(tau) (s)")
+        tts_ax.legend(loc="lower right", fontsize=7)
+        ax.set_xscale("log")
+    else:
+        ax.text(0.5, 0.5, "no run reached the target", ha="center", transform=ax.transAxes)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time since the solve started (s)")
+    ax.set_ylabel("fraction of runs at target")
+    ax.legend(loc="upper left", fontsize=7)
+    ax.set_title(f"{title}\ntime to target (TTT plot) and TTS99(tau)", fontsize=9)
+    return save_figure(fig, path, dpi=100)

@@ -1,4 +1,4 @@
-"""QOBLIB's submission CSV for a ``neuromark qubo solve`` result.
+"""QOBLIB's submission CSV and folder for a ``neuromark qubo solve`` result.
 
 The columns are those of QOBLIB's ``misc/submission_template.csv`` (ZIB-AOPT/QOBLIB, commit
 a6b69e4); their meaning is the one its ``CONTRIBUTING.md`` gives:
@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import os
 import platform
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from neuromark.benchmarks.qubo.library import Instance
+from neuromark.errors import ConfigError
 from neuromark.io_atomic import write_text_atomic
 
 #: The columns of QOBLIB's misc/submission_template.csv, in order.
@@ -117,3 +120,119 @@ def write_submission(path: str | Path, row: dict[str, str]) -> Path:
     writer.writeheader()
     writer.writerow(row)
     return write_text_atomic(path, buf.getvalue())
+
+
+# ---- the submission folder (QOBLIB's layout, as its real MIS submissions have it) ----------
+#
+# ``DIR/<instance>/``: ``README.md`` (the summary as a table), ``<instance>_summary.csv`` (the
+# row above), ``solutions/<instance>_solution_<N>.mst`` (one per run, N = 0, 1, ...
+# consecutive, ``x#<i> <0|1>`` per variable, 1-based, as in ZIB-AOPT/QOBLIB
+# ``07-independentset/submissions/20250115_QAOA_Egger/aves-sparrow-social/``) and
+# ``<instance>_objective_time_series.json`` (per run, its history as ``[{"Time", "Incumbent"}]``,
+# the optional file of QOBLIB's ``misc/check_submission.py``).
+
+#: README groups: a separator row follows each of these fields (as QOBLIB's READMEs do).
+_GROUP_ENDS = ("Date", "Reference", "Optimality Bound", "Coefficients Range", "Success Threshold",
+               "Hardware Specifications", "Other HW Runtime")
+
+
+def _ours(instance_dir: Path, name: str) -> list[Path]:
+    """The files of ``instance_dir`` this writer writes (those present)."""
+    fixed = [instance_dir / f"{name}_summary.csv", instance_dir / "README.md",
+             instance_dir / f"{name}_objective_time_series.json"]
+    sols = instance_dir / "solutions"
+    pattern = re.compile(rf"^{re.escape(name)}_solution_[0-9]+\.mst$")
+    found = [p for p in fixed if p.exists()]
+    if sols.is_dir():
+        found += sorted(p for p in sols.iterdir() if pattern.match(p.name))
+    return found
+
+
+def check_submission_dir(root: str | Path, name: str, inputs: list[Path],
+                         overwrite: bool = False, option: str = "--submission") -> Path:
+    """``root/<name>``, the folder :func:`write_submission_dir` will write, checked before any
+    work: ``root`` must not be a file nor the input; an existing ``root/<name>`` that holds
+    anything is refused unless ``overwrite`` (which replaces only this writer's own files);
+    a folder that holds one of ``inputs`` (the instance, the optimum) is refused always."""
+    root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"{option} {root}: exists and is a file; a QOBLIB submission is a "
+                          f"folder (DIR/<instance>/...), and this file is left as it is")
+    check_folder_path(root, option)
+    if root.suffix.lower() == ".csv":
+        raise ConfigError(f"{option} {root}: names a folder (QOBLIB's layout: DIR/<instance>/"
+                          f"<instance>_summary.csv, solutions/, README.md), not a CSV file")
+    target = root / name
+    if target.exists() and not target.is_dir():
+        raise ConfigError(f"{option} {root}: {target} exists and is a file; it is left as it is")
+    for path in inputs:
+        resolved = path.resolve()
+        if resolved == target.resolve() or target.resolve() in resolved.parents:
+            raise ConfigError(f"{option} {root}: the folder {target} holds the input {path}; "
+                              f"never written into, even with --overwrite")
+    if target.is_dir() and any(target.iterdir()) and not overwrite:
+        raise ConfigError(f"{option} {root}: {target} exists and is not empty; pass "
+                          f"--overwrite to replace this command's files in it (other files "
+                          f"are never touched)")
+    return target
+
+
+def check_folder_path(folder: Path, option: str) -> None:
+    """A folder that can be made: its nearest existing ancestor is a folder (not a file)."""
+    for parent in [folder, *folder.parents]:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"{option} {folder}: {parent} is a file, so no folder can be "
+                                  f"made under it; it is left as it is")
+            return
+
+
+def _readme(name: str, row: dict[str, str]) -> str:
+    lines = [f"# Submission for {name}", "",
+             f"This directory contains the submission for the problem **{name}**.", "",
+             "## CSV Summary", "", "| Field | Value |", "|-------|-------|"]
+    for column in COLUMNS:
+        value = str(row.get(column, "")).replace("|", r"\|").replace("\n", "<br>")
+        lines.append(f"| {column} | {value} |")
+        if column in _GROUP_ENDS:
+            lines.append("|======||")
+    return "\n".join(lines) + "\n"
+
+
+def _mst(x: np.ndarray) -> str:
+    return "".join(f"x#{i} {int(v)}\n" for i, v in enumerate(np.asarray(x).tolist(), 1))
+
+
+def _incumbent(instance: Instance, energy: float) -> float:
+    """A history energy as the library's objective (MIS: ``-energy``, which is ``|S|`` at an
+    independent set; MQLib: ``-energy``; another ``.qs``: the energy)."""
+    return -float(energy) if instance.maximise else float(energy)
+
+
+def write_submission_dir(root: str | Path, instance: Instance, result: dict[str, Any], *,
+                         solver: str, submitter: str = "N/A", eps: float = 0.0,
+                         reference: str = "", overwrite: bool = False,
+                         when: date | None = None) -> Path:
+    """Write ``root/<instance>/`` in QOBLIB's submission layout (see the comment above) for a
+    :func:`~.repeat.solve_runs` result made with ``keep_solutions=True`` (its ``run_x``: one
+    solution per run); returns the instance's folder. Checks as :func:`check_submission_dir`
+    (call that before solving)."""
+    if "run_x" not in result:
+        raise ValueError("write_submission_dir: the result holds no run_x; call solve_runs with "
+                         "keep_solutions=True")
+    target = check_submission_dir(root, instance.name, [instance.path], overwrite)
+    row = submission_row(result, instance, solver=solver, submitter=submitter, eps=eps,
+                         reference=reference, when=when)
+    name = instance.name
+    for stale in _ours(target, name):  # only this writer's files, and only with overwrite
+        stale.unlink()
+    (target / "solutions").mkdir(parents=True, exist_ok=True)
+    width = max(3, len(str(len(result["run_x"]) - 1)))
+    for i, x in enumerate(result["run_x"]):
+        write_text_atomic(target / "solutions" / f"{name}_solution_{i:0{width}d}.mst", _mst(x))
+    series = [[{"Time": float(t), "Incumbent": _incumbent(instance, e)} for t, e in r["history"]]
+              for r in result["runs"]]
+    write_text_atomic(target / f"{name}_objective_time_series.json", json.dumps(series) + "\n")
+    write_submission(target / f"{name}_summary.csv", row)
+    write_text_atomic(target / "README.md", _readme(name, row))
+    return target

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from neuromark.benchmarks.qubo.solvers.base import SolveResult, Workers, check_timeout
-from neuromark.errors import require
+from neuromark.errors import ConfigError, require
 
 CSR = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -92,9 +92,17 @@ class SharedBest:
             if cost <= self.target + 1e-9:
                 self.done = True
 
-    def result(self) -> tuple[np.ndarray, float]:
+    def result(self, n: int | None = None, timeout_s: float | None = None
+               ) -> tuple[np.ndarray, float]:
+        """The best (x, cost); a :class:`ConfigError` when no worker reported one before the
+        deadline (``n`` variables and ``timeout_s`` name the cause in its message)."""
         with self.lock:
-            assert self.best_x is not None, "no worker reported a solution"
+            if self.best_x is None:
+                size = f"{n} variables" if n is not None else "this QUBO"
+                budget = f"{timeout_s:g} s" if timeout_s is not None else "the timeout"
+                raise ConfigError(f"no solution within {budget}: the solver had not finished "
+                                  f"its first pass over {size} when the time was up; give a "
+                                  f"longer timeout (or a smaller instance)")
             return self.best_x.copy(), self.best
 
 
@@ -220,6 +228,6 @@ class MultiStartSolver(Generic[T]):
         n_workers = self._n_workers(timeout_s)
         worker, info = self._plan(loaded, deadline, shared, seed, target)
         outs = run_workers(worker, n_workers, deadline, shared)
-        x, cost = shared.result()
+        x, cost = shared.result(Q.shape[0], timeout_s)
         return SolveResult(x=x, cost=float(cost), trace=list(shared.trace),
                            info={"workers": n_workers, **info(outs), "stragglers": n_workers - len(outs)})
