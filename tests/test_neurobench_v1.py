@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from neuromark.commands.neurobench_v1 import read_row, static_figures
+from neuromark.commands.neurobench_v1 import read_row, row_config_paths, static_figures
 from neuromark.errors import ConfigError
 from neuromark.metrics.static import Footprint, FootprintNeurobench
 from neuromark.models import as_adapter
@@ -23,7 +23,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "neurobench_v1"
 
 
 def test_every_shipped_checkpoint_is_used_by_a_config_and_loads_strictly():
-    rows = [read_row(p) for p in sorted(CONFIGS.glob("*.yaml"))]
+    rows = [read_row(p) for p in row_config_paths(CONFIGS)]
     used = {r["checkpoint"] for r in rows}
     shipped = {p.resolve() for p in (CONFIGS / "checkpoints").rglob("*")
                if p.is_file() and p.name != "LICENSE" and p.suffix not in (".md", ".csv")}

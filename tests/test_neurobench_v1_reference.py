@@ -25,9 +25,14 @@ from neurobench.metrics import workload as nb_workload  # noqa: E402
 from neurobench.models import SNNTorchModel as NBSNNTorchModel  # noqa: E402
 from neurobench.models import TorchModel as NBTorchModel  # noqa: E402
 
-from neuromark.commands.neurobench_v1 import read_row, row_model, static_figures  # noqa: E402
+from neuromark.commands.neurobench_v1 import (  # noqa: E402
+    read_row,
+    row_config_paths,
+    row_model,
+    static_figures,
+)
 
-ROWS = sorted((Path(__file__).resolve().parents[1] / "configs" / "neurobench_v1").glob("*.yaml"))
+ROWS = row_config_paths(Path(__file__).resolve().parents[1] / "configs" / "neurobench_v1")
 
 
 def neurobench_figures(row: dict) -> dict:

@@ -14,7 +14,9 @@ A row config (``configs/neurobench_v1/*.yaml``)::
     published: {footprint: 20824, dense: 4704, r2: 0.593}   # NeuroBench's figures
     needs_data: the six primate sessions (O'Doherty et al., Zenodo 583331) for R2, ...
 
-Every path is relative to the config's folder. The results file per config
+Every path is relative to the config's folder. A folder given on the command line is read
+for its row configs; the task configs beside them (``task: mackey_glass``) are for
+``neuromark run``. The results file per config
 (``DIR/<config stem>.json``) holds ``footprint`` (our rule), ``footprint_neurobench``
 (NeuroBench 2.3.0's rule), ``parameter_count``, ``connection_sparsity`` and ``dense``
 (synaptic operations' Dense on the zero example input, per sample, or per executed forward
@@ -29,6 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.commands import add_command
+from neuromark.errors import ConfigError, NeuromarkError
+from neuromark.identity import BenchmarkIdentity
+from neuromark.results import Score
 
 DESCRIPTION = """Static figures of NeuroBench v1.0's trained baselines (configs/neurobench_v1):
 footprint under our rule and under NeuroBench's, parameter count, connection sparsity and Dense
@@ -48,12 +53,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_main)
 
 
+def row_config_paths(folder: Path) -> list[Path]:
+    """The row configs in ``folder`` (``*.yaml`` without a ``task:`` key; the folder's task
+    configs, such as the Mackey-Glass ESN rows, are run by ``neuromark run``)."""
+    import yaml
+
+    out = []
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            data = None  # read_row names the problem
+        if not (isinstance(data, dict) and "task" in data):
+            out.append(path)
+    return out
+
+
 def read_row(path: Path) -> dict[str, Any]:
     """The row config at ``path``, checked (unknown keys, missing fields, the checkpoint
     present); ConfigError naming the file and field otherwise."""
     import yaml
 
-    from neuromark.errors import ConfigError
     from neuromark.networks.neurobench_v1 import ARCHITECTURES
 
     try:
@@ -62,6 +82,9 @@ def read_row(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read the row config: {exc}") from None
     if not isinstance(row, dict):
         raise ConfigError(f"{path}: a row config is a mapping (see neuromark neurobench-v1 -h)")
+    if "task" in row:
+        raise ConfigError(f"{path}: a task config (task: {row['task']}), not a row config: "
+                          f"run it with `neuromark run {path}`")
     unknown = sorted(set(row) - set(KEYS))
     if unknown:
         raise ConfigError(f"{path}: unknown field(s) {', '.join(unknown)}; known: {', '.join(KEYS)}")
@@ -95,7 +118,6 @@ def static_figures(row: dict[str, Any], quiet: bool = True) -> Any:
     import torch
     from torch.utils.data import DataLoader, TensorDataset
 
-    from neuromark.identity import BenchmarkIdentity
     from neuromark.metrics.complexity import SynapticOperations
     from neuromark.metrics.static import (
         ConnectionSparsity,
@@ -105,7 +127,6 @@ def static_figures(row: dict[str, Any], quiet: bool = True) -> Any:
     )
     from neuromark.models.snntorch_model import SNNTorchModel
     from neuromark.models.torch_model import TorchModel
-    from neuromark.results import Score
     from neuromark.runner import Benchmark
 
     net = row_model(row)
@@ -138,9 +159,7 @@ def static_figures(row: dict[str, Any], quiet: bool = True) -> Any:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from neuromark.errors import NeuromarkError
-
-    paths = [p for c in args.configs for p in (sorted(c.glob("*.yaml")) if c.is_dir() else [c])]
+    paths = [p for c in args.configs for p in (row_config_paths(c) if c.is_dir() else [c])]
     try:
         rows = [read_row(p) for p in paths]  # every config checked before any work
     except NeuromarkError as exc:
