@@ -18,12 +18,18 @@ Config (YAML)::
     task: mackey_glass
     benchmark: {id: mackey_glass_tau17-esn, version: "1.0"}   # optional
     data: {taus: [17], instances: 30, length: 20, shift: 0.5}
+          # offsets: truncated   # NeuroBench's instance starts (int(k * 37.5)); default rounded
     models:
       - {name: esn, seed: 0, params: {spectral_radius: 1.0}}
     metrics: [footprint, parameter_count, connection_sparsity, activation_sparsity,
               synaptic_operations]   # optional; registered metric names (sMAPE is always on)
     execution_rate_hz: null    # as given, when set; else 1 / the series' dt (as seconds)
     device: cpu                # cpu (default), cuda, cuda:N or auto; --device overrides
+
+NeuroBench's own ESN protocol (examples/mackey_glass) differs from ours in five details, each
+an option: ``data.offsets: truncated`` and the ESN's ``warmup: 45``, ``input_weight_range: 0.5``,
+``spectral_scaling: first_eigenvalue`` and ``first_forecast_input: ground_truth``
+(configs/neurobench_v1/mackey_glass_esn_neurobench_protocol.yaml, docs/neurobench_v1.md).
 
 ``benchmark`` is the shared :class:`neuromark.config.IdentitySettings` (``id``, ``version``,
 ``parent``, ``citation``); without it the ids are derived (:func:`benchmark_id`), the parent
