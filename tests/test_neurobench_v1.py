@@ -106,3 +106,11 @@ def test_cli_refuses_before_writing_anything(tmp_path):
     out = tmp_path / "out"
     assert main(["neurobench-v1", str(CONFIGS / "gsc_m5_ann.yaml"), str(bad), "--out", str(out)]) != 0
     assert not out.exists()
+
+
+def test_the_neurobench_rule_is_a_metric_of_its_own():
+    from neuromark.registry import metrics
+
+    made = metrics.get("footprint_neurobench")()
+    assert made.name == "footprint_neurobench" and made.unit == "bytes"
+    assert not isinstance(made, Footprint)  # a task replacing `footprint` leaves it alone

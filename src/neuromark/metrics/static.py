@@ -16,7 +16,23 @@ from neuromark.metrics.functional.sparsity import weight_zero_counts, zero_fract
 from neuromark.results import Score
 
 
-class Footprint(StaticMetric):
+class _BeforeData:
+    """The NeuroBench-rule figure as the model holds it before any data: recorded by
+    :meth:`before_run` (the runner calls it before its first batch), used once."""
+
+    _before_data: int | None = None
+
+    def before_run(self, adapter: Any) -> None:
+        """Record the NeuroBench-rule bytes of ``adapter``'s module now (before any data)."""
+        self._before_data = neurobench_rule_bytes(check_adapter(adapter, type(self).__name__).module)
+
+    def neurobench_bytes(self, adapter: Any) -> int:
+        """The NeuroBench-rule figure: recorded by :meth:`before_run`, else read now."""
+        recorded, self._before_data = self._before_data, None  # one run's figure, used once
+        return recorded if recorded is not None else neurobench_rule_bytes(adapter.module)
+
+
+class Footprint(_BeforeData, StaticMetric):
     """Bytes of all parameters and buffers plus the neuron state needed for ONE sample.
 
     Each parameter and buffer is counted at its stored precision, packed and rounded up
@@ -54,17 +70,6 @@ class Footprint(StaticMetric):
 
     def __init__(self, example_input: Any = None) -> None:
         self.example_input = example_input
-        self._before_data: int | None = None
-
-    def before_run(self, adapter: Any) -> None:
-        """Record the NeuroBench-rule figure as the model holds it before any data (the
-        runner calls this before its first batch)."""
-        self._before_data = neurobench_rule_bytes(check_adapter(adapter, type(self).__name__).module)
-
-    def neurobench_bytes(self, adapter: Any) -> int:
-        """The NeuroBench-rule figure: recorded by :meth:`before_run`, else read now."""
-        recorded, self._before_data = self._before_data, None  # one run's figure, used once
-        return recorded if recorded is not None else neurobench_rule_bytes(adapter.module)
 
     def compute(self, adapter: Any) -> Score:
         adapter = check_adapter(adapter, type(self).__name__)
@@ -84,7 +89,7 @@ class Footprint(StaticMetric):
                           "neurobench_rule_bytes": neurobench})
 
 
-class FootprintNeurobench(Footprint):
+class FootprintNeurobench(_BeforeData, StaticMetric):
     """Footprint under NeuroBench 2.3.0's rule, as its own score (``footprint_neurobench``):
     ``numel() * element_size()`` of every parameter and buffer as the model holds them
     before any data (its static metrics run before the data loop): no packing of narrow
@@ -96,10 +101,9 @@ class FootprintNeurobench(Footprint):
     """
 
     name = "footprint_neurobench"
+    higher_is_better = False
+    unit = "bytes"
     rule = "neurobench 2.3.0: parameters and buffers, numel x element_size, before any data"
-
-    def __init__(self) -> None:
-        super().__init__()
 
     def compute(self, adapter: Any) -> Score:
         adapter = check_adapter(adapter, type(self).__name__)
