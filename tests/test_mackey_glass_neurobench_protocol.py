@@ -64,3 +64,20 @@ def test_paper_size_esn_has_the_published_complexity():
     # reservoir state and fed-back prediction our module holds as buffers (187 x 8 B)
     assert c["footprint_neurobench"] == 281248 + 187 * 8
     assert c["parameter_count"] * 8 == 281248
+
+
+def test_the_row_config_carries_the_published_figures(tmp_path):
+    from neuromark.cli import main
+    from neuromark.results import Results
+
+    config = yaml.safe_load((CONFIGS / "mackey_glass_esn_neurobench_protocol.yaml").read_text())
+    config["data"]["instances"] = 1
+    config["metrics"] = ["footprint_neurobench"]
+    path = tmp_path / "row.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    (found,) = (tmp_path / "out").glob("*.json")
+    results = Results.load(found)
+    assert results.details["published"]["sMAPE"] == 14.79
+    assert results.details["published"]["footprint"] == 2.81e5
+    assert results.scores["footprint_neurobench"].value == 281248 + 187 * 8
