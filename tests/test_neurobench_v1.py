@@ -38,7 +38,7 @@ def test_every_shipped_checkpoint_is_used_by_a_config_and_loads_strictly():
     ("primate_ann2d_loco_20170210_03", 33496, 71128, 7776),
     ("primate_snn2_indy_20160622_01", 19648, 19856, 4900),
     ("primate_snn2_loco_20170301_05", 38848, 39056, 9700),
-    ("primate_snn_flat_indy_20160630_01", 24972, 26836, 32928),
+    ("primate_snn_flat_indy_20160630_01", 24972, 44116, 32928),
 ])
 def test_published_primate_figures(stem, footprint, ours, dense):
     results = static_figures(read_row(CONFIGS / f"{stem}.yaml"))
