@@ -88,8 +88,11 @@ def test_bad_row_configs_are_refused_naming_file_and_field(tmp_path):
     good = (CONFIGS / "gsc_m5_ann.yaml").read_text()
     cases = {"unknown": good + "colour: red\n", "arch": good.replace("architecture: m5", "architecture: m6"),
              "shape": good.replace("example_shape: [1, 1, 8000]", "example_shape: [0]"),
-             "ckpt": good.replace("checkpoints/gsc/model_data/m5_ann", "nowhere.pt")}
-    words = {"unknown": "colour", "arch": "m6", "shape": "example_shape", "ckpt": "checkpoint"}
+             "ckpt": good.replace("checkpoints/gsc/model_data/m5_ann", "nowhere.pt"),
+             "misfit": good.replace("checkpoints/gsc/model_data/m5_ann",
+                                    str(CONFIGS / "checkpoints/gsc/model_data/s2s_gsc_snntorch"))}
+    words = {"unknown": "colour", "arch": "m6", "shape": "example_shape", "ckpt": "checkpoint",
+             "misfit": "does not fit architecture 'm5'"}
     for name, text in cases.items():
         path = tmp_path / f"{name}.yaml"
         path.write_text(text)

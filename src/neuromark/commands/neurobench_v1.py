@@ -102,7 +102,12 @@ def read_row(path: Path) -> dict[str, Any]:
     checkpoint = (path.parent / row["checkpoint"]).resolve()
     if not checkpoint.is_file():
         raise ConfigError(f"{path}: field 'checkpoint': no file {checkpoint}")
-    return {**row, "checkpoint": checkpoint, "config_path": path}
+    row = {**row, "checkpoint": checkpoint, "config_path": path}
+    try:  # the checkpoint must fit the architecture before any work is done
+        row_model(row)
+    except Exception as exc:  # noqa: BLE001 - unpickling and loading raise several types
+        raise ConfigError(f"{path}: field 'checkpoint': {exc}") from None
+    return row
 
 
 def row_model(row: dict[str, Any]) -> Any:
