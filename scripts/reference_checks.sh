@@ -28,6 +28,15 @@ if ! "$venv/bin/python" -c "import lauscher" 2>/dev/null; then
   "$venv/bin/pip" install -q -c constraints-cpu.txt lauscher==1.0.1 soundfile || {
     echo "reference checks: could not install lauscher; cochlea cross-check NOT run" >&2; exit 1; }
 fi
+# torchaudio for neurobench's own audio pre-processing (S2SPreProcessor, the M5 example's
+# Resample): no wheel matches torch 2.13, so 2.11.1 goes in --no-deps and its compiled
+# extension is removed; MelSpectrogram and Resample are plain torch code that does not need it
+if ! "$venv/bin/python" -c "import torchaudio.transforms" 2>/dev/null; then
+  "$venv/bin/pip" install -q --no-deps torchaudio==2.11.1 || {
+    echo "reference checks: could not install torchaudio; GSC pre-processing check NOT run" >&2; exit 1; }
+  rm -f "$("$venv/bin/python" -c 'import importlib.util as u; print(u.find_spec("torchaudio").submodule_search_locations[0])')"/lib/*.so
+fi
 # in this venv neurobench must import: a failed import is an error, not a skip
 NEUROMARK_REQUIRE_REFERENCE=1 exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference \
-  tests/test_neurobench_reference.py tests/test_cochlea.py
+  tests/test_neurobench_reference.py tests/test_neurobench_v1_reference.py \
+  tests/test_neurobench_gsc_reference.py tests/test_cochlea.py

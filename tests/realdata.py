@@ -21,6 +21,12 @@ SHA256 = {
     "prophesee/sample_ncars.dat": "37c942280817be4615f995f28877c81f9391eee639d0584ddb9a8c6e6833b4db",
     "speech_commands/yes_1000ms.wav": "b40e137a9d25bbdf135e03fa0f6bff4696d0bfc203aef8bc73b27c9428ba5a92",
     "speech_commands/no_1000ms.wav": "21e2b640385e4a751d480a87ae5a1633a6ff00e838b0e2ad48b22f8034e946d8",
+    "speech_commands/armkit/down.wav": "8f30991a68043a94ff55adcc0d322708ea722a3765e984639c6f8d24d36a651d",
+    "speech_commands/armkit/yes.wav": "ea8b8f94e45ee9ced8beaddca92e708272eb4396001a6244a176cfc1164410da",
+    "speech_commands/armkit/right_left_up.wav":
+        "35ba10a1224b9eeb1674d98e7c1fe633e6b0f605cc4f8a864310ab9a53ffd52b",
+    "speech_commands/armkit/yes_no_go_stop.wav":
+        "9151fffc3b8927d374769b188f4a81bd8ac2921b9c2f41714e1c6cc144c0f659",
     "nir/cnn_sinabs.nir": "e2fa55bda7aab5a772485e1b690358bcb825b303eca7dc426e3973937fcb5bcb",
     "nir/braille_noDelay_bias_zero.nir": "f1aab3ce74024e7feac508a03b04c58d483ee3a01e293dba4b53d0b519b8650e",
     "nir/lif_norse.nir": "0dd9143ef624892d4a6461f474d93653a337b3490a62e23ec9ec5d18fde9b7b6",

@@ -102,7 +102,7 @@ def test_columns_primary_score_first_then_complexity_per_speaker_last(tmp_path):
             model=model_identity("rsnn", {}, None, "my-rsnn")).save(folder / "shd--my-rsnn.json")
     page = build_leaderboard(read_runs([folder]), tmp_path / "site").read_text()
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", page)
-    assert heads == ["model", "classification_accuracy", "footprint (bytes)",
+    assert heads == ["model", "classification_accuracy", "footprint, neuromark rule (bytes)",
                      "connection_sparsity", "activation_sparsity",
                      "synaptic_operations.Effective_MACs (ops/sample)",
                      "synaptic_operations.Effective_ACs (ops/sample)",

@@ -478,6 +478,7 @@ REGISTRIES: dict[str, Registry[Any]] = {reg.kind: reg for reg in (
 
 metrics.register_many({
     "footprint": "neuromark.metrics.static:Footprint",
+    "footprint_neurobench": "neuromark.metrics.static:FootprintNeurobench",
     "parameter_count": "neuromark.metrics.static:ParameterCount",
     "connection_sparsity": "neuromark.metrics.static:ConnectionSparsity",
     "classification_accuracy": "neuromark.metrics.correctness:ClassificationAccuracy",

@@ -90,6 +90,11 @@ CEILING_FORMULAS = {"ratio": "r / c", "explained_variance": "sign(r) r^2 / c",
 #: Arrays in ``Score.raw`` up to this many numbers stay inline in the JSON.
 INLINE_RAW = 64
 
+#: Which rule each footprint score follows, for the tables that show them (leaderboard,
+#: compare): ours and NeuroBench's are never set side by side unlabelled (docs/neurobench_v1.md).
+FOOTPRINT_RULE_LABELS = {"footprint": "footprint, neuromark rule",
+                         "footprint_neurobench": "footprint, NeuroBench rule"}
+
 
 @dataclass
 class Score:

@@ -255,6 +255,10 @@ class Benchmark:
             bind = getattr(metric, "bind_model", None)  # e.g. energy: the operand precision
             if callable(bind):
                 bind(self.adapter)
+        for metric in static:  # e.g. footprint under NeuroBench's rule: before any data
+            before = getattr(metric, "before_run", None)
+            if callable(before):
+                before(self.adapter)
         nan_allowed = all(m.handles_nan for m in workload if m.uses_predictions)
         probes = frozenset().union(*(m.requires for m in workload))
         self.adapter.train(False)

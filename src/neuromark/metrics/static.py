@@ -11,12 +11,28 @@ from typing import Any
 
 from neuromark.devices import module_device, move_to
 from neuromark.metrics.base import StaticMetric, check_adapter
-from neuromark.metrics.functional.precision import reduced, tensor_precision
+from neuromark.metrics.functional.precision import neurobench_rule_bytes, reduced, tensor_precision
 from neuromark.metrics.functional.sparsity import weight_zero_counts, zero_fraction
 from neuromark.results import Score
 
 
-class Footprint(StaticMetric):
+class _BeforeData:
+    """The NeuroBench-rule figure as the model holds it before any data: recorded by
+    :meth:`before_run` (the runner calls it before its first batch), used once."""
+
+    _before_data: int | None = None
+
+    def before_run(self, adapter: Any) -> None:
+        """Record the NeuroBench-rule bytes of ``adapter``'s module now (before any data)."""
+        self._before_data = neurobench_rule_bytes(check_adapter(adapter, type(self).__name__).module)
+
+    def neurobench_bytes(self, adapter: Any) -> int:
+        """The NeuroBench-rule figure: recorded by :meth:`before_run`, else read now."""
+        recorded, self._before_data = self._before_data, None  # one run's figure, used once
+        return recorded if recorded is not None else neurobench_rule_bytes(adapter.module)
+
+
+class Footprint(_BeforeData, StaticMetric):
     """Bytes of all parameters and buffers plus the neuron state needed for ONE sample.
 
     Each parameter and buffer is counted at its stored precision, packed and rounded up
@@ -38,6 +54,11 @@ class Footprint(StaticMetric):
       is "not measured" (``raw["neuron_state"]`` is None) unless ``example_input`` is
       given, which is then run through the adapter (state reset first) to measure it.
 
+    Beside it, ``raw["neurobench_rule_bytes"]`` is the footprint under NeuroBench 2.3.0's
+    rule (:class:`FootprintNeurobench`), read before any data when a
+    :class:`~neuromark.runner.Benchmark` runs the metric, so the two rules are never set
+    side by side unlabelled; ``raw["rule"]`` names this one.
+
     Args:
         example_input: a batch (or one unbatched sample) to measure neuron state on.
     """
@@ -45,12 +66,14 @@ class Footprint(StaticMetric):
     name = "footprint"
     higher_is_better = False
     unit = "bytes"
+    rule = "neuromark: parameters and buffers at stored precision + one sample's neuron state"
 
     def __init__(self, example_input: Any = None) -> None:
         self.example_input = example_input
 
     def compute(self, adapter: Any) -> Score:
         adapter = check_adapter(adapter, type(self).__name__)
+        neurobench = self.neurobench_bytes(adapter)
         if self.example_input is not None:
             _run_example(adapter, self.example_input)
         state = {id(t): t for t in adapter.state().values()}  # one tensor counted once
@@ -62,7 +85,33 @@ class Footprint(StaticMetric):
         total = params + buffers + (neuron_state or 0)
         return Score(total, unit=self.unit, higher_is_better=self.higher_is_better,
                      raw={"parameters": params, "buffers": buffers, "neuron_state": neuron_state,
-                          "precision": reduced(tensors)})
+                          "precision": reduced(tensors), "rule": self.rule,
+                          "neurobench_rule_bytes": neurobench})
+
+
+class FootprintNeurobench(_BeforeData, StaticMetric):
+    """Footprint under NeuroBench 2.3.0's rule, as its own score (``footprint_neurobench``):
+    ``numel() * element_size()`` of every parameter and buffer as the model holds them
+    before any data (its static metrics run before the data loop): no packing of narrow
+    weights, no per-sample neuron state, an input history buffer at its initial size.
+    NeuroBench's published footprints (e.g. the primate ANN2D's 20,824 B on Indy) follow
+    this rule; :class:`Footprint` (``footprint``) follows ours. Run by a
+    :class:`~neuromark.runner.Benchmark`, the figure is read before the first batch;
+    called directly, on the model as it is.
+    """
+
+    name = "footprint_neurobench"
+    higher_is_better = False
+    unit = "bytes"
+    rule = "neurobench 2.3.0: parameters and buffers, numel x element_size, before any data"
+
+    def compute(self, adapter: Any) -> Score:
+        adapter = check_adapter(adapter, type(self).__name__)
+        module = adapter.module
+        params = sum(int(p.numel()) * int(p.element_size()) for p in module.parameters())
+        return Score(self.neurobench_bytes(adapter), unit=self.unit,
+                     higher_is_better=self.higher_is_better,
+                     raw={"rule": self.rule, "parameters_now": params})
 
 
 def _run_example(adapter: Any, example: Any) -> None:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores, primary_score
+from neuromark.results import FOOTPRINT_RULE_LABELS
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ def format_comparison(a: Run, b: Run, rows: list[Difference]) -> str:
               ("options digest", digest(a, "options_digest"), digest(b, "options_digest")),
               ("checkpoint", a.checkpoint_short, b.checkpoint_short),
               ("run", a.label, b.label)]
-    body = [(d.name, _show(d.a), _show(d.b), "" if d.diff is None else f"{d.diff:+.4g}",
+    label = FOOTPRINT_RULE_LABELS  # which rule a footprint follows (never two unlabelled)
+    body = [(label.get(d.name, d.name), _show(d.a), _show(d.b), "" if d.diff is None else f"{d.diff:+.4g}",
              "" if d.combined_se is None else f"{d.combined_se:.2g}", d.verdict) for d in rows]
     widths = [max(len(r[i]) for r in [header, *body, *models] if i < len(r))
               for i in range(len(header))]

@@ -38,6 +38,7 @@ from neuromark.report.runs import (
     primary_score,
     run_flags,
 )
+from neuromark.results import FOOTPRINT_RULE_LABELS
 
 #: Scores the Pareto plot uses as its y axis, in order of preference: (name, higher is better).
 PARETO_SCORES = (("classification_accuracy", True), ("r2", True), ("sMAPE", False),
@@ -241,7 +242,8 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
     fixed = 2 if before and before[0].split(".")[0] == _primary(runs) else 1  # stay in view
 
     def heads(names: list[str]) -> list[str]:
-        return [f"{c} ({units[c]})" if units[c] else c for c in names]
+        named = [FOOTPRINT_RULE_LABELS.get(c, c) for c in names]
+        return [f"{n} ({units[c]})" if units[c] else n for n, c in zip(named, names, strict=True)]
 
     head = (["model", *heads(before), *heads(after), "flags", "files", "name", "checkpoint", "run"])
     parts = ['<div class="wide"><table class="board"><thead><tr>'

@@ -15,6 +15,11 @@ delta-modulation spike encoder, plus polyphase resampling.
   the reference, so ``T = frames - 1`` (200 steps for 1 s at 5 ms). Written from the
   description of Speech2Spikes (Stewart et al., NICE 2023: log-mel, then delta
   modulation), not from its code.
+  With ``rule="speech2spikes"`` the encoder follows NeuroBench 2.3.0's ``S2SPreProcessor``
+  as its documentation and the Speech2Spikes paper describe it: frames padded by
+  reflection (torchaudio's ``MelSpectrogram`` default), the reference starting at the first
+  frame's log energy ROUNDED to an integer, an event only when the change EXCEEDS the
+  threshold (strictly), and the first frame's step dropped (T = frames - 1 again).
 
 Shapes: audio (..., samples) -> features (..., channels, frames) for the spectral
 functions; :func:`delta_spikes` returns (..., T, n_mels), time first, for step-wise SNNs.
@@ -33,8 +38,9 @@ from neuromark.processors.mel import mel_filterbank
 
 def mel_power(audio: Any, *, sample_rate: int, n_fft: int = 512, hop_length: int = 240,
               n_mels: int = 20, fmin: float = 20.0, fmax: float | None = 4000.0, htk: bool = True,
-              norm: str | None = None) -> Any:
-    """Mel power spectrogram, (..., samples) -> (..., n_mels, 1 + samples // hop_length)."""
+              norm: str | None = None, pad_mode: str = "constant") -> Any:
+    """Mel power spectrogram, (..., samples) -> (..., n_mels, 1 + samples // hop_length);
+    ``pad_mode``: how centred frames are padded (``constant``: zeros; ``reflect``)."""
     import torch
 
     if isinstance(audio, torch.Tensor):
@@ -44,7 +50,7 @@ def mel_power(audio: Any, *, sample_rate: int, n_fft: int = 512, hop_length: int
     shape = x.shape
     window = torch.hann_window(n_fft, periodic=True, dtype=torch.float32)
     spec = torch.stft(x.reshape(-1, shape[-1]), n_fft=n_fft, hop_length=hop_length, window=window,
-                      center=True, pad_mode="constant", return_complex=True)
+                      center=True, pad_mode=pad_mode, return_complex=True)
     power = spec.real.square() + spec.imag.square()
     fb = mel_filterbank(sample_rate, n_fft, n_mels, fmin, fmax, htk=htk, norm=norm)
     mel = torch.matmul(torch.from_numpy(fb.astype(np.float32)), power)
@@ -76,33 +82,45 @@ def mfcc(audio: Any, *, sample_rate: int, n_mfcc: int = 20, n_fft: int = 512, ho
     return torch.matmul(torch.from_numpy(dct_matrix(n_mfcc, n_mels).astype(np.float32)), db)
 
 
-def delta_modulate(signal: Any, threshold: float = 1.0) -> Any:
+#: Delta-modulation rules: ours, and NeuroBench's Speech2Spikes (see the module notes).
+DELTA_RULES = ("neuromark", "speech2spikes")
+
+
+def delta_modulate(signal: Any, threshold: float = 1.0, rule: str = "neuromark") -> Any:
     """Delta modulation over the last-but-one axis: (..., frames, C) -> (..., frames - 1, C)
-    in {-1, 0, 1} (see the module notes)."""
+    in {-1, 0, 1} (see the module notes for the two ``rule`` s)."""
     import torch
 
     x = torch.as_tensor(signal, dtype=torch.float32)
     if threshold <= 0:
         raise ValueError(f"delta modulation: threshold must be positive, got {threshold}")
-    reference = x[..., 0, :].clone()
+    if rule not in DELTA_RULES:
+        raise ValueError(f"delta modulation: rule must be one of {', '.join(DELTA_RULES)}, got {rule!r}")
+    s2s = rule == "speech2spikes"
+    reference = torch.round(x[..., 0, :]) if s2s else x[..., 0, :].clone()
     out = torch.zeros_like(x[..., 1:, :])
-    for t in range(1, x.shape[-2]):
+    for t in range(0 if s2s else 1, x.shape[-2]):
         diff = x[..., t, :] - reference
-        event = (diff >= threshold).float() - (diff <= -threshold).float()
+        if s2s:
+            event = (diff > threshold).float() - (diff < -threshold).float()
+        else:
+            event = (diff >= threshold).float() - (diff <= -threshold).float()
         reference = reference + threshold * event
-        out[..., t - 1, :] = event
+        if t >= 1:
+            out[..., t - 1, :] = event
     return out
 
 
 def delta_spikes(audio: Any, *, sample_rate: int, n_fft: int = 512, hop_length: int = 240,
                  n_mels: int = 20, fmin: float = 20.0, fmax: float | None = 4000.0,
-                 threshold: float = 1.0, eps: float = 1e-6) -> Any:
-    """Delta-modulated log-mel spikes, (..., samples) -> (..., T, n_mels) in {-1, 0, 1}."""
+                 threshold: float = 1.0, eps: float = 1e-6, rule: str = "neuromark") -> Any:
+    """Delta-modulated log-mel spikes, (..., samples) -> (..., T, n_mels) in {-1, 0, 1};
+    ``rule="speech2spikes"``: NeuroBench's Speech2Spikes (reflect padding, see the module)."""
     mel = mel_power(audio, sample_rate=sample_rate, n_fft=n_fft, hop_length=hop_length, n_mels=n_mels,
-                    fmin=fmin, fmax=fmax)
+                    fmin=fmin, fmax=fmax, pad_mode="reflect" if rule == "speech2spikes" else "constant")
     import torch
 
-    return delta_modulate(torch.log(mel + eps).transpose(-1, -2), threshold)
+    return delta_modulate(torch.log(mel + eps).transpose(-1, -2), threshold, rule)
 
 
 def resample(audio: np.ndarray, rate: int, new_rate: int) -> np.ndarray:
@@ -120,7 +138,8 @@ class KeywordFeatures:
     """A named feature recipe applied to clips ``(B, samples)`` at ``sample_rate``.
 
     kind: ``waveform`` ((B, 1, samples) after resampling to ``target_rate``), ``mfcc``
-    ((B, n_mfcc, frames)) or ``delta_mel`` ((B, T, n_mels) spikes).
+    ((B, n_mfcc, frames)) or ``delta_mel`` ((B, T, n_mels) spikes; ``delta_rule``: ours or
+    NeuroBench's ``speech2spikes``).
     """
 
     kind: str
@@ -133,6 +152,7 @@ class KeywordFeatures:
     fmin: float = 20.0
     fmax: float = 4000.0
     threshold: float = 1.0
+    delta_rule: str = "neuromark"
 
     def time_step_s(self) -> tuple[float, str] | None:
         """One feature frame per hop for frame features (``delta_mel``, ``mfcc``); None for
@@ -156,5 +176,5 @@ class KeywordFeatures:
         if self.kind == "delta_mel":
             return delta_spikes(clips, sample_rate=self.sample_rate, n_fft=self.n_fft,
                                 hop_length=self.hop_length, n_mels=self.n_mels, fmin=self.fmin,
-                                fmax=self.fmax, threshold=self.threshold)
+                                fmax=self.fmax, threshold=self.threshold, rule=self.delta_rule)
         raise ValueError(f"unknown keyword feature kind {self.kind!r} (waveform, mfcc, delta_mel)")

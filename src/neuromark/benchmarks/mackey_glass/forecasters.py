@@ -6,7 +6,8 @@ Both models are ``nn.Module`` s with two modes:
   ground truth f(t) as input at every step and returns predictions of f(t+dt), (T, 1);
 - forecast (``forecast = True``): ``forward(x)`` ignores the values of ``x`` (only its length
   T is used), feeds back its own previous prediction for T steps and returns (T, 1). The
-  first input is the prediction made at the last training step.
+  first input is the prediction made at the last training step (the ESN option
+  ``first_forecast_input: ground_truth``: the first test value, as NeuroBench feeds it).
 
 Their weights live in ``nn.Linear`` / ``nn.LSTM`` layers and their non-linearities in
 ``nn.Tanh`` / ``nn.ReLU`` modules, so the harness's probes count every per-step operation.
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 from pydantic import Field, model_validator
@@ -44,6 +45,15 @@ class ESNParams(StrictModel):
     recurrent_scale: float = Field(1.0, gt=0, description="gamma, scales W r")
     ridge: float = Field(1e-8, ge=0, description="ridge penalty of the readout fit")
     warmup: int = Field(100, ge=0, description="training steps left out of the readout fit")
+    # protocol details in which NeuroBench's ESN (examples/mackey_glass) differs from ours
+    input_weight_range: float = Field(1.0, gt=0, description="W_in uniform in [-r, r] before "
+                                      "input_scale (ours 1; NeuroBench's rand - 0.5: 0.5)")
+    spectral_scaling: Literal["largest", "first_eigenvalue"] = Field(
+        "largest", description="divide W by its largest |eigenvalue| (ours) or by the "
+                               "|eigenvalue| LAPACK lists first (NeuroBench's w[0])")
+    first_forecast_input: Literal["prediction", "ground_truth"] = Field(
+        "prediction", description="the first forecast step's input: the last training "
+                                  "prediction (ours) or the first test value (NeuroBench's)")
 
     @model_validator(mode="after")
     def _fits(self) -> ESNParams:
@@ -72,15 +82,20 @@ class LSTMParams(StrictModel):
 
 
 def sparse_reservoir(size: int, probability: float, spectral_radius: float,
-                     generator: torch.Generator, dtype: torch.dtype = torch.float64) -> Tensor:
+                     generator: torch.Generator, dtype: torch.dtype = torch.float64,
+                     scaling: str = "largest") -> Tensor:
     """(size, size) matrix: N(0,1) entries kept with ``probability``, scaled to ``spectral_radius``.
 
-    Zeros stay exact zeros (scaling multiplies them by a constant).
+    Zeros stay exact zeros (scaling multiplies them by a constant). ``scaling="largest"``
+    divides by the largest |eigenvalue| (the spectral radius); ``"first_eigenvalue"`` by
+    the |eigenvalue| LAPACK returns first, as NeuroBench's ESN does (not the largest in
+    general, so its radius is not ``spectral_radius``).
     """
     weights = torch.randn(size, size, generator=generator, dtype=torch.float64)
     mask = torch.rand(size, size, generator=generator, dtype=torch.float64) < probability
     weights = weights * mask
-    radius = torch.linalg.eigvals(weights).abs().max().item()
+    eigenvalues = torch.linalg.eigvals(weights).abs()
+    radius = (eigenvalues.max() if scaling == "largest" else eigenvalues[0]).item()
     if radius > 0:
         weights = weights * (spectral_radius / radius)
     return weights.to(dtype)
@@ -109,9 +124,10 @@ class EchoStateNetwork(nn.Module):
         self.w_out = nn.Linear(n + 2, 1, bias=False, dtype=dtype)
         self.activation = nn.Tanh()
         with torch.no_grad():
-            w_in = torch.rand(n, 2, generator=gen, dtype=torch.float64) * 2 - 1
+            w_in = (torch.rand(n, 2, generator=gen, dtype=torch.float64) * 2 - 1) * p.input_weight_range
             self.w_in.weight.copy_(p.input_scale * w_in)
-            w = sparse_reservoir(n, p.connection_probability, p.spectral_radius, gen)
+            w = sparse_reservoir(n, p.connection_probability, p.spectral_radius, gen,
+                                 scaling=p.spectral_scaling)
             self.w_rec.weight.copy_(p.recurrent_scale * w)
             self.w_out.weight.zero_()
         self.register_buffer("reservoir", torch.zeros(n, dtype=dtype))
@@ -136,8 +152,9 @@ class EchoStateNetwork(nn.Module):
         """(T, 1) -> (T, 1); see the module docstring for the two modes."""
         x = x.to(self.reservoir.dtype)
         outputs = []
+        truth_first = self.params.first_forecast_input == "ground_truth"
         for t in range(x.shape[0]):
-            f = self.prior if self.forecast else x[t].reshape(1)
+            f = self.prior if self.forecast and not (t == 0 and truth_first) else x[t].reshape(1)
             y = self.w_out(self._update(f))
             self.prior = y.detach()
             outputs.append(y)

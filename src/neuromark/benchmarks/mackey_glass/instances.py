@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -37,6 +37,9 @@ class DataSettings(StrictModel):
     length: float = Field(20.0, gt=0, description="instance length in Lyapunov times")
     shift: float = Field(0.5, gt=0, description="shift between instances in Lyapunov times")
     dt: float | None = Field(None, gt=0, description="if set, must equal the series' L/75")
+    offsets: Literal["rounded", "truncated"] = Field(
+        "rounded", description="instance start k * shift * 75 rounded (ours) or truncated "
+                               "(NeuroBench's MackeyGlass dataset: int(start_offset))")
     root: str | None = None
 
 
@@ -143,7 +146,8 @@ def run_instance(model: ModelSettings, params: Any, tau: int, settings: DataSett
     from neuromark.benchmarks.mackey_glass.series import MackeyGlass
 
     with torch_threads(threads):
-        data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root)
+        data = MackeyGlass(tau, k, length=settings.length, shift=settings.shift, root=root,
+                           offsets=settings.offsets)
         module = build_model(model, params, seed=model.seed + k).to(device)
         x_train, y_train = data.train_split()
         fit = module.fit(x_train.to(device), y_train.to(device))

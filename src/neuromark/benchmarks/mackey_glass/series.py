@@ -8,8 +8,10 @@ made by ``scripts/generate_mackey_glass.py``; reading them needs neither jitcdde
 compiler.
 
 An *instance* (NeuroBench, Yik et al. 2025, Methods) is a window of ``length`` L starting
-``instance * shift`` L into the series (the shift is rounded to the nearest sample). Its first
-half trains a model (input f(t), target f(t+dt)); the second half is forecast.
+``instance * shift`` L into the series (the shift is rounded to the nearest sample; with
+``offsets="truncated"`` it is truncated, as NeuroBench's ``MackeyGlass`` dataset does with
+``int(start_offset)``: 37.5 -> 37). Its first half trains a model (input f(t), target
+f(t+dt)); the second half is forecast.
 
 Example:
     >>> data = MackeyGlass(tau=17, instance=0)
@@ -181,16 +183,26 @@ def load_series(tau: int, root: Path | None = None, *, verify: bool = True) -> n
     return series.astype(np.float64, copy=False)
 
 
+#: How an instance's start ``instance * shift * 75`` becomes a sample index.
+OFFSET_RULES = ("rounded", "truncated")
+
+
 def instance_start(instance: int, shift: float,
-                   points_per_lyapunov_time: int = POINTS_PER_LYAPUNOV_TIME) -> int:
-    """First sample of ``instance``: ``instance * shift * 75`` rounded half up."""
-    return int(math.floor(instance * shift * points_per_lyapunov_time + 0.5))
+                   points_per_lyapunov_time: int = POINTS_PER_LYAPUNOV_TIME,
+                   offsets: str = "rounded") -> int:
+    """First sample of ``instance``: ``instance * shift * 75`` rounded half up (``offsets=
+    "rounded"``) or truncated (``"truncated"``, NeuroBench's ``int(start_offset)``)."""
+    if offsets not in OFFSET_RULES:
+        raise DataError(f"MackeyGlass: offsets must be one of {', '.join(OFFSET_RULES)}, got {offsets!r}")
+    exact = instance * shift * points_per_lyapunov_time
+    return int(math.floor(exact + 0.5)) if offsets == "rounded" else int(math.floor(exact))
 
 
-def instance_stop(instance: int, length: float, shift: float) -> int:
+def instance_stop(instance: int, length: float, shift: float, offsets: str = "rounded") -> int:
     """One past the last sample ``instance`` reads: its start, ``length * 75`` samples,
     and one more point for the last target."""
-    return instance_start(instance, shift) + int(round(length * POINTS_PER_LYAPUNOV_TIME)) + 1
+    return (instance_start(instance, shift, offsets=offsets)
+            + int(round(length * POINTS_PER_LYAPUNOV_TIME)) + 1)
 
 
 try:  # a torch Dataset when torch is importable (it is a core dependency)
@@ -208,6 +220,7 @@ class MackeyGlass(_Base):  # type: ignore[misc]
         length: window length in Lyapunov times (default 20: 1500 samples).
         shift: shift between consecutive instances in Lyapunov times (default 0.5).
         root: folder with the series, ``lyapunov.csv`` and ``SHA256SUMS`` (default: shipped).
+        offsets: ``"rounded"`` (ours) or ``"truncated"`` (NeuroBench's) start of the window.
 
     Items are ``(input, target)`` float64 tensors of shape (1,); ``len`` is ``length * 75``.
     """
@@ -215,7 +228,7 @@ class MackeyGlass(_Base):  # type: ignore[misc]
     citation = CITATION
 
     def __init__(self, tau: int = 17, instance: int = 0, *, length: float = 20.0,
-                 shift: float = 0.5, root: Path | None = None) -> None:
+                 shift: float = 0.5, root: Path | None = None, offsets: str = "rounded") -> None:
         if not (isinstance(length, (int, float)) and length > 0):
             raise DataError(f"MackeyGlass: length must be a positive number of Lyapunov times, "
                             f"got {length!r}")
@@ -230,8 +243,8 @@ class MackeyGlass(_Base):  # type: ignore[misc]
         self.n_samples = int(round(length * POINTS_PER_LYAPUNOV_TIME))
         if self.n_samples < 2:
             raise DataError(f"MackeyGlass: length={length} L gives fewer than 2 samples")
-        self.start = instance_start(instance, shift)
-        stop = instance_stop(instance, length, shift)
+        self.start = instance_start(instance, shift, offsets=offsets)
+        stop = instance_stop(instance, length, shift, offsets)
         if stop > row.n_points:
             raise DataError(
                 f"Mackey-Glass tau={tau}: instance {instance} needs samples {self.start}..{stop - 1} "

@@ -18,12 +18,19 @@ Config (YAML)::
     task: mackey_glass
     benchmark: {id: mackey_glass_tau17-esn, version: "1.0"}   # optional
     data: {taus: [17], instances: 30, length: 20, shift: 0.5}
+          # offsets: truncated   # NeuroBench's instance starts (int(k * 37.5)); default rounded
     models:
       - {name: esn, seed: 0, params: {spectral_radius: 1.0}}
     metrics: [footprint, parameter_count, connection_sparsity, activation_sparsity,
               synaptic_operations]   # optional; registered metric names (sMAPE is always on)
     execution_rate_hz: null    # as given, when set; else 1 / the series' dt (as seconds)
+    published: {sMAPE: 14.79}  # optional: a publication's figures, kept in details.published
     device: cpu                # cpu (default), cuda, cuda:N or auto; --device overrides
+
+NeuroBench's own ESN protocol (examples/mackey_glass) differs from ours in five details, each
+an option: ``data.offsets: truncated`` and the ESN's ``warmup: 45``, ``input_weight_range: 0.5``,
+``spectral_scaling: first_eigenvalue`` and ``first_forecast_input: ground_truth``
+(configs/neurobench_v1/mackey_glass_esn_neurobench_protocol.yaml, docs/neurobench_v1.md).
 
 ``benchmark`` is the shared :class:`neuromark.config.IdentitySettings` (``id``, ``version``,
 ``parent``, ``citation``); without it the ids are derived (:func:`benchmark_id`), the parent
@@ -89,6 +96,9 @@ class MackeyGlassConfig(StrictModel):
                                        description="registered metrics measured on the forecast "
                                        "(names or {name, options})")
     execution_rate_hz: float | None = Field(None, gt=0)
+    published: dict[str, Any] | None = Field(
+        None, description="figures a publication reports for this row (e.g. NeuroBench's "
+                          "leaderboard), copied into each result's details.published beside ours")
     threads: int = Field(1, gt=0, description="torch CPU threads while training/forecasting")
     device: DeviceName = Field("cpu", description="where models train and forecast (cpu, "
                                "cuda, cuda:N, auto; --device overrides)")
@@ -235,6 +245,8 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
             scores[name] = Score(c[name], **entry["metric_info"][name])
     details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se", "metric_info")}
     details["flags"] = _flags(entry)
+    if cfg.published:
+        details["published"] = dict(cfg.published)
     if not c and cfg.metrics:
         details["flags"].append("no complexity figures: every instance diverged")
     return Results(scores=scores, benchmark=benchmark_info(cfg, benchmark_id(cfg, model, entry["tau"])),

@@ -134,6 +134,21 @@ def tensor_precision(adapter: Any, skip: set[int] = frozenset()) -> dict[str, di
     return out
 
 
+def neurobench_rule_bytes(module: Any) -> int:
+    """Footprint under NeuroBench 2.3.0's rule: ``numel() * element_size()`` summed over
+    the module's parameters and buffers as it holds them now (each tensor once, at its
+    dtype's width, no packing, no neuron state beyond what is a buffer). NeuroBench reads
+    it before any data flow (its static metrics run first), so a buffer that grows with the
+    data (an input history) counts at its initial size."""
+    seen: set[int] = set()
+    total = 0
+    for tensor in (*module.parameters(), *module.buffers()):
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            total += int(tensor.numel()) * int(tensor.element_size())
+    return total
+
+
 def reduced(entries: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """``{name: {"bits", "source"}}`` of the entries of :func:`tensor_precision` below
     float precision by declaration or quantised dtype (what a results file records)."""
