@@ -115,8 +115,8 @@ class ConfiguredBenchmark:
 
     Made by :meth:`Benchmark.from_config`."""
 
-    def __init__(self, task: Any, plan: Any, ctx: Any) -> None:
-        self.task, self.plan, self.ctx = task, plan, ctx
+    def __init__(self, task: Any, plan: Any, ctx: Any, config: Any = None) -> None:
+        self.task, self.plan, self.ctx, self.config = task, plan, ctx, config
 
     @property
     def info(self) -> BenchmarkIdentity:
@@ -125,7 +125,10 @@ class ConfiguredBenchmark:
 
     def run(self) -> Results:
         """Run the given model on the benchmark; the results (one file's worth)."""
+        from neuromark.benchmark_settings import stamp_derived
+
         (results,) = self.task.run(self.plan, self.ctx)
+        stamp_derived(results, self.config)
         return results
 
 
@@ -222,9 +225,11 @@ class Benchmark:
             ...                               model=net, label="mine")  # doctest: +SKIP
             >>> bench.run().save("results/mine/spoken-digits--mine.json")  # doctest: +SKIP
         """
+        from neuromark.benchmark_settings import derive_identity
         from neuromark.config import find_config, load_config  # pydantic, yaml
 
         config = load_config(find_config(path))
+        derive_identity(config)  # a shipped id with changed settings gets its own id
         ctx = RunContext.build(quiet=quiet, device=device, cache_dir=cache_dir)
         config.cache_root = ctx.cache_dir
         name = config.data.get("task") if isinstance(config.data, dict) else None
@@ -234,7 +239,8 @@ class Benchmark:
                               f"whose task runs a given model (classification), not {name!r}")
         adapter = as_adapter(model)
         given = GivenModel(adapter, identity_for(adapter, None, label), trained, postprocessor)
-        return ConfiguredBenchmark(task, task.with_model(task.plan(config, ctx), given), ctx)
+        return ConfiguredBenchmark(task, task.with_model(task.plan(config, ctx), given), ctx,
+                                   config)
 
     def _progress(self, iterable: Iterable[Any], quiet: bool) -> Iterable[Any]:
         if quiet or not sys.stderr.isatty():

@@ -17,5 +17,8 @@ def _validate(args: argparse.Namespace) -> int:
     from neuromark.suite import validate_configs
 
     for config in validate_configs(args.configs, context_from_args(args)):
-        print(f"ok: {config.path} (task {config.data['task']})")
+        derived = config.derived
+        note = (f"; filed as {derived['id']}: it changes what benchmark {derived['shipped_id']} "
+                f"{derived['shipped_version']} fixes (see the note above)" if derived else "")
+        print(f"ok: {config.path} (task {config.data['task']}{note})")
     return 0
