@@ -196,6 +196,7 @@ class Benchmark:
         self.counting_path = counting_path
         self.memory_budget = memory_budget
         self.trained = trained
+        self._wrapped: dict[str, Any] | None = None
 
     @classmethod
     def from_config(cls, path: str | Path, *, model: Any, label: str | None = None,
@@ -285,13 +286,19 @@ class Benchmark:
                     self.adapter.reset_state()
                     resets += 1
                 output = self._forward(data, index)
+                if index == 0:
+                    self._say_wrapping(output)
                 bad = _non_finite(output)
                 if bad and not nan_allowed:
                     raise ModelOutputError(f"batch {index}: model output contains {bad} "
                                            f"(benchmark {self.info.id})")
                 predictions = output
                 for post in self.postprocessors:
-                    predictions = post(predictions)
+                    try:
+                        predictions = post(predictions)
+                    except ModelOutputError as exc:  # with the benchmark, batch and wrapping
+                        raise ModelOutputError(f"benchmark {self.info.id}: batch {index}: "
+                                               f"{exc}{self._wrapping_clause()}") from exc
                 step = Step(index, predictions, targets, _num_samples(targets, index),
                             self._collect(instrument, index) if probes else None)
                 self._check_predictions(step)
@@ -315,6 +322,8 @@ class Benchmark:
                 raise MetricError(f"metric {metric.name!r} failed: {exc}") from exc
             scores.update(value if isinstance(value, dict) else {metric.name: value})
         details: dict[str, Any] = {"samples": seen}
+        if self._wrapped is not None:
+            details["adapter"] = self._wrapped
         if self.reset != "batch":
             details["state_resets"] = {"rule": self.reset, "count": resets}
         for metric in workload:  # e.g. synaptic_operations: coverage, activation products
@@ -411,7 +420,35 @@ class Benchmark:
             raise ModelRunError(
                 f"benchmark {self.info.id}: batch {index}: the model raised "
                 f"{type(exc).__name__}{f' in layer {layer!r}' if layer else ''} on input of "
-                f"shape {shape}: {exc}") from exc
+                f"shape {shape}: {exc}{self._wrapping_clause(plain=False)}") from exc
+
+    def _wrapping_clause(self, plain: bool = True) -> str:
+        """What an error says of a bare net's wrapping (:mod:`neuromark.models.wrapping`);
+        ``plain``: also of a plain call (TorchModel), which changes nothing but says what
+        the output is."""
+        wrapping = getattr(self.adapter, "auto_wrapped", None)
+        if wrapping is None or (not plain and wrapping.adapter == "TorchModel"):
+            return ""
+        module = getattr(self.adapter, "module", None)
+        return wrapping.clause(type(module).__name__, getattr(self.adapter, "step_output", None))
+
+    def _say_wrapping(self, output: Any) -> None:
+        """Once per run, for a net given bare and wrapped in a stepping adapter: which
+        adapter, what each call fed it, what it returned and what the run's output is (on
+        stderr and in ``details["adapter"]``)."""
+        from neuromark.models.wrapping import describe_output
+
+        wrapping = getattr(self.adapter, "auto_wrapped", None)
+        if wrapping is None or wrapping.adapter == "TorchModel":  # a plain call changes nothing
+            return
+        module = getattr(self.adapter, "module", None)
+        seen = getattr(self.adapter, "step_output", None)
+        self._wrapped = {"name": wrapping.adapter, "auto": True, "why": wrapping.why,
+                         "output": describe_output(output)}
+        if seen is not None:
+            self._wrapped["net_returned"] = seen
+        print(f"{self.info.id}: {wrapping.note(type(module).__name__, seen, describe_output(output))}",
+              file=sys.stderr)
 
     @staticmethod
     def _collect(instrument: Instrument, index: int) -> Any:

@@ -263,6 +263,7 @@ class ClassificationTask(TaskBase):
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
         decoder = self._decoder(plan)
+        decoder.num_classes = _num_classes(test)  # predictions must lie in the labels' range
         trained = plan.given.trained if plan.given is not None else _declared_trained(plan)
         # a factory's model, no checkpoint, nothing declared: flagged here, with the config's line
         unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
@@ -433,6 +434,14 @@ def _effective(plan: TaskPlan) -> dict[str, Any]:
         effective["eval"]["postprocessor"] = plan.given.postprocessor or \
             plan.settings.eval.postprocessor
     return effective
+
+
+def _num_classes(test: Any) -> int | None:
+    """The test split's number of classes (its ``num_classes``), or None where it names none."""
+    value = getattr(test, "num_classes", None)
+    value = value() if callable(value) else value
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else None
 
 
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:
