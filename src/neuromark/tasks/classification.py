@@ -394,6 +394,25 @@ class ClassificationTask(TaskBase):
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
                                   quiet=ctx.quiet, label=settings.benchmark.id, device=plan.device)
 
+    def verify(self, plan: TaskPlan, ctx: RunContext) -> None:
+        """What ``neuromark validate`` loads beyond the plan: the model the run will build,
+        with its checkpoint loaded strictly (keys and shapes; the same message as the run's,
+        naming the config's file and line). A recipe's checkpoint is checked by the run
+        itself (it is retrained when its recipe differs)."""
+        if plan.family is not None or plan.checkpoint is None or not plan.checkpoint.is_file():
+            return
+        if plan.settings.model.name is None:
+            from neuromark.networks.spike_classifiers import load_checkpoint
+
+            try:
+                load_checkpoint(plan.checkpoint)
+            except DataError as exc:
+                raise DataError(f"{plan.config.where(('model', 'checkpoint'))}: "
+                                f"model.checkpoint: {exc}") from None
+            return
+        build_configured(plan.settings.model.name, plan.settings.model.options, plan.checkpoint,
+                         plan.config)
+
     def _model(self, plan: TaskPlan, ctx: RunContext, test: Any) -> tuple[Any, dict[str, Any]]:
         """(model or adapter, result details) as the config asks."""
         config, spec = plan.config, plan.settings.model
