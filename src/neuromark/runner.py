@@ -38,6 +38,7 @@ from neuromark.models.untrained import untrained_flag
 from neuromark.provenance import stamp_provenance
 from neuromark.registry import tasks
 from neuromark.results import CUSTOM_BENCHMARK, Results, Score
+from neuromark.said import say_flag
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]
@@ -347,7 +348,7 @@ class Benchmark:
         flag = untrained_flag(module, self.trained)
         if flag is not None:
             results.flag(flag)
-            print(f"{self.info.id}: {flag}", file=sys.stderr)
+            say_flag(self.info.id, flag)
 
     @contextmanager
     def paused(self) -> Iterator[None]:

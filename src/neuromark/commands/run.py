@@ -116,8 +116,10 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
 
     ``only_task`` restricts the configs to one task (the ``system run`` / ``qubo run`` aliases).
     """
+    from neuromark.said import forget
     from neuromark.suite import run_suite
 
+    forget()  # the summary says each flag this run did not say while it went
     ctx = ctx if ctx is not None else RunContext.build(quiet=quiet)
     return run_suite(configs, out_dir, ctx=ctx.replace(quiet=quiet or ctx.quiet),
                      report=print_and_write_report, only_task=only_task, overwrite=overwrite,

@@ -72,7 +72,7 @@ def load_state_dict(model: Any, path: Path, where: str = "") -> None:
     prefix = f"{where}: model.checkpoint: " if where else ""
     problems = fit_problems(module, state)
     if problems:
-        raise DataError(f"{prefix}{path} does not fit the model ({type(module).__name__}): "
+        raise DataError(f"{prefix}{path}: weights do not fit the model ({type(module).__name__}): "
                         + "; ".join(problems) + ". Is it the checkpoint of another model? Give "
                         "the file saved from this model (torch.save(model.state_dict(), PATH))")
     try:

@@ -66,6 +66,7 @@ from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.models.untrained import UNTRAINED_FLAG
+from neuromark.said import say_flag
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
@@ -276,9 +277,8 @@ class ClassificationTask(TaskBase):
                            trained=True if unloaded else trained)
         if unloaded:
             run.flag(UNTRAINED_FLAG)
-            print(f"{info.id}: {UNTRAINED_FLAG} (no model.checkpoint: {config.where(('model',))}; "
-                  "declare model.trained: false for an untrained model on purpose)",
-                  file=sys.stderr)
+            say_flag(info.id, UNTRAINED_FLAG, f" (no model.checkpoint: {config.where(('model',))}; "
+                     "declare model.trained: false for an untrained model on purpose)")
         run.details.update(details)
         attach_front_end(run, test)  # the encoder's cost, beside the model's (issue 47.4)
         spec = settings.model
@@ -291,7 +291,7 @@ class ClassificationTask(TaskBase):
         run.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
         if decoder.flag():
             run.flag(decoder.flag())
-            print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
+            say_flag(info.id, decoder.flag())
         run.provenance.update(provenance)
         run.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
         dropped = getattr(loader, "dropped", 0)  # spikes after t_max_us (dataset option late: drop)

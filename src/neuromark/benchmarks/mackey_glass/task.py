@@ -226,6 +226,11 @@ def _flags(entry: dict[str, Any]) -> list[str]:
             for d in entry["diverged"]]
 
 
+#: What this task's sMAPE is, beside the figure (a system-track ESN reports a one-step sMAPE).
+HEADLINE_NOTE = ("free-running forecast: the model predicts the second half of each series "
+                 "from its own outputs; lower is better")
+
+
 def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelSettings,
                     resolved: dict[str, Any]) -> Results:
     c = entry["complexity"]
@@ -235,6 +240,7 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
             scores[name] = Score(c[name], **entry["metric_info"][name])
     details = {k: v for k, v in entry.items() if k not in ("sMAPE", "sMAPE_se", "metric_info")}
     details["flags"] = _flags(entry)
+    details["headline_note"] = HEADLINE_NOTE  # what sMAPE is here (reports, leaderboards)
     if not c and cfg.metrics:
         details["flags"].append("no complexity figures: every instance diverged")
     return Results(scores=scores, benchmark=benchmark_info(cfg, benchmark_id(cfg, model, entry["tau"])),
