@@ -141,7 +141,8 @@ def test_validate_loads_the_checkpoint_and_names_the_line(tmp_path, capsys):
         """))
     assert main(["validate", str(config)]) != 0
     err = capsys.readouterr().err
-    assert f"{config}:7: model.checkpoint:" in err and "other.pt: weights do not fit the model (Recurrent)" in err
+    assert f"{config}:7: model.checkpoint:" in err
+    assert "other.pt: weights do not fit the model (Recurrent)" in err
     assert "missing key(s)" in err and "recurrent.weight" in err and "alpha" in err
     assert "Traceback" not in err
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) != 0

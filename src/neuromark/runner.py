@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import torch
 
+from neuromark.benchmark_settings import derive_identity, stamp_derived
 from neuromark.context import RunContext
 from neuromark.devices import device_provenance, module_device, move_to
 from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError, NeuromarkError
@@ -35,6 +36,7 @@ from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
 from neuromark.models.untrained import untrained_flag
+from neuromark.models.wrapping import describe_output
 from neuromark.provenance import stamp_provenance
 from neuromark.registry import tasks
 from neuromark.results import CUSTOM_BENCHMARK, Results, Score
@@ -126,8 +128,6 @@ class ConfiguredBenchmark:
 
     def run(self) -> Results:
         """Run the given model on the benchmark; the results (one file's worth)."""
-        from neuromark.benchmark_settings import stamp_derived
-
         (results,) = self.task.run(self.plan, self.ctx)
         stamp_derived(results, self.config)
         return results
@@ -227,7 +227,6 @@ class Benchmark:
             ...                               model=net, label="mine")  # doctest: +SKIP
             >>> bench.run().save("results/mine/spoken-digits--mine.json")  # doctest: +SKIP
         """
-        from neuromark.benchmark_settings import derive_identity
         from neuromark.config import find_config, load_config  # pydantic, yaml
 
         config = load_config(find_config(path))
@@ -437,8 +436,6 @@ class Benchmark:
         """Once per run, for a net given bare and wrapped in a stepping adapter: which
         adapter, what each call fed it, what it returned and what the run's output is (on
         stderr and in ``details["adapter"]``)."""
-        from neuromark.models.wrapping import describe_output
-
         wrapping = getattr(self.adapter, "auto_wrapped", None)
         if wrapping is None or wrapping.adapter == "TorchModel":  # a plain call changes nothing
             return

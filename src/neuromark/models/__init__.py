@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from neuromark.models.wrapping import PLAIN, SNNTORCH_STEPPED
+
 
 def as_adapter(model: Any) -> Any:
     """Wrap a bare ``nn.Module``: in its framework's adapter when it holds stepped neurons
@@ -19,7 +21,6 @@ def as_adapter(model: Any) -> Any:
     from neuromark.models.adapter import ModelAdapter
     from neuromark.models.stepped import stepped_adapter
     from neuromark.models.torch_model import TorchModel
-    from neuromark.models.wrapping import PLAIN, SNNTORCH_STEPPED
 
     if isinstance(model, ModelAdapter):
         return model

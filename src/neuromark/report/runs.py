@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from neuromark.benchmark_settings import changes_from_shipped
 from neuromark.errors import DataError
 from neuromark.results import Results, unsupported_schema
 from neuromark.results_versions import results_object
@@ -172,8 +173,6 @@ def settings_flag(results: Results) -> str | None:
     """A flag for a result filed under a shipped benchmark id whose config (as written,
     ``results.requested``) changes what that id fixes (written before neuromark gave such
     configs their own id: :mod:`neuromark.benchmark_settings`), else None."""
-    from neuromark.benchmark_settings import changes_from_shipped
-
     requested = results.requested
     bench = requested.get("benchmark") if isinstance(requested, dict) else None
     if not isinstance(bench, dict) or bench.get("id") != results.benchmark.id \

@@ -66,11 +66,11 @@ from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
 from neuromark.models.untrained import UNTRAINED_FLAG
-from neuromark.said import say_flag
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
 from neuromark.results import Results
+from neuromark.said import say_flag
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.checkpoints import Prepared
