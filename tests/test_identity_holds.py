@@ -149,3 +149,18 @@ def test_validate_and_run_say_so_and_record_it(tmp_path, capsys):
     assert results["benchmark"]["parent"] == "mackey-glass-tau17"
     assert results["details"]["benchmark_derived"]["shipped_id"] == "mackey-glass-tau17"
     assert results["config"]["requested"]["benchmark"]["id"] == "mackey-glass-tau17"  # as written
+
+
+def test_the_python_route_is_re_identified_too(tmp_path, capsys):
+    """Benchmark.from_config with a changed copy of a shipped config: the derived id."""
+    from torch import nn
+
+    from neuromark.runner import Benchmark
+
+    path = tmp_path / "sd5.yaml"
+    path.write_text((SHIPPED_CONFIGS / "shd" / "spoken_digits_snn.yaml").read_text()
+                    .replace("dt_us: 10000", "dt_us: 5000"))
+    bench = Benchmark.from_config(path, model=nn.Linear(70, 20), label="mine")
+    assert bench.info.id.startswith("spoken-digits" + DERIVED_MARK)
+    assert bench.info.parent == "spoken-digits"
+    assert "dataset.options.dt_us = 5000" in capsys.readouterr().err

@@ -51,6 +51,10 @@ def headline(res: Results) -> str | None:
     its verdict line says it)."""
     parts = []
     main = primary_score(res)
+    details = res.details if isinstance(res.details, dict) else {}
+    if main is None and not isinstance(details.get("scenario_metric"), dict):
+        main = next((n for n, s in res.scores.items()  # a task that declares none: its first
+                     if isinstance(s.value, (int, float)) and not isinstance(s.value, bool)), None)
     if main is not None:
         note = score_note(res, main)
         parts.append(f"{main} {format_value(res.scores[main])}" + (f" ({note})" if note else ""))
