@@ -96,3 +96,13 @@ def test_leaderboard_labels_a_derived_benchmark_and_a_result_whose_settings_diff
     page = build_leaderboard(read_runs([folder]), tmp_path / "site").read_text()
     assert "settings differ from benchmark spoken-digits 2.0: dataset.options.dt_us = 5000" in page
     assert '<span class="badge"' in page
+
+
+def test_the_system_accuracy_line_says_one_step():
+    from neuromark.report.markdown import system_lines
+
+    res = Results({}, BenchmarkIdentity("esn_mackey_glass-cpu_singlestream"),
+                  details={"accuracy": {"metric": "sMAPE", "value": 0.024, "note": "no target"},
+                           "sut": {"accuracy_note": "one-step forecast: ..."}})
+    (line,) = system_lines([res])
+    assert line.endswith("sMAPE 0.024: no target (one-step forecast: ...)")
