@@ -127,7 +127,7 @@ def test_alias_bomb_is_refused_at_once(tmp_path, capsys):
     path.write_text(BOMB)
     start = time.perf_counter()
     fails(capsys, ["validate", str(path)], "bomb.yaml", "aliases expand to more than")
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # refused before expanding (unbounded: hours)
 
 
 def test_ordinary_aliases_still_work_with_lines(tmp_path):

@@ -109,7 +109,7 @@ def test_columns_primary_score_first_then_complexity_per_speaker_last(tmp_path):
                      "synaptic_operations.Dense (ops/sample)", "speaker_accuracy_spread",
                      "accuracy_per_speaker.3", "accuracy_per_speaker.5",
                      "flags", "files", "name", "checkpoint", "run"]  # flags, metadata last
-    assert re.findall(r"<th class=fix>([^<]*)</th>", page) == ["model", "classification_accuracy"]
+    assert re.findall(r"<th class=fix[^>]*>([^<]*)</th>", page) == ["model", "classification_accuracy"]
     assert ".fix{position:sticky;left:0" in page
     row = re.search(r"<tbody><tr>(.*?)</tr>", page).group(1)
     assert re.findall(r"<td[^>]*>([^<]*)</td>", row)[:2] == ["my-rsnn", "0.8 ± 0.01"]
@@ -122,28 +122,44 @@ def chromium() -> str:
     return found
 
 
+#: A laptop's width (px): the flag badges must be in view within it.
+LAPTOP_WIDTH = 1366
+
+
 def test_page_in_headless_chromium(tmp_path):
     browser = chromium()
     folders = write_runs(tmp_path / "results")
     site = build_leaderboard(read_runs(folders), tmp_path / "site")
-    # a page beside the site loads it in a frame, clicks the accuracy header twice (the
-    # second click sorts descending) and writes what it sees into its own DOM
+    # a page beside the site loads it in a frame a laptop wide, reads the rows' order and
+    # where each flag badge is drawn, clicks the accuracy header twice (the second click
+    # sorts descending) and writes what it sees into its own DOM
     probe = tmp_path / "probe.html"
-    probe.write_text(f"""<!DOCTYPE html><html><body><pre id="out">pending</pre>
-<iframe id="f" src="{site.as_uri()}" width="1200" height="900"></iframe><script>
+    probe.write_text(f"""<!DOCTYPE html><html><body style="margin:0"><pre id="out">pending</pre>
+<iframe id="f" src="{site.as_uri()}" width="{LAPTOP_WIDTH}" height="900" style="border:0">
+</iframe><script>
 document.getElementById('f').addEventListener('load', () => {{
-  const doc = document.getElementById('f').contentDocument;
+  const win = document.getElementById('f').contentWindow, doc = win.document;
   const table = doc.querySelector('table.board');
-  const heads = Array.from(table.tHead.rows[0].cells).map(c => c.textContent);
+  const heads = Array.from(table.tHead.rows[0].cells).map(c => c.firstChild.textContent);
   const col = heads.indexOf('classification_accuracy');
-  const column = () => Array.from(table.tBodies[0].rows).map(r => r.cells[col].textContent);
+  const column = () => Array.from(table.tBodies[0].rows).map(r => r.cells[col].firstChild.textContent);
+  const badges = Array.from(table.tBodies[0].rows).map(r => {{
+    const b = r.cells[col].querySelector('.badge');
+    if (!b) return null;
+    b.scrollIntoView({{block: 'center', inline: 'nearest'}});
+    const box = b.getBoundingClientRect(), style = win.getComputedStyle(b);
+    const hit = doc.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+    return {{text: b.textContent, title: b.title, left: box.left, right: box.right,
+             width: box.width, shown: style.visibility === 'visible' && style.display !== 'none',
+             onTop: hit === b || b.contains(hit), color: style.backgroundColor}};
+  }});
   const before = column();
   table.tHead.rows[0].cells[col].click();
   const ascending = column();
   table.tHead.rows[0].cells[col].click();
   const descending = column();
   document.getElementById('out').textContent = JSON.stringify({{
-    rows: table.tBodies[0].rows.length, heads, before, ascending, descending,
+    rows: table.tBodies[0].rows.length, heads, col, before, ascending, descending, badges,
     flags: doc.querySelectorAll('.flag').length,
     plot: doc.querySelectorAll('img.pareto').length}});
 }});
@@ -155,10 +171,28 @@ document.getElementById('f').addEventListener('load', () => {{
     seen = json.loads(re.search(r'<pre id="out">(.*?)</pre>', dom, re.S).group(1)
                       .replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
     assert seen["rows"] == 3 and seen["plot"] == 1 and seen["flags"] >= 4
-    assert seen["before"] == ["0.7 ± 0.03", "0.9 ± 0.02", "0.66 ± 0.03"]
+    assert seen["col"] == 1  # the headline score: the first column after the model
+    # sorted by the headline, best first, before any click
+    assert seen["before"] == ["0.9 ± 0.02", "0.7 ± 0.03", "0.66 ± 0.03"]
     assert seen["ascending"] == ["0.66 ± 0.03", "0.7 ± 0.03", "0.9 ± 0.02"]
     assert seen["descending"] == ["0.9 ± 0.02", "0.7 ± 0.03", "0.66 ± 0.03"]
+    # every row is flagged (energy not measured; run-bad also diverged): a badge beside the
+    # score, drawn on top, inside a laptop's width
+    badges = seen["badges"]
+    assert [b["text"] for b in badges] == ["⚑ 1 flag", "⚑ 1 flag", "⚑ 2 flags"]
+    assert "diverged: 2 of 10 instances" in badges[2]["title"]
+    for badge in badges:
+        assert badge["shown"] and badge["onTop"] and badge["width"] > 10, badge
+        assert 0 <= badge["left"] and badge["right"] <= LAPTOP_WIDTH, badge
+        assert badge["color"] == "rgb(187, 0, 0)"
     shot = tmp_path / "leaderboard.png"
-    subprocess.run([*common, f"--screenshot={shot}", "--window-size=1400,1400", site.as_uri()],
-                   capture_output=True, timeout=120)
+    subprocess.run([*common, f"--screenshot={shot}", f"--window-size={LAPTOP_WIDTH},900",
+                    site.as_uri()], capture_output=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 10_000
+    import numpy as np
+    from PIL import Image  # matplotlib's dependency
+
+    image = Image.open(shot).convert("RGB")
+    assert image.width == LAPTOP_WIDTH
+    red = int((np.asarray(image) == (187, 0, 0)).all(axis=-1).sum())
+    assert red > 3 * 200  # three solid badges (and the flagged rows' edge) in the screenshot

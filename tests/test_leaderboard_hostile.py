@@ -35,8 +35,9 @@ def edit(path, change):
 
 
 def cell(page, label):
-    row = next(r for r in re.findall(r"<tr>(.*?)</tr>", page) if f">{label}<" in r)
-    return re.findall(r"<td([^>]*)>([^<]*)</td>", row)[1]  # the primary score
+    row = next(r for r in re.findall(r"<tr[^>]*>(.*?)</tr>", page) if f">{label}<" in r)
+    # the primary score (a flagged row's badge follows its value)
+    return re.findall(r'<td([^>]*)>([^<]*)(?:<span class="badge".*?</span>)?</td>', row)[1]
 
 
 def test_impossible_value_nan_accuracy_is_flagged(tmp_path):
@@ -58,7 +59,7 @@ def test_impossible_value_negative_operation_count_is_flagged_not_plotted(tmp_pa
     assert "synaptic_operations.Effective_MACs: impossible value: -1e+308 is negative: a count " \
            "or size is not" in run_flags(runs[1].results)
     page = build_leaderboard(runs, tmp_path / "site").read_text()
-    row = next(r for r in re.findall(r"<tr>(.*?)</tr>", page) if ">bad<" in r)
+    row = next(r for r in re.findall(r"<tr[^>]*>(.*?)</tr>", page) if ">bad<" in r)
     assert re.search(r'<td data-sort="[^"]*" class="flag">-1e\+308 \(impossible: ', row)
     assert page.count('src="data:image/png;base64,') == 1  # the plot keeps the valid run only
 

@@ -236,7 +236,10 @@ def test_cli_runs_a_config_and_writes_results_and_report(tmp_path, capsys):
     config = tmp_path / "mg.yaml"
     config.write_text(text)
     assert main(["run", str(config), "--out", str(tmp_path / "res"), "--quiet"]) == 0
-    res = Results.load(tmp_path / "res" / "mackey-glass-tau17--esn.json")
+    # 2 instances, not the shipped 30: filed under a derived id (benchmark_settings)
+    (path,) = (tmp_path / "res").glob("mackey-glass-tau17-custom-*--esn.json")
+    res = Results.load(path)
+    assert res.details["benchmark_derived"]["changes"][0]["setting"] == "data.instances"
     assert 0 <= res["sMAPE"] <= 200
     assert "mackey-glass-tau17" in (tmp_path / "res" / "report.md").read_text()
     assert "sMAPE" in capsys.readouterr().out

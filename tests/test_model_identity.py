@@ -163,7 +163,7 @@ def test_user_model_and_baseline_share_one_table_and_one_compare(tmp_path, monke
     assert "2 results files, 1 benchmarks" in capsys.readouterr().out
     page = (site / "index.html").read_text()
     assert page.count('<table class="board">') == 1 and page.count("<h2>toy-rows</h2>") == 1
-    rows = re.findall(r"<tr><td data-sort=\"([^\"]*)\"[^>]*>", page)  # the model column
+    rows = re.findall(r"<tr[^>]*><td data-sort=\"([^\"]*)\"[^>]*>", page)  # the model column
     assert sorted(rows) == ["my-model", "zero_baseline"]
 
     assert main(["compare", str(tmp_path / "published"), str(tmp_path / "mine")]) == 0

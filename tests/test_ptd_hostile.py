@@ -37,8 +37,8 @@ def test_ptd_line_longer_than_limit_is_error():
         t0 = time.monotonic()
         with pytest.raises(DataError, match=f"PTDaemon at {address} answered 'Hello' with a line "
                                             "longer than 1024 bytes"):
-            PtdClient(address, timeout_s=5.0, max_line_bytes=1024)
-        assert time.monotonic() - t0 < 1.0
+            PtdClient(address, timeout_s=60.0, max_line_bytes=1024)
+        assert time.monotonic() - t0 < 20.0  # at the limit, not at the 60-s timeout
 
 
 def test_ptd_timeout_fires_for_a_daemon_that_never_ends_its_line():
@@ -56,7 +56,7 @@ def test_ptd_timeout_fires_for_a_daemon_that_never_ends_its_line():
                 PtdClient(address, timeout_s=0.3)
         finally:
             stop.set()
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < 10.0  # the trickle never ends: any bound shows the deadline
 
 
 def test_ptd_buffering_is_linear_in_the_bytes_read():
@@ -71,8 +71,8 @@ def test_ptd_buffering_is_linear_in_the_bytes_read():
     with daemon(flood) as address:
         t0 = time.monotonic()
         with pytest.raises(DataError, match="did not answer Hello as PTDaemon does"):
-            PtdClient(address, timeout_s=10.0, max_line_bytes=1 << 25)
-        assert time.monotonic() - t0 < 3.0
+            PtdClient(address, timeout_s=120.0, max_line_bytes=1 << 25)
+        assert time.monotonic() - t0 < 30.0  # linear: ~0.1 s alone; the quadratic buffer took 75 s
 
 
 @pytest.mark.parametrize("watts", [-40.0, 0.0])

@@ -95,7 +95,13 @@ def test_time_to_solution_reads_the_trace():
     assert out["energy_j_to_gap"] == {"0.7": NOT_MEASURED}
 
 
-def test_max_supported_size():
+def test_max_supported_size(monkeypatch):
+    """The search's bookkeeping with the real annealer. Whether the annealer keeps its 0.2-s
+    timeout within max(5%, 2 ms) is a timing figure that a loaded machine moves (a 10-ms
+    stall is enough): bench/qubo_overrun.py measures it; here the grace is made generous."""
+    import neuromark.benchmarks.qubo.scenarios as scenarios_module
+
+    monkeypatch.setattr(scenarios_module, "allowed_overrun", lambda timeout_s: 60.0)
     sa = solvers.get("neuromark-sa")
     out = max_supported_size(lambda: sa(), [10, 40], 1.0, 0.2)
     assert out["largest"] == 40 and [r["cost"] for r in out["tried"]] == [-1.0, -1.0]
@@ -120,24 +126,25 @@ def one_vertex(Q):
 
 
 class SlowOnBig:
-    """Answers at once up to 20 nodes; above, returns 20 ms after its timeout (a grace of
-    max(5%, 2 ms) allows 2 ms at 10 ms), with a cost that beats 0."""
+    """Answers at once up to 20 nodes; above, returns half its timeout late (a grace of
+    max(5%, 2 ms) allows 25 ms at 0.5 s), with a cost that beats 0. The timeout is long
+    enough that the quick answer stays within it on a loaded machine (0.5 s of slack)."""
 
     name = "slow-on-big"
 
     def solve(self, Q, timeout_s, seed, *, target=None):
         if Q.shape[0] > 20:
-            time.sleep(timeout_s + 0.02)
+            time.sleep(1.5 * timeout_s)
         return one_vertex(Q)
 
 
 def test_overrunning_solver_is_not_supported():
-    out = max_supported_size(SlowOnBig, [10, 40, 80], 0.1, 0.01)
+    out = max_supported_size(SlowOnBig, [10, 40, 80], 0.1, 0.5)
     assert out["largest"] == 10 and [r["n"] for r in out["tried"]] == [10, 40]
     small, big = out["tried"]
     assert small["ok"] and small["within_limit"]
     assert big["cost"] < 0 and not big["ok"] and not big["within_limit"]
-    assert big["overrun_s"] > allowed_overrun(0.01) and "overran the 0.01 s timeout" in big["error"]
+    assert big["overrun_s"] > allowed_overrun(0.5) and "overran the 0.5 s timeout" in big["error"]
 
 
 def test_max_size_errors_other_than_memory_propagate():
@@ -196,7 +203,12 @@ def bks(tmp_path):
     return path
 
 
-def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path):
+def test_sweep_with_meter_max_size_and_parallel_jobs(bks, tmp_path, monkeypatch):
+    import neuromark.benchmarks.qubo.scenarios as scenarios_module
+
+    # the plumbing, not the annealer's timing: a 10-ms stall of a loaded machine past the
+    # 0.2-s max-size timeout must not cut the size (bench/qubo_overrun.py measures that)
+    monkeypatch.setattr(scenarios_module, "allowed_overrun", lambda timeout_s: 60.0)
     meters.register("two-watt", TwoWattMeter)
     try:
         res = plan_and_run(TASK, parse_yaml(CONFIG.format(bks=bks) + "meter: {name: two-watt}\n"),

@@ -36,7 +36,10 @@ from neuromark.system.remote_server import (
 )
 from neuromark.system.suts.remote import Connection, RemoteSUT, remote, response_dtype
 
-SMALL = Limits(header_bytes=4096, payload_bytes=0, json_depth=8, message_s=0.4, idle_s=0.6,
+#: Time limits long enough that a legitimate client on a loaded 2-core machine is never
+#: dropped (a starved server thread), short enough to keep the tests quick; the bounds the
+#: tests assert leave several times these limits (load only makes things slower).
+SMALL = Limits(header_bytes=4096, payload_bytes=0, json_depth=8, message_s=1.0, idle_s=1.5,
                reply_bytes=1 << 24)
 
 
@@ -85,7 +88,7 @@ def running(sut, limits=SMALL):
                 assert not thread.is_alive(), "the server did not shut down"
 
 
-def hello(address, timeout=2.0):
+def hello(address, timeout=20.0):
     sock = socket.create_connection(address, timeout=timeout)
     send_message(sock, {"op": "hello", "protocol": PROTOCOL})
     reply, _ = recv_message(sock)
@@ -159,7 +162,7 @@ def test_remote_server_refuses_a_header_longer_than_the_limit_before_reading_it(
             reply, _ = recv_message(sock)
             assert reply["ok"] is False and "1073741824-byte header" in reply["error"]
             assert sock.recv(1) == b""  # and the connection is closed
-        assert assert_still_serving(address) < 1.0
+        assert assert_still_serving(address) < 10.0  # not stuck on the announced GiB
     assert "limits are 4096 and 0 bytes" in capsys.readouterr().err
 
 
@@ -168,11 +171,11 @@ def test_remote_server_drops_a_client_that_trickles_a_request(capsys):
         message = raw_message(json.dumps({"op": "hello", "protocol": PROTOCOL}).encode())
         with socket.create_connection(address, timeout=2) as sock:
             sent = 0
-            try:  # one byte every 50 ms: each in time for a recv, the whole message is not
+            try:  # one byte every 100 ms: each in time for a recv, the whole message is not
                 for byte in message:
                     sock.sendall(bytes([byte]))
                     sent += 1
-                    time.sleep(0.05)
+                    time.sleep(0.1)
                     if select.select([sock], [], [], 0)[0]:
                         break  # the server answered (an error) or closed
             except OSError:
@@ -189,7 +192,7 @@ def test_remote_server_drops_a_silent_client(capsys):
             waited = assert_still_serving(address)  # served once the silent one is dropped
         finally:
             silent.close()
-        assert 0.3 < waited < 2.0
+        assert 0.5 * SMALL.idle_s < waited < 20.0  # dropped after the limit, not never
     assert "too slow, silent or not reading" in capsys.readouterr().err
 
 
@@ -200,7 +203,7 @@ def test_remote_server_drops_a_client_that_does_not_read_replies(capsys):
         with sock:
             for _ in range(16):  # 16 MiB of replies asked, none read
                 send_message(sock, {"op": "issue", "indices": [0]})
-            assert assert_still_serving(address) < 3.0
+            assert assert_still_serving(address) < 20.0
     assert "too slow, silent or not reading" in capsys.readouterr().err
 
 
@@ -320,12 +323,12 @@ def test_remote_client_deadline_is_per_reply_not_per_recv():
         head = json.dumps({"ok": True, "sizes": [0], "service_ns": 1}).encode()
         for byte in struct.pack(">II", len(head), 0) + head:
             conn.sendall(bytes([byte]))
-            time.sleep(0.05)
+            time.sleep(0.2)  # the whole reply takes over 10 s; each byte is in time
 
     t0 = time.monotonic()
     with pytest.raises(ModelOutputError, match=r"no reply to issue of samples \[0\] within 0.3 s"):
         issue_against(trickle, timeout_s=0.3)
-    assert time.monotonic() - t0 < 1.5
+    assert time.monotonic() - t0 < 6.0  # the deadline held, not the 10-s trickle
 
 
 def test_remote_client_refuses_a_reply_larger_than_its_limit():
@@ -336,8 +339,8 @@ def test_remote_client_refuses_a_reply_larger_than_its_limit():
     t0 = time.monotonic()
     with pytest.raises(ModelOutputError, match="unusable reply to issue .* 2147483648-byte "
                                                "payload; the limits are"):
-        issue_against(huge, limits=Limits(payload_bytes=1 << 20, message_s=2))
-    assert time.monotonic() - t0 < 1.0
+        issue_against(huge, limits=Limits(payload_bytes=1 << 20, message_s=60))
+    assert time.monotonic() - t0 < 20.0  # refused on the announced size, not after 60 s
 
 
 def test_remote_server_refuses_a_bad_sut_or_limit_before_listening(tmp_path):

@@ -98,8 +98,8 @@ def test_a_failing_unit_leaves_no_worker_process_alive():
     start = time.perf_counter()
     with pytest.raises(ZeroDivisionError):
         list(LocalExecutor(processes=2).run(units))
-    assert time.perf_counter() - start < 30  # the sleeper was killed, not waited for
-    assert _children_after(5.0) == []
+    assert time.perf_counter() - start < 45  # the sleeper (60 s) was killed, not waited for
+    assert _children_after(30.0) == []
 
 
 def _children_after(limit_s: float) -> list:
@@ -119,7 +119,7 @@ def test_a_pool_closed_early_leaves_no_worker_process_alive():
     outcomes = LocalExecutor(processes=2).run(units)
     assert next(outcomes).value == 2
     outcomes.close()  # e.g. Ctrl-C in the driver
-    assert _children_after(5.0) == []
+    assert _children_after(30.0) == []
 
 
 def _dead_port() -> int:
@@ -133,7 +133,7 @@ def test_ray_address_that_does_not_answer_is_refused_quickly():
     start = time.perf_counter()
     with pytest.raises(ConfigError, match=rf"--address {address}: no Ray cluster answers"):
         RayExecutor(address=address)  # checked before Ray is imported or initialised
-    assert time.perf_counter() - start < 10
+    assert time.perf_counter() - start < 30
     with pytest.raises(ConfigError, match="no Ray cluster answers"):
         check_reachable(f"ray://{address}", timeout_s=1)
 

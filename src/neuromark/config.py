@@ -134,6 +134,12 @@ class ConfigFile:
     #: key paths this copy's data got from elsewhere than its file (a suite entry's seed
     #: key), each with the ``file:line`` that set it: errors there name that place
     set_by: dict[Loc, str] = field(default_factory=dict)
+    #: set when the config keeps a shipped benchmark id but changes what it fixes
+    #: (:func:`neuromark.benchmark_settings.derive_identity`): the re-identification record,
+    #: and the ``benchmark`` block as written
+    derived: dict[str, Any] | None = None
+    written_benchmark: dict[str, Any] | None = None
+    derived_notes: set[str] | None = None
 
     def where(self, loc: Sequence[str | int]) -> str:
         """``file:line`` of the deepest known prefix of ``loc`` (for a key set elsewhere,

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import torch
 
+from neuromark.benchmark_settings import derive_identity, stamp_derived
 from neuromark.context import RunContext
 from neuromark.devices import device_provenance, module_device, move_to
 from neuromark.errors import ConfigError, DataError, MetricError, ModelOutputError, NeuromarkError
@@ -35,9 +36,11 @@ from neuromark.instrument.probes import Instrument
 from neuromark.metrics.base import StaticMetric, Step, WorkloadMetric
 from neuromark.models import as_adapter
 from neuromark.models.untrained import untrained_flag
+from neuromark.models.wrapping import describe_output
 from neuromark.provenance import stamp_provenance
 from neuromark.registry import tasks
 from neuromark.results import CUSTOM_BENCHMARK, Results, Score
+from neuromark.said import say_flag
 
 Preprocessor = Callable[[tuple[Any, Any]], tuple[Any, Any]]
 Postprocessor = Callable[[Any], Any]
@@ -115,8 +118,8 @@ class ConfiguredBenchmark:
 
     Made by :meth:`Benchmark.from_config`."""
 
-    def __init__(self, task: Any, plan: Any, ctx: Any) -> None:
-        self.task, self.plan, self.ctx = task, plan, ctx
+    def __init__(self, task: Any, plan: Any, ctx: Any, config: Any = None) -> None:
+        self.task, self.plan, self.ctx, self.config = task, plan, ctx, config
 
     @property
     def info(self) -> BenchmarkIdentity:
@@ -126,6 +129,7 @@ class ConfiguredBenchmark:
     def run(self) -> Results:
         """Run the given model on the benchmark; the results (one file's worth)."""
         (results,) = self.task.run(self.plan, self.ctx)
+        stamp_derived(results, self.config)
         return results
 
 
@@ -193,6 +197,7 @@ class Benchmark:
         self.counting_path = counting_path
         self.memory_budget = memory_budget
         self.trained = trained
+        self._wrapped: dict[str, Any] | None = None
 
     @classmethod
     def from_config(cls, path: str | Path, *, model: Any, label: str | None = None,
@@ -225,6 +230,7 @@ class Benchmark:
         from neuromark.config import find_config, load_config  # pydantic, yaml
 
         config = load_config(find_config(path))
+        derive_identity(config)  # a shipped id with changed settings gets its own id
         ctx = RunContext.build(quiet=quiet, device=device, cache_dir=cache_dir)
         config.cache_root = ctx.cache_dir
         name = config.data.get("task") if isinstance(config.data, dict) else None
@@ -234,7 +240,8 @@ class Benchmark:
                               f"whose task runs a given model (classification), not {name!r}")
         adapter = as_adapter(model)
         given = GivenModel(adapter, identity_for(adapter, None, label), trained, postprocessor)
-        return ConfiguredBenchmark(task, task.with_model(task.plan(config, ctx), given), ctx)
+        return ConfiguredBenchmark(task, task.with_model(task.plan(config, ctx), given), ctx,
+                                   config)
 
     def _progress(self, iterable: Iterable[Any], quiet: bool) -> Iterable[Any]:
         if quiet or not sys.stderr.isatty():
@@ -283,13 +290,19 @@ class Benchmark:
                     self.adapter.reset_state()
                     resets += 1
                 output = self._forward(data, index)
+                if index == 0:
+                    self._say_wrapping(output)
                 bad = _non_finite(output)
                 if bad and not nan_allowed:
                     raise ModelOutputError(f"batch {index}: model output contains {bad} "
                                            f"(benchmark {self.info.id})")
                 predictions = output
                 for post in self.postprocessors:
-                    predictions = post(predictions)
+                    try:
+                        predictions = post(predictions)
+                    except ModelOutputError as exc:  # with the benchmark, batch and wrapping
+                        raise ModelOutputError(f"benchmark {self.info.id}: batch {index}: "
+                                               f"{exc}{self._wrapping_clause()}") from exc
                 step = Step(index, predictions, targets, _num_samples(targets, index),
                             self._collect(instrument, index) if probes else None)
                 self._check_predictions(step)
@@ -313,6 +326,8 @@ class Benchmark:
                 raise MetricError(f"metric {metric.name!r} failed: {exc}") from exc
             scores.update(value if isinstance(value, dict) else {metric.name: value})
         details: dict[str, Any] = {"samples": seen}
+        if self._wrapped is not None:
+            details["adapter"] = self._wrapped
         if self.reset != "batch":
             details["state_resets"] = {"rule": self.reset, "count": resets}
         for metric in workload:  # e.g. synaptic_operations: coverage, activation products
@@ -336,7 +351,7 @@ class Benchmark:
         flag = untrained_flag(module, self.trained)
         if flag is not None:
             results.flag(flag)
-            print(f"{self.info.id}: {flag}", file=sys.stderr)
+            say_flag(self.info.id, flag)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -409,7 +424,33 @@ class Benchmark:
             raise ModelRunError(
                 f"benchmark {self.info.id}: batch {index}: the model raised "
                 f"{type(exc).__name__}{f' in layer {layer!r}' if layer else ''} on input of "
-                f"shape {shape}: {exc}") from exc
+                f"shape {shape}: {exc}{self._wrapping_clause(plain=False)}") from exc
+
+    def _wrapping_clause(self, plain: bool = True) -> str:
+        """What an error says of a bare net's wrapping (:mod:`neuromark.models.wrapping`);
+        ``plain``: also of a plain call (TorchModel), which changes nothing but says what
+        the output is."""
+        wrapping = getattr(self.adapter, "auto_wrapped", None)
+        if wrapping is None or (not plain and wrapping.adapter == "TorchModel"):
+            return ""
+        module = getattr(self.adapter, "module", None)
+        return wrapping.clause(type(module).__name__, getattr(self.adapter, "step_output", None))
+
+    def _say_wrapping(self, output: Any) -> None:
+        """Once per run, for a net given bare and wrapped in a stepping adapter: which
+        adapter, what each call fed it, what it returned and what the run's output is (on
+        stderr and in ``details["adapter"]``)."""
+        wrapping = getattr(self.adapter, "auto_wrapped", None)
+        if wrapping is None or wrapping.adapter == "TorchModel":  # a plain call changes nothing
+            return
+        module = getattr(self.adapter, "module", None)
+        seen = getattr(self.adapter, "step_output", None)
+        self._wrapped = {"name": wrapping.adapter, "auto": True, "why": wrapping.why,
+                         "output": describe_output(output)}
+        if seen is not None:
+            self._wrapped["net_returned"] = seen
+        print(f"{self.info.id}: {wrapping.note(type(module).__name__, seen, describe_output(output))}",
+              file=sys.stderr)
 
     @staticmethod
     def _collect(instrument: Instrument, index: int) -> Any:

@@ -45,6 +45,7 @@ from typing import Annotated, Any
 from pydantic import Discriminator, Tag
 
 from neuromark._threads import default_dtype_kept
+from neuromark.benchmark_settings import derive_identity, stamp_derived
 from neuromark.config import ConfigFile, StrictModel, find_config, load_config, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
@@ -157,6 +158,7 @@ def plan_expanded(configs: Sequence[ConfigFile], ctx: RunContext) -> list[Planne
     planned = []
     for config in configs:
         task = task_of(config)
+        derive_identity(config)  # a shipped id with changed settings gets its own id
         with entry_keeps_default_dtype(config, task):
             planned.append((config, task, task.plan(config, ctx)))
     return planned
@@ -248,6 +250,7 @@ def run_plans(planned: Sequence[Planned], folder: RunFolder, ctx: RunContext, *,
         results.provenance = stamp_provenance(results.provenance, executor=where_run,
                                               run=ctx.provenance())
         results.requested = to_jsonable(config.data)  # the config as written
+        stamp_derived(results, config)
         folder.save(index, results, task.name)
 
     remote = ([] if is_local(executor) else

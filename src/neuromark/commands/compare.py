@@ -10,7 +10,7 @@ from pathlib import Path
 from neuromark.commands import add_command
 from neuromark.errors import DataError
 from neuromark.report.compare import compare, format_comparison, pair_runs
-from neuromark.report.runs import Run, benchmark_title, read_runs
+from neuromark.report.runs import Run, benchmark_title, derived_note, read_runs
 
 DESCRIPTION = """Compare two results files (or two results folders) of the same benchmark (id,
 version): the two models side by side (label, name, options and checkpoint digests, run), their
@@ -40,6 +40,9 @@ def _compare(args: argparse.Namespace) -> int:
         same_id = sorted({r.id for r in runs_a} & {r.id for r in runs_b})
         why = (f"; benchmark {', '.join(map(repr, same_id))} has other versions on each side, "
                f"and different versions are different benchmarks" if same_id else "")
+        derived = [(r, derived_note(r.results)) for r in [*runs_a, *runs_b]]
+        why += "".join(f"; {r.id} is {note}: other settings, another benchmark"
+                       for r, note in derived if note)
         raise DataError(f"{args.a} and {args.b} share no benchmark (A: {names(runs_a)}; B: "
                         f"{names(runs_b)}){why}")
     print("\n\n".join(format_comparison(a, b, compare(a, b)) for a, b in pairs))

@@ -17,6 +17,7 @@ from neuromark.commands import add_command
 from neuromark.context import RunContext
 from neuromark.report.markdown import format_summary, write_report
 from neuromark.results import Results
+from neuromark.said import forget
 
 DESCRIPTION = """Run benchmark configs or suites (any task: classification, mackey_glass, system,
 qubo, or a plugin's). With no CONFIG, runs configs/suite/default.yaml. Writes results/<timestamp>/
@@ -118,6 +119,7 @@ def run_and_report(configs: Sequence[str | Path], out_dir: Path | None, *, quiet
     """
     from neuromark.suite import run_suite
 
+    forget()  # the summary says each flag this run did not say while it went
     ctx = ctx if ctx is not None else RunContext.build(quiet=quiet)
     return run_suite(configs, out_dir, ctx=ctx.replace(quiet=quiet or ctx.quiet),
                      report=print_and_write_report, only_task=only_task, overwrite=overwrite,

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from neuromark.models.wrapping import PLAIN, SNNTORCH_STEPPED
+
 
 def as_adapter(model: Any) -> Any:
     """Wrap a bare ``nn.Module``: in its framework's adapter when it holds stepped neurons
     (an snnTorch network whose forward takes one step: ``SNNTorchModel``; otherwise an
     error naming the adapter to use, :mod:`neuromark.models.stepped`), else in a
-    TorchModel; adapters pass through."""
+    TorchModel; adapters pass through. The adapter of a bare net carries its
+    :class:`~neuromark.models.wrapping.Wrapping` as ``auto_wrapped`` (the run says so once
+    and names it in its errors)."""
     from neuromark.models.adapter import ModelAdapter
     from neuromark.models.stepped import stepped_adapter
     from neuromark.models.torch_model import TorchModel
@@ -25,6 +29,10 @@ def as_adapter(model: Any) -> Any:
     if isinstance(model, nn.Module):
         stepped = stepped_adapter(model)
         if stepped is not None:
+            stepped.auto_wrapped = SNNTORCH_STEPPED
             return stepped
+        adapter = TorchModel(model)
+        adapter.auto_wrapped = PLAIN
+        return adapter
     return TorchModel(model)
 

@@ -27,8 +27,9 @@ def build_configured(name: str, options: Mapping[str, Any], checkpoint: Path | N
     ``paths`` (path options as the model read them) and, for an entry that reports its
     source (``python``), ``model_file`` (file, sha256, function); empty keys are left out."""
     model = build_component(models, ComponentSpec(name=name, options=dict(options)), config, loc)
-    if checkpoint is not None:
-        load_state_dict(model, checkpoint)
+    if checkpoint is not None:  # strict: keys and shapes, the config's line in the message
+        load_state_dict(model, checkpoint,
+                        config.where((*loc, "checkpoint")) if config is not None else "")
     entry = models.get(name)
     provenance: dict[str, Any] = {}
     source = getattr(entry, "source", None)

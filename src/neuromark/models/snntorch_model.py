@@ -9,6 +9,7 @@ from torch import Tensor, nn
 
 from neuromark.models.adapter import ModelAdapter
 from neuromark.models.base import first_tensor
+from neuromark.models.wrapping import describe_output
 
 
 class SNNTorchModel(ModelAdapter):
@@ -27,7 +28,14 @@ class SNNTorchModel(ModelAdapter):
                  exempt_params: Sequence[str] = ()) -> None:
         super().__init__(module, exempt_params)
         self.time_dim = time_dim
+        #: what the net's forward returned on its first step (:func:`describe_output`)
+        self.step_output: str | None = None
 
     def __call__(self, data: Tensor) -> Tensor:
-        steps = [first_tensor(self.module(x_t)) for x_t in self.split_steps(data, self.time_dim)]
+        steps = []
+        for x_t in self.split_steps(data, self.time_dim):
+            out = self.module(x_t)
+            if self.step_output is None:
+                self.step_output = describe_output(out)
+            steps.append(first_tensor(out))
         return torch.stack(steps, dim=1)

@@ -9,7 +9,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from neuromark.report.runs import Cell, Run, benchmark_title, flatten_scores, primary_score
+from neuromark.report.runs import (
+    Cell,
+    Run,
+    benchmark_title,
+    derived_note,
+    flatten_scores,
+    primary_score,
+    run_flags,
+)
 from neuromark.results import FOOTPRINT_RULE_LABELS
 
 
@@ -103,13 +111,30 @@ def headline_difference(a: Run, b: Run, rows: list[Difference]) -> str | None:
     row = next((d for d in rows if d.name == main), None)
     if row is None:
         return None
-    values = f"(A: {_show(row.a)}, B: {_show(row.b)})"
+    values = f"(A: {_show(row.a)}{badge(a)}, B: {_show(row.b)}{badge(b)})"
     if row.diff is None or not math.isfinite(row.diff):
         return f"headline: {main} {row.verdict} {values}"
     if not row.combined_se:
         return f"headline: {main} B - A = {row.diff:+.4g}, no standard error {values}"
     return (f"headline: {main} B - A = {row.diff:+.4g} = {row.diff / row.combined_se:+.2f} SE "
             f"{values}")
+
+
+def badge(run: Run) -> str:
+    """`` ⚑ N flag(s)`` beside a run's headline value when it carries flags, else ""."""
+    count = len(run_flags(run.results))
+    return f" ⚑ {count} flag{'s' if count > 1 else ''}" if count else ""
+
+
+def flag_lines(a: Run, b: Run) -> list[str]:
+    """One ``⚑ A: flag`` line per flag of either run, and a line for a benchmark derived
+    from a shipped one (its settings differ: :mod:`neuromark.benchmark_settings`)."""
+    lines = [f"⚑ {side}: {flag}" for side, run in (("A", a), ("B", b))
+             for flag in run_flags(run.results)]
+    note = derived_note(a.results) or derived_note(b.results)
+    if note:
+        lines.append(f"benchmark {a.key[0]}: {note}")
+    return lines
 
 
 def format_comparison(a: Run, b: Run, rows: list[Difference]) -> str:
@@ -135,6 +160,7 @@ def format_comparison(a: Run, b: Run, rows: list[Difference]) -> str:
     lead = headline_difference(a, b, rows)
     if lead:
         lines.append(lead)
+    lines += flag_lines(a, b)  # beside the headline, before the table
     lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)))
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in models]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in body]

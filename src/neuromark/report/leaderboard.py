@@ -1,7 +1,9 @@
 """``neuromark leaderboard``: one static HTML page comparing the models run on each benchmark.
 
 ``site/index.html`` holds, per benchmark (id, version), one table with one row per model
-run on it, labelled by the model's label (★ marks the shipped baselines,
+run on it, sorted by the headline score (best first, :func:`headline_order`), a red ⚑
+badge beside that score on every row with flags (:func:`flag_badge`: visible at a laptop's
+width, the flags in its tooltip), labelled by the model's label (★ marks the shipped baselines,
 :func:`shipped_baselines`): the headline first, the benchmark's primary score and the
 complexity scores, then the other scores and the breakdowns (per speaker, per size)
 (:func:`score_columns`; value ± standard error, units in the header; the label and primary
@@ -34,6 +36,7 @@ from neuromark.report.runs import (
     Cell,
     Run,
     benchmark_title,
+    derived_note,
     flatten_scores,
     primary_score,
     run_flags,
@@ -76,7 +79,11 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;line-height:1.4}"
           "th[data-order=desc]::after{content:' ▼'}.flag{color:#b00;font-weight:bold}"
           "img{max-width:48em}.note{color:#555;font-size:90%}.wide{overflow-x:auto}"
           ".fix{position:sticky;left:0;z-index:1;background:#fff}th.fix{background:#f3f3f3}"
-          ".base{color:#06c;font-size:85%;white-space:nowrap}")
+          ".base{color:#06c;font-size:85%;white-space:nowrap}"
+          ".badge{display:inline-block;margin-left:.4em;padding:0 .35em;border-radius:.6em;"
+          "background:#b00;color:#fff;font-size:80%;font-weight:bold;white-space:nowrap;"
+          "cursor:help}tr.flagged td.fix:first-child{box-shadow:inset 4px 0 #b00}"
+          ".derived{color:#850;font-weight:bold}")
 
 
 def _slug(text: str) -> str:
@@ -181,8 +188,10 @@ def _td(text: str, key: str, classes: str = "", escape: bool = True) -> str:
             f"{html.escape(text) if escape else text}</td>")
 
 
-def _score_cells(row: dict[str, Cell], names: list[str], fixed: int) -> list[str]:
-    """The cells of ``names`` (the first ``fixed`` stay in view; text values flagged)."""
+def _score_cells(row: dict[str, Cell], names: list[str], fixed: int, badge: str = ""
+                 ) -> list[str]:
+    """The cells of ``names`` (the first ``fixed`` stay in view; text values flagged);
+    ``badge`` (HTML) follows the first cell's value: the row's flags beside its headline."""
     out = []
     for i, name in enumerate(names):
         text, key = _format(row.get(name))
@@ -190,8 +199,38 @@ def _score_cells(row: dict[str, Cell], names: list[str], fixed: int) -> list[str
                                        "flag" if name in row and (isinstance(row[name].value, str)
                                                                   or row[name].problem)
                                        else "") if c)
-        out.append(_td(text, key, classes))
+        if i == 0 and badge:
+            out.append(_td(html.escape(text) + badge, key, classes, escape=False))
+        else:
+            out.append(_td(text, key, classes))
     return out
+
+
+def flag_badge(flags: list[str]) -> str:
+    """A red badge (``⚑ N flag(s)``, the flags in its tooltip) for a row with flags, else "".
+    It sits beside the headline score, in the columns that stay in view, so a flagged row
+    never looks like a clean one at any page width."""
+    if not flags:
+        return ""
+    tip = html.escape("\n".join(flags), quote=True)
+    return (f'<span class="badge" title="{tip}">⚑ {len(flags)} '
+            f'flag{"s" if len(flags) > 1 else ""}</span>')
+
+
+def headline_order(runs: list[Run], cells: list[dict[str, Cell]]) -> list[int]:
+    """Row order: by the benchmark's headline score (:func:`_primary`), best first in its
+    direction (higher is better unless the score says otherwise); rows without a number for
+    it (missing, text, impossible) last, in their order."""
+    primary = _primary(runs)
+
+    def key(index: int) -> tuple[int, float]:
+        cell = cells[index].get(primary) if primary else None
+        if cell is None or isinstance(cell.value, str) or cell.problem:
+            return (1, 0.0)
+        value = float(cell.value)
+        return (0, -value if cell.higher_is_better is not False else value)
+
+    return sorted(range(len(runs)), key=key)
 
 
 #: What the baseline mark means (the mark's tooltip and the page's note).
@@ -246,10 +285,16 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
         return [f"{n} ({units[c]})" if units[c] else n for n, c in zip(named, names, strict=True)]
 
     head = (["model", *heads(before), *heads(after), "flags", "files", "name", "checkpoint", "run"])
+    sorted_col = 1 if fixed == 2 else -1  # the headline score: the rows' order
+    better = next((row[before[0]].higher_is_better for row in cells if before and before[0] in row),
+                  None)
+    order = ' data-order="asc"' if better is False else ' data-order="desc"'
     parts = ['<div class="wide"><table class="board"><thead><tr>'
-             + "".join(f'<th{" class=fix" if i < fixed else ""}>{html.escape(h)}</th>'
+             + "".join(f'<th{" class=fix" if i < fixed else ""}'
+                       f'{order if i == sorted_col else ""}>{html.escape(h)}</th>'
                        for i, h in enumerate(head)) + "</tr></thead><tbody>"]
-    for run, row, link in zip(runs, cells, links):
+    ranked = headline_order(runs, cells)
+    for run, row, link in ((runs[i], cells[i], links[i]) for i in ranked):
         flags = run_flags(run.results)
         files = " ".join(f'<a href="{html.escape(link[k])}">{k}</a>'
                          for k in ("json", "config", "provenance"))
@@ -257,11 +302,15 @@ def _table(runs: list[Run], cells: list[dict[str, Cell]], links: list[dict[str, 
         name = _row_name(run, runs)
         shown = (f'{html.escape(name)} <span class="base" title="{BASELINE_NOTE}">★ baseline'
                  "</span>" if is_baseline(run, baselines) else html.escape(name))
-        tds = [_td(shown, name, "fix", escape=False), *_score_cells(row, before, fixed - 1),
+        badge = flag_badge(flags)  # beside the headline; beside the name without one
+        if fixed == 1:
+            shown += badge
+        tds = [_td(shown, name, "fix", escape=False),
+               *_score_cells(row, before, fixed - 1, badge if fixed == 2 else ""),
                *_score_cells(row, after, 0),
                _td(flag_html, str(len(flags)), escape=False), _td(files, "", escape=False)]
         tds += [_td(text, text) for text in (run.model_name, run.checkpoint_short, run.label)]
-        parts.append("<tr>" + "".join(tds) + "</tr>")
+        parts.append(f'<tr{" class=flagged" if flags else ""}>' + "".join(tds) + "</tr>")
     parts.append("</tbody></table></div>")
     return "".join(parts)
 
@@ -316,12 +365,15 @@ def build_leaderboard(runs: list[Run], out: str | Path, overwrite: bool = False)
         parent = f" · parent {html.escape(info.parent)}" if info.parent else ""
         anchor = html.escape(_slug(f"{key[0]}-v{key[1]}"))
         marked = sum(is_baseline(run, baselines) for run in group)
+        derived = next((n for n in map(derived_note, (r.results for r in group)) if n), None)
+        derived_html = (f' · <span class="derived">{html.escape(derived)}: its own benchmark, '
+                        "never ranked with the shipped one</span>" if derived else "")
         contents.append(f'<li><a href="#{anchor}">{html.escape(key[0])}</a> v{html.escape(key[1])}'
                         f" · {len(group)} model(s), {marked} shipped baseline(s)</li>")
         sections.append(
             f'<section id="{anchor}"><h2>{html.escape(key[0])}'
-            f'</h2><p class="note">version {html.escape(info.version)}{parent} · {len(group)} '
-            f"model run(s); click a column header to sort</p>"
+            f'</h2><p class="note">version {html.escape(info.version)}{parent}{derived_html} · '
+            f"{len(group)} model run(s), best headline first; click a column header to sort</p>"
             + _table(group, cells, links, baselines) + _pareto(group, cells, site, bench)
             + "</section>")
     page = (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">{MARKER}<title>neuromark leaderboard"
@@ -331,7 +383,9 @@ def build_leaderboard(runs: list[Run], out: str | Path, overwrite: bool = False)
             "per-sample means ± standard error where the metric has one; estimates (energy_"
             "estimate) are labelled in their unit; flags mark scores that were not measured "
             "and runs with diverged instances or overruns, untrained weights and tied "
-            f"decisions (last columns, with the run's files and identity); ★ marks {BASELINE_NOTE}."
+            "decisions: a red ⚑ badge beside the headline score counts them (hover for the "
+            "text; all of them in the flags column, with the run's files and identity); rows "
+            f"are sorted by the headline score, best first; ★ marks {BASELINE_NOTE}."
             "</p>\n<nav><h2>Contents</h2><ul>" + "".join(contents) + "</ul></nav>\n"
             + "\n".join(sections) + f"\n<script>{_SORT_JS}</script>\n</body></html>\n")
     index = site / "index.html"

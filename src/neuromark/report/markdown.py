@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from neuromark.processors.encoder_cost import markdown_table, summary_line
 from neuromark.report.runs import primary_score
 from neuromark.report.seeds import seed_lines, seed_text
 from neuromark.results import Results, format_value
+from neuromark.said import was_said
 
 
 def format_summary(results: Sequence[Results], *, full_table: bool = False) -> str:
@@ -19,8 +21,18 @@ def format_summary(results: Sequence[Results], *, full_table: bool = False) -> s
     ``full_table``, :func:`format_table` instead, every score: ``report.md`` holds it), the
     mean ± SE of each seed group's scores (:mod:`neuromark.report.seeds`), the system-track
     verdicts, then every flag the results carry (divergences, overruns, unmeasured figures,
-    untrained weights, ties), one line each."""
-    flags = [f"flag [{res.benchmark.id}]: {flag}" for res in results for flag in res.flags]
+    untrained weights, ties), one line each: once, so not those the run printed while it
+    went (:mod:`neuromark.said`; a line counts them)."""
+    flags, said = [], 0
+    for res in results:
+        for flag in dict.fromkeys(res.flags):
+            if was_said(res.benchmark.id, flag):
+                said += 1
+            else:
+                flags.append(f"flag [{res.benchmark.id}]: {flag}")
+    if said:
+        flags.append(f"({said} flag(s) printed above as the run went; every flag is in the "
+                     "results files and report.md)")
     first = [format_table(results)] if full_table else headlines(results)
     return "\n".join([*first, *seed_text(results), *system_lines(results), *front_end_lines(results),
                       *flags])
@@ -39,8 +51,13 @@ def headline(res: Results) -> str | None:
     its verdict line says it)."""
     parts = []
     main = primary_score(res)
+    details = res.details if isinstance(res.details, dict) else {}
+    if main is None and not isinstance(details.get("scenario_metric"), dict):
+        main = next((n for n, s in res.scores.items()  # a task that declares none: its first
+                     if isinstance(s.value, (int, float)) and not isinstance(s.value, bool)), None)
     if main is not None:
-        parts.append(f"{main} {format_value(res.scores[main])}")
+        note = score_note(res, main)
+        parts.append(f"{main} {format_value(res.scores[main])}" + (f" ({note})" if note else ""))
     ops = res.scores.get("synaptic_operations")
     if ops is not None and isinstance(ops.value, dict):
         macs, acs = ops.value.get("Effective_MACs"), ops.value.get("Effective_ACs")
@@ -50,6 +67,34 @@ def headline(res: Results) -> str | None:
     if footprint is not None and isinstance(footprint.value, (int, float)):
         parts.append(f"footprint {footprint.value:,.0f} {footprint.unit or 'bytes'}".rstrip())
     return " · ".join(parts) if parts else None
+
+
+#: What a headline score's name means, where its name alone does not say it (a task's own
+#: ``details["headline_note"]`` comes first): (pattern, explanation with the groups).
+SCORE_NOTES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"bks_gap(\[[^\]]*\])?@([0-9.e+-]+)s"),
+     "gap to the best-known cost{0} after a {1} s budget: (best cost found - best-known) / "
+     "|best-known|; 0 = best-known reached, lower is better"),
+    (re.compile(r"tts_gap([0-9.e+-]+)_median_s"),
+     "median time to a cost within {0} of the best-known"),
+    (re.compile(r"success_rate"), "fraction of episodes that reached the goal"),
+)
+
+
+def score_note(res: Results, name: str) -> str:
+    """What score ``name`` of ``res`` is: the task's ``details["headline_note"]`` (e.g. a
+    free-running vs a one-step forecast), else :data:`SCORE_NOTES`, else ""."""
+    declared = res.details.get("headline_note") if isinstance(res.details, dict) else None
+    if isinstance(declared, str) and declared:
+        return declared
+    for pattern, text in SCORE_NOTES:
+        match = pattern.fullmatch(name)
+        if match:
+            groups = [g or "" for g in match.groups()]
+            if groups and groups[0].startswith("["):
+                groups[0] = f" of {groups[0][1:-1]}"
+            return text.format(*groups)
+    return ""
 
 
 def headlines(results: Sequence[Results]) -> list[str]:
@@ -87,7 +132,10 @@ def system_lines(results: Sequence[Results]) -> list[str]:
         if accuracy:
             from neuromark.system.quality import describe
 
-            lines.append(f"accuracy [{res.benchmark.id}]: {describe(accuracy)}")
+            sut = res.details.get("sut")
+            note = sut.get("accuracy_note") if isinstance(sut, dict) else None
+            lines.append(f"accuracy [{res.benchmark.id}]: {describe(accuracy)}"
+                         + (f" ({note})" if isinstance(note, str) and note else ""))
     return lines
 
 

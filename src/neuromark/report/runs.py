@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from neuromark.benchmark_settings import changes_from_shipped
 from neuromark.errors import DataError
 from neuromark.results import Results, unsupported_schema
 from neuromark.results_versions import results_object
@@ -162,7 +163,44 @@ def run_flags(results: Results) -> list[str]:
         value = details.get(key)
         if value not in (None, False, 0, [], {}):
             flags.append(f"{key}: {value if not isinstance(value, (list, dict)) else len(value)}")
-    return flags
+    differs = settings_flag(results)
+    if differs:
+        flags.append(differs)
+    return list(dict.fromkeys(flags))
+
+
+def settings_flag(results: Results) -> str | None:
+    """A flag for a result filed under a shipped benchmark id whose config (as written,
+    ``results.requested``) changes what that id fixes (written before neuromark gave such
+    configs their own id: :mod:`neuromark.benchmark_settings`), else None."""
+    requested = results.requested
+    bench = requested.get("benchmark") if isinstance(requested, dict) else None
+    if not isinstance(bench, dict) or bench.get("id") != results.benchmark.id \
+            or (results.details or {}).get("benchmark_derived"):
+        return None
+    try:
+        shipped, changes = changes_from_shipped(requested)
+    except Exception:  # noqa: BLE001 - a results file's config may be anything
+        return None
+    if shipped is None or not changes:
+        return None
+    return (f"settings differ from benchmark {shipped.key[0]} {shipped.key[1]}: "
+            + "; ".join(c.describe() for c in changes[:3])
+            + (f"; ... ({len(changes)} in all)" if len(changes) > 3 else "")
+            + ": not comparable with its other results")
+
+
+def derived_note(results: Results) -> str | None:
+    """``derived from <id> <version>: <changes>`` for a result whose config changed what a
+    shipped id fixes (:mod:`neuromark.benchmark_settings`), else None."""
+    record = (results.details or {}).get("benchmark_derived")
+    if not isinstance(record, dict):
+        return None
+    changes = [c for c in record.get("changes", []) if isinstance(c, dict)]
+    shown = "; ".join(f"{c.get('setting')} = {c.get('given')!r} (shipped {c.get('shipped')!r})"
+                      for c in changes[:4])
+    return (f"derived from {record.get('shipped_id')} {record.get('shipped_version')}: {shown}"
+            + (f"; ... ({len(changes)} in all)" if len(changes) > 4 else ""))
 
 
 def _load(file: Path) -> tuple[Results | None, str | None]:

@@ -70,6 +70,7 @@ from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
 from neuromark.results import Results
+from neuromark.said import say_flag
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
 from neuromark.tasks.evaluation import evaluate
 from neuromark.training.checkpoints import Prepared
@@ -263,6 +264,7 @@ class ClassificationTask(TaskBase):
             model = as_adapter(model)
             model.exempt_params = tuple(settings.eval.exempt_params)
         decoder = self._decoder(plan)
+        decoder.num_classes = _num_classes(test)  # predictions must lie in the labels' range
         trained = plan.given.trained if plan.given is not None else _declared_trained(plan)
         # a factory's model, no checkpoint, nothing declared: flagged here, with the config's line
         unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
@@ -275,9 +277,8 @@ class ClassificationTask(TaskBase):
                            trained=True if unloaded else trained)
         if unloaded:
             run.flag(UNTRAINED_FLAG)
-            print(f"{info.id}: {UNTRAINED_FLAG} (no model.checkpoint: {config.where(('model',))}; "
-                  "declare model.trained: false for an untrained model on purpose)",
-                  file=sys.stderr)
+            say_flag(info.id, UNTRAINED_FLAG, f" (no model.checkpoint: {config.where(('model',))}; "
+                     "declare model.trained: false for an untrained model on purpose)")
         run.details.update(details)
         attach_front_end(run, test)  # the encoder's cost, beside the model's (issue 47.4)
         spec = settings.model
@@ -290,7 +291,7 @@ class ClassificationTask(TaskBase):
         run.details["model_execution_rate"] = per_step_rate(test, decoder.rule, settings.benchmark)
         if decoder.flag():
             run.flag(decoder.flag())
-            print(f"{info.id}: {decoder.flag()}", file=sys.stderr)
+            say_flag(info.id, decoder.flag())
         run.provenance.update(provenance)
         run.details["input_shape"] = list(getattr(test, "input_shape", ()) or test[0][0].shape)
         dropped = getattr(loader, "dropped", 0)  # spikes after t_max_us (dataset option late: drop)
@@ -393,6 +394,25 @@ class ClassificationTask(TaskBase):
                                   train_if_missing=settings.train_if_missing, retrain=retrain,
                                   quiet=ctx.quiet, label=settings.benchmark.id, device=plan.device)
 
+    def verify(self, plan: TaskPlan, ctx: RunContext) -> None:
+        """What ``neuromark validate`` loads beyond the plan: the model the run will build,
+        with its checkpoint loaded strictly (keys and shapes; the same message as the run's,
+        naming the config's file and line). A recipe's checkpoint is checked by the run
+        itself (it is retrained when its recipe differs)."""
+        if plan.family is not None or plan.checkpoint is None or not plan.checkpoint.is_file():
+            return
+        if plan.settings.model.name is None:
+            from neuromark.networks.spike_classifiers import load_checkpoint
+
+            try:
+                load_checkpoint(plan.checkpoint)
+            except DataError as exc:
+                raise DataError(f"{plan.config.where(('model', 'checkpoint'))}: "
+                                f"model.checkpoint: {exc}") from None
+            return
+        build_configured(plan.settings.model.name, plan.settings.model.options, plan.checkpoint,
+                         plan.config)
+
     def _model(self, plan: TaskPlan, ctx: RunContext, test: Any) -> tuple[Any, dict[str, Any]]:
         """(model or adapter, result details) as the config asks."""
         config, spec = plan.config, plan.settings.model
@@ -433,6 +453,14 @@ def _effective(plan: TaskPlan) -> dict[str, Any]:
         effective["eval"]["postprocessor"] = plan.given.postprocessor or \
             plan.settings.eval.postprocessor
     return effective
+
+
+def _num_classes(test: Any) -> int | None:
+    """The test split's number of classes (its ``num_classes``), or None where it names none."""
+    value = getattr(test, "num_classes", None)
+    value = value() if callable(value) else value
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else None
 
 
 def _test_loader(test: Any, batch_size: int, pin: bool) -> Any:

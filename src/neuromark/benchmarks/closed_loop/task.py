@@ -256,6 +256,7 @@ class ClosedLoopTask(TaskBase):
             "action_space": parts["space"], "complexity": "per step (one sample per step)",
             "time_rule": "episode time = steps x dt, the hold in the target included "
                          "(NeuroBench's t_sim*dt); failures count their full length in *_all_s",
+            "primary_metric": "success_rate",  # the headline reports and leaderboards show
         }
         if summary["reward_risk"]["value"] is None:
             details["reward_risk_note"] = "risk needs at least 20 episodes (5 % of N >= 1)"

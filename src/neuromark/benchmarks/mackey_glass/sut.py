@@ -122,7 +122,9 @@ def build_esn_pipeline(*, data: str, tau: int, samples: int, seed: int, threads:
             "reservoir_size": params.reservoir_size, "train_points": half, "test_points": len(test),
             "weights": "readout fitted by ridge regression on the first half of the series",
             "context": context, "state": (f"reset per query; each sample carries its {context}-step "
-                                          "warm-up window") if context else "kept between queries"}
+                                          "warm-up window") if context else "kept between queries",
+            "accuracy_note": "one-step forecast: each query predicts f(t+dt) from the true f(t) "
+                             "(teacher forcing), not the algorithm track's free-running sMAPE"}
     sut.targets = np.ascontiguousarray(targets, dtype=np.float64)
     sut.reference = reference
     if not context:

@@ -236,6 +236,11 @@ def _flags(entry: dict[str, Any]) -> list[str]:
             for d in entry["diverged"]]
 
 
+#: What this task's sMAPE is, beside the figure (a system-track ESN reports a one-step sMAPE).
+HEADLINE_NOTE = ("free-running forecast: the model predicts the second half of each series "
+                 "from its own outputs; lower is better")
+
+
 def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelSettings,
                     resolved: dict[str, Any]) -> Results:
     c = entry["complexity"]
@@ -247,6 +252,7 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
     details["flags"] = _flags(entry)
     if cfg.published:
         details["published"] = dict(cfg.published)
+    details["headline_note"] = HEADLINE_NOTE  # what sMAPE is here (reports, leaderboards)
     if not c and cfg.metrics:
         details["flags"].append("no complexity figures: every instance diverged")
     return Results(scores=scores, benchmark=benchmark_info(cfg, benchmark_id(cfg, model, entry["tau"])),

@@ -260,6 +260,8 @@ class PSTHPredictivityTask(TaskBase):
                    "channels": int(per_neuroid.shape[1]),
                    "data": "surrogate" if cfg.data.surrogate else "recorded", "data_root": str(root),
                    "front_end": psth_front_end()}  # the candidates' input encoders (issue 47.4)
+        if "psth_predictivity[controller]" in scores:  # the model's: the headline
+            details["primary_metric"] = "psth_predictivity[controller]"
         res = task_results(scores, benchmark=cfg.benchmark.info(""),
                            model=model_identity("controller", cfg.controller.model_dump()),
                            effective=cfg.model_dump(), device=ctx.device_record(device, cfg.device),
