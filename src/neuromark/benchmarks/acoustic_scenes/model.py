@@ -18,6 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from neuromark.errors import ConfigError
+from neuromark.io_atomic import claim_output_file
+
 
 class AscCNN(nn.Module):
     """conv(1→c1, 3×3)-BN-ReLU-maxpool2 → conv(c1→c2, 3×3)-BN-ReLU-maxpool2 → linear."""
@@ -131,8 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     from neuromark.benchmarks.acoustic_scenes.dcase import DcaseASC, validation_split
-    from neuromark.errors import ConfigError
-    from neuromark.io_atomic import claim_output_file
     from neuromark.processors.mel import MelFilterbankEnergies
 
     parser = argparse.ArgumentParser(description="Train the ASC reference CNN on TAU 2020 Mobile.")
