@@ -164,6 +164,27 @@ def test_the_short_config_runs_the_shipped_baseline_and_agrees_with_a_plain_eval
     assert acc["error"] == pytest.approx(math.sqrt(accuracy * (1 - accuracy) / (n - 1)))
     assert result["flags"] == []  # no tied decoding, no untrained weights
     assert scores["footprint"]["raw"]["parameters"] == 14_546 * 4
+    _same_as_the_docs_figures(result)
+
+
+def _same_as_the_docs_figures(result: dict) -> None:
+    """The run re-derives docs/figures.json's nmnist_snn_short figures (to the digit where
+    they were derived on this machine's float path; else the accuracy alone)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("doc_figures", ROOT / "scripts" / "doc_figures.py")
+    doc_figures = sys.modules.get("doc_figures") or importlib.util.module_from_spec(spec)
+    if "doc_figures" not in sys.modules:
+        sys.modules["doc_figures"] = doc_figures
+        spec.loader.exec_module(doc_figures)
+    markers = doc_figures.doc_markers
+    recorded = {k: e for k, e in markers.load_figures().items() if k.startswith("nmnist_snn_short.")}
+    fresh = doc_figures.figures_of("nmnist_snn_short", [result])
+    assert set(fresh) == set(recorded)
+    same_path = {e.get("float_path") for e in recorded.values()} == {markers.float_path()}
+    for key in fresh if same_path else ["nmnist_snn_short.classification_accuracy"]:
+        assert fresh[key] == pytest.approx(recorded[key]["value"], rel=1e-6, abs=1e-9), key
 
 
 def test_a_folder_that_is_not_n_mnist_fails_the_run_with_its_name_and_no_traceback(tmp_path, capsys):
@@ -176,3 +197,36 @@ def test_a_folder_that_is_not_n_mnist_fails_the_run_with_its_name_and_no_traceba
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--quiet"]) != 0
     err = capsys.readouterr().err
     assert f"{tmp_path / 'empty'}: not an N-MNIST folder" in err and "Traceback" not in err
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> str:
+    import hashlib
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return hashlib.md5(path.read_bytes()).hexdigest()  # noqa: S324 (the published digest's kind)
+
+
+def test_download_checks_the_md5_unpacks_the_published_layout_and_records_it(tmp_path, monkeypatch):
+    """Local archives through file:// URLs (no network): a good pair unpacks and verifies;
+    a wrong md5 keeps nothing."""
+    from neuromark.benchmarks.nmnist import dataset
+    from neuromark.errors import ChecksumError
+
+    served = tmp_path / "served"
+    served.mkdir()
+    rec = (SHIPPED_DIR / "1.bs2").read_bytes()
+    md5 = {split: _zip(served / f"{split}.zip", {f"{folder}/5/00001.bin": rec})
+           for split, folder in (("train", "Train"), ("test", "Test"))}
+    good = {s: (f"file://{served / f'{s}.zip'}", f"{s}.zip", md5[s]) for s in ("train", "test")}
+    monkeypatch.setattr(dataset, "ARCHIVES", good)
+    monkeypatch.setattr(type(NMNIST_ENTRY), "manifest", {f"{s}.zip": f"md5:{md5[s]}" for s in md5})
+    root = NMNIST_ENTRY.download(tmp_path / "data")
+    assert (root / "SHA256SUMS").is_file() and NMNIST(root, "test").targets == [5]
+    NMNIST_ENTRY.verify(root)
+    monkeypatch.setattr(dataset, "ARCHIVES", {**good, "train": (good["train"][0], "train.zip", "0" * 32)})
+    with pytest.raises(ChecksumError, match="train.zip"):
+        NMNIST_ENTRY.download(tmp_path / "other")
+    assert not (tmp_path / "other" / "train.zip").exists() and not (tmp_path / "other" / "Train").exists()
