@@ -2,10 +2,11 @@
 ``neurobench`` 2.3.0 itself (a reference, never a dependency) and by neuromark: equal.
 Skipped unless neurobench and snnTorch import; ``scripts/reference_checks.sh`` runs it in
 its scratch venv. Synaptic operations use neurobench's per-call MAC/AC rule
-(``mac_rule="per_call"``), the one it implements, on one batch of all 30: neurobench 2.3.0's
-``SNNTorchModel`` does not clear these ``init_hidden`` neurons' state between batches (at
-batch 10 its accuracy here falls from 93.3 % to 90.0 %; neuromark's figures are the same at
-batch 1, 10 and 30). neuromark's own (per-sample) MAC rule equals neurobench's per-call rule
+(``mac_rule="per_call"``), the one it implements, on one batch of all 30. Between batches
+neurobench's ``SNNTorchModel`` resets a network without a ``reset`` method through snnTorch
+1.0's ``utils.reset``, which leaves these ``init_hidden`` neurons' membranes as they were (at
+batch 10 its accuracy here falls from 93.3 % to 90.0 %); the wrapper below gives it the
+network's own reset. neuromark's own (per-sample) MAC rule equals neurobench's per-call rule
 on batches of one sample, which the last check shows."""
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ class _SpikesAndMembrane(nn.Module):
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, None]:
         return self.net(x), None
+
+    def reset(self) -> None:
+        """Called by neurobench before each batch."""
+        self.net.reset_state()
 
 
 def test_the_nmnist_baseline_agrees_with_neurobench_on_the_shipped_recordings():
