@@ -560,6 +560,7 @@ def _(tmp: Path) -> Any:
 import hostile_cases_contracts  # noqa: E402, F401 - issue 59: contract checks, output files
 import hostile_cases_mlperf  # noqa: E402, F401 - issue 59: numbers of MLPerf power folders
 import hostile_cases_network  # noqa: E402, F401 - issue 41a: network peers, power samples, searches
+import hostile_cases_nmnist  # noqa: E402, F401 - issue 53: the N-MNIST reader and layouts
 import hostile_cases_qubo  # noqa: E402, F401 - issue 59: QUBO files, limits, submissions
 import hostile_cases_tools  # noqa: E402, F401 - the tools' cases, after these
 import hostile_cases_writers  # noqa: E402, F401 - issue 41b: writers, user code, portability

@@ -39,4 +39,4 @@ fi
 # in this venv neurobench must import: a failed import is an error, not a skip
 NEUROMARK_REQUIRE_REFERENCE=1 exec "$venv/bin/python" -m pytest -p no:cacheprovider -m reference \
   tests/test_neurobench_reference.py tests/test_neurobench_v1_reference.py \
-  tests/test_neurobench_gsc_reference.py tests/test_cochlea.py
+  tests/test_neurobench_gsc_reference.py tests/test_cochlea.py tests/test_nmnist_reference.py

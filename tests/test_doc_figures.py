@@ -286,7 +286,7 @@ def test_the_long_configs_are_not_run_unless_named(capsys, monkeypatch):
     assert not set(doc_figures.LONG_CONFIGS) & set(ran) and "not run (hours" in capsys.readouterr().out
     ran.clear()
     assert doc_figures.main(["--only", "activity_eeg_full"]) == 0
-    assert ran == doc_figures.LONG_CONFIGS
+    assert ran == ["configs/suite/activity_eeg_full.yaml"]
 
 
 # --- re-derivation ----------------------------------------------------------------------
