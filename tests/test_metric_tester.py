@@ -35,7 +35,7 @@ from neuromark.metrics.energy import EnergyEstimate
 from neuromark.metrics.functional.energy_profiles import get_profile
 from neuromark.metrics.neuron_ops import NeuronOperations
 from neuromark.metrics.speakers import SpeakerAccuracy
-from neuromark.metrics.static import ConnectionSparsity, Footprint, ParameterCount
+from neuromark.metrics.static import ConnectionSparsity, Footprint, FootprintNeurobench, ParameterCount
 from neuromark.models import as_adapter
 from neuromark.models.snntorch_model import SNNTorchModel
 from neuromark.registry import metrics as metric_registry
@@ -248,8 +248,10 @@ def tiny_mlp() -> nn.Module:
 
 
 # parameters 6 + 2 + 2 = 10 float32 (40 bytes), buffer 5 float64 (40 bytes), no neuron
-# state; weights (biases excluded) 3 zeros of 6 + 1 of 2 = 4 of 8
-STATIC = {"footprint": (Footprint, 40 + 40), "parameter_count": (ParameterCount, 10),
+# state (so NeuroBench's rule, parameters and buffers before any data, gives the same 80);
+# weights (biases excluded) 3 zeros of 6 + 1 of 2 = 4 of 8
+STATIC = {"footprint": (Footprint, 40 + 40), "footprint_neurobench": (FootprintNeurobench, 40 + 40),
+          "parameter_count": (ParameterCount, 10),
           "connection_sparsity": (ConnectionSparsity, 4 / 8)}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from neuromark.models.wrapping import PLAIN, SNNTORCH_STEPPED
+from neuromark.models import wrapping
 
 
 def as_adapter(model: Any) -> Any:
@@ -29,10 +29,10 @@ def as_adapter(model: Any) -> Any:
     if isinstance(model, nn.Module):
         stepped = stepped_adapter(model)
         if stepped is not None:
-            stepped.auto_wrapped = SNNTORCH_STEPPED
+            stepped.auto_wrapped = wrapping.SNNTORCH_STEPPED
             return stepped
         adapter = TorchModel(model)
-        adapter.auto_wrapped = PLAIN
+        adapter.auto_wrapped = wrapping.PLAIN
         return adapter
     return TorchModel(model)
 
