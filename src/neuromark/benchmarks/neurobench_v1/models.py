@@ -13,6 +13,8 @@ from typing import Any
 
 from torch import nn
 
+from neuromark.models.snntorch_model import SNNTorchModel
+from neuromark.models.torch_model import TorchModel
 from neuromark.networks.neurobench_v1 import ARCHITECTURES
 
 #: Registered name -> (architecture key of :data:`ARCHITECTURES`, adapter kind).
@@ -81,9 +83,6 @@ def adapter_for(name: str, net: nn.Module) -> Any:
     """``net`` (built by ``name``'s factory) in the adapter its stepping needs; parameters
     that apply no synapse (SNN_Flat's output scalings, ``neuromark_elementwise_parameters``)
     exempt from the coverage check."""
-    from neuromark.models.snntorch_model import SNNTorchModel
-    from neuromark.models.torch_model import TorchModel
-
     exempt = tuple(getattr(net, "neuromark_elementwise_parameters", ()))
     kind = BASELINES[name][1]
     return (SNNTorchModel(net, exempt_params=exempt) if kind == "snntorch"

@@ -41,6 +41,7 @@ from neuromark.identity import model_identity
 from neuromark.metrics.execution_rate import NAME as RATE
 from neuromark.metrics.execution_rate import stated_rate, undefined
 from neuromark.model_label import ModelLabel
+from neuromark.registry import models
 from neuromark.results import Results, Score
 from neuromark.tasks.base import TaskBase, TaskPlan, task_results
 from neuromark.tasks.evaluation import evaluate
@@ -90,7 +91,6 @@ def load_row_model(settings: RowConfig, config: ConfigFile) -> tuple[Any, Any]:
     path); ConfigError naming the config's file and line otherwise."""
     from neuromark.benchmarks.neurobench_v1.models import BASELINES
     from neuromark.networks.neurobench_v1 import checkpoint_state
-    from neuromark.registry import models
 
     spec = settings.model
     if spec.name not in BASELINES:
