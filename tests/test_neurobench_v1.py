@@ -1,30 +1,48 @@
-"""NeuroBench's trained baselines (configs/neurobench_v1) and the footprint under
-NeuroBench's rule. The published figures checked here are NeuroBench's (leaderboard.rst,
-2024-01-17, and its example scripts' printed results), not ours; the equality with
-neurobench 2.3.0's own metrics is tests/test_neurobench_v1_reference.py."""
+"""NeuroBench's trained baselines (configs/neurobench_v1, task ``neurobench_v1_row``) and the
+footprint under NeuroBench's rule. The published figures checked here are NeuroBench's
+(leaderboard.rst, 2024-01-17, and its example scripts' printed results), not ours; the equality
+with neurobench 2.3.0's own metrics is tests/test_neurobench_v1_reference.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 from torch import nn
 
-from neuromark.commands.neurobench_v1 import read_row, row_config_paths, static_figures
-from neuromark.errors import ConfigError
+from neuromark.cli import main
+from neuromark.config import load_config, resolve_path
 from neuromark.metrics.static import Footprint, FootprintNeurobench
 from neuromark.models import as_adapter
+from neuromark.registry import tasks
 from neuromark.runner import Benchmark
+from neuromark.tasks.base import plan_and_run
 
 pytest.importorskip("snntorch", reason="NeuroBench's spiking baselines need the snntorch extra")
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "neurobench_v1"
+TASK = "neurobench_v1_row"
 
 
-def test_every_shipped_checkpoint_is_used_by_a_config_and_loads_strictly():
-    rows = [read_row(p) for p in row_config_paths(CONFIGS)]
-    used = {r["checkpoint"] for r in rows}
+def row_paths() -> list[Path]:
+    """The row configs of the folder (its Mackey-Glass configs are the mackey_glass task's)."""
+    return [p for p in sorted(CONFIGS.glob("*.yaml"))
+            if yaml.safe_load(p.read_text()).get("task") == TASK]
+
+
+def row_results(stem: str, tmp_path: Path):
+    return plan_and_run(tasks.get(TASK), load_config(CONFIGS / f"{stem}.yaml"), tmp_path,
+                        quiet=True)[0]
+
+
+def test_every_shipped_checkpoint_is_used_by_a_row_config():
+    rows = row_paths()
+    assert len(rows) == 29
+    used = {resolve_path(yaml.safe_load(p.read_text())["model"]["checkpoint"], load_config(p))
+            for p in rows}
     shipped = {p.resolve() for p in (CONFIGS / "checkpoints").rglob("*")
                if p.is_file() and p.name != "LICENSE" and p.suffix not in (".md", ".csv")}
     assert used == shipped
@@ -40,8 +58,8 @@ def test_every_shipped_checkpoint_is_used_by_a_config_and_loads_strictly():
     ("primate_snn2_loco_20170301_05", 38848, 39056, 9700),
     ("primate_snn_flat_indy_20160630_01", 24972, 44116, 32928),
 ])
-def test_published_primate_figures(stem, footprint, ours, dense):
-    results = static_figures(read_row(CONFIGS / f"{stem}.yaml"))
+def test_published_primate_figures(stem, footprint, ours, dense, tmp_path):
+    results = row_results(stem, tmp_path)
     s = results.scores
     assert s["footprint_neurobench"].value == footprint == results.details["published"]["footprint"]
     assert s["footprint"].value == ours
@@ -50,13 +68,30 @@ def test_published_primate_figures(stem, footprint, ours, dense):
     assert s["footprint"].raw["rule"].startswith("neuromark")
     assert s["dense"].value == dense
     assert s["connection_sparsity"].value == 0.0
+    assert results.details["needs_data"] and results.details["row"]
+    assert results.model.name.startswith("neurobench_") and results.model.checkpoint_sha256
 
 
-def test_snn_flat_output_scalings_are_parameters_not_synapses():
-    s = static_figures(read_row(CONFIGS / "primate_snn_flat_indy_20160622_01.yaml")).scores
+def test_snn_flat_output_scalings_are_parameters_not_synapses(tmp_path):
+    s = row_results("primate_snn_flat_indy_20160622_01", tmp_path).scores
     # 6,130 weights and biases of fc1-3 and the LayerNorm, plus v_x and v_y
     assert s["parameter_count"].value == 6132
     assert s["dense"].value == 7 * (96 * 32 + 32 * 48 + 48 * 2)  # no multiply by v_x, v_y
+
+
+def test_neuromark_run_writes_the_row_with_the_published_figures(tmp_path):
+    """One run path: ``neuromark run`` of a row config; the suite writes the results file."""
+    out = tmp_path / "out"
+    assert main(["run", str(CONFIGS / "gsc_m5_ann.yaml"), "--out", str(out), "--quiet"]) == 0
+    [written] = out.glob("neurobench_v1-gsc_m5_ann*.json")
+    data = json.loads(written.read_text())
+    assert data["benchmark"]["id"] == "neurobench_v1-gsc_m5_ann"
+    assert data["benchmark"]["parent"] == "neurobench-v1.0"
+    assert data["model"]["name"] == "neurobench_m5"
+    assert data["scores"]["footprint_neurobench"]["value"] == 109228 \
+        == data["details"]["published"]["footprint"]
+    assert data["scores"]["parameter_count"]["value"] == 26915
+    assert "Speech Commands" in data["details"]["needs_data"]
 
 
 def test_neurobench_rule_reads_the_model_before_any_data():
@@ -84,30 +119,37 @@ def test_neurobench_rule_reads_the_model_before_any_data():
     assert FootprintNeurobench().compute(as_adapter(History())).value == params + 3 * 4
 
 
-def test_bad_row_configs_are_refused_naming_file_and_field(tmp_path):
-    good = (CONFIGS / "gsc_m5_ann.yaml").read_text()
-    cases = {"unknown": good + "colour: red\n", "arch": good.replace("architecture: m5", "architecture: m6"),
-             "shape": good.replace("example_shape: [1, 1, 8000]", "example_shape: [0]"),
-             "ckpt": good.replace("checkpoints/gsc/model_data/m5_ann", "nowhere.pt"),
-             "misfit": good.replace("checkpoints/gsc/model_data/m5_ann",
-                                    str(CONFIGS / "checkpoints/gsc/model_data/s2s_gsc_snntorch"))}
-    words = {"unknown": "colour", "arch": "m6", "shape": "example_shape", "ckpt": "checkpoint",
-             "misfit": "does not fit architecture 'm5'"}
-    for name, text in cases.items():
-        path = tmp_path / f"{name}.yaml"
-        path.write_text(text)
-        with pytest.raises(ConfigError, match=words[name]) as info:
-            read_row(path)
-        assert str(path) in str(info.value)
+GOOD = (CONFIGS / "gsc_m5_ann.yaml").read_text()
+CHECKPOINT = "checkpoints/gsc/model_data/m5_ann"
+BAD = {  # (edit of the shipped config, words of the error, the key whose line it names)
+    "unknown": (GOOD + "colour: red\n", "colour", "colour"),
+    "model name": (GOOD.replace("name: neurobench_m5", "name: neurobench_m6"), "neurobench_m6", "name"),
+    "options": (GOOD.replace("name: neurobench_m5", "name: neurobench_m5\n  options: {width: 3}"),
+                "width", "options"),
+    "shape": (GOOD.replace("example_shape: [1, 1, 8000]", "example_shape: [0]"), "example_shape",
+              "example_shape"),
+    "no checkpoint": (GOOD.replace(CHECKPOINT, "nowhere.pt"), "nowhere.pt", "checkpoint"),
+    "misfit": (GOOD.replace(CHECKPOINT, str(CONFIGS / "checkpoints/gsc/model_data/s2s_gsc_snntorch")),
+               "does not fit architecture 'neurobench_m5'", "checkpoint"),
+}
 
 
-def test_cli_refuses_before_writing_anything(tmp_path):
-    from neuromark.cli import main
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_validate_refuses_a_bad_row_naming_file_and_line(case, tmp_path, capsys):
+    text, words, key = BAD[case]
+    path = tmp_path / "row.yaml"
+    path.write_text(text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if t.lstrip().startswith(f"{key}:"))
+    assert main(["validate", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert words in err and f"{path}:{line}" in err, err
 
+
+def test_run_refuses_before_writing_anything(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("row: x\n")
+    bad.write_text(BAD["misfit"][0])  # a checkpoint of another architecture
     out = tmp_path / "out"
-    assert main(["neurobench-v1", str(CONFIGS / "gsc_m5_ann.yaml"), str(bad), "--out", str(out)]) != 0
+    assert main(["run", str(CONFIGS / "gsc_m5_ann.yaml"), str(bad), "--out", str(out)]) != 0
     assert not out.exists()
 
 

@@ -20,28 +20,33 @@ else:
     nb_bench = pytest.importorskip("neurobench.benchmarks")
     pytest.importorskip("snntorch")
 
+import yaml  # noqa: E402
 from neurobench.metrics import static as nb_static  # noqa: E402
 from neurobench.metrics import workload as nb_workload  # noqa: E402
 from neurobench.models import SNNTorchModel as NBSNNTorchModel  # noqa: E402
 from neurobench.models import TorchModel as NBTorchModel  # noqa: E402
 
-from neuromark.commands.neurobench_v1 import (  # noqa: E402
-    read_row,
-    row_config_paths,
-    row_model,
-    static_figures,
-)
+from neuromark.benchmarks.neurobench_v1.models import BASELINES  # noqa: E402
+from neuromark.benchmarks.neurobench_v1.task import load_row_model  # noqa: E402
+from neuromark.config import load_config  # noqa: E402
+from neuromark.context import RunContext  # noqa: E402
+from neuromark.registry import tasks  # noqa: E402
+from neuromark.tasks.base import plan_and_run  # noqa: E402
 
-ROWS = row_config_paths(Path(__file__).resolve().parents[1] / "configs" / "neurobench_v1")
+CONFIGS = Path(__file__).resolve().parents[1] / "configs" / "neurobench_v1"
+ROWS = [p for p in sorted(CONFIGS.glob("*.yaml"))
+        if yaml.safe_load(p.read_text()).get("task") == "neurobench_v1_row"]
 
 
-def neurobench_figures(row: dict) -> dict:
+def neurobench_figures(plan) -> dict:
     """neurobench 2.3.0's Footprint, ParameterCount, ConnectionSparsity and Dense on the
-    row's checkpoint in our module, fed the row's zero example input."""
+    row's checkpoint in our module, fed the row's zero example input (``plan``: the row
+    config's plan)."""
     import snntorch as snn
 
-    net = row_model(row)
-    if row.get("adapter") == "snntorch":
+    row = plan.settings.model_dump()
+    net, _ = load_row_model(plan.settings, plan.config)
+    if BASELINES[row["model"]["name"]][1] == "snntorch":
         model = NBSNNTorchModel(net)
     else:
         model = NBTorchModel(net)
@@ -60,10 +65,12 @@ def neurobench_figures(row: dict) -> dict:
 
 
 @pytest.mark.parametrize("path", ROWS, ids=[p.stem for p in ROWS])
-def test_static_figures_equal_neurobench(path):
-    row = read_row(path)
-    theirs = neurobench_figures(row)
-    ours = static_figures(row).scores
+def test_static_figures_equal_neurobench(path, tmp_path):
+    task, config = tasks.get("neurobench_v1_row"), load_config(path)
+    plan = task.plan(config, RunContext.build(quiet=True, out_dir=tmp_path))
+    row = plan.settings.model_dump()
+    theirs = neurobench_figures(plan)
+    ours = plan_and_run(task, load_config(path), tmp_path, quiet=True)[0].scores
     assert ours["footprint_neurobench"].value == theirs["footprint_neurobench"]
     assert ours["parameter_count"].value == theirs["parameter_count"]
     assert ours["connection_sparsity"].value == pytest.approx(theirs["connection_sparsity"], abs=5e-5)

@@ -181,8 +181,8 @@ class SNNFlat(_StepBuffer):
     are parameters, so the parameter count and both footprints count them, as neurobench
     2.3.0 does; they are no connection (one multiply per output and step, no synapse), so
     connection sparsity and synaptic operations leave them out, as neurobench 2.3.0 does.
-    ``neuromark_elementwise_parameters`` names them; ``neuromark neurobench-v1`` passes
-    them to the adapter as ``exempt_params``, so the coverage check records them as exempt
+    ``neuromark_elementwise_parameters`` names them; the row task of ``configs/neurobench_v1``
+    passes them to the adapter as ``exempt_params``, so the coverage check records them as exempt
     (not as weights no counted layer used) and the two multiplies per step stay uncounted,
     as in neurobench 2.3.0's Dense.
     """
