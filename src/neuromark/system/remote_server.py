@@ -60,7 +60,8 @@ line option): a request header of at most 64 MiB (``--max-header-bytes``), neste
 32 deep (``--max-json-depth``), no request payload above 64 KiB; a whole request must
 arrive within 10 s of its first byte and a whole reply leave within 10 s
 (``--message-timeout``); a client silent for 300 s between requests is dropped
-(``--idle-timeout``); a reply payload is at most 1 GiB (``--max-reply-bytes``). A request
+(``--idle-timeout``), after a bad message too, and a client that sends no ``hello`` within
+that time or sends 9 bad messages in a row is dropped; a reply payload is at most 1 GiB (``--max-reply-bytes``). A request
 that arrives whole but is not acceptable (not JSON, too deep, bad indices, a failing SUT)
 gets an error reply and a line on stderr; a client beyond a size or a deadline gets an
 error reply when it still reads, a line on stderr, and is disconnected; the server then
@@ -90,6 +91,8 @@ STRUCT_CODES = {"f4": "f", "f8": "d", "i1": "b", "u1": "B", "b1": "?", "i2": "h"
 #: Bytes asked of the socket per ``recv`` (a part is gathered as it arrives, never
 #: allocated whole from the size the peer announced).
 CHUNK = 1 << 20
+#: Bad messages in a row (not JSON, too deep) after which a client is dropped.
+MAX_BAD_MESSAGES = 8
 
 
 @dataclass(frozen=True)
@@ -147,9 +150,22 @@ def send_message(sock: socket.socket, header: dict, payload: bytes = b"",
     must leave within that many seconds (``sendall``'s timeout is its total duration), else
     ``TimeoutError``: a peer that does not read cannot hold the sender."""
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    if timeout_s is not None:
-        sock.settimeout(timeout_s)
-    sock.sendall(PREFIX.pack(len(head), len(payload)) + head + payload)
+    caller = sock.gettimeout()
+    try:
+        if timeout_s is not None:
+            sock.settimeout(timeout_s)
+        sock.sendall(PREFIX.pack(len(head), len(payload)) + head + payload)
+    finally:  # the caller's own timeout is never replaced
+        if timeout_s is not None:
+            _restore_timeout(sock, caller)
+
+
+def _restore_timeout(sock: socket.socket, timeout: float | None) -> None:
+    """Give ``sock`` back the timeout its caller had set (a closed socket is left alone)."""
+    try:
+        sock.settimeout(timeout)
+    except OSError:
+        pass
 
 
 def recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
@@ -208,12 +224,23 @@ def parse_header(raw: bytes, limits: Limits) -> dict:
 def recv_message(sock: socket.socket, limits: Limits = Limits(),
                  deadline: float | None = None) -> tuple[dict, bytes]:
     """Receive one message: ``(header, payload)``. Waits up to ``limits.idle_s`` for its
-    first byte, then the whole message must arrive within ``limits.message_s``; with
-    ``deadline`` (``time.monotonic()``) the whole message, first byte included, must also
-    arrive by then (``TimeoutError``). Sizes above the limits are refused before anything
-    is read (:class:`ProtocolError`), a bad header after the whole message was read
+    first byte (no idle limit: the socket's own timeout, the caller's), then the whole
+    message must arrive within ``limits.message_s``; with ``deadline``
+    (``time.monotonic()``) the whole message, first byte included, must also arrive by then
+    (``TimeoutError``). The caller's socket timeout is in force again afterwards, whatever
+    happened. Sizes above the limits are refused before anything is read
+    (:class:`ProtocolError`), a bad header after the whole message was read
     (:class:`MessageError`)."""
-    wait = limits.idle_s
+    caller = sock.gettimeout()
+    try:
+        return _recv_message(sock, limits, deadline, caller)
+    finally:
+        _restore_timeout(sock, caller)
+
+
+def _recv_message(sock: socket.socket, limits: Limits, deadline: float | None,
+                  caller: float | None) -> tuple[dict, bytes]:
+    wait = limits.idle_s if limits.idle_s is not None else caller
     if deadline is not None:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -394,12 +421,17 @@ def _serve_client(conn: socket.socket, session: Session, limits: Limits) -> bool
         _log(f"bad request: {exc}")
         send_message(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, timeout_s=send_s)
 
-    while True:  # the handshake: bad messages are answered, the hello is awaited
+    # the handshake: bad messages are answered, the hello is awaited at most idle_s in all
+    # (bad messages do not restart the wait) and after at most MAX_BAD_MESSAGES of them
+    hello_by = time.monotonic() + limits.idle_s if limits.idle_s is not None else None
+    for bad in range(MAX_BAD_MESSAGES + 1):
         try:
-            header, _ = recv_message(conn, limits)
+            header, _ = recv_message(conn, limits, hello_by)
             break
         except MessageError as exc:
             reply_error(exc)
+    else:
+        raise ProtocolError(f"{MAX_BAD_MESSAGES + 1} bad messages and no hello")
     if header.get("op") != "hello" or header.get("protocol") != PROTOCOL:
         send_message(conn, {"ok": False, "protocol": PROTOCOL, "error": (
             f"protocol version mismatch: this server speaks version {PROTOCOL}, the client "
@@ -415,12 +447,17 @@ def _serve_client(conn: socket.socket, session: Session, limits: Limits) -> bool
         return False
     send_message(conn, {"ok": True, "protocol": PROTOCOL, "server": "neuromark.remote_server",
                         "sut": description}, timeout_s=send_s)
+    bad = 0
     while True:
         try:
             header, _ = recv_message(conn, limits)
         except MessageError as exc:
             reply_error(exc)
+            bad += 1
+            if bad > MAX_BAD_MESSAGES:
+                raise ProtocolError(f"{bad} bad messages in a row") from None
             continue
+        bad = 0
         reply, payload = session.handle(header)
         if not reply.get("ok"):
             _log(f"request failed: {reply.get('error')}")
