@@ -33,7 +33,8 @@ from pydantic import Field
 from neuromark.errors import ConfigError
 from neuromark.system.chips import require
 from neuromark.system.chips.akida_quant import build_akida_mlp
-from neuromark.system.chips.features import chip_front_end, spoken_digit_counts
+from neuromark.system.chips.cpu_sut import mlp_workload
+from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
 from neuromark.system.chips.training import accuracy, float_accuracy_score, mlp_forward, train_mlp
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
@@ -84,6 +85,7 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
           epochs: Annotated[int, Field(ge=1)] = 200, lr: Annotated[float, Field(gt=0)] = 0.01,
           train_samples: Annotated[int, Field(ge=1)] | None = None,
           samples: Annotated[int, Field(ge=1)] | None = None,
+          task: Literal["spoken_digits_20", "spoken_digits_8"] = "spoken_digits_20",
           seed: int = 0) -> BuiltSUT:
     """The ``akida`` entry of :data:`neuromark.registry.suts` (see the module).
 
@@ -97,6 +99,10 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
             ``time_bins`` bins of 0.85 s / time_bins (``groups * time_bins`` int8 inputs).
         epochs, lr: full-batch Adam steps and learning rate of the float MLP (seeded).
         train_samples, samples: first samples of the train / test split (None: all).
+        task: ``spoken_digits_20`` (every class, the features ``groups`` x ``time_bins``
+            above) or ``spoken_digits_8``, the one task every shipped system runs
+            (:data:`~neuromark.system.chips.features.SPOKEN_DIGITS_8`: ``groups`` and
+            ``time_bins`` are then unused).
     """
     sdk = require("akida")
     import torch
@@ -104,9 +110,16 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     threads_before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        train, test, keys = spoken_digit_counts(dt_us=850_000 // time_bins, t_max_us=850_000,
-                                                groups=groups, clip=127, train_samples=train_samples,
-                                                test_samples=samples)
+        if task == SPOKEN_DIGITS_8.name:
+            train, test, keys = task_counts(SPOKEN_DIGITS_8, train_samples=train_samples,
+                                            test_samples=samples)
+            dt_us, t_max_us, groups, clip = (SPOKEN_DIGITS_8.dt_us, SPOKEN_DIGITS_8.t_max_us,
+                                             SPOKEN_DIGITS_8.groups, SPOKEN_DIGITS_8.clip)
+        else:
+            dt_us, t_max_us, clip = 850_000 // time_bins, 850_000, 127
+            train, test, keys = spoken_digit_counts(dt_us=dt_us, t_max_us=t_max_us, groups=groups,
+                                                    clip=clip, train_samples=train_samples,
+                                                    test_samples=samples)
         x_train = train.x.reshape(len(train.x), -1)
         x_test = test.x.reshape(len(test.x), -1).astype(np.int8)
         in_scale = 1.0 / max(1, int(x_train.max()))
@@ -140,6 +153,7 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     float_logits = mlp_forward(layers, x_test * in_scale).astype("<f4")  # the float reference
     float_acc = accuracy(float_logits, test.y)
     info: dict[str, Any] = {
+        "label": f"akida-{target}-{device if target == 'virtual' else hardware_index}",
         "sdk": {"name": "akida", "package": "akida", "version": sdk.__version__},
         "target": target_info,
         "mapping": report,
@@ -147,15 +161,19 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
                       "the SDK's software engine on the CPU (a virtual device maps a model but "
                       "cannot run it)"),
         "data": "spoken_digits (shipped corpus, test split)", "classes": len(keys),
-        "features": {"groups": groups, "time_bins": time_bins, "inputs": inputs, "dtype": "int8",
-                     "clip": 127},
+        "features": {"groups": groups, "time_bins": t_max_us // dt_us, "inputs": inputs,
+                     "dtype": "int8", "clip": clip},
+        **({"task": SPOKEN_DIGITS_8.describe()} if task == SPOKEN_DIGITS_8.name else {}),
         "model": {"kind": "mlp", "hidden": hidden, "epochs": epochs, "lr": lr,
                   "quantisation": "neuromark post-training, per-channel int8 weights, 8-bit "
                                   "activations (neuromark.system.chips.akida_quant)"},
         "weights": "trained at build (seeded)",
         "float_accuracy": float_acc,
         "sdk_engine_accuracy": accuracy(engine_out, test.y),
-        "data_time_s": 0.85,
+        "float_reference_source": "neuromark's float MLP before quantisation, untimed",
+        "quantized_reference_source": "the SDK's own quantised model on its software engine "
+                                      "(akida Model.forward over the test batch at build, untimed)",
+        "data_time_s": t_max_us * 1e-6,
     }
 
     def preprocess(x: np.ndarray) -> np.ndarray:
@@ -164,11 +182,14 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     def infer(x: np.ndarray) -> np.ndarray:
         return runner.forward(x).reshape(-1).astype(np.float32)
 
+    engine_ref = engine_out.astype("<f4")
     library = InMemoryLibrary("spoken-digits-test-counts", x_test.__getitem__, len(x_test))
     sut = StagedSUT(f"akida-{target}-mlp", library, preprocess, infer, response_dtype="<f4")
     return BuiltSUT(sut, library, test.y.copy(), info,
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
                     metric="classification_accuracy",
                     reference=lambda indices: [float_logits[i] for i in indices],
-                    front_end=chip_front_end(test, dt_us=850_000 // time_bins, t_max_us=850_000,
-                                             groups=groups, clip=127))
+                    quantized_reference=lambda indices: [engine_ref[i] for i in indices],
+                    workload=mlp_workload(layers, x_test * in_scale, test.y),
+                    front_end=chip_front_end(test, dt_us=dt_us, t_max_us=t_max_us,
+                                             groups=groups, clip=clip))

@@ -34,7 +34,13 @@ import numpy as np
 from pydantic import Field
 
 from neuromark.errors import ConfigError
-from neuromark.system.chips.features import CountSplit, chip_front_end, spoken_digit_counts
+from neuromark.system.chips.features import (
+    SPOKEN_DIGITS_8,
+    CountSplit,
+    chip_front_end,
+    keep_classes,
+    spoken_digit_counts,
+)
 from neuromark.system.chips.nir_xylo import harness_counts, nir_to_xylo, xylo_to_nir
 from neuromark.system.chips.rockpool_xylo import (
     MAX_HIDDEN,
@@ -52,9 +58,22 @@ from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 MAX_INPUT_EVENTS = 15
 
 
-def _keep_classes(split: CountSplit, classes: int) -> CountSplit:
-    keep = split.y < classes
-    return CountSplit(split.x[keep], split.y[keep], None if split.spikes is None else split.spikes[keep])
+_keep_classes = keep_classes
+
+
+def simulate_all(a2: Any, quantised: dict[str, Any], dt_s: float, output_mode: str,
+                 x: np.ndarray, reduce: Any) -> np.ndarray:
+    """(N, outputs) float32: the quantised specification on a fresh ``XyloSim`` over every
+    raster of ``x`` (N, T, 16), reset per sample, each output reduced by ``reduce``: the
+    SDK's own quantised model in its simulator, run apart from the timed path (the accuracy
+    pass's quantized reference)."""
+    sim = a2.XyloSim.from_specification(**quantised, dt=dt_s, output_mode=output_mode)
+    out = []
+    for raster in x:
+        sim.reset_state()
+        y, _, _ = sim(raster.astype(np.int64))
+        out.append(reduce(np.asarray(y, dtype=np.float64)))
+    return np.asarray(out, dtype=np.float32)
 
 
 def mapping_report(quantised: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +139,8 @@ def _sdk_info() -> dict[str, Any]:
 
 
 def _built(target: str, test: CountSplit, module: Any, reduce: Any, info: dict[str, Any],
-           float_acc: float, float_scores: np.ndarray, dt_us: int, steps: int) -> BuiltSUT:
+           float_acc: float, float_scores: np.ndarray, dt_us: int, steps: int,
+           quantized_scores: np.ndarray) -> BuiltSUT:
     """The built SUT: a library of the test rasters, and a SUT whose each query resets
     ``module`` and runs it, the response ``reduce(output (T, outputs))`` as float32; the float
     model's accuracy and per-sample scores (the reference of the accuracy pass); the
@@ -140,6 +160,7 @@ def _built(target: str, test: CountSplit, module: Any, reduce: Any, info: dict[s
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
                     metric="classification_accuracy",
                     reference=lambda indices: [float_scores[i] for i in indices],
+                    quantized_reference=lambda indices: [quantized_scores[i] for i in indices],
                     front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
                                              clip=MAX_INPUT_EVENTS))
 
@@ -188,8 +209,11 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
     module, target_info = _target(a2, target, hardware_index, deployed.quantised, deployed.dt_s, "Spike")
     back = xylo_to_nir(deployed.net, deployed.inputs, deployed.outputs)
     float_acc = accuracy(float_scores, test.y)
+    quantized_scores = simulate_all(a2, deployed.quantised, deployed.dt_s, "Spike", test.x,
+                                    lambda out: out.sum(0))
     info: dict[str, Any] = {
-        "sdk": _sdk_info(), "target": target_info,
+        "label": f"xylo-{'xylosim' if target == 'simulator' else 'board'}-{file.stem}",
+        "sdk": _sdk_info(), "target": target_info, **_references(),
         "mapping": mapping_report(deployed.quantised),
         "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
                       "XyloSim, bit-accurate simulation of the Xylo SNN core, on the CPU"),
@@ -210,7 +234,7 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
         "data_time_s": steps * dt_us * 1e-6,
     }
     return _built(target, test, module, lambda out: out.sum(0), info, float_acc, float_scores,
-                  dt_us, steps)
+                  dt_us, steps, quantized_scores)
 
 
 def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
@@ -276,9 +300,14 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
     module, target_info = _target(a2, target, hardware_index, quantised, dt_s, "Isyn")
 
     float_acc = accuracy(float_scores, test.y)
+    quantized_scores = simulate_all(a2, quantised, dt_s, "Isyn", test.x, lambda out: out.mean(0))
+    shared = (classes, dt_us, SPOKEN_DIGITS_8.steps * SPOKEN_DIGITS_8.dt_us) == (
+        SPOKEN_DIGITS_8.classes, SPOKEN_DIGITS_8.dt_us, steps * dt_us)
     info: dict[str, Any] = {
+        "label": f"xylo-{'xylosim' if target == 'simulator' else 'board'}",
         "sdk": _sdk_info(),
-        "target": target_info,
+        "target": target_info, **_references(),
+        **({"task": SPOKEN_DIGITS_8.describe()} if shared else {}),
         "mapping": report,
         "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
                       "XyloSim, bit-accurate simulation of the Xylo SNN core, on the CPU"),
@@ -297,7 +326,15 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
     }
 
     return _built(target, test, module, lambda out: out.mean(0), info, float_acc,
-                  float_scores.astype(np.float32), dt_us, steps)
+                  float_scores.astype(np.float32), dt_us, steps, quantized_scores)
+
+
+def _references() -> dict[str, str]:
+    return {"float_reference_source": "the float Rockpool network (LIFTorch), untimed",
+            "quantized_reference_source": "the SDK's own quantised specification on a fresh "
+                                          "XyloSim over the test set at build, untimed (on a "
+                                          "simulator target it is the mapped model itself: a "
+                                          "gap shows the timed path departing from it)"}
 
 
 def _version(package: str) -> str:

@@ -91,7 +91,9 @@ class LoadMonitor:
         rec = self.record()
         if not rec["busy"]:
             return None
+        during = rec["load_average_during"]["mean_1min"]
         return (f"latency taken on a busy machine: load average {rec['load_average_before']} "
-                f"before, mean {rec['load_average_during']['mean_1min']} during, on "
+                f"before" + (f", mean 1-min {during} during" if during is not None else "")
+                + ", on "
                 f"{rec['logical_cores']} logical cores; other processes ~{rec['other_load']:g} "
                 f"runnable (this run used {rec['cpu_share']:.2f} CPU); latencies may be inflated")
