@@ -76,16 +76,20 @@ def quantise_mlp(layers: list[tuple[np.ndarray, np.ndarray]], calibration: np.nd
 
 def integer_forward(ints: list[DenseInts], x: np.ndarray) -> np.ndarray:
     """(N, classes) int outputs of the integer MLP ``ints`` on integer inputs ``x`` (N, F):
-    the arithmetic of the module docstring in numpy (int64; a right shift floors), ReLU and
-    0..127 saturation on hidden layers, -128..127 on the last (8 signed output bits).
-    neuromark's own integer model on the CPU; the SDK's engine runs the same integers."""
+    the arithmetic of the module docstring in numpy (int64; a right shift by ``r`` rounds
+    half up, ``(acc + 2**(r-1)) >> r``), ReLU and 0..127 saturation on hidden layers,
+    -128..127 on the last (8 signed output bits). neuromark's own integer model on the CPU;
+    it gives the SDK engine's outputs exactly (``tests/test_chip_shared_task.py``; a
+    flooring shift differs by up to 2 on half the outputs)."""
     h = np.asarray(x, dtype=np.int64)
     for i, layer in enumerate(ints):
         acc = h @ layer.weights.astype(np.int64)
         acc = acc + (layer.bias.astype(np.int64) << layer.bias_shift.astype(np.int64))
         acc = acc * layer.output_scales.astype(np.int64)
         shift = layer.output_shift.astype(np.int64)
-        acc = np.where(shift >= 0, acc << np.maximum(shift, 0), acc >> np.maximum(-shift, 0))
+        right = np.maximum(-shift, 0)
+        half = np.where(right > 0, np.left_shift(1, np.maximum(right - 1, 0)), 0)
+        acc = np.where(shift >= 0, acc << np.maximum(shift, 0), (acc + half) >> right)
         if i < len(ints) - 1:
             h = np.clip(acc, 0, 127)
         else:
