@@ -181,9 +181,9 @@ def _energy_source(measured: bool, details: dict[str, Any],
     if measured:
         return f"measured (meter {details['power_meter'].get('name', '?')})"
     if estimate is not None:
-        return ("estimate from counted operations (profiles " + ", ".join(
-            str(p).rsplit("/", 1)[-1] for p in estimate.profiles) + "; Horowitz, ISSCC 2014 "
-            "for the shipped ones), not a measurement")
+        shipped = all(str(p).startswith("horowitz45") for p in estimate.profiles)
+        return ("estimate from counted operations" + (" (Horowitz 2014, 45 nm)" if shipped else
+                f" ({len(estimate.profiles)} profile(s), details.energy_estimate)"))
     return "not measured (no meter; no countable workload for an estimate)"
 
 
