@@ -73,7 +73,8 @@ line option): a request header of at most 64 MiB (``--max-header-bytes``), neste
 arrive within 10 s of its first byte and a whole reply leave within 10 s
 (``--message-timeout``); a client silent for 300 s between requests is dropped
 (``--idle-timeout``), after a bad message too, and a client that sends no ``hello`` within
-that time or sends 9 bad messages in a row is dropped; a reply payload is at most 1 GiB (``--max-reply-bytes``). A request
+that time or sends 9 bad messages in a row is dropped; a reply payload is at most 1 GiB
+(``--max-reply-bytes``). A request
 that arrives whole but is not acceptable (not JSON, too deep, bad indices, a failing SUT)
 gets an error reply and a line on stderr; a client beyond a size or a deadline gets an
 error reply when it still reads, a line on stderr, and is disconnected; the server then
@@ -533,7 +534,7 @@ def _serve_client(conn: socket.socket, session: Session, limits: Limits) -> bool
     # the handshake: bad messages are answered, the hello is awaited at most idle_s in all
     # (bad messages do not restart the wait) and after at most MAX_BAD_MESSAGES of them
     hello_by = time.monotonic() + limits.idle_s if limits.idle_s is not None else None
-    for bad in range(MAX_BAD_MESSAGES + 1):
+    for _ in range(MAX_BAD_MESSAGES + 1):
         try:
             header, _ = recv_message(conn, limits, hello_by)
             break

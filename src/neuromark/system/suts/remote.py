@@ -34,6 +34,7 @@ from pydantic import Field
 
 from neuromark.errors import ConfigError, ModelOutputError
 from neuromark.results import Score
+from neuromark.system.chips.features import SPOKEN_DIGITS_8, task_counts
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.remote_server import (
     PROTOCOL,
@@ -368,8 +369,6 @@ def hand_data(conn: Connection, desc: dict[str, Any], data: str, samples: int | 
     """Send the task ``data``'s test samples (the first ``samples``) to the server (``data``
     then ``put`` requests, each payload under the server's ``limits.payload_bytes``);
     returns the description with the library's size, the labels, and what was sent."""
-    from neuromark.system.chips.features import SPOKEN_DIGITS_8, task_counts
-
     where = f"sut.options.data: remote SUT {conn.name!r} at {conn.address}"
     if not desc.get("takes_data"):
         raise ConfigError(f"{where} does not take the harness's data (its SUT declares no "
