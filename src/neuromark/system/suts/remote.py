@@ -15,6 +15,9 @@ one-sample queries through the server's ``null`` path (the same round trip as ``
 no SUT call) measures the transport's own latency: score ``transport_latency`` (mean ± SE
 of the round trips, ms) and ``details.sut.transport`` (the round trips' statistics and
 LoadGen's median / p90 / mean of that test, to subtract from LoadGen's figures of the run).
+With ``data: spoken_digits_8`` neuromark hands the task's test samples to a server whose SUT
+declares ``takes_data`` (it has no library of its own; the labels stay here). The system's
+default label is the served SUT's own (``info.label``, else its name), never "remote".
 The stage latencies (``preprocess_latency``, ``inference_latency``) are the server's own
 clock and exclude the transport. Every reply has ``timeout_s``; a server that dies or hangs
 mid-run fails the run with the SUT's name and the address.

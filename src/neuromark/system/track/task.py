@@ -1,5 +1,11 @@
 """Task ``system``: a LoadGen scenario over a registered SUT, stage timings, power windows.
 
+The results name the system apart from the benchmark (``details.system``,
+:mod:`.identity`; the file ``<benchmark id>--<system label>.json``), record the machine's
+load around the timed runs (``details.load``, :mod:`.load`) and say how the energy was
+obtained (``scores.energy_source``: measured, an estimate from counted operations when no
+meter is attached and the SUT's workload can be counted, or not measured).
+
 The run, in order: build the SUT, check its accuracy rule and first response
 (:mod:`.accuracy`), calibrate and search, then the final performance run(s) (:mod:`.perf`),
 the AccuracyOnly run and its verdict (:mod:`.accuracy`), the power windows, the energy
