@@ -64,6 +64,10 @@ def test_the_four_systems_share_one_benchmark_and_one_table(tmp_path, capsys):
     # energy never silent: the MLPs are estimated from their counted operations
     assert by_label["cpu-int8"]["scores"]["energy_source"]["value"].startswith("estimate")
     assert "energy_estimate" in by_label["cpu-int8"]["scores"]
+    if "xylo-xylosim" in by_label:  # counted from XyloSim's own events
+        xylo = by_label["xylo-xylosim"]
+        assert xylo["scores"]["energy_source"]["value"].startswith("estimate")
+        assert xylo["details"]["energy_estimate"]["counts_per_inference"]["acs"] > 0
     site = tmp_path / "site"
     assert main(["leaderboard", str(out), "--out", str(site)]) == 0
     page = (site / "index.html").read_text()
@@ -87,3 +91,17 @@ def test_our_integer_mlp_gives_the_akida_engines_outputs():
     engine = model.forward(x_test.reshape(-1, 1, 1, x_train.shape[1])).reshape(len(x_test), -1)
     ours = integer_forward(quantise_mlp(layers, x_train, scale), x_test)
     assert np.array_equal(ours, engine.astype(np.int64))
+
+
+def test_xylo_operations_are_counted_by_hand():
+    from neuromark.system.chips.xylo_sut import xylo_operations
+
+    quantised = {"weights_in": np.array([[[1], [0], [2]], [[0], [0], [3]]]),  # 2 channels -> 3 hidden
+                 "weights_rec": np.zeros((3, 3, 1)), "weights_out": np.array([[1, 0], [0, 0], [4, 5]])}
+    x = np.array([[[2, 1], [0, 3]]])  # one raster: 2 steps, channel events 2+0=2 and 1+3=4
+    spikes = [np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 1.0]])]  # hidden spikes per step
+    counts = xylo_operations(quantised, x, spikes)
+    # inputs: channel 0 (2 events) reaches 2 hidden, channel 1 (4 events) reaches 1: 4 + 4 = 8
+    # hidden: neuron 0 (1 spike) reaches 1 output, neuron 2 (3 spikes) reaches 2: 1 + 6 = 7
+    assert counts["acs"] == 15 and counts["macs"] == 0
+    assert counts["neuron_updates"] == 2 * (3 + 2)

@@ -112,6 +112,10 @@ class BuiltSUT:
             ``reference``; the accuracy pass scores it beside the float reference and names
             both gaps, and ``accuracy: {reference: quantized_model}`` judges against it.
             None: the SUT has no quantized model (a float SUT).
+        operation_counts: operations per inference the SUT counted itself, where the
+            harness cannot count its model (a chip simulator's synaptic events): ``{macs,
+            acs, neuron_updates, source}``, priced by the energy profiles when no meter is
+            attached (an ESTIMATE); None: not counted.
         front_end: the cost of the SUT's input encoder (a block of
             :mod:`neuromark.processors.encoder_cost`), recorded under ``details.front_end``
             beside the model's figures; None when the input passes no encoder.
@@ -127,6 +131,7 @@ class BuiltSUT:
     metric: str | None = None
     reference: Callable[[Sequence[int]], Sequence[Any]] | None = None
     quantized_reference: Callable[[Sequence[int]], Sequence[Any]] | None = None
+    operation_counts: dict[str, Any] | None = None
     front_end: dict[str, Any] | None = None
 
 

@@ -43,7 +43,7 @@ from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.system.track.accuracy import accuracy_mode_run, accuracy_pass, check_metric, check_rule
 from neuromark.system.track.config import SystemConfig
-from neuromark.system.track.estimate import EstimateSettings, estimate_energy
+from neuromark.system.track.estimate import EstimateSettings, estimate_energy, estimate_from_counts
 from neuromark.system.track.identity import system_block, system_identity, system_label
 from neuromark.system.track.load import LoadMonitor
 from neuromark.system.track.perf import final_runs, prepare, scenario_metric
@@ -69,7 +69,7 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
                           "not a neuromark.system.sut.BuiltSUT")
     try:
         argmax = check_rule(cfg, built, config)
-        if cfg.estimate is not None and built.workload is None:
+        if cfg.estimate is not None and built.workload is None and built.operation_counts is None:
             where = (config or ConfigFile(data={})).where(("estimate",))
             raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
                               "gives no workload whose operations can be counted; remove "
@@ -150,9 +150,13 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
     estimate = cfg.estimate
-    if estimate is None and not measured and built.workload is not None:
+    countable = built.workload is not None or built.operation_counts is not None
+    if estimate is None and not measured and countable:
         estimate = EstimateSettings()  # energy never silent (issue 57.7): the shipped profiles
-    if estimate is not None:  # after LoadGen and the power windows: never disturbs them
+    if estimate is not None and built.workload is None and built.operation_counts is not None:
+        scores["energy_estimate"], details["energy_estimate"] = estimate_from_counts(
+            built.operation_counts, estimate)
+    elif estimate is not None:  # after LoadGen and the power windows: never disturbs them
         scores["energy_estimate"], details["energy_estimate"] = estimate_energy(
             built.workload, estimate, ctx)
     scores["energy_source"] = Score(_energy_source(measured, details, estimate), unit="",
