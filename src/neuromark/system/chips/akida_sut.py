@@ -25,6 +25,7 @@ Config::
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -34,6 +35,7 @@ from neuromark.errors import ConfigError
 from neuromark.system.chips import require
 from neuromark.system.chips.akida_quant import build_akida_mlp
 from neuromark.system.chips.cpu_sut import mlp_workload
+from neuromark.system.chips.onnx_akida import read_onnx_mlp
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
 from neuromark.system.chips.training import accuracy, float_accuracy_score, mlp_forward, train_mlp
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
@@ -77,6 +79,27 @@ def open_hardware(akida: Any, index: int) -> Any:
     return found[index]
 
 
+def _user_file(path: str, config_dir: Path | None) -> Path:
+    file = Path(path).expanduser()
+    if not file.is_absolute() and config_dir is not None:
+        file = config_dir / file
+    if not file.is_file():
+        raise ConfigError(f"sut.options.onnx: no such file {file.absolute()} (relative paths are "
+                          "read from the config file's folder)")
+    return file
+
+
+def _check_fits(layers: list[tuple[np.ndarray, np.ndarray]], inputs: int, classes: int,
+                file: Path) -> None:
+    """The user's MLP takes the task's ``inputs`` counts and gives ``classes`` scores."""
+    if layers[0][0].shape[0] != inputs:
+        raise ConfigError(f"sut.options.onnx: {file.name} takes {layers[0][0].shape[0]} inputs; "
+                          f"the task's features are {inputs} spike counts")
+    if layers[-1][0].shape[1] < classes:
+        raise ConfigError(f"sut.options.onnx: {file.name} gives {layers[-1][0].shape[1]} scores; "
+                          f"the task has {classes} classes")
+
+
 def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: VirtualDevice = "SixNodesIPv2",
           hardware_index: Annotated[int, Field(ge=0)] = 0,
           hidden: Annotated[int, Field(ge=1, le=4096)] = 64,
@@ -86,7 +109,8 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
           train_samples: Annotated[int, Field(ge=1)] | None = None,
           samples: Annotated[int, Field(ge=1)] | None = None,
           task: Literal["spoken_digits_20", "spoken_digits_8"] = "spoken_digits_20",
-          seed: int = 0) -> BuiltSUT:
+          onnx: str | None = None,
+          seed: int = 0, config_dir: Path | None = None) -> BuiltSUT:
     """The ``akida`` entry of :data:`neuromark.registry.suts` (see the module).
 
     Args:
@@ -103,6 +127,10 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
             above) or ``spoken_digits_8``, the one task every shipped system runs
             (:data:`~neuromark.system.chips.features.SPOKEN_DIGITS_8`: ``groups`` and
             ``time_bins`` are then unused).
+        onnx: a user's own ONNX MLP (relative to the config's folder) deployed instead of
+            training (:mod:`~neuromark.system.chips.onnx_akida`): it takes the task's counts
+            as floats and gives one score per class; ``hidden``, ``epochs`` and ``lr`` are
+            then unused.
     """
     sdk = require("akida")
     import torch
@@ -122,18 +150,32 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
                                                     test_samples=samples)
         x_train = train.x.reshape(len(train.x), -1)
         x_test = test.x.reshape(len(test.x), -1).astype(np.int8)
-        in_scale = 1.0 / max(1, int(x_train.max()))
-        layers = train_mlp(x_train * in_scale, train.y, hidden=hidden, classes=len(keys),
-                           epochs=epochs, lr=lr, seed=seed)
+        if onnx is not None:
+            file = _user_file(onnx, config_dir)
+            layers = read_onnx_mlp(file)
+            _check_fits(layers, x_train.shape[1], len(keys), file)
+            in_scale = 1.0  # the user's model takes the counts as they are
+        else:
+            in_scale = 1.0 / max(1, int(x_train.max()))
+            layers = train_mlp(x_train * in_scale, train.y, hidden=hidden, classes=len(keys),
+                               epochs=epochs, lr=lr, seed=seed)
     finally:
         torch.set_num_threads(threads_before)
-    model, weight_bits = build_akida_mlp(sdk, layers, x_train.shape[1], x_train, in_scale)
+    try:
+        model, weight_bits = build_akida_mlp(sdk, layers, x_train.shape[1], x_train, in_scale)
+    except Exception as exc:  # the SDK's refusal of a layer: our error, naming it
+        raise ConfigError(f"the Akida SDK refuses the model: {type(exc).__name__}: {exc} "
+                          f"(layers {[w.shape for w, _ in layers]}; Akida 2.0 Dense1D)") from exc
     inputs = x_train.shape[1]
     engine_out = model.forward(x_test.reshape(-1, 1, 1, inputs)).reshape(len(x_test), -1)
 
     mapped = sdk.Model(layers=model.layers)
     virtual = getattr(sdk, device)()
-    mapped.map(virtual)
+    try:
+        mapped.map(virtual)
+    except Exception as exc:  # the SDK's mapping refusal, named
+        raise ConfigError(f"the Akida SDK cannot map the model onto {device}: "
+                          f"{type(exc).__name__}: {exc}") from exc
     report = mapping_report(sdk, mapped, virtual)
     report["weight_bits"] = weight_bits
     report["activation_bits"] = 8
@@ -153,7 +195,8 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     float_logits = mlp_forward(layers, x_test * in_scale).astype("<f4")  # the float reference
     float_acc = accuracy(float_logits, test.y)
     info: dict[str, Any] = {
-        "label": f"akida-{target}-{device if target == 'virtual' else hardware_index}",
+        "label": f"akida-{target}-{device if target == 'virtual' else hardware_index}"
+                 + (f"-{file.stem}" if onnx is not None else ""),
         "sdk": {"name": "akida", "package": "akida", "version": sdk.__version__},
         "target": target_info,
         "mapping": report,
@@ -164,10 +207,12 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
         "features": {"groups": groups, "time_bins": t_max_us // dt_us, "inputs": inputs,
                      "dtype": "int8", "clip": clip},
         **({"task": SPOKEN_DIGITS_8.describe()} if task == SPOKEN_DIGITS_8.name else {}),
-        "model": {"kind": "mlp", "hidden": hidden, "epochs": epochs, "lr": lr,
+        "model": {"kind": "onnx", "path": str(file.absolute()),
+                  "layers": [list(w.shape) for w, _ in layers]} if onnx is not None else
+                 {"kind": "mlp", "hidden": hidden, "epochs": epochs, "lr": lr,
                   "quantisation": "neuromark post-training, per-channel int8 weights, 8-bit "
                                   "activations (neuromark.system.chips.akida_quant)"},
-        "weights": "trained at build (seeded)",
+        "weights": f"from {file.name}" if onnx is not None else "trained at build (seeded)",
         "float_accuracy": float_acc,
         "sdk_engine_accuracy": accuracy(engine_out, test.y),
         "float_reference_source": "neuromark's float MLP before quantisation, untimed",
