@@ -35,8 +35,8 @@ from neuromark.errors import ConfigError
 from neuromark.system.chips import require
 from neuromark.system.chips.akida_quant import build_akida_mlp
 from neuromark.system.chips.cpu_sut import mlp_workload
-from neuromark.system.chips.onnx_akida import read_onnx_mlp
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
+from neuromark.system.chips.onnx_akida import read_onnx_mlp
 from neuromark.system.chips.training import accuracy, float_accuracy_score, mlp_forward, train_mlp
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
