@@ -36,8 +36,12 @@ PASS_THROUGH = ("Flatten", "Reshape", "Identity")
 def read_onnx_mlp(path: Path) -> list[tuple[np.ndarray, np.ndarray]]:
     """``[(weight (in, out) float64, bias (out,) float64), ...]`` of the ONNX MLP at ``path``;
     :class:`ConfigError` naming the node and the rule for anything else."""
-    import onnx
-    from onnx import numpy_helper
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError as exc:
+        raise ConfigError(f"sut.options.onnx needs the onnx package ({exc}); install it: "
+                          "pip install 'neuromark[onnx]'") from None
 
     try:
         model = onnx.load(str(path))
