@@ -87,6 +87,21 @@ def _(tmp: Path) -> Any:
     return _served_after(NullSUT(4), lambda address: socket.create_connection(address, timeout=2))
 
 
+def _bad_then_silent(address):
+    sock = socket.create_connection(address, timeout=5)
+    sock.sendall(raw_message(b"[" * 2040 + b"]" * 2040))
+    recv_message(sock)  # the error reply; then the client says nothing and keeps the socket
+    return sock
+
+
+@case("remote-server-silent-after-bad-message", "a client silent after a bad message is "
+      "dropped after the idle limit; the next client is served (issue 59)",
+      "test_remote_idle.py::test_second_client_is_served_after_a_silent_bad_client",
+      expect="result", check=lambda v: v[1] < 3 or "the next client waited")
+def _(tmp: Path) -> Any:
+    return _served_after(NullSUT(4), _bad_then_silent)
+
+
 @case("remote-server-text-labels", "text labels are an error reply naming them",
       "test_remote_hostile.py::test_remote_server_survives_text_labels_with_an_error_reply",
       needs=("label 0 is 'cat'", "not an integer class"))

@@ -181,10 +181,50 @@ def test_nir_from_neuromark_goes_to_xylosim_and_back(tmp_path):
     assert path.read_bytes()  # the input file is read, never changed
 
 
-def test_nir_that_xylo_cannot_hold_is_refused(tmp_path):
+def users_nir_graph(path, hidden=12, outputs=8, inputs=16, bias=False, seed=3):
+    """A NIR graph a user writes with the nir library alone (not neuromark, not snnTorch):
+    16 inputs -> ``hidden`` CubaLIF -> ``outputs`` CubaLIF, dt 1 ms time constants."""
+    nir = pytest.importorskip("nir")
+    rng = np.random.default_rng(seed)
+
+    def cuba(n):
+        return nir.CubaLIF(tau_syn=np.full(n, 0.004), tau_mem=np.full(n, 0.008), r=np.full(n, 8.0),
+                           v_leak=np.zeros(n), v_threshold=np.ones(n), w_in=np.ones(n))
+
+    w1 = rng.normal(0, 0.5, (hidden, inputs))
+    first = nir.Affine(weight=w1, bias=np.full(hidden, 0.1)) if bias else nir.Linear(weight=w1)
+    graph = nir.NIRGraph(
+        nodes={"input": nir.Input(input_type=np.array([inputs])), "dense_in": first,
+               "hidden": cuba(hidden), "dense_out": nir.Linear(weight=rng.normal(0, 0.5, (outputs, hidden))),
+               "readout": cuba(outputs), "output": nir.Output(output_type=np.array([outputs]))},
+        edges=[("input", "dense_in"), ("dense_in", "hidden"), ("hidden", "dense_out"),
+               ("dense_out", "readout"), ("readout", "output")])
+    nir.write(str(path), graph)
+    return path
+
+
+def test_a_users_own_nir_graph_runs_on_xylosim(tmp_path):
+    users_nir_graph(tmp_path / "my_net.nir")
+    built = xylo_sut.xylo(nir="my_net.nir", config_dir=tmp_path, train_samples=10, samples=40)
+    info = built.info
+    assert info["model"]["nodes"]["readout"] == "CubaLIF" and info["label"] == "xylo-xylosim-my_net"
+    assert (info["mapping"]["hidden_neurons"], info["mapping"]["output_neurons"]) == (12, 8)
+    assert built.quantized_reference is not None and built.reference is not None
+    assert info["nir"]["exported"]["weights"] == 16 * 12 + 12 * 8
+
+
+def test_nir_that_xylo_cannot_hold_is_refused_naming_layer_and_rule(tmp_path):
     exported_snntorch_nir(tmp_path / "wide.nir", outputs=9)
-    with pytest.raises(ConfigError, match="mapper refuses it"):
+    with pytest.raises(ConfigError, match=r"layer 'lif2' \(CubaLIF, the output layer\) has 9 "
+                                          r"neurons; Xylo Audio 2 has 8 output neurons"):
         xylo_sut.xylo(nir=str(tmp_path / "wide.nir"), samples=10)
+    users_nir_graph(tmp_path / "biased.nir", bias=True)
+    with pytest.raises(ConfigError, match=r"layer 'dense_in' \(Affine\) cannot go to Xylo Audio 2: "
+                                          r"Xylo's synapses have no bias"):
+        xylo_sut.xylo(nir=str(tmp_path / "biased.nir"), samples=10)
+    users_nir_graph(tmp_path / "many_inputs.nir", inputs=20)
+    with pytest.raises(ConfigError, match=r"layer 'dense_in' \(Linear\) takes 20 inputs"):
+        xylo_sut.xylo(nir=str(tmp_path / "many_inputs.nir"), samples=10)
     with pytest.raises(ConfigError, match="no such file"):
         xylo_sut.xylo(nir="missing.nir", config_dir=tmp_path)
 

@@ -64,14 +64,15 @@ def run(tmp_path, address, capsys, *, extra="", options="", name="cfg.yaml"):
     out = tmp_path / "out"
     code = main(["run", str(config), "--out", str(out), "--quiet"])
     captured = capsys.readouterr()
-    results = out / "remote-ss--remote.json"
-    return code, captured.err, json.loads(results.read_text()) if code == 0 else None, out
+    found = sorted(out.glob("remote-ss--*.json"))  # labelled by the served SUT's name (issue 57.1)
+    return code, captured.err, json.loads(found[0].read_text()) if code == 0 else None, out
 
 
 def test_remote_null_sut_runs_and_reports_its_transport(tmp_path, capsys):
     with server("null", samples=32) as address:
         code, err, res, _ = run(tmp_path, address, capsys)
     assert code == 0, err
+    assert res["model"]["label"] == "null" == res["details"]["system"]["label"]  # not "remote"
     sut = res["details"]["sut"]
     assert sut["entry"] == "remote" and sut["name"] == "null" and sut["address"] == address
     assert sut["library_size"] == 32 and sut["staged"] is False and sut["protocol"] == PROTOCOL

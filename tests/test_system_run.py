@@ -148,7 +148,7 @@ def test_csv_meter_power_windows(tmp_path):
     ("name: old\nsut:\n  name: sleep\n", r"c.yaml:2: name: unknown key \(allowed: task, benchmark, "),
     ('version: "2"\nsut:\n  name: sleep\n', r"c.yaml:2: version: unknown key \(allowed: task, "),
     ("sut:\n  kind: sleep\n  sleep_s: 0.001\n",
-     r"c.yaml:3: sut.kind: unknown key \(allowed: name, options\)"),
+     r"c.yaml:3: sut.kind: unknown key \(allowed: name, options, label\)"),
     ('sut:\n  name: sleep\npower:\n  meter: csv\n  csv: t.csv\n  floor_s: 1\n',
      r"c.yaml:5: power.meter: unknown key \(allowed: floor_s, active_s, "),
     ('sut:\n  name: sleep\npower:\n  reason: none here\n', r"c.yaml:5: power.reason: unknown key"),
@@ -278,7 +278,8 @@ def test_a_third_party_sut_runs_from_neuromark_run(tmp_path, capsys):
         assert res["benchmark"]["version"] == "2.1"
         assert res["benchmark"]["parent"] == "neurobench-system-track"
         assert res["details"]["sut"] == {"name": "echo", "entry": "echo", "scale": 3.0}
-        assert res["config"]["effective"]["sut"] == {"name": "echo", "options": {"scale": 3.0, "samples": 16}}
+        assert res["config"]["effective"]["sut"] == {"name": "echo", "options": {"scale": 3.0, "samples": 16},
+                                                        "label": None}
         assert res["scores"]["inference_latency"]["value"] > 0
         bad = write_config(tmp_path, "task: system\nsut:\n  name: echo\n  options: {scale: loud}\n",
                            "bad.yaml")

@@ -34,6 +34,8 @@ KERNEL_SUT_OPTIONS: dict[str, dict[str, Any]] = {
     "xylo": {"hidden": 8, "classes": 4, "dt_us": 40_000, "epochs": 5, "train_samples": 80,
              "samples": 8},  # test_chip_xylo.TINY
     "remote": {},
+    "spoken_digits_cpu": {"precision": "int8", "hidden": 8, "epochs": 5, "train_samples": 80,
+                          "samples": 24},  # test_chip_shared_task
 }
 SUT_CASES = gather("SUT_CASES", {name: {"options": opts} for name, opts in KERNEL_SUT_OPTIONS.items()})
 SDK = {"akida": "akida", "xylo": "xylo"}

@@ -545,6 +545,7 @@ suts.register_many({
     "null": "neuromark.system.suts.null:null",
     "remote": "neuromark.system.suts.remote:remote",
     "sleep": "neuromark.system.suts.sleep:sleep",
+    "spoken_digits_cpu": "neuromark.system.chips.cpu_sut:spoken_digits_cpu",
     "xylo": "neuromark.system.chips.xylo_sut:xylo",
 })
 generators.register("camera_events", "neuromark.synth.camera_events")

@@ -31,6 +31,14 @@ HOST:PORT`` when it accepts connections. One client is served at a time.
     def preprocess(self, sample): ...
     def infer(self, features): ...
 
+**The harness's data** (issue 57.5): a SUT that declares ``takes_data = True`` (and may
+leave ``total_count`` out) never exports the benchmark's test data itself: neuromark sends it
+(``sut: {name: remote, options: {address: ..., data: spoken_digits_8}}``; the labels stay
+with neuromark). The SUT's ``accept_data(description)`` hook (optional) sees ``{name,
+total_count, dtype, shape}`` first and may refuse it (raise); each sample then arrives as a
+:class:`Sample` (``data`` bytes, ``dtype``, ``shape``; ``to_numpy()``, ``tolist()``), given
+to ``preprocess`` (staged SUTs) or to ``issue_samples(samples)`` (a list, one per index).
+
 A response is bytes (its raw little-endian elements), an object with ``dtype`` and
 ``tobytes()`` (a numpy array: its dtype must be ``response_dtype``), an object with
 ``tolist()``, a (nested) sequence of numbers, or one number.
@@ -47,6 +55,10 @@ then P bytes of binary payload. Requests (``op``):
   responses' bytes one after another (``sizes[i]`` bytes each, elements little-endian
   ``response_dtype``). ``stages`` maps ``preprocess`` / ``inference`` to per-sample ns
   (staged SUTs); ``service_ns`` is the duration of the ``issue`` call otherwise.
+- ``data {name, total_count, dtype, shape}``: the harness's data set is announced (a SUT
+  with ``takes_data``); reply ``{ok}``. ``put {indices}``: the payload holds those samples'
+  bytes one after another (``dtype``, ``shape`` each); reply ``{ok}``. The hello reply's
+  ``sut.takes_data`` and ``limits.payload_bytes`` say whether and in what slices to send it.
 - ``null {indices}``: the same round trip and reply without calling the SUT (empty
   responses, ``service_ns``), for neuromark's transport calibration.
 - ``close``: reply ``{ok}``, the connection ends; ``shutdown``: reply ``{ok}``, the server
@@ -60,7 +72,9 @@ line option): a request header of at most 64 MiB (``--max-header-bytes``), neste
 32 deep (``--max-json-depth``), no request payload above 64 KiB; a whole request must
 arrive within 10 s of its first byte and a whole reply leave within 10 s
 (``--message-timeout``); a client silent for 300 s between requests is dropped
-(``--idle-timeout``); a reply payload is at most 1 GiB (``--max-reply-bytes``). A request
+(``--idle-timeout``), after a bad message too, and a client that sends no ``hello`` within
+that time or sends 9 bad messages in a row is dropped; a reply payload is at most 1 GiB
+(``--max-reply-bytes``). A request
 that arrives whole but is not acceptable (not JSON, too deep, bad indices, a failing SUT)
 gets an error reply and a line on stderr; a client beyond a size or a deadline gets an
 error reply when it still reads, a line on stderr, and is disconnected; the server then
@@ -90,6 +104,8 @@ STRUCT_CODES = {"f4": "f", "f8": "d", "i1": "b", "u1": "B", "b1": "?", "i2": "h"
 #: Bytes asked of the socket per ``recv`` (a part is gathered as it arrives, never
 #: allocated whole from the size the peer announced).
 CHUNK = 1 << 20
+#: Bad messages in a row (not JSON, too deep) after which a client is dropped.
+MAX_BAD_MESSAGES = 8
 
 
 @dataclass(frozen=True)
@@ -147,9 +163,22 @@ def send_message(sock: socket.socket, header: dict, payload: bytes = b"",
     must leave within that many seconds (``sendall``'s timeout is its total duration), else
     ``TimeoutError``: a peer that does not read cannot hold the sender."""
     head = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
-    if timeout_s is not None:
-        sock.settimeout(timeout_s)
-    sock.sendall(PREFIX.pack(len(head), len(payload)) + head + payload)
+    caller = sock.gettimeout()
+    try:
+        if timeout_s is not None:
+            sock.settimeout(timeout_s)
+        sock.sendall(PREFIX.pack(len(head), len(payload)) + head + payload)
+    finally:  # the caller's own timeout is never replaced
+        if timeout_s is not None:
+            _restore_timeout(sock, caller)
+
+
+def _restore_timeout(sock: socket.socket, timeout: float | None) -> None:
+    """Give ``sock`` back the timeout its caller had set (a closed socket is left alone)."""
+    try:
+        sock.settimeout(timeout)
+    except OSError:
+        pass
 
 
 def recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
@@ -208,12 +237,23 @@ def parse_header(raw: bytes, limits: Limits) -> dict:
 def recv_message(sock: socket.socket, limits: Limits = Limits(),
                  deadline: float | None = None) -> tuple[dict, bytes]:
     """Receive one message: ``(header, payload)``. Waits up to ``limits.idle_s`` for its
-    first byte, then the whole message must arrive within ``limits.message_s``; with
-    ``deadline`` (``time.monotonic()``) the whole message, first byte included, must also
-    arrive by then (``TimeoutError``). Sizes above the limits are refused before anything
-    is read (:class:`ProtocolError`), a bad header after the whole message was read
+    first byte (no idle limit: the socket's own timeout, the caller's), then the whole
+    message must arrive within ``limits.message_s``; with ``deadline``
+    (``time.monotonic()``) the whole message, first byte included, must also arrive by then
+    (``TimeoutError``). The caller's socket timeout is in force again afterwards, whatever
+    happened. Sizes above the limits are refused before anything is read
+    (:class:`ProtocolError`), a bad header after the whole message was read
     (:class:`MessageError`)."""
-    wait = limits.idle_s
+    caller = sock.gettimeout()
+    try:
+        return _recv_message(sock, limits, deadline, caller)
+    finally:
+        _restore_timeout(sock, caller)
+
+
+def _recv_message(sock: socket.socket, limits: Limits, deadline: float | None,
+                  caller: float | None) -> tuple[dict, bytes]:
+    wait = limits.idle_s if limits.idle_s is not None else caller
     if deadline is not None:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -274,19 +314,53 @@ def to_bytes(response: Any, dtype: str, code: str) -> bytes:
     return struct.pack(f"<{len(values)}{code}", *values)
 
 
+class Sample:
+    """One sample of the harness's data: ``data`` (raw little-endian bytes), ``dtype`` (a
+    numpy-style string such as ``<i2``) and ``shape`` (a tuple)."""
+
+    __slots__ = ("data", "dtype", "shape")
+
+    def __init__(self, data: bytes, dtype: str, shape: tuple) -> None:
+        self.data, self.dtype, self.shape = data, dtype, shape
+
+    def to_numpy(self) -> Any:
+        """The sample as a numpy array: for a SUT whose Python has numpy (the server itself
+        never imports it)."""
+        numpy = importlib.import_module("numpy")
+        return numpy.frombuffer(self.data, dtype=self.dtype).reshape(self.shape)
+
+    def tolist(self) -> list:
+        """The sample's elements as a flat list of numbers (standard library only)."""
+        code = dtype_code(self.dtype)
+        return list(struct.unpack(f"<{len(self.data) // struct.calcsize(code)}{code}", self.data))
+
+
+#: Most samples the harness may hand a SUT, and the largest one (bytes).
+MAX_DATA_SAMPLES, MAX_SAMPLE_BYTES = 10 ** 7, 1 << 24
+
+
 class Session:
     """Answers one client's requests for one SUT (also usable without a socket)."""
 
     def __init__(self, sut: Any) -> None:
         self.sut = sut
+        self.takes_data = getattr(sut, "takes_data", False) is True
+        self.data: dict | None = None  # the announced data set
+        self.samples: dict = {}
         self.dtype = str(getattr(sut, "response_dtype", "<f4"))
         self.code = dtype_code(self.dtype)
         self.staged = callable(getattr(sut, "preprocess", None)) and callable(getattr(sut, "infer", None))
-        if not self.staged and not callable(getattr(sut, "issue", None)):
+        if self.takes_data and not self.staged and not callable(getattr(sut, "issue_samples", None)):
+            raise TypeError(f"SUT {type(sut).__name__}: takes_data needs preprocess and infer, "
+                            "or issue_samples(samples)")
+        if not self.staged and not self.takes_data and not callable(getattr(sut, "issue", None)):
             raise TypeError(f"SUT {type(sut).__name__}: needs issue(indices), or preprocess and infer")
-        self.total = int(sut.total_count)
-        if self.total < 1:
-            raise ValueError(f"SUT {type(sut).__name__}: total_count must be >= 1, got {self.total}")
+        if self.takes_data and getattr(sut, "total_count", None) is None:
+            self.total = 0  # set by the harness's data
+        else:
+            self.total = int(sut.total_count)
+            if self.total < 1:
+                raise ValueError(f"SUT {type(sut).__name__}: total_count must be >= 1, got {self.total}")
 
     def describe(self) -> dict:
         """The ``sut`` part of the hello reply; a SUT attribute that is not what the
@@ -310,19 +384,28 @@ class Session:
         except (TypeError, ValueError, RecursionError) as exc:
             raise ValueError(f"SUT info is not JSON: {exc}") from None
         performance = getattr(sut, "performance_count", None) or self.total
-        if not _whole(performance) or not 1 <= int(performance):
-            raise ValueError(f"SUT performance_count: a whole number >= 1 expected, got {performance!r}")
         stateful = getattr(sut, "stateful", None)
-        return {"name": str(getattr(sut, "name", type(sut).__name__)), "total_count": self.total,
-                "performance_count": int(performance), "response_dtype": self.dtype,
+        if self.takes_data and self.total == 0:
+            performance = None
+        elif not _whole(performance) or not 1 <= int(performance):
+            raise ValueError(f"SUT performance_count: a whole number >= 1 expected, got {performance!r}")
+        return {"name": str(getattr(sut, "name", type(sut).__name__)),
+                "total_count": self.total or None, "takes_data": self.takes_data,
+                "performance_count": None if performance is None else int(performance),
+                "response_dtype": self.dtype,
                 "staged": self.staged, "labels": labels, "info": info,
                 "stateful": None if stateful is None else str(stateful)}
 
-    def handle(self, header: dict) -> tuple[dict, bytes]:
-        """The reply to one request; an exception becomes ``{ok: false, error}``."""
+    def handle(self, header: dict, payload: bytes = b"") -> tuple[dict, bytes]:
+        """The reply to one request (``payload``: a ``put``'s samples); an exception becomes
+        ``{ok: false, error}``."""
         op = header.get("op")
         try:
-            if op in ("issue", "null", "load", "unload"):
+            if op == "data":
+                return self.accept_data(header)
+            if op == "put" and self.data is None:
+                raise ValueError("put before data: announce the data set first")
+            if op in ("issue", "null", "load", "unload", "put"):
                 indices = header.get("indices", [])
                 if not isinstance(indices, list) or not all(
                         isinstance(i, int) and not isinstance(i, bool) for i in indices):
@@ -331,6 +414,12 @@ class Session:
                 bad = [i for i in indices if not 0 <= i < self.total]
                 if bad:
                     raise IndexError(f"sample indices {bad[:8]} outside 0..{self.total - 1}")
+                if op == "put":
+                    return self.put(indices, payload)
+                if op == "issue" and self.takes_data:
+                    missing = [i for i in indices if i not in self.samples]
+                    if missing:
+                        raise ValueError(f"samples {missing[:8]} were not handed over (put) yet")
                 if op in ("issue", "null"):
                     return self.issue(indices, null=op == "null")
                 hook = getattr(self.sut, op, None)
@@ -344,6 +433,46 @@ class Session:
             return {"ok": False, "op": op if isinstance(op, str) else None,
                     "error": f"{type(exc).__name__}: {exc}"}, b""
 
+    def accept_data(self, header: dict) -> tuple[dict, bytes]:
+        """``data``: the harness's data set announced (see the module docstring)."""
+        if not self.takes_data:
+            raise ValueError("this SUT does not take the harness's data (no takes_data = True); "
+                             "remove sut.options.data")
+        total, dtype, shape = header.get("total_count"), header.get("dtype"), header.get("shape")
+        if isinstance(total, bool) or not isinstance(total, int) or not 1 <= total <= MAX_DATA_SAMPLES:
+            raise ValueError(f"data: total_count must be a whole number in 1..{MAX_DATA_SAMPLES}")
+        if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool)
+                                                  and n >= 0 for n in shape):
+            raise ValueError("data: shape must be a list of whole numbers")
+        code = dtype_code(str(dtype))
+        size = struct.calcsize(code)
+        for n in shape:
+            size *= n
+        if size > MAX_SAMPLE_BYTES:
+            raise ValueError(f"data: a sample of {size} bytes; the limit is {MAX_SAMPLE_BYTES}")
+        fixed = getattr(self.sut, "total_count", None)
+        if fixed is not None and total > int(fixed):
+            raise ValueError(f"data: {total} samples, but the SUT declares total_count {fixed}")
+        description = {"name": str(header.get("name")), "total_count": total, "dtype": dtype,
+                       "shape": tuple(shape), "sample_bytes": size}
+        hook = getattr(self.sut, "accept_data", None)
+        if callable(hook):
+            hook(dict(description))
+        self.data, self.samples, self.total = description, {}, total
+        return {"ok": True}, b""
+
+    def put(self, indices: list, payload: bytes) -> tuple[dict, bytes]:
+        """``put``: samples of the announced data set, their bytes one after another."""
+        if self.data is None:
+            raise ValueError("put before data: announce the data set first")
+        size = self.data["sample_bytes"]
+        if len(payload) != size * len(indices):
+            raise ValueError(f"put: {len(payload)} bytes for {len(indices)} samples of {size} bytes")
+        for k, index in enumerate(indices):
+            self.samples[index] = Sample(payload[k * size:(k + 1) * size], self.data["dtype"],
+                                         self.data["shape"])
+        return {"ok": True}, b""
+
     def issue(self, indices: list, null: bool = False) -> tuple[dict, bytes]:
         """The reply to ``issue``; with ``null`` the same path answers empty responses
         without calling the SUT (the transport calibration)."""
@@ -352,11 +481,19 @@ class Session:
             t0 = clock()
             responses = [b""] * len(indices)
             timing = {"service_ns": clock() - t0}
+        elif self.takes_data and not self.staged:
+            t0 = clock()
+            responses = list(sut.issue_samples([self.samples[i] for i in indices]))
+            timing = {"service_ns": clock() - t0}
+            if len(responses) != len(indices):
+                raise ValueError(f"issue_samples returned {len(responses)} responses for "
+                                 f"{len(indices)} samples")
         elif self.staged:
-            get = getattr(sut, "get", None)
+            get = None if self.takes_data else getattr(sut, "get", None)
             pre, inf, responses = [], [], []
             for index in indices:
-                sample = get(index) if callable(get) else index
+                sample = (self.samples[index] if self.takes_data
+                          else get(index) if callable(get) else index)
                 t0 = clock()
                 features = sut.preprocess(sample)
                 t1 = clock()
@@ -394,12 +531,17 @@ def _serve_client(conn: socket.socket, session: Session, limits: Limits) -> bool
         _log(f"bad request: {exc}")
         send_message(conn, {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, timeout_s=send_s)
 
-    while True:  # the handshake: bad messages are answered, the hello is awaited
+    # the handshake: bad messages are answered, the hello is awaited at most idle_s in all
+    # (bad messages do not restart the wait) and after at most MAX_BAD_MESSAGES of them
+    hello_by = time.monotonic() + limits.idle_s if limits.idle_s is not None else None
+    for _ in range(MAX_BAD_MESSAGES + 1):
         try:
-            header, _ = recv_message(conn, limits)
+            header, _ = recv_message(conn, limits, hello_by)
             break
         except MessageError as exc:
             reply_error(exc)
+    else:
+        raise ProtocolError(f"{MAX_BAD_MESSAGES + 1} bad messages and no hello")
     if header.get("op") != "hello" or header.get("protocol") != PROTOCOL:
         send_message(conn, {"ok": False, "protocol": PROTOCOL, "error": (
             f"protocol version mismatch: this server speaks version {PROTOCOL}, the client "
@@ -414,14 +556,20 @@ def _serve_client(conn: socket.socket, session: Session, limits: Limits) -> bool
                             "error": f"{type(exc).__name__}: {exc}"}, timeout_s=send_s)
         return False
     send_message(conn, {"ok": True, "protocol": PROTOCOL, "server": "neuromark.remote_server",
-                        "sut": description}, timeout_s=send_s)
+                        "sut": description, "limits": {"payload_bytes": limits.payload_bytes}},
+                 timeout_s=send_s)
+    bad = 0
     while True:
         try:
-            header, _ = recv_message(conn, limits)
+            header, payload = recv_message(conn, limits)
         except MessageError as exc:
             reply_error(exc)
+            bad += 1
+            if bad > MAX_BAD_MESSAGES:
+                raise ProtocolError(f"{bad} bad messages in a row") from None
             continue
-        reply, payload = session.handle(header)
+        bad = 0
+        reply, payload = session.handle(header, payload)
         if not reply.get("ok"):
             _log(f"request failed: {reply.get('error')}")
         if len(payload) > limits.reply_bytes:

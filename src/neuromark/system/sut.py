@@ -106,6 +106,16 @@ class BuiltSUT:
             every index in ascending order, so a stateful model sees its series in order);
             the accuracy pass scores them with the same metric when the config says
             ``accuracy: {reference: float_model}``. None: the config gives the figure.
+        quantized_reference: ``quantized_reference(indices) -> list of arrays``: the
+            validated quantized reference's outputs (for a chip: the SDK's own quantized
+            model run in its simulation or software engine, untimed), called like
+            ``reference``; the accuracy pass scores it beside the float reference and names
+            both gaps, and ``accuracy: {reference: quantized_model}`` judges against it.
+            None: the SUT has no quantized model (a float SUT).
+        operation_counts: operations per inference the SUT counted itself, where the
+            harness cannot count its model (a chip simulator's synaptic events): ``{macs,
+            acs, neuron_updates, source}``, priced by the energy profiles when no meter is
+            attached (an ESTIMATE); None: not counted.
         front_end: the cost of the SUT's input encoder (a block of
             :mod:`neuromark.processors.encoder_cost`), recorded under ``details.front_end``
             beside the model's figures; None when the input passes no encoder.
@@ -120,6 +130,8 @@ class BuiltSUT:
     scores: dict[str, Any] = field(default_factory=dict)
     metric: str | None = None
     reference: Callable[[Sequence[int]], Sequence[Any]] | None = None
+    quantized_reference: Callable[[Sequence[int]], Sequence[Any]] | None = None
+    operation_counts: dict[str, Any] | None = None
     front_end: dict[str, Any] | None = None
 
 

@@ -9,6 +9,8 @@
 - :mod:`~neuromark.system.chips.xylo_sut`: SynSense Xylo (``rockpool`` + ``xylosim``): a LIF
   SNN trained by neuromark, mapped and quantised by Rockpool's Xylo mapper, run on XyloSim
   (bit-accurate) or a real board (XyloSamna).
+- :mod:`~neuromark.system.chips.cpu_sut`: the CPU rows (float and int8 MLP) of the one task
+  every shipped system runs (``spoken_digits_8``).
 - :mod:`~neuromark.system.chips.meters`: the SDKs' own power recording (Akida PowerMeter,
   Xylo's power monitor) as :data:`neuromark.registry.meters` entries.
 

@@ -55,6 +55,48 @@ def quantise_dense(weight: np.ndarray, bias: np.ndarray, in_scale: float, out_sc
     return DenseInts(w_int, b_int, shift.astype(np.uint8), scale, out_shift)
 
 
+def quantise_mlp(layers: list[tuple[np.ndarray, np.ndarray]], calibration: np.ndarray,
+                 in_scale: float) -> list[DenseInts]:
+    """The integer variables of every layer of the float MLP ``layers`` (see
+    :func:`build_akida_mlp`, which puts the same integers into the SDK's layers)."""
+    out = []
+    x = calibration.astype(np.float64) * in_scale
+    scale = in_scale
+    for i, (w, b) in enumerate(layers):
+        y = x @ w + b
+        if i == len(layers) - 1:
+            out_scale = float(max(np.abs(y).max(), 1e-12) / 127.0)
+        else:
+            y = np.maximum(y, 0.0)
+            out_scale = float(max(y.max(), 1e-12) / 127.0)
+        out.append(quantise_dense(w, b, scale, out_scale))
+        x, scale = y, out_scale
+    return out
+
+
+def integer_forward(ints: list[DenseInts], x: np.ndarray) -> np.ndarray:
+    """(N, classes) int outputs of the integer MLP ``ints`` on integer inputs ``x`` (N, F):
+    the arithmetic of the module docstring in numpy (int64; a right shift by ``r`` rounds
+    half up, ``(acc + 2**(r-1)) >> r``), ReLU and 0..127 saturation on hidden layers,
+    -128..127 on the last (8 signed output bits). neuromark's own integer model on the CPU;
+    it gives the SDK engine's outputs exactly (``tests/test_chip_shared_task.py``; a
+    flooring shift differs by up to 2 on half the outputs)."""
+    h = np.asarray(x, dtype=np.int64)
+    for i, layer in enumerate(ints):
+        acc = h @ layer.weights.astype(np.int64)
+        acc = acc + (layer.bias.astype(np.int64) << layer.bias_shift.astype(np.int64))
+        acc = acc * layer.output_scales.astype(np.int64)
+        shift = layer.output_shift.astype(np.int64)
+        right = np.maximum(-shift, 0)
+        half = np.where(right > 0, np.left_shift(1, np.maximum(right - 1, 0)), 0)
+        acc = np.where(shift >= 0, acc << np.maximum(shift, 0), (acc + half) >> right)
+        if i < len(ints) - 1:
+            h = np.clip(acc, 0, 127)
+        else:
+            h = np.clip(acc, -128, 127)
+    return h
+
+
 def build_akida_mlp(akida: Any, layers: list[tuple[np.ndarray, np.ndarray]], inputs: int,
                     calibration: np.ndarray, in_scale: float) -> tuple[Any, list[int]]:
     """An ``akida.Model`` (InputData int8 -> Dense1D ReLU ... -> Dense1D) of the float MLP

@@ -80,6 +80,61 @@ def spoken_digit_counts(*, dt_us: int, t_max_us: int, groups: int, clip: int,
     return out[0], out[1], keys
 
 
+@dataclass(frozen=True)
+class CountTask:
+    """A task on the corpus as counts: ``steps = t_max_us // dt_us`` bins of ``dt_us`` µs,
+    ``groups`` channel groups, counts clipped at ``clip``, the first ``classes`` classes
+    (None: all)."""
+
+    name: str
+    dt_us: int
+    t_max_us: int
+    groups: int
+    clip: int
+    classes: int | None
+
+    @property
+    def steps(self) -> int:
+        return self.t_max_us // self.dt_us
+
+    def describe(self) -> dict:
+        """The task's features, as the results record them (``details.sut.task``)."""
+        return {"name": self.name, "dt_us": self.dt_us, "steps": self.steps,
+                "channel_groups": self.groups, "clip": self.clip, "classes": self.classes,
+                "inputs": self.steps * self.groups}
+
+
+#: The one task every shipped system runs (issue 57.2): what the smallest chip, Xylo Audio 2,
+#: holds (16 input channels, 8 output neurons): 16 channel groups in 20-ms bins over 0.84 s
+#: (42 steps), counts clipped at 15 events, the corpus's first 8 classes (english-zero ...
+#: english-seven). Xylo takes the (42, 16) raster step by step; the CPU and Akida MLPs take
+#: the same counts flattened (672 inputs).
+SPOKEN_DIGITS_8 = CountTask("spoken_digits_8", dt_us=20_000, t_max_us=840_000, groups=16, clip=15,
+                            classes=8)
+
+
+def keep_classes(split: CountSplit, classes: int | None) -> CountSplit:
+    """The samples of ``split`` whose class is below ``classes`` (None: all)."""
+    if classes is None:
+        return split
+    keep = split.y < classes
+    return CountSplit(split.x[keep], split.y[keep], None if split.spikes is None else split.spikes[keep])
+
+
+def task_counts(task: CountTask, *, train_samples: int | None = None,
+                test_samples: int | None = None) -> tuple[CountSplit, CountSplit, list[str]]:
+    """(train, test, class names) of ``task``: :func:`spoken_digit_counts` with the task's
+    features, then its class filter (``*_samples``: first samples before the filter)."""
+    train, test, keys = spoken_digit_counts(dt_us=task.dt_us, t_max_us=task.steps * task.dt_us,
+                                            groups=task.groups, clip=task.clip,
+                                            train_samples=train_samples, test_samples=test_samples)
+    train, test = keep_classes(train, task.classes), keep_classes(test, task.classes)
+    if not len(train.y) or not len(test.y):
+        raise ConfigError(f"sut.options: no sample of the first {task.classes} classes in the "
+                          "first train_samples / samples of the corpus")
+    return train, test, keys[:task.classes] if task.classes else keys
+
+
 def chip_front_end(test: CountSplit, *, dt_us: int, t_max_us: int, groups: int, clip: int) -> dict:
     """The encoders before the chip (issue 47.4): the cochlea that made the corpus (48 kHz,
     700 channels, a clip of ``t_max_us``), then the spike counts, as one block of

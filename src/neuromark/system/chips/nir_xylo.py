@@ -32,17 +32,63 @@ class XyloDeployment:
     outputs: int
 
 
+#: Why a NIR node type cannot go to Xylo Audio 2 (the rule), by type.
+RULES = {
+    "Affine": "Xylo's synapses have no bias: export the layer without one (nir.Linear)",
+    "Conv1d": "Xylo Audio 2 has no convolution: only dense input, recurrent and output weights",
+    "Conv2d": "Xylo Audio 2 has no convolution: only dense input, recurrent and output weights",
+    "LIF": "Xylo neurons are current-based: use CubaLIF (a synaptic current and a membrane)",
+    "IF": "Xylo neurons leak: use CubaLIF with Xylo's time constants",
+    "LI": "Xylo's output layer spikes: use CubaLIF",
+    "CubaLI": "Xylo's output layer spikes: use CubaLIF",
+}
+#: Xylo Audio 2's limits as rockpool 3.1.0's mapper checks them (inputs, hidden, outputs).
+LIMITS = {"input channels": 16, "hidden neurons": 1000, "output neurons": 8}
+
+
+def check_xylo_rules(graph: Any) -> None:
+    """Refuse, before Rockpool sees it, a NIR graph that Xylo Audio 2 cannot hold, naming the
+    layer (node) and the rule: node types other than ``Input``, ``Output``, bias-free
+    ``Linear`` and ``CubaLIF`` (:data:`RULES`), and layer sizes above :data:`LIMITS`."""
+    import numpy as np
+
+    for name, node in graph.nodes.items():
+        kind = type(node).__name__
+        if kind not in ("Input", "Output", "Linear", "CubaLIF"):
+            rule = RULES.get(kind, "only bias-free Linear and CubaLIF layers map onto Xylo")
+            raise ConfigError(f"NIR graph: layer {name!r} ({kind}) cannot go to Xylo Audio 2: "
+                              f"{rule}")
+    neurons = [n for n, node in graph.nodes.items() if type(node).__name__ == "CubaLIF"]
+    sizes = {n: int(np.asarray(graph.nodes[n].tau_mem).size) for n in neurons}
+    linears = [(n, np.asarray(node.weight).shape) for n, node in graph.nodes.items()
+               if type(node).__name__ == "Linear"]
+    if linears:
+        first, shape = linears[0]
+        if shape[-1] > LIMITS["input channels"]:
+            raise ConfigError(f"NIR graph: layer {first!r} (Linear) takes {shape[-1]} inputs; "
+                              f"Xylo Audio 2 has {LIMITS['input channels']} input channels")
+    if neurons:
+        *hidden, last = neurons
+        for n in hidden:
+            if sizes[n] > LIMITS["hidden neurons"]:
+                raise ConfigError(f"NIR graph: layer {n!r} (CubaLIF) has {sizes[n]} neurons; "
+                                  f"Xylo Audio 2 has {LIMITS['hidden neurons']} hidden neurons")
+        if sum(sizes[n] for n in hidden) > LIMITS["hidden neurons"]:
+            raise ConfigError(f"NIR graph: layers {hidden} hold {sum(sizes[n] for n in hidden)} "
+                              f"hidden neurons; Xylo Audio 2 has {LIMITS['hidden neurons']}")
+        if sizes[last] > LIMITS["output neurons"]:
+            raise ConfigError(f"NIR graph: layer {last!r} (CubaLIF, the output layer) has "
+                              f"{sizes[last]} neurons; Xylo Audio 2 has "
+                              f"{LIMITS['output neurons']} output neurons")
+
+
 def nir_to_xylo(graph: Any, a2: Any) -> XyloDeployment:
     """Map NIR ``graph`` onto Xylo Audio 2
     (``a2``: :func:`~neuromark.system.chips.rockpool_xylo.xylo_audio2`)."""
     from rockpool.nn.modules.torch.nir import from_nir
     from rockpool.transform.quantize_methods import global_quantize
 
-    kinds = {name: type(node).__name__ for name, node in graph.nodes.items()}
-    unsupported = {n: k for n, k in kinds.items() if k not in ("Input", "Output", "Linear", "CubaLIF")}
-    if unsupported:
-        raise ConfigError(f"NIR graph: nodes {unsupported} cannot go to Xylo through Rockpool's "
-                          "importer and the Xylo mapper (bias-free Linear and CubaLIF only)")
+    check_xylo_rules(graph)
     net = from_nir(graph)
     try:
         spec = a2.mapper(net.as_graph(), weight_dtype="float", threshold_dtype="float",

@@ -34,7 +34,13 @@ import numpy as np
 from pydantic import Field
 
 from neuromark.errors import ConfigError
-from neuromark.system.chips.features import CountSplit, chip_front_end, spoken_digit_counts
+from neuromark.system.chips.features import (
+    SPOKEN_DIGITS_8,
+    CountSplit,
+    chip_front_end,
+    keep_classes,
+    spoken_digit_counts,
+)
 from neuromark.system.chips.nir_xylo import harness_counts, nir_to_xylo, xylo_to_nir
 from neuromark.system.chips.rockpool_xylo import (
     MAX_HIDDEN,
@@ -52,9 +58,47 @@ from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 MAX_INPUT_EVENTS = 15
 
 
-def _keep_classes(split: CountSplit, classes: int) -> CountSplit:
-    keep = split.y < classes
-    return CountSplit(split.x[keep], split.y[keep], None if split.spikes is None else split.spikes[keep])
+_keep_classes = keep_classes
+
+
+def simulate_all(a2: Any, quantised: dict[str, Any], dt_s: float, output_mode: str,
+                 x: np.ndarray, reduce: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """``(scores, operation counts)``: (N, outputs) float32, the quantised specification on a
+    fresh ``XyloSim`` over every raster of ``x`` (N, T, 16), reset per sample, each output
+    reduced by ``reduce``: the SDK's own quantised model in its simulator, run apart from the
+    timed path (the accuracy pass's quantized reference); and the mean synaptic operations
+    per inference it performed (:func:`xylo_operations`)."""
+    sim = a2.XyloSim.from_specification(**quantised, dt=dt_s, output_mode=output_mode)
+    out, spikes = [], []
+    for raster in x:
+        sim.reset_state()
+        y, _, record = sim(raster.astype(np.int64), record=True)
+        out.append(reduce(np.asarray(y, dtype=np.float64)))
+        spikes.append(np.asarray(record["Spikes"], dtype=np.float64))
+    return np.asarray(out, dtype=np.float32), xylo_operations(quantised, x, spikes)
+
+
+def xylo_operations(quantised: dict[str, Any], x: np.ndarray, hidden_spikes: list[np.ndarray]
+                    ) -> dict[str, Any]:
+    """Mean operations per inference on the Xylo core, counted from the simulation: every
+    input event accumulates into each hidden neuron its channel reaches (non-zero input
+    weights), every hidden spike into each neuron its recurrent and output weights reach
+    (accumulates, ``acs``); every hidden and output neuron updates once per time step
+    (``neuron_updates``). No multiplies (``macs`` 0): Xylo's synapses add weights."""
+    w_in = np.asarray(quantised["weights_in"])
+    w_in = w_in.reshape(w_in.shape[0], -1)
+    w_rec = np.asarray(quantised["weights_rec"])
+    w_rec = w_rec.reshape(w_rec.shape[0], -1)
+    w_out = np.asarray(quantised["weights_out"])
+    fan_in = np.count_nonzero(w_in, axis=1)                        # (16,)
+    fan_hidden = np.count_nonzero(w_rec, axis=1) + np.count_nonzero(w_out, axis=1)  # (hidden,)
+    acs = [float((raster.sum(0) * fan_in).sum() + (spikes.sum(0) * fan_hidden).sum())
+           for raster, spikes in zip(x, hidden_spikes)]
+    steps, neurons = x.shape[1], w_rec.shape[0] + w_out.shape[1]  # hidden + output neurons
+    return {"macs": 0.0, "acs": float(np.mean(acs)) if acs else 0.0,
+            "neuron_updates": float(steps * neurons),
+            "source": "XyloSim's recorded hidden spikes and the input events x the non-zero "
+                      "weights they reach (neuromark.system.chips.xylo_sut.xylo_operations)"}
 
 
 def mapping_report(quantised: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +164,8 @@ def _sdk_info() -> dict[str, Any]:
 
 
 def _built(target: str, test: CountSplit, module: Any, reduce: Any, info: dict[str, Any],
-           float_acc: float, float_scores: np.ndarray, dt_us: int, steps: int) -> BuiltSUT:
+           float_acc: float, float_scores: np.ndarray, dt_us: int, steps: int,
+           quantized_scores: np.ndarray, counts: dict[str, Any]) -> BuiltSUT:
     """The built SUT: a library of the test rasters, and a SUT whose each query resets
     ``module`` and runs it, the response ``reduce(output (T, outputs))`` as float32; the float
     model's accuracy and per-sample scores (the reference of the accuracy pass); the
@@ -140,6 +185,8 @@ def _built(target: str, test: CountSplit, module: Any, reduce: Any, info: dict[s
                     scores={"float_accuracy": float_accuracy_score(float_acc, len(test.y))},
                     metric="classification_accuracy",
                     reference=lambda indices: [float_scores[i] for i in indices],
+                    quantized_reference=lambda indices: [quantized_scores[i] for i in indices],
+                    operation_counts=counts,
                     front_end=chip_front_end(test, dt_us=dt_us, t_max_us=steps * dt_us, groups=MAX_INPUTS,
                                              clip=MAX_INPUT_EVENTS))
 
@@ -188,8 +235,11 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
     module, target_info = _target(a2, target, hardware_index, deployed.quantised, deployed.dt_s, "Spike")
     back = xylo_to_nir(deployed.net, deployed.inputs, deployed.outputs)
     float_acc = accuracy(float_scores, test.y)
+    quantized_scores, counts = simulate_all(a2, deployed.quantised, deployed.dt_s, "Spike", test.x,
+                                            lambda out: out.sum(0))
     info: dict[str, Any] = {
-        "sdk": _sdk_info(), "target": target_info,
+        "label": f"xylo-{'xylosim' if target == 'simulator' else 'board'}-{file.stem}",
+        "sdk": _sdk_info(), "target": target_info, **_references(),
         "mapping": mapping_report(deployed.quantised),
         "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
                       "XyloSim, bit-accurate simulation of the Xylo SNN core, on the CPU"),
@@ -210,7 +260,7 @@ def _xylo_from_nir(path: str, config_dir: Path | None, *, target: str, hardware_
         "data_time_s": steps * dt_us * 1e-6,
     }
     return _built(target, test, module, lambda out: out.sum(0), info, float_acc, float_scores,
-                  dt_us, steps)
+                  dt_us, steps, quantized_scores, counts)
 
 
 def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
@@ -276,9 +326,15 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
     module, target_info = _target(a2, target, hardware_index, quantised, dt_s, "Isyn")
 
     float_acc = accuracy(float_scores, test.y)
+    quantized_scores, counts = simulate_all(a2, quantised, dt_s, "Isyn", test.x,
+                                            lambda out: out.mean(0))
+    shared = (classes, dt_us, SPOKEN_DIGITS_8.steps * SPOKEN_DIGITS_8.dt_us) == (
+        SPOKEN_DIGITS_8.classes, SPOKEN_DIGITS_8.dt_us, steps * dt_us)
     info: dict[str, Any] = {
+        "label": f"xylo-{'xylosim' if target == 'simulator' else 'board'}",
         "sdk": _sdk_info(),
-        "target": target_info,
+        "target": target_info, **_references(),
+        **({"task": SPOKEN_DIGITS_8.describe()} if shared else {}),
         "mapping": report,
         "inference": ("on the Xylo board (XyloSamna)" if target == "hardware" else
                       "XyloSim, bit-accurate simulation of the Xylo SNN core, on the CPU"),
@@ -297,7 +353,15 @@ def xylo(*, target: Literal["simulator", "hardware"] = "simulator",
     }
 
     return _built(target, test, module, lambda out: out.mean(0), info, float_acc,
-                  float_scores.astype(np.float32), dt_us, steps)
+                  float_scores.astype(np.float32), dt_us, steps, quantized_scores, counts)
+
+
+def _references() -> dict[str, str]:
+    return {"float_reference_source": "the float Rockpool network (LIFTorch), untimed",
+            "quantized_reference_source": "the SDK's own quantised specification on a fresh "
+                                          "XyloSim over the test set at build, untimed (on a "
+                                          "simulator target it is the mapped model itself: a "
+                                          "gap shows the timed path departing from it)"}
 
 
 def _version(package: str) -> str:

@@ -15,6 +15,9 @@ one-sample queries through the server's ``null`` path (the same round trip as ``
 no SUT call) measures the transport's own latency: score ``transport_latency`` (mean ± SE
 of the round trips, ms) and ``details.sut.transport`` (the round trips' statistics and
 LoadGen's median / p90 / mean of that test, to subtract from LoadGen's figures of the run).
+With ``data: spoken_digits_8`` neuromark hands the task's test samples to a server whose SUT
+declares ``takes_data`` (it has no library of its own; the labels stay here). The system's
+default label is the served SUT's own (``info.label``, else its name), never "remote".
 The stage latencies (``preprocess_latency``, ``inference_latency``) are the server's own
 clock and exclude the transport. Every reply has ``timeout_s``; a server that dies or hangs
 mid-run fails the run with the SUT's name and the address.
@@ -27,13 +30,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from neuromark.errors import ConfigError, ModelOutputError
 from neuromark.results import Score
+from neuromark.system.chips.features import SPOKEN_DIGITS_8, task_counts
 from neuromark.system.loadgen import LoadGenSettings, run_test
 from neuromark.system.remote_server import (
     PROTOCOL,
@@ -182,8 +186,12 @@ def check_description(desc: Any, where: str) -> dict[str, Any]:
     if not isinstance(name, str) or not name or len(name) > MAX_NAME:
         raise ConfigError(f"{where}: sut.name must be a non-empty string of at most {MAX_NAME} "
                           f"characters, got {str(name)[:40]}")
-    total = count("total_count")
-    performance = count("performance_count", total)
+    takes_data = desc.get("takes_data") is True
+    if takes_data and desc.get("total_count") is None:
+        total = performance = None  # set by the harness's data (sut.options.data)
+    else:
+        total = count("total_count")
+        performance = count("performance_count", total)
     labels = desc.get("labels")
     if labels is not None and (not isinstance(labels, list) or not all(
             isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 31 for v in labels)):
@@ -194,6 +202,7 @@ def check_description(desc: Any, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: sut.info must be an object, got {str(info)[:80]}")
     stateful = desc.get("stateful")
     return {**desc, "name": name, "total_count": total, "performance_count": performance,
+            "takes_data": takes_data,
             "labels": labels, "info": info, "staged": desc.get("staged") is True,
             "stateful": None if stateful is None else str(stateful),
             "response_dtype": response_dtype(desc.get("response_dtype", "<f4"), where).str}
@@ -328,12 +337,16 @@ class RemoteSUT:
 def remote(*, address: str, timeout_s: Annotated[float, Field(gt=0)] = 10.0,
            calibration: Annotated[int, Field(ge=2)] = 200,
            samples: Annotated[int, Field(ge=1)] | None = None,
-           max_reply_bytes: Annotated[int, Field(ge=1024)] = Limits.reply_bytes) -> BuiltSUT:
+           max_reply_bytes: Annotated[int, Field(ge=1024)] = Limits.reply_bytes,
+           data: Literal["spoken_digits_8"] | None = None) -> BuiltSUT:
     """The ``remote`` entry of :data:`neuromark.registry.suts`: ``address`` of a
     :mod:`neuromark.system.remote_server` (``HOST:PORT``), ``timeout_s`` per whole reply
     (however slowly it trickles in), ``calibration`` transport round trips, ``samples``
     (default: the server's library), ``max_reply_bytes`` the largest reply payload accepted
-    (the responses of one query; a reply announcing more is refused before it is read)."""
+    (the responses of one query; a reply announcing more is refused before it is read),
+    ``data`` the benchmark's test data neuromark hands to a server whose SUT takes it
+    (``takes_data``; issue 57.5): the task's test split (the first ``samples``), sent before
+    the run in slices under the server's request limit; the labels stay here."""
     limits = Limits(payload_bytes=max_reply_bytes, message_s=timeout_s)
     conn = Connection(address, timeout_s, limits)
     try:
@@ -348,14 +361,67 @@ def remote(*, address: str, timeout_s: Annotated[float, Field(gt=0)] = 10.0,
                           f"{PROTOCOL}; use the remote_server.py of this neuromark version")
     try:
         desc = check_description(reply.get("sut"), f"sut.options.address: the server at {address}")
-        return _build(conn, desc, calibration, samples)
+        return _build(conn, desc, calibration, samples, data, reply.get("limits"))
     except BaseException:
         conn.close()
         raise
 
 
-def _build(conn: Connection, desc: dict[str, Any], calibration: int, samples: int | None) -> BuiltSUT:
+def hand_data(conn: Connection, desc: dict[str, Any], data: str, samples: int | None,
+              limits: Any) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
+    """Send the task ``data``'s test samples (the first ``samples``) to the server (``data``
+    then ``put`` requests, each payload under the server's ``limits.payload_bytes``);
+    returns the description with the library's size, the labels, and what was sent."""
+    where = f"sut.options.data: remote SUT {conn.name!r} at {conn.address}"
+    if not desc.get("takes_data"):
+        raise ConfigError(f"{where} does not take the harness's data (its SUT declares no "
+                          "takes_data = True); remove sut.options.data")
+    _, test, keys = task_counts(SPOKEN_DIGITS_8)
+    x, y = test.x[:samples], test.y[:samples]
+    x = np.ascontiguousarray(x, dtype="<i2")
+    conn.request({"op": "data", "name": data, "total_count": len(x), "dtype": x.dtype.str,
+                  "shape": list(x.shape[1:])}, f"the announcement of data set {data!r}")
+    limit = limits.get("payload_bytes") if isinstance(limits, dict) else None
+    limit = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 1 << 16
+    per = max(1, limit // max(1, x[0].nbytes))
+    for start in range(0, len(x), per):
+        part = x[start:start + per]
+        header = {"op": "put", "indices": list(range(start, start + len(part)))}
+        _request_with_payload(conn, header, part.tobytes(), f"put of samples {start}..")
+    sent = {"name": data, "task": SPOKEN_DIGITS_8.describe(), "samples": len(x),
+            "classes": keys, "dtype": x.dtype.str, "shape": list(x.shape[1:]),
+            "how": "handed to the server by neuromark before the run (data/put requests); "
+                   "the labels stayed with neuromark"}
+    total = len(x)
+    return {**desc, "total_count": total, "performance_count": total}, y.astype(np.int64), sent
+
+
+def _request_with_payload(conn: Connection, header: dict[str, Any], payload: bytes,
+                          what: str) -> None:
+    """One request carrying ``payload`` (a ``put``), its reply checked like any other."""
+    with conn.lock:
+        try:
+            send_message(conn.sock, header, payload, timeout_s=conn.timeout_s)
+            reply, _ = recv_message(conn.sock, conn.limits, time.monotonic() + conn.timeout_s)
+        except (ProtocolError, OSError) as exc:
+            raise ModelOutputError(f"remote SUT {conn.name!r} at {conn.address}: {what}: "
+                                   f"{exc}") from None
+    if reply.get("ok") is not True:
+        raise ModelOutputError(f"remote SUT {conn.name!r} at {conn.address}: {what} failed on "
+                               f"the server: {str(reply.get('error'))[:500]}")
+
+
+def _build(conn: Connection, desc: dict[str, Any], calibration: int, samples: int | None,
+           data: str | None = None, limits: Any = None) -> BuiltSUT:
     conn.name = desc["name"]
+    handed: dict[str, Any] | None = None
+    if data is not None:
+        desc, harness_labels, handed = hand_data(conn, desc, data, samples, limits)
+        desc = {**desc, "labels": None}
+    elif desc["total_count"] is None:
+        raise ConfigError(f"remote SUT {conn.name!r} at {conn.address} takes the harness's data "
+                          "and has no library of its own; set sut.options.data (e.g. "
+                          "spoken_digits_8)")
     total = desc["total_count"]
     if samples is not None and samples > total:
         raise ConfigError(f"sut.options.samples: {samples} is more than the {total} samples "
@@ -373,7 +439,11 @@ def _build(conn: Connection, desc: dict[str, Any], calibration: int, samples: in
     trip = transport["round_trip"]
     scores = {"transport_latency": Score(trip["mean_s"] * 1e3, error=trip["stderr_s"] * 1e3,
                                          unit="ms", higher_is_better=False)}
-    info = {**desc["info"], "address": conn.address, "protocol": PROTOCOL,
+    if handed is not None:
+        labels = harness_labels
+    info = {**desc["info"], "label": desc["info"].get("label") or conn.name,
+            **({"data": handed} if handed is not None else {}),
+            "address": conn.address, "protocol": PROTOCOL,
             "remote_sut": conn.name, "staged": sut.staged, "library_size": total,
             "transport": transport}
     return BuiltSUT(sut, library, labels=labels, info=info, close=conn.close, scores=scores)

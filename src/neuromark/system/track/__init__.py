@@ -7,5 +7,7 @@ quality target, and the submission it writes.
 - :mod:`.perf`: the performance runs (calibration, search, final runs, the scenario figure);
 - :mod:`.accuracy`: the accuracy rule's check, the AccuracyOnly run, its score and verdict;
 - :mod:`.scores`: the timing, LoadGen and power scores;
-- :mod:`.estimate`: the energy estimate from operation counts, beside the measured energy.
+- :mod:`.estimate`: the energy estimate from operation counts, beside the measured energy;
+- :mod:`.identity`: the system's identity (``details.system``), named apart from the benchmark;
+- :mod:`.load`: the machine's load around the timed runs.
 """

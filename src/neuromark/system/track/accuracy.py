@@ -30,7 +30,7 @@ from neuromark.registry import metrics
 from neuromark.results import Score
 from neuromark.system.loadgen import LoadGenRun, LoadGenSettings, run_test
 from neuromark.system.loadgen_log import ACCURACY, read_accuracy_log
-from neuromark.system.quality import FLOAT_MODEL, AccuracyRule, judge
+from neuromark.system.quality import FLOAT_MODEL, QUANTIZED_MODEL, AccuracyRule, judge
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, check_labels
 
 if TYPE_CHECKING:  # the schema imports the energy estimate (torch); the checks need none of it
@@ -141,6 +141,13 @@ def accuracy_pass(run: LoadGenRun, built: Any, rule: AccuracyRule | None, entry:
     record: dict[str, Any] = {"metric": metric, "postprocess": post, "samples": len(outputs),
                               "log": str(log), "value": figure.value}
     details["accuracy"] = record
+    references = _both_references(built, outputs, metric, post, entry, float(figure.value))
+    record.update(references)
+    quantized = references["quantized_reference"]
+    if isinstance(quantized.get("value"), float):
+        scores["quantized_reference_accuracy" if metric == CLASSIFICATION
+               else f"quantized_reference_{metric}"] = Score(
+            quantized["value"], unit=figure.unit, higher_is_better=figure.higher_is_better)
     if rule is None or not rule.judged:
         record.update(verdict=None, note="no quality target declared")
         flags.append(f"accuracy {metric} = {figure.value:.6g}: no quality target declared")
@@ -148,30 +155,60 @@ def accuracy_pass(run: LoadGenRun, built: Any, rule: AccuracyRule | None, entry:
     reference, source = _reference(rule, built, outputs, metric, post, entry)
     higher = bool(metrics.get(metric).higher_is_better)
     verdict = judge(float(figure.value), reference, float(rule.target), higher)
+    if source == QUANTIZED_MODEL and verdict.get("reason"):
+        verdict["reason"] = verdict["reason"].replace("float reference", "quantized reference")
     record.update(verdict, reference_source=source)
     if verdict["verdict"] == "INVALID":
         flags.append(f"accuracy INVALID: {metric} {verdict['reason']}")
+
+
+def _both_references(built: Any, outputs: Mapping[int, np.ndarray], metric: str, post: str,
+                     entry: str, value: float) -> dict[str, dict[str, Any]]:
+    """``float_reference`` and ``quantized_reference`` of the accuracy pass (issue 57.4):
+    each ``{value, gap, source}`` (``gap`` = the SUT's figure minus the reference's, in the
+    metric's unit) where the SUT has that reference, else ``{value: None, reason}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, attr, what in (("float_reference", "reference", "float model"),
+                            ("quantized_reference", "quantized_reference", "quantized model")):
+        model = getattr(built, attr, None)
+        if model is None:
+            out[key] = {"value": None, "reason": f"SUT {entry!r} has no {what} reference"}
+            continue
+        ref = _score_reference(model, built, outputs, metric, post, entry, what)
+        source = (built.info.get(f"{key}_source") if isinstance(built.info, dict) else None)
+        out[key] = {"value": ref, "gap": value - ref,
+                    "source": source or f"the SUT's {what}, run untimed on the same samples"}
+    return out
+
+
+def _score_reference(model: Any, built: Any, outputs: Mapping[int, np.ndarray], metric: str,
+                     post: str, entry: str, what: str) -> float:
+    """A reference model's figure on the samples the accuracy log holds (index order)."""
+    indices = sorted(outputs)
+    responses = model(indices)
+    if len(responses) != len(indices):
+        raise DataError(f"SUT {entry!r}: its {what} reference returned {len(responses)} outputs "
+                        f"for {len(indices)} samples")
+    ref = score_outputs(dict(zip(indices, responses)), built.labels, metric, post,
+                        where=f"SUT {entry!r} {what} reference")
+    return float(ref.value)
 
 
 def _reference(rule: AccuracyRule, built: Any, outputs: Mapping[int, np.ndarray], metric: str,
                post: str, entry: str) -> tuple[float, str]:
     """The reference figure: the config's number, or the SUT's float model run on the
     samples the accuracy log holds (in index order, untimed) and scored the same way."""
-    if rule.reference != FLOAT_MODEL:
+    if rule.reference not in (FLOAT_MODEL, QUANTIZED_MODEL):
         return float(rule.reference), "config"
-    model = getattr(built, "reference", None)
+    quantized = rule.reference == QUANTIZED_MODEL
+    model = getattr(built, "quantized_reference" if quantized else "reference", None)
     if model is None:
-        raise ConfigError(f"accuracy.reference: {FLOAT_MODEL}: SUT {entry!r} has no float "
-                          "reference model (BuiltSUT.reference); give the float model's figure "
-                          "as a number")
-    indices = sorted(outputs)
-    responses = model(indices)
-    if len(responses) != len(indices):
-        raise DataError(f"SUT {entry!r}: its float reference returned {len(responses)} outputs "
-                        f"for {len(indices)} samples")
-    ref = score_outputs(dict(zip(indices, responses)), built.labels, metric, post,
-                        where=f"SUT {entry!r} float reference")
-    return float(ref.value), FLOAT_MODEL
+        raise ConfigError(f"accuracy.reference: {rule.reference}: SUT {entry!r} has no "
+                          + ("quantized reference model (BuiltSUT.quantized_reference)" if quantized
+                             else "float reference model (BuiltSUT.reference)")
+                          + "; give the reference's figure as a number")
+    return (_score_reference(model, built, outputs, metric, post, entry,
+                             "quantized" if quantized else "float"), str(rule.reference))
 
 
 def check_rule(cfg: SystemConfig, built: BuiltSUT, config: ConfigFile | None) -> bool:
@@ -206,6 +243,10 @@ def check_rule(cfg: SystemConfig, built: BuiltSUT, config: ConfigFile | None) ->
         raise ConfigError(f"{where}: accuracy.reference: {FLOAT_MODEL}: SUT {name!r} (with these "
                           "options) has no float reference model; give the float model's figure "
                           "as a number")
+    if rule.reference == QUANTIZED_MODEL and built.quantized_reference is None:
+        raise ConfigError(f"{where}: accuracy.reference: {QUANTIZED_MODEL}: SUT {name!r} (with "
+                          "these options) has no quantized reference model; use float_model or "
+                          "give the reference's figure as a number")
     return postprocess_of(rule, metric) == "argmax" and built.labels.dtype.kind in "iu"
 
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from neuromark.components import ComponentSpec
 from neuromark.config import IdentitySettings, Seed, StrictModel
+from neuromark.identity import check_label
 from neuromark.system.loadgen import LoadGenSettings
 from neuromark.system.power.spec import MeterSpec
 from neuromark.system.quality import AccuracyRule
@@ -70,12 +71,26 @@ class PowerWindows(StrictModel):
         return self
 
 
+class SystemSUTSpec(ComponentSpec):
+    """``sut: {name, options, label}``: the registered SUT, its options, and the label the
+    user gives the system (results ``<benchmark id>--<label>.json``, the leaderboard's row;
+    default: the SUT's own label, e.g. ``akida-virtual-SixNodesIPv2``, else its entry
+    name). Remote SUTs take one too."""
+
+    label: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _label_is_a_name(cls, value: str | None) -> str | None:
+        return None if value is None else check_label(value)
+
+
 class SystemConfig(StrictModel):
     task: Literal["system"]
     benchmark: IdentitySettings | None = Field(
         None, description="identity; default id <sut name>-<scenario>")
     description: str = ""
-    sut: ComponentSpec
+    sut: SystemSUTSpec
     loadgen: LoadGenSettings = LoadGenSettings()
     accuracy: AccuracyRule | bool | None = Field(
         None, description="how the AccuracyOnly pass is scored and its quality target "

@@ -67,3 +67,30 @@ def estimate_energy(workload: Callable[[], tuple[Any, Any]], settings: EstimateS
                        quiet=True, trained=True)
     details = {**results.details.get(metric.name, {}), "samples": results.details.get("samples")}
     return results.scores[metric.name], details
+
+
+def estimate_from_counts(counts: dict[str, Any], settings: EstimateSettings
+                         ) -> tuple[Score, dict[str, Any]]:
+    """(``energy_estimate`` score, details) from operation counts per inference the SUT
+    counted itself (``BuiltSUT.operation_counts``: ``macs``, ``acs``, ``neuron_updates``,
+    ``source``), e.g. the synaptic events of a chip simulator: per profile
+    ``macs x mac_j + acs x ac_j + neuron_updates x neuron_update_j`` (a profile without
+    ``neuron_update_j`` prices a neuron update as 0 and says so). Arithmetic only, as the
+    profiles are: an estimate, never a measurement."""
+    values: dict[str, float] = {}
+    profiles: dict[str, Any] = {}
+    macs, acs = float(counts.get("macs", 0.0)), float(counts.get("acs", 0.0))
+    updates = float(counts.get("neuron_updates", 0.0))
+    for name in settings.profiles:
+        profile = get_profile(name)
+        values[profile.name] = (macs * profile.mac_j + acs * profile.ac_j
+                                + updates * (profile.neuron_update_j or 0.0))
+        profiles[profile.name] = {"label": profile.label(), "source": profile.source,
+                                  "caveats": list(profile.caveats)
+                                  + ([] if profile.neuron_update_j is not None else
+                                     ["neuron updates priced at 0 (the profile has none)"])}
+    details = {"counts_per_inference": {"macs": macs, "acs": acs, "neuron_updates": updates},
+               "counted_by": counts.get("source", "the SUT"), "profiles": profiles,
+               "formula": "macs x mac_j + acs x ac_j + neuron_updates x neuron_update_j"}
+    return Score(values, unit="J/sample (estimate)", higher_is_better=False), details
+

@@ -220,6 +220,20 @@ def _calibration_lines(d: dict) -> list[str]:
 def _section_results(res: Results, out_dir: Path, tag: str) -> list[str]:
     d = res.details
     lines = [f"### {res.benchmark.id} (v{res.benchmark.version})", ""]
+    system = d.get("system")
+    if isinstance(system, dict):  # the system, named apart from the benchmark (issue 57.1)
+        sdk, target = system.get("sdk") or {}, system.get("target") or {}
+        lines += [f"System `{system.get('label')}`: SUT `{(system.get('sut') or {}).get('entry')}`, "
+                  f"SDK {sdk.get('name')} {sdk.get('version') or ''}, target "
+                  f"{target.get('name') or target.get('desc') or target.get('kind')}, host "
+                  f"{(system.get('host') or {}).get('node')}.", ""]
+    load = d.get("load")
+    if isinstance(load, dict):
+        lines += [f"Machine load: load average {load.get('load_average_before')} before, mean "
+                  f"{(load.get('load_average_during') or {}).get('mean_1min')} during, "
+                  f"{load.get('load_average_after')} after; this run {load.get('cpu_time_s')} s "
+                  f"CPU in {load.get('wall_s')} s wall on {load.get('logical_cores')} logical "
+                  f"cores; busy: {load.get('busy')}.", ""]
     lines += ["| metric | value |", "|---|---|"]
     for name, score in res.scores.items():
         lines.append(f"| {name} | {format_value(score)} |")

@@ -1,5 +1,11 @@
 """Task ``system``: a LoadGen scenario over a registered SUT, stage timings, power windows.
 
+The results name the system apart from the benchmark (``details.system``,
+:mod:`.identity`; the file ``<benchmark id>--<system label>.json``), record the machine's
+load around the timed runs (``details.load``, :mod:`.load`) and say how the energy was
+obtained (``scores.energy_source``: measured, an estimate from counted operations when no
+meter is attached and the SUT's workload can be counted, or not measured).
+
 The run, in order: build the SUT, check its accuracy rule and first response
 (:mod:`.accuracy`), calibrate and search, then the final performance run(s) (:mod:`.perf`),
 the AccuracyOnly run and its verdict (:mod:`.accuracy`), the power windows, the energy
@@ -26,7 +32,6 @@ from neuromark.components import accepted, build_component, check_options
 from neuromark.config import ConfigFile, validate
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError
-from neuromark.identity import model_identity
 from neuromark.registry import meters, suts
 from neuromark.results import Results, Score
 from neuromark.system.compliance import TESTS, run_compliance
@@ -38,7 +43,9 @@ from neuromark.system.suts import RUN_ARGUMENTS
 from neuromark.system.timing import timer_resolution_ns
 from neuromark.system.track.accuracy import accuracy_mode_run, accuracy_pass, check_metric, check_rule
 from neuromark.system.track.config import SystemConfig
-from neuromark.system.track.estimate import estimate_energy
+from neuromark.system.track.estimate import EstimateSettings, estimate_energy, estimate_from_counts
+from neuromark.system.track.identity import system_block, system_identity, system_label
+from neuromark.system.track.load import LoadMonitor
 from neuromark.system.track.perf import final_runs, prepare, scenario_metric
 from neuromark.system.track.scores import loadgen_scores, mlperf_power, power_scores
 from neuromark.tasks.base import TaskBase, TaskPlan, out_dir_of, task_results
@@ -62,7 +69,7 @@ def run_system(cfg: SystemConfig, config: ConfigFile | None, out_dir: Path,
                           "not a neuromark.system.sut.BuiltSUT")
     try:
         argmax = check_rule(cfg, built, config)
-        if cfg.estimate is not None and built.workload is None:
+        if cfg.estimate is not None and built.workload is None and built.operation_counts is None:
             where = (config or ConfigFile(data={})).where(("estimate",))
             raise ConfigError(f"{where}: estimate: SUT {cfg.sut.name!r} (with these options) "
                               "gives no workload whose operations can be counted; remove "
@@ -82,7 +89,9 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     warm_up(sut, library, cfg.timing.warmup)
     settings = cfg.loadgen
     flags: list[str] = []
-    details: dict[str, Any] = {"sut": {"name": sut.name, "entry": cfg.sut.name, **info},
+    label = system_label(cfg.sut.name, cfg.sut.label, info)
+    details: dict[str, Any] = {"system": system_block(cfg.sut.name, cfg.sut.options, info, label),
+                               "sut": {"name": sut.name, "entry": cfg.sut.name, **info},
                                "timer_resolution_ns": resolution, "warmup_samples": cfg.timing.warmup,
                                "loadgen": {}, "flags": flags, "plots": []}
     if built.front_end is not None:  # the input encoder's cost, beside the model's (issue 47.4)
@@ -92,6 +101,7 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     measured = getattr(meter, "measured", True)
     data_time = (_data_time(cfg, info, config)  # checked before anything runs
                  if measured and cfg.power.latency == "data_time" else None)
+    load = LoadMonitor().__enter__()  # what else runs, around the timed runs (issue 57.6)
     perf = prepare(sut, library, settings, out_dir, cfg.profile)  # calibration, search: untimed
     settings = perf.settings  # the effective settings
     details["loadgen"]["calibration"] = perf.calibration
@@ -107,6 +117,10 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
         latency_means = loadgen_scores(run, getattr(sut, "timer", None), settings, details, scores,
                                        out_dir, sut.name)
         acc_run = accuracy_mode_run(run, settings, sut, library, details, out_dir)
+        load.__exit__(None, None, None)
+        details["load"] = load.record()
+        if (busy := load.flag()) is not None:
+            flags.append(busy)
         rule = cfg.accuracy_rule()
         if rule is not None:
             accuracy_pass(acc_run, built, rule, cfg.sut.name, details, scores)
@@ -118,6 +132,7 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
                                               amortised=cfg.power.amortised,
                                               sleep_s=cfg.power.sleep_s)
     finally:
+        load._stop.set()  # the sampling thread ends on errors too
         if measured:
             meter.stop()
     details["power_meter"] = meter.metadata()
@@ -134,9 +149,18 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     else:
         scores["energy_per_inference"] = Score("not measured", unit="", higher_is_better=False)
         flags.append(f"energy not measured: {details['power_meter']['reason']}")
-    if cfg.estimate is not None:  # after LoadGen and the power windows: never disturbs them
+    estimate = cfg.estimate
+    countable = built.workload is not None or built.operation_counts is not None
+    if estimate is None and not measured and countable:
+        estimate = EstimateSettings()  # energy never silent (issue 57.7): the shipped profiles
+    if estimate is not None and built.workload is None and built.operation_counts is not None:
+        scores["energy_estimate"], details["energy_estimate"] = estimate_from_counts(
+            built.operation_counts, estimate)
+    elif estimate is not None:  # after LoadGen and the power windows: never disturbs them
         scores["energy_estimate"], details["energy_estimate"] = estimate_energy(
-            built.workload, cfg.estimate, ctx)
+            built.workload, estimate, ctx)
+    scores["energy_source"] = Score(_energy_source(measured, details, estimate), unit="",
+                                    higher_is_better=None)
     if cfg.compliance and settings.mode == "PerformanceOnly":
         tests = TESTS if cfg.compliance is True else tuple(cfg.compliance)
         details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
@@ -153,9 +177,24 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
             scores["scenario_metric"] = Score(metric["value"], unit=metric["unit"],
                                               higher_is_better=metric["higher_is_better"])
     effective = cfg.model_copy(update={"loadgen": settings})  # the calibrated settings
-    return task_results(scores, benchmark=cfg.info(), model=model_identity(cfg.sut.name, cfg.sut.options),
+    return task_results(scores, benchmark=cfg.info(),
+                        model=system_identity(cfg.sut.name, cfg.sut.options, label),
                         effective=effective.model_dump(), device=None,  # the SUT's own hardware
                         seeds={"seed": cfg.seed, **settings.seeds.model_dump()}, details=details)
+
+
+def _energy_source(measured: bool, details: dict[str, Any],
+                   estimate: EstimateSettings | None) -> str:
+    """How the energy figure was obtained, in words the leaderboard shows (issue 57.7):
+    ``measured (meter M)``, ``estimate (profiles; from counted operations)`` or ``not
+    measured``; never empty."""
+    if measured:
+        return f"measured (meter {details['power_meter'].get('name', '?')})"
+    if estimate is not None:
+        shipped = all(str(p).startswith("horowitz45") for p in estimate.profiles)
+        return ("estimate from counted operations" + (" (Horowitz 2014, 45 nm)" if shipped else
+                f" ({len(estimate.profiles)} profile(s), details.energy_estimate)"))
+    return "not measured (no meter; no countable workload for an estimate)"
 
 
 def _data_time(cfg: SystemConfig, info: dict[str, Any], config: ConfigFile | None) -> float:
