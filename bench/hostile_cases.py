@@ -558,5 +558,6 @@ def _(tmp: Path) -> Any:
 
 
 import hostile_cases_network  # noqa: E402, F401 - issue 41a: network peers, power samples, searches
+import hostile_cases_readers  # noqa: E402, F401 - issue 59: real-file readers, NIR, untrained flag
 import hostile_cases_tools  # noqa: E402, F401 - the tools' cases, after these
 import hostile_cases_writers  # noqa: E402, F401 - issue 41b: writers, user code, portability

@@ -49,6 +49,9 @@ outside the 11,718,656..11,730,943 µs that the file's TIME_HIGH words state).
 Time (µs) = ``(TIME_HIGH << 6) | low``, 34 bits; a TIME_HIGH more than half its range below
 the previous one is a wrap of 2**34 µs.
 
+Both decoders are single-pass state machines compiled with numba (a count pass, then a
+fill pass; ``bench/prophesee_read.py --raw`` times them against expelliarmus).
+
 In both, CD events and triggers before the first TIME_HIGH have no time and are dropped
 (counted in :attr:`Decoded.before_time_high`), vector words before any VECT_BASE_X and
 events before any EVT_ADDR_Y (EVT 3.0) have no address and are dropped the same way
@@ -61,6 +64,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from neuromark._numba import numba
 
 #: Structured dtype of external trigger events: time µs, channel id, value (edge).
 TRIGGER_DTYPE = np.dtype([("t", "<i8"), ("id", "u1"), ("value", "u1")])
@@ -104,114 +109,182 @@ class Decoded:
     wraps: int
 
 
-def _last_index(mask: np.ndarray) -> np.ndarray:
-    """For each position, the index of the last ``True`` at or before it (-1: none)."""
-    idx = np.where(mask, np.arange(mask.shape[0]), -1)
-    return np.maximum.accumulate(idx) if idx.size else idx
+#: word type codes per encoding, 1 where the layout defines the type
+_EVT3_KNOWN = np.array([1 if k in EVT3_TYPES else 0 for k in range(16)], np.uint8)
+_EVT2_KNOWN = np.array([1 if k in EVT2_TYPES else 0 for k in range(16)], np.uint8)
 
 
-def _unwrapped_high(high: np.ndarray, bits: int) -> tuple[np.ndarray, int]:
-    """TIME_HIGH values with their wraps added (a drop of more than half the range)."""
-    h = high.astype(np.int64)
-    if h.size < 2:
-        return h, 0
-    wrapped = np.diff(h) < -(1 << (bits - 1))
-    loops = np.concatenate(([0], np.cumsum(wrapped)))
-    return h + (loops << bits), int(wrapped.sum())
+@numba.njit(cache=True, nogil=True)
+def _first_reserved(kinds: np.ndarray, known: np.ndarray) -> int:  # pragma: no cover - numba
+    for i in range(kinds.shape[0]):
+        if known[kinds[i]] == 0:
+            return i
+    return -1
 
 
-def _time_base(kind: np.ndarray, high_code: int, high_value: np.ndarray, bits: int,
-               shift: int) -> tuple[np.ndarray, np.ndarray, tuple[int, int] | None, int]:
-    """(high part µs at each word, has a TIME_HIGH been seen, range, wraps)."""
-    is_high = kind == high_code
-    unwrapped, wraps = _unwrapped_high(high_value[is_high], bits)
-    last = _last_index(is_high)
-    seen = last >= 0
-    rank = np.cumsum(is_high) - 1  # which TIME_HIGH word is the last one seen
-    base = np.zeros(kind.shape[0], np.int64)
-    base[seen] = unwrapped[rank[seen]] << shift
-    stated = None if not unwrapped.size else (int(unwrapped.min()) << shift,
-                                             (int(unwrapped.max()) + 1) << shift)
-    return base, seen, stated, wraps
+@numba.njit(cache=True, nogil=True)
+def _evt3(words: np.ndarray, fill: bool, t: np.ndarray, x: np.ndarray, y: np.ndarray,
+          p: np.ndarray, trig: np.ndarray, stats: np.ndarray) -> tuple:  # pragma: no cover
+    """One pass over EVT 3.0 words; ``fill=False`` only counts. ``stats``: [before_time_high,
+    without_address, wraps, first_high, last_high] (highs unwrapped, -1: none)."""
+    n_ev = 0
+    n_tr = 0
+    high = np.int64(-1)  # last TIME_HIGH payload (-1: none yet)
+    loops = np.int64(0)
+    low = np.int64(0)
+    row = np.int64(-1)
+    base = np.int64(-1)
+    base_p = 0
+    first_high = np.int64(-1)
+    last_high = np.int64(-1)
+    for i in range(words.shape[0]):
+        w = np.int64(words[i])
+        kind = w >> 12
+        v = w & 0xFFF
+        if kind == 0x8:
+            if high >= 0 and v < high - 2048:
+                loops += 1
+            high = v
+            unwrapped = v + (loops << 12)
+            if first_high < 0 or unwrapped < first_high:
+                first_high = unwrapped
+            if unwrapped > last_high:
+                last_high = unwrapped
+        elif kind == 0x6:
+            low = v
+        elif kind == 0x0:
+            row = v & 0x7FF
+        elif kind == 0x3:
+            base = v & 0x7FF
+            base_p = (v >> 11) & 1
+        elif kind == 0x2 or kind == 0x4 or kind == 0x5:
+            if kind == 0x2:
+                origin, pol, mask, width = v & 0x7FF, (v >> 11) & 1, np.int64(1), 0
+            elif kind == 0x4:
+                origin, pol, mask, width = base, base_p, v, 12
+            else:
+                origin, pol, mask, width = base, base_p, v & 0xFF, 8
+            if high < 0 or row < 0 or origin < 0:
+                count = 0
+                m = mask
+                while m:
+                    count += m & 1
+                    m >>= 1
+                if high < 0:
+                    stats[0] += count
+                else:
+                    stats[1] += count
+            else:
+                time = ((high + (loops << 12)) << 12) | low
+                k = 0
+                m = mask
+                while m:
+                    if m & 1:
+                        if fill:
+                            t[n_ev] = time
+                            x[n_ev] = origin + k
+                            y[n_ev] = row
+                            p[n_ev] = pol
+                        n_ev += 1
+                    m >>= 1
+                    k += 1
+            if width and base >= 0:
+                base += width
+        elif kind == 0xA:
+            if high >= 0:
+                if fill:
+                    trig[n_tr, 0] = ((high + (loops << 12)) << 12) | low
+                    trig[n_tr, 1] = (v >> 8) & 0xF
+                    trig[n_tr, 2] = v & 1
+                n_tr += 1
+    stats[2] = loops
+    stats[3] = first_high
+    stats[4] = last_high
+    return n_ev, n_tr
 
 
-def _check_types(kind: np.ndarray, known: dict[int, str], encoding: str) -> None:
-    table = np.zeros(16, bool)
-    table[list(known)] = True
-    bad = np.flatnonzero(~table[kind])
-    if bad.size:
-        raise DecodeProblem(int(bad[0]), int(kind[bad[0]]), encoding)
+@numba.njit(cache=True, nogil=True)
+def _evt2(words: np.ndarray, fill: bool, t: np.ndarray, x: np.ndarray, y: np.ndarray,
+          p: np.ndarray, trig: np.ndarray, stats: np.ndarray) -> tuple:  # pragma: no cover
+    """One pass over EVT 2.0 words (see :func:`_evt3`)."""
+    n_ev = 0
+    n_tr = 0
+    high = np.int64(-1)
+    loops = np.int64(0)
+    first_high = np.int64(-1)
+    last_high = np.int64(-1)
+    for i in range(words.shape[0]):
+        w = np.int64(words[i])
+        kind = w >> 28
+        if kind == 0x8:
+            v = w & 0x0FFFFFFF
+            if high >= 0 and v < high - (1 << 27):
+                loops += 1
+            high = v
+            unwrapped = v + (loops << 28)
+            if first_high < 0 or unwrapped < first_high:
+                first_high = unwrapped
+            if unwrapped > last_high:
+                last_high = unwrapped
+        elif kind <= 0x1:
+            if high < 0:
+                stats[0] += 1
+            else:
+                if fill:
+                    t[n_ev] = ((high + (loops << 28)) << 6) | ((w >> 22) & 0x3F)
+                    x[n_ev] = (w >> 11) & 0x7FF
+                    y[n_ev] = w & 0x7FF
+                    p[n_ev] = kind
+                n_ev += 1
+        elif kind == 0xA:
+            if high >= 0:
+                if fill:
+                    trig[n_tr, 0] = ((high + (loops << 28)) << 6) | ((w >> 22) & 0x3F)
+                    trig[n_tr, 1] = (w >> 8) & 0x1F
+                    trig[n_tr, 2] = w & 1
+                n_tr += 1
+    stats[2] = loops
+    stats[3] = first_high
+    stats[4] = last_high
+    return n_ev, n_tr
+
+
+def _decode(words: np.ndarray, encoding: str) -> Decoded:
+    """Check the word types, count, allocate, fill."""
+    if encoding == "evt3":
+        words = np.ascontiguousarray(words, dtype=np.uint16)
+        kinds, known, kernel, shift = (words >> 12).astype(np.uint8), _EVT3_KNOWN, _evt3, 12
+    else:
+        words = np.ascontiguousarray(words, dtype=np.uint32)
+        kinds, known, kernel, shift = (words >> 28).astype(np.uint8), _EVT2_KNOWN, _evt2, 6
+    bad = _first_reserved(kinds, known)
+    if bad >= 0:
+        raise DecodeProblem(int(bad), int(kinds[bad]), encoding)
+    stats = np.zeros(5, np.int64)
+    empty = np.zeros(0, np.int64)
+    n_ev, n_tr = kernel(words, False, empty, empty, empty, np.zeros(0, np.int8),
+                        np.zeros((0, 3), np.int64), stats)
+    t, x, y = (np.empty(n_ev, np.int64) for _ in range(3))
+    p = np.empty(n_ev, np.int8)
+    trig = np.empty((n_tr, 3), np.int64)
+    stats[:] = 0
+    kernel(words, True, t, x, y, p, trig, stats)
+    triggers = np.empty(n_tr, TRIGGER_DTYPE)
+    triggers["t"], triggers["id"], triggers["value"] = trig[:, 0], trig[:, 1], trig[:, 2]
+    stated = None if stats[3] < 0 else (int(stats[3]) << shift, (int(stats[4]) + 1) << shift)
+    return Decoded(t, x, y, p, triggers, int(stats[0]), int(stats[1]), stated, int(stats[2]))
 
 
 def decode_evt3(words: np.ndarray) -> Decoded:
     """Decode EVT 3.0 words (uint16, as read little-endian) by the layout in the module
     docstring; :class:`DecodeProblem` at the first word of a reserved type."""
-    w = np.asarray(words, dtype=np.uint16).astype(np.int64)
-    kind = w >> 12
-    _check_types(kind, EVT3_TYPES, "evt3")
-    payload = w & 0xFFF
-    base_t, seen_high, stated, wraps = _time_base(kind, 0x8, payload, 12, 12)
-    is_low = kind == 0x6
-    last_low = _last_index(is_low)
-    t_word = base_t + np.where(last_low >= 0, payload[np.maximum(last_low, 0)], 0)
-
-    last_y = _last_index(kind == 0x0)
-    y_word = np.where(last_y >= 0, payload[np.maximum(last_y, 0)] & 0x7FF, -1)
-    # vectors: the base x of each VECT word = its VECT_BASE_X + 12/8 per VECT word since
-    is_base = kind == 0x3
-    step = np.where(kind == 0x4, 12, np.where(kind == 0x5, 8, 0))
-    before = np.cumsum(step) - step  # pixels the vectors before each word advanced
-    last_base = _last_index(is_base)
-    ok_base = last_base >= 0
-    lb = np.maximum(last_base, 0)
-    vect_x = np.where(ok_base, (payload[lb] & 0x7FF) + before - before[lb], -1)
-    vect_p = (payload[lb] >> 11) & 1
-
-    # every CD word as (origin x, polarity, mask of pixels): ADDR_X one pixel, vectors 12/8
-    cd = np.flatnonzero((kind == 0x2) | (kind == 0x4) | (kind == 0x5))
-    ck = kind[cd]
-    origin = np.where(ck == 0x2, payload[cd] & 0x7FF, vect_x[cd])
-    pol = np.where(ck == 0x2, (payload[cd] >> 11) & 1, vect_p[cd])
-    mask = np.where(ck == 0x2, 1, np.where(ck == 0x4, payload[cd], payload[cd] & 0xFF))
-    bits = (mask[:, None] >> np.arange(12)) & 1
-    row, k = np.nonzero(bits)  # row-major: word order, then increasing pixel
-    word = cd[row]
-    valid_time = seen_high[word]
-    valid_addr = (y_word[word] >= 0) & (origin[row] >= 0)
-    keep = valid_time & valid_addr
-    word, row, k = word[keep], row[keep], k[keep]
-    triggers = _triggers(kind == 0xA, seen_high, t_word, (payload >> 8) & 0xF, payload & 1)
-    return Decoded(t=t_word[word], x=origin[row] + k, y=y_word[word],
-                   p=pol[row].astype(np.int8), triggers=triggers,
-                   before_time_high=int((~valid_time).sum()),
-                   without_address=int((valid_time & ~valid_addr).sum()),
-                   time_high_range=stated, wraps=wraps)
-
-
-def _triggers(is_trigger: np.ndarray, seen_high: np.ndarray, t_word: np.ndarray,
-              channel: np.ndarray, value: np.ndarray) -> np.ndarray:
-    at = np.flatnonzero(is_trigger & seen_high)
-    out = np.empty(at.size, TRIGGER_DTYPE)
-    out["t"], out["id"], out["value"] = t_word[at], channel[at], value[at]
-    return out
+    return _decode(words, "evt3")
 
 
 def decode_evt2(words: np.ndarray) -> Decoded:
     """Decode EVT 2.0 words (uint32, as read little-endian) by the layout in the module
     docstring; :class:`DecodeProblem` at the first word of a reserved type."""
-    w = np.asarray(words, dtype=np.uint32).astype(np.int64)
-    kind = w >> 28
-    _check_types(kind, EVT2_TYPES, "evt2")
-    base_t, seen_high, stated, wraps = _time_base(kind, 0x8, w & 0x0FFFFFFF, 28, 6)
-    t_word = base_t + ((w >> 22) & 0x3F)
-    cd = np.flatnonzero(kind <= 0x1)
-    valid = seen_high[cd]
-    cd = cd[valid]
-    triggers = _triggers(kind == 0xA, seen_high, t_word, (w >> 8) & 0x1F, w & 1)
-    return Decoded(t=t_word[cd], x=(w[cd] >> 11) & 0x7FF, y=w[cd] & 0x7FF,
-                   p=kind[cd].astype(np.int8), triggers=triggers,
-                   before_time_high=int((~valid).sum()), without_address=0,
-                   time_high_range=stated, wraps=wraps)
+    return _decode(words, "evt2")
 
 
 def word_bytes(encoding: str) -> int:
