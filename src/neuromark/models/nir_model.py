@@ -16,13 +16,15 @@ needs a per-edge buffer the harness does not count); any other node raises namin
 its type. Neuron dynamics: :mod:`neuromark.models.nir_neurons` (forward Euler at ``dt``).
 
 Round trip with snnTorch 1.0 / nir 1.0.8: snnTorch exports ``Leaky``/``Synaptic`` only
-with per-neuron tensors for beta (alpha) and threshold and an unbatched sample; NIR's
+with per-neuron tensors for beta (alpha) and threshold and an unbatched sample, so
+:func:`to_nir` exports a copy with shared values broadcast per neuron; NIR's
 neurons reset to ``v_reset``, so a subtract-reset net comes back as zero-reset (lossy;
 docs/frameworks.md gives the measured difference). Zero-reset nets round-trip exactly.
 """
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -276,6 +278,12 @@ def read_graph_noted(graph_or_path: Any) -> tuple[Any, tuple[str, ...]]:
             raise DataError(f"{path}: not a readable NIR file: ValueError: {exc}") from exc
         first = exc
     except Exception as exc:
+        unknown = _unknown_node_types(nir, path)
+        if unknown:
+            raise DataError(f"{path}: " + "; ".join(
+                f"node {name!r} has type {kind!r}" for name, kind in unknown)
+                + f", which nir {getattr(nir, '__version__', '?')} does not know (known: "
+                f"{', '.join(sorted(_known_types(nir)))})") from None
         raise DataError(f"{path}: not a readable NIR file: {type(exc).__name__}: {exc}") from exc
     try:
         graph, note = read_untyped(nir, path)
@@ -284,6 +292,41 @@ def read_graph_noted(graph_or_path: Any) -> tuple[Any, tuple[str, ...]]:
                         f"check: {type(exc).__name__}: {exc}") from exc
     warnings.warn(f"{note} (nir said: {first})", UserWarning, stacklevel=3)
     return graph, (note,)
+
+
+def _known_types(nir: Any) -> set[str]:
+    """Names of the node classes the installed nir defines."""
+    found, todo = set(), [nir.NIRNode]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub.__module__.startswith("nir") and sub.__name__ not in found:
+                found.add(sub.__name__)
+                todo.append(sub)
+    return found
+
+
+def _unknown_node_types(nir: Any, path: Path) -> list[tuple[str, str]]:
+    """(node path, type) of every node of a ``.nir`` (HDF5) file whose ``type`` the
+    installed nir does not define; [] when the file cannot be walked."""
+    try:
+        import h5py
+
+        known, found = _known_types(nir), []
+        with h5py.File(path, "r") as f:
+            def walk(group: Any, prefix: str) -> None:
+                for name, node in group.get("nodes", {}).items():
+                    kind = node.get("type")
+                    kind = kind[()] if kind is not None else b""
+                    kind = kind.decode("utf-8", "replace") if isinstance(kind, bytes) else str(kind)
+                    if kind not in known:
+                        found.append((prefix + name, kind))
+                    if kind == "NIRGraph":
+                        walk(node, f"{prefix}{name}.")
+            walk(f["node"], "")
+        return found
+    except Exception:  # noqa: BLE001 - only a better message is at stake
+        return []
 
 
 class NIRModel(SNNTorchModel):
@@ -303,6 +346,8 @@ def from_nir(graph_or_path: Any, dt: float = 1e-4) -> SNNTorchModel:
     graph, notes = read_graph_noted(graph_or_path)
     model = NIRModel(NIRNetwork(graph, dt))
     model.notes = notes
+    if not isinstance(graph_or_path, _nir().NIRGraph):  # weights read from a file: trained
+        model.weights_file = model.module.weights_file = str(graph_or_path)
     return model
 
 
@@ -314,25 +359,75 @@ def nir_model(path: Path, dt: float = 1e-4) -> SNNTorchModel:
     return from_nir(Path(path), dt)
 
 
-def _check_exportable(net: nn.Module) -> None:
-    """snnTorch 1.0's exporter needs per-neuron tensors for beta, alpha and threshold."""
+#: snnTorch neurons whose shared (scalar) parameters :func:`per_neuron_copy` broadcasts.
+NEURONS = ("Leaky", "Synaptic", "RLeaky", "RSynaptic")
+#: layers NIR 1.0 has no node for: snnTorch's exporter would leave them out of the graph.
+NO_NIR_NODE = {"MaxPool1d": "max pooling", "MaxPool2d": "max pooling",
+               "MaxPool3d": "max pooling", "AdaptiveMaxPool1d": "max pooling",
+               "AdaptiveMaxPool2d": "max pooling"}
+
+
+def _refuse_layers_without_nir_node(net: nn.Module) -> None:
     for name, module in net.named_modules():
-        kind = type(module).__name__
-        if kind not in ("Leaky", "Synaptic", "RLeaky", "RSynaptic"):
+        what = NO_NIR_NODE.get(type(module).__name__)
+        if what is not None:
+            raise ValueError(f"to_nir: layer {name!r} ({type(module).__name__}) is {what}, for "
+                             "which NIR 1.0 defines no node (NIR pools by AvgPool2d/SumPool2d "
+                             "only): snnTorch's exporter would leave it out of the graph, so "
+                             "the network is not exported")
+
+
+def per_neuron_copy(net: nn.Module, sample: Tensor) -> nn.Module:
+    """A copy of ``net`` whose snnTorch neurons hold per-neuron tensors of beta, alpha and
+    threshold (what snnTorch 1.0's NIR exporter needs), each shared scalar broadcast to its
+    layer's neuron shape, found by running ``sample`` (one step of one sample, no batch
+    dimension) through the copy with a batch of one. ``net`` itself is not changed."""
+    _refuse_layers_without_nir_node(net)
+    copy_ = copy.deepcopy(net)
+    shapes: dict[str, tuple[int, ...]] = {}
+
+    def probe(name: str) -> Any:
+        def hook(module: nn.Module, args: tuple, out: Any) -> None:  # returns None: output kept
+            shapes.setdefault(name, tuple(args[0].shape[1:]))
+        return hook
+
+    hooks = [module.register_forward_hook(probe(name))
+             for name, module in copy_.named_modules() if type(module).__name__ in NEURONS]
+    try:
+        with torch.no_grad():
+            copy_(sample.unsqueeze(0))
+    except Exception as exc:
+        raise ValueError(f"to_nir: running one sample of shape {tuple(sample.shape)} (batch of "
+                         f"one) through the network failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        for hook in hooks:
+            hook.remove()
+    for name, module in copy_.named_modules():
+        if name not in shapes:
             continue
         for param in ("beta", "alpha", "threshold"):
             value = getattr(module, param, None)
-            if isinstance(value, Tensor) and value.dim() == 0:
-                raise ValueError(
-                    f"to_nir: layer {name!r} ({kind}) has a scalar {param}; snnTorch's NIR "
-                    f"export needs a per-neuron tensor: {kind}({param}=torch.full((n,), "
-                    f"{float(value):g}), ...)")
+            if not isinstance(value, Tensor) or value.shape == shapes[name]:
+                continue
+            full = torch.broadcast_to(value.detach(), shapes[name]).clone()
+            if isinstance(value, nn.Parameter):
+                setattr(module, param, nn.Parameter(full, requires_grad=value.requires_grad))
+            elif param in dict(module.named_buffers(recurse=False)):
+                module.register_buffer(param, full)
+            else:
+                setattr(module, param, full)
+        if hasattr(module, "reset_mem"):
+            module.reset_mem()  # forget the probe's state (not reset_hidden: a classmethod)
+    return copy_
 
 
 def to_nir(model: Any, sample: Tensor) -> Any:
     """Export an snnTorch network (or an adapter holding one) to a ``nir.NIRGraph`` with
     snnTorch's ``export_to_nir``; ``sample`` is ONE time step of ONE sample, no batch
-    dimension (what snnTorch 1.0 with nir 1.0.8 accepts). Write it with ``nir.write``."""
+    dimension (what snnTorch 1.0 with nir 1.0.8 accepts). Neurons that share one beta,
+    alpha or threshold are exported from a copy with that value broadcast per neuron
+    (:func:`per_neuron_copy`); layers NIR has no node for (max pooling) are refused
+    naming them. Write the graph with ``nir.write``."""
     net = getattr(model, "module", model)
     if not isinstance(net, nn.Module):
         raise TypeError(f"to_nir needs an nn.Module or adapter, got {type(model).__name__}")
@@ -340,5 +435,4 @@ def to_nir(model: Any, sample: Tensor) -> Any:
     _nir()
     from snntorch.export_nir import export_to_nir
 
-    _check_exportable(net)
-    return export_to_nir(net, sample)
+    return export_to_nir(per_neuron_copy(net, sample), sample)

@@ -65,7 +65,7 @@ from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
-from neuromark.models.untrained import UNTRAINED_FLAG
+from neuromark.models.untrained import UNTRAINED_FLAG, weights_file
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
@@ -264,7 +264,12 @@ class ClassificationTask(TaskBase):
             model.exempt_params = tuple(settings.eval.exempt_params)
         decoder = self._decoder(plan)
         trained = plan.given.trained if plan.given is not None else _declared_trained(plan)
-        # a factory's model, no checkpoint, nothing declared: flagged here, with the config's line
+        # a factory's model, no checkpoint, nothing declared: flagged here, with the config's
+        # line; weights the factory read from a file (a NIR graph) are not a factory's draw
+        from_file = weights_file(model)
+        if from_file is not None and trained is None:
+            trained = True
+            details["weights_file"] = from_file
         unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
         recipe = plan.train if plan.given is None else None
         with torch_threads(recipe.threads if recipe else 1):
