@@ -154,3 +154,43 @@ def _(tmp: Path) -> Any:
 
     path = unknown_node_graph(tmp / "g.nir")
     return lambda: from_nir(path)
+
+
+@case("nir-run-flagged-untrained", "flags tell the truth: a NIR file's weights are not a factory's",
+      "test_nir_readback.py::test_a_nir_model_run_is_not_flagged_untrained", expect="result",
+      check=lambda v: v is True or "flagged untrained")
+def _(tmp: Path) -> Any:
+    from test_nir import write_small_nir
+
+    from neuromark.data.hdf5_spikes import write_shd_file
+
+    write_small_nir(tmp / "net.nir")
+    write_shd_file(tmp / "test.h5", [[0.001, 0.012, 0.03]] * 4, [[0, 1, 3]] * 4, [0, 1, 0, 1])
+    (tmp / "nir.yaml").write_text(f"""task: classification
+benchmark: {{id: spikes-nir, version: "1.0"}}
+dataset: {{name: spike_files, options: {{test: {tmp / 'test.h5'}, channels: 4, dt_us: 10000,
+                                          t_max_us: 50000}}}}
+model: {{name: nir, options: {{path: {tmp / 'net.nir'}}}}}
+eval: {{postprocessor: spike_count, metrics: [classification_accuracy]}}
+""")
+
+    def act() -> Any:
+        run = cli("run", tmp / "nir.yaml", "--out", tmp / "out")
+        results = json.loads(next((tmp / "out").glob("spikes-nir--*.json")).read_text())
+        return "untrained" not in run.err and "untrained" not in json.dumps(results.get("flags"))
+    return act
+
+
+@case("nir-export-shared-beta", "NIR export of a baseline with one shared beta",
+      "test_nir_readback.py::test_shipped_baselines_export_and_snntorch_reads_them_back_equal",
+      expect="result", check=lambda v: v == 3 or "not exported per neuron")
+def _(tmp: Path) -> Any:
+    import torch
+
+    from neuromark.benchmarks.eeg_mi.models import EEGSNN
+    from neuromark.models.nir_model import to_nir
+
+    def act() -> Any:
+        graph = to_nir(EEGSNN().eval(), torch.zeros(62))
+        return sum(type(n).__name__ == "LIF" and n.tau.size > 1 for n in graph.nodes.values())
+    return act
