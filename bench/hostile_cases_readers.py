@@ -144,7 +144,7 @@ def _(tmp: Path) -> Any:
     return _info(path)
 
 
-@case("nir-unknown-node-type", "an unknown NIR node is named with its type",
+@case("nirfile-unknown-node-type", "an unknown NIR node is named with its type",
       "test_nir_readback.py::test_an_unknown_node_type_is_named",
       needs=("g.nir", "Wobble", "'mystery'"))
 def _(tmp: Path) -> Any:
@@ -156,7 +156,7 @@ def _(tmp: Path) -> Any:
     return lambda: from_nir(path)
 
 
-@case("nir-run-flagged-untrained", "flags tell the truth: a NIR file's weights are not a factory's",
+@case("nirrun-flagged-untrained", "flags tell the truth: a NIR file's weights are not a factory's",
       "test_nir_readback.py::test_a_nir_model_run_is_not_flagged_untrained", expect="result",
       check=lambda v: v is True or "flagged untrained")
 def _(tmp: Path) -> Any:
@@ -181,7 +181,7 @@ eval: {{postprocessor: spike_count, metrics: [classification_accuracy]}}
     return act
 
 
-@case("nir-export-shared-beta", "NIR export of a baseline with one shared beta",
+@case("nirexport-shared-beta", "NIR export of a baseline with one shared beta",
       "test_nir_readback.py::test_shipped_baselines_export_and_snntorch_reads_them_back_equal",
       expect="result", check=lambda v: v == 3 or "not exported per neuron")
 def _(tmp: Path) -> Any:
