@@ -107,6 +107,12 @@ def test_evt3_vect_12_and_vect_8_advance_the_base():
                    (50, 119, 7, 1), (50, 132, 7, 1), (50, 11, 7, 0)]
 
 
+def test_evt3_vector_pixels_past_column_2047_are_dropped_and_counted():
+    got, d = evt3(time_high(0), time_low(1), addr_y(3), vect_base(2040, 1),
+                  vect12(0xFFF))  # 2040..2051: 2048..2051 lie past the 2048 columns
+    assert [x for _, x, _, _ in got] == list(range(2040, 2048)) and d.without_address == 4
+
+
 def test_evt3_triggers_and_skipped_words():
     got, d = evt3(time_high(1), time_low(3), trigger(5, 1), others(0x123), continued12(0xFFF),
                   continued4(0xF), addr_y(4), addr_x(9, 0), time_low(8), trigger(0, 0))

@@ -53,10 +53,11 @@ Both decoders are single-pass state machines compiled with numba (a count pass, 
 fill pass; ``bench/prophesee_read.py --raw`` times them against expelliarmus).
 
 In both, CD events and triggers before the first TIME_HIGH have no time and are dropped
-(counted in :attr:`Decoded.before_time_high`), vector words before any VECT_BASE_X and
-events before any EVT_ADDR_Y (EVT 3.0) have no address and are dropped the same way
-(:attr:`Decoded.without_address`). A word of a reserved type is an error naming its byte
-offset (:class:`DecodeProblem`).
+(counted in :attr:`Decoded.before_time_high`), vector words before any VECT_BASE_X,
+events before any EVT_ADDR_Y and vector pixels past column 2047 (EVT 3.0 addresses 2048
+columns; a run of vectors without a new base can overflow it) have no valid address and
+are dropped the same way (:attr:`Decoded.without_address`). A word of a reserved type is
+an error naming its byte offset (:class:`DecodeProblem`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from neuromark._numba import numba
+from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
 
 #: Structured dtype of external trigger events: time µs, channel id, value (edge).
 TRIGGER_DTYPE = np.dtype([("t", "<i8"), ("id", "u1"), ("value", "u1")])
@@ -107,6 +109,9 @@ class Decoded:
     without_address: int
     time_high_range: tuple[int, int] | None
     wraps: int
+    events: np.ndarray | None = None
+    """The events as one :data:`~neuromark.data.event_dtypes.CAMERA_EVENT_DTYPE` array
+    (``t``, ``x``, ``y``, ``p`` are its field views)."""
 
 
 #: word type codes per encoding, 1 where the layout defines the type
@@ -179,7 +184,9 @@ def _evt3(words: np.ndarray, fill: bool, t: np.ndarray, x: np.ndarray, y: np.nda
                 k = 0
                 m = mask
                 while m:
-                    if m & 1:
+                    if m & 1 and origin + k > 2047:  # a vector run past the format's columns
+                        stats[1] += 1
+                    elif m & 1:
                         if fill:
                             t[n_ev] = time
                             x[n_ev] = origin + k
@@ -261,18 +268,18 @@ def _decode(words: np.ndarray, encoding: str) -> Decoded:
     if bad >= 0:
         raise DecodeProblem(int(bad), int(kinds[bad]), encoding)
     stats = np.zeros(5, np.int64)
-    empty = np.zeros(0, np.int64)
-    n_ev, n_tr = kernel(words, False, empty, empty, empty, np.zeros(0, np.int8),
+    empty = np.empty(0, CAMERA_EVENT_DTYPE)  # field views: one compiled signature
+    n_ev, n_tr = kernel(words, False, empty["t"], empty["x"], empty["y"], empty["p"],
                         np.zeros((0, 3), np.int64), stats)
-    t, x, y = (np.empty(n_ev, np.int64) for _ in range(3))
-    p = np.empty(n_ev, np.int8)
+    events = np.empty(n_ev, CAMERA_EVENT_DTYPE)  # filled in place: no copy afterwards
     trig = np.empty((n_tr, 3), np.int64)
     stats[:] = 0
-    kernel(words, True, t, x, y, p, trig, stats)
+    kernel(words, True, events["t"], events["x"], events["y"], events["p"], trig, stats)
     triggers = np.empty(n_tr, TRIGGER_DTYPE)
     triggers["t"], triggers["id"], triggers["value"] = trig[:, 0], trig[:, 1], trig[:, 2]
     stated = None if stats[3] < 0 else (int(stats[3]) << shift, (int(stats[4]) + 1) << shift)
-    return Decoded(t, x, y, p, triggers, int(stats[0]), int(stats[1]), stated, int(stats[2]))
+    return Decoded(events["t"], events["x"], events["y"], events["p"], triggers, int(stats[0]),
+                   int(stats[1]), stated, int(stats[2]), events)
 
 
 def decode_evt3(words: np.ndarray) -> Decoded:

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from neuromark.data.event_contract import check_events
-from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
 from neuromark.data.prophesee_evt import DECODERS, Decoded, DecodeProblem, word_bytes
 from neuromark.data.prophesee_raw import (
     CONVERT_HINT,
@@ -45,7 +44,7 @@ TRUNCATED_RULE = "truncated final word"
 
 @dataclass(frozen=True)
 class RawRead:
-    """A read ``.raw`` file: ``events`` (:data:`CAMERA_EVENT_DTYPE`), ``counts`` (records
+    """A read ``.raw`` file: ``events`` (``CAMERA_EVENT_DTYPE``), ``counts`` (records
     dropped per rule), the ``header``, the ``decoded`` words' report (triggers, events
     without a time or an address, the TIME_HIGH range), ``truncated_bytes`` (bytes of a
     partial final word dropped under ``on_invalid="drop"``; 0 otherwise)."""
@@ -131,11 +130,7 @@ def read_raw_file(path: str | os.PathLike[str], encoding: str | None = None, *,
     counts = dict(counts)
     if extra:
         counts[TRUNCATED_RULE] = 1
-    n = decoded.t.shape[0] if keep is None else int(keep.sum())
-    out = np.empty(n, CAMERA_EVENT_DTYPE)
-    for name in ("t", "x", "y", "p"):
-        col = getattr(decoded, name)
-        out[name] = col if keep is None else col[keep]
+    out = decoded.events if keep is None else decoded.events[keep]
     notes = []
     if decoded.before_time_high:
         notes.append(f"{decoded.before_time_high} event(s) before the first EVT_TIME_HIGH "
@@ -157,7 +152,8 @@ def read_raw_checked(path: str | os.PathLike[str], encoding: str | None = None, 
 def read_raw(path: str | os.PathLike[str], encoding: str | None = None, *,
              width: int | None = None, height: int | None = None,
              on_invalid: str = "error") -> np.ndarray:
-    """A whole Prophesee ``.raw`` file (EVT 2.0 or 3.0) as :data:`CAMERA_EVENT_DTYPE`,
+    """A whole Prophesee ``.raw`` file (EVT 2.0 or 3.0) as
+    :data:`~neuromark.data.event_dtypes.CAMERA_EVENT_DTYPE`,
     decoded by neuromark's own decoders and checked (:func:`read_raw_file`)."""
     return read_raw_checked(path, encoding, width=width, height=height, on_invalid=on_invalid)[0]
 
