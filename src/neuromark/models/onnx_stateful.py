@@ -12,11 +12,12 @@ new values. torch's exporter leaves out a state input the step never reads (a sl
 step overwrites first), so the inputs are NOT always ``(input, state_0, ..., state_{k-1})``
 by position: the file names them in its ``metadata_props`` (:func:`write_state_metadata`:
 ``neuromark.state_inputs``, ``neuromark.state_feeds_back``: which ``state_out_i`` feeds
-which ``state_i``), and outputs are fed back by name. A slot empty after a reset (``None``, or a placeholder of another shape that
-the model replaces by zeros on its first step) starts from zeros shaped as after the first
-step; the file's metadata does not hold these initial states, the report gives their
-shapes (all zeros unless a reset leaves a tensor of the stepped shape, which is then
-used). This is how recurrent models are commonly exported to ONNX (the state as graph
+which ``state_i``), and outputs are fed back by name. A slot empty after a reset
+(``None``, or a placeholder of another shape that the model replaces by zeros on its first
+step) starts from zeros shaped as after the first step (``neuromark.state_inputs`` gives
+each state's shape and whether it starts from zeros; the report gives the same); all
+zeros unless a reset leaves a tensor of the stepped shape, which is then used.
+This is how recurrent models are commonly exported to ONNX (the state as graph
 inputs and outputs, as ONNX's own RNN/LSTM/GRU operators take ``initial_h`` and return
 ``Y_h``).
 
