@@ -265,11 +265,11 @@ class ClassificationTask(TaskBase):
         decoder = self._decoder(plan)
         trained = plan.given.trained if plan.given is not None else _declared_trained(plan)
         # a factory's model, no checkpoint, nothing declared: flagged here, with the config's
-        # line; weights the factory read from a file (a NIR graph) are not a factory's draw
-        from_file = weights_file(model)
-        if from_file is not None and trained is None:
+        # line; weights read from a file (a NIR graph, a checkpoint) are not a factory's draw
+        from_file = weights_file(model) or details.get("checkpoint")
+        if from_file and trained is None:
             trained = True
-            details["weights_file"] = from_file
+            details["weights_file"] = str(from_file)
         unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
         recipe = plan.train if plan.given is None else None
         with torch_threads(recipe.threads if recipe else 1):
