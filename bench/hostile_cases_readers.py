@@ -194,3 +194,13 @@ def _(tmp: Path) -> Any:
         graph = to_nir(EEGSNN().eval(), torch.zeros(62))
         return sum(type(n).__name__ == "LIF" and n.tau.size > 1 for n in graph.nodes.values())
     return act
+
+
+@case("raw-header-not-ascii", "header fields parsed with clear messages",
+      T + "test_a_header_line_that_is_not_ascii_is_named",
+      needs=("a.raw", "byte 30", "not ASCII"))
+def _(tmp: Path) -> Any:
+    path = tmp / "a.raw"
+    path.write_bytes(b"% evt 3.0\n% geometry 1280x720\n% serial \xff\xfe\n"
+                     + _evt3_words().tobytes())
+    return _info(path)

@@ -125,3 +125,14 @@ def test_an_empty_event_section_reads_as_no_events(tmp_path, capsys):
     path = _raw(tmp_path / "a.raw", "% evt 3.0\n" + GEOMETRY, np.zeros(0, np.uint16))
     assert main(["data", "info", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["events"] == 0
+
+
+def test_a_header_line_that_is_not_ascii_is_named(tmp_path, capsys):
+    path = tmp_path / "a.raw"
+    path.write_bytes(b"% evt 3.0\n% geometry 1280x720\n% serial \xff\xfe\n" + EVT3.tobytes())
+    _cli_refuses(path, capsys, "a.raw", "header line at byte 30 is not ASCII")
+    # an event word whose low byte is '%' right after the header is data, not a header line
+    words = np.concatenate([[0x8025], EVT3[1:]]).astype(np.uint16)  # TIME_HIGH 0x025
+    data = tmp_path / "b.raw"
+    data.write_bytes(b"% evt 3.0\n% geometry 1280x720\n" + words.tobytes())
+    assert read_raw(data)["t"].min() == (0x025 << 12) + 5

@@ -123,8 +123,12 @@ def read_raw_header(path: str | os.PathLike[str]) -> RawHeader:
                 break
             try:
                 line = raw.decode("ascii")
-            except UnicodeDecodeError:  # an event word whose first byte is '%' (0x25)
-                break
+            except UnicodeDecodeError:
+                if raw.startswith(b"% ") and raw.endswith(b"\n") and len(raw) <= 1024:
+                    raise DataError(f"{path}: header line at byte {offset} is not ASCII text "
+                                    f"({raw[:40]!r}...): a .raw header is '% key value' lines "
+                                    "(a damaged header?)") from None
+                break  # an event word whose first byte is '%' (0x25): the data begins
             key, _, value = line[1:].strip().partition(" ")
             if key.lower() == "end":
                 offset = f.tell()
