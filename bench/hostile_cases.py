@@ -562,5 +562,6 @@ import hostile_cases_mlperf  # noqa: E402, F401 - issue 59: numbers of MLPerf po
 import hostile_cases_network  # noqa: E402, F401 - issue 41a: network peers, power samples, searches
 import hostile_cases_nmnist  # noqa: E402, F401 - issue 53: the N-MNIST reader and layouts
 import hostile_cases_qubo  # noqa: E402, F401 - issue 59: QUBO files, limits, submissions
+import hostile_cases_readers  # noqa: E402, F401 - issue 59: real-file readers, NIR, untrained flag
 import hostile_cases_tools  # noqa: E402, F401 - the tools' cases, after these
 import hostile_cases_writers  # noqa: E402, F401 - issue 41b: writers, user code, portability

@@ -6,6 +6,12 @@ current after a spike, which NIR's CubaLIF does not. For each case: the fraction
 spikes that differ and the spike counts, over 64 samples x 100 steps of Bernoulli(0.3)
 inputs into a 20-32-10 network.
 
+Then the shipped snnTorch baselines (``nehar_ffsnn``, ``eeg_snn``, factory weights × 4 so
+that every layer spikes; one shared beta per layer, broadcast per neuron by ``to_nir``):
+exported, read by ``nir.read``, re-imported by snnTorch's own ``import_from_nir``, and
+compared over 32 samples x 50 steps of 4·Bernoulli(0.5) input with the network as shipped
+(subtract reset) and with NIR's reset (zero, in the step of the spike).
+
 Run: .venv/bin/python bench/nir_round_trip.py
 """
 
@@ -68,5 +74,54 @@ def main() -> None:
         print(f"{name:30s} {int(ref.sum()):15d} {int(ours.sum()):15d} {100 * differ:17.2f} %")
 
 
+def _stepped(model: nn.Module, x: torch.Tensor, imported: bool = False) -> torch.Tensor:
+    """Outputs (T, B, classes) fed x (T, B, inputs) one step per call from a reset state."""
+    for m in model.modules():
+        if type(m).__name__ in ("Leaky", "Synaptic"):
+            m.reset_mem()
+    outs, state = [], None
+    with torch.no_grad():
+        for step in x:
+            if imported:
+                out, state = model(step, state) if state is not None else model(step)
+            else:
+                out = model(step)
+            outs.append(out[0] if isinstance(out, tuple) else out)
+    return torch.stack(outs)
+
+
+def baselines() -> None:
+    from snntorch.import_nir import import_from_nir
+
+    from neuromark.benchmarks.activity.models import FFSNN
+    from neuromark.benchmarks.eeg_mi.models import EEGSNN
+
+    print("\nshipped baseline  differing outputs vs shipped (subtract)  vs NIR's zero reset")
+    for name, factory, inputs in (("nehar_ffsnn", FFSNN, 6), ("eeg_snn", EEGSNN, 62)):
+        torch.manual_seed(0)
+        model = factory().eval()
+        with torch.no_grad():
+            for layer in model.modules():
+                if isinstance(layer, nn.Linear):
+                    layer.weight.mul_(4)
+        with warnings.catch_warnings(), tempfile.TemporaryDirectory() as tmp:
+            warnings.simplefilter("ignore")
+            path = Path(tmp) / "net.nir"
+            nir.write(str(path), to_nir(model, torch.zeros(inputs)))
+            back = import_from_nir(nir.read(str(path)))
+        x = 4 * torch.bernoulli(torch.full((50, 32, inputs), 0.5),
+                                generator=torch.Generator().manual_seed(1))
+        zero = factory().eval()
+        zero.load_state_dict(model.state_dict())
+        for m in zero.modules():
+            if type(m).__name__ in ("Leaky", "Synaptic"):
+                m.reset_mechanism, m.reset_delay = "zero", False
+        got = _stepped(back, x, imported=True)
+        vs_shipped = (got != _stepped(model, x)).float().mean().item()
+        vs_zero = (got != _stepped(zero, x)).float().mean().item()
+        print(f"{name:16s} {100 * vs_shipped:37.2f} % {100 * vs_zero:20.2f} %")
+
+
 if __name__ == "__main__":
     main()
+    baselines()

@@ -87,11 +87,17 @@ def test_subtract_reset_comes_back_as_zero_reset(tmp_path):
     assert not torch.equal(ours, run(SNNTorchModel(leaky_net("subtract"))))
 
 
-def test_scalar_parameter_named_and_batched_sample_refused():
+def test_a_shared_scalar_parameter_is_exported_per_neuron():
+    """snnTorch's exporter needs per-neuron tensors: a shared beta is broadcast on a copy,
+    the net itself keeps its scalar (issue 55.6)."""
     net = nn.Sequential(nn.Linear(4, 3), snn.Leaky(beta=0.9, threshold=torch.ones(3),
                                                    init_hidden=True))
-    with pytest.raises(ValueError, match=r"layer '1' \(Leaky\) has a scalar beta"):
-        to_nir(net, torch.zeros(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = to_nir(net, torch.zeros(4))
+    lif = next(v for v in graph.nodes.values() if isinstance(v, nir.LIF))
+    assert lif.tau.shape == (3,) and np.allclose(1 - 1e-4 / lif.tau, 0.9)
+    assert net[1].beta.dim() == 0 and float(net[1].beta) == pytest.approx(0.9)
 
 
 def test_unsupported_node_named_with_its_type(tmp_path):

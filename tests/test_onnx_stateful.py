@@ -143,3 +143,54 @@ def test_snntorch_hidden_state_net_through_its_adapter_steps(tmp_path):
                              time_dim=time_dim)
     assert whole is None and report["steps_checked"] == 10 and report["max_abs_diff"] <= 1e-5
     assert {"1.mem", "3.mem"} <= set(report["state"]) and report["state"]["3.mem"] == [2, 3]
+
+
+def test_the_file_names_its_state_and_outputs_fed_back_by_name_equal_torch(tmp_path):
+    """The stepped file names its state inputs and outputs in its metadata_props; a user
+    reading only those feeds the outputs back by name over several steps and gets torch's
+    outputs. A slot the step overwrites before reading has no graph input (torch drops
+    it), so position would be wrong: the metadata says so (issue 55.6)."""
+    import json
+
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime (extra onnx) not installed")
+
+    class Overwrites(nn.Module):
+        """mem carries over; last_input is overwritten each step before it is read."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+            self.last_input, self.mem = None, None
+
+        def reset_state(self) -> None:
+            self.last_input, self.mem = None, None
+
+        def forward(self, x):
+            self.last_input = x * 2
+            self.mem = self.fc(self.last_input) + (0.5 * self.mem if self.mem is not None else 0)
+            return torch.tanh(self.mem)
+
+    torch.manual_seed(0)
+    net = Overwrites()
+    steps = list(torch.rand(2, 6, 4).unbind(1))
+    report = export_onnx(net, steps[0], tmp_path / "s.onnx", steps=steps)
+    session = ort.InferenceSession(str(tmp_path / "s.onnx"), providers=["CPUExecutionProvider"])
+    meta = session.get_modelmeta().custom_metadata_map
+    inputs = json.loads(meta["neuromark.state_inputs"])
+    feeds = json.loads(meta["neuromark.state_feeds_back"])
+    assert {v["slot"] for v in inputs.values()} == {"last_input", "mem"}
+    dropped = [k for k, v in inputs.items() if not v["in_graph"]]
+    assert [inputs[k]["slot"] for k in dropped] == ["last_input"]
+    graph_inputs = [i.name for i in session.get_inputs()]
+    assert graph_inputs == ["input", *[k for k, v in inputs.items() if v["in_graph"]]]
+    assert report["state_feeds_back"] == feeds and "by name" in meta["neuromark.stepping"]
+    # a user's loop, from the metadata alone
+    state = {k: np.zeros(v["shape"], np.float32) for k, v in inputs.items() if v["in_graph"]}
+    names = [o.name for o in session.get_outputs()]
+    net.reset_state()
+    for step in steps:
+        got = dict(zip(names, session.run(None, {"input": step.numpy(), **state})))
+        state = {feeds[out]: got[out] for out in feeds}
+        with torch.no_grad():
+            want = net(step).numpy()
+        np.testing.assert_allclose(got[json.loads(meta["neuromark.outputs"])[0]], want, atol=1e-6)

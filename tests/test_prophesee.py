@@ -90,7 +90,11 @@ def test_boxes_round_trip_and_old_names(tmp_path):
         read_boxes(tmp_path / "plain.npy")
 
 
-@pytest.mark.parametrize("encoding", ["evt2", "evt3"])
+# EVT2 only: expelliarmus' EVT3 *encoder* writes no new TIME_HIGH when the high part moves
+# (it relies on its decoder reading a TIME_LOW decrease as an overflow, its issue #19), so
+# its EVT3 files break Prophesee's layout; neuromark's EVT3 decoder is tested on words
+# built by hand (tests/test_prophesee_evt.py) and on Prophesee's own sample instead.
+@pytest.mark.parametrize("encoding", ["evt2"])
 def test_raw_files_through_expelliarmus(tmp_path, encoding):
     expelliarmus = pytest.importorskip("expelliarmus")
     from neuromark.data.prophesee import read_raw

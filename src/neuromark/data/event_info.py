@@ -18,7 +18,6 @@ import numpy as np
 
 from neuromark.data import prophesee
 from neuromark.data.event_contract import check_events
-from neuromark.data.prophesee_raw import raw_sensor_size, read_raw_header
 from neuromark.errors import DataError
 
 #: File endings :func:`describe_event_file` reads.
@@ -46,13 +45,14 @@ def describe_event_file(path: str | os.PathLike[str], *, width: int | None = Non
     suffix = path.suffix.lower()
     info: dict[str, Any] = {"file": str(path)}
     if suffix == ".raw":
-        header = read_raw_header(path)
-        encoding = prophesee.raw_encoding(path, header, None)
-        w, h, source = raw_sensor_size(path, header, width, height)
-        events = prophesee.read_raw(path, encoding, width=w, height=h)
-        info.update(format=f"Prophesee .raw {encoding.upper()}", sensor=f"{w}x{h}",
+        got = prophesee.read_raw_file(path, width=width, height=height)
+        header, (w, h, source), events = got.header, got.sensor, got.events
+        info.update(format=f"Prophesee .raw {got.encoding.upper()}", sensor=f"{w}x{h}",
                     sensor_from=source, plugin=header.keys.get("plugin_name"),
-                    recorded=header.keys.get("date"))
+                    recorded=header.keys.get("date"),
+                    time_high_range_us=(list(got.decoded.time_high_range)
+                                        if got.decoded.time_high_range else None),
+                    triggers=int(len(got.decoded.triggers)), notes=got.notes)
     elif suffix == ".dat":
         dat = prophesee.read_dat_header(path)
         events = prophesee.read_dat(path)
@@ -90,6 +90,12 @@ def format_event_info(info: dict[str, Any]) -> str:
     for key in ("plugin", "recorded"):
         if info.get(key):
             lines.append(f"{key}: {info[key]}")
+    if info.get("time_high_range_us"):
+        lo, hi = info["time_high_range_us"]
+        lines.append(f"time words: {lo} .. {hi - 1} µs (the range the TIME_HIGH words state)")
+    if info.get("triggers"):
+        lines.append(f"external triggers: {info['triggers']}")
+    lines.extend(f"note: {note}" for note in info.get("notes", ()))
     lines.append(f"events: {info['events']}")
     if info["events"]:
         lines.append(f"time span: {info['t_first_us']} .. {info['t_last_us']} µs "

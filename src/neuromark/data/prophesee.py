@@ -9,6 +9,9 @@ x in bits 0-13, y in bits 14-27 and the polarity in bit 28.
 top-left corner), ``class_id`` u4, ``track_id`` u4, ``class_confidence`` f4. Older files
 name the time ``ts`` and the score ``confidence``; :func:`read_boxes` renames them.
 
+Prophesee ``.raw`` files (EVT 2.0 / 3.0): :func:`read_raw` and friends, from
+:mod:`~neuromark.data.prophesee_raw_read` (neuromark's own decoders).
+
 Windowed reads (:func:`read_dat` with ``start_us``/``end_us``, :func:`iter_dat`) memory-map
 the records and binary-search ``t`` (records are time-ordered), so a 60-s file is never
 loaded whole. A whole-file read uses ``expelliarmus`` when it is installed (measured equal
@@ -31,9 +34,16 @@ from pathlib import Path
 
 import numpy as np
 
-from neuromark.data.event_contract import check_boxes, check_dat, check_events
+from neuromark.data.event_contract import check_boxes, check_dat
 from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE
-from neuromark.data.prophesee_raw import RawHeader, raw_sensor_size, read_raw_header
+from neuromark.data.prophesee_raw_read import (  # noqa: F401 (the .raw readers, re-exported)
+    RawRead,
+    raw_encoding,
+    raw_geometry,
+    read_raw,
+    read_raw_checked,
+    read_raw_file,
+)
 from neuromark.errors import DataError
 
 #: On-disk record of a ``.dat`` file.
@@ -60,6 +70,19 @@ class DatHeader:
     lines: tuple[str, ...]
 
 
+def _dat_version(path: object, text: str) -> int:
+    """The ``% Version`` of a ``.dat`` header: a whole number (``2``, or ``2.0`` written
+    as a decimal); this reader knows versions 0 to 2."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value.is_integer() or not 0 <= value <= 2:
+        raise DataError(f"{path}: header '% Version {text}' is not a .dat version this reader "
+                        "knows (0, 1 or 2: a whole number)")
+    return int(value)
+
+
 def read_dat_header(path: str | os.PathLike[str]) -> DatHeader:
     """Parse a ``.dat`` header; :class:`DataError` naming the file for a foreign layout."""
     keys: dict[str, str] = {}
@@ -80,7 +103,7 @@ def read_dat_header(path: str | os.PathLike[str]) -> DatHeader:
             parts = line[1:].strip().split(None, 1)
             if len(parts) == 2:
                 keys[parts[0].lower()] = parts[1].strip()
-        version = int(keys.get("version", "0"))
+        version = _dat_version(path, keys.get("version", "0"))
         event_type, size = 0, 8
         if version >= 2:
             pair = f.read(2)
@@ -199,68 +222,6 @@ def _read_expelliarmus(path: str | os.PathLike[str], *, required: bool) -> np.nd
     for name in ("t", "x", "y", "p"):
         out[name] = raw[name]
     return out
-
-
-def raw_geometry(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(width, height) the ``.raw`` header states (``% geometry 1280x720`` or
-    ``% format EVT3;height=720;width=1280``), or None when it states none."""
-    header = read_raw_header(path)
-    return None if header.width is None or header.height is None else (header.width, header.height)
-
-
-def read_raw(path: str | os.PathLike[str], encoding: str | None = None, *,
-             width: int | None = None, height: int | None = None,
-             on_invalid: str = "error") -> np.ndarray:
-    """A whole Prophesee ``.raw`` file (EVT 2.0 or 3.0) as :data:`CAMERA_EVENT_DTYPE`,
-    decoded by expelliarmus (``pip install expelliarmus``) and checked against the input
-    contract (:mod:`~neuromark.data.event_contract`: time range, inside the sensor, time
-    order, time gap); see :func:`read_raw_checked`."""
-    return read_raw_checked(path, encoding, width=width, height=height, on_invalid=on_invalid)[0]
-
-
-def raw_encoding(path: str | os.PathLike[str], header: RawHeader, encoding: str | None) -> str:
-    """The encoding to decode with: the header's (``% evt 3.0``, ``% format EVT3;...``),
-    which an explicit ``encoding`` must agree with; the explicit one when the header
-    states none."""
-    if encoding is not None and encoding not in ("evt2", "evt3"):
-        raise ValueError(f"encoding must be 'evt2' or 'evt3', got {encoding!r}")
-    if header.encoding is not None and header.encoding not in ("evt2", "evt3"):
-        raise DataError(f"{path}: the header states encoding {header.encoding!r}; this reader "
-                        "decodes EVT 2.0 and EVT 3.0")
-    if header.encoding is not None and encoding is not None and encoding != header.encoding:
-        raise DataError(f"{path}: the header states encoding {header.encoding!r}, the call "
-                        f"{encoding!r}")
-    found = header.encoding or encoding
-    if found is None:
-        raise DataError(f"{path}: the header states no encoding ('% evt 2.0', '% evt 3.0' or "
-                        "'% format EVT3;...'); pass encoding='evt2' or 'evt3'")
-    return found
-
-
-def read_raw_checked(path: str | os.PathLike[str], encoding: str | None = None, *,
-                     width: int | None = None, height: int | None = None,
-                     on_invalid: str = "error") -> tuple[np.ndarray, dict[str, int]]:
-    """(events, records dropped per rule) of a ``.raw`` file. The encoding is the header's
-    (:func:`raw_encoding`); the sensor is the header's geometry, else ``width``/``height``,
-    else the size of the sensor the header names
-    (:func:`~neuromark.data.prophesee_raw.raw_sensor_size`; none of these: a
-    :class:`DataError`). ``on_invalid="drop"`` drops invalid records and counts them."""
-    header = read_raw_header(path)
-    encoding = raw_encoding(path, header, encoding)
-    sensor = raw_sensor_size(path, header, width, height)
-    try:
-        import expelliarmus
-    except ImportError:
-        raise ImportError("reading EVT2/EVT3 .raw files needs `pip install expelliarmus` "
-                          "(the events extra)") from None
-    raw = expelliarmus.Wizard(encoding=encoding).read(str(path))
-    keep, counts = check_events(path, raw["t"], raw["x"], raw["y"], width=sensor[0],
-                                height=sensor[1], on_invalid=on_invalid, p=raw["p"])
-    raw = raw if keep is None else raw[keep]
-    out = np.empty(raw.shape[0], CAMERA_EVENT_DTYPE)
-    for name in ("t", "x", "y", "p"):
-        out[name] = raw[name]
-    return out, counts
 
 
 def iter_dat(path: str | os.PathLike[str], window_us: int, *, start_us: int = 0,

@@ -25,6 +25,12 @@ the size is published:
 
 An explicit ``width``/``height`` overrides a size taken from this table (not one the
 header states); a sensor the table does not know is a :class:`DataError` naming it.
+
+Validation before decoding (:func:`read_raw_header`): every header line must be ASCII
+``% key value``; ``% evt`` and ``% format`` must name the same encoding when both are
+given (else the file is refused naming both); an encoding neuromark does not decode (EVT
+2.1, ...) is refused naming it; sizes must be positive integers. The event words then
+decode through neuromark's own decoders (:mod:`~neuromark.data.prophesee_raw_read`).
 """
 
 from __future__ import annotations
@@ -42,7 +48,16 @@ KNOWN_SENSORS: dict[str, tuple[int, int]] = {
     "atis": (304, 240),
 }
 #: ``% evt`` values and ``% format`` names -> the encoding names the readers take.
-ENCODINGS = {"2.0": "evt2", "3.0": "evt3", "evt2": "evt2", "evt3": "evt3"}
+ENCODINGS = {"2.0": "evt2", "3.0": "evt3", "evt2": "evt2", "evt3": "evt3", "evt2.0": "evt2",
+             "evt3.0": "evt3"}
+#: Encodings Prophesee publishes that neuromark does not decode (named when a file states one).
+UNSUPPORTED = {"2.1": "EVT 2.1", "evt21": "EVT 2.1", "evt2.1": "EVT 2.1", "histo3d": "Histo3D",
+               "diff3d": "Diff3D", "aer": "AER"}
+#: What a user can do with a file in an encoding neuromark does not decode.
+CONVERT_HINT = ("convert it to EVT 3.0 or HDF5 with Prophesee's Metavision tools (e.g. "
+                "metavision_file_to_hdf5) or decode it with Metavision and save the events as "
+                "a .npy structured array (t µs, x, y, p), which `neuromark data info` and the "
+                "readers take")
 _PLUGIN = re.compile(r"hal_plugin_(gen\d+|imx\d+|atis)", re.IGNORECASE)
 
 
@@ -57,6 +72,8 @@ class RawHeader:
     sensor: str | None
     sensor_source: str | None
     keys: dict[str, str]
+    offset: int = 0
+    """Byte offset of the first event word (after the last ``%`` line)."""
 
 
 def _sensor_family(keys: dict[str, str]) -> tuple[str | None, str | None]:
@@ -73,34 +90,77 @@ def _sensor_family(keys: dict[str, str]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _encoding_of(path: object, key: str, value: str) -> str:
+    """The reader's name of the encoding a ``% evt`` value or ``% format`` name states."""
+    name = value.strip().lower().replace(" ", "")
+    if name in ENCODINGS:
+        return ENCODINGS[name]
+    if name in UNSUPPORTED:
+        raise DataError(f"{path}: header '% {key} {value}' states {UNSUPPORTED[name]}, an "
+                        "encoding neuromark does not decode (it decodes EVT 2.0 and EVT 3.0); "
+                        + CONVERT_HINT)
+    raise DataError(f"{path}: header '% {key} {value}' is not an encoding neuromark knows "
+                    "(it decodes EVT 2.0 and EVT 3.0: '% evt 2.0', '% evt 3.0', "
+                    "'% format EVT3;...')")
+
+
+def _size(path: object, line: str, value: str) -> int:
+    if not value.strip().isdigit() or int(value) <= 0:
+        raise DataError(f"{path}: header '{line}': {value!r} is not a positive whole number "
+                        "of pixels")
+    return int(value)
+
+
 def read_raw_header(path: str | os.PathLike[str]) -> RawHeader:
-    """Parse the ``%`` lines of a ``.raw`` file (see the module docstring)."""
+    """Parse and check the ``%`` lines of a ``.raw`` file (see the module docstring)."""
     keys: dict[str, str] = {}
+    offset = 0
     with open(path, "rb") as f:
-        for raw in iter(f.readline, b""):
+        while True:
+            offset = f.tell()
+            raw = f.readline()
             if not raw.startswith(b"%"):
                 break
-            key, _, value = raw[1:].decode("ascii", "replace").strip().partition(" ")
+            try:
+                line = raw.decode("ascii")
+            except UnicodeDecodeError:
+                if raw.startswith(b"% ") and raw.endswith(b"\n") and len(raw) <= 1024:
+                    raise DataError(f"{path}: header line at byte {offset} is not ASCII text "
+                                    f"({raw[:40]!r}...): a .raw header is '% key value' lines "
+                                    "(a damaged header?)") from None
+                break  # an event word whose first byte is '%' (0x25): the data begins
+            key, _, value = line[1:].strip().partition(" ")
             if key.lower() == "end":
+                offset = f.tell()
                 break
             keys[key.lower()] = value.strip()
     encoding, size, source = None, None, None
     if "evt" in keys:
-        encoding = ENCODINGS.get(keys["evt"])
-        if encoding is None:
-            raise DataError(f"{path}: header '% evt {keys['evt']}' is not an encoding this "
-                            f"reader knows ({', '.join(sorted(set(ENCODINGS.values())))})")
+        encoding = _encoding_of(path, "evt", keys["evt"])
     if "format" in keys:
         name, *fields = keys["format"].split(";")
-        encoding = ENCODINGS.get(name.strip().lower(), encoding)
+        stated = _encoding_of(path, "format", name)
+        if encoding is not None and stated != encoding:
+            raise DataError(f"{path}: the header states two encodings: '% evt {keys['evt']}' "
+                            f"({encoding}) and '% format {keys['format']}' ({stated}); the "
+                            "file is refused (which one its words follow is unknown)")
+        encoding = stated
         parts = dict(part.partition("=")[::2] for part in fields)
-        if parts.get("width", "").isdigit() and parts.get("height", "").isdigit():
-            size, source = (int(parts["width"]), int(parts["height"])), "format"
-    w, _, h = keys.get("geometry", "").partition("x")
-    if w.strip().isdigit() and h.strip().isdigit():
-        size, source = (int(w), int(h)), "geometry"
+        if "width" in parts or "height" in parts:
+            line = f"% format {keys['format']}"
+            size = (_size(path, line, parts.get("width", "")),
+                    _size(path, line, parts.get("height", "")))
+            source = "format"
+    if "geometry" in keys:
+        w, _, h = keys["geometry"].partition("x")
+        line = f"% geometry {keys['geometry']}"
+        geometry = (_size(path, line, w), _size(path, line, h))
+        if size is not None and geometry != size:
+            raise DataError(f"{path}: '% geometry' states {geometry[0]}x{geometry[1]}, "
+                            f"'% format' {size[0]}x{size[1]}; the file is refused")
+        size, source = geometry, "geometry"
     sensor, named_by = _sensor_family(keys)
-    return RawHeader(encoding, *(size or (None, None)), sensor, source or named_by, keys)
+    return RawHeader(encoding, *(size or (None, None)), sensor, source or named_by, keys, offset)
 
 
 def raw_sensor_size(path: str | os.PathLike[str], header: RawHeader, width: int | None,

@@ -16,7 +16,8 @@ needs a per-edge buffer the harness does not count); any other node raises namin
 its type. Neuron dynamics: :mod:`neuromark.models.nir_neurons` (forward Euler at ``dt``).
 
 Round trip with snnTorch 1.0 / nir 1.0.8: snnTorch exports ``Leaky``/``Synaptic`` only
-with per-neuron tensors for beta (alpha) and threshold and an unbatched sample; NIR's
+with per-neuron tensors for beta (alpha) and threshold and an unbatched sample, so
+:func:`to_nir` exports a copy with shared values broadcast per neuron; NIR's
 neurons reset to ``v_reset``, so a subtract-reset net comes back as zero-reset (lossy;
 docs/frameworks.md gives the measured difference). Zero-reset nets round-trip exactly.
 """
@@ -276,6 +277,12 @@ def read_graph_noted(graph_or_path: Any) -> tuple[Any, tuple[str, ...]]:
             raise DataError(f"{path}: not a readable NIR file: ValueError: {exc}") from exc
         first = exc
     except Exception as exc:
+        unknown = _unknown_node_types(nir, path)
+        if unknown:
+            raise DataError(f"{path}: " + "; ".join(
+                f"node {name!r} has type {kind!r}" for name, kind in unknown)
+                + f", which nir {getattr(nir, '__version__', '?')} does not know (known: "
+                f"{', '.join(sorted(_known_types(nir)))})") from None
         raise DataError(f"{path}: not a readable NIR file: {type(exc).__name__}: {exc}") from exc
     try:
         graph, note = read_untyped(nir, path)
@@ -284,6 +291,41 @@ def read_graph_noted(graph_or_path: Any) -> tuple[Any, tuple[str, ...]]:
                         f"check: {type(exc).__name__}: {exc}") from exc
     warnings.warn(f"{note} (nir said: {first})", UserWarning, stacklevel=3)
     return graph, (note,)
+
+
+def _known_types(nir: Any) -> set[str]:
+    """Names of the node classes the installed nir defines."""
+    found, todo = set(), [nir.NIRNode]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub.__module__.startswith("nir") and sub.__name__ not in found:
+                found.add(sub.__name__)
+                todo.append(sub)
+    return found
+
+
+def _unknown_node_types(nir: Any, path: Path) -> list[tuple[str, str]]:
+    """(node path, type) of every node of a ``.nir`` (HDF5) file whose ``type`` the
+    installed nir does not define; [] when the file cannot be walked."""
+    try:
+        import h5py
+
+        known, found = _known_types(nir), []
+        with h5py.File(path, "r") as f:
+            def walk(group: Any, prefix: str) -> None:
+                for name, node in group.get("nodes", {}).items():
+                    kind = node.get("type")
+                    kind = kind[()] if kind is not None else b""
+                    kind = kind.decode("utf-8", "replace") if isinstance(kind, bytes) else str(kind)
+                    if kind not in known:
+                        found.append((prefix + name, kind))
+                    if kind == "NIRGraph":
+                        walk(node, f"{prefix}{name}.")
+            walk(f["node"], "")
+        return found
+    except Exception:  # noqa: BLE001 - only a better message is at stake
+        return []
 
 
 class NIRModel(SNNTorchModel):
@@ -303,6 +345,8 @@ def from_nir(graph_or_path: Any, dt: float = 1e-4) -> SNNTorchModel:
     graph, notes = read_graph_noted(graph_or_path)
     model = NIRModel(NIRNetwork(graph, dt))
     model.notes = notes
+    if not isinstance(graph_or_path, _nir().NIRGraph):  # weights read from a file: trained
+        model.weights_file = model.module.weights_file = str(graph_or_path)
     return model
 
 
@@ -314,31 +358,6 @@ def nir_model(path: Path, dt: float = 1e-4) -> SNNTorchModel:
     return from_nir(Path(path), dt)
 
 
-def _check_exportable(net: nn.Module) -> None:
-    """snnTorch 1.0's exporter needs per-neuron tensors for beta, alpha and threshold."""
-    for name, module in net.named_modules():
-        kind = type(module).__name__
-        if kind not in ("Leaky", "Synaptic", "RLeaky", "RSynaptic"):
-            continue
-        for param in ("beta", "alpha", "threshold"):
-            value = getattr(module, param, None)
-            if isinstance(value, Tensor) and value.dim() == 0:
-                raise ValueError(
-                    f"to_nir: layer {name!r} ({kind}) has a scalar {param}; snnTorch's NIR "
-                    f"export needs a per-neuron tensor: {kind}({param}=torch.full((n,), "
-                    f"{float(value):g}), ...)")
-
-
-def to_nir(model: Any, sample: Tensor) -> Any:
-    """Export an snnTorch network (or an adapter holding one) to a ``nir.NIRGraph`` with
-    snnTorch's ``export_to_nir``; ``sample`` is ONE time step of ONE sample, no batch
-    dimension (what snnTorch 1.0 with nir 1.0.8 accepts). Write it with ``nir.write``."""
-    net = getattr(model, "module", model)
-    if not isinstance(net, nn.Module):
-        raise TypeError(f"to_nir needs an nn.Module or adapter, got {type(model).__name__}")
-    require("snntorch", "snntorch")
-    _nir()
-    from snntorch.export_nir import export_to_nir
-
-    _check_exportable(net)
-    return export_to_nir(net, sample)
+# The export (snnTorch's exporter, shared parameters broadcast per neuron) lives in its own
+# module; imported here so that ``from neuromark.models.nir_model import to_nir`` works.
+from neuromark.models.nir_export import NO_NIR_NODE, per_neuron_copy, to_nir  # noqa: E402, F401

@@ -8,11 +8,16 @@ the model is called on the first step, and every such attribute that then holds 
 tensor is a state slot (a membrane, a synaptic current, an input history). The exported
 graph is ``(input, state_0, ..., state_{k-1}) -> (output_0, ..., state_out_0, ...)``: it
 sets the slots to the state inputs, runs one step, and returns the outputs and the slots'
-new values. A slot empty after a reset (``None``, or a placeholder of another shape that
-the model replaces by zeros on its first step) starts from zeros shaped as after the first
-step; the file's metadata does not hold these initial states, the report gives their
-shapes (all zeros unless a reset leaves a tensor of the stepped shape, which is then
-used). This is how recurrent models are commonly exported to ONNX (the state as graph
+new values. torch's exporter leaves out a state input the step never reads (a slot the
+step overwrites first), so the inputs are NOT always ``(input, state_0, ..., state_{k-1})``
+by position: the file names them in its ``metadata_props`` (:func:`write_state_metadata`:
+``neuromark.state_inputs``, ``neuromark.state_feeds_back``: which ``state_out_i`` feeds
+which ``state_i``), and outputs are fed back by name. A slot empty after a reset
+(``None``, or a placeholder of another shape that the model replaces by zeros on its first
+step) starts from zeros shaped as after the first step (``neuromark.state_inputs`` gives
+each state's shape and whether it starts from zeros; the report gives the same); all
+zeros unless a reset leaves a tensor of the stepped shape, which is then used.
+This is how recurrent models are commonly exported to ONNX (the state as graph
 inputs and outputs, as ONNX's own RNN/LSTM/GRU operators take ``initial_h`` and return
 ``Y_h``).
 
@@ -25,6 +30,7 @@ fixed at the example's (states are traced with it).
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -33,6 +39,46 @@ from neuromark.errors import ConfigError
 from neuromark.io_atomic import temp_beside
 
 Slot = tuple[Any, str]  # (submodule, attribute name)
+
+#: ``metadata_props`` keys a stepped ONNX file carries (JSON values): its state inputs
+#: (graph input name -> the model attribute, shape and initial value), which state output
+#: feeds which input at the next step, the model outputs, and how to run it.
+STATE_INPUTS_KEY = "neuromark.state_inputs"
+FEEDS_BACK_KEY = "neuromark.state_feeds_back"
+OUTPUTS_KEY = "neuromark.outputs"
+HOW_KEY = "neuromark.stepping"
+
+
+def write_state_metadata(path: Path, names: list[str], initial: list[Any], n_out: int
+                         ) -> dict[str, str]:
+    """Name the state inputs and outputs of the stepped ONNX file at ``path`` in its
+    ``metadata_props`` (see the keys above) and return them. A state input the traced step
+    never reads (the step overwrites that slot first) is left out of the graph by torch's
+    exporter: it is listed with ``"in_graph": false`` and its output feeds nothing, so
+    feeding outputs back by name (never by position) always works."""
+    import onnx
+
+    model = onnx.load(str(path))
+    in_graph = {i.name for i in model.graph.input}
+    state_inputs, feeds_back = {}, {}
+    for i, (name, value) in enumerate(zip(names, initial, strict=True)):
+        key = f"state_{i}"
+        state_inputs[key] = {"slot": name, "shape": list(value.shape),
+                             "initial": "zeros" if not value.any() else "as reset_state leaves it",
+                             "in_graph": key in in_graph}
+        if key in in_graph:
+            feeds_back[f"state_out_{i}"] = key
+    meta = {STATE_INPUTS_KEY: json.dumps(state_inputs),
+            FEEDS_BACK_KEY: json.dumps(feeds_back),
+            OUTPUTS_KEY: json.dumps([f"output_{i}" for i in range(n_out)]),
+            HOW_KEY: ("one time step per run: feed 'input' (one step) and each state input "
+                      "listed in neuromark.state_inputs with in_graph true (zeros at the first "
+                      "step); after each run feed every output named in "
+                      "neuromark.state_feeds_back to the input it names; match by name, never "
+                      "by position (inputs the step never reads are not in the graph)")}
+    onnx.helper.set_model_props(model, meta)
+    onnx.save(model, str(path))
+    return meta
 
 
 def _reset(module: Any) -> None:
@@ -165,14 +211,16 @@ def export_onnx_steps(module: Any, steps: list[Any], path: str | Path, *, whole:
                           f"{type(exc).__name__}: {exc}") from None
     finally:
         reset()
+    meta = write_state_metadata(tmp, names, initial, n_out)
     session = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
     fed = {i.name for i in session.get_inputs()}
-    state = [t.cpu().numpy() for t in initial]
+    feeds_back = json.loads(meta[FEEDS_BACK_KEY])  # state output -> the input it feeds
+    state = {f"state_{i}": t.cpu().numpy() for i, t in enumerate(initial) if f"state_{i}" in fed}
     worst, got_steps = 0.0, []
     for n, step in enumerate(steps):
-        feed = {k: v for k, v in zip(inputs, [step.cpu().numpy(), *state]) if k in fed}
-        got = session.run(outputs, feed)
-        state = got[n_out:]
+        got = session.run(outputs, {"input": step.cpu().numpy(), **state})
+        named = dict(zip(outputs, got, strict=True))
+        state = {feeds_back[k]: named[k] for k in feeds_back}  # fed back by name
         got_steps.append(got[:n_out])
         for have, ref in zip(got[:n_out], want[n], strict=True):
             if have.shape != ref.shape or not np.allclose(have, ref, atol=atol, rtol=rtol):
@@ -187,7 +235,9 @@ def export_onnx_steps(module: Any, steps: list[Any], path: str | Path, *, whole:
         "initial_state": {n: "zeros" if not t.any() else "the value reset_state leaves (not zeros; "
                           "not stored in the file)" for n, t in zip(names, initial)},
         "outputs": [list(o.shape) for o in want[0]], "max_abs_diff": worst, "atol": atol,
-        "rtol": rtol, "batch": "fixed at the example's", "onnxruntime": ort.__version__}
+        "rtol": rtol, "batch": "fixed at the example's", "onnxruntime": ort.__version__,
+        "state_inputs_in_graph": sorted(state), "state_feeds_back": feeds_back,
+        "metadata_props": sorted(meta)}
     if whole is not None:
         report["max_abs_diff_whole_call"] = _whole_diff(module, whole, got_steps, time_dim, reset,
                                                         atol, rtol, tmp, path)

@@ -15,6 +15,10 @@ and bias of every ``Linear``, ``Conv*d`` and recurrent layer within the default 
 distance under its 0.1 % critical value). Training moves weights off both within a few
 optimiser steps. A network initialised otherwise (Xavier, a custom draw) is not recognised:
 declare it.
+
+A model whose weights were read from a file (a NIR graph, an ONNX file, a checkpoint) is
+never flagged: its loader records the file in a ``weights_file`` attribute on the adapter
+or its module (:func:`weights_file`), and the flag is only for a factory's own weights.
 """
 
 from __future__ import annotations
@@ -66,10 +70,21 @@ def as_built(module: nn.Module) -> bool:
                for _, p in layer.named_parameters(recurse=False))
 
 
+def weights_file(model: object) -> str | None:
+    """The file ``model``'s weights were read from (its or its ``module``'s
+    ``weights_file`` attribute, set by loaders such as the NIR import), or None."""
+    for owner in (model, getattr(model, "module", None)):
+        path = getattr(owner, "weights_file", None)
+        if isinstance(path, str) and path:
+            return path
+    return None
+
+
 def untrained_flag(module: object, trained: bool | None) -> str | None:
-    """:data:`UNTRAINED_FLAG` when the model is not declared (``trained`` None) and its
-    weights are as built (:func:`as_built`); None otherwise (declared either way, or a
+    """:data:`UNTRAINED_FLAG` when the model is not declared (``trained`` None), holds no
+    weights read from a file (:func:`weights_file`) and its weights are as built
+    (:func:`as_built`); None otherwise (declared either way, weights from a file, or a
     model that is not a torch module)."""
-    if trained is not None or not isinstance(module, nn.Module):
+    if trained is not None or not isinstance(module, nn.Module) or weights_file(module):
         return None
     return UNTRAINED_FLAG if as_built(module) else None

@@ -65,7 +65,7 @@ from neuromark.metrics.names import MetricEntry, build_metrics
 from neuromark.model_label import ModelLabel
 from neuromark.models import as_adapter
 from neuromark.models.configured import build_configured
-from neuromark.models.untrained import UNTRAINED_FLAG
+from neuromark.models.untrained import UNTRAINED_FLAG, weights_file
 from neuromark.processors.decoding import AutoDecoder, Decoder, default_rule
 from neuromark.processors.encoder_cost import attach_front_end
 from neuromark.registry import datasets, models
@@ -266,7 +266,12 @@ class ClassificationTask(TaskBase):
         decoder = self._decoder(plan)
         decoder.num_classes = _num_classes(test)  # predictions must lie in the labels' range
         trained = plan.given.trained if plan.given is not None else _declared_trained(plan)
-        # a factory's model, no checkpoint, nothing declared: flagged here, with the config's line
+        # a factory's model, no checkpoint, nothing declared: flagged here, with the config's
+        # line; weights read from a file (a NIR graph, a checkpoint) are not a factory's draw
+        from_file = weights_file(model) or details.get("checkpoint")
+        if from_file and trained is None:
+            trained = True
+            details["weights_file"] = str(from_file)
         unloaded = plan.given is None and trained is None and settings.model.checkpoint is None
         recipe = plan.train if plan.given is None else None
         with torch_threads(recipe.threads if recipe else 1):
