@@ -44,8 +44,10 @@ def test_the_four_systems_share_one_benchmark_and_one_table(tmp_path, capsys):
     assert main(["system", "run", *configs, "--out", str(out), "--quiet"]) == 0, \
         capsys.readouterr().err
     capsys.readouterr()
-    files = sorted(out.glob("spoken_digits_8-acc99q-singlestream--*.json"))
+    # the lowered accuracy target changes a defining setting: the four share one derived id
+    files = sorted(out.glob("spoken_digits_8-acc99q-singlestream*--*.json"))
     assert len(files) == len(configs)
+    assert len({f.name.split("--")[0] for f in files}) == 1
     results = [json.loads(f.read_text()) for f in files]
     labels = {r["details"]["system"]["label"] for r in results}
     assert {"cpu-float", "cpu-int8"} <= labels and len(labels) == len(configs)
