@@ -106,8 +106,9 @@ def impossible(name: str, value: float, error: float | None, unit: str) -> str |
 def flatten_scores(results: Results) -> dict[str, Cell]:
     """Every score as ``name`` or ``name.key`` (one level of dict values, e.g.
     ``synaptic_operations.Effective_MACs``); per-layer breakdowns (``*_by_layer``) are left
-    out. Text values (e.g. "not measured") are kept as text; the writer's own "NaN",
-    "Infinity" and "-Infinity" are numbers (flagged impossible)."""
+    out; a system result's ``details.energy_source`` (how its energy figure was obtained) is
+    the text column ``energy_source``. Text values (e.g. "not measured") are kept as text;
+    the writer's own "NaN", "Infinity" and "-Infinity" are numbers (flagged impossible)."""
     out: dict[str, Cell] = {}
     for name, score in results.scores.items():
         if name.endswith("_by_layer"):
@@ -128,6 +129,9 @@ def flatten_scores(results: Results) -> dict[str, Cell]:
                 continue
             out[full] = Cell(number, se, str(score.unit), score.higher_is_better,
                              impossible(full, number, se, str(score.unit)))
+    source = (results.details or {}).get("energy_source")  # how the energy was obtained
+    if isinstance(source, str) and source:
+        out["energy_source"] = Cell(source, None, "", None)
     return out
 
 

@@ -3,7 +3,7 @@
 The results name the system apart from the benchmark (``details.system``,
 :mod:`.identity`; the file ``<benchmark id>--<system label>.json``), record the machine's
 load around the timed runs (``details.load``, :mod:`.load`) and say how the energy was
-obtained (``scores.energy_source``: measured, an estimate from counted operations when no
+obtained (``details.energy_source``: measured, an estimate from counted operations when no
 meter is attached and the SUT's workload can be counted, or not measured).
 
 The run, in order: build the SUT, check its accuracy rule and first response
@@ -159,8 +159,7 @@ def _run(cfg: SystemConfig, config: ConfigFile | None, built: Any, out_dir: Path
     elif estimate is not None:  # after LoadGen and the power windows: never disturbs them
         scores["energy_estimate"], details["energy_estimate"] = estimate_energy(
             built.workload, estimate, ctx)
-    scores["energy_source"] = Score(_energy_source(measured, details, estimate), unit="",
-                                    higher_is_better=None)
+    details["energy_source"] = _energy_source(measured, details, estimate)  # text: a detail
     if cfg.compliance and settings.mode == "PerformanceOnly":
         tests = TESTS if cfg.compliance is True else tuple(cfg.compliance)
         details["compliance"] = run_compliance(sut, library, settings, run, acc_run,
