@@ -20,7 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from neuromark._progress import progress
 from neuromark.errors import ConfigError
+from neuromark.io_atomic import write_json_atomic
 
 
 def add_library_parser(sub: argparse._SubParsersAction) -> None:
@@ -72,8 +74,6 @@ def _proof(out: Path, entry: Any, limit_s: float) -> str:
     proven, else ``"=|S| (x s)"`` (``!=`` marks a proof that contradicts the best-known)."""
     from neuromark.benchmarks.qubo.library_sweep import slug
     from neuromark.benchmarks.qubo.solvers.cpsat import ortools_version, prove_mis
-    from neuromark.io_atomic import write_json_atomic
-
     path = out / "proofs" / f"{slug(entry.name)}.json"
     if path.is_file():
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -91,7 +91,6 @@ def _proof(out: Path, entry: Any, limit_s: float) -> str:
 
 
 def run_library(args: argparse.Namespace) -> int:
-    from neuromark._progress import progress
     from neuromark.benchmarks.qubo.library_report import (
         write_csv,
         write_report,

@@ -96,13 +96,20 @@ def _cell_int(text: str, where: str) -> int | None:
 
 @lru_cache(maxsize=16)
 def _read_table(readme: Path, stamp: float) -> dict[str, TableRow]:
+    """The rows of the table whose header reads ``| Instance | Our Solution | ...`` (QOBLIB's
+    "Results"); a README without one gives no rows (it is not QOBLIB's table)."""
     rows: dict[str, TableRow] = {}
-    lines = readme.read_text(encoding="utf-8").splitlines()
-    for number, line in enumerate(lines, 1):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not line.lstrip().startswith("|") or len(cells) < 3:
+    in_table = False
+    for number, line in enumerate(readme.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.lstrip().startswith("|"):
+            in_table = False
             continue
-        if cells[0].lower() == "instance" or set(cells[0]) <= set(":- "):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].lower() == "instance" and \
+                cells[1].lower() == "our solution":
+            in_table = True
+            continue
+        if not in_table or set(cells[0]) <= set(":- "):
             continue
         where = f"{readme}:{number}"
         ours = _cell_int(cells[1], where)

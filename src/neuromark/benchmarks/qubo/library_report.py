@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from neuromark.benchmarks.qubo.library_sweep import LibraryEntry, SolverChoice, fmt, slug
+from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS, submission_row
 from neuromark.io_atomic import write_text_atomic
+from neuromark.plotting import pyplot, save_figure
 
 #: Columns of ``library.csv`` (the rows of :func:`~.library_sweep.unit_row`).
 CSV_COLUMNS = ("instance", "n", "m", "solver", "best_known", "best_known_source",
@@ -87,8 +89,6 @@ def solver_totals(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice
 def plot_gaps(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
               path: Path) -> Path | None:
     """Gap to the best-known per instance (x: instances by n), one marker series per solver."""
-    from neuromark.plotting import pyplot, save_figure
-
     if not rows:
         return None
     names = list(dict.fromkeys(r["instance"] for r in rows))
@@ -114,8 +114,6 @@ def write_solver_submission(out: Path, choice: SolverChoice, records: Sequence[d
                             command: str) -> Path | None:
     """QOBLIB's submission CSV of one solver: ``OUT/submissions/<solver>/<solver>_summary.csv``
     (one row per instance; see the module docstring)."""
-    from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS, submission_row
-
     mine = [r for r in records if r["row"]["solver"] == choice.label]
     if not mine:
         return None
