@@ -118,9 +118,14 @@ def build_model(n: int, edges: np.ndarray) -> tuple[Any, list[Any]]:
 
 
 def run_cpsat(model: Any, xs: list[Any], time_limit_s: float, seed: int, workers: int,
-              on_improvement: Any = None) -> ExactMIS:
-    """Solve a :func:`build_model` model for ``time_limit_s`` seconds."""
+              on_improvement: Any = None, hint: np.ndarray | None = None) -> ExactMIS:
+    """Solve a :func:`build_model` model for ``time_limit_s`` seconds (``hint``: a start
+    solution, int8 (n,), given to CP-SAT as its solution hint)."""
     cp = require("ortools.sat.python.cp_model", "exact")
+    if hint is not None:
+        model.ClearHints()
+        for v, value in zip(xs, np.asarray(hint).tolist()):
+            model.AddHint(v, int(value))
     solver = cp.CpSolver()
     solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = int(workers)
@@ -146,12 +151,12 @@ def run_cpsat(model: Any, xs: list[Any], time_limit_s: float, seed: int, workers
 
 
 def prove_mis(n: int, edges: np.ndarray, time_limit_s: float, seed: int = 0,
-              workers: int = 1) -> ExactMIS:
+              workers: int = 1, hint: np.ndarray | None = None) -> ExactMIS:
     """The maximum independent set of the graph ``(n, edges)`` (0-based, (m, 2)) by CP-SAT,
-    proven when it finishes within ``time_limit_s`` seconds."""
+    proven when it finishes within ``time_limit_s`` seconds; ``hint``: a start set."""
     check_timeout(time_limit_s, "time_limit_s")
     model, xs = build_model(n, edges)
-    return run_cpsat(model, xs, time_limit_s, seed, workers)
+    return run_cpsat(model, xs, time_limit_s, seed, workers, hint=hint)
 
 
 def exact_known_value(path: str | Path, time_limit_s: float = 10.0, seed: int = 0
