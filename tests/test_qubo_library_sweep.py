@@ -88,13 +88,14 @@ def test_sweep_rows_resume_and_submission(tmp_path, capsys, monkeypatch):
     report = (out / "report.md").read_text()
     assert "| farm | 17 | 39 | 10 (opt.sol*) | 10 | neuromark-sa |" in report
     assert (out / "gap.png").stat().st_size > 0
-    with open(out / "submissions" / "neuromark-sa" / "neuromark-sa_summary.csv",
-              newline="") as fh:
-        sub = list(csv.DictReader(fh))
     from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS
 
-    assert len(sub) == 4 and tuple(sub[0]) == COLUMNS
-    assert {s["Problem"] for s in sub} == set(QOBLIB)
+    for name in QOBLIB:
+        folder = out / "submissions" / "neuromark-sa" / name
+        with open(folder / f"{name}_summary.csv", newline="") as fh:
+            sub = list(csv.DictReader(fh))
+        assert len(sub) == 1 and tuple(sub[0]) == COLUMNS and sub[0]["Problem"] == name
+        assert (folder / f"{name}_solution.sol").is_file() and (folder / "README.md").is_file()
     unit = json.loads((out / "units" / "farm--neuromark-sa.json").read_text())
     assert len(unit["result"]["runs"]) == 2 and (out / "solutions" / "neuromark-sa" /
                                                  "farm.sol").is_file()
@@ -133,3 +134,21 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys):
     (bad / "broken.gph").write_text("p edge 3 1\ne 1 9\n")
     assert main(["qubo", "library", str(bad), "--out", str(out), "--quiet"]) != 0
     assert "broken.gph:2" in capsys.readouterr().err and not out.exists()
+
+
+CHECKER = Path(__file__).resolve().parents[1].parent / "shared" / "tools" / "qoblib" / "misc" / \
+    "check_submission.py"
+
+
+def test_qoblib_s_checker_accepts_the_sweep_s_submission(tmp_path):
+    """QOBLIB's own misc/check_submission.py (../shared/tools/qoblib) on the sweep's folder."""
+    import subprocess
+    import sys
+
+    if not CHECKER.is_file():
+        pytest.skip(f"QOBLIB's checker is absent: {CHECKER}")
+    assert _run(tmp_path, "--only", "farm,ibm32") == 0
+    root = tmp_path / "out" / "submissions" / "neuromark-sa"
+    done = subprocess.run([sys.executable, str(CHECKER), str(root), "--strict-problem-match"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,10 +1,9 @@
 """What ``neuromark qubo library`` writes from its units: the table (CSV, Markdown report),
 the gap plot, and a QOBLIB submission per solver.
 
-The submission goes through one function, :func:`write_solver_submission`, so that
-another submission writer (QOBLIB's folder per instance) can replace it in one place; for
-now it writes QOBLIB's submission CSV (``qoblib_submission.COLUMNS``), one row per
-instance, and the best sets found are the ``.sol`` files the sweep saved beside it.
+The submission goes through one function, :func:`write_solver_submission` (a folder per
+instance in QOBLIB's layout: summary CSV with ``qoblib_submission.COLUMNS``, the best set,
+a README), so that the family's own submission writer can replace it in one place.
 """
 
 from __future__ import annotations
@@ -112,21 +111,34 @@ def plot_gaps(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
 def write_solver_submission(out: Path, choice: SolverChoice, records: Sequence[dict[str, Any]],
                             entries: dict[str, LibraryEntry], *, submitter: str,
                             command: str) -> Path | None:
-    """QOBLIB's submission CSV of one solver: ``OUT/submissions/<solver>/<solver>_summary.csv``
-    (one row per instance; see the module docstring)."""
+    """One solver's QOBLIB submission, a folder per instance as QOBLIB's
+    ``misc/check_submission.py`` reads it: ``OUT/submissions/<solver>/<instance>/`` with
+    ``<instance>_summary.csv`` (QOBLIB's columns, one row), ``<instance>_solution.sol`` (the
+    best set found, a node list) and ``README.md`` (the row as a table). Returns the
+    solver's folder, or None when it has no unit."""
     mine = [r for r in records if r["row"]["solver"] == choice.label]
     if not mine:
         return None
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
-    writer.writeheader()
+    root = out / "submissions" / choice.slug
     for record in mine:
-        entry = entries[record["row"]["instance"]]
-        writer.writerow(submission_row(record["result"], entry.instance, solver=choice.label,
-                                       submitter=submitter, reference=command))
-    path = out / "submissions" / choice.slug / f"{slug(choice.label)}_summary.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(path, buf.getvalue())
+        name = record["row"]["instance"]
+        entry = entries[name]
+        row = submission_row(record["result"], entry.instance, solver=choice.label,
+                             submitter=submitter, reference=command)
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        writer.writerow(row)
+        write_text_atomic(folder / f"{name}_summary.csv", buf.getvalue())
+        best = out / "solutions" / choice.slug / f"{slug(name)}.sol"
+        write_text_atomic(folder / f"{name}_solution.sol", best.read_text(encoding="utf-8"))
+        table = "\n".join(f"| {k} | {str(v).replace('|', '/')} |" for k, v in row.items())
+        write_text_atomic(folder / "README.md",
+                          f"# Submission for {name}\n\n{choice.label}, written by neuromark "
+                          f"qubo library.\n\n| Field | Value |\n|---|---|\n{table}\n")
+    return root
 
 
 def write_report(out: Path, rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
