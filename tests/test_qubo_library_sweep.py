@@ -111,6 +111,15 @@ def test_sweep_rows_resume_and_submission(tmp_path, capsys, monkeypatch):
     assert _run(tmp_path) == 0
     with open(out / "library.csv", newline="") as fh:
         assert list(csv.DictReader(fh)) == rows
+    # --report-only: another solver's units are not solved, only listed as not run
+    from neuromark.cli import main
+
+    assert main(["qubo", "library", str(INSTANCES), "--solvers", "neuromark-sa,neuromark-tabu",
+                 "--timeout", "0.05", "--runs", "2", "--out", str(out), "--quiet",
+                 "--report-only"]) == 0
+    assert "farm x neuromark-tabu: not run" in (out / "report.md").read_text()
+    with open(out / "library.csv", newline="") as fh:
+        assert list(csv.DictReader(fh)) == rows
     # other settings into the same folder: refused, naming them
     assert _run(tmp_path, "--seed", "5") != 0
     assert "seed" in capsys.readouterr().err

@@ -48,6 +48,9 @@ def add_library_parser(sub: argparse._SubParsersAction) -> None:
     lib.add_argument("--prove", type=float, default=None, metavar="S",
                      help="also try to prove each instance's optimum with CP-SAT (extra "
                           "neuromark[exact]) for S seconds")
+    lib.add_argument("--report-only", action="store_true",
+                     help="solve nothing: write the table, plot and submissions from the units "
+                          "already saved in --out (the others are listed as not run)")
     lib.add_argument("--submitter", default="N/A", help="the submission CSVs' Submitter")
     lib.add_argument("--quiet", action="store_true", help="no progress bar")
     lib.set_defaults(func=run_library)
@@ -133,8 +136,11 @@ def run_library(args: argparse.Namespace) -> int:
                   f"{row['best_known']}  p_s {row['p_success']:.2f}", flush=True)
 
     records = sweep(entries, choices, args.out, timeout_s=args.timeout, runs=args.runs,
-                    seed=args.seed, on_unit=on_unit)
+                    seed=args.seed, on_unit=on_unit, solve_missing=not args.report_only)
     bar.close()
+    saved = {(r["row"]["instance"], r["row"]["solver"]) for r in records}
+    skipped = skipped + [(f"{e.name} x {c.label}", "not run (--report-only: no saved unit)")
+                         for e in entries for c in choices if (e.name, c.label) not in saved]
     rows = [dict(r["row"]) for r in records]
     if args.prove is not None:
         proofs = {e.name: _proof(args.out, e, args.prove) for e in entries}

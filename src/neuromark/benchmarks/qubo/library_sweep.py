@@ -195,10 +195,11 @@ def run_unit(entry: LibraryEntry, choice: SolverChoice, timeout_s: float, runs: 
 
 def sweep(entries: list[LibraryEntry], choices: list[SolverChoice], out: Path, *,
           timeout_s: float, runs: int, seed: int,
-          on_unit: Callable[[dict[str, Any], bool], None] | None = None
-          ) -> list[dict[str, Any]]:
+          on_unit: Callable[[dict[str, Any], bool], None] | None = None,
+          solve_missing: bool = True) -> list[dict[str, Any]]:
     """Run (or resume) every unit; returns the saved unit records in entry x solver order.
-    ``on_unit(record, resumed)`` is called after each unit."""
+    ``on_unit(record, resumed)`` is called after each unit; ``solve_missing=False`` only
+    reads the saved units (a unit not saved is left out)."""
     import json
 
     from neuromark.benchmarks.qubo.library import write_solution
@@ -215,6 +216,8 @@ def sweep(entries: list[LibraryEntry], choices: list[SolverChoice], out: Path, *
                 records.append(record)
                 if on_unit:
                     on_unit(record, True)
+                continue
+            if not solve_missing:
                 continue
             result, best_x = run_unit(entry, choice, timeout_s, runs, seed)
             row = unit_row(entry, choice, result, timeout_s)
