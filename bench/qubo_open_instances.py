@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--folder", type=Path, default=FOLDER)
     parser.add_argument("--instances", nargs="+", default=["frb53-24-1", "frb59-26-2"])
+    parser.add_argument("--methods", nargs="+", default=["ours", "kamis", "kamis+cpsat"],
+                        choices=["ours", "kamis", "kamis+cpsat"])
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for sets that beat QOBLIB's best, and results.json")
     args = parser.parse_args(argv)
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         path = args.folder / f"{name}.gph"
         instance = load_instance(path)
         known = best_known_for(path, instance)
-        for method in ("ours", "kamis", "kamis+cpsat"):
+        for method in args.methods:
             if method == "kamis+cpsat":
                 got = combined(instance, args.budget, args.seed)
             else:
