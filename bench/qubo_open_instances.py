@@ -7,6 +7,7 @@ Methods, each with ``--budget`` seconds of wall-clock per instance, seed ``--see
 
 - ``ours``: our solver (``--ours``, default neuromark-tabu) through ``qubo solve``'s run path;
 - ``kamis``: KaMIS ReduMIS (extra ``neuromark[kamis]``), the same path;
+- ``online_mis``: KaMIS OnlineMIS (``--methods online_mis``), the same path;
 - ``kamis+cpsat``: ReduMIS for half the budget, then OR-Tools CP-SAT (extra
   ``neuromark[exact]``) on the clique model with ReduMIS's set as its solution hint for the
   other half: CP-SAT's search (its LNS workers start from the hint) may extend it, and its
@@ -38,8 +39,10 @@ from neuromark.benchmarks.qubo.task import make_solver  # noqa: E402
 FOLDER = ROOT.parent / "shared" / "realdata" / "qubo_mis" / "qoblib" / "instances"
 
 
-def _run(name: str, instance, timeout_s: float, seed: int) -> dict:  # noqa: ANN001
-    run = one_run(make_solver(SolverSpec(name=name)), instance, timeout_s, seed)
+def _run(name: str, instance, timeout_s: float, seed: int,  # noqa: ANN001
+         options: dict | None = None) -> dict:
+    run = one_run(make_solver(SolverSpec(name=name, options=options or {})), instance,
+                  timeout_s, seed)
     x = run.pop("x")
     return {"size": run["size"], "feasible": run["feasible"], "wall_s": run["wall_s"], "x": x}
 
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", type=Path, default=FOLDER)
     parser.add_argument("--instances", nargs="+", default=["frb53-24-1", "frb59-26-2"])
     parser.add_argument("--methods", nargs="+", default=["ours", "kamis", "kamis+cpsat"],
-                        choices=["ours", "kamis", "kamis+cpsat"])
+                        choices=["ours", "kamis", "online_mis", "kamis+cpsat"])
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for sets that beat QOBLIB's best, and results.json")
     args = parser.parse_args(argv)
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         for method in args.methods:
             if method == "kamis+cpsat":
                 got = combined(instance, args.budget, args.seed)
+            elif method == "online_mis":
+                got = _run("kamis", instance, args.budget, args.seed, {"algorithm": "online_mis"})
             else:
                 got = _run(args.ours if method == "ours" else method, instance, args.budget,
                            args.seed)
