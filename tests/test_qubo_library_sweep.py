@@ -125,7 +125,9 @@ def test_sweep_rows_resume_and_submission(tmp_path, capsys, monkeypatch):
     assert "seed" in capsys.readouterr().err
 
 
-def test_bad_input_is_refused_before_any_work(tmp_path, capsys):
+def test_bad_input_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    import sys
+
     from neuromark.cli import main
 
     out = tmp_path / "out"
@@ -138,11 +140,19 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no-such-solver" in err and "KEY=VALUE" in err and "nosuch" in err
     assert "Traceback" not in err and not out.exists()
+    monkeypatch.setitem(sys.modules, "chszlablib", None)  # the kamis extra absent
+    assert main([*base, "--solvers", "neuromark-sa,kamis"]) != 0
+    assert "neuromark[kamis]" in capsys.readouterr().err and not out.exists()
     bad = tmp_path / "lib"
     bad.mkdir()
     (bad / "broken.gph").write_text("p edge 3 1\ne 1 9\n")
     assert main(["qubo", "library", str(bad), "--out", str(out), "--quiet"]) != 0
     assert "broken.gph:2" in capsys.readouterr().err and not out.exists()
+    (bad / "broken.gph").unlink()
+    shutil.copy(INSTANCES / "farm.gph", bad)
+    shutil.copy(INSTANCES / "farm.gph", bad / "farm.dimacs")
+    assert main(["qubo", "library", str(bad), "--out", str(out), "--quiet"]) != 0
+    assert "two instance files named 'farm'" in capsys.readouterr().err and not out.exists()
 
 
 CHECKER = Path(__file__).resolve().parents[1].parent / "shared" / "tools" / "qoblib" / "misc" / \

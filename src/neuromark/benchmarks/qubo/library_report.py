@@ -66,6 +66,34 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def wide_table(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice]) -> str:
+    """One line per instance: n, m, best-known (source), literature, CP-SAT's proof (when
+    tried), then per solver ``best |S| (p_s)``, ``*`` where a run went past its deadline,
+    ``-`` where the unit was not run."""
+    by_unit = {(r["instance"], r["solver"]): r for r in rows}
+    names = list(dict.fromkeys(r["instance"] for r in rows))
+    proofs = any("proven_here" in r for r in rows)
+    head = "| instance | n | m | best-known | lit. |" + (" CP-SAT |" if proofs else "")
+    head += "".join(f" {c.label} |" for c in choices)
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for name in names:
+        first = next(r for r in rows if r["instance"] == name)
+        cells = [name, str(first["n"]), str(first["m"]),
+                 f"{first['best_known']} ({short_source(first)})", fmt(first["literature_best"])]
+        if proofs:
+            cells.append(first.get("proven_here") or "-")
+        for c in choices:
+            r = by_unit.get((name, c.label))
+            if r is None:
+                cells.append("-")
+                continue
+            late = "*" if r["over_deadline_fraction"] > 0 else ""
+            better = " (improves!)" if r["improves_best_known"] else ""
+            cells.append(f"{fmt(r['best_found'])} ({r['p_success']:.2f}){late}{better}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def solver_totals(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice]) -> str:
     """Per solver: instances at the best-known (best run), mean gap, runs over deadline."""
     lines = ["| solver | instances | best run at best-known | mean gap | mean p_s | "
@@ -151,7 +179,10 @@ def write_report(out: Path, rows: Sequence[dict[str, Any]], choices: Sequence[So
              f"instance and solver, seeds {settings['seed']}..{settings['seed'] + settings['runs'] - 1}"
              f"; best-known source marks: `opt.sol`/`bst.sol` QOBLIB solution file, `table` "
              f"QOBLIB's results table, `*` proven optimal by the source.", "",
-             solver_totals(rows, choices), markdown_table(rows)]
+             solver_totals(rows, choices),
+             "Per instance: best |S| over the runs (p_s at the best-known), `*`: a run past its "
+             "deadline, `-`: not run.", "", wide_table(rows, choices), "All figures:", "",
+             markdown_table(rows)]
     if plot is not None:
         parts += [f"Gap plot: `{plot.name}`", ""]
     if skipped:

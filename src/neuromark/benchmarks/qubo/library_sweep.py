@@ -113,6 +113,11 @@ def discover(folder: Path, max_nodes: int | None = None, only: list[str] | None 
         if unknown:
             raise ConfigError(f"--only: no instance {', '.join(unknown)} in {folder}")
         files = [p for p in files if instance_name(p) in only]
+    seen: dict[str, Path] = {}
+    for path in files:
+        if (first := seen.setdefault(instance_name(path), path)) is not path:
+            raise ConfigError(f"{folder}: two instance files named {instance_name(path)!r} "
+                              f"({first.name}, {path.name}); sweep them from separate folders")
     entries: list[LibraryEntry] = []
     skipped: list[tuple[str, str]] = []
     for path in files:

@@ -185,6 +185,7 @@ class CPSAT:
     name = "cpsat"
 
     def __init__(self, workers: Count = 1) -> None:
+        require("ortools.sat.python.cp_model", "exact")  # a missing extra fails here
         self.workers = workers
         self._loaded: Loaded[tuple[Any, list[Any], float, float]] = Loaded()
 

@@ -66,6 +66,7 @@ class KaMIS:
     name = "kamis"
 
     def __init__(self, algorithm: Algorithm = "redumis") -> None:
+        require("chszlablib", "kamis")  # a missing extra fails here, before any solving
         self.algorithm = algorithm
         self._loaded: Loaded[tuple[Any, int]] = Loaded()
 
