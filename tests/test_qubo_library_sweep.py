@@ -171,3 +171,17 @@ def test_qoblib_s_checker_accepts_the_sweep_s_submission(tmp_path):
     done = subprocess.run([sys.executable, str(CHECKER), str(root), "--strict-problem-match"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_shipped_subset_is_qoblib_s_bytes():
+    """Every file of the subset has the size and SHA-256 its README lists (copied unchanged)."""
+    listed = {}
+    for line in (SUBSET / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[2].isdigit():
+            listed[cells[0]] = (int(cells[2]), cells[3])
+    shipped = {str(p.relative_to(SUBSET)) for p in SUBSET.rglob("*") if p.is_file()}
+    assert set(listed) == shipped - {"README.md"} and len(listed) == 10
+    for name, (size, digest) in listed.items():
+        data = (SUBSET / name).read_bytes()
+        assert len(data) == size and hashlib.sha256(data).hexdigest() == digest, name
