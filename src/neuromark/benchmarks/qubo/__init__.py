@@ -39,7 +39,8 @@ MANIFEST = {
     "tasks": {"qubo": ".task:TASK"},
     "solvers": {"neuromark-sa": ".solvers.anneal:Annealer",
                 "neuromark-tabu": ".solvers.tabu:TabuSearch",
-                "dwave-tabu": ".solvers.dwave:DWaveTabu", "dwave-sa": ".solvers.dwave:DWaveSA"},
+                "dwave-tabu": ".solvers.dwave:DWaveTabu", "dwave-sa": ".solvers.dwave:DWaveSA",
+                "kamis": ".solvers.kamis:KaMIS", "cpsat": ".solvers.cpsat:CPSAT"},
     "commands": {"qubo": ".cli:register"},
     "checker_rules": {"qubo": ".checker_rules:check_qubo_results"},
 }

@@ -12,7 +12,9 @@
   and a config's ``bks: auto`` computes its missing rows there before the sweep;
 - ``neuromark qubo compare [REFERENCE.csv]``: our BKS table against another (NeuroBench's);
 - ``neuromark qubo solve FILE``: repeated runs on one library instance (DIMACS, QOBLIB
-  ``.qs``, MQLib), with success probability and TTS99 (:mod:`neuromark.benchmarks.qubo.cli_solve`).
+  ``.qs``, MQLib), with success probability and TTS99 (:mod:`neuromark.benchmarks.qubo.cli_solve`);
+- ``neuromark qubo library DIR``: every instance of a folder x several solvers, against
+  best-known values with their source (:mod:`neuromark.benchmarks.qubo.cli_library`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from neuromark.benchmarks.qubo.cli_library import add_library_parser
 from neuromark.benchmarks.qubo.cli_solve import add_solve_parser
 from neuromark.commands.run import (
     add_cache_flag,
@@ -85,6 +88,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cmp_.set_defaults(func=_compare)
 
     add_solve_parser(sub)
+    add_library_parser(sub)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -1,0 +1,190 @@
+"""What ``neuromark qubo library`` writes from its units: the table (CSV, Markdown report),
+the gap plot, and a QOBLIB submission per solver.
+
+The submission goes through one function, :func:`write_solver_submission` (a folder per
+instance in QOBLIB's layout: summary CSV with ``qoblib_submission.COLUMNS``, the best set,
+a README), so that the family's own submission writer can replace it in one place.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from neuromark.benchmarks.qubo.library_sweep import LibraryEntry, SolverChoice, fmt, slug
+from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS, submission_row
+from neuromark.io_atomic import write_text_atomic
+from neuromark.plotting import pyplot, save_figure
+
+#: Columns of ``library.csv`` (the rows of :func:`~.library_sweep.unit_row`).
+CSV_COLUMNS = ("instance", "n", "m", "solver", "best_known", "best_known_source",
+               "best_known_proven", "literature_best", "proven_here", "best_found", "gap",
+               "improves_best_known", "runs", "feasible_runs", "p_success", "tts99_s",
+               "tau_opt_s", "tts99_at_timeout_s", "over_deadline_fraction", "mean_wall_s",
+               "timeout_s")
+
+
+def short_source(row: dict[str, Any]) -> str:
+    """``opt.sol``/``bst.sol``/``table`` + ``*`` when proven, for the Markdown table."""
+    source = row["best_known_source"]
+    if source.startswith("QOBLIB solution file"):
+        text = ".".join(source.rsplit(" ", 1)[-1].split(".")[-2:])
+    elif source.startswith("QOBLIB results table"):
+        text = "table"
+    else:
+        text = source
+    return text + ("*" if row["best_known_proven"] else "")
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(CSV_COLUMNS), extrasaction="ignore",
+                            lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in CSV_COLUMNS})
+    return write_text_atomic(path, buf.getvalue())
+
+
+def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The Markdown table of the rows (one line per instance x solver)."""
+    head = ("| instance | n | m | best-known (source) | literature | solver | best found | gap "
+            "| p_s | TTS99 (s) | tau* (s) | over deadline | mean wall (s) |")
+    lines = [head, "|" + "---|" * 13]
+    for r in rows:
+        found = fmt(r["best_found"]) + (" (improves!)" if r["improves_best_known"] else "")
+        proven = f"; CP-SAT {r['proven_here']}" if r.get("proven_here") else ""
+        lines.append(
+            f"| {r['instance']} | {r['n']} | {r['m']} | {r['best_known']} ({short_source(r)}"
+            f"{proven}) | {fmt(r['literature_best'])} | {r['solver']} | {found} | "
+            f"{fmt(r['gap'], '.3f')} | {fmt(r['p_success'], '.2f')} | {fmt(r['tts99_s'])} | "
+            f"{fmt(r['tau_opt_s'])} | {fmt(r['over_deadline_fraction'], '.2f')} | "
+            f"{fmt(r['mean_wall_s'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def wide_table(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice]) -> str:
+    """One line per instance: n, m, best-known (source), literature, CP-SAT's proof (when
+    tried), then per solver ``best |S| (p_s)``, ``*`` where a run went past its deadline,
+    ``-`` where the unit was not run."""
+    by_unit = {(r["instance"], r["solver"]): r for r in rows}
+    names = list(dict.fromkeys(r["instance"] for r in rows))
+    proofs = any("proven_here" in r for r in rows)
+    head = "| instance | n | m | best-known | lit. |" + (" CP-SAT |" if proofs else "")
+    head += "".join(f" {c.label} |" for c in choices)
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for name in names:
+        first = next(r for r in rows if r["instance"] == name)
+        cells = [name, str(first["n"]), str(first["m"]),
+                 f"{first['best_known']} ({short_source(first)})", fmt(first["literature_best"])]
+        if proofs:
+            cells.append(first.get("proven_here") or "-")
+        for c in choices:
+            r = by_unit.get((name, c.label))
+            if r is None:
+                cells.append("-")
+                continue
+            late = "*" if r["over_deadline_fraction"] > 0 else ""
+            better = " (improves!)" if r["improves_best_known"] else ""
+            cells.append(f"{fmt(r['best_found'])} ({r['p_success']:.2f}){late}{better}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def solver_totals(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice]) -> str:
+    """Per solver: instances at the best-known (best run), mean gap, runs over deadline."""
+    lines = ["| solver | instances | best run at best-known | mean gap | mean p_s | "
+             "runs over deadline |", "|---|---|---|---|---|---|"]
+    for choice in choices:
+        mine = [r for r in rows if r["solver"] == choice.label]
+        if not mine:
+            continue
+        hit = sum(r["gap"] is not None and r["gap"] <= 0 for r in mine)
+        gaps = [r["gap"] for r in mine if r["gap"] is not None]
+        over = sum(round(r["over_deadline_fraction"] * r["runs"]) for r in mine)
+        total = sum(r["runs"] for r in mine)
+        lines.append(f"| {choice.label} | {len(mine)} | {hit}/{len(mine)} | "
+                     f"{fmt(sum(gaps) / len(gaps) if gaps else None, '.4f')} | "
+                     f"{fmt(sum(r['p_success'] for r in mine) / len(mine), '.2f')} | "
+                     f"{over}/{total} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_gaps(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
+              path: Path) -> Path | None:
+    """Gap to the best-known per instance (x: instances by n), one marker series per solver."""
+    if not rows:
+        return None
+    names = list(dict.fromkeys(r["instance"] for r in rows))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.22 * len(names) + 2), 4))
+    markers = "os^Dv<>px*"
+    for k, choice in enumerate(choices):
+        mine = {r["instance"]: r["gap"] for r in rows if r["solver"] == choice.label}
+        xs = [i for i, name in enumerate(names) if mine.get(name) is not None]
+        ax.plot(xs, [mine[names[i]] for i in xs], linestyle="none", marker=markers[k % 10],
+                alpha=0.8, label=choice.label)
+    ax.axhline(0.0, color="grey", lw=0.5)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=90, fontsize=6)
+    ax.set_ylabel("gap (best-known - best found) / best-known")
+    ax.set_title("QUBO MIS library: gap to the best-known value (best of the runs)")
+    ax.legend(fontsize=7)
+    return save_figure(fig, path, dpi=100)
+
+
+def write_solver_submission(out: Path, choice: SolverChoice, records: Sequence[dict[str, Any]],
+                            entries: dict[str, LibraryEntry], *, submitter: str,
+                            command: str) -> Path | None:
+    """One solver's QOBLIB submission, a folder per instance as QOBLIB's
+    ``misc/check_submission.py`` reads it: ``OUT/submissions/<solver>/<instance>/`` with
+    ``<instance>_summary.csv`` (QOBLIB's columns, one row), ``<instance>_solution.sol`` (the
+    best set found, a node list) and ``README.md`` (the row as a table). Returns the
+    solver's folder, or None when it has no unit."""
+    mine = [r for r in records if r["row"]["solver"] == choice.label]
+    if not mine:
+        return None
+    root = out / "submissions" / choice.slug
+    for record in mine:
+        name = record["row"]["instance"]
+        entry = entries[name]
+        row = submission_row(record["result"], entry.instance, solver=choice.label,
+                             submitter=submitter, reference=command)
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        writer.writerow(row)
+        write_text_atomic(folder / f"{name}_summary.csv", buf.getvalue())
+        best = out / "solutions" / choice.slug / f"{slug(name)}.sol"
+        write_text_atomic(folder / f"{name}_solution.sol", best.read_text(encoding="utf-8"))
+        table = "\n".join(f"| {k} | {str(v).replace('|', '/')} |" for k, v in row.items())
+        write_text_atomic(folder / "README.md",
+                          f"# Submission for {name}\n\n{choice.label}, written by neuromark "
+                          f"qubo library.\n\n| Field | Value |\n|---|---|\n{table}\n")
+    return root
+
+
+def write_report(out: Path, rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
+                 skipped: Sequence[tuple[str, str]], *, command: str, settings: dict[str, Any]
+                 ) -> Path:
+    """``OUT/report.md``: command, settings, per-solver totals, the table, skipped files."""
+    plot = plot_gaps(rows, choices, out / "gap.png")
+    parts = ["# QUBO MIS library sweep", "", f"Command: `{command}`", "",
+             f"Settings: timeout {settings['timeout_s']:g} s, {settings['runs']} run(s) per "
+             f"instance and solver, seeds {settings['seed']}..{settings['seed'] + settings['runs'] - 1}"
+             f"; best-known source marks: `opt.sol`/`bst.sol` QOBLIB solution file, `table` "
+             f"QOBLIB's results table, `*` proven optimal by the source.", "",
+             solver_totals(rows, choices),
+             "Per instance: best |S| over the runs (p_s at the best-known), `*`: a run past its "
+             "deadline, `-`: not run.", "", wide_table(rows, choices), "All figures:", "",
+             markdown_table(rows)]
+    if plot is not None:
+        parts += [f"Gap plot: `{plot.name}`", ""]
+    if skipped:
+        parts += ["Skipped:", ""] + [f"- {name}: {why}" for name, why in skipped] + [""]
+    return write_text_atomic(out / "report.md", "\n".join(parts))
