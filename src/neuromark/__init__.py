@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from neuromark._lazy import lazy_attributes
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 if TYPE_CHECKING:
     from neuromark.results import Results, Score
