@@ -29,7 +29,8 @@ def format_summary(results: Sequence[Results], *, full_table: bool = False) -> s
             if was_said(res.benchmark.id, flag):
                 said += 1
             else:
-                flags.append(f"flag [{res.benchmark.id}]: {flag}")
+                who = f"{res.benchmark.id} / {res.model.label}" if res.model is not None else res.benchmark.id
+                flags.append(f"flag [{who}]: {flag}")
     if said:
         flags.append(f"({said} flag(s) printed above as the run went; every flag is in the "
                      "results files and report.md)")
