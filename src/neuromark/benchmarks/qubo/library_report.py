@@ -50,6 +50,51 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     return write_text_atomic(path, buf.getvalue())
 
 
+#: Typed columns of ``library.csv`` (the others are text).
+_INTS = ("n", "m", "best_known", "literature_best", "best_found", "runs", "feasible_runs")
+_FLOATS = ("gap", "p_success", "tts99_s", "tau_opt_s", "tts99_at_timeout_s",
+           "over_deadline_fraction", "mean_wall_s", "timeout_s")
+_BOOLS = ("best_known_proven", "improves_best_known")
+
+
+def read_csv(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``library.csv`` (:func:`write_csv`) typed back: whole numbers, floats,
+    ``True``/``False``, an empty cell as None (``proven_here``: left out where the whole
+    column is empty, as in a sweep without ``--prove``). A file with other columns is a
+    :class:`~neuromark.errors.DataError` naming it."""
+    from neuromark.errors import DataError
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            raise DataError(f"{path}: columns {reader.fieldnames}, expected {list(CSV_COLUMNS)}")
+        raw = list(reader)
+    rows = []
+    for line, cells in enumerate(raw, 2):
+        row: dict[str, Any] = {}
+        for key, text in cells.items():
+            try:
+                if text == "" and key != "proven_here":
+                    row[key] = None
+                elif key in _INTS:
+                    row[key] = int(text)
+                elif key in _FLOATS:
+                    row[key] = float(text)
+                elif key in _BOOLS:
+                    if text not in ("True", "False"):
+                        raise ValueError(f"not True/False: {text!r}")
+                    row[key] = text == "True"
+                else:
+                    row[key] = text
+            except ValueError as exc:
+                raise DataError(f"{path}:{line}: column {key}: {exc}") from None
+        rows.append(row)
+    if not any(r["proven_here"] for r in rows):
+        for r in rows:
+            del r["proven_here"]
+    return rows
+
+
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     """The Markdown table of the rows (one line per instance x solver)."""
     head = ("| instance | n | m | best-known (source) | literature | solver | best found | gap "
