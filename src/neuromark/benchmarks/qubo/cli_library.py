@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark._progress import progress
+from neuromark.benchmarks.qubo.library_known import proven_here
 from neuromark.errors import ConfigError
 from neuromark.io_atomic import write_json_atomic
 
@@ -76,7 +77,6 @@ def _check(args: argparse.Namespace) -> None:
 def _proof(out: Path, entry: Any, limit_s: float) -> str:
     """CP-SAT's proof for one instance, cached in ``OUT/proofs/<name>.json``: "" when not
     proven, else ``"=|S| (x s)"`` (``!=`` marks a proof that contradicts the best-known)."""
-    from neuromark.benchmarks.qubo.library_known import proven_here
     from neuromark.benchmarks.qubo.library_sweep import slug
     from neuromark.benchmarks.qubo.solvers.cpsat import ortools_version, prove_mis
     path = out / "proofs" / f"{slug(entry.name)}.json"
@@ -98,8 +98,6 @@ def _proof(out: Path, entry: Any, limit_s: float) -> str:
 def _with_proof(row: dict[str, Any], proof: str, limit_s: float) -> dict[str, Any]:
     """The row with CP-SAT's proof (``proven_here``); a best-known value not proven by its
     source that CP-SAT proves equal becomes proven, its source "proven by CP-SAT here"."""
-    from neuromark.benchmarks.qubo.library_known import proven_here
-
     row = dict(row, proven_here=proof)
     if proof.startswith("=") and not row["best_known_proven"]:
         row.update(best_known_proven=True, best_known_source=proven_here("CP-SAT"),

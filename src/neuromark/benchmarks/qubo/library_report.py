@@ -13,6 +13,7 @@ from typing import Any
 
 from neuromark.benchmarks.qubo.library_known import QOBLIB_TABLE, SOLUTION_FILE
 from neuromark.benchmarks.qubo.library_sweep import SolverChoice, fmt
+from neuromark.errors import DataError
 from neuromark.io_atomic import write_text_atomic
 from neuromark.plotting import pyplot, save_figure
 
@@ -62,8 +63,6 @@ def read_csv(path: Path) -> list[dict[str, Any]]:
     ``True``/``False``, an empty cell as None (``proven_here``: left out where the whole
     column is empty, as in a sweep without ``--prove``). A file with other columns is a
     :class:`~neuromark.errors.DataError` naming it."""
-    from neuromark.errors import DataError
-
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         if tuple(reader.fieldnames or ()) != CSV_COLUMNS:

@@ -35,6 +35,7 @@ import yaml
 
 from neuromark.benchmarks.qubo.library import FORMATS, Instance, instance_name, load_instance
 from neuromark.benchmarks.qubo.library_known import BestKnown, best_known_for, mismatch_note
+from neuromark.benchmarks.qubo.qoblib_submission import check_submission_dir, write_submission_dir
 from neuromark.errors import ConfigError, DataError
 from neuromark.io_atomic import write_json_atomic
 
@@ -245,8 +246,6 @@ def check_submissions(out: Path, entries: list[LibraryEntry],
                       choices: list[SolverChoice]) -> None:
     """Before any solving: every unit's submission folder can be written (none holds an
     input; this command's own folders under ``OUT`` are replaced on a rerun of the unit)."""
-    from neuromark.benchmarks.qubo.qoblib_submission import check_submission_dir
-
     for choice in choices:
         for entry in entries:
             check_submission_dir(submission_root(out, choice), entry.name, [entry.path],
@@ -266,7 +265,6 @@ def sweep(entries: list[LibraryEntry], choices: list[SolverChoice], out: Path, *
     import json
 
     from neuromark.benchmarks.qubo.library import write_solution
-    from neuromark.benchmarks.qubo.qoblib_submission import write_submission_dir
 
     records = []
     for entry in entries:
