@@ -1,6 +1,6 @@
 """Write or check the QOBLIB MIS library table of docs/qubo.md from a sweep's library.csv.
 
-    python scripts/qubo_library_table.py            # check: the doc's block is what the CSV gives
+    python scripts/qubo_library_table.py [--check]  # the doc's block is what the CSV gives?
     python scripts/qubo_library_table.py --write    # rewrite the block from the CSV
 
 The block lies between ``<!-- qubo-library-table from CSV -->`` and
@@ -75,7 +75,11 @@ def write(doc: Path = DOC, csv_path: str | None = None) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", action="store_true", help="rewrite the block from the CSV")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true",
+                      help="compare the doc's block with its CSV (the default); exit 1 on a "
+                           "difference, printing it")
+    mode.add_argument("--write", action="store_true", help="rewrite the block from the CSV")
     parser.add_argument("--csv", default=None, metavar="PATH",
                         help="with --write: another library.csv (a path from the checkout's "
                              "root), named in the marker from then on")
