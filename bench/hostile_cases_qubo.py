@@ -124,3 +124,31 @@ def _(tmp: Path) -> Any:
     path.write_text("p edge 6 5\ne 1 2\ne 2 3\ne 3 4\ne 4 5\ne 5 6\n")  # a 6-node path: |S*| = 3
     run = _solve(path, "--json")
     return lambda: _summary(run())
+
+
+@case("qubo-solver-option-unknown-value", "a solver option out of its model: named, before work",
+      "test_qubo_solver_option.py::test_bad_options_are_refused_naming_the_option",
+      needs=("--solver-option", "option first_sweeps"))
+def _(tmp: Path) -> Any:
+    return _solve(_karate(tmp), "--solver-option", "first_sweeps=-1", "--out", tmp / "out")
+
+
+@case("qubo-library-farm-named-karate", "the library sweep scores a file by its content",
+      "test_qubo_library_sweep.py::test_a_file_named_like_a_known_instance_is_matched_by_content",
+      expect="result",
+      check=lambda rows: (rows[0]["best_known"] == "10" and rows[0]["best_known_source"]
+                          == "QOBLIB table") or f"rows {rows}")
+def _(tmp: Path) -> Any:
+    import csv
+
+    lib = tmp / "lib"
+    lib.mkdir()
+    shutil.copy(REAL / "qoblib_subset" / "instances" / "farm.gph", lib / "karate.gph")
+    run = lambda: cli("qubo", "library", lib, "--timeout", "0.02", "--runs", "1",  # noqa: E731
+                      "--out", tmp / "out", "--quiet")
+
+    def rows() -> list[dict[str, str]]:
+        run()
+        with open(tmp / "out" / "library.csv", newline="") as fh:
+            return list(csv.DictReader(fh))
+    return rows

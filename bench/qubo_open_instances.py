@@ -14,8 +14,9 @@ Methods, each with ``--budget`` seconds of wall-clock per instance, seed ``--see
   bound says how far an improvement could go.
 
 Every set found is checked to be independent in the instance as read; sizes are compared with
-QOBLIB's results table (``library_known.best_known_for``). Sets that beat QOBLIB's best are
-written as QOBLIB node lists under ``--out``. Wall times include KaMIS's overruns.
+QOBLIB's best (``library_known.best_known_for``: its solution file and the known-value table,
+by content). Sets that beat QOBLIB's best are written as QOBLIB node lists under ``--out``. Wall
+times include KaMIS's overruns.
 """
 
 from __future__ import annotations

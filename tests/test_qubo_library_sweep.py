@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from neuromark.benchmarks.qubo.library_known import best_known_for, results_table
+from neuromark.benchmarks.qubo.known import load_table
+from neuromark.benchmarks.qubo.library_known import best_known_for
 from neuromark.errors import DataError
 
 SUBSET = Path(__file__).parent / "fixtures" / "realdata" / "qubo_mis" / "qoblib_subset"
@@ -30,32 +31,53 @@ def test_best_known_from_the_solution_file_and_the_table():
     for name, size in QOBLIB.items():
         known = best_known_for(INSTANCES / f"{name}.gph")
         assert known is not None and known.value == size and known.proven
-        assert known.source == f"QOBLIB solution file {name}.opt.sol"
-        assert known.literature == size  # the table's alias covers "kangoroo"
-    readme, rows = results_table(INSTANCES / "farm.gph")
-    assert readme.name == "README.md" and len(rows) == 50  # QOBLIB lists 50 instances
-    assert (rows["frb53-24-1"].ours, rows["frb53-24-1"].literature) == (52, 53)
+        assert (known.source, known.reference) == ("QOBLIB solution file", f"{name}.opt.sol")
+        assert known.literature == size and known.notes == ()
+    # the literature's best comes with QOBLIB's table rows (known_optima.csv, by content)
+    rows = {r.instance: r for r in load_table()}
+    assert len(rows) == 45 and rows["mammalia-kangaroo-interactions"].value == 4  # alias
+    assert (rows["frb53-24-1"].value, rows["frb53-24-1"].literature) == (52, 53)
     assert not rows["frb53-24-1"].proven and rows["karate"].proven
 
 
-def test_table_only_bst_solution_and_a_wrong_solution_file(tmp_path):
+def test_table_by_content_bst_solution_and_a_wrong_solution_file(tmp_path):
     (tmp_path / "instances").mkdir()
-    (tmp_path / "solutions").mkdir()
     shutil.copy(INSTANCES / "farm.gph", tmp_path / "instances")
-    shutil.copy(SUBSET / "solutions" / "README.md", tmp_path / "solutions")
-    known = best_known_for(tmp_path / "instances" / "farm.gph")
-    assert known.value == 10 and known.proven and known.source.startswith("QOBLIB results table")
-    # a .bst.sol beside the instance: proven only because the table stars the same value
+    known = best_known_for(tmp_path / "instances" / "farm.gph")  # no solution file
+    assert (known.value, known.proven, known.source) == (10, True, "QOBLIB table")
+    assert known.reference.startswith("known_optima.csv row farm") and known.solution is None
+    # a .bst.sol beside the instance: proven because the table stars the same value
     shutil.copy(SUBSET / "solutions" / "farm.opt.sol", tmp_path / "instances" / "farm.bst.sol")
     known = best_known_for(tmp_path / "instances" / "farm.gph")
-    assert known.source == "QOBLIB solution file farm.bst.sol" and known.proven
+    assert (known.source, known.reference, known.proven) == ("QOBLIB solution file",
+                                                             "farm.bst.sol", True)
     # nodes 4 and 6 share farm's edge "e 6 4": no independent set, refused, naming the file
     (tmp_path / "instances" / "farm.bst.sol").write_text("# Objective value = 2\n4\n6\n")
     with pytest.raises(DataError, match="farm.bst.sol"):
         best_known_for(tmp_path / "instances" / "farm.gph")
-    (tmp_path / "instances" / "farm.bst.sol").unlink()
-    (tmp_path / "solutions" / "README.md").unlink()
-    assert best_known_for(tmp_path / "instances" / "farm.gph") is None
+    # a smaller independent set than the table's: the table's 10 is used, and it is said
+    (tmp_path / "instances" / "farm.bst.sol").write_text("# Objective value = 1\n4\n")
+    known = best_known_for(tmp_path / "instances" / "farm.gph")
+    assert (known.value, known.source) == (10, "QOBLIB table")
+    assert "gives |S| = 1" in known.notes[0] and "the larger is used" in known.notes[0]
+
+
+def test_a_file_named_like_a_known_instance_is_matched_by_content(tmp_path):
+    """farm's graph saved as karate.gph gets farm's value (its content), not karate's 20;
+    a 5-node path saved as karate.gph gets none, and the sweep says why."""
+    from neuromark.benchmarks.qubo.library_sweep import discover
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy(INSTANCES / "farm.gph", lib / "karate.gph")
+    known = best_known_for(lib / "karate.gph")
+    assert (known.value, known.source) == (10, "QOBLIB table")
+    assert "karate" in known.notes[0] and "value 20 is not used" in known.notes[0]
+    (lib / "karate.gph").write_text("p edge 5 4\ne 1 2\ne 2 3\ne 3 4\ne 4 5\n")
+    assert best_known_for(lib / "karate.gph") is None
+    entries, skipped = discover(lib)
+    assert entries == [] and skipped[0][0] == "karate.gph"
+    assert "content differs" in skipped[0][1] and "value 20 is not used" in skipped[0][1]
 
 
 pytest.importorskip("numba")
@@ -79,7 +101,9 @@ def test_sweep_rows_resume_and_submission(tmp_path, capsys, monkeypatch):
                                              "johnson8-2-4", "ibm32"]  # by n, then name
     for r in rows:
         assert int(r["best_known"]) == QOBLIB[r["instance"]]
-        assert r["best_known_source"] == f"QOBLIB solution file {r['instance']}.opt.sol"
+        assert r["best_known_source"] == "QOBLIB solution file"
+        assert r["best_known_reference"] == f"{r['instance']}.opt.sol"
+        assert r["tau_opt_s"] != "" and float(r["tts99_s"]) <= float(r["tts99_at_timeout_s"])
         assert r["solver"] == "neuromark-sa" and r["runs"] == "2"
         found = int(r["best_found"])
         assert float(r["gap"]) == pytest.approx((QOBLIB[r["instance"]] - found)
@@ -90,12 +114,18 @@ def test_sweep_rows_resume_and_submission(tmp_path, capsys, monkeypatch):
     assert (out / "gap.png").stat().st_size > 0
     from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS
 
-    for name in QOBLIB:
+    for name in QOBLIB:  # qoblib_submission.write_submission_dir's layout, one .mst per run
         folder = out / "submissions" / "neuromark-sa" / name
         with open(folder / f"{name}_summary.csv", newline="") as fh:
             sub = list(csv.DictReader(fh))
         assert len(sub) == 1 and tuple(sub[0]) == COLUMNS and sub[0]["Problem"] == name
-        assert (folder / f"{name}_solution.sol").is_file() and (folder / "README.md").is_file()
+        assert sub[0]["# Runs"] == "2" and "neuromark qubo library" in sub[0]["Reference"]
+        assert sorted(p.name for p in (folder / "solutions").iterdir()) == [
+            f"{name}_solution_000.mst", f"{name}_solution_001.mst"]
+        assert (folder / "README.md").is_file()
+        series = json.loads((folder / f"{name}_objective_time_series.json").read_text())
+        assert len(series) == 2 and max(run[-1]["Incumbent"] for run in series) == float(
+            sub[0]["Best Objective Value"])
     unit = json.loads((out / "units" / "farm--neuromark-sa.json").read_text())
     assert len(unit["result"]["runs"]) == 2 and (out / "solutions" / "neuromark-sa" /
                                                  "farm.sol").is_file()

@@ -1,14 +1,15 @@
 """``neuromark qubo library DIR``: sweep a folder of library instances with several solvers.
 
 Every instance file in DIR with a best-known value (its QOBLIB solution file beside it or
-in the sibling solutions/ folder, else QOBLIB's results table there) is solved by each of
+in the sibling solutions/ folder, checked on the instance, and the known-value table matched
+by the instance's content, never its name) is solved by each of
 --solvers (comma-separated registered names; options as NAME:KEY=VALUE, e.g.
 kamis:algorithm=online_mis), --runs runs of --timeout seconds each, through the same path
 as `neuromark qubo solve`. Writes to --out: one unit file per instance x solver as it
 finishes (a rerun into the same folder resumes), library.csv and report.md (one row per
 instance x solver: n, m, best-known and its source, best found, gap, p_s, TTS99, tau*,
-over-deadline fraction), gap.png, the best sets (solutions/), a QOBLIB submission CSV per
-solver (submissions/), and with --prove S, CP-SAT's proofs of optima (proofs/).
+over-deadline fraction), gap.png, the best sets (solutions/), QOBLIB submission folders
+(submissions/<solver>/<instance>/), and with --prove S, CP-SAT's proofs of optima (proofs/).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from neuromark._progress import progress
+from neuromark.benchmarks.qubo.library_known import proven_here
 from neuromark.errors import ConfigError
 from neuromark.io_atomic import write_json_atomic
 
@@ -85,7 +87,7 @@ def _proof(out: Path, entry: Any, limit_s: float) -> str:
         record = {"instance": entry.name, "limit_s": limit_s, "size": found.size,
                   "bound": found.bound, "proven": found.proven, "wall_s": found.wall_s,
                   "status": found.status, "ortools": ortools_version(),
-                  "source": f"proven by CP-SAT (OR-Tools {ortools_version()}) here"}
+                  "source": proven_here("CP-SAT")}
         write_json_atomic(path, record)
     if not record["proven"]:
         return ""
@@ -93,14 +95,22 @@ def _proof(out: Path, entry: Any, limit_s: float) -> str:
     return f"{mark}{record['size']} in {record['wall_s']:.2g} s"
 
 
+def _with_proof(row: dict[str, Any], proof: str, limit_s: float) -> dict[str, Any]:
+    """The row with CP-SAT's proof (``proven_here``); a best-known value not proven by its
+    source that CP-SAT proves equal becomes proven, its source "proven by CP-SAT here"."""
+    row = dict(row, proven_here=proof)
+    if proof.startswith("=") and not row["best_known_proven"]:
+        row.update(best_known_proven=True, best_known_source=proven_here("CP-SAT"),
+                   best_known_reference=f"{row['best_known_reference']}; optimal by CP-SAT "
+                                        f"within {limit_s:g} s (OUT/proofs/)")
+    return row
+
+
 def run_library(args: argparse.Namespace) -> int:
-    from neuromark.benchmarks.qubo.library_report import (
-        write_csv,
-        write_report,
-        write_solver_submission,
-    )
+    from neuromark.benchmarks.qubo.library_report import write_csv, write_report
     from neuromark.benchmarks.qubo.library_sweep import (
         check_settings,
+        check_submissions,
         discover,
         make_choice,
         parse_solvers,
@@ -116,6 +126,10 @@ def run_library(args: argparse.Namespace) -> int:
     if not entries:
         raise ConfigError(f"{args.folder}: no instance with a best-known value to sweep")
     settings = {"timeout_s": float(args.timeout), "runs": args.runs, "seed": args.seed}
+    check_submissions(args.out, entries, choices)
+    notes = [note for e in entries for note in e.known.notes]
+    for note in notes:
+        print(f"qubo library: NOTE {note}", file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     check_settings(args.out, settings)
     command = "neuromark qubo library " + " ".join(shlex.quote(a) for a in sys.argv[3:]) \
@@ -136,7 +150,8 @@ def run_library(args: argparse.Namespace) -> int:
                   f"{row['best_known']}  p_s {row['p_success']:.2f}", flush=True)
 
     records = sweep(entries, choices, args.out, timeout_s=args.timeout, runs=args.runs,
-                    seed=args.seed, on_unit=on_unit, solve_missing=not args.report_only)
+                    seed=args.seed, on_unit=on_unit, solve_missing=not args.report_only,
+                    submitter=args.submitter, command=command)
     bar.close()
     saved = {(r["row"]["instance"], r["row"]["solver"]) for r in records}
     skipped = skipped + [(f"{e.name} x {c.label}", "not run (--report-only: no saved unit)")
@@ -144,13 +159,9 @@ def run_library(args: argparse.Namespace) -> int:
     rows = [dict(r["row"]) for r in records]
     if args.prove is not None:
         proofs = {e.name: _proof(args.out, e, args.prove) for e in entries}
-        for row in rows:
-            row["proven_here"] = proofs[row["instance"]]
-    by_name = {e.name: e for e in entries}
-    for choice in choices:
-        write_solver_submission(args.out, choice, records, by_name, submitter=args.submitter,
-                                command=command)
+        rows = [_with_proof(row, proofs[row["instance"]], args.prove) for row in rows]
     write_csv(args.out / "library.csv", rows)
-    report = write_report(args.out, rows, choices, skipped, command=command, settings=settings)
+    report = write_report(args.out, rows, choices, skipped, command=command, settings=settings,
+                          notes=notes)
     print(report.read_text(encoding="utf-8"))
     return 0

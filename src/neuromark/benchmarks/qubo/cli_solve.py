@@ -45,6 +45,10 @@ def add_solve_parser(sub: argparse._SubParsersAction) -> None:
     solve.add_argument("--solver", default="neuromark-sa",
                        help="a registered solver (default neuromark-sa; `neuromark list` "
                             "shows them)")
+    solve.add_argument("--solver-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option of the solver, repeatable (e.g. --solver kamis "
+                            "--solver-option algorithm=online_mis; values read as YAML), "
+                            "checked against the solver's options before any work")
     solve.add_argument("--timeout", type=float, default=1.0, metavar="S",
                        help="wall-clock seconds per run (default 1)")
     solve.add_argument("--runs", type=int, default=10, metavar="N",
@@ -103,6 +107,25 @@ def _target(args: argparse.Namespace, instance: Any
             f"{known.describe()}", size, known.proven, notes)
 
 
+def build_solver(name: str, pairs: list[str]) -> Any:
+    """The solver ``name`` with the ``--solver-option`` pairs as its options, checked by its
+    options model (an unknown key, a value of the wrong type or range: a
+    :class:`ConfigError` naming the solver and the option)."""
+    from neuromark.benchmarks.qubo.config import SolverSpec
+    from neuromark.benchmarks.qubo.library_sweep import parse_options
+    from neuromark.benchmarks.qubo.task import make_solver
+
+    options = parse_options(pairs, f"--solver {name} --solver-option")
+    try:
+        return make_solver(SolverSpec(name=name, options=options), loc=("--solver",))
+    except ConfigError as exc:
+        if not options:
+            raise
+        said = [line.strip().removeprefix("<config>: ").replace("--solver.options.", "option ")
+                for line in str(exc).splitlines() if line.strip() != "invalid config:"]
+        raise ConfigError(f"--solver {name} --solver-option: {'; '.join(said)}") from None
+
+
 def _check_out(out: Path, inputs: list[Path], overwrite: bool) -> None:
     """``--out``: a folder (made), none of whose files this command writes exists unless
     ``--overwrite``, and never the input."""
@@ -136,7 +159,6 @@ def _plan_line(args: argparse.Namespace, timeout: float) -> str:
 def run_solve(args: argparse.Namespace) -> int:
     import sys
 
-    from neuromark.benchmarks.qubo.config import SolverSpec
     from neuromark.benchmarks.qubo.library import load_instance
     from neuromark.benchmarks.qubo.qoblib_submission import (
         check_submission_dir,
@@ -144,7 +166,6 @@ def run_solve(args: argparse.Namespace) -> int:
     )
     from neuromark.benchmarks.qubo.repeat import solve_runs
     from neuromark.benchmarks.qubo.solvers.base import check_timeout
-    from neuromark.benchmarks.qubo.task import make_solver
 
     timeout = check_timeout(args.timeout, "--timeout")
     if not 1 <= args.runs <= MAX_RUNS:
@@ -153,7 +174,8 @@ def run_solve(args: argparse.Namespace) -> int:
         raise ConfigError(f"--seed must be >= 0, got {args.seed}")
     if not 0 <= args.success_threshold < 1:
         raise ConfigError(f"--success-threshold must be in [0, 1), got {args.success_threshold}")
-    solver = make_solver(SolverSpec(name=args.solver))
+    solver = build_solver(args.solver, args.solver_option)
+    label = args.solver + "".join(f":{pair.strip()}" for pair in args.solver_option)
     instance = load_instance(args.file, args.format)  # checked before any solving
     energy, source, size, proven, notes = _target(args, instance)
     inputs = [args.file] + ([args.optimum] if args.optimum is not None else [])
@@ -185,14 +207,15 @@ def run_solve(args: argparse.Namespace) -> int:
         print(f"qubo solve: {stop} after {len(done)} of {args.runs} run(s); {where}",
               file=sys.stderr)
         return 143 if stop.startswith("terminated") else 130
-    result["solver"] = args.solver
+    result["solver"] = label
     result["summary"]["notes"] = notes + result["summary"]["notes"]
     written = []
     if args.submission is not None:
-        command = (f"neuromark qubo solve {args.file.name} --solver {args.solver} --timeout "
-                   f"{timeout:g} --runs {args.runs} --seed {args.seed}")
+        options = "".join(f" --solver-option {pair}" for pair in args.solver_option)
+        command = (f"neuromark qubo solve {args.file.name} --solver {args.solver}{options} "
+                   f"--timeout {timeout:g} --runs {args.runs} --seed {args.seed}")
         written.append(write_submission_dir(
-            args.submission, instance, result, solver=args.solver, submitter=args.submitter,
+            args.submission, instance, result, solver=label, submitter=args.submitter,
             eps=args.success_threshold, reference=command, overwrite=args.overwrite))
     result.pop("best_x")
     result.pop("run_x", None)
@@ -201,7 +224,7 @@ def run_solve(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        print_result(result, args.solver)
+        print_result(result, label)
         for path in written:
             print(f"wrote {path}")
     return 0

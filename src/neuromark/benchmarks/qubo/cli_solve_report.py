@@ -47,7 +47,11 @@ def print_result(result: dict[str, Any], solver: str) -> None:
     print(f"feasible runs     {summary['feasible_runs']}/{summary['runs']}")
     print(f"success prob.     {summary['successes']}/{summary['runs']} = "
           f"{summary['p_success']:.4g} (at the timeout)")
-    if summary["tts99_s"] is None:
+    if summary["tts99_s"] is None and summary.get("late_hits"):
+        print(f"TTS99             not reached by the timeout: {summary['late_hits']} run(s) "
+              f"reached the target only after it, during their overrun (a solver without a "
+              f"history, e.g. kamis, reports its set at the end of its call)")
+    elif summary["tts99_s"] is None:
         print("TTS99             not reached (no run reached the target by the timeout)")
     else:
         print(f"TTS99             {summary['tts99_s']:.4g} s at tau* = {summary['tau_opt_s']:.4g} s "

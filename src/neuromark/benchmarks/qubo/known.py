@@ -53,6 +53,16 @@ class KnownValue:
     fingerprint: str
     reference: str = ""
 
+    @property
+    def literature(self) -> int | None:
+        """The literature's best of a ``qoblib`` row (QOBLIB's "Best Solution in Literature":
+        the ``literature N`` of ``reference`` where :func:`qoblib_rows` wrote it, because it
+        differs, else the value); None for other sources."""
+        if self.source != "qoblib":
+            return None
+        stated = re.search(r"\bliterature (\d+)\b", self.reference)
+        return int(stated.group(1)) if stated else int(self.value)
+
     def energy(self, instance: Any) -> float:
         """The value as ``instance``'s energy ``x^T Q x + offset`` (what a run's energy is
         compared with): ``Q_00 |S| + offset`` for an MIS instance (every vertex has the same

@@ -1,48 +1,60 @@
 """Best-known values of library instances, with where each comes from (``qubo library``).
 
-One entry point, :func:`best_known_for` (``path -> BestKnown | None``), so that another
-known-value source (a table matched by content fingerprint) can replace it in one place.
-Sources, in QOBLIB's layout (``instances/NAME.gph`` beside ``solutions/``, or the solution
-file in the instance's own folder):
+One entry point, :func:`best_known_for` (``path -> BestKnown | None``). Two sources, both
+tied to the instance's content, never to its file name alone:
 
-- **the QOBLIB solution file** ``NAME.opt.sol`` / ``NAME.bst.sol`` / ``NAME.sol``: a node
-  list; its size is the value only after it is checked to be an independent set of this
-  very instance (so a solution file of another graph of the same name is refused, not
-  believed); ``.opt.sol`` marks a proven optimum (QOBLIB's naming);
-- **QOBLIB's results table** (``solutions/README.md``, "Results": instance, "Our Solution"
-  with ``*`` for proven optima, "Best Solution in Literature", citation): the value when
-  no solution file is there, and always the literature's best and the proven mark.
+- **the QOBLIB solution file** beside the instance or in QOBLIB's sibling ``solutions/``
+  folder (``NAME.opt.sol`` / ``NAME.bst.sol`` / ``NAME.sol``, the layout of QOBLIB's
+  ``07-independentset``): a node list whose size is the value only after it is checked to
+  be an independent set of this very instance (a solution file of another graph of the same
+  name is refused, not believed); ``.opt.sol`` marks a proven optimum (QOBLIB's naming);
+- **the known-value table** (:func:`~.known.known_value`, ``known_optima.csv``), matched by
+  the instance's fingerprint: QOBLIB's results table (its value, the ``*`` proven marks and
+  the literature's best), or values proven or seen here.
 
-QOBLIB's table at HEAD de698d4 spells two instance names differently from their files
-(``mammalia-kangoroo-interactions``, ``socfb-rtinity100``); :data:`TABLE_ALIASES` maps them.
+The larger value wins (a witness, the solution file, on a tie); it is proven when a source
+of that value says so. A file named like a row of the table whose content differs gets no
+value from that row, and :attr:`BestKnown.notes` (or :func:`mismatch_note`) says so.
+
+Provenance vocabulary (the ``best_known_source`` column of ``qubo library``):
+:data:`SOLUTION_FILE`, :data:`QOBLIB_TABLE`, ``proven by <solver> here``
+(:func:`proven_here`) and ``best seen by <solver>`` (:func:`best_seen_by`); the file or the
+table row is in :attr:`BestKnown.reference`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from neuromark.errors import DataError
-
-#: Names in QOBLIB's results table -> the instance file's name (typos in the table).
-TABLE_ALIASES = {"mammalia-kangoroo-interactions": "mammalia-kangaroo-interactions",
-                 "socfb-rtinity100": "socfb-trinity100"}
-
 #: Solution-file suffixes, strongest first.
 SOLUTION_SUFFIXES = (".opt.sol", ".bst.sol", ".sol")
+#: Source words: a QOBLIB solution file checked on this instance.
+SOLUTION_FILE = "QOBLIB solution file"
+#: Source words: QOBLIB's results table (through ``known_optima.csv``, by content).
+QOBLIB_TABLE = "QOBLIB table"
 
 
-@dataclass(frozen=True)
-class TableRow:
-    """One row of QOBLIB's results table: its best, whether proven, the literature's best."""
+def proven_here(solver: str) -> str:
+    """Source words of a value an exact solver proved optimal here."""
+    return f"proven by {solver} here"
 
-    ours: int
-    proven: bool
-    literature: int | None
-    citation: str
+
+def best_seen_by(solver: str) -> str:
+    """Source words of the best value a named solver found (not proven)."""
+    return f"best seen by {solver}"
+
+
+def table_source(source: str) -> str:
+    """The words of a ``known_optima.csv`` source (``qoblib``, ``exact:<solver>``,
+    ``best-seen:<solver>``)."""
+    kind, _, solver = source.partition(":")
+    if kind == "exact":
+        return proven_here(solver)
+    if kind == "best-seen":
+        return best_seen_by(solver)
+    return QOBLIB_TABLE
 
 
 @dataclass(frozen=True)
@@ -51,12 +63,14 @@ class BestKnown:
 
     Attributes:
         value: the best-known |S|.
-        source: where it comes from ("QOBLIB solution file karate.opt.sol", "QOBLIB results
-            table (solutions/README.md)").
-        proven: True when the source states it optimal.
+        source: where it comes from, in the vocabulary of the module docstring.
+        proven: True when a source of this value states it optimal.
         literature: the literature's best |S| in QOBLIB's table (may exceed ``value``: an open
             instance), or None.
         solution: the solution file, when the value comes from one.
+        reference: the file's name, or the table row and where to read it.
+        notes: sentences about the sources (a name that matches another graph's row, sources
+            that disagree).
     """
 
     value: int
@@ -64,6 +78,8 @@ class BestKnown:
     proven: bool
     literature: int | None = None
     solution: Path | None = None
+    reference: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _folders(path: Path) -> list[Path]:
@@ -85,52 +101,12 @@ def solution_file(path: str | Path) -> Path | None:
     return None
 
 
-def _cell_int(text: str, where: str) -> int | None:
-    text = text.strip().replace("\\*", "").replace("*", "")
-    if not text:
-        return None
-    if not re.fullmatch(r"\d+", text):
-        raise DataError(f"{where}: expected a whole number, got {text!r}")
-    return int(text)
+def mismatch_note(instance: Any) -> str | None:
+    """The sentence of :func:`~.known.name_mismatch` (a file named like a row of the table
+    whose content differs: that row's value is not used), or None."""
+    from neuromark.benchmarks.qubo.known import name_mismatch
 
-
-@lru_cache(maxsize=16)
-def _read_table(readme: Path, stamp: float) -> dict[str, TableRow]:
-    """The rows of the table whose header reads ``| Instance | Our Solution | ...`` (QOBLIB's
-    "Results"); a README without one gives no rows (it is not QOBLIB's table)."""
-    rows: dict[str, TableRow] = {}
-    in_table = False
-    for number, line in enumerate(readme.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.lstrip().startswith("|"):
-            in_table = False
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3 and cells[0].lower() == "instance" and \
-                cells[1].lower() == "our solution":
-            in_table = True
-            continue
-        if not in_table or set(cells[0]) <= set(":- "):
-            continue
-        where = f"{readme}:{number}"
-        ours = _cell_int(cells[1], where)
-        if ours is None:
-            continue
-        name = TABLE_ALIASES.get(cells[0], cells[0])
-        rows[name] = TableRow(ours=ours, proven="*" in cells[1],
-                              literature=_cell_int(cells[2], where),
-                              citation=cells[3] if len(cells) > 3 else "")
-    return rows
-
-
-def results_table(path: str | Path) -> tuple[Path, dict[str, TableRow]] | None:
-    """(README path, rows by instance name) of QOBLIB's results table near ``path``."""
-    for folder in _folders(Path(path)):
-        readme = folder / "README.md"
-        if readme.is_file():
-            rows = _read_table(readme, readme.stat().st_mtime)
-            if rows:
-                return readme, rows
-    return None
+    return name_mismatch(instance)
 
 
 def best_known_for(path: str | Path, instance: Any = None) -> BestKnown | None:
@@ -138,26 +114,36 @@ def best_known_for(path: str | Path, instance: Any = None) -> BestKnown | None:
 
     ``instance`` (the loaded :class:`~.library.Instance`, optional) is read from ``path``
     when not given; a solution file that is not an independent set of it is a
-    :class:`DataError` naming the file.
+    :class:`~neuromark.errors.DataError` naming the file.
     """
-    from neuromark.benchmarks.qubo.library import instance_name, load_instance, read_solution
+    from neuromark.benchmarks.qubo.known import known_value
+    from neuromark.benchmarks.qubo.library import load_instance, read_solution
     from neuromark.benchmarks.qubo.repeat import check_optimum
 
     path = Path(path)
-    name = instance_name(path)
-    table = results_table(path)
-    row = table[1].get(name) if table else None
-    literature = row.literature if row else None
+    instance = instance if instance is not None else load_instance(path)
+    notes = [note] if (note := mismatch_note(instance)) else []
+    row = known_value(instance)
+    literature = row.literature if row is not None else None
+    found: list[BestKnown] = []
     sol = solution_file(path)
     if sol is not None:
-        instance = instance if instance is not None else load_instance(path)
         x = read_solution(sol, instance.n)
         check_optimum(instance, x, str(sol))
-        proven = sol.name.endswith(".opt.sol") or bool(row and row.proven and
-                                                       row.ours == int(x.sum()))
-        return BestKnown(int(x.sum()), f"QOBLIB solution file {sol.name}", proven, literature,
-                         sol)
-    if row is not None and table is not None:
-        return BestKnown(row.ours, f"QOBLIB results table ({table[0].parent.name}/README.md)",
-                         row.proven, literature)
-    return None
+        found.append(BestKnown(int(x.sum()), SOLUTION_FILE, sol.name.endswith(".opt.sol"),
+                               literature, sol, sol.name))
+    if row is not None:
+        found.append(BestKnown(int(row.value), table_source(row.source), row.proven, literature,
+                               None, f"known_optima.csv row {row.instance}"
+                               + (f": {row.reference}" if row.reference else "")))
+    if not found:
+        return None
+    best = max(found, key=lambda k: k.value)  # the first (the solution file) on a tie
+    if len(found) == 2 and found[0].value != found[1].value:
+        other = found[1] if best is found[0] else found[0]
+        notes.append(f"{path}: {other.source} ({other.reference}) gives |S| = {other.value}, "
+                     f"{best.source} ({best.reference}) {best.value}: the larger is used"
+                     + ("; a PROVEN optimum was beaten, so one of them is wrong"
+                        if other.proven else ""))
+    proven = any(k.proven for k in found if k.value == best.value)
+    return replace(best, proven=proven, notes=tuple(notes))

@@ -1,9 +1,6 @@
-"""What ``neuromark qubo library`` writes from its units: the table (CSV, Markdown report),
-the gap plot, and a QOBLIB submission per solver.
-
-The submission goes through one function, :func:`write_solver_submission` (a folder per
-instance in QOBLIB's layout: summary CSV with ``qoblib_submission.COLUMNS``, the best set,
-a README), so that the family's own submission writer can replace it in one place.
+"""What ``neuromark qubo library`` writes from its units: the table (CSV, Markdown report)
+and the gap plot. (The QOBLIB submission folders are written as each unit finishes, by
+:func:`~.qoblib_submission.write_submission_dir`: :func:`~.library_sweep.sweep`.)
 """
 
 from __future__ import annotations
@@ -14,29 +11,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from neuromark.benchmarks.qubo.library_sweep import LibraryEntry, SolverChoice, fmt, slug
-from neuromark.benchmarks.qubo.qoblib_submission import COLUMNS, submission_row
+from neuromark.benchmarks.qubo.library_known import QOBLIB_TABLE, SOLUTION_FILE
+from neuromark.benchmarks.qubo.library_sweep import SolverChoice, fmt
+from neuromark.errors import DataError
 from neuromark.io_atomic import write_text_atomic
 from neuromark.plotting import pyplot, save_figure
 
 #: Columns of ``library.csv`` (the rows of :func:`~.library_sweep.unit_row`).
 CSV_COLUMNS = ("instance", "n", "m", "solver", "best_known", "best_known_source",
-               "best_known_proven", "literature_best", "proven_here", "best_found", "gap",
+               "best_known_reference", "best_known_proven", "literature_best", "proven_here",
+               "best_found", "gap",
                "improves_best_known", "runs", "feasible_runs", "p_success", "tts99_s",
                "tau_opt_s", "tts99_at_timeout_s", "over_deadline_fraction", "mean_wall_s",
                "timeout_s")
 
 
 def short_source(row: dict[str, Any]) -> str:
-    """``opt.sol``/``bst.sol``/``table`` + ``*`` when proven, for the Markdown table."""
+    """``opt.sol``/``bst.sol``/``sol`` (the solution file's suffix), ``table`` (QOBLIB's
+    table) or the source's words, + ``*`` when proven, for the Markdown table."""
     source = row["best_known_source"]
-    if source.startswith("QOBLIB solution file"):
-        text = ".".join(source.rsplit(" ", 1)[-1].split(".")[-2:])
-    elif source.startswith("QOBLIB results table"):
+    if source == SOLUTION_FILE:
+        suffixes = Path(row.get("best_known_reference") or "x.sol").suffixes
+        text = "".join(suffixes[-2:] if suffixes[-2:-1] in ([".opt"], [".bst"]) else
+                       suffixes[-1:]).lstrip(".")
+    elif source == QOBLIB_TABLE:
         text = "table"
     else:
         text = source
-    return text + ("*" if row["best_known_proven"] else "")
+    return text + ("*" if row["best_known_proven"] in (True, "True") else "")
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
@@ -47,6 +49,49 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> Path:
     for row in rows:
         writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in CSV_COLUMNS})
     return write_text_atomic(path, buf.getvalue())
+
+
+#: Typed columns of ``library.csv`` (the others are text).
+_INTS = ("n", "m", "best_known", "literature_best", "best_found", "runs", "feasible_runs")
+_FLOATS = ("gap", "p_success", "tts99_s", "tau_opt_s", "tts99_at_timeout_s",
+           "over_deadline_fraction", "mean_wall_s", "timeout_s")
+_BOOLS = ("best_known_proven", "improves_best_known")
+
+
+def read_csv(path: Path) -> list[dict[str, Any]]:
+    """The rows of a ``library.csv`` (:func:`write_csv`) typed back: whole numbers, floats,
+    ``True``/``False``, an empty cell as None (``proven_here``: left out where the whole
+    column is empty, as in a sweep without ``--prove``). A file with other columns is a
+    :class:`~neuromark.errors.DataError` naming it."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != CSV_COLUMNS:
+            raise DataError(f"{path}: columns {reader.fieldnames}, expected {list(CSV_COLUMNS)}")
+        raw = list(reader)
+    rows = []
+    for line, cells in enumerate(raw, 2):
+        row: dict[str, Any] = {}
+        for key, text in cells.items():
+            try:
+                if text == "" and key != "proven_here":
+                    row[key] = None
+                elif key in _INTS:
+                    row[key] = int(text)
+                elif key in _FLOATS:
+                    row[key] = float(text)
+                elif key in _BOOLS:
+                    if text not in ("True", "False"):
+                        raise ValueError(f"not True/False: {text!r}")
+                    row[key] = text == "True"
+                else:
+                    row[key] = text
+            except ValueError as exc:
+                raise DataError(f"{path}:{line}: column {key}: {exc}") from None
+        rows.append(row)
+    if not any(r["proven_here"] for r in rows):
+        for r in rows:
+            del r["proven_here"]
+    return rows
 
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
@@ -136,55 +181,26 @@ def plot_gaps(rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
     return save_figure(fig, path, dpi=100)
 
 
-def write_solver_submission(out: Path, choice: SolverChoice, records: Sequence[dict[str, Any]],
-                            entries: dict[str, LibraryEntry], *, submitter: str,
-                            command: str) -> Path | None:
-    """One solver's QOBLIB submission, a folder per instance as QOBLIB's
-    ``misc/check_submission.py`` reads it: ``OUT/submissions/<solver>/<instance>/`` with
-    ``<instance>_summary.csv`` (QOBLIB's columns, one row), ``<instance>_solution.sol`` (the
-    best set found, a node list) and ``README.md`` (the row as a table). Returns the
-    solver's folder, or None when it has no unit."""
-    mine = [r for r in records if r["row"]["solver"] == choice.label]
-    if not mine:
-        return None
-    root = out / "submissions" / choice.slug
-    for record in mine:
-        name = record["row"]["instance"]
-        entry = entries[name]
-        row = submission_row(record["result"], entry.instance, solver=choice.label,
-                             submitter=submitter, reference=command)
-        folder = root / name
-        folder.mkdir(parents=True, exist_ok=True)
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
-        writer.writeheader()
-        writer.writerow(row)
-        write_text_atomic(folder / f"{name}_summary.csv", buf.getvalue())
-        best = out / "solutions" / choice.slug / f"{slug(name)}.sol"
-        write_text_atomic(folder / f"{name}_solution.sol", best.read_text(encoding="utf-8"))
-        table = "\n".join(f"| {k} | {str(v).replace('|', '/')} |" for k, v in row.items())
-        write_text_atomic(folder / "README.md",
-                          f"# Submission for {name}\n\n{choice.label}, written by neuromark "
-                          f"qubo library.\n\n| Field | Value |\n|---|---|\n{table}\n")
-    return root
-
-
 def write_report(out: Path, rows: Sequence[dict[str, Any]], choices: Sequence[SolverChoice],
-                 skipped: Sequence[tuple[str, str]], *, command: str, settings: dict[str, Any]
-                 ) -> Path:
-    """``OUT/report.md``: command, settings, per-solver totals, the table, skipped files."""
+                 skipped: Sequence[tuple[str, str]], *, command: str, settings: dict[str, Any],
+                 notes: Sequence[str] = ()) -> Path:
+    """``OUT/report.md``: command, settings, per-solver totals, the table, notes on the
+    best-known values, skipped files."""
     plot = plot_gaps(rows, choices, out / "gap.png")
     parts = ["# QUBO MIS library sweep", "", f"Command: `{command}`", "",
              f"Settings: timeout {settings['timeout_s']:g} s, {settings['runs']} run(s) per "
              f"instance and solver, seeds {settings['seed']}..{settings['seed'] + settings['runs'] - 1}"
-             f"; best-known source marks: `opt.sol`/`bst.sol` QOBLIB solution file, `table` "
-             f"QOBLIB's results table, `*` proven optimal by the source.", "",
+             f"; best-known source marks: `opt.sol`/`bst.sol` QOBLIB solution file (checked on "
+             f"the instance), `table` QOBLIB's table (matched by content), `*` proven optimal "
+             f"by the source.", "",
              solver_totals(rows, choices),
              "Per instance: best |S| over the runs (p_s at the best-known), `*`: a run past its "
              "deadline, `-`: not run.", "", wide_table(rows, choices), "All figures:", "",
              markdown_table(rows)]
     if plot is not None:
         parts += [f"Gap plot: `{plot.name}`", ""]
+    if notes:
+        parts += ["Notes on best-known values:", ""] + [f"- {note}" for note in notes] + [""]
     if skipped:
         parts += ["Skipped:", ""] + [f"- {name}: {why}" for name, why in skipped] + [""]
     return write_text_atomic(out / "report.md", "\n".join(parts))
