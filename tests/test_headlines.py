@@ -55,7 +55,7 @@ def test_a_flag_said_while_the_run_went_is_not_repeated(tmp_path, capsys):
     res.flag("something not said")
     say_flag("b", "decoding argmax: 4 of 4 samples have a tied top class")
     summary = format_summary([res])
-    assert "tied top class" not in summary and "flag [b / m]: something not said" in summary  
+    assert "tied top class" not in summary and "flag [b / m]: something not said" in summary
     assert "1 flag(s) printed above" in summary
     forget()
     assert "tied top class" in format_summary([res])
