@@ -60,10 +60,12 @@ def test_paper_size_esn_has_the_published_complexity():
     assert c["synaptic_operations"]["Dense"] == 35156  # 3.52e4: 186 x 2 + 186^2 + 188
     assert abs(c["synaptic_operations"]["Effective_MACs"] - 4.37e3) < 0.05 * 4.37e3
     assert abs(c["connection_sparsity"] - 0.876) < 0.005  # 0.876: the mean over 30 seeds
-    # NeuroBench's rule on our module: its 281,248 B of float64 weights (= 2.81e5) plus the
-    # reservoir state and fed-back prediction our module holds as buffers (187 x 8 B)
-    assert c["footprint_neurobench"] == 281248 + 187 * 8
+    # NeuroBench's rule: the 281,248 B of float64 weights (= 2.81e5, W_in 186 x 2, W 186 x 186,
+    # W_out 1 x 188) and nothing else; ours adds the reservoir state and fed-back prediction
+    # as one sample's neuron state (187 x 8 B)
+    assert c["footprint_neurobench"] == 281248 == (186 * 2 + 186 * 186 + 188) * 8
     assert c["parameter_count"] * 8 == 281248
+    assert c["footprint"] == 281248 + 187 * 8
 
 
 def test_the_row_config_carries_the_published_figures(tmp_path):
@@ -80,4 +82,70 @@ def test_the_row_config_carries_the_published_figures(tmp_path):
     results = Results.load(found)
     assert results.details["published"]["sMAPE"] == 14.79
     assert results.details["published"]["footprint"] == 2.81e5
-    assert results.scores["footprint_neurobench"].value == 281248 + 187 * 8
+    assert results.scores["footprint_neurobench"].value == 281248
+
+
+def test_paper_size_esn_footprints_under_both_rules():
+    """Built directly (no series): NeuroBench's rule sees the weights only (the published
+    2.81e5 B to the digit); ours adds the run state as neuron state, not as buffers."""
+    from neuromark.benchmarks.mackey_glass.forecasters import ForecasterModel
+    from neuromark.metrics.static import Footprint, FootprintNeurobench
+
+    config = yaml.safe_load((CONFIGS / "mackey_glass_esn.yaml").read_text())
+    esn = EchoStateNetwork(ESNParams(**config["models"][0]["params"]), seed=0)
+    assert dict(esn.named_buffers()) == {}
+    assert set(esn.state_dict()) == {"w_in.weight", "w_rec.weight", "w_out.weight"}
+    x = torch.sin(torch.linspace(0, 20, 150, dtype=torch.float64)).reshape(-1, 1)
+    esn.fit(x[:-1], x[1:])
+    adapter = ForecasterModel(esn)
+    before = FootprintNeurobench().compute(adapter).value
+    esn.forecast = True
+    adapter(x[:186])  # 186 steps: as many as reservoir units, still one sample
+    ours = Footprint().compute(adapter)
+    assert before == FootprintNeurobench().compute(adapter).value == 281248
+    assert round(float(f"{before:.3g}")) == 281000  # 2.81e5
+    assert ours.value == 282744
+    assert (ours.raw["parameters"], ours.raw["buffers"], ours.raw["neuron_state"]) == (
+        281248, 0, 187 * 8)
+
+
+def test_esn_run_state_moves_with_the_module_and_old_checkpoints_load():
+    esn = EchoStateNetwork(ESNParams(reservoir_size=8), seed=1)
+    x = torch.sin(torch.linspace(0, 6, 40, dtype=torch.float64)).reshape(-1, 1)
+    esn.fit(x[:-1], x[1:])
+    assert esn.float().reservoir.dtype == esn.prior.dtype == torch.float32
+    esn.double()
+    # a state dict saved while reservoir and prior were buffers loads, run state included
+    old = {**esn.state_dict(), "reservoir": torch.full((8,), 0.25, dtype=torch.float64),
+           "prior": torch.tensor([0.5], dtype=torch.float64)}
+    fresh = EchoStateNetwork(ESNParams(reservoir_size=8), seed=2)
+    fresh.load_state_dict(old)
+    assert torch.equal(fresh.w_out.weight, esn.w_out.weight)
+    assert torch.equal(fresh.reservoir, torch.full((8,), 0.25, dtype=torch.float64))
+    assert fresh.prior.item() == 0.5
+    fresh.load_state_dict(esn.state_dict())  # the current layout: weights only
+    with pytest.raises(RuntimeError, match="reservoir.*shape"):
+        EchoStateNetwork(ESNParams(reservoir_size=9), seed=0).load_state_dict(
+            {**EchoStateNetwork(ESNParams(reservoir_size=9)).state_dict(),
+             "reservoir": torch.zeros(8, dtype=torch.float64)})
+
+
+def test_sweep_entries_saved_before_the_esn_revision_are_recomputed():
+    """An ESN entry saved before its run state left the buffers (footprint_neurobench then
+    counted it) has another fingerprint, so a resumed sweep recomputes it; the LSTM's
+    entries (no revision) keep theirs."""
+    import hashlib
+    import json
+
+    from neuromark.benchmarks.mackey_glass.task import _fingerprint
+    from neuromark.io_atomic import to_jsonable
+
+    def before(resolved):  # the fingerprint as it was computed before revisions
+        key = {"data": {"instances": 1}, "model": resolved["models"][0], "tau": 17,
+               "metrics": resolved["metrics"]}
+        return hashlib.sha256(json.dumps(to_jsonable(key), sort_keys=True).encode()).hexdigest()[:16]
+
+    for name, changed in (("esn", True), ("lstm", False)):
+        resolved = {"data": {"taus": [17, 18], "instances": 1}, "metrics": ["footprint_neurobench"],
+                    "models": [{"name": name, "seed": 0, "params": {}}]}
+        assert (_fingerprint(resolved, 0, 17) != before(resolved)) is changed

@@ -32,6 +32,7 @@ from pydantic import Field, model_validator
 from torch import Tensor, nn
 
 from neuromark.config import StrictModel, check_memory
+from neuromark.models.torch_model import TorchModel
 
 
 class ESNParams(StrictModel):
@@ -130,10 +131,38 @@ class EchoStateNetwork(nn.Module):
                                  scaling=p.spectral_scaling)
             self.w_rec.weight.copy_(p.recurrent_scale * w)
             self.w_out.weight.zero_()
-        self.register_buffer("reservoir", torch.zeros(n, dtype=dtype))
-        self.register_buffer("prior", torch.zeros(1, dtype=dtype))
+        # run state, not model state: plain tensor attributes (no buffers), so the state
+        # dict and NeuroBench's footprint rule hold the weights only, as NeuroBench's own
+        # ESN class does; :meth:`run_state` shows them to the adapter as neuron state
+        self.reservoir = torch.zeros(n, dtype=dtype)
+        self.prior = torch.zeros(1, dtype=dtype)
         self.forecast = False
         self.requires_grad_(False)
+
+    def run_state(self) -> dict[str, Tensor]:
+        """The per-sample run state by name: the reservoir r (n,) and the fed-back
+        prediction (1,), both at the module's dtype (what :class:`ForecasterModel`'s
+        ``state()`` adds to the footprint as neuron state)."""
+        return {"reservoir": self.reservoir, "prior": self.prior}
+
+    def _apply(self, fn: Any, recurse: bool = True) -> EchoStateNetwork:
+        """Move and cast the run state with the module (``.to``, ``.double()``...)."""
+        super()._apply(fn, recurse)
+        self.reservoir, self.prior = fn(self.reservoir), fn(self.prior)
+        return self
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        """Load a state dict; one saved while ``reservoir`` and ``prior`` were buffers (before
+        they became run state) loads too, its run state restored from those two entries."""
+        for name in ("reservoir", "prior"):
+            saved = state_dict.pop(prefix + name, None)  # torch hands us its own copy
+            if isinstance(saved, Tensor):
+                current = getattr(self, name)
+                if saved.shape != current.shape:
+                    raise RuntimeError(f"{prefix}{name}: the checkpoint's run state has shape "
+                                       f"{tuple(saved.shape)}, this ESN's {tuple(current.shape)}")
+                setattr(self, name, saved.detach().to(current.dtype).clone())
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     def clear_state(self) -> None:
         """Zero the reservoir and the fed-back prediction."""
@@ -300,6 +329,22 @@ class LSTMForecaster(nn.Module):
         return losses
 
 
+class ForecasterModel(TorchModel):
+    """The adapter of a Mackey-Glass forecaster: a :class:`~neuromark.models.TorchModel`
+    whose call runs one (T, 1) series, a single sample (``batch_dim`` None: T is time, not a
+    batch), and whose ``state()`` adds the module's ``run_state()`` (the ESN's reservoir and
+    fed-back prediction, held outside its parameters and buffers) to its neuron layers'
+    state, so our footprint counts it as one sample's neuron state and NeuroBench's rule,
+    which reads parameters and buffers only, does not."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__(module, batch_dim=None)
+
+    def state(self) -> dict[str, Tensor]:
+        run_state = getattr(self.module, "run_state", None)
+        return {**super().state(), **(run_state() if callable(run_state) else {})}
+
+
 @runtime_checkable
 class Forecaster(Protocol):
     """A registered model the ``mackey_glass`` task can train and run: ``params_model`` (the
@@ -314,11 +359,14 @@ class Forecaster(Protocol):
 
 @dataclass(frozen=True)
 class ForecasterFamily:
-    """A :class:`Forecaster` over a module class called as ``cls(params, seed=seed)``."""
+    """A :class:`Forecaster` over a module class called as ``cls(params, seed=seed)``;
+    ``revision`` (0: the first) counts changes of the module that change a figure, so the
+    task's saved sweep entries of an older revision are recomputed, not reused."""
 
     name: str
     params_model: type[StrictModel]
     module: type[nn.Module]
+    revision: int = 0
 
     def build(self, params: Any, seed: int) -> nn.Module:
         return self.module(params, seed=seed)
@@ -326,5 +374,7 @@ class ForecasterFamily:
 
 #: Registry entry ``esn``; the kernel's ``lstm`` (the LSTM baseline of every task) stands
 #: for :data:`LSTM_FORECASTER` in this family (:func:`.instances.forecaster_for`).
-ESN = ForecasterFamily("esn", ESNParams, EchoStateNetwork)
+#: revision 1: the reservoir state and fed-back prediction left the buffers (NeuroBench's
+#: footprint rule no longer counts them; ours counts them as neuron state, as before).
+ESN = ForecasterFamily("esn", ESNParams, EchoStateNetwork, revision=1)
 LSTM_FORECASTER = ForecasterFamily("lstm", LSTMParams, LSTMForecaster)

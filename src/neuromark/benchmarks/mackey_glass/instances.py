@@ -12,7 +12,7 @@ from pydantic import Field
 
 from neuromark._progress import progress
 from neuromark._threads import torch_threads
-from neuromark.benchmarks.mackey_glass.forecasters import LSTM_FORECASTER, Forecaster
+from neuromark.benchmarks.mackey_glass.forecasters import LSTM_FORECASTER, Forecaster, ForecasterModel
 from neuromark.config import ConfigFile, Seed, StrictModel
 from neuromark.context import RunContext
 from neuromark.errors import ConfigError, MetricError, ModelOutputError
@@ -120,7 +120,7 @@ def evaluate_instance(module: Any, inputs: Any, targets: Any,
     trained = copy.deepcopy(module)
     loader = DataLoader(TensorDataset(inputs, targets), batch_size=len(inputs), shuffle=False)
     try:
-        results = evaluate(ctx if ctx is not None else RunContext(), module, loader,
+        results = evaluate(ctx if ctx is not None else RunContext(), ForecasterModel(module), loader,
                            forecast_metrics(metrics), postprocessors=[capture], quiet=True,
                            device=device, trained=True)  # fitted (ESN readout) or trained here
     except (MetricError, ModelOutputError):  # NaN refused; anything else is a real failure

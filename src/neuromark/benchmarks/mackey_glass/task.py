@@ -263,10 +263,14 @@ def _single_results(entry: dict[str, Any], cfg: MackeyGlassConfig, model: ModelS
 
 def _fingerprint(resolved: dict[str, Any], index: int, tau: int) -> str:
     """What an entry of the sweep depends on: the data settings other than the list of
-    taus, model ``index`` with its parameters resolved (defaults filled in), tau, and the
-    metrics when they are not the default ones."""
+    taus, model ``index`` with its parameters resolved (defaults filled in), tau, the
+    metrics when they are not the default ones and the forecaster's ``revision`` when it has
+    one (a module whose figures changed: its entries saved before are recomputed)."""
     data = {k: v for k, v in resolved["data"].items() if k != "taus"}
     key = {"data": data, "model": resolved["models"][index], "tau": tau}
+    revision = getattr(forecaster_for(resolved["models"][index]["name"]), "revision", 0)
+    if revision:  # 0: the keys of older entries
+        key["revision"] = revision
     if resolved["metrics"] != list(DEFAULT_METRICS):  # default: the keys of older entries
         key["metrics"] = resolved["metrics"]
     return hashlib.sha256(json.dumps(to_jsonable(key), sort_keys=True).encode()).hexdigest()[:16]
