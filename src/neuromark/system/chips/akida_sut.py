@@ -33,6 +33,7 @@ from pydantic import Field
 
 from neuromark.errors import ConfigError
 from neuromark.system.chips import require
+from neuromark.system.chips.akida_file import user_model_path
 from neuromark.system.chips.akida_quant import build_akida_mlp
 from neuromark.system.chips.cpu_sut import mlp_workload
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
@@ -80,13 +81,7 @@ def open_hardware(akida: Any, index: int) -> Any:
 
 
 def _user_file(path: str, config_dir: Path | None) -> Path:
-    file = Path(path).expanduser()
-    if not file.is_absolute() and config_dir is not None:
-        file = config_dir / file
-    if not file.is_file():
-        raise ConfigError(f"sut.options.onnx: no such file {file.absolute()} (relative paths are "
-                          "read from the config file's folder)")
-    return file
+    return user_model_path(path, config_dir, option="onnx")
 
 
 def _check_fits(layers: list[tuple[np.ndarray, np.ndarray]], inputs: int, classes: int,
@@ -109,7 +104,7 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
           train_samples: Annotated[int, Field(ge=1)] | None = None,
           samples: Annotated[int, Field(ge=1)] | None = None,
           task: Literal["spoken_digits_20", "spoken_digits_8"] = "spoken_digits_20",
-          onnx: str | None = None,
+          onnx: str | None = None, model_file: str | None = None,
           seed: int = 0, config_dir: Path | None = None) -> BuiltSUT:
     """The ``akida`` entry of :data:`neuromark.registry.suts` (see the module).
 
@@ -131,8 +126,20 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
             training (:mod:`~neuromark.system.chips.onnx_akida`): it takes the task's counts
             as floats and gives one score per class; ``hidden``, ``epochs`` and ``lr`` are
             then unused.
+        model_file: a user's own Akida model file (``.fbz``, relative to the config's
+            folder) made by BrainChip's own path (``quantizeml`` + ``cnn2snn.convert``,
+            :mod:`~neuromark.system.chips.akida_file`), deployed as it is; ``hidden``,
+            ``epochs``, ``lr`` and ``train_samples`` are then unused.
     """
     sdk = require("akida")
+    if onnx is not None and model_file is not None:
+        raise ConfigError("sut.options: onnx and model_file both given; a SUT deploys one model")
+    if model_file is not None:
+        from neuromark.system.chips.akida_user_file import akida_from_file
+
+        return akida_from_file(sdk, user_model_path(model_file, config_dir), task=task,
+                               device=device, target=target, hardware_index=hardware_index,
+                               groups=groups, time_bins=time_bins, samples=samples)
     import torch
 
     threads_before = torch.get_num_threads()
