@@ -74,13 +74,12 @@ def keras_convnet(keras, steps: int, groups: int, classes: int):
 def build(features: Path, out: Path, epochs: int, seed: int) -> None:
     """Train, quantise, convert and save (the scratch environment)."""
     os.environ.setdefault("TF_DETERMINISTIC_OPS", "1")
-    import numpy as np
-    import tensorflow as tf
-    import tf_keras as keras
-
     import akida
     import cnn2snn
+    import numpy as np
     import quantizeml
+    import tensorflow as tf
+    import tf_keras as keras
     from quantizeml.layers import QuantizationParams
     from quantizeml.models import quantize
 
@@ -120,7 +119,8 @@ def build(features: Path, out: Path, epochs: int, seed: int) -> None:
     akida_model.save(str(out))
     sidecar = {
         "model": "users_convnet: Conv2D 8 3x3/2 + ReLU, Conv2D 16 3x3/2 + ReLU, Flatten, Dense "
-                 f"{classes} (tf_keras), input (42, 16, 1) spike counts 0..15 as float32 (quantizeml's input Quantizer makes them uint8)",
+                 f"{classes} (tf_keras), input (42, 16, 1) spike counts 0..15 as float32 "
+                 "(quantizeml's input Quantizer makes them uint8)",
         "trained": {"epochs": epochs, "batch_size": 16, "optimizer": "Adam 1e-3", "seed": seed,
                     "train_samples": int(len(y_train))},
         "float_accuracy": float_acc,

@@ -34,7 +34,9 @@ from pydantic import Field
 from neuromark.errors import ConfigError
 from neuromark.system.chips import require
 from neuromark.system.chips.akida_file import user_model_path
+from neuromark.system.chips.akida_mapping import mapping_report, open_hardware
 from neuromark.system.chips.akida_quant import build_akida_mlp
+from neuromark.system.chips.akida_user_file import akida_from_file
 from neuromark.system.chips.cpu_sut import mlp_workload
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
 from neuromark.system.chips.onnx_akida import read_onnx_mlp
@@ -43,41 +45,6 @@ from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 
 #: Virtual devices of akida 2.19.3 that take the Akida 2.0 (v2 IP) layers this SUT builds.
 VirtualDevice = Literal["TwoNodesIPv2", "FourNodesIPv2", "SixNodesIPv2", "TwelveNodesIPv2"]
-
-
-def mapping_report(akida: Any, model: Any, device: Any) -> dict[str, Any]:
-    """What the SDK reports after ``model.map(device)``: sequences and their backends, NPs
-    used per layer and in all, component counts, program bytes, MACs."""
-    layers = []
-    for layer in model.layers[1:]:
-        mapping = getattr(layer, "mapping", None)
-        nps = [{"col": c.ident.col, "row": c.ident.row, "id": c.ident.id,
-                "type": str(c.type).split(".")[-1], "neurons": int(c.filters)}
-               for c in (mapping.nps if mapping is not None else [])]
-        params = layer.parameters
-        layers.append({"name": layer.name, "type": str(params.layer_type).split(".")[-1],
-                       "nps": nps, "output_bits": int(params.get("output_bits"))
-                       if params.has("output_bits") else None})
-    components = {str(kind).split(".")[-1]: int(n) for kind, n in model.component_count.items()}
-    return {"sequences": [{"name": s.name, "backend": str(s.backend).split(".")[-1]}
-                          for s in model.sequences],
-            "nps_used": int(sum(components.values())),
-            "nps_available": len(device.mesh.nps),
-            "components": components,
-            "layers": layers,
-            "program_bytes": int(sum(len(s.program) for s in model.sequences
-                                     if s.program is not None)),
-            "macs": int(model.macs)}
-
-
-def open_hardware(akida: Any, index: int) -> Any:
-    """``akida.devices()[index]``: a real Akida board, or :class:`ConfigError` listing those seen."""
-    found = akida.devices()
-    if index >= len(found):
-        raise ConfigError(f"sut.options.hardware_index: {index}, but akida.devices() lists "
-                          f"{len(found)} board(s) {[d.desc for d in found]}; use target: virtual "
-                          "on a machine without an Akida board")
-    return found[index]
 
 
 def _user_file(path: str, config_dir: Path | None) -> Path:
@@ -135,8 +102,6 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     if onnx is not None and model_file is not None:
         raise ConfigError("sut.options: onnx and model_file both given; a SUT deploys one model")
     if model_file is not None:
-        from neuromark.system.chips.akida_user_file import akida_from_file
-
         return akida_from_file(sdk, user_model_path(model_file, config_dir), task=task,
                                device=device, target=target, hardware_index=hardware_index,
                                groups=groups, time_bins=time_bins, samples=samples)

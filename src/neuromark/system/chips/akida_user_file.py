@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 
 from neuromark.errors import ConfigError
-from neuromark.system.chips.akida_file import (as_model_input, float_reference_scores, forward,
-                                               load_akida_file)
-from neuromark.system.chips.akida_sut import mapping_report, open_hardware
+from neuromark.system.chips.akida_file import as_model_input, float_reference_scores, forward, load_akida_file
+from neuromark.system.chips.akida_mapping import mapping_report, open_hardware
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
 from neuromark.system.chips.training import accuracy, float_accuracy_score
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
