@@ -21,7 +21,7 @@ from neuromark.cli import main
 pytest.importorskip("mlperf_loadgen")
 FOLDER = Path(__file__).resolve().parents[1] / "configs/system/spoken_digits_8"
 SMALL = {"train_samples": 160, "samples": 40, "epochs": 20, "hidden": 16}
-SDK = {"akida_virtual": ("akida",), "xylosim": ("rockpool", "xylosim")}
+SDK = {"akida_virtual": ("akida",), "akida_user_keras": ("akida",), "xylosim": ("rockpool", "xylosim")}
 
 
 def _have(*modules: str) -> bool:
@@ -35,6 +35,8 @@ def test_the_four_systems_share_one_benchmark_and_one_table(tmp_path, capsys):
             continue
         config = yaml.safe_load(path.read_text())
         config["sut"]["options"].update(SMALL)
+        if "model_file" in config["sut"]["options"]:  # a user's file, read from the config's folder
+            config["sut"]["options"]["model_file"] = str(FOLDER / config["sut"]["options"]["model_file"])
         config["loadgen"].update(min_query_count=64, min_duration_s=0)
         config["accuracy"]["target"] = 0.5  # tiny models: the rule's plumbing, not their figure
         (tmp_path / path.name).write_text(yaml.safe_dump(config))

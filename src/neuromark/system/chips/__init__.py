@@ -5,7 +5,9 @@
   counts per time bin and channel group).
 - :mod:`~neuromark.system.chips.akida_sut`: BrainChip Akida (``akida``): an MLP trained by
   neuromark, quantised to Akida's integer layers, run on the SDK's software engine, mapped
-  onto a virtual (or real) Akida device.
+  onto a virtual (or real) Akida device; or a user's own ``.fbz`` made by BrainChip's
+  quantizeml + cnn2snn (:mod:`~neuromark.system.chips.akida_file`,
+  :mod:`~neuromark.system.chips.akida_user_file`).
 - :mod:`~neuromark.system.chips.xylo_sut`: SynSense Xylo (``rockpool`` + ``xylosim``): a LIF
   SNN trained by neuromark, mapped and quantised by Rockpool's Xylo mapper, run on XyloSim
   (bit-accurate) or a real board (XyloSamna).

@@ -33,7 +33,10 @@ from pydantic import Field
 
 from neuromark.errors import ConfigError
 from neuromark.system.chips import require
+from neuromark.system.chips.akida_file import user_model_path
+from neuromark.system.chips.akida_mapping import mapping_report, open_hardware
 from neuromark.system.chips.akida_quant import build_akida_mlp
+from neuromark.system.chips.akida_user_file import akida_from_file
 from neuromark.system.chips.cpu_sut import mlp_workload
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
 from neuromark.system.chips.onnx_akida import read_onnx_mlp
@@ -44,49 +47,8 @@ from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
 VirtualDevice = Literal["TwoNodesIPv2", "FourNodesIPv2", "SixNodesIPv2", "TwelveNodesIPv2"]
 
 
-def mapping_report(akida: Any, model: Any, device: Any) -> dict[str, Any]:
-    """What the SDK reports after ``model.map(device)``: sequences and their backends, NPs
-    used per layer and in all, component counts, program bytes, MACs."""
-    layers = []
-    for layer in model.layers[1:]:
-        mapping = getattr(layer, "mapping", None)
-        nps = [{"col": c.ident.col, "row": c.ident.row, "id": c.ident.id,
-                "type": str(c.type).split(".")[-1], "neurons": int(c.filters)}
-               for c in (mapping.nps if mapping is not None else [])]
-        params = layer.parameters
-        layers.append({"name": layer.name, "type": str(params.layer_type).split(".")[-1],
-                       "nps": nps, "output_bits": int(params.get("output_bits"))
-                       if params.has("output_bits") else None})
-    components = {str(kind).split(".")[-1]: int(n) for kind, n in model.component_count.items()}
-    return {"sequences": [{"name": s.name, "backend": str(s.backend).split(".")[-1]}
-                          for s in model.sequences],
-            "nps_used": int(sum(components.values())),
-            "nps_available": len(device.mesh.nps),
-            "components": components,
-            "layers": layers,
-            "program_bytes": int(sum(len(s.program) for s in model.sequences
-                                     if s.program is not None)),
-            "macs": int(model.macs)}
-
-
-def open_hardware(akida: Any, index: int) -> Any:
-    """``akida.devices()[index]``: a real Akida board, or :class:`ConfigError` listing those seen."""
-    found = akida.devices()
-    if index >= len(found):
-        raise ConfigError(f"sut.options.hardware_index: {index}, but akida.devices() lists "
-                          f"{len(found)} board(s) {[d.desc for d in found]}; use target: virtual "
-                          "on a machine without an Akida board")
-    return found[index]
-
-
 def _user_file(path: str, config_dir: Path | None) -> Path:
-    file = Path(path).expanduser()
-    if not file.is_absolute() and config_dir is not None:
-        file = config_dir / file
-    if not file.is_file():
-        raise ConfigError(f"sut.options.onnx: no such file {file.absolute()} (relative paths are "
-                          "read from the config file's folder)")
-    return file
+    return user_model_path(path, config_dir, option="onnx")
 
 
 def _check_fits(layers: list[tuple[np.ndarray, np.ndarray]], inputs: int, classes: int,
@@ -109,7 +71,7 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
           train_samples: Annotated[int, Field(ge=1)] | None = None,
           samples: Annotated[int, Field(ge=1)] | None = None,
           task: Literal["spoken_digits_20", "spoken_digits_8"] = "spoken_digits_20",
-          onnx: str | None = None,
+          onnx: str | None = None, model_file: str | None = None,
           seed: int = 0, config_dir: Path | None = None) -> BuiltSUT:
     """The ``akida`` entry of :data:`neuromark.registry.suts` (see the module).
 
@@ -131,8 +93,18 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
             training (:mod:`~neuromark.system.chips.onnx_akida`): it takes the task's counts
             as floats and gives one score per class; ``hidden``, ``epochs`` and ``lr`` are
             then unused.
+        model_file: a user's own Akida model file (``.fbz``, relative to the config's
+            folder) made by BrainChip's own path (``quantizeml`` + ``cnn2snn.convert``,
+            :mod:`~neuromark.system.chips.akida_file`), deployed as it is; ``hidden``,
+            ``epochs``, ``lr`` and ``train_samples`` are then unused.
     """
     sdk = require("akida")
+    if onnx is not None and model_file is not None:
+        raise ConfigError("sut.options: onnx and model_file both given; a SUT deploys one model")
+    if model_file is not None:
+        return akida_from_file(sdk, user_model_path(model_file, config_dir), task=task,
+                               device=device, target=target, hardware_index=hardware_index,
+                               groups=groups, time_bins=time_bins, samples=samples)
     import torch
 
     threads_before = torch.get_num_threads()
