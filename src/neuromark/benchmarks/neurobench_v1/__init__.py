@@ -1,6 +1,8 @@
-"""NeuroBench v1.0's published rows: NeuroBench's own trained baselines, their static figures
-(footprint under our rule and NeuroBench's, parameter count, connection sparsity, Dense on a
-data-free example input) beside the published ones (Yik et al. 2025, leaderboard.rst).
+"""NeuroBench v1.0's published rows: its own trained baselines, their figures beside the published ones.
+
+The figures: footprint under our rule and NeuroBench's, parameter count, connection sparsity,
+Dense on a data-free example input; the published ones: Yik and others, NeuroBench (2025),
+its ``leaderboard.rst``.
 
 - :mod:`.models`: the baselines' architectures (:mod:`neuromark.networks.neurobench_v1`) as
   registered models, ``neurobench_<architecture>``, with how each is stepped.
