@@ -37,7 +37,8 @@ from neuromark.benchmarks.qubo.objective import is_independent_set  # noqa: E402
 from neuromark.benchmarks.qubo.repeat import one_run  # noqa: E402
 from neuromark.benchmarks.qubo.task import make_solver  # noqa: E402
 
-FOLDER = ROOT.parent / "shared" / "realdata" / "qubo_mis" / "qoblib" / "instances"
+#: QOBLIB's two open instances, shipped xz-compressed (their README: source, licence, sha256).
+FOLDER = ROOT / "tests" / "fixtures" / "realdata" / "qubo_mis" / "qoblib_open"
 
 
 def _run(name: str, instance, timeout_s: float, seed: int,  # noqa: ANN001
@@ -95,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for name in args.instances:
         path = args.folder / f"{name}.gph"
+        if not path.is_file():  # the shipped copies are xz-compressed
+            path = path.with_name(f"{name}.gph.xz")
         instance = load_instance(path)
         known = best_known_for(path, instance)
         for method in args.methods:

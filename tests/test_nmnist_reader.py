@@ -25,8 +25,6 @@ from neuromark.benchmarks.nmnist.reader import (
 from neuromark.data.event_dtypes import CAMERA_EVENT_DTYPE, make_camera_events
 from neuromark.errors import DataError
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "realdata" / "nmnist_small"
-
 
 def _one(word: bytes) -> tuple[int, int, int, int]:
     (ev,) = decode_words(word)
@@ -141,11 +139,3 @@ def test_every_shipped_recording_equals_tonics_decoding_event_for_event():
     files = sorted(SHIPPED_DIR.glob("*.bs2"))
     assert len(files) == 40
     assert _same_as_tonic(files) > 100_000
-
-
-def test_every_shared_recording_equals_tonics_decoding_event_for_event():
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent (the project's shared real-data folder)")
-    files = sorted(SHARED.glob("*.bs2"))
-    assert len(files) == 1100
-    assert _same_as_tonic(files) == 4_518_827  # SOURCES.md: 22,594,135 bytes in all / 5

@@ -215,3 +215,25 @@ def test_the_shipped_subset_is_qoblib_s_bytes():
     for name, (size, digest) in listed.items():
         data = (SUBSET / name).read_bytes()
         assert len(data) == size and hashlib.sha256(data).hexdigest() == digest, name
+
+
+def test_the_shipped_open_instances_are_qoblib_s_bytes():
+    """The two open instances (bench/qubo_open_instances.py) unpack to the size and SHA-256
+    their README lists, and their known value is found by content (QOBLIB's 52 and 58)."""
+    import lzma
+
+    from neuromark.benchmarks.qubo.known import known_value
+    from neuromark.benchmarks.qubo.library import load_instance
+
+    folder = SUBSET.parent / "qoblib_open"
+    listed = {}
+    for line in (folder / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[1].isdigit():
+            listed[cells[0]] = (int(cells[1]), cells[2])
+    assert sorted(listed) == ["frb53-24-1.gph.xz", "frb59-26-2.gph.xz"]
+    for name, (size, digest) in listed.items():
+        data = lzma.decompress((folder / name).read_bytes())
+        assert len(data) == size and hashlib.sha256(data).hexdigest() == digest, name
+    values = [known_value(load_instance(folder / name)).value for name in sorted(listed)]
+    assert values == [52, 58]
