@@ -42,3 +42,28 @@ def open_hardware(akida: Any, index: int) -> Any:
                           f"{len(found)} board(s) {[d.desc for d in found]}; use target: virtual "
                           "on a machine without an Akida board")
     return found[index]
+
+
+def device_info(device: Any, **where: Any) -> dict[str, Any]:
+    """What ``results.details.system`` records of an Akida device (a virtual one or a board):
+    ``where`` (``kind``, and ``name`` or ``index``), its description, version and IP version."""
+    return {**where, "desc": device.desc, "version": str(device.version),
+            "ip_version": str(device.ip_version).split(".")[-1]}
+
+
+def akida_info(akida: Any, *, target: str, device: str, hardware_index: int,
+               target_info: dict[str, Any], report: dict[str, Any], classes: int,
+               suffix: str = "") -> dict[str, Any]:
+    """The part of an Akida SUT's ``info`` every model source shares: its label
+    (``akida-<target>-<device or board index><suffix>``), the SDK, the target, the mapping
+    report, where inference runs, the data and the number of classes."""
+    return {
+        "label": f"akida-{target}-{device if target == 'virtual' else hardware_index}{suffix}",
+        "sdk": {"name": "akida", "package": "akida", "version": akida.__version__},
+        "target": target_info,
+        "mapping": report,
+        "inference": ("on the Akida board" if target == "hardware" else
+                      "the SDK's software engine on the CPU (a virtual device maps a model but "
+                      "cannot run it)"),
+        "data": "spoken_digits (shipped corpus, test split)", "classes": classes,
+    }

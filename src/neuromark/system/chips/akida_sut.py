@@ -34,7 +34,7 @@ from pydantic import Field
 from neuromark.errors import ConfigError
 from neuromark.system.chips import require
 from neuromark.system.chips.akida_file import user_model_path
-from neuromark.system.chips.akida_mapping import mapping_report, open_hardware
+from neuromark.system.chips.akida_mapping import akida_info, device_info, mapping_report, open_hardware
 from neuromark.system.chips.akida_quant import build_akida_mlp
 from neuromark.system.chips.akida_user_file import akida_from_file
 from neuromark.system.chips.cpu_sut import mlp_workload
@@ -151,9 +151,7 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
     report = mapping_report(sdk, mapped, virtual)
     report["weight_bits"] = weight_bits
     report["activation_bits"] = 8
-    target_info: dict[str, Any] = {"kind": "virtual", "name": device, "desc": virtual.desc,
-                                   "version": str(virtual.version),
-                                   "ip_version": str(virtual.ip_version).split(".")[-1]}
+    target_info = device_info(virtual, kind="virtual", name=device)
     runner = model
     if target == "hardware":
         board = open_hardware(sdk, hardware_index)
@@ -161,21 +159,14 @@ def akida(*, target: Literal["virtual", "hardware"] = "virtual", device: Virtual
         runner.map(board)
         report = {**mapping_report(sdk, runner, board), "weight_bits": weight_bits,
                   "activation_bits": 8}
-        target_info = {"kind": "hardware", "index": hardware_index, "desc": board.desc,
-                       "version": str(board.version), "ip_version": str(board.ip_version).split(".")[-1]}
+        target_info = device_info(board, kind="hardware", index=hardware_index)
 
     float_logits = mlp_forward(layers, x_test * in_scale).astype("<f4")  # the float reference
     float_acc = accuracy(float_logits, test.y)
     info: dict[str, Any] = {
-        "label": f"akida-{target}-{device if target == 'virtual' else hardware_index}"
-                 + (f"-{file.stem}" if onnx is not None else ""),
-        "sdk": {"name": "akida", "package": "akida", "version": sdk.__version__},
-        "target": target_info,
-        "mapping": report,
-        "inference": ("on the Akida board" if target == "hardware" else
-                      "the SDK's software engine on the CPU (a virtual device maps a model but "
-                      "cannot run it)"),
-        "data": "spoken_digits (shipped corpus, test split)", "classes": len(keys),
+        **akida_info(sdk, target=target, device=device, hardware_index=hardware_index,
+                     target_info=target_info, report=report, classes=len(keys),
+                     suffix=f"-{file.stem}" if onnx is not None else ""),
         "features": {"groups": groups, "time_bins": t_max_us // dt_us, "inputs": inputs,
                      "dtype": "int8", "clip": clip},
         **({"task": SPOKEN_DIGITS_8.describe()} if task == SPOKEN_DIGITS_8.name else {}),

@@ -18,7 +18,7 @@ import numpy as np
 
 from neuromark.errors import ConfigError
 from neuromark.system.chips.akida_file import as_model_input, float_reference_scores, forward, load_akida_file
-from neuromark.system.chips.akida_mapping import mapping_report, open_hardware
+from neuromark.system.chips.akida_mapping import akida_info, device_info, mapping_report, open_hardware
 from neuromark.system.chips.features import SPOKEN_DIGITS_8, chip_front_end, spoken_digit_counts, task_counts
 from neuromark.system.chips.training import accuracy, float_accuracy_score
 from neuromark.system.sut import BuiltSUT, InMemoryLibrary, StagedSUT
@@ -62,25 +62,17 @@ def akida_from_file(sdk: Any, file: Path, *, task: str, device: str, target: str
 
     virtual = getattr(sdk, device)()
     _, report = _map(sdk, file, virtual, device)
-    target_info: dict[str, Any] = {"kind": "virtual", "name": device, "desc": virtual.desc,
-                                   "version": str(virtual.version),
-                                   "ip_version": str(virtual.ip_version).split(".")[-1]}
+    target_info = device_info(virtual, kind="virtual", name=device)
     runner = loaded.model
     if target == "hardware":
         board = open_hardware(sdk, hardware_index)
         runner, report = _map(sdk, file, board, board.desc)
-        target_info = {"kind": "hardware", "index": hardware_index, "desc": board.desc,
-                       "version": str(board.version), "ip_version": str(board.ip_version).split(".")[-1]}
+        target_info = device_info(board, kind="hardware", index=hardware_index)
     sidecar = loaded.sidecar or {}
     info: dict[str, Any] = {
-        "label": f"akida-{target}-{device if target == 'virtual' else hardware_index}-{file.stem}",
-        "sdk": {"name": "akida", "package": "akida", "version": sdk.__version__},
-        "target": target_info,
-        "mapping": report,
-        "inference": ("on the Akida board" if target == "hardware" else
-                      "the SDK's software engine on the CPU (a virtual device maps a model but "
-                      "cannot run it)"),
-        "data": "spoken_digits (shipped corpus, test split)", "classes": len(keys),
+        **akida_info(sdk, target=target, device=device, hardware_index=hardware_index,
+                     target_info=target_info, report=report, classes=len(keys),
+                     suffix=f"-{file.stem}"),
         "features": {"groups": groups, "time_bins": steps, "inputs": steps * groups,
                      "dtype": np.dtype(loaded.input_dtype).name, "clip": clip,
                      "model_input": list(loaded.input_shape)},
